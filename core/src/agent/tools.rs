@@ -1,0 +1,150 @@
+//! The tools offered to the model and how their results are shown back to it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::model::ToolSpec;
+use crate::sandbox::{ExecResult, ExecStatus};
+
+/// Which tools a run allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSet {
+    pub python: bool,
+    pub shell: bool,
+}
+
+impl Default for ToolSet {
+    fn default() -> Self {
+        ToolSet {
+            python: true,
+            shell: true,
+        }
+    }
+}
+
+impl ToolSet {
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs = Vec::new();
+        if self.python {
+            specs.push(ToolSpec {
+                name: "python".into(),
+                description: "Run Python code in a persistent kernel in /workspace. State persists between calls. Returns stdout, stderr and any traceback.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"code": {"type": "string", "description": "Python source to execute"}},
+                    "required": ["code"],
+                    "additionalProperties": false
+                }),
+            });
+        }
+        if self.shell {
+            specs.push(ToolSpec {
+                name: "shell".into(),
+                description: "Run a shell command (sh -c) in /workspace. Returns stdout, stderr and the exit code.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"command": {"type": "string", "description": "The command line to run"}},
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
+            });
+        }
+        specs
+    }
+}
+
+/// A parsed tool call, or the observation explaining why it could not be parsed.
+pub enum Call {
+    Python(String),
+    Shell(String),
+}
+
+/// Parse a call's raw JSON arguments into something to execute.
+pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, String> {
+    let (field, enabled) = match name {
+        "python" => ("code", tools.python),
+        "shell" => ("command", tools.shell),
+        _ => {
+            let names: Vec<_> = tools.specs().into_iter().map(|s| s.name).collect();
+            return Err(format!(
+                "error: unknown tool `{name}`; available tools: {}",
+                names.join(", ")
+            ));
+        }
+    };
+    if !enabled {
+        return Err(format!(
+            "error: the `{name}` tool is switched off for this run"
+        ));
+    }
+    let value: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
+        format!("error: the arguments are not valid JSON ({e}); send an object like {{\"{field}\": \"...\"}}")
+    })?;
+    let text = value.get(field).and_then(|v| v.as_str()).ok_or_else(|| {
+        format!("error: the arguments must be an object with a string field `{field}`")
+    })?;
+    Ok(match name {
+        "python" => Call::Python(text.to_string()),
+        _ => Call::Shell(text.to_string()),
+    })
+}
+
+/// The text the model sees for a call's result.
+pub fn observation(r: &ExecResult) -> String {
+    let status = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut s = format!("status: {status} ({:.2} s)", r.duration_ms as f64 / 1000.0);
+    if let Some(code) = r.exit_code {
+        if r.status != ExecStatus::Ok {
+            s.push_str(&format!(", exit code {code}"));
+        }
+    }
+    s.push('\n');
+    for (label, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        if !text.is_empty() {
+            s.push_str(&format!("[{label}]\n{}\n", text.trim_end_matches('\n')));
+        }
+    }
+    if let Some(tb) = &r.traceback {
+        s.push_str(&format!("[traceback]\n{}\n", tb.trim_end_matches('\n')));
+    }
+    if let Some(note) = &r.note {
+        s.push_str(&format!("[note] {note}\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_arguments_become_readable_errors() {
+        let t = ToolSet::default();
+        assert!(parse(&t, "python", "{not json")
+            .err()
+            .unwrap()
+            .contains("not valid JSON"));
+        assert!(parse(&t, "python", r#"{"cmd": 1}"#)
+            .err()
+            .unwrap()
+            .contains("`code`"));
+        assert!(parse(&t, "rm", "{}")
+            .err()
+            .unwrap()
+            .contains("available tools: python, shell"));
+        let off = ToolSet {
+            python: true,
+            shell: false,
+        };
+        assert!(parse(&off, "shell", r#"{"command":"ls"}"#)
+            .err()
+            .unwrap()
+            .contains("switched off"));
+        assert!(
+            matches!(parse(&t, "shell", r#"{"command":"ls"}"#), Ok(Call::Shell(c)) if c == "ls")
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! Sandalyst's core: everything that is not UI, usable headless.
+//!
+//! A run stages the user's files into a hardened Docker sandbox ([`sandbox`],
+//! [`workspace`]), lets a [`model`] drive the [`agent`] loop of Python and shell
+//! calls, brings the outputs back and keeps the run on disk ([`store`]). The
+//! command line and the desktop shell both call [`run::execute`] and show the same
+//! [`agent::RunEvent`] stream.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use sandalyst::{model::offline::OfflineAnalyst, run, store::Store};
+//! let store = Store::open(sandalyst::store::default_root()?)?;
+//! let request = run::RunRequest::new(vec!["examples/building_energy.csv".into()], "Find anomalies".into());
+//! let mut model = OfflineAnalyst::new();
+//! let outcome = run::execute(&store, request, &mut model, &|ev| println!("{ev:?}"), &Default::default()).await?;
+//! println!("{}", outcome.status);
+//! # Ok(()) }
+//! ```
+
+pub mod agent;
+pub mod artifacts;
+pub mod model;
+pub mod owner;
+pub mod run;
+pub mod sandbox;
+pub mod store;
+pub mod workspace;

@@ -1,0 +1,103 @@
+//! The `Model` trait: how the agent loop asks for its next move.
+//!
+//! A model sees the run's instructions, the provider-neutral conversation so far
+//! ([`Item`]s) and the tools it may call, and answers with assistant text and/or
+//! tool calls. A reply with no tool call ends the run. Providers (the offline
+//! analyst, scripted test models, and later HTTP providers) are plug-ins behind it.
+
+pub mod offline;
+pub mod scripted;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// One entry of the conversation; the same shape whatever provider produced it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Item {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+    },
+    /// `arguments` is the raw JSON text the model sent; it may be invalid.
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolOutput {
+        call_id: String,
+        output: String,
+        is_error: bool,
+    },
+    Reasoning {
+        summary: String,
+    },
+}
+
+/// A tool offered to the model: a name, what it does, and a JSON Schema of its arguments.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts for one model call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_tokens += o.cached_tokens;
+    }
+}
+
+/// What the loop hands to the model for one turn.
+pub struct Request<'a> {
+    pub instructions: &'a str,
+    pub items: &'a [Item],
+    pub tools: &'a [ToolSpec],
+}
+
+/// The model's answer for one turn: assistant text, reasoning and tool calls, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Reply {
+    pub items: Vec<Item>,
+    pub usage: Usage,
+}
+
+impl Reply {
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.items.iter().filter_map(|i| match i {
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+    }
+}
+
+#[async_trait]
+pub trait Model: Send {
+    /// A short human name, e.g. "offline analyst (rule-based, not an LLM)".
+    fn describe(&self) -> String;
+
+    /// Produce the next reply. Must return promptly once `cancel` fires.
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply>;
+}

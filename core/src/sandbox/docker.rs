@@ -1,0 +1,596 @@
+//! The Docker backend of [`Sandbox`], through the Engine API (`bollard`).
+//!
+//! One hardened container per run: no network unless asked, uid 1000, all
+//! capabilities dropped, no-new-privileges, read-only root, a size-limited tmpfs
+//! volume at `/workspace` and a tmpfs `/tmp`, memory/CPU/process limits. Every
+//! container and volume carries the run id and its owner process as labels, so
+//! leftovers of a process that died are found and removed at the next start.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use async_trait::async_trait;
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, VolumeCreateRequest};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    ListContainersOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveVolumeOptionsBuilder, UploadToContainerOptionsBuilder,
+};
+use bollard::Docker;
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::kernel::{Kernel, Wait};
+use super::{ExecResult, ExecStatus, Sandbox, SandboxConfig};
+use crate::owner::{owner_id, owner_is_gone};
+use crate::workspace::{collect, ChannelReader, CollectLimits, Collected, Manifest};
+
+pub const RUN_LABEL: &str = "sandalyst.run";
+const OWNER_LABEL: &str = "sandalyst.owner";
+/// How long an interrupted call may take to stop before its kernel is killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+/// Connect to the engine that `DOCKER_HOST` names (or the local socket) and check
+/// that it answers.
+pub async fn connect() -> anyhow::Result<Docker> {
+    let place = match std::env::var("DOCKER_HOST") {
+        Ok(h) if !h.is_empty() => format!("DOCKER_HOST={h}"),
+        _ => "unix:///var/run/docker.sock".to_string(),
+    };
+    let docker = Docker::connect_with_defaults()
+        .with_context(|| format!("cannot use the Docker engine at {place}"))?;
+    match tokio::time::timeout(Duration::from_secs(10), docker.ping()).await {
+        Ok(Ok(_)) => Ok(docker),
+        Ok(Err(e)) => bail!(
+            "no Docker engine answered at {place} ({e}); start Docker (e.g. `systemctl start docker`) or point DOCKER_HOST at a running engine"
+        ),
+        Err(_) => bail!("the Docker engine at {place} did not answer within 10 s"),
+    }
+}
+
+/// Remove containers and volumes left by Sandalyst processes that died. Returns how
+/// many containers were removed.
+pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
+    let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
+    let list = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::new()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .context("listing Sandalyst containers")?;
+    let mut removed = 0;
+    for c in list {
+        let labels = c.labels.unwrap_or_default();
+        if !owner_is_gone(labels.get(OWNER_LABEL).map(String::as_str).unwrap_or("")) {
+            continue;
+        }
+        if let Some(id) = c.id {
+            let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+            if docker.remove_container(&id, Some(opts)).await.is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    let vols = docker
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::new().filters(&filters).build(),
+        ))
+        .await
+        .context("listing Sandalyst volumes")?;
+    for v in vols.volumes.unwrap_or_default() {
+        if owner_is_gone(v.labels.get(OWNER_LABEL).map(String::as_str).unwrap_or("")) {
+            let _ = docker
+                .remove_volume(
+                    &v.name,
+                    Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
+                )
+                .await;
+        }
+    }
+    Ok(removed)
+}
+
+/// Containers (running or not) labelled with this run id.
+pub async fn containers_of_run(docker: &Docker, run_id: &str) -> anyhow::Result<Vec<String>> {
+    let filters = HashMap::from([("label".to_string(), vec![format!("{RUN_LABEL}={run_id}")])]);
+    let list = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::new()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await?;
+    Ok(list.into_iter().filter_map(|c| c.id).collect())
+}
+
+/// Run a short shell command as the sandbox user, ignoring its output.
+pub(crate) async fn exec_quiet(
+    docker: &Docker,
+    container: &str,
+    command: &str,
+) -> anyhow::Result<()> {
+    let exec = docker
+        .create_exec(
+            container,
+            CreateExecOptions {
+                cmd: Some(vec!["sh", "-c", command]),
+                user: Some("1000:1000"),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                ..Default::default()
+            },
+        )
+        .await?;
+    if let StartExecResults::Attached { mut output, .. } = docker.start_exec(&exec.id, None).await?
+    {
+        while output.next().await.is_some() {}
+    }
+    Ok(())
+}
+
+pub struct DockerSandbox {
+    docker: Docker,
+    container: String,
+    volume: String,
+    config: SandboxConfig,
+    kernel: Mutex<Option<Kernel>>,
+    closed: AtomicBool,
+}
+
+impl DockerSandbox {
+    /// Create the container for `run_id`, stage the manifest's files into
+    /// `/workspace/input`, and start the Python kernel. On any failure, whatever was
+    /// created is removed again.
+    pub async fn start(
+        docker: &Docker,
+        run_id: &str,
+        config: &SandboxConfig,
+        manifest: &Manifest,
+    ) -> anyhow::Result<DockerSandbox> {
+        let name = format!("sandalyst-{run_id}");
+        let labels = HashMap::from([
+            (RUN_LABEL.to_string(), run_id.to_string()),
+            (OWNER_LABEL.to_string(), owner_id()),
+        ]);
+        // A tmpfs-backed volume: writable under a read-only root, with a size cap.
+        docker
+            .create_volume(VolumeCreateRequest {
+                name: Some(name.clone()),
+                driver: Some("local".into()),
+                driver_opts: Some(HashMap::from([
+                    ("type".to_string(), "tmpfs".to_string()),
+                    ("device".to_string(), "tmpfs".to_string()),
+                    (
+                        "o".to_string(),
+                        format!(
+                            "size={},uid=1000,gid=1000,mode=0755,nosuid,nodev",
+                            config.workspace_bytes
+                        ),
+                    ),
+                ])),
+                labels: Some(labels.clone()),
+                ..Default::default()
+            })
+            .await
+            .context("creating the workspace volume")?;
+        let sandbox = DockerSandbox {
+            docker: docker.clone(),
+            container: name.clone(),
+            volume: name.clone(),
+            config: config.clone(),
+            kernel: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        };
+        match sandbox.create_and_stage(run_id, labels, manifest).await {
+            Ok(()) => Ok(sandbox),
+            Err(e) => {
+                let _ = sandbox.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn create_and_stage(
+        &self,
+        _run_id: &str,
+        labels: HashMap<String, String>,
+        manifest: &Manifest,
+    ) -> anyhow::Result<()> {
+        let c = &self.config;
+        let host = HostConfig {
+            network_mode: Some(if c.network { "bridge" } else { "none" }.into()),
+            memory: Some(c.memory_bytes),
+            memory_swap: Some(c.memory_bytes),
+            nano_cpus: Some(c.nano_cpus),
+            pids_limit: Some(c.pids_limit),
+            cap_drop: Some(vec!["ALL".into()]),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            readonly_rootfs: Some(true),
+            tmpfs: Some(HashMap::from([(
+                "/tmp".to_string(),
+                format!("rw,nosuid,nodev,noexec,size={}", c.tmp_bytes),
+            )])),
+            mounts: Some(vec![Mount {
+                target: Some("/workspace".into()),
+                source: Some(self.volume.clone()),
+                typ: Some(MountType::VOLUME),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        let body = ContainerCreateBody {
+            image: Some(c.image.clone()),
+            cmd: Some(vec!["sleep".into(), "infinity".into()]),
+            user: Some("1000:1000".into()),
+            working_dir: Some("/workspace".into()),
+            env: Some(vec!["HOME=/tmp".into(), "MPLBACKEND=Agg".into()]),
+            labels: Some(labels),
+            network_disabled: Some(!c.network),
+            host_config: Some(host),
+            ..Default::default()
+        };
+        let opts = CreateContainerOptionsBuilder::new()
+            .name(&self.container)
+            .build();
+        self.docker
+            .create_container(Some(opts), body)
+            .await
+            .with_context(|| format!("creating the sandbox container from image {}", c.image))?;
+        self.docker
+            .start_container(
+                &self.container,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .context("starting the sandbox container")?;
+        let upload = UploadToContainerOptionsBuilder::new()
+            .path("/workspace")
+            .build();
+        self.docker
+            .upload_to_container(
+                &self.container,
+                Some(upload),
+                bollard::body_try_stream(manifest.tar_stream()),
+            )
+            .await
+            .context("staging the input files into the workspace")?;
+        *self.kernel.lock().await =
+            Some(Kernel::start(&self.docker, &self.container, c.output_cap_bytes).await?);
+        Ok(())
+    }
+
+    pub fn container_name(&self) -> &str {
+        &self.container
+    }
+
+    fn memory_note(&self, code: Option<i64>) -> String {
+        match code {
+            Some(137) => format!(
+                "the Python kernel was killed (exit code 137), most likely because it exceeded the sandbox memory limit of {} MiB",
+                self.config.memory_bytes >> 20
+            ),
+            Some(c) => format!("the Python kernel exited with code {c}"),
+            None => "the Python kernel stopped".to_string(),
+        }
+    }
+}
+
+fn result(status: ExecStatus, started: Instant) -> ExecResult {
+    ExecResult {
+        status,
+        stdout: String::new(),
+        stderr: String::new(),
+        traceback: None,
+        exit_code: None,
+        note: None,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+fn fill(mut r: ExecResult, reply: super::kernel::KernelReply, stray: String) -> ExecResult {
+    r.stdout = reply.stdout;
+    r.stderr = reply.stderr + &stray;
+    r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
+    r
+}
+
+const LOST: &str = "a fresh kernel will start on the next call; all variables and imports were lost (files in /workspace are kept)";
+
+#[async_trait]
+impl Sandbox for DockerSandbox {
+    async fn python(
+        &self,
+        code: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<ExecResult> {
+        let started = Instant::now();
+        let mut slot = self.kernel.lock().await;
+        if slot.is_none() {
+            *slot = Some(
+                Kernel::start(&self.docker, &self.container, self.config.output_cap_bytes).await?,
+            );
+        }
+        let kernel = slot.as_mut().expect("kernel just started");
+        kernel.take_stray();
+        let first = match kernel.send_execute(code).await {
+            Err(_) => Wait::Exited,
+            Ok(()) => tokio::select! {
+                w = kernel.wait(timeout) => w,
+                _ = cancel.cancelled() => Wait::TimedOut,
+            },
+        };
+        let interrupted_as = if cancel.is_cancelled() {
+            ExecStatus::Cancelled
+        } else {
+            ExecStatus::Timeout
+        };
+        let outcome = match first {
+            Wait::TimedOut => {
+                let _ = kernel.send_interrupt().await;
+                match kernel.wait(INTERRUPT_GRACE).await {
+                    Wait::Reply(reply) => {
+                        let mut r =
+                            fill(result(interrupted_as, started), reply, kernel.take_stray());
+                        r.note = Some(match interrupted_as {
+                            ExecStatus::Timeout => format!(
+                                "interrupted after the {} s time limit; the kernel's state is kept",
+                                timeout.as_secs()
+                            ),
+                            _ => "interrupted because the run was cancelled".into(),
+                        });
+                        return Ok(r);
+                    }
+                    other => other,
+                }
+            }
+            w => w,
+        };
+        let kernel = slot.take().expect("kernel present");
+        match outcome {
+            Wait::Reply(reply) => {
+                let status = match reply.status.as_str() {
+                    "ok" => ExecStatus::Ok,
+                    "interrupted" => interrupted_as,
+                    _ => ExecStatus::Error,
+                };
+                let stray = kernel.take_stray();
+                *slot = Some(kernel);
+                Ok(fill(result(status, started), reply, stray))
+            }
+            Wait::Exited => {
+                let code = kernel.exit_code(&self.docker).await;
+                let mut r = result(ExecStatus::KernelRestarted, started);
+                r.stderr = kernel.take_stray();
+                r.note = Some(format!("{}; {LOST}", self.memory_note(code)));
+                kernel.kill(&self.docker, &self.container).await;
+                Ok(r)
+            }
+            Wait::TimedOut => {
+                let mut r = result(interrupted_as, started);
+                r.stderr = kernel.take_stray();
+                r.note = Some(format!(
+                    "the code did not stop when interrupted (e.g. a long call in C code), so the kernel was killed; {LOST}"
+                ));
+                kernel.kill(&self.docker, &self.container).await;
+                Ok(r)
+            }
+        }
+    }
+
+    async fn shell(
+        &self,
+        command: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<ExecResult> {
+        let started = Instant::now();
+        let pidfile = format!("/tmp/.sandalyst-shell-{}", rand::random::<u32>());
+        // `timeout` makes itself a process-group leader, so cancel can kill the group.
+        let script = format!(
+            "echo $$ > {pidfile}; exec timeout -s KILL {} sh -c \"$0\"",
+            timeout.as_secs().max(1)
+        );
+        let exec = self
+            .docker
+            .create_exec(
+                &self.container,
+                CreateExecOptions {
+                    cmd: Some(vec!["sh", "-c", &script, command]),
+                    user: Some("1000:1000"),
+                    working_dir: Some("/workspace"),
+                    attach_stdin: Some(false),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .context("starting a shell command in the sandbox")?;
+        let StartExecResults::Attached { mut output, .. } =
+            self.docker.start_exec(&exec.id, None).await?
+        else {
+            bail!("the Docker engine did not attach to the shell command");
+        };
+        let cap = self.config.output_cap_bytes;
+        let (mut out, mut err) = (Capped::new(cap), Capped::new(cap));
+        let mut cancelled = false;
+        loop {
+            tokio::select! {
+                frame = output.next() => match frame {
+                    Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
+                    Some(Ok(LogOutput::StdErr { message })) => err.push(&message),
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break,
+                },
+                _ = cancel.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    let _ = exec_quiet(&self.docker, &self.container, &format!("kill -KILL -- -$(cat {pidfile})")).await;
+                }
+            }
+        }
+        let _ = exec_quiet(&self.docker, &self.container, &format!("rm -f {pidfile}")).await;
+        let code = self
+            .docker
+            .inspect_exec(&exec.id)
+            .await
+            .ok()
+            .and_then(|i| i.exit_code);
+        let timed_out = code == Some(137) && started.elapsed() >= timeout;
+        let status = match (cancelled, timed_out, code) {
+            (true, _, _) => ExecStatus::Cancelled,
+            (_, true, _) => ExecStatus::Timeout,
+            (_, _, Some(0)) => ExecStatus::Ok,
+            _ => ExecStatus::Error,
+        };
+        let mut r = result(status, started);
+        r.stdout = out.text();
+        r.stderr = err.text();
+        r.exit_code = code;
+        if timed_out {
+            r.note = Some(format!("killed at the {} s time limit", timeout.as_secs()));
+        }
+        Ok(r)
+    }
+
+    async fn collect_outputs(
+        &self,
+        dest: &Path,
+        limits: &CollectLimits,
+    ) -> anyhow::Result<Collected> {
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path("/workspace/output")
+            .build();
+        let mut stream = self
+            .docker
+            .download_from_container(&self.container, Some(opts));
+        let (tx, reader) = ChannelReader::pair(8);
+        let pump = tokio::spawn(async move {
+            while let Some(chunk) = stream.next().await {
+                let item = chunk.map_err(std::io::Error::other);
+                let stop = item.is_err();
+                if tx.send(item).await.is_err() || stop {
+                    break;
+                }
+            }
+        });
+        let (dest, limits) = (dest.to_path_buf(), limits.clone());
+        let collected =
+            tokio::task::spawn_blocking(move || collect(reader, "output/", &dest, &limits))
+                .await
+                .context("collecting outputs")?;
+        pump.abort();
+        collected
+    }
+
+    async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path("/workspace")
+            .build();
+        let mut stream = self
+            .docker
+            .download_from_container(&self.container, Some(opts));
+        let mut file = tokio::fs::File::create(dest)
+            .await
+            .with_context(|| format!("cannot create {}", dest.display()))?;
+        let mut written = 0u64;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.context("reading the workspace archive")?;
+            written += chunk.len() as u64;
+            if written > max_bytes {
+                drop(file);
+                let _ = tokio::fs::remove_file(dest).await;
+                bail!("the workspace is larger than the {max_bytes} byte archive limit; it was not kept");
+            }
+            file.write_all(&chunk)
+                .await
+                .with_context(|| format!("cannot write {}", dest.display()))?;
+        }
+        file.sync_all().await?;
+        Ok(written)
+    }
+
+    async fn close(&self) -> anyhow::Result<()> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(k) = self.kernel.lock().await.take() {
+            // Closing stdin lets the kernel exit; the container removal below kills the rest.
+            drop(k);
+        }
+        let opts = RemoveContainerOptionsBuilder::new()
+            .force(true)
+            .v(true)
+            .build();
+        let removed = self
+            .docker
+            .remove_container(&self.container, Some(opts))
+            .await;
+        let vol = self
+            .docker
+            .remove_volume(
+                &self.volume,
+                Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
+            )
+            .await;
+        match (removed, vol) {
+            (
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }),
+                _,
+            )
+            | (Ok(()), _) => Ok(()),
+            (Err(e), _) => Err(anyhow::anyhow!(
+                "removing the sandbox container {}: {e}",
+                self.container
+            )),
+        }
+    }
+}
+
+/// Keeps the first `cap` bytes of a stream and counts the rest.
+struct Capped {
+    cap: usize,
+    buf: Vec<u8>,
+    total: usize,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Self {
+        Capped {
+            cap,
+            buf: Vec::new(),
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len();
+        let room = self.cap.saturating_sub(self.buf.len());
+        self.buf.extend_from_slice(&data[..data.len().min(room)]);
+    }
+
+    fn text(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.buf).into_owned();
+        if self.total > self.buf.len() {
+            s.push_str(&format!(
+                "\n[... output truncated: {} of {} bytes omitted ...]\n",
+                self.total - self.buf.len(),
+                self.total
+            ));
+        }
+        s
+    }
+}

@@ -1,0 +1,236 @@
+//! The host side of the persistent Python kernel (`kernel.py`), driven over one
+//! exec's stdin/stdout inside the container.
+//!
+//! Replies are JSON lines on stdout; anything else the process writes (stderr, C
+//! code, subprocesses) is kept as "stray" output and handed to the next reply.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::Docker;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// The kernel's source, passed with `python3 -c` so it always matches this binary.
+const KERNEL_SOURCE: &str = include_str!("kernel.py");
+const STRAY_CAP: usize = 16 << 10;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct KernelReply {
+    pub status: String,
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub traceback: String,
+}
+
+enum Event {
+    Ready(u32),
+    Reply(KernelReply),
+    /// The output stream ended: the kernel process is gone.
+    Exited,
+}
+
+pub(crate) struct Kernel {
+    input: Pin<Box<dyn AsyncWrite + Send>>,
+    events: mpsc::Receiver<Event>,
+    stray: Arc<Mutex<String>>,
+    exec_id: String,
+    pub pid: u32,
+    next_id: u64,
+}
+
+/// How waiting for a reply ended.
+pub(crate) enum Wait {
+    Reply(KernelReply),
+    Exited,
+    TimedOut,
+}
+
+impl Kernel {
+    pub async fn start(
+        docker: &Docker,
+        container: &str,
+        output_cap: usize,
+    ) -> anyhow::Result<Kernel> {
+        let exec = docker
+            .create_exec(
+                container,
+                CreateExecOptions {
+                    cmd: Some(vec!["python3", "-u", "-c", KERNEL_SOURCE]),
+                    user: Some("1000:1000"),
+                    working_dir: Some("/workspace"),
+                    env: Some(vec![&format!("SANDALYST_OUTPUT_CAP={output_cap}")]),
+                    attach_stdin: Some(true),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    tty: Some(false),
+                    ..Default::default()
+                },
+            )
+            .await
+            .context("starting the Python kernel")?;
+        let StartExecResults::Attached { mut output, input } = docker
+            .start_exec(&exec.id, None)
+            .await
+            .context("starting the Python kernel")?
+        else {
+            bail!("the Docker engine did not attach to the Python kernel");
+        };
+        let (tx, events) = mpsc::channel(16);
+        let stray = Arc::new(Mutex::new(String::new()));
+        let stray_w = stray.clone();
+        tokio::spawn(async move {
+            let mut line = Vec::new();
+            while let Some(frame) = output.next().await {
+                match frame {
+                    Ok(LogOutput::StdOut { message }) => {
+                        // Frames are not lines: buffer and split on newlines.
+                        for &b in message.iter() {
+                            if b != b'\n' {
+                                line.push(b);
+                                continue;
+                            }
+                            let event = parse_line(&line);
+                            line.clear();
+                            match event {
+                                Some(ev) => {
+                                    if tx.send(ev).await.is_err() {
+                                        return;
+                                    }
+                                }
+                                None => push_capped(&stray_w, &String::from_utf8_lossy(&line)),
+                            }
+                        }
+                    }
+                    Ok(LogOutput::StdErr { message }) => {
+                        push_capped(&stray_w, &String::from_utf8_lossy(&message))
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send(Event::Exited).await;
+        });
+        let mut kernel = Kernel {
+            input,
+            events,
+            stray,
+            exec_id: exec.id,
+            pid: 0,
+            next_id: 0,
+        };
+        match tokio::time::timeout(Duration::from_secs(60), kernel.events.recv()).await {
+            Ok(Some(Event::Ready(pid))) => kernel.pid = pid,
+            Ok(_) => bail!(
+                "the Python kernel exited at start: {}",
+                kernel.take_stray().trim()
+            ),
+            Err(_) => bail!("the Python kernel did not start within 60 s"),
+        }
+        Ok(kernel)
+    }
+
+    /// Send code to run; then call [`Kernel::wait`].
+    pub async fn send_execute(&mut self, code: &str) -> anyhow::Result<()> {
+        self.next_id += 1;
+        let msg = serde_json::json!({"type": "execute", "id": self.next_id, "code": code});
+        self.send(&msg).await
+    }
+
+    pub async fn send_interrupt(&mut self) -> anyhow::Result<()> {
+        self.send(&serde_json::json!({"type": "interrupt"})).await
+    }
+
+    async fn send(&mut self, msg: &serde_json::Value) -> anyhow::Result<()> {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.input
+            .write_all(line.as_bytes())
+            .await
+            .context("the Python kernel's input is closed")?;
+        self.input.flush().await?;
+        Ok(())
+    }
+
+    /// Wait up to `limit` for the reply to the last request.
+    pub async fn wait(&mut self, limit: Duration) -> Wait {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Err(_) => return Wait::TimedOut,
+                Ok(None) | Ok(Some(Event::Exited)) => return Wait::Exited,
+                Ok(Some(Event::Ready(_))) => continue,
+                Ok(Some(Event::Reply(r))) => return Wait::Reply(r),
+            }
+        }
+    }
+
+    /// Output written outside the protocol since the last call.
+    pub fn take_stray(&self) -> String {
+        std::mem::take(&mut *self.stray.lock().unwrap())
+    }
+
+    /// The exit code of the kernel process, once it has ended. The future holds only
+    /// the exec id, since the kernel's writer is not `Sync`.
+    pub fn exit_code(
+        &self,
+        docker: &Docker,
+    ) -> impl std::future::Future<Output = Option<i64>> + Send + 'static {
+        let (exec_id, docker) = (self.exec_id.clone(), docker.clone());
+        async move {
+            for _ in 0..20 {
+                if let Ok(info) = docker.inspect_exec(&exec_id).await {
+                    if info.running != Some(true) {
+                        return info.exit_code;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            None
+        }
+    }
+
+    /// Close stdin and kill the process: dropping the stream alone leaves it running.
+    pub async fn kill(mut self, docker: &Docker, container: &str) {
+        let _ = self.input.shutdown().await;
+        let _ = crate::sandbox::docker::exec_quiet(
+            docker,
+            container,
+            &format!("kill -KILL {} 2>/dev/null", self.pid),
+        )
+        .await;
+    }
+}
+
+fn parse_line(line: &[u8]) -> Option<Event> {
+    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    match v.get("type")?.as_str()? {
+        "ready" => Some(Event::Ready(v.get("pid")?.as_u64()? as u32)),
+        "result" => serde_json::from_value(v).ok().map(Event::Reply),
+        _ => None,
+    }
+}
+
+fn push_capped(buf: &Mutex<String>, text: &str) {
+    let mut b = buf.lock().unwrap();
+    if b.len() < STRAY_CAP {
+        let room = STRAY_CAP - b.len();
+        let mut cut = text.len().min(room);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        b.push_str(&text[..cut]);
+        if cut < text.len() {
+            b.push_str("\n[... further stray output dropped ...]\n");
+        }
+    }
+}

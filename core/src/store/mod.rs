@@ -1,0 +1,289 @@
+//! Run history on disk: one folder per run under the data directory.
+//!
+//! ```text
+//! <root>/<run id>/run.json          metadata, rewritten atomically (write + rename)
+//! <root>/<run id>/transcript.jsonl  one line per conversation item, appended and synced
+//! <root>/<run id>/outputs/          what the agent wrote to output/
+//! <root>/<run id>/workspace.tar     the whole workspace at the end of the run
+//! ```
+//! A new run always gets a new folder; nothing here writes into another run's folder
+//! except to mark a run whose process died as interrupted.
+
+mod render;
+
+pub use render::render_transcript;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::agent::RunStatus;
+use crate::model::{Item, Usage};
+use crate::workspace::{CollectedFile, Refused};
+
+pub const META: &str = "run.json";
+pub const TRANSCRIPT: &str = "transcript.jsonl";
+pub const OUTPUTS: &str = "outputs";
+pub const ARCHIVE: &str = "workspace.tar";
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub id: String,
+    pub created: String,
+    #[serde(default)]
+    pub finished: Option<String>,
+    pub prompt: String,
+    pub inputs: Vec<String>,
+    pub model: String,
+    pub image: String,
+    pub network: bool,
+    pub max_turns: u32,
+    /// None while the run is in progress.
+    #[serde(default)]
+    pub status: Option<RunStatus>,
+    #[serde(default)]
+    pub turns: u32,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub outputs: Vec<CollectedFile>,
+    #[serde(default)]
+    pub refused: Vec<Refused>,
+    /// host/pid/start-time of the process running it.
+    #[serde(default)]
+    pub owner: String,
+}
+
+/// One line of `transcript.jsonl`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Entry {
+    pub at: String,
+    pub item: Item,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+pub struct Store {
+    root: PathBuf,
+}
+
+/// The default place for run history: the user's data directory.
+pub fn default_root() -> anyhow::Result<PathBuf> {
+    let base =
+        dirs::data_dir().context("cannot find the user's data directory; pass --data-dir")?;
+    Ok(base.join("sandalyst").join("runs"))
+}
+
+impl Store {
+    pub fn open(root: PathBuf) -> anyhow::Result<Store> {
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create the run history folder {}", root.display()))?;
+        Ok(Store { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Create a fresh folder for a new run and write its metadata.
+    pub fn create_run(&self, mut meta: RunMeta) -> anyhow::Result<RunDir> {
+        for _ in 0..10 {
+            let id = new_id();
+            let path = self.root.join(&id);
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    meta.id = id;
+                    meta.owner = crate::owner::owner_id();
+                    let run = RunDir { path, meta };
+                    run.save()?;
+                    return Ok(run);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => bail!("cannot create a run folder in {}: {e}", self.root.display()),
+            }
+        }
+        bail!("cannot find a free run id in {}", self.root.display())
+    }
+
+    pub fn open_run(&self, id: &str) -> anyhow::Result<RunDir> {
+        if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+            bail!("no run with id {id:?}");
+        }
+        let path = self.root.join(id);
+        let meta = read_meta(&path)
+            .with_context(|| format!("no readable run with id {id} in {}", self.root.display()))?;
+        Ok(RunDir { path, meta })
+    }
+
+    /// All runs, oldest first. Unreadable folders are skipped.
+    pub fn list(&self) -> anyhow::Result<Vec<RunMeta>> {
+        let mut runs: Vec<RunMeta> = std::fs::read_dir(&self.root)?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| read_meta(&e.path()).ok())
+            .collect();
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(runs)
+    }
+
+    /// Mark runs left "in progress" by a process that no longer exists as interrupted.
+    pub fn mark_interrupted(&self) -> anyhow::Result<Vec<String>> {
+        let mut marked = Vec::new();
+        for meta in self.list()? {
+            if meta.status.is_none() && crate::owner::owner_is_gone(&meta.owner) {
+                let mut run = self.open_run(&meta.id)?;
+                run.meta.status = Some(RunStatus::Interrupted);
+                run.save()?;
+                marked.push(meta.id);
+            }
+        }
+        Ok(marked)
+    }
+}
+
+fn new_id() -> String {
+    let now = chrono::Utc::now();
+    format!(
+        "{}-{:04x}",
+        now.format("%Y%m%d-%H%M%S"),
+        rand::random::<u16>()
+    )
+}
+
+fn read_meta(dir: &Path) -> anyhow::Result<RunMeta> {
+    let text = std::fs::read_to_string(dir.join(META))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+pub struct RunDir {
+    pub path: PathBuf,
+    pub meta: RunMeta,
+}
+
+impl RunDir {
+    pub fn outputs_dir(&self) -> PathBuf {
+        self.path.join(OUTPUTS)
+    }
+
+    /// Rewrite the metadata atomically, so a crash leaves the old or the new file.
+    pub fn save(&self) -> anyhow::Result<()> {
+        let tmp = self.path.join(format!("{META}.tmp"));
+        let text = serde_json::to_string_pretty(&self.meta)?;
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, self.path.join(META))
+        };
+        write().with_context(|| format!("cannot save run metadata in {}", self.path.display()))
+    }
+
+    /// Append one item to the transcript and sync it to disk.
+    pub fn append(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        let entry = Entry {
+            at: chrono::Utc::now().to_rfc3339(),
+            item: item.clone(),
+            usage: usage.copied(),
+        };
+        let mut line = serde_json::to_string(&entry)?;
+        line.push('\n');
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.path.join(TRANSCRIPT))?;
+            f.write_all(line.as_bytes())?;
+            f.sync_data()
+        };
+        write()
+            .with_context(|| format!("cannot append to the transcript in {}", self.path.display()))
+    }
+
+    pub fn transcript(&self) -> anyhow::Result<Vec<Entry>> {
+        let text = match std::fs::read_to_string(self.path.join(TRANSCRIPT)) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e.into()),
+        };
+        // A line cut short by a crash is skipped, not fatal.
+        Ok(text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect())
+    }
+
+    /// Copy the run (metadata, transcript, outputs, archive) into `dest/<id>`.
+    pub fn export(&self, dest: &Path) -> anyhow::Result<PathBuf> {
+        let target = dest.join(&self.meta.id);
+        if target.exists() {
+            bail!("{} already exists; choose another folder", target.display());
+        }
+        copy_dir(&self.path, &target)
+            .with_context(|| format!("cannot export to {}", target.display()))?;
+        Ok(target)
+    }
+}
+
+/// Copy a folder tree of regular files; anything else is skipped.
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let ty = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if ty.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else if ty.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_created_listed_and_a_dead_owner_is_marked_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_path_buf()).unwrap();
+        let run = store
+            .create_run(RunMeta {
+                prompt: "p".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        run.append(
+            &Item::User {
+                text: "hello".into(),
+            },
+            None,
+        )
+        .unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(run.path.join(TRANSCRIPT))
+            .unwrap()
+            .write_all(b"{\"at\": \"cut sh")
+            .unwrap();
+        assert_eq!(run.transcript().unwrap().len(), 1);
+
+        let mut other = store.create_run(RunMeta::default()).unwrap();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        other.meta.owner = format!("{}/999999999/1", host.trim());
+        other.save().unwrap();
+        assert_eq!(store.list().unwrap().len(), 2);
+        assert_eq!(
+            store.mark_interrupted().unwrap(),
+            vec![other.meta.id.clone()]
+        );
+        assert_eq!(
+            store.open_run(&other.meta.id).unwrap().meta.status,
+            Some(RunStatus::Interrupted)
+        );
+        assert_eq!(store.open_run(&run.meta.id).unwrap().meta.status, None);
+        assert!(store.open_run("../etc").is_err());
+    }
+}

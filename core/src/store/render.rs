@@ -1,0 +1,70 @@
+//! A run's transcript as text a person reads (`sandalyst runs show`).
+
+use super::{Entry, RunMeta};
+use crate::agent::tool_source;
+use crate::model::Item;
+
+pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
+    let mut s = String::new();
+    let status = meta
+        .status
+        .as_ref()
+        .map(|st| st.to_string())
+        .unwrap_or_else(|| "in progress".into());
+    s.push_str(&format!("run {}  ({})\n", meta.id, status));
+    s.push_str(&format!(
+        "created {}  model {}  turns {}\n",
+        meta.created, meta.model, meta.turns
+    ));
+    s.push_str(&format!("inputs: {}\n", meta.inputs.join(", ")));
+    if meta.usage.input_tokens + meta.usage.output_tokens > 0 {
+        s.push_str(&format!(
+            "tokens: {} in ({} cached), {} out\n",
+            meta.usage.input_tokens, meta.usage.cached_tokens, meta.usage.output_tokens
+        ));
+    }
+    s.push('\n');
+    for e in entries {
+        match &e.item {
+            Item::User { text } => s.push_str(&format!("--- user\n{}\n\n", text.trim_end())),
+            Item::Assistant { text } => {
+                s.push_str(&format!("--- assistant\n{}\n\n", text.trim_end()))
+            }
+            Item::Reasoning { summary } => {
+                s.push_str(&format!("--- reasoning\n{}\n\n", summary.trim_end()))
+            }
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                s.push_str(&format!("--- {name} ({call_id})\n"));
+                for line in tool_source(arguments).lines() {
+                    s.push_str(&format!("    {line}\n"));
+                }
+                s.push('\n');
+            }
+            Item::ToolOutput {
+                output, is_error, ..
+            } => {
+                s.push_str(if *is_error {
+                    "--- output (error)\n"
+                } else {
+                    "--- output\n"
+                });
+                s.push_str(output.trim_end());
+                s.push_str("\n\n");
+            }
+        }
+    }
+    if !meta.outputs.is_empty() {
+        s.push_str("outputs:\n");
+        for f in &meta.outputs {
+            s.push_str(&format!("  {} ({} bytes)\n", f.path, f.bytes));
+        }
+    }
+    for r in &meta.refused {
+        s.push_str(&format!("  refused {}: {}\n", r.path, r.reason));
+    }
+    s
+}

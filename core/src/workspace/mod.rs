@@ -1,0 +1,233 @@
+//! What goes into a sandbox's workspace and what comes out of it.
+//!
+//! In: a [`Manifest`] of the user's files (copies are staged as `input/...`; the
+//! originals are only ever read) turned into a tar *stream*, so a 1 GB file is never
+//! held in memory. Out: a tar stream of `output/` unpacked by [`collect`] with every
+//! entry checked: regular files and folders only, no absolute paths or `..`, size
+//! and count caps; anything else is refused and reported, never written.
+
+mod collect;
+mod stream;
+
+pub use collect::{collect, CollectLimits, Collected, CollectedFile, Refused};
+pub use stream::{ChannelReader, ChannelWriter};
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use futures_util::Stream;
+
+/// The uid/gid that owns the workspace inside the sandbox.
+pub const SANDBOX_UID: u64 = 1000;
+
+/// One file to stage: where it is on the host and where it goes under `input/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    pub source: PathBuf,
+    /// Relative path under `input/`, '/'-separated.
+    pub dest: String,
+    pub bytes: u64,
+}
+
+/// The typed list of what a run stages into its workspace.
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    pub inputs: Vec<InputFile>,
+}
+
+impl Manifest {
+    /// Build a manifest from user-given paths: a file goes to `input/<name>`, a folder's
+    /// files to `input/<folder>/<relative path>`. Every file is opened now, so an
+    /// unreadable input fails before any container exists.
+    pub fn from_paths(paths: &[PathBuf]) -> anyhow::Result<Manifest> {
+        let mut inputs = Vec::new();
+        for path in paths {
+            let meta = std::fs::metadata(path)
+                .with_context(|| format!("cannot read input {}", path.display()))?;
+            let name = file_name(path)?;
+            if meta.is_dir() {
+                add_dir(path, &name, &mut inputs)?;
+            } else {
+                inputs.push(input_file(path, name)?);
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for f in &inputs {
+            if !seen.insert(f.dest.as_str()) {
+                bail!(
+                    "two inputs would both be staged as input/{}; rename one of them",
+                    f.dest
+                );
+            }
+        }
+        Ok(Manifest { inputs })
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.inputs.iter().map(|f| f.bytes).sum()
+    }
+
+    /// The workspace as a tar stream: `input/` with the staged files and an empty
+    /// `output/`, all owned by the sandbox user. Files are read in chunks as the
+    /// stream is consumed.
+    pub fn tar_stream(&self) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+        let inputs = self.inputs.clone();
+        let (writer, stream) = ChannelWriter::pair(8);
+        let fail = writer.failer();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = write_tar(writer, &inputs) {
+                fail(e);
+            }
+        });
+        stream
+    }
+}
+
+fn file_name(path: &Path) -> anyhow::Result<String> {
+    let canonical = path
+        .canonicalize()
+        .with_context(|| format!("cannot read input {}", path.display()))?;
+    canonical
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_owned)
+        .with_context(|| format!("input {} has no usable file name", path.display()))
+}
+
+fn input_file(source: &Path, dest: String) -> anyhow::Result<InputFile> {
+    let file = std::fs::File::open(source)
+        .with_context(|| format!("cannot read input {}", source.display()))?;
+    let bytes = file.metadata()?.len();
+    Ok(InputFile {
+        source: source.to_path_buf(),
+        dest,
+        bytes,
+    })
+}
+
+fn add_dir(dir: &Path, prefix: &str, out: &mut Vec<InputFile>) -> anyhow::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read input folder {}", dir.display()))?
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let ty = entry.file_type()?;
+        let dest = format!("{prefix}/{name}");
+        if ty.is_dir() {
+            add_dir(&entry.path(), &dest, out)?;
+        } else if ty.is_file() {
+            out.push(input_file(&entry.path(), dest)?);
+        }
+        // Symlinks inside a staged folder are skipped: they may point anywhere.
+    }
+    Ok(())
+}
+
+fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()> {
+    let mut tar = tar::Builder::new(writer);
+    let mut dirs = BTreeSet::new();
+    dirs.insert("input".to_string());
+    dirs.insert("output".to_string());
+    for f in inputs {
+        let mut path = Path::new("input").join(&f.dest);
+        while let Some(parent) = path.parent() {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            dirs.insert(parent.to_string_lossy().into_owned());
+            path = parent.to_path_buf();
+        }
+    }
+    for dir in &dirs {
+        let mut h = header(tar::EntryType::Directory, 0o755, 0);
+        tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
+    }
+    for f in inputs {
+        let file = std::fs::File::open(&f.source)?;
+        let len = file.metadata()?.len();
+        let mut h = header(tar::EntryType::Regular, 0o644, len);
+        // A file that grows while being staged is cut at the size it had when opened.
+        tar.append_data(
+            &mut h,
+            format!("input/{}", f.dest),
+            std::io::Read::take(file, len),
+        )?;
+    }
+    tar.into_inner()?.finish();
+    Ok(())
+}
+
+fn header(kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(kind);
+    h.set_mode(mode);
+    h.set_size(size);
+    h.set_uid(SANDBOX_UID);
+    h.set_gid(SANDBOX_UID);
+    h.set_mtime(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    #[tokio::test]
+    async fn folder_inputs_keep_their_structure_and_tar_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(data.join("sub")).unwrap();
+        std::fs::write(data.join("a.csv"), "x,y\n1,2\n").unwrap();
+        std::fs::write(data.join("sub/b.txt"), "hello").unwrap();
+        std::fs::write(data.join(".hidden"), "no").unwrap();
+        let m = Manifest::from_paths(&[data]).unwrap();
+        let dests: Vec<_> = m.inputs.iter().map(|f| f.dest.as_str()).collect();
+        assert_eq!(dests, ["data/a.csv", "data/sub/b.txt"]);
+
+        let mut bytes = Vec::new();
+        let mut s = Box::pin(m.tar_stream());
+        while let Some(chunk) = s.next().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        let mut ar = tar::Archive::new(&bytes[..]);
+        let names: Vec<String> = ar
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert!(names.contains(&"input/data/sub/b.txt".to_string()));
+        assert!(names.contains(&"output/".to_string()));
+    }
+
+    #[test]
+    fn missing_input_is_a_clear_error() {
+        let err = Manifest::from_paths(&[PathBuf::from("/nonexistent/x.csv")]).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot read input /nonexistent/x.csv"));
+    }
+
+    #[test]
+    fn duplicate_destinations_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["a", "b"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+            std::fs::write(dir.path().join(sub).join("x.csv"), "1").unwrap();
+        }
+        let err = Manifest::from_paths(&[dir.path().join("a/x.csv"), dir.path().join("b/x.csv")])
+            .unwrap_err();
+        assert!(err.to_string().contains("input/x.csv"));
+    }
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Idempotent set-up on Debian/Ubuntu: the system packages Sandalyst needs, a running
+# Docker engine, the `sandalyst` binary and the sandbox image. A second run only
+# checks and returns in seconds.
+set -eu
+cd "$(dirname "$0")/.."
+
+say() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+missing=""
+command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
+command -v docker >/dev/null 2>&1 || missing="$missing docker.io"
+command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
+command -v cc >/dev/null 2>&1 || missing="$missing build-essential"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+if [ -n "$missing" ]; then
+    say "installing system packages:$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=900 $missing >/dev/null
+fi
+
+# A Docker engine that answers (DOCKER_HOST is honoured by docker and by sandalyst).
+if ! docker info >/dev/null 2>&1; then
+    if [ -n "${DOCKER_HOST:-}" ]; then
+        die "no Docker engine answers at DOCKER_HOST=$DOCKER_HOST"
+    fi
+    say "starting the Docker engine"
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+        $SUDO systemctl start docker || true
+    fi
+    if ! docker info >/dev/null 2>&1; then
+        $SUDO sh -c 'setsid nohup dockerd >/var/log/sandalyst-dockerd.log 2>&1 &'
+    fi
+    i=0
+    until docker info >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -le 60 ] || die "the Docker engine did not start; see /var/log/sandalyst-dockerd.log"
+        sleep 1
+    done
+fi
+
+[ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
+command -v cargo >/dev/null 2>&1 \
+    || die "Rust is needed (cargo not found): install it with rustup (https://rustup.rs) and retry"
+
+say "building sandalyst"
+cargo build --quiet --bin sandalyst
+BIN="${CARGO_TARGET_DIR:-target}/debug/sandalyst"
+
+# Builds only when the image for this version of docker/ is missing.
+"$BIN" image build >/dev/null

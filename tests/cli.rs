@@ -1,0 +1,235 @@
+//! End to end through the `sandalyst` command line, with the offline analyst and the
+//! real Docker sandbox; and the command line's answers to bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn sandalyst(args: &[&str], data_dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+        .args(args)
+        .env("SANDALYST_DATA_DIR", data_dir)
+        .current_dir(repo())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Events the generator planted, as (start, end) "YYYY-MM-DD HH:MM" strings.
+fn planted(events_json: &Path) -> Vec<(String, String, String)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(events_json).unwrap()).unwrap();
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e["start"].as_str().unwrap().to_string(),
+                e["end"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Rows of the anomalies CSV as (start, end) minute strings, whatever the column order.
+fn flagged_spans(csv_path: &Path) -> Vec<(String, String)> {
+    let mut rdr = csv::Reader::from_path(csv_path).unwrap();
+    let headers = rdr.headers().unwrap().clone();
+    let col = |names: &[&str]| {
+        headers
+            .iter()
+            .position(|h| names.contains(&h))
+            .unwrap_or_else(|| panic!("no {names:?} column in {headers:?}"))
+    };
+    let (s, e) = (col(&["start", "event_start"]), col(&["end", "event_end"]));
+    rdr.records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[s][..16].to_string(), r[e][..16].to_string())
+        })
+        .collect()
+}
+
+fn overlaps(a: &(String, String), start: &str, end: &str) -> bool {
+    a.0.as_str() <= end && start <= a.1.as_str()
+}
+
+/// Run the offline analyst on `input` and check the three artifacts against the
+/// generator's planted events.
+fn check_reference_case(input: &Path, events: &Path, names: [&str; 3], prompt: &str, unit: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let o = sandalyst(
+        &[
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--prompt",
+            prompt,
+            "--out",
+            out_s,
+        ],
+        &dir.path().join("data"),
+    );
+    assert!(o.status.success(), "stderr:\n{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout).trim(),
+        out_s,
+        "stdout names where the outputs are"
+    );
+
+    let [csv_name, png_name, md_name] = names;
+    let spans = flagged_spans(&out.join(csv_name));
+    for (id, start, end) in planted(events) {
+        assert!(
+            spans.iter().any(|s| overlaps(s, &start, &end)),
+            "planted event {id} ({start}..{end}) not in {spans:?}"
+        );
+    }
+    assert!(
+        spans.len() <= planted(events).len() + 2,
+        "too many events flagged: {spans:?}"
+    );
+
+    let (w, h) = sandalyst::artifacts::png_dimensions(&out.join(png_name)).unwrap();
+    assert!(w >= 400 && h >= 300, "{w}x{h}");
+
+    let report = std::fs::read_to_string(out.join(md_name)).unwrap();
+    assert!(report.is_ascii(), "the report must be plain ASCII");
+    let lower = report.to_lowercase();
+    assert!(
+        lower.contains("baseline") && (lower.contains("z-score") || lower.contains("robust z")),
+        "method missing:\n{report}"
+    );
+    assert!(report.contains(unit), "temperature unit {unit} missing");
+    for (id, start, _) in planted(events) {
+        assert!(
+            report.contains(&start[..10]),
+            "report does not name event {id} on {}",
+            &start[..10]
+        );
+    }
+}
+
+#[test]
+fn reference_case_through_the_command_line() {
+    let r = repo();
+    let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
+    check_reference_case(
+        &r.join("examples/building_energy.csv"),
+        &r.join("examples/building_energy.events.json"),
+        ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
+        &prompt,
+        "deg C",
+    );
+}
+
+#[test]
+fn offline_analyst_on_a_file_it_has_never_seen() {
+    let r = repo();
+    check_reference_case(
+        &r.join("tests/fixtures/chiller_plant.csv"),
+        &r.join("tests/fixtures/chiller_plant.events.json"),
+        ["plant_events.csv", "plant_chart.png", "plant_report.md"],
+        "Find unusual power use in input/chiller_plant.csv. Save output/plant_events.csv, output/plant_chart.png and output/plant_report.md.",
+        "deg F",
+    );
+}
+
+#[test]
+fn runs_list_show_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("t.csv");
+    std::fs::write(
+        &input,
+        "time,value\n2024-01-01 00:00,1\n2024-01-01 01:00,2\n",
+    )
+    .unwrap();
+    let o = sandalyst(
+        &["run", "-i", input.to_str().unwrap(), "-p", "summarise"],
+        &data,
+    );
+    let list = text(&sandalyst(&["runs", "list"], &data).stdout);
+    let id = list
+        .split_whitespace()
+        .next()
+        .unwrap_or_else(|| panic!("no run listed; run said {}", text(&o.stderr)))
+        .to_string();
+    let show = sandalyst(&["runs", "show", &id], &data);
+    assert!(show.status.success());
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains("--- user") && shown.contains("--- python"),
+        "{shown}"
+    );
+    let export = dir.path().join("export");
+    let o = sandalyst(&["runs", "export", &id, export.to_str().unwrap()], &data);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        export.join(&id).join("run.json").exists()
+            && export.join(&id).join("transcript.jsonl").exists()
+    );
+    let again = sandalyst(&["runs", "export", &id, export.to_str().unwrap()], &data);
+    assert!(!again.status.success() && text(&again.stderr).contains("already exists"));
+}
+
+fn assert_clear_failure(o: &Output, needle: &str) {
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains(needle), "expected {needle:?} in:\n{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_input_gets_one_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let good = dir.path().join("ok.csv");
+    std::fs::write(&good, "a\n1\n").unwrap();
+    let g = good.to_str().unwrap();
+
+    let o = sandalyst(&["run", "-i", "/nonexistent/energy.csv", "-p", "x"], &data);
+    assert_clear_failure(&o, "cannot read input /nonexistent/energy.csv");
+    let o = sandalyst(&["run", "-i", g, "-p", "   "], &data);
+    assert_clear_failure(&o, "the prompt is empty");
+    let o = sandalyst(
+        &["run", "-i", g, "--prompt-file", "/nonexistent/p.md"],
+        &data,
+    );
+    assert_clear_failure(&o, "cannot read the prompt file");
+    let o = sandalyst(
+        &["run", "-i", g, "-p", "x", "--out", "/proc/sandalyst-out"],
+        &data,
+    );
+    assert_clear_failure(&o, "/proc/sandalyst-out");
+    let o = sandalyst(&["run", "-i", g, "-p", "x", "--model", "nonsense"], &data);
+    assert_clear_failure(&o, "unknown model");
+    let o = sandalyst(&["runs", "show", "nope"], &data);
+    assert_clear_failure(&o, "no readable run with id nope");
+
+    let o = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+        .args(["run", "-i", g, "-p", "x"])
+        .env("SANDALYST_DATA_DIR", &data)
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    assert_clear_failure(&o, "DOCKER_HOST=unix:///nonexistent/docker.sock");
+    // None of these failures left a run folder behind.
+    assert!(std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0) == 0);
+}
