@@ -1,0 +1,1795 @@
+//! The built-in offline analyst: a deterministic, rule-based planner. **It is not an
+//! LLM** and never calls one; it is the default model when no provider is configured
+//! and the model of the end-to-end tests.
+//!
+//! It drives the same tool protocol as a real model, with real Python it writes from
+//! templates (`offline/*.py`, pulled in with `include_str!`):
+//!
+//! 1. **Inspect** (`offline/inspect.py`): list every file under `input/`, read each
+//!    tabular one (CSV/TSV, Excel if openpyxl is installed, JSON, Parquet if pyarrow is
+//!    installed), print a profile (rows, columns, dtypes, missing values, time range)
+//!    and one machine-readable line `SANDALYST_PROFILE {json}` naming the time column,
+//!    the ranked numeric measures (energy/power names first, then variance) and an
+//!    outdoor-temperature column with its unit (C or F, from the name or value range).
+//! 2. **Analyse** (`offline/analyse.py`, filled in with the chosen file and columns):
+//!    regular time grid at the median interval (missing readings stay missing), a
+//!    leave-one-out median profile by time of week, a Huber-fitted heating/cooling
+//!    degree model of outdoor temperature (backfitted with the profile), robust
+//!    z-scores of the residuals (1.4826 x MAD at the same hour of day +/- 1 h,
+//!    weekdays and weekends apart), readings with
+//!    |z| >= 3.5 grouped into events (gaps up to 1 h, extended while |z| >= 2), events
+//!    dropped as normal noise when they are a single reading with |z| < 6 or deviate
+//!    by less than 10 % of the typical level, runs of identical readings (>= 3 h)
+//!    reported as stuck-meter events. Each event gets a plausible explanation drawn
+//!    only from its timestamps, values and temperature. Writes the event table (CSV,
+//!    one row per event, plus `<stem>_points.csv` with every reading inside an event),
+//!    a chart (PNG) and a plain-ASCII report (Markdown); prints `SANDALYST_RESULT`.
+//! 3. **Validate** (`offline/validate.py`): reopen the three files and check them;
+//!    prints `SANDALYST_VALIDATION`.
+//! 4. **Finish**: a final answer (no tool call) summarising the events and the files.
+//!
+//! The planner is stateless over the conversation: each turn it finds its own earlier
+//! calls by the `# sandalyst-offline-phase: <phase>` marker line in their code, reads
+//! the matching tool outputs and decides the next step. Failures are handled once and
+//! deterministically: a failed inspection is retried once; a failed analysis falls
+//! back once to a simplified analysis (no temperature model, simpler chart); if that
+//! fails too, or no usable time series is found, it finishes with an explanation; a
+//! failed validation is reported in the final answer. It never makes more than
+//! [`MAX_CALLS`] calls.
+//!
+//! Output names come from the task: the first `output/<name>.csv`, `.png` and `.md`
+//! mentioned in it, else `output/anomalies.csv`, `output/anomalies.png` and
+//! `output/report.md`.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{Item, Model, Reply, Request};
+
+const COMMON_PY: &str = include_str!("offline/common.py");
+const INSPECT_PY: &str = include_str!("offline/inspect.py");
+const ANALYSE_PY: &str = include_str!("offline/analyse.py");
+const VALIDATE_PY: &str = include_str!("offline/validate.py");
+
+/// Replaced by a Python string literal holding the step's JSON configuration.
+const CONFIG_PLACEHOLDER: &str = "__SANDALYST_CONFIG__";
+/// First line of every script; how the planner recognises its own earlier calls.
+const PHASE_MARKER: &str = "# sandalyst-offline-phase: ";
+/// Hard cap on the planner's tool calls in one run (inspect x2, analyse x2, validate).
+pub const MAX_CALLS: usize = 6;
+/// Readings needed before a baseline is attempted.
+const MIN_ROWS: u64 = 24;
+
+/// The built-in offline analyst (rule-based, not an LLM). See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct OfflineAnalyst {
+    _private: (),
+}
+
+impl OfflineAnalyst {
+    pub fn new() -> Self {
+        OfflineAnalyst::default()
+    }
+}
+
+/// The steps the planner can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Inspect,
+    Analyse,
+    /// The fallback analysis after `Analyse` failed.
+    AnalyseSimple,
+    Validate,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Inspect => "inspect",
+            Phase::Analyse => "analyse",
+            Phase::AnalyseSimple => "analyse-simple",
+            Phase::Validate => "validate",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Phase> {
+        [
+            Phase::Inspect,
+            Phase::Analyse,
+            Phase::AnalyseSimple,
+            Phase::Validate,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
+    }
+}
+
+/// Where the three outputs go, relative to the workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputNames {
+    pub csv: String,
+    pub png: String,
+    pub md: String,
+}
+
+impl Default for OutputNames {
+    fn default() -> Self {
+        OutputNames {
+            csv: "output/anomalies.csv".into(),
+            png: "output/anomalies.png".into(),
+            md: "output/report.md".into(),
+        }
+    }
+}
+
+/// The first `output/<name>.csv|png|md` mentioned in the task for each kind (also with
+/// a `/workspace/` prefix or in sub-folders of output/); defaults for the rest.
+pub fn output_names(task: &str) -> OutputNames {
+    let mut names = OutputNames::default();
+    let (mut csv, mut png, mut md) = (false, false, false);
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || "_-./".contains(c);
+    let mut from = 0;
+    while let Some(pos) = task[from..].find("output/") {
+        let start = from + pos;
+        from = start + "output/".len();
+        // Must start a path: not part of a longer word like "myoutput/".
+        let before = task[..start].chars().next_back();
+        if let Some(b) = before {
+            if b.is_ascii_alphanumeric() || b == '_' || b == '-' || b == '.' {
+                continue;
+            }
+            if b == '/' && !task[..start].ends_with("/workspace/") {
+                continue;
+            }
+        }
+        let end = task[start..]
+            .find(|c: char| !is_name_char(c))
+            .map_or(task.len(), |e| start + e);
+        let path = task[start..end].trim_end_matches(['.', '/', '-']);
+        if path
+            .split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+        {
+            continue;
+        }
+        let lower = path.to_ascii_lowercase();
+        let stem_ok = path
+            .rsplit('/')
+            .next()
+            .is_some_and(|f| f.len() > 4 && !f.starts_with('.'));
+        if !stem_ok {
+            continue;
+        }
+        if lower.ends_with(".csv") && !csv {
+            names.csv = path.to_string();
+            csv = true;
+        } else if lower.ends_with(".png") && !png {
+            names.png = path.to_string();
+            png = true;
+        } else if lower.ends_with(".md") && !md {
+            names.md = path.to_string();
+            md = true;
+        }
+    }
+    names
+}
+
+// ---- the inspection profile, as printed by inspect.py --------------------------------
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct Profile {
+    files: Vec<FileEntry>,
+    tables: Vec<Table>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct FileEntry {
+    path: String,
+    kind: Option<String>,
+    status: String,
+    reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct Table {
+    path: String,
+    sheet: Option<String>,
+    kind: Option<String>,
+    rows: u64,
+    time: Vec<TimeCandidate>,
+    measures: Vec<Measure>,
+    temperature: Option<Temperature>,
+    categories: Vec<Category>,
+    time_span: Option<TimeSpan>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct TimeCandidate {
+    name: String,
+    unit: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct Measure {
+    name: String,
+    unit: String,
+    kind: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct Temperature {
+    name: String,
+    unit: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct Category {
+    name: String,
+    distinct: u64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct TimeSpan {
+    duplicates: u64,
+}
+
+/// What the analysis step will look at.
+#[derive(Clone, Debug)]
+struct Target {
+    table: Table,
+    time: TimeCandidate,
+    measure: Measure,
+    category: Option<String>,
+}
+
+/// Pick the table and columns to analyse, or explain why there is nothing to analyse.
+fn choose_target(profile: &Profile, task: &str) -> Result<Target, String> {
+    let task_lower = task.to_lowercase();
+    let mentioned = |name: &str| name.len() >= 3 && task_lower.contains(&name.to_lowercase());
+    if profile.files.is_empty() {
+        return Err(
+            "I found no files under input/, so there is nothing to analyse. \
+                    Add a data file (CSV, Excel, JSON or Parquet) to the run and start it again."
+                .into(),
+        );
+    }
+    if profile.tables.is_empty() {
+        let mut s = String::from(
+            "I found no readable tabular data under input/, so there is nothing to analyse. Files seen:\n",
+        );
+        for f in profile.files.iter().take(20) {
+            let why = f.reason.clone().unwrap_or_else(|| f.status.clone());
+            s.push_str(&format!("- {} ({})\n", f.path, why));
+        }
+        s.push_str(
+            "The built-in offline analyst reads CSV/TSV, Excel, JSON and Parquet tables; \
+             for other files configure an LLM provider.",
+        );
+        return Err(s);
+    }
+    let usable: Vec<&Table> = profile
+        .tables
+        .iter()
+        .filter(|t| !t.time.is_empty() && !t.measures.is_empty() && t.rows >= MIN_ROWS)
+        .collect();
+    if usable.is_empty() {
+        let mut s = String::from("I inspected the input but found no time series I can analyse:\n");
+        for t in profile.tables.iter().take(20) {
+            let name = match &t.sheet {
+                Some(sh) => format!("{} [sheet {sh}]", t.path),
+                None => t.path.clone(),
+            };
+            let why = if t.time.is_empty() {
+                "no column parses as dates/times".to_string()
+            } else if t.measures.is_empty() {
+                "no usable numeric measure column".to_string()
+            } else {
+                format!("only {} rows (at least {MIN_ROWS} needed)", t.rows)
+            };
+            s.push_str(&format!("- {name}: {} rows, {why}\n", t.rows));
+        }
+        s.push_str(
+            "The built-in offline analyst looks for abnormal events in a numeric measure over time \
+             (a time column plus a numeric column). For other analyses configure an LLM provider.",
+        );
+        return Err(s);
+    }
+    let file_mentioned = |t: &Table| {
+        let base = t.path.rsplit('/').next().unwrap_or(&t.path);
+        mentioned(base)
+    };
+    let table = usable
+        .iter()
+        .copied()
+        .filter(|t| file_mentioned(t))
+        .max_by_key(|t| t.rows)
+        .or_else(|| {
+            // Most rows wins; the first listed on a tie.
+            usable.iter().copied().rev().max_by_key(|t| t.rows)
+        })
+        .expect("usable is not empty");
+    let measure = table
+        .measures
+        .iter()
+        .find(|m| mentioned(&m.name))
+        .unwrap_or(&table.measures[0])
+        .clone();
+    // Several entities (sites, meters) in one long table: duplicated timestamps plus a
+    // category column. The analysis then keeps the most frequent entity.
+    let dups = table.time_span.as_ref().map_or(0, |s| s.duplicates);
+    let category = if dups * 10 >= table.rows.max(1) {
+        table
+            .categories
+            .iter()
+            .find(|c| (2..=50).contains(&c.distinct))
+            .map(|c| c.name.clone())
+    } else {
+        None
+    };
+    Ok(Target {
+        table: table.clone(),
+        time: table.time[0].clone(),
+        measure,
+        category,
+    })
+}
+
+// ---- composing the Python ------------------------------------------------------------
+
+/// JSON text with every non-ASCII character escaped (`\uXXXX`, UTF-16 units).
+fn ascii_json(v: &Value) -> String {
+    let mut out = String::new();
+    for c in v.to_string().chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// Build a step's script: marker line, the template's comment header, the shared
+/// helpers (if wanted), then the template body with its configuration substituted as a
+/// JSON-encoded string literal (so any quoting in file or column names is safe).
+fn compose(phase: Phase, template: &str, with_common: bool, config: &Value) -> String {
+    let header_len: usize = template
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .map(|l| l.len() + 1)
+        .sum();
+    let (header, body) = template.split_at(header_len.min(template.len()));
+    let literal = serde_json::to_string(&ascii_json(config)).expect("a string serialises");
+    let mut code = format!("{PHASE_MARKER}{}\n{header}", phase.name());
+    if with_common {
+        code.push_str(COMMON_PY);
+        code.push('\n');
+    }
+    code.push_str(&body.replacen(CONFIG_PLACEHOLDER, &literal, 1));
+    code
+}
+
+fn inspect_code() -> String {
+    compose(
+        Phase::Inspect,
+        INSPECT_PY,
+        true,
+        &json!({ "input_dir": "input" }),
+    )
+}
+
+fn analysis_config(target: &Target, outputs: &OutputNames, simple: bool) -> Value {
+    let t = &target.table;
+    let temp = t.temperature.as_ref();
+    json!({
+        "mode": if simple { "simple" } else { "full" },
+        "input": t.path,
+        "kind": t.kind.clone().unwrap_or_else(|| "csv".into()),
+        "sheet": t.sheet,
+        "time_col": target.time.name,
+        "time_unit": target.time.unit,
+        "measure_col": target.measure.name,
+        "measure_unit": target.measure.unit,
+        "measure_kind": target.measure.kind,
+        "temp_col": temp.map(|x| x.name.clone()),
+        "temp_unit": temp.map(|x| x.unit.clone()),
+        "category_col": target.category,
+        "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },
+        "z_threshold": 3.5,
+        "z_extend": 2.0,
+        "z_single": 6.0,
+        "materiality": 0.10,
+    })
+}
+
+fn analysis_code(target: &Target, outputs: &OutputNames, simple: bool) -> String {
+    let phase = if simple {
+        Phase::AnalyseSimple
+    } else {
+        Phase::Analyse
+    };
+    compose(
+        phase,
+        ANALYSE_PY,
+        true,
+        &analysis_config(target, outputs, simple),
+    )
+}
+
+fn validation_code(outputs: &OutputNames, result: &Value) -> String {
+    let starts: Vec<Value> = result
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|evs| evs.iter().filter_map(|e| e.get("start").cloned()).collect())
+        .unwrap_or_default();
+    // The result lists at most 20 events; the count covers all of them.
+    let config = json!({
+        "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },
+        "event_starts": starts,
+        "n_events": result.get("n_events").and_then(Value::as_u64).unwrap_or(0),
+        "columns": result.get("columns").cloned().unwrap_or_else(|| json!([])),
+    });
+    compose(Phase::Validate, VALIDATE_PY, false, &config)
+}
+
+// ---- reading the conversation --------------------------------------------------------
+
+/// One of the planner's earlier calls and what came back.
+#[derive(Debug)]
+struct Turn<'a> {
+    phase: Phase,
+    output: Option<&'a str>,
+    is_error: bool,
+}
+
+/// The code (python) or command (shell) of a call, if its arguments parse.
+fn call_source(name: &str, arguments: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    let field = if name == "shell" { "command" } else { "code" };
+    v.get(field)?.as_str().map(str::to_owned)
+}
+
+fn phase_of(source: &str) -> Option<Phase> {
+    source
+        .lines()
+        .find_map(|l| l.strip_prefix(PHASE_MARKER))
+        .and_then(|p| Phase::from_name(p.trim()))
+}
+
+fn own_turns(items: &[Item]) -> Vec<Turn<'_>> {
+    let mut turns = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Item::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } = item
+        else {
+            continue;
+        };
+        let Some(phase) = call_source(name, arguments).as_deref().and_then(phase_of) else {
+            continue;
+        };
+        let reply = items[i + 1..].iter().find_map(|it| match it {
+            Item::ToolOutput {
+                call_id: c,
+                output,
+                is_error,
+            } if c == call_id => Some((output.as_str(), *is_error)),
+            _ => None,
+        });
+        turns.push(Turn {
+            phase,
+            output: reply.map(|r| r.0),
+            is_error: reply.is_none_or(|r| r.1),
+        });
+    }
+    turns
+}
+
+/// The JSON after `tag ` on its own line of a tool output.
+fn tagged_json(output: &str, tag: &str) -> Option<Value> {
+    output.lines().rev().find_map(|l| {
+        l.trim_start()
+            .strip_prefix(tag)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|j| serde_json::from_str(j.trim()).ok())
+    })
+}
+
+/// A short account of why a step failed: status line plus the last traceback line.
+fn error_summary(output: Option<&str>) -> String {
+    let Some(out) = output else {
+        return "the step produced no output (it was not run)".into();
+    };
+    let status = out.lines().next().unwrap_or("").trim().to_string();
+    let mut last = None;
+    let mut section = "";
+    for line in out.lines().skip(1) {
+        let t = line.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            section = match t {
+                "[traceback]" => "traceback",
+                "[stderr]" => "stderr",
+                _ => "",
+            };
+            continue;
+        }
+        if let Some(note) = t.strip_prefix("[note]") {
+            last = Some(format!("note: {}", note.trim()));
+            continue;
+        }
+        if !t.is_empty() && (section == "traceback" || (section == "stderr" && last.is_none())) {
+            last = Some(t.to_string());
+        }
+    }
+    let mut s = status;
+    if let Some(l) = last {
+        s.push_str("; ");
+        s.push_str(&l);
+    }
+    if s.chars().count() > 400 {
+        s = s.chars().take(400).collect::<String>() + "...";
+    }
+    s
+}
+
+/// The task: the text of the latest user message; output names from it, or else from
+/// the first one.
+fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
+    let mut users = items.iter().enumerate().filter_map(|(i, it)| match it {
+        Item::User { text } => Some((i, text.as_str())),
+        _ => None,
+    });
+    let first = users.next();
+    let last = users.next_back().or(first);
+    let (start, text) = last.unwrap_or((0, ""));
+    let mut names = output_names(text);
+    if let Some((_, first_text)) = first {
+        let defaults = OutputNames::default();
+        let from_first = output_names(first_text);
+        if names.csv == defaults.csv {
+            names.csv = from_first.csv;
+        }
+        if names.png == defaults.png {
+            names.png = from_first.png;
+        }
+        if names.md == defaults.md {
+            names.md = from_first.md;
+        }
+    }
+    (text.to_string(), names, start)
+}
+
+// ---- deciding the next step ----------------------------------------------------------
+
+/// What the planner does next.
+#[derive(Debug)]
+enum Next {
+    Call(Phase, String, String),
+    Finish(String),
+}
+
+fn plan(items: &[Item]) -> Next {
+    let (task, outputs, start) = task_and_outputs(items);
+    let turns = own_turns(&items[start..]);
+    let Some(last) = turns.last() else {
+        return Next::Call(
+            Phase::Inspect,
+            inspect_code(),
+            "Step 1 of 4: inspecting the files in input/ (rows, columns, types, missing values, \
+             time range). I am the built-in offline analyst: rule-based, not an LLM."
+                .into(),
+        );
+    };
+    if turns.len() >= MAX_CALLS {
+        return Next::Finish(format!(
+            "I stopped after {} steps without completing the analysis (last step: {}, {}). \
+             This should not happen; please report it.",
+            turns.len(),
+            last.phase.name(),
+            error_summary(last.output)
+        ));
+    }
+    let count = |p: Phase| turns.iter().filter(|t| t.phase == p).count();
+    // The latest successful inspection, if any.
+    let profile = turns
+        .iter()
+        .rev()
+        .filter(|t| t.phase == Phase::Inspect && !t.is_error)
+        .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
+        .and_then(|v| serde_json::from_value::<Profile>(v).ok());
+    match last.phase {
+        Phase::Inspect => {
+            if let Some(profile) = profile {
+                match choose_target(&profile, &task) {
+                    Ok(target) => Next::Call(
+                        Phase::Analyse,
+                        analysis_code(&target, &outputs, false),
+                        analysis_narration(&target, &outputs),
+                    ),
+                    Err(why) => Next::Finish(why),
+                }
+            } else if count(Phase::Inspect) < 2 {
+                Next::Call(
+                    Phase::Inspect,
+                    inspect_code(),
+                    format!(
+                        "The inspection did not produce a profile ({}). Trying once more.",
+                        error_summary(last.output)
+                    ),
+                )
+            } else {
+                Next::Finish(format!(
+                    "I could not inspect the input files: the inspection step failed twice ({}). \
+                     No analysis was done and no output files were written.",
+                    error_summary(last.output)
+                ))
+            }
+        }
+        Phase::Analyse | Phase::AnalyseSimple => {
+            let result = last
+                .output
+                .filter(|_| !last.is_error)
+                .and_then(|o| tagged_json(o, "SANDALYST_RESULT"));
+            if let Some(result) = result {
+                return Next::Call(
+                    Phase::Validate,
+                    validation_code(&outputs, &result),
+                    format!(
+                        "Step 3 of 4: checking the outputs ({}, {}, {}).",
+                        outputs.csv, outputs.png, outputs.md
+                    ),
+                );
+            }
+            let target = profile.and_then(|p| choose_target(&p, &task).ok());
+            match (last.phase, target) {
+                (Phase::Analyse, Some(target)) if count(Phase::AnalyseSimple) == 0 => Next::Call(
+                    Phase::AnalyseSimple,
+                    analysis_code(&target, &outputs, true),
+                    format!(
+                        "The analysis failed ({}). Falling back once to a simplified analysis: \
+                         time-of-week baseline without the temperature model.",
+                        error_summary(last.output)
+                    ),
+                ),
+                _ => {
+                    let first = turns
+                        .iter()
+                        .find(|t| t.phase == Phase::Analyse)
+                        .map(|t| error_summary(t.output));
+                    let mut s = String::from("I could not complete the analysis. ");
+                    match (first, last.phase) {
+                        (Some(f), Phase::AnalyseSimple) => s.push_str(&format!(
+                            "The full analysis failed ({f}) and the simplified fallback failed too ({}).",
+                            error_summary(last.output)
+                        )),
+                        _ => s.push_str(&format!(
+                            "The analysis step failed ({}).",
+                            error_summary(last.output)
+                        )),
+                    }
+                    s.push_str(&format!(
+                        " The files {}, {} and {} may be missing or incomplete. \
+                         The inspection above shows what was found in the input.",
+                        outputs.csv, outputs.png, outputs.md
+                    ));
+                    Next::Finish(s)
+                }
+            }
+        }
+        Phase::Validate => {
+            let analysis = turns
+                .iter()
+                .rev()
+                .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple) && !t.is_error)
+                .find_map(|t| {
+                    t.output
+                        .and_then(|o| tagged_json(o, "SANDALYST_RESULT"))
+                        .map(|r| (t.phase, r))
+                });
+            let fallback_reason = turns
+                .iter()
+                .find(|t| t.phase == Phase::Analyse && t.is_error)
+                .map(|t| error_summary(t.output));
+            let validation = if last.is_error {
+                Err(error_summary(last.output))
+            } else {
+                last.output
+                    .and_then(|o| tagged_json(o, "SANDALYST_VALIDATION"))
+                    .ok_or_else(|| "the validation printed no verdict".to_string())
+            };
+            match analysis {
+                Some((_, result)) => {
+                    let mut text =
+                        final_text(&result, &outputs, fallback_reason.as_deref(), &validation);
+                    let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
+                    let others: Vec<String> = profile
+                        .iter()
+                        .flat_map(|p| p.tables.iter())
+                        .filter(|t| {
+                            t.path != analysed
+                                && !t.time.is_empty()
+                                && !t.measures.is_empty()
+                                && t.rows >= MIN_ROWS
+                        })
+                        .map(|t| t.path.clone())
+                        .collect();
+                    if !others.is_empty() {
+                        text.push_str(&format!(
+                            "\n\nAlso inspected but not analysed: {}. I analyse one time series per run; \
+                             name the file in the task to analyse another one.",
+                            others.join(", ")
+                        ));
+                    }
+                    Next::Finish(text)
+                }
+                None => Next::Finish(
+                    "I could not find the analysis result to summarise; see the steps above."
+                        .into(),
+                ),
+            }
+        }
+    }
+}
+
+fn analysis_narration(target: &Target, outputs: &OutputNames) -> String {
+    let t = &target.table;
+    let mut s = format!(
+        "Step 2 of 4: analysing {} ({} rows): time column `{}`, measure `{}`",
+        t.path, t.rows, target.time.name, target.measure.name
+    );
+    if !target.measure.unit.is_empty() {
+        s.push_str(&format!(" ({})", target.measure.unit));
+    }
+    match &t.temperature {
+        Some(temp) => s.push_str(&format!(
+            ", outdoor temperature `{}` (deg {})",
+            temp.name, temp.unit
+        )),
+        None => s.push_str(", no temperature column"),
+    }
+    if let Some(c) = &target.category {
+        s.push_str(&format!(
+            ", several `{c}` values (the most frequent is analysed)"
+        ));
+    }
+    s.push_str(&format!(
+        ". Baseline by time of week{}, robust z-scores, events, then {}, {} and {}.",
+        if t.temperature.is_some() {
+            " adjusted for temperature"
+        } else {
+            ""
+        },
+        outputs.csv,
+        outputs.png,
+        outputs.md
+    ));
+    s
+}
+
+fn num(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64)
+}
+
+/// A number as a person would write it: 3 significant digits or so, no trailing zeros.
+fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return "?".into();
+    }
+    let a = x.abs();
+    let decimals = if a >= 100.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
+    let s = format!("{x:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+fn final_text(
+    result: &Value,
+    outputs: &OutputNames,
+    fallback_reason: Option<&str>,
+    validation: &Result<Value, String>,
+) -> String {
+    let s = |k: &str| {
+        result
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let unit = s("unit");
+    let u = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    let n_events = result.get("n_events").and_then(Value::as_u64).unwrap_or(0);
+    let ignored = result.get("ignored").and_then(Value::as_u64).unwrap_or(0);
+    let cadence = match s("interval_word") {
+        w if w.is_empty() => format!("readings every {}", s("interval")),
+        w => format!("{w} readings"),
+    };
+    let mut t = format!(
+        "I analysed {} ({} rows): `{}`, {} from {} to {} ({} missing). \
+         Expected values come from {}; readings with |robust z| >= {} were flagged and grouped into events.\n\n",
+        s("input"),
+        result.get("rows").and_then(Value::as_u64).unwrap_or(0),
+        s("measure"),
+        cadence,
+        s("start"),
+        s("end"),
+        result.get("missing").and_then(Value::as_u64).unwrap_or(0),
+        s("baseline").trim_start_matches("expected baseline ").trim_matches(['(', ')']),
+        num(result.get("threshold")).unwrap_or(3.5),
+    );
+    if let Some(why) = fallback_reason {
+        t.push_str(&format!(
+            "Note: the full analysis failed ({why}), so these results come from the simplified \
+             fallback without temperature adjustment.\n\n"
+        ));
+    }
+    if n_events == 0 {
+        t.push_str("No abnormal events were found: nothing deviated from the expected baseline beyond the thresholds");
+    } else {
+        t.push_str(&format!(
+            "Found {n_events} abnormal event{}:\n",
+            if n_events == 1 { "" } else { "s" }
+        ));
+        let events = result
+            .get("events")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for e in &events {
+            let es = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let duration = match es("duration_text") {
+                d if d.is_empty() => {
+                    format!("{} h", fmt_num(num(e.get("duration_hours")).unwrap_or(0.0)))
+                }
+                d => d,
+            };
+            let excess = num(e.get("excess_energy")).unwrap_or(f64::NAN);
+            let mut line = format!(
+                "{}. {} ({}): {}, peak {}{u} vs {}{u} expected (z {:+.1}), excess {}{} {}",
+                e.get("event_id").and_then(Value::as_u64).unwrap_or(0),
+                es("when"),
+                duration,
+                es("direction"),
+                fmt_num(num(e.get("peak_value")).unwrap_or(f64::NAN)),
+                fmt_num(num(e.get("expected_at_peak")).unwrap_or(f64::NAN)),
+                num(e.get("peak_z")).unwrap_or(f64::NAN),
+                if excess > 0.0 { "+" } else { "" },
+                fmt_num(excess),
+                s("excess_unit"),
+            );
+            if let Some(p) = num(e.get("excess_pct")) {
+                line.push_str(&format!(" ({p:+.0} %)"));
+            }
+            let cause = es("cause");
+            if !cause.is_empty() {
+                line.push_str(&format!(" -> {cause}"));
+            }
+            t.push_str(&line);
+            t.push('\n');
+        }
+        if (events.len() as u64) < n_events {
+            t.push_str(&format!(
+                "... and {} more in the table.\n",
+                n_events - events.len() as u64
+            ));
+        }
+    }
+    if n_events == 0 {
+        t.push('.');
+    }
+    if ignored > 0 {
+        t.push_str(&format!(
+            "\n{ignored} other short deviation{} crossed the flag threshold but {} ignored as normal \
+             operating noise (single readings with |z| < 6, or too small to matter); the report lists them.\n",
+            if ignored == 1 { "" } else { "s" },
+            if ignored == 1 { "was" } else { "were" },
+        ));
+    }
+    t.push_str(&format!(
+        "\nFiles:\n- {}: the event table (one row per event, with times, peak, expected value, z-score, \
+         excess energy, temperature and explanation)\n- {}: the chart (measured vs expected with the events \
+         shaded, z-scores, temperature)\n- {}: the report (data, method, events with explanations, limitations)\n",
+        outputs.csv, outputs.png, outputs.md
+    ));
+    let points = s("points_csv");
+    if !points.is_empty() {
+        t.push_str(&format!(
+            "- {points}: every reading inside an event with its expected value and z-score\n"
+        ));
+    }
+    match validation {
+        Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true) => {
+            t.push_str("\nValidation: all outputs reopened and checked (CSV columns and rows, PNG image, ASCII report covering the method and every event).\n");
+        }
+        Ok(v) => {
+            t.push_str("\nValidation found problems:\n");
+            for c in v
+                .get("checks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if c.get("ok").and_then(Value::as_bool) != Some(true) {
+                    t.push_str(&format!(
+                        "- {}: {}\n",
+                        c.get("name").and_then(Value::as_str).unwrap_or("?"),
+                        c.get("detail").and_then(Value::as_str).unwrap_or("")
+                    ));
+                }
+            }
+        }
+        Err(e) => t.push_str(&format!(
+            "\nThe validation step could not run ({e}); the files were written but not re-checked.\n"
+        )),
+    }
+    t.push_str("\n(Built-in offline analyst: deterministic and rule-based, not an LLM. The explanations are plausible causes inferred from timestamps, values and outdoor temperature; confirm them on site.)");
+    t
+}
+
+/// Wrap Python for the shell tool when the python tool is not offered.
+fn as_shell(code: &str) -> String {
+    format!("python3 - <<'SANDALYST_PY'\n{code}\nSANDALYST_PY\n")
+}
+
+#[async_trait]
+impl Model for OfflineAnalyst {
+    fn describe(&self) -> String {
+        "offline analyst (built-in, rule-based, not an LLM)".into()
+    }
+
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        if cancel.is_cancelled() {
+            anyhow::bail!("cancelled");
+        }
+        let items = match plan(request.items) {
+            Next::Finish(text) => vec![Item::Assistant { text }],
+            Next::Call(phase, code, narration) => {
+                let has = |n: &str| request.tools.iter().any(|t| t.name == n);
+                // No tools listed means the defaults: python.
+                let (name, arguments) = if request.tools.is_empty() || has("python") {
+                    ("python", json!({ "code": code }))
+                } else if has("shell") {
+                    ("shell", json!({ "command": as_shell(&code) }))
+                } else {
+                    return Ok(Reply {
+                        items: vec![Item::Assistant {
+                            text:
+                                "I need the python tool (or the shell tool) to analyse the files, \
+                                   but neither is enabled for this run."
+                                    .into(),
+                        }],
+                        ..Reply::default()
+                    });
+                };
+                let n = own_turns(request.items).len() + 1;
+                vec![
+                    Item::Assistant { text: narration },
+                    Item::ToolCall {
+                        call_id: format!("offline-{n}-{}", phase.name()),
+                        name: name.into(),
+                        arguments: arguments.to_string(),
+                    },
+                ]
+            }
+        };
+        Ok(Reply {
+            items,
+            ..Reply::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolSpec;
+
+    const REFERENCE_TASK: &str = include_str!("../../../examples/anomaly_task.md");
+
+    fn tools() -> Vec<ToolSpec> {
+        ["python", "shell"]
+            .iter()
+            .map(|n| ToolSpec {
+                name: n.to_string(),
+                description: String::new(),
+                parameters: json!({}),
+            })
+            .collect()
+    }
+
+    async fn step(model: &mut OfflineAnalyst, items: &[Item], tools: &[ToolSpec]) -> Reply {
+        model
+            .respond(
+                Request {
+                    instructions: "",
+                    items,
+                    tools,
+                },
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap()
+    }
+
+    /// The single tool call of a reply: (call_id, name, code or command).
+    fn the_call(reply: &Reply) -> (String, String, String) {
+        let calls: Vec<_> = reply.tool_calls().collect();
+        assert_eq!(calls.len(), 1, "{:?}", reply.items);
+        let (id, name, args) = calls[0];
+        (
+            id.to_string(),
+            name.to_string(),
+            call_source(name, args).unwrap(),
+        )
+    }
+
+    fn final_answer(reply: &Reply) -> String {
+        assert_eq!(reply.tool_calls().count(), 0, "{:?}", reply.items);
+        match reply.items.as_slice() {
+            [Item::Assistant { text }] => text.clone(),
+            other => panic!("expected one assistant text, got {other:?}"),
+        }
+    }
+
+    /// Append the reply and a tool output for its call.
+    fn answer(items: &mut Vec<Item>, reply: &Reply, output: &str, is_error: bool) {
+        let (id, _, _) = the_call(reply);
+        items.extend(reply.items.iter().cloned());
+        items.push(Item::ToolOutput {
+            call_id: id,
+            output: output.into(),
+            is_error,
+        });
+    }
+
+    fn ok_output(stdout: &str) -> String {
+        format!("status: ok (0.42 s)\n[stdout]\n{stdout}\n")
+    }
+
+    fn error_output(last: &str) -> String {
+        format!(
+            "status: error (0.10 s)\n[traceback]\nTraceback (most recent call last):\n  File \"<cell>\", line 3\n{last}\n"
+        )
+    }
+
+    fn reference_profile() -> Value {
+        json!({
+            "version": 1,
+            "files": [
+                {"path": "input/notes.txt", "size": 6, "kind": null, "status": "not_tabular", "reason": "not a tabular file type"},
+                {"path": "input/building_energy.csv", "size": 41969, "kind": "csv", "status": "ok", "reason": null}
+            ],
+            "tables": [{
+                "path": "input/building_energy.csv", "sheet": null, "kind": "csv", "rows": 1344, "columns": 3,
+                "column_names": ["timestamp", "energy_kwh", "outdoor_temp_c"], "missing_total": 0,
+                "time": [{"name": "timestamp", "score": 2.5, "unit": null, "parsed_fraction": 1.0}],
+                "measures": [{"name": "energy_kwh", "unit": "kWh", "kind": "energy", "reason": "name suggests energy/power",
+                              "variance": 1012.0, "median": 46.26, "missing": 0, "score": 4.0}],
+                "temperature": {"name": "outdoor_temp_c", "unit": "C", "unit_source": "column name"},
+                "categories": [],
+                "time_span": {"start": "2024-05-06 00:00:00", "end": "2024-06-30 23:00:00", "interval_seconds": 3600.0,
+                              "duplicates": 0, "missing_intervals": 0}
+            }]
+        })
+    }
+
+    fn result_json() -> Value {
+        json!({
+            "mode": "full", "input": "input/building_energy.csv", "measure": "energy_kwh", "unit": "kWh",
+            "excess_unit": "kWh", "rows": 1344, "intervals": 1344, "interval": "1 h", "missing": 0,
+            "start": "2024-05-06 00:00", "end": "2024-06-30 23:00", "temperature": "outdoor_temp_c",
+            "baseline": "expected baseline (hour of week median + temperature model)", "threshold": 3.5,
+            "n_events": 2, "ignored": 3, "points_csv": "output/anomalies_points.csv",
+            "columns": ["event_id", "start", "end"],
+            "events": [
+                {"event_id": 1, "start": "2024-05-25 22:00", "end": "2024-05-26 05:00",
+                 "when": "Saturday 2024-05-25 22:00 to Sunday 2024-05-26 05:00", "duration_hours": 8.0,
+                 "direction": "spike", "peak_value": 73.33, "expected_at_peak": 38.46, "peak_z": 25.0,
+                 "excess_energy": 264.2, "excess_pct": 86.0, "mean_temp": 15.2,
+                 "cause": "equipment, lighting or HVAC left running"},
+                {"event_id": 2, "start": "2024-06-12 10:00", "end": "2024-06-12 14:00",
+                 "when": "Wednesday 2024-06-12 10:00 to 14:00", "duration_hours": 5.0,
+                 "direction": "drop", "peak_value": 0.24, "expected_at_peak": 108.2, "peak_z": -38.9,
+                 "excess_energy": -539.7, "excess_pct": -100.0, "mean_temp": 17.6,
+                 "cause": "power outage or meter fault"}
+            ]
+        })
+    }
+
+    /// The JSON configuration embedded in a composed script.
+    fn embedded_config(code: &str) -> Value {
+        let line = code
+            .lines()
+            .find(|l| l.starts_with("CONFIG = json.loads("))
+            .expect("a CONFIG line");
+        let literal = line
+            .trim_start_matches("CONFIG = json.loads(")
+            .trim_end_matches(')');
+        let inner: String = serde_json::from_str(literal).expect("a JSON string literal");
+        serde_json::from_str(&inner).expect("JSON inside")
+    }
+
+    #[test]
+    fn output_names_from_the_reference_prompt() {
+        let names = output_names(REFERENCE_TASK);
+        assert_eq!(
+            names,
+            OutputNames {
+                csv: "output/anomalies.csv".into(),
+                png: "output/energy_anomalies.png".into(),
+                md: "output/anomaly_report.md".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn output_names_defaults_and_edge_cases() {
+        assert_eq!(
+            output_names("Find anomalies in input/x.csv."),
+            OutputNames::default()
+        );
+        let n = output_names(
+            "Write `output/charts/usage.PNG`, then /workspace/output/summary.md. Table: output/events_2024.csv.",
+        );
+        assert_eq!(n.png, "output/charts/usage.PNG");
+        assert_eq!(n.md, "output/summary.md");
+        assert_eq!(n.csv, "output/events_2024.csv");
+        // Unsafe or odd paths are ignored; the first good one of each kind wins.
+        let n = output_names(
+            "output/../etc/x.csv myoutput/y.csv /tmp/output/z.csv output/.csv output/a.csv output/b.csv",
+        );
+        assert_eq!(n.csv, "output/a.csv");
+        assert_eq!(n.png, OutputNames::default().png);
+    }
+
+    #[test]
+    fn numbers_are_written_plainly() {
+        assert_eq!(fmt_num(264.181), "264.2");
+        assert_eq!(fmt_num(6.5), "6.5");
+        assert_eq!(fmt_num(8.0), "8");
+        assert_eq!(fmt_num(0.2412), "0.241");
+        assert_eq!(fmt_num(-539.678), "-539.7");
+        assert_eq!(fmt_num(11650.4), "11650.4");
+        assert_eq!(fmt_num(f64::NAN), "?");
+    }
+
+    #[test]
+    fn templates_are_ascii_with_one_placeholder_each() {
+        for (name, t) in [
+            ("common", COMMON_PY),
+            ("inspect", INSPECT_PY),
+            ("analyse", ANALYSE_PY),
+            ("validate", VALIDATE_PY),
+        ] {
+            assert!(t.is_ascii(), "{name}.py must be ASCII");
+            let n = t.matches(CONFIG_PLACEHOLDER).count();
+            assert_eq!(
+                n,
+                if name == "common" { 0 } else { 1 },
+                "{name}.py placeholders"
+            );
+        }
+    }
+
+    #[test]
+    fn substituted_names_are_safely_quoted() {
+        let mut target = choose_target(
+            &serde_json::from_value(reference_profile()).unwrap(),
+            "task",
+        )
+        .unwrap();
+        let nasty = "energy \"kWh\" \\ 'x' \u{00b0}C \u{1F600}\nline";
+        target.measure.name = nasty.into();
+        let code = analysis_code(&target, &OutputNames::default(), false);
+        assert!(code.is_ascii());
+        assert_eq!(embedded_config(&code)["measure_col"], nasty);
+        assert!(!code.contains(CONFIG_PLACEHOLDER));
+        assert!(code.starts_with("# sandalyst-offline-phase: analyse\n# Sandalyst offline analyst"));
+    }
+
+    #[tokio::test]
+    async fn phases_progress_from_inspect_to_finish() {
+        let mut model = OfflineAnalyst::new();
+        assert!(model.describe().contains("not an LLM"));
+        let tools = tools();
+        let mut items = vec![Item::User {
+            text: REFERENCE_TASK.into(),
+        }];
+
+        // 1. inspect
+        let reply = step(&mut model, &items, &tools).await;
+        let (id, name, code) = the_call(&reply);
+        assert_eq!(name, "python");
+        assert_eq!(id, "offline-1-inspect");
+        assert_eq!(phase_of(&code), Some(Phase::Inspect));
+        assert!(code.contains("SANDALYST_PROFILE"));
+        assert!(matches!(&reply.items[0], Item::Assistant { text } if text.contains("not an LLM")));
+        let profile_line = format!(
+            "== input/building_energy.csv ==\nrows: 1344\n\nSANDALYST_PROFILE {}",
+            reference_profile()
+        );
+        answer(&mut items, &reply, &ok_output(&profile_line), false);
+
+        // 2. analyse, with the detected columns and the requested output names
+        let reply = step(&mut model, &items, &tools).await;
+        let (id, _, code) = the_call(&reply);
+        assert_eq!(id, "offline-2-analyse");
+        assert_eq!(phase_of(&code), Some(Phase::Analyse));
+        let cfg = embedded_config(&code);
+        assert_eq!(cfg["input"], "input/building_energy.csv");
+        assert_eq!(cfg["time_col"], "timestamp");
+        assert_eq!(cfg["measure_col"], "energy_kwh");
+        assert_eq!(cfg["measure_unit"], "kWh");
+        assert_eq!(cfg["temp_col"], "outdoor_temp_c");
+        assert_eq!(cfg["temp_unit"], "C");
+        assert_eq!(cfg["mode"], "full");
+        assert_eq!(cfg["outputs"]["csv"], "output/anomalies.csv");
+        assert_eq!(cfg["outputs"]["png"], "output/energy_anomalies.png");
+        assert_eq!(cfg["outputs"]["md"], "output/anomaly_report.md");
+        for needle in [
+            "energy_kwh",
+            "outdoor_temp_c",
+            "energy_anomalies.png",
+            "def huber_fit",
+        ] {
+            assert!(code.contains(needle), "analysis code lacks {needle}");
+        }
+        let out = format!("Event 1: ...\nSANDALYST_RESULT {}", result_json());
+        answer(&mut items, &reply, &ok_output(&out), false);
+
+        // 3. validate the three files, expecting the events found
+        let reply = step(&mut model, &items, &tools).await;
+        let (_, _, code) = the_call(&reply);
+        assert_eq!(phase_of(&code), Some(Phase::Validate));
+        let cfg = embedded_config(&code);
+        assert_eq!(cfg["outputs"]["md"], "output/anomaly_report.md");
+        assert_eq!(
+            cfg["event_starts"],
+            json!(["2024-05-25 22:00", "2024-06-12 10:00"])
+        );
+        let verdict =
+            json!({"ok": true, "checks": [{"name": "chart (PNG)", "ok": true, "detail": ""}]});
+        answer(
+            &mut items,
+            &reply,
+            &ok_output(&format!("PASS ...\nSANDALYST_VALIDATION {verdict}")),
+            false,
+        );
+
+        // 4. finish: a summary naming the events and the files
+        let text = final_answer(&step(&mut model, &items, &tools).await);
+        for needle in [
+            "Found 2 abnormal events",
+            "Saturday 2024-05-25 22:00 to Sunday 2024-05-26 05:00",
+            "+264.2 kWh",
+            "Wednesday 2024-06-12 10:00",
+            "output/anomalies.csv",
+            "output/energy_anomalies.png",
+            "output/anomaly_report.md",
+            "all outputs reopened and checked",
+            "3 other short deviations",
+            "not an LLM",
+        ] {
+            assert!(
+                text.contains(needle),
+                "final text lacks {needle:?}:\n{text}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn analysis_error_falls_back_once_then_finishes() {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let mut items = vec![Item::User {
+            text: "Look for anomalies.".into(),
+        }];
+        let reply = step(&mut model, &items, &tools).await;
+        answer(
+            &mut items,
+            &reply,
+            &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
+            false,
+        );
+        let reply = step(&mut model, &items, &tools).await;
+        answer(
+            &mut items,
+            &reply,
+            &error_output("ValueError: could not infer the reading interval"),
+            true,
+        );
+
+        // the fallback: same columns, simple mode, default output names
+        let reply = step(&mut model, &items, &tools).await;
+        let (id, _, code) = the_call(&reply);
+        assert_eq!(id, "offline-3-analyse-simple");
+        assert_eq!(phase_of(&code), Some(Phase::AnalyseSimple));
+        let cfg = embedded_config(&code);
+        assert_eq!(cfg["mode"], "simple");
+        assert_eq!(cfg["measure_col"], "energy_kwh");
+        assert_eq!(cfg["outputs"]["md"], "output/report.md");
+        assert!(
+            matches!(&reply.items[0], Item::Assistant { text } if text.contains("could not infer the reading interval"))
+        );
+        answer(
+            &mut items,
+            &reply,
+            &error_output("MemoryError: out of memory"),
+            true,
+        );
+
+        // both failed: a clear final text, no more calls
+        let text = final_answer(&step(&mut model, &items, &tools).await);
+        assert!(text.contains("could not complete the analysis"), "{text}");
+        assert!(
+            text.contains("could not infer the reading interval"),
+            "{text}"
+        );
+        assert!(text.contains("MemoryError"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn fallback_success_is_validated_and_reported_as_fallback() {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let mut items = vec![Item::User {
+            text: "anomalies please".into(),
+        }];
+        let r = step(&mut model, &items, &tools).await;
+        answer(
+            &mut items,
+            &r,
+            &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
+            false,
+        );
+        let r = step(&mut model, &items, &tools).await;
+        answer(&mut items, &r, &error_output("KeyError: 'x'"), true);
+        let r = step(&mut model, &items, &tools).await;
+        let mut result = result_json();
+        result["mode"] = json!("simple");
+        answer(
+            &mut items,
+            &r,
+            &ok_output(&format!("SANDALYST_RESULT {result}")),
+            false,
+        );
+        let r = step(&mut model, &items, &tools).await;
+        assert_eq!(phase_of(&the_call(&r).2), Some(Phase::Validate));
+        let verdict = json!({"ok": false, "checks": [{"name": "chart (PNG)", "ok": false, "detail": "output/anomalies.png is missing"}]});
+        answer(
+            &mut items,
+            &r,
+            &ok_output(&format!("SANDALYST_VALIDATION {verdict}")),
+            false,
+        );
+        let text = final_answer(&step(&mut model, &items, &tools).await);
+        assert!(text.contains("simplified"), "{text}");
+        assert!(text.contains("KeyError"), "{text}");
+        assert!(text.contains("output/anomalies.png is missing"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn no_input_finishes_with_an_explanation() {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let cases = [
+            (json!({"files": [], "tables": []}), "no files under input/"),
+            (
+                json!({"files": [{"path": "input/a.pdf", "status": "not_tabular", "reason": "not a tabular file type"}], "tables": []}),
+                "input/a.pdf (not a tabular file type)",
+            ),
+            (
+                json!({"files": [{"path": "input/t.csv", "status": "ok"}], "tables": [
+                    {"path": "input/t.csv", "rows": 100, "time": [], "measures": [{"name": "x"}]}]}),
+                "no column parses as dates/times",
+            ),
+            (
+                json!({"files": [{"path": "input/t.csv", "status": "ok"}], "tables": [
+                    {"path": "input/t.csv", "rows": 100, "time": [{"name": "t"}], "measures": []}]}),
+                "no usable numeric measure",
+            ),
+        ];
+        for (profile, needle) in cases {
+            let mut items = vec![Item::User {
+                text: "Find anomalies".into(),
+            }];
+            let r = step(&mut model, &items, &tools).await;
+            answer(
+                &mut items,
+                &r,
+                &ok_output(&format!("SANDALYST_PROFILE {profile}")),
+                false,
+            );
+            let text = final_answer(&step(&mut model, &items, &tools).await);
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn failed_inspection_is_retried_once() {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let mut items = vec![Item::User {
+            text: "Find anomalies".into(),
+        }];
+        for attempt in 1..=2 {
+            let r = step(&mut model, &items, &tools).await;
+            let (id, _, code) = the_call(&r);
+            assert_eq!(id, format!("offline-{attempt}-inspect"));
+            assert_eq!(phase_of(&code), Some(Phase::Inspect));
+            answer(
+                &mut items,
+                &r,
+                "status: kernel_restarted (3.00 s)\n[note] the kernel died\n",
+                true,
+            );
+        }
+        let text = final_answer(&step(&mut model, &items, &tools).await);
+        assert!(text.contains("failed twice"), "{text}");
+        assert!(text.contains("kernel died"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn shell_only_runs_python_through_a_heredoc() {
+        let mut model = OfflineAnalyst::new();
+        let shell_only: Vec<ToolSpec> = tools().into_iter().filter(|t| t.name == "shell").collect();
+        let items = vec![Item::User {
+            text: "Find anomalies".into(),
+        }];
+        let r = step(&mut model, &items, &shell_only).await;
+        let (_, name, command) = the_call(&r);
+        assert_eq!(name, "shell");
+        assert!(
+            command.starts_with("python3 - <<'SANDALYST_PY'\n# sandalyst-offline-phase: inspect\n")
+        );
+        assert!(command.ends_with("\nSANDALYST_PY\n"));
+        assert_eq!(phase_of(&command), Some(Phase::Inspect));
+    }
+
+    #[test]
+    fn target_prefers_files_and_columns_named_in_the_task() {
+        let profile: Profile = serde_json::from_value(json!({
+            "files": [{"path": "input/a.csv", "status": "ok"}, {"path": "input/b.csv", "status": "ok"}],
+            "tables": [
+                {"path": "input/a.csv", "rows": 5000, "time": [{"name": "t"}], "measures": [{"name": "kw", "unit": "kW", "kind": "power"}]},
+                {"path": "input/b.csv", "rows": 100, "time": [{"name": "when"}],
+                 "measures": [{"name": "load"}, {"name": "gas_m3"}],
+                 "categories": [{"name": "site", "distinct": 3}], "time_span": {"duplicates": 60}}
+            ]
+        }))
+        .unwrap();
+        let t = choose_target(&profile, "anomalies please").unwrap();
+        assert_eq!(t.table.path, "input/a.csv");
+        assert_eq!(t.category, None);
+        let t = choose_target(&profile, "look at gas_m3 in input/b.csv").unwrap();
+        assert_eq!(t.table.path, "input/b.csv");
+        assert_eq!(t.measure.name, "gas_m3");
+        assert_eq!(t.category.as_deref(), Some("site"));
+    }
+
+    #[tokio::test]
+    async fn never_more_than_max_calls() {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let mut items = vec![Item::User {
+            text: "Find anomalies".into(),
+        }];
+        // Feed garbage validation outputs forever: the planner must stop.
+        let code = inspect_code();
+        for i in 0..MAX_CALLS {
+            let call = Item::ToolCall {
+                call_id: format!("x{i}"),
+                name: "python".into(),
+                arguments: json!({ "code": code }).to_string(),
+            };
+            items.push(call);
+            items.push(Item::ToolOutput {
+                call_id: format!("x{i}"),
+                output: "status: error (0 s)".into(),
+                is_error: true,
+            });
+        }
+        let text = final_answer(&step(&mut model, &items, &tools).await);
+        assert!(text.contains("stopped"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn cancelled_requests_return_at_once() {
+        let mut model = OfflineAnalyst::new();
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let items = vec![Item::User { text: "x".into() }];
+        let r = model
+            .respond(
+                Request {
+                    instructions: "",
+                    items: &items,
+                    tools: &[],
+                },
+                &cancel,
+            )
+            .await;
+        assert!(r.is_err());
+    }
+
+    // ---- end to end with a real Python (ignored by default) ----------------------------
+
+    /// Runs the planner's real Python on the example data, step by step, the way the
+    /// agent loop would, and checks that the planted events are found and nothing else.
+    /// Python: `SANDALYST_OFFLINE_PYTHON` (default `python3`, needs numpy, pandas, scipy,
+    /// matplotlib) or, with `SANDALYST_OFFLINE_IMAGE=<tag>`, `docker run` of that image.
+    /// `SANDALYST_OFFLINE_KEEP=<dir>` keeps the workspaces for a look at the outputs.
+    ///
+    /// `cargo test -p sandalyst offline::tests::real_python -- --ignored --nocapture`
+    #[tokio::test]
+    #[ignore]
+    async fn real_python_finds_the_planted_events() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let cases = [
+            (
+                root.join("examples/building_energy.csv"),
+                root.join("examples/building_energy.events.json"),
+                REFERENCE_TASK.to_string(),
+                "reference",
+            ),
+            (
+                root.join("tests/fixtures/chiller_plant.csv"),
+                root.join("tests/fixtures/chiller_plant.events.json"),
+                "Find abnormal power events in input/chiller_plant.csv, ignore normal noise, \
+                 explain them; save output/chiller_events.csv, output/chiller.png and output/chiller.md."
+                    .to_string(),
+                "alt",
+            ),
+        ];
+        for (csv, truth, task, label) in cases {
+            let keep = std::env::var("SANDALYST_OFFLINE_KEEP").ok();
+            let tmp = tempfile::tempdir().unwrap();
+            let ws = match &keep {
+                Some(dir) => std::path::PathBuf::from(dir).join(label),
+                None => tmp.path().join("ws"),
+            };
+            let _ = std::fs::remove_dir_all(&ws);
+            std::fs::create_dir_all(ws.join("input")).unwrap();
+            std::fs::create_dir_all(ws.join("output")).unwrap();
+            std::fs::copy(&csv, ws.join("input").join(csv.file_name().unwrap())).unwrap();
+            open_up(&ws);
+            let text = drive(&ws, &task).await;
+            println!("=== {label} ===\n{text}\n");
+
+            let names = output_names(&task);
+            let truth: Value = serde_json::from_slice(&std::fs::read(truth).unwrap()).unwrap();
+            let mut rdr = csv::Reader::from_path(ws.join(&names.csv)).unwrap();
+            let found: Vec<(String, String, String)> = rdr
+                .deserialize::<std::collections::HashMap<String, String>>()
+                .map(|r| {
+                    let r = r.unwrap();
+                    (r["start"].clone(), r["end"].clone(), r["direction"].clone())
+                })
+                .collect();
+            let overlaps = |s: &str, e: &str, (fs, fe, _): &(String, String, String)| {
+                fs.as_str() <= e && s <= fe.as_str()
+            };
+            for ev in truth["events"].as_array().unwrap() {
+                let (s, e) = (ev["start"].as_str().unwrap(), ev["end"].as_str().unwrap());
+                assert!(
+                    found.iter().any(|f| overlaps(s, e, f)),
+                    "{label}: planted event {} not found in {found:?}",
+                    ev["id"]
+                );
+            }
+            let false_pos: Vec<_> = found
+                .iter()
+                .filter(|f| {
+                    !truth["events"].as_array().unwrap().iter().any(|ev| {
+                        overlaps(
+                            ev["start"].as_str().unwrap(),
+                            ev["end"].as_str().unwrap(),
+                            f,
+                        )
+                    })
+                })
+                .collect();
+            assert!(
+                false_pos.is_empty(),
+                "{label}: false positives {false_pos:?}"
+            );
+            for n in truth["normal_noise"].as_array().unwrap() {
+                let t = n["time"].as_str().unwrap();
+                assert!(
+                    !found.iter().any(|f| overlaps(t, t, f)),
+                    "{label}: noise at {t} flagged"
+                );
+            }
+            let png = std::fs::read(ws.join(&names.png)).unwrap();
+            assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+            let report = std::fs::read(ws.join(&names.md)).unwrap();
+            assert!(report.is_ascii());
+            assert!(text.contains("all outputs reopened and checked"), "{text}");
+        }
+    }
+
+    /// Runs the offline analyst on any files: `SANDALYST_OFFLINE_FILES=a.csv:b.xlsx`
+    /// (staged together as one run's input), optional `SANDALYST_OFFLINE_TASK`, same
+    /// Python/image/keep variables as above. Prints every step and the final answer.
+    #[tokio::test]
+    #[ignore]
+    async fn real_python_on_any_files() {
+        let Ok(files) = std::env::var("SANDALYST_OFFLINE_FILES") else {
+            eprintln!("set SANDALYST_OFFLINE_FILES to run this");
+            return;
+        };
+        let task = std::env::var("SANDALYST_OFFLINE_TASK")
+            .unwrap_or_else(|_| "Look for abnormal events in the data and explain them.".into());
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = std::env::var("SANDALYST_OFFLINE_KEEP")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|_| tmp.path().join("ws"));
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(ws.join("input")).unwrap();
+        std::fs::create_dir_all(ws.join("output")).unwrap();
+        for f in files.split(':').filter(|f| !f.is_empty()) {
+            let f = std::path::Path::new(f);
+            std::fs::copy(f, ws.join("input").join(f.file_name().unwrap())).unwrap();
+        }
+        open_up(&ws);
+        println!("=== final answer ===\n{}", drive(&ws, &task).await);
+    }
+
+    /// The reference case through the real agent loop and Docker sandbox (persistent
+    /// kernel, hardened container): `SANDALYST_OFFLINE_IMAGE=<tag>` or the default image.
+    #[tokio::test]
+    #[ignore]
+    async fn real_sandbox_runs_the_reference_case() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(store_dir.path().to_path_buf()).unwrap();
+        let mut req = crate::run::RunRequest::new(
+            vec![root.join("examples/building_energy.csv")],
+            REFERENCE_TASK.to_string(),
+        );
+        if let Ok(image) = std::env::var("SANDALYST_OFFLINE_IMAGE") {
+            req.sandbox.image = image;
+        }
+        let mut model = OfflineAnalyst::new();
+        let emit = |ev: crate::agent::RunEvent| println!("{ev:?}");
+        let outcome =
+            crate::run::execute(&store, req, &mut model, &emit, &CancellationToken::new())
+                .await
+                .unwrap();
+        assert_eq!(outcome.status, crate::agent::RunStatus::Finished);
+        let names: Vec<&str> = outcome.outputs.iter().map(|f| f.path.as_str()).collect();
+        for want in ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
+        let report =
+            std::fs::read_to_string(outcome.outputs_dir.join("anomaly_report.md")).unwrap();
+        assert!(
+            report.is_ascii()
+                && report.contains("2024-05-25 22:00")
+                && report.contains("2024-06-12 10:00")
+        );
+        assert_eq!(outcome.turns, 4);
+    }
+
+    #[cfg(unix)]
+    fn open_up(dir: &std::path::Path) {
+        use std::os::unix::fs::PermissionsExt;
+        for d in [dir.to_path_buf(), dir.join("input"), dir.join("output")] {
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn open_up(_: &std::path::Path) {}
+
+    /// A minimal stand-in for the agent loop: every call runs as a fresh Python process.
+    async fn drive(ws: &std::path::Path, task: &str) -> String {
+        let mut model = OfflineAnalyst::new();
+        let tools = tools();
+        let mut items = vec![Item::User { text: task.into() }];
+        for _ in 0..10 {
+            let reply = step(&mut model, &items, &tools).await;
+            let Some((id, name, args)) = reply
+                .tool_calls()
+                .next()
+                .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            else {
+                return final_answer(&reply);
+            };
+            assert_eq!(name, "python");
+            let code = call_source(&name, &args).unwrap();
+            let script = format!("sandalyst_step_{id}.py");
+            std::fs::write(ws.join(&script), &code).unwrap();
+            let started = std::time::Instant::now();
+            let out = match std::env::var("SANDALYST_OFFLINE_IMAGE") {
+                Ok(image) => std::process::Command::new("docker")
+                    .args([
+                        "run",
+                        "--rm",
+                        "--network",
+                        "none",
+                        "--user",
+                        "1000:1000",
+                        "-e",
+                        "MPLBACKEND=Agg",
+                        "-v",
+                    ])
+                    .arg(format!(
+                        "{}:/workspace",
+                        ws.canonicalize().unwrap().display()
+                    ))
+                    .args(["-w", "/workspace", &image, "python3", &script])
+                    .output()
+                    .unwrap(),
+                Err(_) => std::process::Command::new(
+                    std::env::var("SANDALYST_OFFLINE_PYTHON").unwrap_or_else(|_| "python3".into()),
+                )
+                .arg(&script)
+                .current_dir(ws)
+                .env("MPLBACKEND", "Agg")
+                .output()
+                .unwrap(),
+            };
+            let _ = std::fs::remove_file(ws.join(&script));
+            let ok = out.status.success();
+            let mut text = format!(
+                "status: {} ({:.2} s)\n",
+                if ok { "ok" } else { "error" },
+                started.elapsed().as_secs_f64()
+            );
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if !stdout.is_empty() {
+                text.push_str(&format!("[stdout]\n{stdout}"));
+            }
+            if !stderr.is_empty() {
+                let label = if ok { "[stderr]" } else { "[traceback]" };
+                text.push_str(&format!("{label}\n{stderr}"));
+            }
+            println!("--- {id} ---\n{text}");
+            items.extend(reply.items.iter().cloned());
+            items.push(Item::ToolOutput {
+                call_id: id,
+                output: text,
+                is_error: !ok,
+            });
+        }
+        panic!("the planner did not finish within 10 steps");
+    }
+}

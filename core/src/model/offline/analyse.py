@@ -1,0 +1,939 @@
+# Sandalyst offline analyst (rule-based, not an LLM), step 2 of 4: find abnormal events.
+# Expected baseline = median by hour of week, adjusted for outdoor temperature with a
+# robust (Huber) heating/cooling degree model; residuals -> robust z-scores
+# (median/MAD x 1.4826); |z| >= threshold -> flagged readings -> grouped into events;
+# small or isolated deviations are ignored as normal noise. Writes the event table
+# (CSV), a chart (PNG) and a report (Markdown, plain ASCII). CONFIG below was filled in
+# by the planner from the inspection step.
+CONFIG = json.loads(__SANDALYST_CONFIG__)
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+
+MODE = CONFIG.get("mode", "full")  # "full", or "simple" (fallback: no temperature model)
+Z_T = float(CONFIG.get("z_threshold", 3.5))  # a reading is flagged at |z| >= Z_T
+Z_EXT = float(CONFIG.get("z_extend", 2.0))  # events extend over neighbours with |z| >= Z_EXT
+Z_SINGLE = float(CONFIG.get("z_single", 6.0))  # a lone flagged reading must reach this
+MATERIAL = float(CONFIG.get("materiality", 0.10))  # peak deviation >= 10 % of typical level
+OUT = CONFIG["outputs"]
+for _p in OUT.values():
+    os.makedirs(os.path.dirname(_p) or ".", exist_ok=True)
+TIME_FMT = "%Y-%m-%d %H:%M"
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def mad_scale(v):
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return float("nan")
+    return 1.4826 * float(np.median(np.abs(v - np.median(v))))
+
+
+# ---- 1. load, clean, regularise -----------------------------------------------------
+src = CONFIG["input"]
+parts = read_tables(src, CONFIG.get("kind", "csv"))
+sheet = CONFIG.get("sheet")
+df = dict(parts).get(sheet, parts[0][1]) if sheet else parts[0][1]
+df.columns = [str(c) for c in df.columns]
+TCOL, YCOL, TEMPCOL = CONFIG["time_col"], CONFIG["measure_col"], CONFIG.get("temp_col")
+notes = []
+raw_rows = len(df)
+cat = CONFIG.get("category_col")
+if cat and cat in df.columns and df[cat].nunique(dropna=True) > 1:
+    top = df[cat].astype(str).value_counts().index[0]
+    df = df[df[cat].astype(str) == top]
+    notes.append("%s has several values; analysed the most frequent one, %s (%d of %d rows)."
+                 % (cat, ascii_text(top), len(df), raw_rows))
+
+t = parse_times(df[TCOL], CONFIG.get("time_unit"))
+y_raw = numeric_view(df[YCOL])
+if y_raw is None:
+    raise ValueError("column %r is not numeric" % YCOL)
+temp_raw = numeric_view(df[TEMPCOL]) if TEMPCOL and TEMPCOL in df.columns else None
+frame = pd.DataFrame({"t": t.values, "y": y_raw.astype(float).values})
+frame["temp"] = temp_raw.astype(float).values if temp_raw is not None else np.nan
+bad_time = int(frame["t"].isna().sum())
+frame = frame.dropna(subset=["t"]).sort_values("t", kind="mergesort")
+if len(frame) < 24:
+    raise ValueError("only %d readings with a valid time; too few for a baseline" % len(frame))
+n_dup = int(frame["t"].duplicated().sum())
+frame = frame.groupby("t").mean()  # duplicated timestamps: averaged
+steps = np.diff(frame.index.values).astype("timedelta64[ns]").astype(np.int64)
+steps = steps[steps > 0]
+interval = pd.Timedelta(int(np.median(steps)), unit="ns")
+if interval <= pd.Timedelta(0):
+    raise ValueError("could not infer the reading interval")
+t0 = frame.index[0]
+pos = (frame.index - t0) / interval
+k = np.round(np.asarray(pos, dtype=float)).astype(np.int64)
+off_grid = int(np.sum(np.abs(np.asarray(pos, dtype=float) - k) > 1e-6))
+frame["k"] = k
+frame = frame.groupby("k").mean()
+n_grid = int(k.max()) + 1
+if n_grid > max(50 * len(frame), 200000):
+    raise ValueError("timestamps too irregular to put on a %s grid" % fmt_td(interval))
+MAX_POINTS = 100000  # keeps the fit and the chart fast; finer data is aggregated
+if n_grid > MAX_POINTS:
+    factor = int(math.ceil(n_grid / MAX_POINTS))
+    for _m in (15, 30, 60, 120, 180, 360, 720, 1440, 2880, 10080):
+        cand = pd.Timedelta(minutes=_m)
+        if cand >= interval * factor and cand % interval == pd.Timedelta(0):
+            factor = int(cand / interval)
+            break
+    grp = frame.groupby(frame.index // factor)
+    counts = grp["y"].count()
+    agg = grp.mean()
+    if CONFIG.get("measure_kind") == "energy":
+        agg["y"] = agg["y"] * factor  # energy per interval adds up
+    agg.loc[counts < 0.5 * factor, "y"] = np.nan
+    notes.append("%d readings every %s were aggregated to %s intervals (%s) to keep the analysis fast." % (
+        len(frame), fmt_td(interval), fmt_td(interval * factor),
+        "sums" if CONFIG.get("measure_kind") == "energy" else "means"))
+    frame, interval = agg, interval * factor
+    n_grid = int(frame.index.max()) + 1
+grid = pd.date_range(start=t0, periods=n_grid, freq=interval)
+reg = frame.reindex(np.arange(n_grid))
+y = reg["y"].to_numpy(dtype=float)
+valid = np.isfinite(y)
+n_missing = int((~valid).sum())
+n_missing_rows = int(n_grid - len(frame))
+dt_h = interval.total_seconds() / 3600.0
+if interval >= pd.Timedelta(days=1):
+    TIME_FMT = "%Y-%m-%d"
+if n_dup > 0:
+    notes.append("%d duplicated timestamps were averaged." % n_dup)
+if off_grid:
+    notes.append("%d readings were off the %s grid and were snapped to the nearest interval."
+                 % (off_grid, fmt_td(interval)))
+if bad_time:
+    notes.append("%d rows had an unreadable time and were dropped." % bad_time)
+
+TUNIT = CONFIG.get("temp_unit") or "C"
+temp = reg["temp"].to_numpy(dtype=float)
+have_temp = TEMPCOL is not None and np.isfinite(temp).sum() >= 0.5 * valid.sum()
+temp_c = (temp - 32.0) * 5.0 / 9.0 if TUNIT == "F" else temp.copy()
+if have_temp:
+    temp_c = pd.Series(temp_c).interpolate(limit=3, limit_area="inside").to_numpy()
+
+hour = np.asarray(grid.hour)
+dow = np.asarray(grid.day_of_week)
+weekend = dow >= 5
+level = float(np.nanmedian(np.abs(y))) if valid.any() else 0.0
+if level <= 0:
+    level = float(np.nanmax(np.abs(y))) if valid.any() else 1.0
+UNIT = CONFIG.get("measure_unit") or ""
+KIND = CONFIG.get("measure_kind") or "other"
+if KIND == "power":
+    EXCESS_UNIT = {"kW": "kWh", "W": "Wh", "MW": "MWh", "kVA": "kVAh"}.get(UNIT, (UNIT + "*h") if UNIT else "unit*h")
+    EXCESS_FACTOR = dt_h
+elif KIND == "energy":
+    EXCESS_UNIT, EXCESS_FACTOR = (UNIT or "units"), 1.0
+else:
+    EXCESS_UNIT, EXCESS_FACTOR = (UNIT or "units") + " (sum of readings)", 1.0
+U = (" " + UNIT) if UNIT else ""
+_mins = interval.total_seconds() / 60.0
+INTERVAL_WORD = {60.0: "hourly", 1440.0: "daily", 30.0: "30-minute", 15.0: "15-minute", 5.0: "5-minute",
+                 10.0: "10-minute", 1.0: "1-minute"}.get(_mins, "%s-interval" % fmt_td(interval).replace(" ", "-"))
+
+# ---- 2. expected baseline --------------------------------------------------------------
+def slot_count(sl):
+    per = pd.Series(valid).groupby(sl).sum()
+    return float(per[per > 0].median())
+
+
+if interval >= pd.Timedelta(days=1):
+    slot, slot_desc = dow.copy(), "day of week"
+else:
+    # slots at the data's own resolution (e.g. 30-min slots), so ramps are not blurred;
+    # coarser when there are too few weeks for >= 5 readings per slot
+    tod_len = max(1, int(round(pd.Timedelta(hours=1) / interval))) if interval < pd.Timedelta(hours=1) else 1
+    minutes = hour * 60 + np.asarray(grid.minute)
+    res_min = max(1, int(round(interval.total_seconds() / 60)))
+    tod = minutes // res_min
+    n_tod = int(tod.max()) + 1
+    res_txt = "" if res_min == 60 else " (%s slots)" % fmt_td(interval)
+    if res_min > 60:
+        res_txt = ""
+    slot, slot_desc = dow * n_tod + tod, ("hour of week" if res_min == 60 else "time of week") + res_txt
+    if slot_count(slot) < 5:
+        slot = weekend * n_tod + tod
+        slot_desc = ("hour of day" if res_min == 60 else "time of day") + res_txt + ", weekdays and weekends separately"
+        if slot_count(slot) < 5:
+            slot, slot_desc = tod, ("hour of day" if res_min == 60 else "time of day") + res_txt
+samples_per_slot = int(pd.Series(valid).groupby(slot).sum().median())
+
+
+def slot_profile(v):
+    s = pd.Series(np.where(valid, v, np.nan))
+    med = s.groupby(slot).median()
+    out = pd.Series(slot).map(med).to_numpy(dtype=float)
+    return np.where(np.isfinite(out), out, np.nanmedian(v[valid]))
+
+
+def slot_profile_loo(v):
+    """Leave-one-out slot median: each reading's expectation excludes the reading itself,
+    so residuals are honest prediction errors (an in-sample median of ~8 values would
+    shrink them by about a quarter and inflate the z-scores)."""
+    out = slot_profile(v)
+    vals = np.where(valid, v, np.nan)
+    order = np.argsort(slot, kind="mergesort")
+    bounds = np.flatnonzero(np.diff(slot[order])) + 1
+    for grp in np.split(order, bounds):
+        g = grp[np.isfinite(vals[grp])]
+        m = len(g) - 1
+        if m < 2:
+            continue
+        srt = np.argsort(vals[g], kind="mergesort")
+        sv = vals[g][srt]
+        rank = np.empty(len(g), dtype=np.int64)
+        rank[srt] = np.arange(len(g))
+        rem = lambda j: np.where(j < rank, sv[np.minimum(j, len(sv) - 1)], sv[np.minimum(j + 1, len(sv) - 1)])
+        if m % 2 == 1:
+            med = rem(np.full(len(g), m // 2))
+        else:
+            med = 0.5 * (rem(np.full(len(g), m // 2 - 1)) + rem(np.full(len(g), m // 2)))
+        out[g] = med
+    return out
+
+
+def huber_fit(X, r, iters=30):
+    beta = np.linalg.lstsq(X, r, rcond=None)[0]
+    for _ in range(iters):
+        res = r - X @ beta
+        s = mad_scale(res)
+        if not s > 0:
+            break
+        u = np.abs(res) / (1.345 * s)
+        w = np.sqrt(np.where(u <= 1, 1.0, 1.0 / np.maximum(u, 1e-12)))
+        nb = np.linalg.lstsq(X * w[:, None], r * w, rcond=None)[0]
+        if np.allclose(nb, beta, rtol=1e-6, atol=1e-9):
+            beta = nb
+            break
+        beta = nb
+    return beta
+
+
+def nonneg_huber(X, r):
+    """Huber fit with the degree-day slopes (all columns but the intercept) kept >= 0."""
+    cols = list(range(X.shape[1]))
+    while True:
+        b = huber_fit(X[:, cols], r)
+        neg = [c for c, v in zip(cols, b) if c != 0 and v < 0]
+        if not neg:
+            beta = np.zeros(X.shape[1])
+            beta[cols] = b
+            return beta
+        worst = min(neg, key=lambda c: b[cols.index(c)])
+        cols.remove(worst)
+
+
+def activity_weight(act, split):
+    """Operating share of a slot: the continuous activity, or a step at `split`."""
+    return act if split is None else (act > split).astype(float)
+
+
+def degree_design(tc, hb, cb, act):
+    H = np.maximum(hb - tc, 0.0)
+    C = np.maximum(tc - cb, 0.0)
+    return np.column_stack([np.ones_like(tc), H * act, H * (1 - act), C * act, C * (1 - act)])
+
+
+def huber_loss(res, s):
+    u = np.abs(res) / (1.345 * s)
+    return float(np.sum(np.where(u <= 1, 0.5 * u * u, u - 0.5)))
+
+
+base = slot_profile(y)
+lo_b, hi_b = np.nanpercentile(base, 5), np.nanpercentile(base, 95)
+# activity 0..1: where the slot's typical level sits between base load and full operation
+active = np.clip((base - lo_b) / (hi_b - lo_b), 0.0, 1.0) if hi_b > lo_b else np.ones_like(base)
+f = np.zeros_like(y)
+temp_model = None
+use_temp = MODE == "full" and have_temp
+if use_temp:
+    ok = valid & np.isfinite(temp_c)
+    r0 = (y - base)[ok]
+    s0 = mad_scale(r0) or 1.0
+    tc_ok, act_ok = temp_c[ok], active[ok]
+    slot_ok = slot[ok]
+
+    _centered = {}
+
+    def centered(key, col):
+        """A degree-day column minus its slot median: the profile already holds each
+        slot's typical temperature effect, so only deviations from it are comparable."""
+        if key not in _centered:
+            _centered[key] = col - pd.Series(col).groupby(slot_ok).transform("median").to_numpy()
+        return _centered[key]
+
+    best = None
+    n_ok = int(ok.sum())
+    for split in (None, 0.15, 0.3, 0.5):
+        w_ok = activity_weight(act_ok, split)
+        for hb in range(6, 25, 2):
+            for cb in range(max(hb, 12), 29, 2):
+                X = degree_design(tc_ok, hb, cb, w_ok)
+                # a degree term needs support: >= 5 % of the readings beyond its balance point
+                if np.mean(tc_ok < hb) < 0.05:
+                    X[:, 1:3] = 0.0
+                if np.mean(tc_ok > cb) < 0.05:
+                    X[:, 3:5] = 0.0
+                keys = [None, ("h", hb, split, 1), ("h", hb, split, 0), ("c", cb, split, 1), ("c", cb, split, 0)]
+                Xc = X.copy()
+                for c in range(1, 5):
+                    if X[:, c].any():
+                        Xc[:, c] = centered(keys[c], X[:, c])
+                beta = nonneg_huber(Xc, r0)
+                res = r0 - Xc @ beta
+                # penalise each slope in use (BIC-like) so a term must earn its place
+                loss = huber_loss(res, s0) + math.log(n_ok) * int(np.sum(np.abs(beta[1:]) > 1e-12))
+                if best is None or loss < best[0] - 1e-9:
+                    best = (loss, hb, cb, split, beta, X)
+    _, HB, CB, SPLIT, beta, X = best
+    # backfitting, started from the within-slot fit: profile of (y - f), then f on (y - profile)
+    f = np.zeros_like(y)
+    f[ok] = X[:, 1:] @ beta[1:]
+    for _it in range(6):
+        typical = pd.Series(np.where(ok, f, np.nan)).groupby(slot).median()
+        fill = pd.Series(slot).map(typical).fillna(0.0).to_numpy()
+        f = np.where(ok, f, fill)  # readings without temperature: their slot's typical effect
+        base = slot_profile(y - f)
+        beta = nonneg_huber(X, (y - base)[ok])
+        f = np.zeros_like(y)
+        f[ok] = X @ beta
+    typical = pd.Series(np.where(ok, f, np.nan)).groupby(slot).median()
+    f = np.where(ok, f, pd.Series(slot).map(typical).fillna(0.0).to_numpy())
+    temp_model = {"hb": HB, "cb": CB, "split": SPLIT, "beta": [float(b) for b in beta]}
+    _conv = (5.0 / 9.0) if TUNIT == "F" else 1.0  # slopes per deg C -> per deg F
+    _to_u = (lambda c: c * 9 / 5 + 32) if TUNIT == "F" else (lambda c: c)
+    _per = UNIT if UNIT else "units"
+    _terms = []
+    _on, _off = ("on busy days", "on quiet days") if interval >= pd.Timedelta(days=1) else (
+        "in operation", "outside operating hours")
+    if beta[1] > 1e-9 or beta[2] > 1e-9:
+        _terms.append("heating below %.0f deg %s: %.3g %s per deg %s %s, %.3g %s" % (
+            _to_u(HB), TUNIT, beta[1] * _conv, _per, TUNIT, _on, beta[2] * _conv, _off))
+    if beta[3] > 1e-9 or beta[4] > 1e-9:
+        _terms.append("cooling above %.0f deg %s: %.3g %s per deg %s %s, %.3g %s" % (
+            _to_u(CB), TUNIT, beta[3] * _conv, _per, TUNIT, _on, beta[4] * _conv, _off))
+    found = "; ".join(_terms) if _terms else "no temperature dependence beyond the time-of-week pattern"
+    op_text = ("each slot counts as operating in proportion to where its typical level lies between base load and "
+               "full operation" if SPLIT is None else
+               "slots whose typical level is more than %.0f %% of the way from base load to full operation count as "
+               "operating" % (100 * SPLIT))
+base = slot_profile_loo(y - f)
+expected = base + f
+base_only = slot_profile_loo(y)
+resid = y - expected
+
+# ---- 3. robust z-scores ----------------------------------------------------------------
+def robust_scale(res):
+    glob = mad_scale(res[valid])
+    if not np.isfinite(glob) or glob <= 0:
+        glob = max(1e-9, 0.01 * level)
+    floor = max(0.5 * glob, 0.005 * level, 1e-9)
+    out = np.full(len(res), glob)
+    if interval < pd.Timedelta(days=1):
+        # pooled over the hour and its two neighbours (a steadier estimate than one hour)
+        near = lambda h: (hour == h) | (hour == (h + 1) % 24) | (hour == (h - 1) % 24)
+        by_hour = {}
+        for h in np.unique(hour):
+            m = valid & near(h)
+            by_hour[h] = mad_scale(res[m]) if m.sum() >= 8 else glob
+        for w in (False, True):
+            for h in np.unique(hour):
+                m = valid & near(h) & (weekend == w)
+                sc = mad_scale(res[m]) if m.sum() >= 12 else by_hour[h]
+                out[(hour == h) & (weekend == w)] = sc if np.isfinite(sc) else glob
+    return np.maximum(out, floor), glob
+
+
+scale, glob_scale = robust_scale(resid)
+z = np.where(valid, resid / scale, np.nan)
+scale0, _ = robust_scale(y - base_only)
+z0 = np.where(valid, (y - base_only) / scale0, np.nan)
+absz = np.abs(np.nan_to_num(z))
+core = valid & (absz >= Z_T)
+
+# ---- 4. events ---------------------------------------------------------------------------
+max_gap = max(1, int(round(pd.Timedelta(hours=1) / interval))) if interval < pd.Timedelta(hours=1) else 1
+spans = []  # [a, b, sign]
+for i in np.flatnonzero(core):
+    sgn = 1 if resid[i] > 0 else -1
+    if spans and spans[-1][2] == sgn and i - spans[-1][1] - 1 <= max_gap:
+        spans[-1][1] = i
+    else:
+        spans.append([i, i, sgn])
+for sp in spans:  # hysteresis: extend over neighbours with the same sign and |z| >= Z_EXT
+    while sp[0] > 0 and valid[sp[0] - 1] and np.sign(resid[sp[0] - 1]) == sp[2] and absz[sp[0] - 1] >= Z_EXT:
+        sp[0] -= 1
+    while sp[1] < n_grid - 1 and valid[sp[1] + 1] and np.sign(resid[sp[1] + 1]) == sp[2] and absz[sp[1] + 1] >= Z_EXT:
+        sp[1] += 1
+merged = []
+for sp in spans:
+    if merged and merged[-1][2] == sp[2] and sp[0] <= merged[-1][1] + 1:
+        merged[-1][1] = max(merged[-1][1], sp[1])
+    else:
+        merged.append(list(sp))
+spans = [sp + ["z"] for sp in merged]
+
+# stuck meter: the same value repeated for >= 3 h (and >= 4 readings), value not zero
+flat_min = max(4, int(math.ceil(pd.Timedelta(hours=3) / interval)))
+same = valid[1:] & valid[:-1] & (y[1:] == y[:-1])
+flat_share = float(same.sum()) / max(1, int((valid[1:] & valid[:-1]).sum()))
+flat_runs = []
+if flat_share < 0.05:
+    i = 0
+    while i < n_grid:
+        j = i
+        while j + 1 < n_grid and valid[j + 1] and valid[i] and y[j + 1] == y[i]:
+            j += 1
+        if valid[i] and j - i + 1 >= flat_min and y[i] != 0:
+            flat_runs.append((i, j))
+        i = j + 1
+for a, b in flat_runs:
+    over = [sp for sp in spans if sp[0] <= b and sp[1] >= a]
+    for sp in over:
+        spans.remove(sp)
+    a2 = min([a] + [sp[0] for sp in over])
+    b2 = max([b] + [sp[1] for sp in over])
+    spans.append([a2, b2, 0, "flat"])
+spans.sort(key=lambda sp: sp[0])
+
+kept, ignored = [], []
+for a, b, sgn, how in spans:
+    idx = np.arange(a, b + 1)
+    v = idx[valid[idx]]
+    n_core = int(core[idx].sum())
+    peak_i = int(v[np.argmax(absz[v])])
+    peak_dev = abs(resid[peak_i])
+    if how == "flat":
+        kept.append((a, b, sgn, how))
+        continue
+    reason = None
+    if n_core < 2 and absz[peak_i] < Z_SINGLE:
+        reason = "only one reading crossed |z| >= %.1f and it stayed below |z| = %.0f" % (Z_T, Z_SINGLE)
+    elif peak_dev < MATERIAL * level:
+        reason = "deviation %.3g%s is below %.0f %% of the typical level (%.3g%s)" % (
+            peak_dev, U, 100 * MATERIAL, level, U)
+    if reason:
+        ignored.append({"start": grid[a], "end": grid[b], "n": len(v), "peak_z": float(z[peak_i]),
+                        "dev": float(resid[peak_i]), "exp": float(expected[peak_i]), "reason": reason})
+    else:
+        kept.append((a, b, sgn, how))
+
+temp_show = temp if have_temp else np.full(n_grid, np.nan)
+typ_temp_by_hour = pd.Series(temp_show).groupby(hour).median() if have_temp else None
+exp_lo, exp_hi = np.nanpercentile(expected, 5), np.nanpercentile(expected, 95)
+TU = "deg " + TUNIT
+hot_margin = 4.0 if TUNIT == "C" else 7.0
+DAILY = interval >= pd.Timedelta(days=1)
+
+
+def temp_u(c):
+    """A model temperature (deg C) in the data's unit."""
+    return c * 9 / 5 + 32 if TUNIT == "F" else c
+
+
+def span_text(a, b):
+    s, e = grid[a], grid[b]
+    if DAILY:
+        return s.strftime("%A %Y-%m-%d") + ("" if a == b else " to " + e.strftime("%A %Y-%m-%d"))
+    if s.date() == e.date():
+        return "%s %s to %s" % (DAYS[s.day_of_week], s.strftime(TIME_FMT), e.strftime("%H:%M"))
+    return "%s %s to %s %s" % (DAYS[s.day_of_week], s.strftime(TIME_FMT), DAYS[e.day_of_week], e.strftime(TIME_FMT))
+
+
+def part_of_day(hs):
+    names = []
+    for h in hs:
+        n = "night" if (h >= 22 or h < 6) else "morning" if h < 12 else "afternoon" if h < 18 else "evening"
+        if n not in names:
+            names.append(n)
+    return "/".join(names)
+
+
+def when_phrase(a, b, pod, day_type):
+    """e.g. 'a Thursday evening/night (weekday)', 'the night from Saturday to Sunday (weekend)'."""
+    s, e = grid[a], grid[b]
+    kind = {"weekend": " (weekend)", "weekday": " (working day)"}.get(day_type, "")
+    if interval >= pd.Timedelta(days=1):
+        return span_text(a, b) + kind
+    if s.date() == e.date():
+        return "a %s %s%s" % (DAYS[s.day_of_week], pod, kind)
+    if (e.normalize() - s.normalize()).days == 1 and set(pod.split("/")) <= {"evening", "night"}:
+        return "the night from %s to %s%s" % (DAYS[s.day_of_week], DAYS[e.day_of_week], kind)
+    return "%s %s to %s %s%s" % (DAYS[s.day_of_week], s.strftime("%H:%M"), DAYS[e.day_of_week], e.strftime("%H:%M"), kind)
+
+
+def hours_text(h):
+    if h >= 48:
+        return ("%.1f days" % (h / 24.0)).replace(".0 days", " days")
+    return ("%.2f" % h).rstrip("0").rstrip(".") + " h"
+
+
+def pct_text(p):
+    return ("%+.0f %%" % p) if np.isfinite(p) else "n/a"
+
+
+events = []
+for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
+    idx = np.arange(a, b + 1)
+    v = idx[valid[idx]]
+    peak_i = int(v[np.argmax(absz[v])])
+    excess_raw = float(np.sum(resid[v]))
+    sum_exp = float(np.sum(expected[v]))
+    direction = "flat" if how == "flat" else ("spike" if excess_raw > 0 else "drop")
+    mean_val, mean_exp = float(np.mean(y[v])), float(np.mean(expected[v]))
+    mt = float(np.nanmean(temp_show[idx])) if have_temp and np.isfinite(temp_show[idx]).any() else float("nan")
+    tt = float(np.nanmean(typ_temp_by_hour.reindex(hour[idx]).to_numpy())) if have_temp else float("nan")
+    days = sorted(set(dow[idx]))
+    day_type = "weekend" if all(d >= 5 for d in days) else "weekday" if all(d < 5 for d in days) else "weekday+weekend"
+    frac = (mean_exp - exp_lo) / (exp_hi - exp_lo) if exp_hi > exp_lo else 0.5
+    context = "base load" if frac < 0.25 else "operating hours" if frac > 0.6 else "partial operation"
+    pod = part_of_day(hour[idx]) if interval < pd.Timedelta(days=1) else "whole day"
+    dur_h = (b - a + 1) * dt_h
+    pct = 100.0 * excess_raw / sum_exp if sum_exp > 0 else float("nan")
+    when = when_phrase(a, b, pod, day_type)
+    tnote = ""
+    if have_temp and np.isfinite(mt):
+        tnote = " Outdoor temperature averaged %.1f %s (typical for those hours %.1f %s)." % (mt, TU, tt, TU)
+    # "well above/below typical" = beyond the usual temperature of those hours by a margin
+    hot = have_temp and np.isfinite(mt) and mt > tt + hot_margin
+    cold = have_temp and np.isfinite(mt) and mt < tt - hot_margin
+    no_heat_expected = (temp_model is not None and (temp_model["beta"][1] > 0 or temp_model["beta"][2] > 0)
+                        and np.isfinite(mt) and mt > temp_u(temp_model["hb"]))
+    no_cool_expected = (temp_model is not None and (temp_model["beta"][3] > 0 or temp_model["beta"][4] > 0)
+                        and np.isfinite(mt) and mt < temp_u(temp_model["cb"]))
+    if direction == "flat":
+        expl = ("The meter repeated exactly %.6g%s for %d readings (%s) on %s while the expected value moved "
+                "between %.4g and %.4g%s -> stuck meter or data logger repeating its last value: a data-quality "
+                "problem, not real consumption; check the meter and its communication."
+                % (y[a], U, b - a + 1, hours_text(dur_h), when, np.min(expected[v]), np.max(expected[v]), U))
+    elif direction == "drop" and mean_val <= 0.1 * max(mean_exp, 1e-9):
+        expl = ("Near-zero readings (mean %.3g%s) for %s on %s, when about %.4g%s is normal (%s) -> power "
+                "outage, main breaker trip, or a meter/communication fault reporting zeros."
+                % (mean_val, U, hours_text(dur_h), when, mean_exp, U, context))
+    elif direction == "spike" and DAILY:
+        expl = ("Use on %s was %.4g%s per day on average against about %.4g%s expected for those weekdays%s (%s)"
+                % (when, mean_val, U, mean_exp, U, " and temperatures" if temp_model else "", pct_text(pct)))
+        if no_heat_expected and not no_cool_expected:
+            expl += (" although it was %.1f %s, above the heating balance point (%.0f %s) -> heating running in "
+                     "warm weather (boiler or control fault), or a leak or process load." % (
+                         mt, TU, temp_u(temp_model["hb"]), TU))
+        elif no_cool_expected and not no_heat_expected:
+            expl += (" although it was %.1f %s, below the cooling balance point (%.0f %s) -> cooling running in "
+                     "cool weather (control fault), or an extra process load." % (mt, TU, temp_u(temp_model["cb"]), TU))
+        else:
+            expl += " -> equipment left running for days, a control fault, a leak, or a process change."
+        tnote = ""
+    elif direction == "drop" and DAILY:
+        expl = ("Use on %s was %.4g%s per day on average against about %.4g%s expected (%s) -> shutdown or "
+                "holiday, equipment off, or missing/under-reported meter data." % (
+                    when, mean_val, U, mean_exp, U, pct_text(pct)))
+    elif direction == "spike" and context == "base load" and mean_val >= 0.8 * exp_hi:
+        expl = ("Occurs on %s, when the building normally drops to base load (about %.4g%s), but use stayed at "
+                "the level of normal working hours (%.4g%s against about %.4g%s in operation, %s) -> lighting and "
+                "HVAC not switched off: a schedule/timer fault or a manual override left on."
+                % (when, mean_exp, U, mean_val, U, exp_hi, U, pct_text(pct)))
+    elif direction == "spike" and context == "base load":
+        expl = ("Occurs on %s, when the building normally runs at base load (about %.4g%s), but use was %.4g%s "
+                "(%s) -> equipment, lighting or HVAC left running, or a scheduling/BMS override fault."
+                % (when, mean_exp, U, mean_val, U, pct_text(pct)))
+    elif direction == "spike" and (hot or cold) and not temp_model:
+        expl = ("Outdoor temperature %.1f %s, well %s typical for those hours (%.1f %s), and use was %s above the "
+                "time-of-week expectation on %s -> extra %s load in %s weather; this simplified baseline does not "
+                "adjust for temperature, so part or all of it may be normal for such weather." % (
+                    mt, TU, "above" if hot else "below", tt, TU, pct_text(pct), when,
+                    "cooling" if hot else "heating", "hot" if hot else "cold"))
+        tnote = ""
+    elif direction == "spike" and hot:
+        expl = ("Outdoor temperature %.1f %s, well above typical for those hours (%.1f %s); use exceeded even "
+                "the temperature-adjusted expectation by %s on %s -> extra cooling load beyond what temperature "
+                "explains (chiller or condenser inefficiency, simultaneous heating and cooling, setpoint change)."
+                % (mt, TU, tt, TU, pct_text(pct), when))
+        tnote = ""
+    elif direction == "spike" and cold:
+        expl = ("Outdoor temperature %.1f %s, well below typical for those hours (%.1f %s); use exceeded even "
+                "the temperature-adjusted expectation by %s on %s -> extra heating load beyond what temperature "
+                "explains (heating fault, open doors/windows, electric backup heat)."
+                % (mt, TU, tt, TU, pct_text(pct), when))
+        tnote = ""
+    elif direction == "spike" and context == "partial operation":
+        expl = ("Higher than normal use (%s) on %s, a shoulder period when the building is normally ramping up "
+                "or down -> schedule overrun (start-up too early or shut-down too late) or equipment left on."
+                % (pct_text(pct), when))
+    elif direction == "spike":
+        expl = ("Higher than normal use (%s) during operating hours on %s%s -> unusual occupancy or process "
+                "load, an equipment fault, or a control setpoint change."
+                % (pct_text(pct), when, " at ordinary outdoor temperature" if have_temp else ""))
+    elif context == "base load":
+        expl = ("Below the usual base load (%s) on %s -> equipment switched off (maintenance), or meter "
+                "under-reading." % (pct_text(pct), when))
+    else:
+        expl = ("Lower than normal use (%s) on %s during %s -> partial shutdown, holiday or early closure, or a "
+                "sub-meter/circuit fault." % (pct_text(pct), when, context))
+    if direction != "flat" and len(v) == 1:
+        expl += " A single-reading excursion can also be a meter glitch."
+    if dur_h > 24 and direction != "flat":
+        expl += " The long duration suggests a sustained operational change rather than a one-off."
+    expl += tnote
+    events.append({
+        "event_id": n_ev, "start": grid[a].strftime(TIME_FMT), "end": grid[b].strftime(TIME_FMT),
+        "duration_hours": round(dur_h, 2), "readings": int(len(v)), "missing_readings": int(len(idx) - len(v)),
+        "direction": direction, "day_type": day_type, "time_of_day": pod, "context": context,
+        "peak_time": grid[peak_i].strftime(TIME_FMT), "peak_value": round(float(y[peak_i]), 3),
+        "expected_at_peak": round(float(expected[peak_i]), 3), "peak_z": round(float(z[peak_i]), 2),
+        "mean_value": round(mean_val, 3), "mean_expected": round(mean_exp, 3),
+        "excess_energy": round(excess_raw * EXCESS_FACTOR, 3), "excess_energy_unit": EXCESS_UNIT,
+        "excess_pct": round(pct, 1) if np.isfinite(pct) else None, "value_unit": UNIT,
+        "mean_temp": round(mt, 2) if np.isfinite(mt) else None,
+        "typical_temp": round(tt, 2) if np.isfinite(tt) else None,
+        "temp_unit": TU if have_temp else "",
+        "when": span_text(a, b), "duration_text": hours_text(dur_h), "explanation": ascii_text(expl),
+        "_a": a, "_b": b,
+    })
+
+# ---- 5. the event table (CSV) ------------------------------------------------------------
+COLS = ["event_id", "start", "end", "duration_hours", "readings", "missing_readings", "direction",
+        "day_type", "time_of_day", "context", "peak_time", "peak_value", "expected_at_peak", "peak_z",
+        "mean_value", "mean_expected", "excess_energy", "excess_energy_unit", "excess_pct", "value_unit",
+        "mean_temp", "typical_temp", "temp_unit", "explanation"]
+table = pd.DataFrame([{c: e[c] for c in COLS} for e in events], columns=COLS)
+for c in table.columns:
+    if table[c].dtype == object:
+        table[c] = table[c].map(lambda x: ascii_text(x) if isinstance(x, str) else x)
+with open(OUT["csv"], "w", encoding="ascii", newline="") as fh:
+    table.to_csv(fh, index=False, lineterminator="\n")
+points_path = os.path.splitext(OUT["csv"])[0] + "_points.csv"
+prow = []
+for e in events:
+    for i in range(e["_a"], e["_b"] + 1):
+        prow.append({"event_id": e["event_id"], "time": grid[i].strftime(TIME_FMT),
+                     "value": round(float(y[i]), 3) if valid[i] else None,
+                     "expected": round(float(expected[i]), 3),
+                     "residual": round(float(resid[i]), 3) if valid[i] else None,
+                     "robust_z": round(float(z[i]), 2) if valid[i] else None,
+                     "flagged": bool(core[i])})
+with open(points_path, "w", encoding="ascii", newline="") as fh:
+    pd.DataFrame(prow, columns=["event_id", "time", "value", "expected", "residual", "robust_z", "flagged"]).to_csv(fh, index=False, lineterminator="\n")
+
+# ---- 6. the chart (PNG) --------------------------------------------------------------------
+COL = {"spike": "#d62728", "drop": "#9467bd", "flat": "#7f7f7f"}
+if KIND == "energy":
+    ylab = "%s (%s per %s)" % (ascii_text(YCOL), UNIT or "units", fmt_td(interval))
+elif UNIT:
+    ylab = "%s (%s)" % (ascii_text(YCOL), UNIT)
+else:
+    ylab = ascii_text(YCOL)
+fname = os.path.basename(src)
+top_events = sorted(events, key=lambda e: -abs(e["excess_energy"]))[:4]
+zooms = MODE == "full" and len(top_events) > 0
+ncols = max(2, len(top_events))
+rows = [3.2, 1.3] + ([1.1] if have_temp else []) + ([2.3] if zooms else [])
+fig = plt.figure(figsize=(14, 3.0 + 2.2 * len(rows)), layout="constrained")
+fig.suptitle("%s: measured vs expected %s, %d abnormal event%s (shaded and numbered)" % (
+    ascii_text(fname), ascii_text(YCOL), len(events), "" if len(events) == 1 else "s"), fontsize=13)
+gs = fig.add_gridspec(len(rows), ncols, height_ratios=rows)
+ax1 = fig.add_subplot(gs[0, :])
+base_lab = "expected baseline (%s median%s)" % (slot_desc, " + temperature model" if temp_model else "")
+# Long sub-daily series: the overview shows daily means (the close-ups show the detail).
+overview_daily = n_grid > 3000 and interval < pd.Timedelta(days=1)
+if overview_daily:
+    day_key = grid.normalize()
+    ov = pd.DataFrame({"y": y, "e": np.where(valid, expected, np.nan), "t": temp}, index=grid).groupby(day_key).mean()
+    ov_x, ov_y, ov_e, ov_t = ov.index, ov["y"].to_numpy(), ov["e"].to_numpy(), ov["t"].to_numpy()
+    ax1.plot(ov_x, ov_y, color="#1f77b4", lw=1.0, label="measured (daily mean)")
+    ax1.plot(ov_x, ov_e, color="#ff7f0e", lw=1.0, alpha=0.9, label=base_lab.replace("expected", "expected, daily mean of"))
+    ymax = float(np.nanmax(np.concatenate([ov_y[np.isfinite(ov_y)], ov_e[np.isfinite(ov_e)]])))
+    ymin = min(0.0, float(np.nanmin(ov_y)))
+    ylab = ylab + ", daily mean"
+else:
+    ax1.plot(grid, y, color="#1f77b4", lw=0.8, label="measured")
+    ax1.plot(grid, expected, color="#ff7f0e", lw=0.9, alpha=0.85, label=base_lab)
+    ymax = float(np.nanmax(np.concatenate([y[valid], expected[np.isfinite(expected)]])))
+    ymin = min(0.0, float(np.nanmin(y[valid])))
+for e in events:
+    s_, en = grid[e["_a"]], grid[e["_b"]] + interval
+    ax1.axvspan(s_, en, color=COL[e["direction"]], alpha=0.25, lw=0)
+    ax1.text(s_ + (en - s_) / 2, ymax * 1.03, str(e["event_id"]), ha="center", va="bottom", fontsize=10,
+             fontweight="bold", color=COL[e["direction"]])
+from matplotlib.patches import Patch
+
+handles, labels = ax1.get_legend_handles_labels()
+for d in ("spike", "drop", "flat"):
+    if any(e["direction"] == d for e in events):
+        handles.append(Patch(color=COL[d], alpha=0.35))
+        labels.append({"spike": "event: higher than expected", "drop": "event: lower than expected",
+                       "flat": "event: flat readings (stuck meter)"}[d])
+ax1.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(handles), fontsize=8.5,
+           frameon=False, borderaxespad=0.2)
+ax1.set_ylim(bottom=ymin, top=ymax * 1.12)
+ax1.set_ylabel(ylab)
+ax1.grid(alpha=0.3)
+ax2 = fig.add_subplot(gs[1, :], sharex=ax1)
+lim = max(Z_T * 2, min(20.0, float(np.nanmax(absz)) * 1.05 if valid.any() else 10.0))
+in_event = np.zeros(n_grid, dtype=bool)
+for e in events:
+    in_event[e["_a"]:e["_b"] + 1] = True
+ax2.plot(grid, np.clip(z, -lim, lim), color="#555555", lw=0.6)
+m = core & in_event
+ax2.scatter(grid[m], np.clip(z[m], -lim, lim), s=10, color="#d62728", zorder=3,
+            label="|z| >= %.1f, part of an event" % Z_T)
+m = core & ~in_event
+if m.any():
+    ax2.scatter(grid[m], np.clip(z[m], -lim, lim), s=14, facecolors="none", edgecolors="#ff7f0e", zorder=3,
+                label="|z| >= %.1f, ignored as noise" % Z_T)
+for sgn in (-1, 1):
+    ax2.axhline(sgn * Z_T, color="#d62728", ls="--", lw=0.8)
+ax2.set_ylim(-lim * 1.05, lim * 1.05)
+ax2.set_ylabel("robust z")
+ax2.set_title("Residual (measured - expected) as robust z-score, threshold +/-%.1f (values beyond +/-%.0f drawn at the edge)"
+              % (Z_T, lim), fontsize=10)
+ax2.legend(loc="upper left", fontsize=8, ncol=2)
+ax2.grid(alpha=0.3)
+row = 2
+if have_temp:
+    ax3 = fig.add_subplot(gs[row, :], sharex=ax1)
+    ax3.plot(ov_x if overview_daily else grid, ov_t if overview_daily else temp, color="#2ca02c", lw=0.8)
+    ax3.set_ylabel("outdoor (%s)" % TU)
+    ax3.set_title("Outdoor temperature (%s)%s" % (ascii_text(TEMPCOL), ", daily mean" if overview_daily else ""),
+                  fontsize=10)
+    ax3.grid(alpha=0.3)
+    row += 1
+for ax in fig.axes:
+    loc = mdates.AutoDateLocator()
+    ax.xaxis.set_major_locator(loc)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+if zooms:
+    for j, e in enumerate(sorted(top_events, key=lambda e: e["_a"])):
+        ax = fig.add_subplot(gs[row, j])
+        pad = max(int(round(pd.Timedelta(hours=12) / interval)), e["_b"] - e["_a"] + 1)
+        pad = min(pad, max(1, int(round(pd.Timedelta(days=2) / interval))))
+        lo_i, hi_i = max(0, e["_a"] - pad), min(n_grid - 1, e["_b"] + pad)
+        sl = slice(lo_i, hi_i + 1)
+        ax.plot(grid[sl], y[sl], color="#1f77b4", lw=1.0)
+        ax.plot(grid[sl], expected[sl], color="#ff7f0e", lw=1.0)
+        ax.axvspan(grid[e["_a"]], grid[e["_b"]] + interval, color=COL[e["direction"]], alpha=0.25, lw=0)
+        ax.set_title("Close-up of event %d (%s): %s" % (e["event_id"], e["direction"], grid[e["_a"]].strftime("%a %Y-%m-%d")),
+                     fontsize=9)
+        loc = mdates.AutoDateLocator(maxticks=5)
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+        ax.tick_params(labelsize=7.5)
+        ax.grid(alpha=0.3)
+        if j == 0:
+            ax.set_ylabel(UNIT or ascii_text(YCOL), fontsize=8)
+fig.savefig(OUT["png"], dpi=120)
+plt.close(fig)
+
+# ---- 7. the report (Markdown, plain ASCII) ---------------------------------------------------
+def f3(x):
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else ("%.4g" % x)
+
+
+span_days = (grid[-1] - grid[0] + interval) / pd.Timedelta(days=1)
+L = []
+L.append("# Abnormal energy-use events: %s" % ascii_text(fname))
+L.append("")
+L.append("Generated by the Sandalyst offline analyst: a deterministic, rule-based method (not an LLM). "
+         "Every number below comes from the data; the explanations are plausible causes inferred only "
+         "from timestamps, %s values%s, to be confirmed on site." % (ascii_text(YCOL), " and outdoor temperature" if have_temp else ""))
+L.append("")
+L.append("## Summary")
+L.append("")
+if events:
+    L.append("%d abnormal event%s found in %d %s readings of `%s`:" % (
+        len(events), "" if len(events) == 1 else "s", int(valid.sum()), INTERVAL_WORD, ascii_text(YCOL)))
+    L.append("")
+    for e in events:
+        L.append("- Event %d, %s (%s): %s, peak %s%s vs %s%s expected (z = %+.1f), excess %+.4g %s (%s %%)." % (
+            e["event_id"], e["when"], hours_text(e["duration_hours"]), e["direction"], f3(e["peak_value"]), U,
+            f3(e["expected_at_peak"]), U, e["peak_z"], e["excess_energy"], EXCESS_UNIT,
+            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-"))
+else:
+    L.append("No abnormal events: no group of readings deviated from the expected baseline beyond the "
+             "thresholds described below.")
+L.append("")
+L.append("## Data")
+L.append("")
+L.append("- File: `%s`%s, %d rows." % (ascii_text(src), (" (sheet %s)" % ascii_text(sheet)) if sheet else "", raw_rows))
+L.append("- Time column `%s`, measure `%s`%s%s." % (
+    ascii_text(TCOL), ascii_text(YCOL), (" (%s)" % UNIT) if UNIT else "",
+    (", outdoor temperature `%s` (%s)" % (ascii_text(TEMPCOL), TU)) if have_temp else ", no outdoor temperature column used"))
+L.append("- Time span: %s to %s (%.1f days), interval %s (median spacing of the timestamps)." % (
+    grid[0].strftime(TIME_FMT), grid[-1].strftime(TIME_FMT), span_days, fmt_td(interval)))
+L.append("- %d intervals on the regular grid, %d with a reading; %d missing (%d timestamps absent, %d empty values). "
+         "Missing readings are left missing (not filled) and never count as anomalies." % (
+             n_grid, int(valid.sum()), n_missing, n_missing_rows, n_missing - n_missing_rows))
+if valid.any():
+    L.append("- %s: median %.4g%s, 5th-95th percentile %.4g to %.4g%s, min %.4g, max %.4g." % (
+        ascii_text(YCOL), np.nanmedian(y), U, np.nanpercentile(y, 5), np.nanpercentile(y, 95), U, np.nanmin(y), np.nanmax(y)))
+if have_temp:
+    L.append("- Outdoor temperature: %.1f to %.1f %s (median %.1f %s)." % (
+        np.nanmin(temp), np.nanmax(temp), TU, np.nanmedian(temp), TU))
+for n_ in notes:
+    L.append("- " + ascii_text(n_))
+L.append("")
+L.append("## Method")
+L.append("")
+L.append("1. **Expected baseline.** The readings are split into slots by %s; the median of each slot "
+         "(about %d readings per slot, leaving out the reading being judged) gives the normal operating pattern "
+         "(working hours, nights, weekends). Medians are robust: a few abnormal readings do not move them."
+         % (slot_desc, samples_per_slot))
+if temp_model:
+    b = temp_model["beta"]
+    L.append("2. **Temperature adjustment.** What the time-of-week profile leaves over is fitted against outdoor "
+             "temperature with heating and cooling degree terms (a change-point model: balance points and the "
+             "operating-hours split are chosen from a grid by the smallest robust loss, and a term is kept only if it "
+             "improves the fit). Slopes differ between operating and non-operating hours (%s). The fit uses Huber "
+             "weights, so outliers barely pull it, and is alternated with the profile (backfitting) so the two "
+             "parts do not double count. Found: %s. Expected = profile + temperature term." % (op_text, found))
+elif MODE != "full":
+    L.append("2. **No temperature adjustment** (simplified fallback run): expected = the time-of-week profile.")
+else:
+    L.append("2. **No temperature adjustment**: no usable outdoor temperature column; expected = the time-of-week profile.")
+L.append("3. **Residuals and robust z-scores.** Residual = measured - expected. Each residual is divided by a "
+         "robust spread, 1.4826 x the median absolute deviation (MAD) of the residuals at the same hour of day "
+         "and its two neighbours (weekdays and weekends separately), so noisier busy hours need a larger deviation than quiet nights. "
+         "Typical spread overall: %.3g%s." % (glob_scale, U))
+L.append("4. **Threshold.** A reading is flagged when |z| >= %.1f (the usual cut-off for robust/modified "
+         "z-scores, Iglewicz and Hoaglin)." % Z_T)
+L.append("5. **Events.** Flagged readings in the same direction are grouped when separated by at most %d "
+         "unflagged or missing reading%s; each group is extended over adjacent readings that still deviate "
+         "in the same direction with |z| >= %.1f, so an event covers its whole duration. Runs of %d or more "
+         "identical non-zero readings (at least 3 h) are reported as flat/stuck-meter events." % (
+             max_gap, "" if max_gap == 1 else "s", Z_EXT, flat_min))
+L.append("6. **Ignored as normal operating noise.** A group is dropped when only one of its readings crosses "
+         "the threshold and that reading stays below |z| = %.0f (isolated blips happen by chance: with thousands "
+         "of readings a few cross any threshold), or when its largest deviation is below %.0f %% of the typical "
+         "level (%.4g%s), i.e. statistically unusual but too small to matter." % (Z_SINGLE, 100 * MATERIAL, level, U))
+L.append("7. **Size of an event.** Excess energy = sum of (measured - expected) over the event%s; negative for "
+         "drops. Excess %% = excess / expected over the same readings." % (
+             " x interval length (%s)" % fmt_td(interval) if KIND == "power" else ""))
+L.append("")
+L.append("## Events")
+L.append("")
+if events:
+    L.append("| # | Start | End | Hours | Type | When | Peak (%s) | Expected (%s) | Peak z | Excess (%s) | Excess %% | Mean temp (%s) |" % (
+        UNIT or "value", UNIT or "value", EXCESS_UNIT, TU if have_temp else "-"))
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for e in events:
+        L.append("| %d | %s | %s | %s | %s | %s %s | %s | %s | %+.1f | %+.4g | %s | %s |" % (
+            e["event_id"], e["start"], e["end"], f3(e["duration_hours"]), e["direction"], e["day_type"],
+            e["time_of_day"], f3(e["peak_value"]), f3(e["expected_at_peak"]), e["peak_z"], e["excess_energy"],
+            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-", ("%.1f" % e["mean_temp"]) if e["mean_temp"] is not None else "-"))
+    L.append("")
+    L.append("Start and End are the first and last affected readings (%s each)." % fmt_td(interval))
+    L.append("")
+    for e in events:
+        L.append("### Event %d: %s, %s" % (e["event_id"], e["direction"], e["when"]))
+        L.append("")
+        L.append("- Duration: %s (%d readings%s); peak at %s: %s%s against %s%s expected (z = %+.1f)." % (
+            hours_text(e["duration_hours"]), e["readings"],
+            (", %d missing" % e["missing_readings"]) if e["missing_readings"] else "", e["peak_time"],
+            f3(e["peak_value"]), U, f3(e["expected_at_peak"]), U, e["peak_z"]))
+        L.append("- Mean %s%s against %s%s expected; excess %+.4g %s (%s %% of expected)." % (
+            f3(e["mean_value"]), U, f3(e["mean_expected"]), U, e["excess_energy"], EXCESS_UNIT,
+            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-"))
+        L.append("- Plausible explanation: %s" % e["explanation"])
+        L.append("")
+else:
+    L.append("None.")
+    L.append("")
+L.append("## What was treated as normal")
+L.append("")
+if ignored:
+    L.append("%d candidate group%s crossed the flag threshold but %s ignored as normal noise:" % (
+        len(ignored), "" if len(ignored) == 1 else "s", "was" if len(ignored) == 1 else "were"))
+    L.append("")
+    for g in ignored[:15]:
+        L.append("- %s (%d reading%s): z = %+.1f, deviation %+.3g%s vs %.4g%s expected; %s." % (
+            g["start"].strftime(TIME_FMT), g["n"], "" if g["n"] == 1 else "s", g["peak_z"], g["dev"], U,
+            g["exp"], U, g["reason"]))
+    if len(ignored) > 15:
+        L.append("- ... and %d more." % (len(ignored) - 15))
+else:
+    L.append("No other reading crossed the flag threshold.")
+if temp_model:
+    explained = valid & (np.abs(np.nan_to_num(z0)) >= Z_T) & (absz < Z_T)
+    if explained.any():
+        dd = sorted(set(grid[explained].strftime("%Y-%m-%d")))
+        L.append("")
+        L.append("%d reading%s would look abnormal against the time-of-week profile alone but %s explained by "
+                 "outdoor temperature and not flagged (days: %s%s)." % (
+                     int(explained.sum()), "" if explained.sum() == 1 else "s",
+                     "is" if explained.sum() == 1 else "are", ", ".join(dd[:8]), ", ..." if len(dd) > 8 else ""))
+L.append("")
+L.append("## Files")
+L.append("")
+L.append("- `%s`: one row per event (columns: %s)." % (OUT["csv"], ", ".join(COLS)))
+L.append("- `%s`: every reading inside an event with its expected value, residual and z-score." % points_path)
+L.append("- `%s`: measured vs expected with the events shaded and numbered, the robust z-scores with the "
+         "threshold%s%s." % (OUT["png"], ", outdoor temperature" if have_temp else "",
+                             ", and close-ups of the largest events" if zooms else ""))
+L.append("- `%s`: this report." % OUT["md"])
+L.append("")
+L.append("## Limitations")
+L.append("")
+L.append("- Explanations are inferred only from timestamps, values%s; there are no maintenance logs, occupancy "
+         "data, holiday calendar or BMS trends, so treat them as hypotheses to check." % (" and outdoor temperature" if have_temp else ""))
+L.append("- The baseline is learned from the same %.0f days it is tested on; medians and Huber weights limit the "
+         "influence of anomalies, but a problem that persists for most of the period would become the baseline." % span_days)
+L.append("- Holidays and deliberate schedule changes look like anomalies (drops) unless the data shows them often enough.")
+if temp_model:
+    L.append("- The temperature model is piecewise linear in outdoor temperature only; humidity, solar gain, "
+             "thermal lag and setpoint changes are not modelled.")
+L.append("- Timestamps are taken as local wall-clock time; daylight-saving changes can shift one hour of the weekly profile.")
+L.append("- The thresholds (|z| >= %.1f, single reading |z| >= %.0f, %.0f %% materiality) trade sensitivity for "
+         "fewer false alarms; smaller real problems can go unreported." % (Z_T, Z_SINGLE, 100 * MATERIAL))
+if MODE != "full":
+    L.append("- This is the simplified fallback analysis (the full analysis failed), without temperature adjustment.")
+report = ascii_text("\n".join(L) + "\n")
+with open(OUT["md"], "w", encoding="ascii", newline="\n") as fh:
+    fh.write(report)
+
+# ---- 8. summary for the planner ------------------------------------------------------------
+print("Loaded %s: %d rows -> %d intervals of %s from %s to %s (%d missing)." % (
+    ascii_text(src), raw_rows, n_grid, fmt_td(interval), grid[0].strftime(TIME_FMT), grid[-1].strftime(TIME_FMT), n_missing))
+for n_ in notes:
+    print("Note: " + ascii_text(n_))
+if temp_model:
+    print("Baseline: %s median + temperature model (%s); typical spread %.3g%s."
+          % (slot_desc, found, glob_scale, U))
+else:
+    print("Baseline: %s median%s; typical spread %.3g%s." % (slot_desc, "" if MODE == "full" else " (simplified fallback)", glob_scale, U))
+print("Flagged %d readings with |z| >= %.1f; %d event%s kept, %d candidate group%s ignored as noise." % (
+    int(core.sum()), Z_T, len(events), "" if len(events) == 1 else "s", len(ignored), "" if len(ignored) == 1 else "s"))
+for e in events:
+    print(ascii_text("Event %d: %s (%s) %s, peak %s%s vs %s%s expected, z %+.1f, excess %+.4g %s" % (
+        e["event_id"], e["when"], hours_text(e["duration_hours"]), e["direction"], f3(e["peak_value"]), U,
+        f3(e["expected_at_peak"]), U, e["peak_z"], e["excess_energy"], EXCESS_UNIT)))
+print("Saved %s, %s, %s (and %s)." % (OUT["csv"], OUT["png"], OUT["md"], points_path))
+def short_cause(text):
+    """The likely cause: what follows '->' up to the end of that sentence."""
+    part = text.split("->", 1)[-1].strip()
+    cut = part.find(". ")
+    part = part[: cut + 1] if cut >= 0 else part
+    return part.rstrip(".")[:200]
+
+
+result = {
+    "mode": MODE, "input": src, "measure": YCOL, "unit": UNIT, "excess_unit": EXCESS_UNIT,
+    "rows": raw_rows, "intervals": n_grid, "interval": fmt_td(interval), "interval_word": INTERVAL_WORD,
+    "missing": n_missing,
+    "start": grid[0].strftime(TIME_FMT), "end": grid[-1].strftime(TIME_FMT),
+    "temperature": TEMPCOL if have_temp else None, "baseline": base_lab, "threshold": Z_T,
+    "n_events": len(events), "ignored": len(ignored), "outputs": OUT, "points_csv": points_path,
+    "columns": COLS,
+    "events": [dict({k: e[k] for k in ("event_id", "start", "end", "when", "duration_hours", "duration_text", "direction",
+                                       "peak_value", "expected_at_peak", "peak_z", "excess_energy", "excess_pct",
+                                       "mean_temp")}, cause=short_cause(e["explanation"])) for e in events[:20]],
+}
+print("SANDALYST_RESULT " + json.dumps(result, separators=(",", ":")))
