@@ -187,7 +187,7 @@ async fn inputs_are_staged_and_outputs_collected_with_hostile_entries_refused() 
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("data.csv");
     std::fs::write(&input, "a,b\n1,2\n").unwrap();
-    let (sb, _) = common::sandbox(&docker, "io", &[input.clone()]).await;
+    let (sb, _) = common::sandbox(&docker, "io", std::slice::from_ref(&input)).await;
     let c = CancellationToken::new();
     let code = "import os, pandas as pd\n\
         df = pd.read_csv('input/data.csv'); print(df.shape)\n\

@@ -1,0 +1,112 @@
+//! Sandbox timings against the real Docker daemon. Method and results: BENCHMARKS.md.
+//! Run: `cargo bench --bench sandbox` (SANDALYST_IMAGE overrides the image).
+
+use std::time::{Duration, Instant};
+
+use sandalyst::sandbox::docker::{self, DockerSandbox};
+use sandalyst::sandbox::{image, Sandbox, SandboxConfig};
+use sandalyst::workspace::{CollectLimits, Manifest};
+use tokio_util::sync::CancellationToken;
+
+fn stats(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "| {name} | {} | {:.2} | {:.2} | {:.2} |",
+        samples.len(),
+        ms(samples[0]),
+        ms(samples[samples.len() / 2]),
+        ms(*samples.last().unwrap())
+    );
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let engine = docker::connect().await?;
+    let tag = match std::env::var("SANDALYST_IMAGE") {
+        Ok(t) => t,
+        Err(_) => image::ensure(&engine, &|l| eprintln!("{l}")).await?,
+    };
+    let config = SandboxConfig {
+        image: tag,
+        ..SandboxConfig::default()
+    };
+    let c = CancellationToken::new();
+    let t = Duration::from_secs(120);
+    println!("| what | n | min ms | median ms | max ms |\n|---|---|---|---|---|");
+
+    let (mut ready, mut close) = (Vec::new(), Vec::new());
+    for i in 0..10 {
+        let start = Instant::now();
+        let sb = DockerSandbox::start(
+            &engine,
+            &format!("bench-{i}"),
+            &config,
+            &Manifest::default(),
+        )
+        .await?;
+        sb.python("1+1", t, &c).await?;
+        ready.push(start.elapsed());
+        let start = Instant::now();
+        sb.close().await?;
+        close.push(start.elapsed());
+    }
+    stats("container create + start + kernel first reply", ready);
+    stats("container and volume removal", close);
+
+    let sb = DockerSandbox::start(&engine, "bench-calls", &config, &Manifest::default()).await?;
+    let mut rt = Vec::new();
+    for _ in 0..200 {
+        let start = Instant::now();
+        sb.python("1+1", t, &c).await?;
+        rt.push(start.elapsed());
+    }
+    stats("kernel call round trip (`1+1`)", rt);
+    let start = Instant::now();
+    sb.python(
+        "import pandas, numpy, scipy.stats, matplotlib.pyplot",
+        t,
+        &c,
+    )
+    .await?;
+    stats(
+        "first import of pandas, scipy.stats, pyplot",
+        vec![start.elapsed()],
+    );
+    let mut cell = Vec::new();
+    for _ in 0..50 {
+        let start = Instant::now();
+        sb.python(
+            "df = pandas.DataFrame({'a': range(1000)}); df.a.sum()",
+            t,
+            &c,
+        )
+        .await?;
+        cell.push(start.elapsed());
+    }
+    stats("small pandas cell", cell);
+    let mut sh = Vec::new();
+    for _ in 0..20 {
+        let start = Instant::now();
+        sb.shell("true", t, &c).await?;
+        sh.push(start.elapsed());
+    }
+    stats("shell call (`true`)", sh);
+    sb.python("open('output/x.bin','wb').write(b'0' * (50 << 20))", t, &c)
+        .await?;
+    let dir = tempfile::tempdir()?;
+    let collect_start = Instant::now();
+    sb.collect_outputs(dir.path(), &CollectLimits::default())
+        .await?;
+    stats("collect a 50 MB output", vec![collect_start.elapsed()]);
+    sb.close().await?;
+
+    let big = dir.path().join("big.bin");
+    std::fs::File::create(&big)?.set_len(500 << 20)?;
+    let manifest = Manifest::from_paths(&[big])?;
+    let start = Instant::now();
+    let sb = DockerSandbox::start(&engine, "bench-stage", &config, &manifest).await?;
+    stats("start with a 500 MB input staged", vec![start.elapsed()]);
+    sb.close().await?;
+    Ok(())
+}
