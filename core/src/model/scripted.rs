@@ -1,4 +1,6 @@
-//! A model that replays a fixed script of replies: for tests and demos of the loop.
+//! A model that replays a fixed script of replies: for tests and demos of the loop,
+//! and for the command line's `--model replay:FILE`, where FILE is a JSON list of
+//! steps: `{"python": "code"}`, `{"shell": "command"}` or `{"say": "final answer"}`.
 
 use std::collections::VecDeque;
 
@@ -20,6 +22,7 @@ pub enum Step {
 /// Replays `steps` in order; once they run out it answers with a final text.
 pub struct ScriptedModel {
     steps: VecDeque<Step>,
+    name: String,
     /// Every request's items as the model saw them, for assertions.
     pub seen: Vec<Vec<Item>>,
 }
@@ -28,6 +31,7 @@ impl ScriptedModel {
     pub fn new(steps: impl IntoIterator<Item = Step>) -> Self {
         ScriptedModel {
             steps: steps.into_iter().collect(),
+            name: "scripted test model".into(),
             seen: Vec::new(),
         }
     }
@@ -39,6 +43,45 @@ impl ScriptedModel {
             name: name.into(),
             arguments: arguments.to_string(),
         }
+    }
+
+    /// Load a replay script (see the module doc).
+    pub fn from_json_file(path: &std::path::Path) -> anyhow::Result<Self> {
+        use anyhow::Context;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the replay script {}", path.display()))?;
+        let raw: Vec<std::collections::BTreeMap<String, String>> = serde_json::from_str(&text)
+            .with_context(|| {
+                format!(
+                    "{} is not a JSON list of {{\"python\"|\"shell\"|\"say\": \"...\"}} steps",
+                    path.display()
+                )
+            })?;
+        let mut steps = Vec::new();
+        for (i, step) in raw.into_iter().enumerate() {
+            let id = format!("replay-{}", i + 1);
+            let (kind, text) = step
+                .into_iter()
+                .next()
+                .with_context(|| format!("step {} of {} is empty", i + 1, path.display()))?;
+            steps.push(match kind.as_str() {
+                "python" => Self::python(&id, &text),
+                "shell" => Step::Reply(vec![Self::call(
+                    &id,
+                    "shell",
+                    serde_json::json!({ "command": text }),
+                )]),
+                "say" => Step::Reply(vec![Item::Assistant { text }]),
+                other => anyhow::bail!(
+                    "step {} of {}: unknown kind `{other}` (python, shell or say)",
+                    i + 1,
+                    path.display()
+                ),
+            });
+        }
+        let mut model = Self::new(steps);
+        model.name = format!("replay of {} (scripted, not an LLM)", path.display());
+        Ok(model)
     }
 
     /// A step that runs Python code.
@@ -54,7 +97,7 @@ impl ScriptedModel {
 #[async_trait]
 impl Model for ScriptedModel {
     fn describe(&self) -> String {
-        "scripted test model".into()
+        self.name.clone()
     }
 
     async fn respond(

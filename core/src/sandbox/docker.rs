@@ -6,7 +6,7 @@
 //! container and volume carries the run id and its owner process as labels, so
 //! leftovers of a process that died are found and removed at the next start.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -55,8 +55,23 @@ pub async fn connect() -> anyhow::Result<Docker> {
     }
 }
 
-/// Remove containers and volumes left by Sandalyst processes that died. Returns how
-/// many containers were removed.
+/// Run ids whose sandbox this process is running now.
+static ACTIVE: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// A labelled container or volume is a leftover when its owner process is gone, or
+/// when it is this process's but its run has ended (e.g. removal failed while the
+/// engine was unreachable).
+fn is_leftover(labels: &HashMap<String, String>) -> bool {
+    let owner = labels.get(OWNER_LABEL).map(String::as_str).unwrap_or("");
+    if owner == owner_id() {
+        let run = labels.get(RUN_LABEL).map(String::as_str).unwrap_or("");
+        return !ACTIVE.lock().unwrap().contains(run);
+    }
+    owner_is_gone(owner)
+}
+
+/// Remove containers and volumes left by runs that are over (see [`is_leftover`]).
+/// Returns how many containers were removed.
 pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
     let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
     let list = docker
@@ -70,8 +85,7 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
         .context("listing Sandalyst containers")?;
     let mut removed = 0;
     for c in list {
-        let labels = c.labels.unwrap_or_default();
-        if !owner_is_gone(labels.get(OWNER_LABEL).map(String::as_str).unwrap_or("")) {
+        if !is_leftover(&c.labels.unwrap_or_default()) {
             continue;
         }
         if let Some(id) = c.id {
@@ -88,7 +102,7 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
         .await
         .context("listing Sandalyst volumes")?;
     for v in vols.volumes.unwrap_or_default() {
-        if owner_is_gone(v.labels.get(OWNER_LABEL).map(String::as_str).unwrap_or("")) {
+        if is_leftover(&v.labels) {
             let _ = docker
                 .remove_volume(
                     &v.name,
@@ -141,6 +155,7 @@ pub(crate) async fn exec_quiet(
 
 pub struct DockerSandbox {
     docker: Docker,
+    run_id: String,
     container: String,
     volume: String,
     config: SandboxConfig,
@@ -159,6 +174,8 @@ impl DockerSandbox {
         manifest: &Manifest,
     ) -> anyhow::Result<DockerSandbox> {
         let name = format!("sandalyst-{run_id}");
+        // Registered before anything exists, so a concurrent clean-up never takes it.
+        ACTIVE.lock().unwrap().insert(run_id.to_string());
         let labels = HashMap::from([
             (RUN_LABEL.to_string(), run_id.to_string()),
             (OWNER_LABEL.to_string(), owner_id()),
@@ -183,9 +200,13 @@ impl DockerSandbox {
                 ..Default::default()
             })
             .await
-            .context("creating the workspace volume")?;
+            .context("creating the workspace volume")
+            .inspect_err(|_| {
+                ACTIVE.lock().unwrap().remove(run_id);
+            })?;
         let sandbox = DockerSandbox {
             docker: docker.clone(),
+            run_id: run_id.to_string(),
             container: name.clone(),
             volume: name.clone(),
             config: config.clone(),
@@ -268,6 +289,33 @@ impl DockerSandbox {
         *self.kernel.lock().await =
             Some(Kernel::start(&self.docker, &self.container, c.output_cap_bytes).await?);
         Ok(())
+    }
+
+    async fn write_archive(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path("/workspace")
+            .build();
+        let mut stream = self
+            .docker
+            .download_from_container(&self.container, Some(opts));
+        let mut file = tokio::fs::File::create(dest)
+            .await
+            .with_context(|| format!("cannot create {}", dest.display()))?;
+        let mut written = 0u64;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.context("reading the workspace archive")?;
+            written += chunk.len() as u64;
+            if written > max_bytes {
+                bail!("the workspace is larger than the {max_bytes} byte archive limit; it was not kept");
+            }
+            file.write_all(&chunk)
+                .await
+                .with_context(|| format!("cannot write {}", dest.display()))?;
+        }
+        file.sync_all()
+            .await
+            .with_context(|| format!("cannot write {}", dest.display()))?;
+        Ok(written)
     }
 
     pub fn container_name(&self) -> &str {
@@ -495,36 +543,21 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
-        let opts = DownloadFromContainerOptionsBuilder::new()
-            .path("/workspace")
-            .build();
-        let mut stream = self
-            .docker
-            .download_from_container(&self.container, Some(opts));
-        let mut file = tokio::fs::File::create(dest)
-            .await
-            .with_context(|| format!("cannot create {}", dest.display()))?;
-        let mut written = 0u64;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.context("reading the workspace archive")?;
-            written += chunk.len() as u64;
-            if written > max_bytes {
-                drop(file);
-                let _ = tokio::fs::remove_file(dest).await;
-                bail!("the workspace is larger than the {max_bytes} byte archive limit; it was not kept");
-            }
-            file.write_all(&chunk)
-                .await
-                .with_context(|| format!("cannot write {}", dest.display()))?;
+        let result = self.write_archive(dest, max_bytes).await;
+        if result.is_err() {
+            // A partial archive is worse than none: it would look complete.
+            let _ = tokio::fs::remove_file(dest).await;
         }
-        file.sync_all().await?;
-        Ok(written)
+        result
     }
 
     async fn close(&self) -> anyhow::Result<()> {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
+        // From here on the run is over: if removal fails (engine gone), the next
+        // clean-up of this or another process takes the container as a leftover.
+        ACTIVE.lock().unwrap().remove(&self.run_id);
         if let Some(k) = self.kernel.lock().await.take() {
             // Closing stdin lets the kernel exit; the container removal below kills the rest.
             drop(k);
@@ -557,6 +590,13 @@ impl Sandbox for DockerSandbox {
                 self.container
             )),
         }
+    }
+}
+
+impl Drop for DockerSandbox {
+    fn drop(&mut self) {
+        // Dropped without close (e.g. a cancelled future): leave it to the next clean-up.
+        ACTIVE.lock().unwrap().remove(&self.run_id);
     }
 }
 
