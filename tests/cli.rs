@@ -233,3 +233,101 @@ fn bad_input_gets_one_clear_message() {
     // None of these failures left a run folder behind.
     assert!(std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0) == 0);
 }
+
+/// Containers labelled with `run_id`, asked of the engine the tests use.
+fn containers_of(run_id: &str) -> usize {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let docker = sandalyst::sandbox::docker::connect().await.unwrap();
+        sandalyst::sandbox::docker::containers_of_run(&docker, run_id)
+            .await
+            .unwrap()
+            .len()
+    })
+}
+
+#[test]
+fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("energy.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let slow = dir.path().join("slow.json");
+    std::fs::write(
+        &slow,
+        r#"[{"python": "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)"}]"#,
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+        .args([
+            "run",
+            "-i",
+            input.to_str().unwrap(),
+            "-p",
+            "slow",
+            "--model",
+        ])
+        .arg(format!("replay:{}", slow.display()))
+        .env("SANDALYST_DATA_DIR", &data)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the code is running: the tool call is in the transcript.
+    let mut run_dir = None;
+    for _ in 0..300 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let found = std::fs::read_dir(&data)
+            .ok()
+            .and_then(|d| d.filter_map(|e| e.ok()).next());
+        if let Some(e) = found {
+            let t = std::fs::read_to_string(e.path().join("transcript.jsonl")).unwrap_or_default();
+            if t.contains("tool_call") {
+                run_dir = Some(e.path());
+                break;
+            }
+        }
+    }
+    let run_dir = run_dir.expect("the run did not start");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    child.kill().unwrap(); // SIGKILL: no clean-up of any kind
+    child.wait().unwrap();
+    let id = run_dir.file_name().unwrap().to_str().unwrap().to_string();
+    assert_eq!(
+        containers_of(&id),
+        1,
+        "the orphan is there until the next start"
+    );
+
+    let list = text(&sandalyst(&["runs", "list"], &data).stdout);
+    assert!(list.contains(&id) && list.contains("interrupted"), "{list}");
+    let shown = text(&sandalyst(&["runs", "show", &id], &data).stdout);
+    assert!(
+        shown.contains("time.sleep(120)"),
+        "the transcript so far is kept: {shown}"
+    );
+
+    let done = dir.path().join("done.json");
+    std::fs::write(&done, r#"[{"say": "nothing to do"}]"#).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+        .args([
+            "run",
+            "-i",
+            input.to_str().unwrap(),
+            "-p",
+            "next",
+            "--model",
+        ])
+        .arg(format!("replay:{}", done.display()))
+        .env("SANDALYST_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("left by an earlier run"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(containers_of(&id), 0, "the orphan container was removed");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}

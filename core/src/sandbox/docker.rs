@@ -55,6 +55,35 @@ pub async fn connect() -> anyhow::Result<Docker> {
     }
 }
 
+/// An engine error as a user reads it: what was being done and what went wrong,
+/// naming the two faults that matter (the engine gone, the container gone).
+pub(crate) fn engine_error(doing: &str, e: bollard::errors::Error) -> anyhow::Error {
+    use bollard::errors::Error as E;
+    match &e {
+        E::DockerResponseServerError {
+            status_code: 409,
+            message,
+        } if message.contains("not running") => {
+            anyhow::anyhow!("{doing}: the sandbox container is no longer running (it was stopped or killed from outside)")
+        }
+        E::DockerResponseServerError {
+            status_code: 404, ..
+        } => {
+            anyhow::anyhow!(
+                "{doing}: the sandbox container no longer exists (it was removed from outside)"
+            )
+        }
+        E::DockerResponseServerError { message, .. } => anyhow::anyhow!("{doing}: {message}"),
+        E::HyperLegacyError { .. }
+        | E::IOError { .. }
+        | E::RequestTimeoutError
+        | E::SocketNotFoundError(_) => {
+            anyhow::anyhow!("{doing}: the Docker engine stopped answering ({e})")
+        }
+        _ => anyhow::anyhow!("{doing}: {e}"),
+    }
+}
+
 /// Run ids whose sandbox this process is running now.
 static ACTIVE: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
 
@@ -465,9 +494,12 @@ impl Sandbox for DockerSandbox {
                 },
             )
             .await
-            .context("starting a shell command in the sandbox")?;
-        let StartExecResults::Attached { mut output, .. } =
-            self.docker.start_exec(&exec.id, None).await?
+            .map_err(|e| engine_error("starting a shell command in the sandbox", e))?;
+        let StartExecResults::Attached { mut output, .. } = self
+            .docker
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| engine_error("starting a shell command in the sandbox", e))?
         else {
             bail!("the Docker engine did not attach to the shell command");
         };

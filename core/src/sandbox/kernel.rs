@@ -77,11 +77,11 @@ impl Kernel {
                 },
             )
             .await
-            .context("starting the Python kernel")?;
+            .map_err(|e| crate::sandbox::docker::engine_error("starting the Python kernel", e))?;
         let StartExecResults::Attached { mut output, input } = docker
             .start_exec(&exec.id, None)
             .await
-            .context("starting the Python kernel")?
+            .map_err(|e| crate::sandbox::docker::engine_error("starting the Python kernel", e))?
         else {
             bail!("the Docker engine did not attach to the Python kernel");
         };
