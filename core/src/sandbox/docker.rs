@@ -221,7 +221,7 @@ impl DockerSandbox {
                         "o".to_string(),
                         format!(
                             "size={},uid=1000,gid=1000,mode=0755,nosuid,nodev",
-                            config.workspace_bytes
+                            config.workspace_bytes + manifest.total_bytes()
                         ),
                     ),
                 ])),

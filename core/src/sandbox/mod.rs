@@ -56,6 +56,8 @@ pub struct SandboxConfig {
     pub memory_bytes: i64,
     pub nano_cpus: i64,
     pub pids_limit: i64,
+    /// Room in /workspace beyond the staged inputs. The workspace is a tmpfs: what the
+    /// code writes there counts against `memory_bytes`, so keep this below it.
     pub workspace_bytes: u64,
     pub tmp_bytes: u64,
     /// Bytes of stdout (and of stderr) a single call may return to the model.
@@ -70,7 +72,7 @@ impl Default for SandboxConfig {
             memory_bytes: 2 << 30,
             nano_cpus: 1_000_000_000,
             pids_limit: 256,
-            workspace_bytes: 4 << 30,
+            workspace_bytes: 1 << 30,
             tmp_bytes: 256 << 20,
             output_cap_bytes: 32 << 10,
         }
