@@ -168,7 +168,11 @@ except OSError as e:
     let d = hostile(vec![py(code)], |_| {}).await;
     let o = &d.observations[0];
     assert!(!o.contains("WROTE") && !o.contains("MKNOD"), "{o}");
-    assert_eq!(o.lines().filter(|l| l.starts_with("denied /")).count(), 7, "{o}");
+    assert_eq!(
+        o.lines().filter(|l| l.starts_with("denied /")).count(),
+        7,
+        "{o}"
+    );
     assert!(o.contains("mknod denied"), "{o}");
     assert!(o.contains("ok /workspace/ok") && o.contains("ok /tmp/ok"));
     went_on(&d);
@@ -253,23 +257,43 @@ for pid in ['self', '1']:
 
 #[tokio::test]
 async fn a_fork_bomb_hits_the_pids_limit_and_the_run_goes_on() {
+    let count = "import os, subprocess, time\ntime.sleep(0.5)\n\
+        procs = [p for p in os.listdir('/proc') if p.isdigit()]\n\
+        print('processes', len(procs))\n\
+        print(subprocess.run(['echo', 'forked'], capture_output=True, text=True).stdout)";
     let d = hostile(
         vec![
+            // One that runs into the time limit, one that returns at once and
+            // leaves the bomb running in the background.
             sh("f() { f | f & }; f; sleep 30"),
-            py("import subprocess; print(subprocess.run(['echo', 'forked'], capture_output=True, text=True).stdout)"),
+            py(count),
+            sh("f() { f | f & }; f; echo launched"),
+            py(count),
+            // Background processes do not outlive the call that started them.
+            sh("sleep 300 & sleep 301 & echo started"),
+            py("import os\nprint('left', sum(1 for p in os.listdir('/proc') if p.isdigit() and b'30' in open('/proc/%s/cmdline' % p, 'rb').read()))"),
         ],
         |r| r.limits.call_timeout = Duration::from_secs(5),
     )
     .await;
     assert!(
-        d.observations[0].starts_with("status: timeout"),
-        "{}",
-        d.observations[0]
+        d.observations[0].contains("status: timeout")
+            || d.observations[0].contains("status: error")
     );
+    for o in [&d.observations[1], &d.observations[3]] {
+        let n: usize = o
+            .split("processes ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(999);
+        assert!(n < 10, "the bomb's processes are gone: {o}");
+        assert!(o.contains("forked"), "processes can be started again: {o}");
+    }
     assert!(
-        d.observations[1].contains("forked"),
-        "processes can be started again: {}",
-        d.observations[1]
+        d.observations[5].contains("left 0"),
+        "{}",
+        d.observations[5]
     );
     went_on(&d);
 }

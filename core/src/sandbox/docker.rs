@@ -347,6 +347,26 @@ impl DockerSandbox {
         Ok(written)
     }
 
+    /// Kill a process group in the container. Asked of the running kernel first: it
+    /// needs no new process, and a fork bomb may hold every pid the container has.
+    async fn kill_group(&self, pgid: u32) {
+        if let Some(kernel) = self.kernel.lock().await.as_mut() {
+            if kernel.send_killpg(pgid).await.is_ok() {
+                return;
+            }
+        }
+        for _ in 0..10 {
+            let cmd = format!("kill -KILL -- -{pgid} 2>/dev/null");
+            if exec_quiet(&self.docker, &self.container, &cmd)
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     pub fn container_name(&self) -> &str {
         &self.container
     }
@@ -473,10 +493,10 @@ impl Sandbox for DockerSandbox {
         cancel: &CancellationToken,
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
-        let pidfile = format!("/tmp/.sandalyst-shell-{}", rand::random::<u32>());
-        // `timeout` makes itself a process-group leader, so cancel can kill the group.
+        // `timeout` makes itself a process-group leader; its pid comes first on stderr
+        // so that the whole group (background children too) can be killed afterwards.
         let script = format!(
-            "echo $$ > {pidfile}; exec timeout -s KILL {} sh -c \"$0\"",
+            "echo $$ >&2; exec timeout -s KILL {} sh -c \"$0\"",
             timeout.as_secs().max(1)
         );
         let exec = self
@@ -505,22 +525,34 @@ impl Sandbox for DockerSandbox {
         };
         let cap = self.config.output_cap_bytes;
         let (mut out, mut err) = (Capped::new(cap), Capped::new(cap));
+        let mut group = GroupId::default();
         let mut cancelled = false;
         loop {
             tokio::select! {
                 frame = output.next() => match frame {
                     Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
-                    Some(Ok(LogOutput::StdErr { message })) => err.push(&message),
+                    Some(Ok(LogOutput::StdErr { message })) => {
+                        let rest = group.feed(&message);
+                        err.push(rest);
+                        if let (true, Some(pgid)) = (cancelled, group.take_pending()) {
+                            self.kill_group(pgid).await;
+                        }
+                    }
                     Some(Ok(_)) => {}
                     Some(Err(_)) | None => break,
                 },
                 _ = cancel.cancelled(), if !cancelled => {
                     cancelled = true;
-                    let _ = exec_quiet(&self.docker, &self.container, &format!("kill -KILL -- -$(cat {pidfile})")).await;
+                    if let Some(pgid) = group.take_pending() {
+                        self.kill_group(pgid).await;
+                    }
                 }
             }
         }
-        let _ = exec_quiet(&self.docker, &self.container, &format!("rm -f {pidfile}")).await;
+        // Whatever the command left running in the background goes with it.
+        if let Some(pgid) = group.id {
+            self.kill_group(pgid).await;
+        }
         let code = self
             .docker
             .inspect_exec(&exec.id)
@@ -629,6 +661,42 @@ impl Drop for DockerSandbox {
     fn drop(&mut self) {
         // Dropped without close (e.g. a cancelled future): leave it to the next clean-up.
         ACTIVE.lock().unwrap().remove(&self.run_id);
+    }
+}
+
+/// Reads the shell wrapper's first stderr line: the process group id.
+#[derive(Default)]
+struct GroupId {
+    line: Vec<u8>,
+    id: Option<u32>,
+    /// The id, until it has been handed out once by `take_pending`.
+    pending: bool,
+}
+
+impl GroupId {
+    /// Consume the id line from the start of stderr; return the rest of `data`.
+    fn feed<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
+        if self.id.is_some() || self.line.len() > 32 {
+            return data;
+        }
+        match data.iter().position(|&b| b == b'\n') {
+            Some(n) => {
+                self.line.extend_from_slice(&data[..n]);
+                self.id = String::from_utf8_lossy(&self.line).trim().parse().ok();
+                self.pending = self.id.is_some();
+                &data[n + 1..]
+            }
+            None => {
+                self.line.extend_from_slice(data);
+                &[]
+            }
+        }
+    }
+
+    fn take_pending(&mut self) -> Option<u32> {
+        std::mem::take(&mut self.pending)
+            .then_some(self.id)
+            .flatten()
     }
 }
 

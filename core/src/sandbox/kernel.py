@@ -4,6 +4,7 @@
 # Protocol: one JSON object per line.
 #   host -> kernel (stdin):  {"type": "execute", "id": N, "code": "..."}
 #                            {"type": "interrupt"}
+#                            {"type": "killpg", "pgid": G}   (no reply)
 #   kernel -> host (stdout): {"type": "ready", "pid": P}
 #                            {"type": "result", "id": N, "status": "ok|error|interrupted",
 #                             "stdout": "...", "stderr": "...", "traceback": "...",
@@ -82,6 +83,21 @@ _requests = queue.Queue()
 _busy = threading.Event()
 
 
+def _killpg(pgid):
+    try:
+        pgid = int(pgid)
+    except (TypeError, ValueError):
+        return
+    if pgid <= 1 or pgid == os.getpgid(0):
+        return
+    for _ in range(3):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            return
+        time.sleep(0.02)
+
+
 def _reader():
     # Reads the host's requests; an interrupt is delivered at once as SIGINT so that
     # it lands even inside time.sleep or a blocking read.
@@ -93,6 +109,9 @@ def _reader():
         if msg.get("type") == "interrupt":
             if _busy.is_set():
                 os.kill(os.getpid(), signal.SIGINT)
+        elif msg.get("type") == "killpg":
+            # Done here, not by a new process: a fork bomb may hold every free pid.
+            _killpg(msg.get("pgid"))
         else:
             _requests.put(msg)
     _requests.put(None)

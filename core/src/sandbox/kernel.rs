@@ -146,6 +146,12 @@ impl Kernel {
         self.send(&msg).await
     }
 
+    /// Ask the kernel to SIGKILL a process group (see `kernel.py`).
+    pub async fn send_killpg(&mut self, pgid: u32) -> anyhow::Result<()> {
+        self.send(&serde_json::json!({"type": "killpg", "pgid": pgid}))
+            .await
+    }
+
     pub async fn send_interrupt(&mut self) -> anyhow::Result<()> {
         self.send(&serde_json::json!({"type": "interrupt"})).await
     }
