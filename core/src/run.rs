@@ -194,6 +194,7 @@ pub async fn execute(
     run.meta.status = Some(status_now.clone());
     run.meta.turns = turns;
     run.meta.usage = usage;
+    run.meta.cost_usd = model.price().map(|p| p.cost(&usage));
     run.meta.finished = Some(chrono::Utc::now().to_rfc3339());
     run.save()?;
     let outputs_dir = req.out.clone().unwrap_or_else(|| run.outputs_dir());

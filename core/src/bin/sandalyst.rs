@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use sandalyst::agent::{RunEvent, RunStatus};
+use sandalyst::model::config;
 use sandalyst::model::offline::OfflineAnalyst;
+use sandalyst::model::pricing::{format_usd, PRICES_AS_OF};
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::{docker, image};
@@ -59,14 +61,14 @@ struct RunArgs {
     /// Also copy the outputs (the sandbox's output/ folder) into DIR.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
-    /// The model: `offline` is the built-in rule-based analyst (not an LLM).
-    #[arg(
-        long,
-        short = 'm',
-        value_name = "PROVIDER:MODEL",
-        default_value = "offline"
-    )]
-    model: String,
+    /// The model: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with
+    /// --base-url), ollama:MODEL, or offline (the built-in rule-based analyst, not an
+    /// LLM). Default: `model` in the config file, else offline.
+    #[arg(long, short = 'm', value_name = "PROVIDER:MODEL")]
+    model: Option<String>,
+    /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
     /// Stop after this many model turns.
     #[arg(long, value_name = "N", default_value_t = 25)]
     max_turns: u32,
@@ -160,12 +162,18 @@ fn open_store(dir: Option<PathBuf>) -> anyhow::Result<Store> {
     })
 }
 
-fn model_for(spec: &str) -> anyhow::Result<Box<dyn Model>> {
-    match spec {
-        "offline" | "offline-analyst" => Ok(Box::new(OfflineAnalyst::new())),
-        other => {
-            bail!("unknown model `{other}`; this version knows `offline` (the built-in analyst)")
+/// The model from --model/--base-url, the environment, the config file and the keychain.
+fn model_for(a: &RunArgs) -> anyhow::Result<Box<dyn Model>> {
+    if let Some(script) = a.model.as_deref().and_then(|m| m.strip_prefix("replay:")) {
+        let model = sandalyst::model::scripted::ScriptedModel::from_json_file(script.as_ref())?;
+        return Ok(Box::new(model));
+    }
+    match config::from_environment(a.model.as_deref(), a.base_url.as_deref())? {
+        config::Selection::Offline { why } => {
+            eprintln!("note: {why}");
+            Ok(Box::new(OfflineAnalyst::new()))
         }
+        config::Selection::Provider(p) => p.open(),
     }
 }
 
@@ -176,7 +184,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the prompt file {}", f.display()))?,
         (None, None) => bail!("give the task with --prompt TEXT or --prompt-file FILE"),
     };
-    let mut model = model_for(&a.model)?;
+    let mut model = model_for(&a)?;
     eprintln!("model: {}", model.describe());
     let store = open_store(a.data_dir.clone())?;
     let mut req = RunRequest::new(a.inputs.clone(), prompt);
@@ -204,6 +212,19 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let verbose = a.verbose;
     let emit = move |ev: RunEvent| print_event(&ev, verbose);
     let outcome = run::execute(&store, req, model.as_mut(), &emit, &cancel).await?;
+    let u = outcome.usage;
+    if u.input_tokens + u.output_tokens > 0 {
+        let cost = model.price().map_or(String::new(), |p| {
+            format!(
+                ", estimated cost {} (prices as of {PRICES_AS_OF})",
+                format_usd(p.cost(&u))
+            )
+        });
+        eprintln!(
+            "tokens: {} in ({} cached), {} out{cost}",
+            u.input_tokens, u.cached_tokens, u.output_tokens
+        );
+    }
     println!("{}", outcome.outputs_dir.display());
     Ok(match outcome.status {
         RunStatus::Finished => ExitCode::SUCCESS,

@@ -2,11 +2,22 @@
 //!
 //! A model sees the run's instructions, the provider-neutral conversation so far
 //! ([`Item`]s) and the tools it may call, and answers with assistant text and/or
-//! tool calls. A reply with no tool call ends the run. Providers (the offline
-//! analyst, scripted test models, and later HTTP providers) are plug-ins behind it.
+//! tool calls. A reply with no tool call ends the run. Providers are plug-ins behind
+//! it: the offline analyst, scripted test models, and the HTTP providers (OpenAI
+//! Responses, Chat Completions servers, Anthropic Messages; chosen in [`config`]).
 
+pub mod anthropic;
+pub mod chat_completions;
+pub mod config;
+pub mod error;
+pub mod http;
 pub mod offline;
+pub mod openai_responses;
+pub mod pricing;
 pub mod scripted;
+pub mod secret;
+pub mod sse;
+pub mod tool_args;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -33,8 +44,13 @@ pub enum Item {
         output: String,
         is_error: bool,
     },
+    /// What the model said about its reasoning. `encrypted_content` is the provider's
+    /// opaque copy of the reasoning (OpenAI Responses), sent back on later turns so the
+    /// model keeps its chain of thought without server-side state; never shown.
     Reasoning {
         summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
     },
 }
 
@@ -93,6 +109,11 @@ impl Reply {
 pub trait Model: Send {
     /// A short human name, e.g. "offline analyst (rule-based, not an LLM)".
     fn describe(&self) -> String;
+
+    /// Prices per million tokens, when known, for the estimated cost of a run.
+    fn price(&self) -> Option<pricing::Price> {
+        None
+    }
 
     /// Produce the next reply. Must return promptly once `cancel` fires.
     async fn respond(

@@ -47,6 +47,9 @@ pub struct RunMeta {
     pub turns: u32,
     #[serde(default)]
     pub usage: Usage,
+    /// Estimated cost in US dollars, when the model's prices are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     #[serde(default)]
     pub outputs: Vec<CollectedFile>,
     #[serde(default)]

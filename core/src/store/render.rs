@@ -19,8 +19,14 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
     s.push_str(&format!("inputs: {}\n", meta.inputs.join(", ")));
     if meta.usage.input_tokens + meta.usage.output_tokens > 0 {
         s.push_str(&format!(
-            "tokens: {} in ({} cached), {} out\n",
-            meta.usage.input_tokens, meta.usage.cached_tokens, meta.usage.output_tokens
+            "tokens: {} in ({} cached), {} out{}\n",
+            meta.usage.input_tokens,
+            meta.usage.cached_tokens,
+            meta.usage.output_tokens,
+            meta.cost_usd.map_or(String::new(), |c| format!(
+                ", estimated cost {}",
+                crate::model::pricing::format_usd(c)
+            ))
         ));
     }
     s.push('\n');
@@ -30,7 +36,9 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
             Item::Assistant { text } => {
                 s.push_str(&format!("--- assistant\n{}\n\n", text.trim_end()))
             }
-            Item::Reasoning { summary } => {
+            // Reasoning kept only in encrypted form has nothing to show.
+            Item::Reasoning { summary, .. } if summary.trim().is_empty() => {}
+            Item::Reasoning { summary, .. } => {
                 s.push_str(&format!("--- reasoning\n{}\n\n", summary.trim_end()))
             }
             Item::ToolCall {

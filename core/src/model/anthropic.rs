@@ -1,0 +1,328 @@
+//! The Anthropic Messages API (`POST {base}/v1/messages`, streamed).
+//!
+//! The instructions go in `system`, tools as `{name, description, input_schema}`, calls
+//! and results as `tool_use` / `tool_result` content blocks; all results of one turn go
+//! back together in one user message, results first, as the API requires. The last
+//! block carries a `cache_control` breakpoint so each turn reads the conversation so
+//! far from Anthropic's prompt cache instead of paying for it again.
+//!
+//! Events read: `message_start` (input usage), `content_block_start`,
+//! `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`),
+//! `content_block_stop`, `message_delta` (output usage), `message_stop`, `ping`, `error`.
+//! Extended thinking is not requested; thinking a server sends anyway is kept in the
+//! transcript as reasoning but not sent back.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::config::ProviderConfig;
+use super::error::{self, ApiError, Context, Fault};
+use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
+use super::pricing::Price;
+use super::{sse, tool_args, Item, Model, Reply, Request, Usage};
+
+pub const API_VERSION: &str = "2023-06-01";
+/// The reply length cap when the config sets none; every current model allows it.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+pub struct Anthropic {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for Anthropic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Anthropic")
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+impl Anthropic {
+    pub fn new(config: ProviderConfig) -> anyhow::Result<Anthropic> {
+        // The SDKs' ANTHROPIC_BASE_URL is the host; accept one that already ends in /v1.
+        let base = config.base_url.trim_end_matches('/');
+        let url = if base.ends_with("/v1") {
+            join_url(base, "messages")
+        } else {
+            join_url(base, "v1/messages")
+        };
+        let transport = Transport::new(TransportSpec {
+            provider: "Anthropic".into(),
+            url,
+            model: config.model.clone(),
+            credentials: config.credentials.clone(),
+            key_var: config.key_var.clone(),
+            auth: Auth::Header("x-api-key"),
+            extra_headers: vec![("anthropic-version", API_VERSION.to_string())],
+            settings: config.http.clone(),
+        })?;
+        Ok(Anthropic { config, transport })
+    }
+
+    /// The JSON body for one turn.
+    pub fn body(&self, request: &Request) -> Value {
+        let mut body = json!({
+            "model": self.config.model,
+            "max_tokens": self.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "system": request.instructions,
+            "messages": messages(request.items),
+            "stream": true,
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name,
+                        "description": t.description,
+                        "input_schema": t.parameters,
+                    })
+                })
+                .collect();
+        }
+        body
+    }
+}
+
+/// Our items as alternating user/assistant messages of content blocks.
+fn messages(items: &[Item]) -> Vec<Value> {
+    let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, block: Value| match out.last_mut() {
+        Some((r, blocks)) if *r == role => blocks.push(block),
+        _ => out.push((role, vec![block])),
+    };
+    for item in items {
+        match item {
+            Item::User { text } if !text.trim().is_empty() => {
+                push("user", json!({"type": "text", "text": text}))
+            }
+            // The API refuses empty text blocks.
+            Item::Assistant { text } if !text.trim().is_empty() => {
+                push("assistant", json!({"type": "text", "text": text}))
+            }
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => push(
+                "assistant",
+                json!({
+                    "type": "tool_use",
+                    "id": call_id,
+                    "name": name,
+                    "input": tool_args::to_object(arguments),
+                }),
+            ),
+            Item::ToolOutput {
+                call_id,
+                output,
+                is_error,
+            } => push(
+                "user",
+                json!({
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": if output.is_empty() { "(no output)" } else { output },
+                    "is_error": is_error,
+                }),
+            ),
+            _ => {}
+        }
+    }
+    if let Some(last) = out.last_mut().and_then(|(_, b)| b.last_mut()) {
+        last["cache_control"] = json!({"type": "ephemeral"});
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+#[async_trait]
+impl Model for Anthropic {
+    fn describe(&self) -> String {
+        self.config.describe()
+    }
+
+    fn price(&self) -> Option<Price> {
+        self.config.price
+    }
+
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let body = self.body(&request);
+        self.transport
+            .call(&body, MessagesDecoder::default, cancel)
+            .await
+    }
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        /// `input_json_delta` pieces.
+        json: String,
+        /// The `input` of `content_block_start`, used when no deltas follow.
+        initial: Value,
+    },
+    Thinking(String),
+    Other,
+}
+
+#[derive(Default)]
+struct MessagesDecoder {
+    blocks: BTreeMap<u64, Block>,
+    input_tokens: u64,
+    cache_read: u64,
+    cache_write: u64,
+    output_tokens: u64,
+    /// `stop_reason: "max_tokens"`: the reply hit its token cap.
+    cut_off: bool,
+}
+
+impl MessagesDecoder {
+    fn usage(&mut self, u: &Value) {
+        let set = |field: &mut u64, key: &str| {
+            if let Some(n) = u.get(key).and_then(Value::as_u64) {
+                *field = n;
+            }
+        };
+        set(&mut self.input_tokens, "input_tokens");
+        set(&mut self.cache_read, "cache_read_input_tokens");
+        set(&mut self.cache_write, "cache_creation_input_tokens");
+        set(&mut self.output_tokens, "output_tokens");
+    }
+}
+
+impl Decoder for MessagesDecoder {
+    fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
+            Fault::transient(format!(
+                "Anthropic sent a malformed event ({e}): {}",
+                ev.data.chars().take(200).collect::<String>()
+            ))
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(&ev.event)
+            .to_string();
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match kind.as_str() {
+            "message_start" => self.usage(&v["message"]["usage"]),
+            "content_block_start" => {
+                let b = &v["content_block"];
+                let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let block = match b["type"].as_str().unwrap_or("") {
+                    "text" => Block::Text(s("text")),
+                    "tool_use" => Block::ToolUse {
+                        id: s("id"),
+                        name: s("name"),
+                        json: String::new(),
+                        initial: b.get("input").cloned().unwrap_or(Value::Null),
+                    },
+                    "thinking" => Block::Thinking(s("thinking")),
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let d = &v["delta"];
+                let text = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or("");
+                match (
+                    self.blocks.get_mut(&index),
+                    d["type"].as_str().unwrap_or(""),
+                ) {
+                    (Some(Block::Text(t)), "text_delta") => t.push_str(text("text")),
+                    (Some(Block::ToolUse { json, .. }), "input_json_delta") => {
+                        json.push_str(text("partial_json"))
+                    }
+                    (Some(Block::Thinking(t)), "thinking_delta") => t.push_str(text("thinking")),
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                self.usage(&v["usage"]);
+                self.cut_off = v["delta"]["stop_reason"] == "max_tokens";
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let err = ApiError::from_value(&v).unwrap_or(ApiError {
+                    message: ev.data.clone(),
+                    code: String::new(),
+                    status: None,
+                });
+                return Err(error::from_api_error(&err, ctx));
+            }
+            // ping, content_block_stop and events added later carry nothing we need.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, complete: bool) -> Result<Reply, Fault> {
+        if !complete {
+            return Err(Fault::transient(
+                "the stream from Anthropic ended before message_stop",
+            ));
+        }
+        let mut items = Vec::new();
+        for (i, block) in std::mem::take(&mut self.blocks) {
+            match block {
+                Block::Text(text) if !text.trim().is_empty() => {
+                    items.push(Item::Assistant { text })
+                }
+                Block::Thinking(summary) if !summary.trim().is_empty() => {
+                    items.push(Item::Reasoning {
+                        summary,
+                        encrypted_content: None,
+                    })
+                }
+                Block::ToolUse {
+                    id,
+                    name,
+                    json,
+                    initial,
+                } => items.push(Item::ToolCall {
+                    call_id: if id.is_empty() {
+                        tool_args::fresh_call_id(i)
+                    } else {
+                        id
+                    },
+                    name,
+                    arguments: if !json.trim().is_empty() {
+                        json
+                    } else if initial.is_object() {
+                        initial.to_string()
+                    } else {
+                        "{}".into()
+                    },
+                }),
+                _ => {}
+            }
+        }
+        if items.is_empty() && self.cut_off {
+            return Err(error::cut_off("Anthropic", "stop_reason max_tokens"));
+        }
+        // Anthropic counts cached and freshly cached input apart from `input_tokens`;
+        // ours includes them, as OpenAI's does.
+        Ok(Reply {
+            items,
+            usage: Usage {
+                input_tokens: self.input_tokens + self.cache_read + self.cache_write,
+                output_tokens: self.output_tokens,
+                cached_tokens: self.cache_read,
+            },
+        })
+    }
+}

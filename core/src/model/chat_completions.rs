@@ -1,0 +1,367 @@
+//! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`), the dialect of
+//! Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter and most gateways.
+//!
+//! Servers differ in what they stream, so the decoder is lenient:
+//! - tool-call arguments arrive as deltas keyed by `index` across chunks, or whole in one
+//!   chunk (Ollama), with or without `index` and `id`; several calls may interleave;
+//! - usage comes in a last chunk (`stream_options.include_usage`), or never;
+//! - the stream ends with `data: [DONE]`, or just closes after a `finish_reason`;
+//! - some answer `stream: true` with one plain JSON body;
+//! - reasoning text, where a server streams it (`reasoning_content` or `reasoning`),
+//!   is kept as a reasoning item for the transcript; it is not sent back, as no common
+//!   convention exists for that.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::config::ProviderConfig;
+use super::error::{self, ApiError, Context, Fault};
+use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
+use super::pricing::Price;
+use super::{sse, tool_args, Item, Model, Reply, Request, Usage};
+
+pub struct ChatCompletions {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for ChatCompletions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatCompletions")
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+impl ChatCompletions {
+    pub fn new(config: ProviderConfig) -> anyhow::Result<ChatCompletions> {
+        let transport = Transport::new(TransportSpec {
+            provider: "the Chat Completions server".into(),
+            url: join_url(&config.base_url, "chat/completions"),
+            model: config.model.clone(),
+            credentials: config.credentials.clone(),
+            key_var: config.key_var.clone(),
+            auth: Auth::Bearer,
+            extra_headers: Vec::new(),
+            settings: config.http.clone(),
+        })?;
+        Ok(ChatCompletions { config, transport })
+    }
+
+    /// The JSON body for one turn.
+    pub fn body(&self, request: &Request) -> Value {
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": messages(request.instructions, request.items),
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": t.parameters,
+                        }
+                    })
+                })
+                .collect();
+        }
+        if let Some(n) = self.config.max_tokens {
+            body["max_tokens"] = json!(n);
+        }
+        body
+    }
+}
+
+/// Our items as chat messages: the instructions as a system message; assistant text and
+/// the calls that follow it as one assistant message; each tool output as a `tool`
+/// message.
+fn messages(instructions: &str, items: &[Item]) -> Vec<Value> {
+    let mut out = vec![json!({"role": "system", "content": instructions})];
+    // The assistant message being built: (text parts, tool calls).
+    let mut pending: Option<(Vec<String>, Vec<Value>)> = None;
+    fn flush(out: &mut Vec<Value>, pending: &mut Option<(Vec<String>, Vec<Value>)>) {
+        if let Some((texts, calls)) = pending.take() {
+            let text = texts.join("\n\n");
+            let mut m = json!({"role": "assistant"});
+            m["content"] = if text.is_empty() && !calls.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            if !calls.is_empty() {
+                m["tool_calls"] = json!(calls);
+            }
+            out.push(m);
+        }
+    }
+    for item in items {
+        match item {
+            Item::Assistant { text } => {
+                let p = pending.get_or_insert_with(Default::default);
+                // Text after calls starts a new message, keeping the original order.
+                if !p.1.is_empty() {
+                    flush(&mut out, &mut pending);
+                    pending = Some((vec![text.clone()], Vec::new()));
+                } else {
+                    p.0.push(text.clone());
+                }
+            }
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => pending.get_or_insert_with(Default::default).1.push(json!({
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": tool_args::to_object_text(arguments)},
+            })),
+            Item::Reasoning { .. } => {}
+            Item::User { text } => {
+                flush(&mut out, &mut pending);
+                out.push(json!({"role": "user", "content": text}));
+            }
+            Item::ToolOutput {
+                call_id, output, ..
+            } => {
+                flush(&mut out, &mut pending);
+                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": output}));
+            }
+        }
+    }
+    flush(&mut out, &mut pending);
+    out
+}
+
+#[async_trait]
+impl Model for ChatCompletions {
+    fn describe(&self) -> String {
+        self.config.describe()
+    }
+
+    fn price(&self) -> Option<Price> {
+        self.config.price
+    }
+
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let body = self.body(&request);
+        self.transport
+            .call(&body, ChatDecoder::default, cancel)
+            .await
+    }
+}
+
+#[derive(Default, Debug)]
+struct Call {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+struct ChatDecoder {
+    text: String,
+    reasoning: String,
+    /// By the server's `index`, or by arrival when a server sends none.
+    calls: BTreeMap<u64, Call>,
+    usage: Usage,
+    finished: bool,
+    /// `finish_reason: "length"`: the reply hit its token cap.
+    cut_off: bool,
+}
+
+impl ChatDecoder {
+    /// One choice's `delta` (streamed) or `message` (whole body).
+    fn absorb(&mut self, m: &Value) {
+        if let Some(t) = m.get("content").and_then(Value::as_str) {
+            self.text.push_str(t);
+        }
+        for k in ["reasoning_content", "reasoning"] {
+            if let Some(t) = m.get(k).and_then(Value::as_str) {
+                self.reasoning.push_str(t);
+                break;
+            }
+        }
+        for (pos, tc) in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let id = tc.get("id").and_then(Value::as_str).unwrap_or("");
+            let index = match tc.get("index").and_then(Value::as_u64) {
+                Some(i) => i,
+                // No index: a new id starts a new call, a missing one continues the last.
+                None => match self
+                    .calls
+                    .iter()
+                    .find(|(_, c)| !id.is_empty() && c.id == id)
+                {
+                    Some((i, _)) => *i,
+                    None if id.is_empty() && pos == 0 && !self.calls.is_empty() => {
+                        *self.calls.keys().last().unwrap_or(&0)
+                    }
+                    None => self.calls.keys().last().map_or(0, |k| k + 1),
+                },
+            };
+            let call = self.calls.entry(index).or_default();
+            if !id.is_empty() {
+                call.id = id.to_string();
+            }
+            let f = &tc["function"];
+            // Sent once by most servers, repeated in every delta by some.
+            if let Some(n) = f.get("name").and_then(Value::as_str) {
+                if call.name.is_empty() {
+                    call.name = n.to_string();
+                }
+            }
+            if let Some(a) = f.get("arguments") {
+                call.arguments.push_str(&tool_args::from_wire(a));
+            }
+        }
+    }
+
+    fn absorb_usage(&mut self, v: &Value) {
+        let u = &v["usage"];
+        if u.is_object() {
+            let n = |x: &Value| x.as_u64().unwrap_or(0);
+            self.usage = Usage {
+                input_tokens: n(&u["prompt_tokens"]),
+                output_tokens: n(&u["completion_tokens"]),
+                cached_tokens: n(&u["prompt_tokens_details"]["cached_tokens"]),
+            };
+        }
+    }
+
+    fn error_in(v: &Value, ctx: &Context) -> Option<Fault> {
+        let e = v.get("error").filter(|e| !e.is_null())?;
+        let err = ApiError::from_value(&json!({ "error": e }))?;
+        Some(error::from_api_error(&err, ctx))
+    }
+}
+
+impl Decoder for ChatDecoder {
+    fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            Fault::transient(format!(
+                "{} sent a malformed chunk ({e}): {}",
+                ctx.provider,
+                data.chars().take(200).collect::<String>()
+            ))
+        })?;
+        if let Some(f) = Self::error_in(&v, ctx) {
+            return Err(f);
+        }
+        for choice in v
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(d) = choice.get("delta") {
+                self.absorb(d);
+            }
+            if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+                self.finished = true;
+                self.cut_off = reason == "length";
+            }
+        }
+        self.absorb_usage(&v);
+        Ok(false)
+    }
+
+    fn json(&mut self, body: &str, ctx: &Context) -> Result<(), Fault> {
+        let v: Value = serde_json::from_str(body).map_err(|e| {
+            Fault::transient(format!(
+                "{} sent a malformed JSON reply ({e})",
+                ctx.provider
+            ))
+        })?;
+        if let Some(f) = Self::error_in(&v, ctx) {
+            return Err(f);
+        }
+        let choice = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+            .ok_or_else(|| {
+                Fault::transient(format!("{} sent a reply with no choices", ctx.provider))
+            })?;
+        self.absorb(&choice["message"]);
+        self.absorb_usage(&v);
+        self.finished = true;
+        self.cut_off = choice["finish_reason"] == "length";
+        Ok(())
+    }
+
+    fn finish(&mut self, complete: bool) -> Result<Reply, Fault> {
+        // A server that closes after its finish_reason, without [DONE], sent it all.
+        if !complete && !self.finished {
+            return Err(Fault::transient(
+                "the stream ended before the reply was complete (no finish_reason, no [DONE])",
+            ));
+        }
+        let mut items = Vec::new();
+        if !self.reasoning.trim().is_empty() {
+            items.push(Item::Reasoning {
+                summary: self.reasoning.trim().to_string(),
+                encrypted_content: None,
+            });
+        }
+        if !self.text.trim().is_empty() {
+            items.push(Item::Assistant {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+        for (i, call) in std::mem::take(&mut self.calls) {
+            items.push(Item::ToolCall {
+                call_id: if call.id.is_empty() {
+                    tool_args::fresh_call_id(i)
+                } else {
+                    call.id
+                },
+                name: call.name,
+                // "No arguments" is sent as nothing by some servers.
+                arguments: if call.arguments.trim().is_empty() {
+                    "{}".into()
+                } else {
+                    call.arguments
+                },
+            });
+        }
+        if items.is_empty() && self.cut_off {
+            return Err(error::cut_off(
+                "the Chat Completions server",
+                "finish_reason length",
+            ));
+        }
+        Ok(Reply {
+            items,
+            usage: self.usage,
+        })
+    }
+}

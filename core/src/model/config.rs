@@ -1,0 +1,543 @@
+//! Which model a run uses and how to reach it.
+//!
+//! Sources, strongest first: the `--model PROVIDER:MODEL` and `--base-url` flags, the
+//! environment (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, the key variables), the config
+//! file (`<config dir>/sandalyst/config.toml`, or `config.json`; `SANDALYST_CONFIG`
+//! names another), then built-in defaults. Keys come from the environment or the OS
+//! keychain (service `sandalyst`, account = provider name), never from the config file.
+//! With no model named anywhere the offline analyst runs, and the caller is told why.
+//!
+//! ```toml
+//! model = "openai:gpt-5.4"          # the default when --model is not given
+//!
+//! [openai]
+//! reasoning_effort = "medium"      # optional: none, low, medium, high, xhigh
+//!
+//! [openai-compatible]
+//! base_url = "http://localhost:11434/v1"
+//! api_key_env = "OPENROUTER_API_KEY" # only for servers that want a key
+//!
+//! [anthropic]
+//! max_tokens = 8192
+//!
+//! [prices."openai-compatible:qwen2.5-coder"]  # USD per million tokens
+//! input = 0.0
+//! output = 0.0
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use serde::Deserialize;
+
+use super::http::{display_url, HttpSettings};
+use super::pricing::{self, Price};
+use super::secret::{ApiKey, Credentials, KeySource};
+use super::Model;
+
+/// The keychain service under which keys are stored.
+pub const KEYCHAIN_SERVICE: &str = "sandalyst";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// The OpenAI Responses API.
+    OpenAi,
+    /// Any server speaking Chat Completions: Ollama, llama.cpp, vLLM, LM Studio, gateways.
+    OpenAiCompatible,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The name used in `--model`, the config file and the keychain.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// The variable that holds the key unless the config file names another.
+    pub fn key_var(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "OPENAI_API_KEY",
+            ProviderKind::OpenAiCompatible => "SANDALYST_COMPATIBLE_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    fn base_url_var(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
+            // Not OPENAI_BASE_URL: that points at OpenAI-proper and travels with its key.
+            ProviderKind::OpenAiCompatible => None,
+            ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
+        }
+    }
+
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("https://api.openai.com/v1"),
+            ProviderKind::OpenAiCompatible => None,
+            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
+        }
+    }
+
+    /// A key is required when talking to the provider's own service.
+    fn needs_key(self) -> bool {
+        self != ProviderKind::OpenAiCompatible
+    }
+}
+
+/// What `--model` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSpec {
+    Offline,
+    Provider {
+        kind: ProviderKind,
+        model: String,
+        /// A base URL implied by the spelling (`ollama:` means the local Ollama).
+        preset_base_url: Option<&'static str>,
+    },
+}
+
+const SPEC_HELP: &str = "use openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with --base-url), ollama:MODEL or offline";
+
+impl FromStr for ModelSpec {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<ModelSpec> {
+        let s = s.trim();
+        if matches!(s, "offline" | "offline-analyst") {
+            return Ok(ModelSpec::Offline);
+        }
+        let Some((provider, model)) = s.split_once(':') else {
+            let guess = if s.starts_with("claude") {
+                format!(" (did you mean anthropic:{s}?)")
+            } else if s.starts_with("gpt-")
+                || (s.starts_with('o') && s[1..].starts_with(|c: char| c.is_ascii_digit()))
+            {
+                format!(" (did you mean openai:{s}?)")
+            } else {
+                String::new()
+            };
+            bail!("unknown model `{s}`: it names no provider{guess}; {SPEC_HELP}");
+        };
+        let model = model.trim();
+        if model.is_empty() {
+            bail!("`{s}` names no model after the colon; {SPEC_HELP}");
+        }
+        let (kind, preset_base_url) = match provider.trim().to_ascii_lowercase().as_str() {
+            "openai" => (ProviderKind::OpenAi, None),
+            "anthropic" => (ProviderKind::Anthropic, None),
+            "openai-compatible" | "compatible" | "chat" => (ProviderKind::OpenAiCompatible, None),
+            "ollama" => (
+                ProviderKind::OpenAiCompatible,
+                Some("http://localhost:11434/v1"),
+            ),
+            other => bail!("unknown provider `{other}` in `{s}`; {SPEC_HELP}"),
+        };
+        Ok(ModelSpec::Provider {
+            kind,
+            model: model.to_string(),
+            preset_base_url,
+        })
+    }
+}
+
+/// One provider's section of the config file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    pub base_url: Option<String>,
+    /// The environment variable holding the key, instead of the provider's usual one.
+    pub api_key_env: Option<String>,
+    /// Refused with an explanation: keys do not belong in a plain-text file.
+    #[serde(default)]
+    api_key: Option<serde_json::Value>,
+    /// Anthropic: the reply length cap (required by the API). Others: optional cap.
+    pub max_tokens: Option<u32>,
+    /// OpenAI Responses: `reasoning.effort`.
+    pub reasoning_effort: Option<String>,
+    /// OpenAI Responses: `reasoning.summary` ("auto", "concise", "detailed"); some
+    /// organisations must be verified before OpenAI gives summaries, so it is opt-in.
+    pub reasoning_summary: Option<String>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub max_attempts: Option<u32>,
+}
+
+/// The config file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The default model, as for `--model`.
+    pub model: Option<String>,
+    #[serde(default)]
+    pub openai: Section,
+    #[serde(default)]
+    pub anthropic: Section,
+    #[serde(default, rename = "openai-compatible")]
+    pub openai_compatible: Section,
+    /// Prices by `provider:model` (or just the model name), overriding the built-in table.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl ConfigFile {
+    fn section(&self, kind: ProviderKind) -> &Section {
+        match kind {
+            ProviderKind::OpenAi => &self.openai,
+            ProviderKind::OpenAiCompatible => &self.openai_compatible,
+            ProviderKind::Anthropic => &self.anthropic,
+        }
+    }
+
+    /// Parse TOML, or JSON when `path` ends in `.json`.
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<ConfigFile> {
+        let file: ConfigFile = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(text).map_err(anyhow::Error::from)
+        } else {
+            toml::from_str(text).map_err(anyhow::Error::from)
+        }
+        .with_context(|| format!("the config file {} cannot be read", path.display()))?;
+        for kind in [
+            ProviderKind::OpenAi,
+            ProviderKind::OpenAiCompatible,
+            ProviderKind::Anthropic,
+        ] {
+            if file.section(kind).api_key.is_some() {
+                bail!(
+                    "the config file {} holds an api_key for {}; keys do not belong in a plain-text file. \
+                     Remove it and set {} or store the key in the OS keychain (service \"{KEYCHAIN_SERVICE}\", account \"{}\")",
+                    path.display(),
+                    kind.name(),
+                    kind.key_var(),
+                    kind.name()
+                );
+            }
+        }
+        Ok(file)
+    }
+
+    /// Read the file at `path`; a missing file is an empty configuration.
+    pub fn load(path: &Path) -> anyhow::Result<ConfigFile> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => ConfigFile::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+}
+
+/// Where the config file is: `SANDALYST_CONFIG`, else `<config dir>/sandalyst/config.toml`
+/// (or `config.json` when only that exists).
+pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(p) = env("SANDALYST_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let dir = dirs::config_dir()?.join("sandalyst");
+    let toml = dir.join("config.toml");
+    let json = dir.join("config.json");
+    Some(if !toml.exists() && json.exists() {
+        json
+    } else {
+        toml
+    })
+}
+
+/// Everything a provider needs.
+#[derive(Clone, Debug)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub model: String,
+    /// For OpenAI and compatible servers, up to and including `/v1`; for Anthropic, the
+    /// host (`/v1/messages` is added).
+    pub base_url: String,
+    pub credentials: Credentials,
+    /// The variable that normally holds the key, for error hints.
+    pub key_var: String,
+    pub http: HttpSettings,
+    pub max_tokens: Option<u32>,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub price: Option<Price>,
+}
+
+impl ProviderConfig {
+    /// Defaults for `kind`; no key.
+    pub fn new(kind: ProviderKind, model: &str, base_url: &str) -> ProviderConfig {
+        ProviderConfig {
+            kind,
+            model: model.to_string(),
+            base_url: base_url.to_string(),
+            credentials: Credentials::none(),
+            key_var: kind.key_var().to_string(),
+            http: HttpSettings::default(),
+            max_tokens: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
+            price: pricing::lookup(kind.name(), model),
+        }
+    }
+
+    /// e.g. "openai:gpt-5.4 (OpenAI Responses API at https://api.openai.com/v1)".
+    pub fn describe(&self) -> String {
+        let api = match self.kind {
+            ProviderKind::OpenAi => "OpenAI Responses API",
+            ProviderKind::OpenAiCompatible => "Chat Completions",
+            ProviderKind::Anthropic => "Anthropic Messages API",
+        };
+        format!(
+            "{}:{} ({api} at {})",
+            self.kind.name(),
+            self.model,
+            display_url(&self.base_url)
+        )
+    }
+
+    /// The provider itself.
+    pub fn open(self) -> anyhow::Result<Box<dyn Model>> {
+        Ok(match self.kind {
+            ProviderKind::OpenAi => Box::new(super::openai_responses::OpenAiResponses::new(self)?),
+            ProviderKind::OpenAiCompatible => {
+                Box::new(super::chat_completions::ChatCompletions::new(self)?)
+            }
+            ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(self)?),
+        })
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub enum Selection {
+    /// The built-in offline analyst; `why` says how it came to be chosen.
+    Offline {
+        why: String,
+    },
+    Provider(Box<ProviderConfig>),
+}
+
+/// Where settings and keys are looked up; tests pass their own.
+pub struct Sources<'a> {
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub keychain: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Decide the model from the flags, the environment, the config file and the keychain.
+pub fn resolve(
+    model_flag: Option<&str>,
+    base_url_flag: Option<&str>,
+    file: &ConfigFile,
+    file_path: Option<&Path>,
+    src: &Sources,
+) -> anyhow::Result<Selection> {
+    let where_file = file_path
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the config file".into());
+    let spec_text = model_flag
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .or_else(|| file.model.clone());
+    let Some(spec_text) = spec_text else {
+        if base_url_flag.is_some() {
+            bail!("--base-url needs a model too, e.g. --model openai-compatible:qwen2.5-coder");
+        }
+        return Ok(Selection::Offline {
+            why: format!(
+                "no model configured (no --model, no `model` in {where_file}); using the built-in offline analyst, which is rule-based, not an LLM"
+            ),
+        });
+    };
+    let (kind, model, preset_base_url) = match spec_text.parse::<ModelSpec>()? {
+        ModelSpec::Offline => {
+            if base_url_flag.is_some() {
+                bail!("--base-url does not apply to the offline analyst");
+            }
+            return Ok(Selection::Offline {
+                why: "the built-in offline analyst (rule-based, not an LLM) was asked for".into(),
+            });
+        }
+        ModelSpec::Provider {
+            kind,
+            model,
+            preset_base_url,
+        } => (kind, model, preset_base_url),
+    };
+    let section = file.section(kind);
+    let env = |var: &str| {
+        (src.env)(var)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+
+    let base_url = base_url_flag
+        .map(str::to_owned)
+        .or_else(|| kind.base_url_var().and_then(env))
+        .or_else(|| section.base_url.clone())
+        .or_else(|| preset_base_url.map(str::to_owned))
+        .or_else(|| kind.default_base_url().map(str::to_owned));
+    let Some(base_url) = base_url else {
+        bail!(
+            "{} needs the server's base URL: pass --base-url (Ollama: http://localhost:11434/v1, \
+             llama.cpp server: http://localhost:8080/v1, vLLM: http://localhost:8000/v1, \
+             LM Studio: http://localhost:1234/v1) or set base_url under [openai-compatible] in {where_file}",
+            kind.name()
+        );
+    };
+    let parsed = reqwest::Url::parse(&base_url).map_err(|e| {
+        anyhow::anyhow!(
+            "the base URL `{}` is not a URL ({e})",
+            display_url(&base_url)
+        )
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        bail!(
+            "the base URL `{}` must start with http:// or https://",
+            display_url(&base_url)
+        );
+    }
+
+    let key_var = section
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| kind.key_var().to_string());
+    let credentials = match env(&key_var).and_then(ApiKey::new) {
+        Some(key) => Credentials {
+            key: Some(key),
+            source: KeySource::Env(key_var.clone()),
+        },
+        None => match (src.keychain)(kind.name()).and_then(ApiKey::new) {
+            Some(key) => Credentials {
+                key: Some(key),
+                source: KeySource::Keychain(kind.name().into()),
+            },
+            None => Credentials::none(),
+        },
+    };
+    let at_default = kind.default_base_url() == Some(base_url.trim_end_matches('/'));
+    if credentials.key.is_none() && kind.needs_key() && at_default {
+        bail!(
+            "no API key for {}: set {key_var}, or store the key in the OS keychain (service \"{KEYCHAIN_SERVICE}\", account \"{}\")",
+            kind.name(),
+            kind.name()
+        );
+    }
+
+    let mut http = HttpSettings::default();
+    if let Some(s) = section.connect_timeout_secs {
+        http.connect_timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(s) = section.idle_timeout_secs {
+        http.idle_timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(n) = section.max_attempts {
+        http.retry.max_attempts = n.max(1);
+    }
+    let price = file
+        .prices
+        .get(&format!("{}:{model}", kind.name()))
+        .or_else(|| file.prices.get(&model))
+        .copied()
+        .or_else(|| pricing::lookup(kind.name(), &model));
+    Ok(Selection::Provider(Box::new(ProviderConfig {
+        kind,
+        base_url,
+        credentials,
+        key_var,
+        http,
+        max_tokens: section.max_tokens,
+        reasoning_effort: section.reasoning_effort.clone(),
+        reasoning_summary: section.reasoning_summary.clone(),
+        price,
+        model,
+    })))
+}
+
+/// [`resolve`] against the real environment, config file and keychain.
+pub fn from_environment(
+    model_flag: Option<&str>,
+    base_url_flag: Option<&str>,
+) -> anyhow::Result<Selection> {
+    let env = |v: &str| std::env::var(v).ok();
+    let path = config_path(&env);
+    let file = match &path {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    resolve(
+        model_flag,
+        base_url_flag,
+        &file,
+        path.as_deref(),
+        &Sources {
+            env: &env,
+            keychain: &keychain_lookup,
+        },
+    )
+}
+
+/// The key stored for `account` in the OS keychain, if there is a keychain and a key.
+/// Any failure (no Secret Service daemon on a headless Linux, a locked keychain) means
+/// "no key here": the caller then names the environment variable to set instead.
+pub fn keychain_lookup(account: &str) -> Option<String> {
+    let account = account.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Its own thread: the Secret Service client must not run on a Tokio worker, and a
+    // keychain that never answers must not hold up the run.
+    std::thread::spawn(move || {
+        let found = keyring::Entry::new(KEYCHAIN_SERVICE, &account)
+            .and_then(|e| e.get_password())
+            .ok();
+        let _ = tx.send(found);
+    });
+    rx.recv_timeout(Duration::from_secs(5)).ok().flatten()
+}
+
+/// Store `key` for `account` (a provider name) in the OS keychain.
+pub fn keychain_store(account: &str, key: &str) -> anyhow::Result<()> {
+    let key = ApiKey::new(key).context("the key is empty")?;
+    keyring::Entry::new(KEYCHAIN_SERVICE, account)
+        .and_then(|e| e.set_password(key.expose()))
+        .map_err(|e| anyhow::anyhow!("cannot store the key in the OS keychain: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_with_helpful_errors() {
+        assert_eq!("offline".parse::<ModelSpec>().unwrap(), ModelSpec::Offline);
+        assert_eq!(
+            "openai:gpt-5.4".parse::<ModelSpec>().unwrap(),
+            ModelSpec::Provider {
+                kind: ProviderKind::OpenAi,
+                model: "gpt-5.4".into(),
+                preset_base_url: None
+            }
+        );
+        // Model names may contain colons (Ollama tags).
+        match "ollama:qwen2.5-coder:7b".parse::<ModelSpec>().unwrap() {
+            ModelSpec::Provider {
+                kind,
+                model,
+                preset_base_url,
+            } => {
+                assert_eq!(kind, ProviderKind::OpenAiCompatible);
+                assert_eq!(model, "qwen2.5-coder:7b");
+                assert_eq!(preset_base_url, Some("http://localhost:11434/v1"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = "gpt-5.4".parse::<ModelSpec>().unwrap_err().to_string();
+        assert!(e.contains("did you mean openai:gpt-5.4"), "{e}");
+        let e = "gemini:x".parse::<ModelSpec>().unwrap_err().to_string();
+        assert!(e.contains("unknown provider `gemini`"), "{e}");
+    }
+}

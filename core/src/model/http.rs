@@ -1,0 +1,458 @@
+//! The HTTP side shared by the providers: one POST whose answer is an SSE stream (or,
+//! from some servers, one JSON body), with timeouts, cancellation and retries.
+//!
+//! A provider supplies the request body and a [`Decoder`] that turns the events into a
+//! [`Reply`]. A reply reaches the agent loop only once it is complete, so a stream that
+//! breaks half-way has shown nothing to anyone yet: the whole request is simply sent
+//! again. Retries cover 429, 5xx, dropped connections, idle timeouts and streams that
+//! end early or carry garbage; they wait with exponential backoff and jitter, or as long
+//! as the server asked (`retry-after-ms`, `Retry-After`).
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use tokio_util::sync::CancellationToken;
+
+use super::error::{self, Context, Fault};
+use super::secret::{redact, Credentials};
+use super::sse;
+use super::Reply;
+
+/// How hard to try.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// The wait before the first retry; doubled each time, with jitter.
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    /// The longest `Retry-After` honoured; a server asking for more ends the call.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (1-based): base * 2^(retry-1), capped, then
+    /// scaled by a random factor in [0.5, 1] so clients that failed together spread out.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32 << (retry.saturating_sub(1)).min(16));
+        let capped = exp.min(self.max_delay);
+        capped.mul_f64(0.5 + rand::random::<f64>() * 0.5)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HttpSettings {
+    pub connect_timeout: Duration,
+    /// The longest silence allowed while waiting for the answer or between two chunks.
+    /// Reasoning models can think for minutes before their first byte.
+    pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            connect_timeout: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// How a provider reads the answer to one attempt. A fresh decoder is made per attempt.
+pub trait Decoder {
+    /// One SSE event. Returns true when it was the last one (the reply is complete).
+    fn event(&mut self, event: &sse::Event, ctx: &Context) -> Result<bool, Fault>;
+
+    /// A whole JSON body, from servers that answer `stream: true` without streaming.
+    fn json(&mut self, body: &str, _ctx: &Context) -> Result<(), Fault> {
+        Err(Fault::transient(format!(
+            "expected an event stream but got a JSON body: {}",
+            body.chars().take(200).collect::<String>()
+        )))
+    }
+
+    /// The body ended. `complete` says whether the last event was seen (or the JSON body
+    /// was read); a decoder may accept a stream that lacks its final marker when what
+    /// it got is whole.
+    fn finish(&mut self, complete: bool) -> Result<Reply, Fault>;
+}
+
+/// A client for one provider endpoint.
+pub struct Transport {
+    client: reqwest::Client,
+    pub settings: HttpSettings,
+    /// Shown in messages, e.g. "OpenAI".
+    pub provider: String,
+    pub url: String,
+    /// `url` fit for messages.
+    endpoint: String,
+    pub model: String,
+    pub credentials: Credentials,
+    /// The variable that normally holds the key, for hints when none is set.
+    pub key_var: String,
+    /// Auth and version headers, marked sensitive so no Debug output shows them.
+    headers: HeaderMap,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("provider", &self.provider)
+            .field("url", &self.endpoint)
+            .field("model", &self.model)
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the key goes on the wire.
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI and compatible servers).
+    Bearer,
+    /// A named header, e.g. `x-api-key` (Anthropic).
+    Header(&'static str),
+}
+
+pub struct TransportSpec {
+    pub provider: String,
+    pub url: String,
+    pub model: String,
+    pub credentials: Credentials,
+    pub key_var: String,
+    pub auth: Auth,
+    pub extra_headers: Vec<(&'static str, String)>,
+    pub settings: HttpSettings,
+}
+
+impl Transport {
+    pub fn new(spec: TransportSpec) -> anyhow::Result<Transport> {
+        let TransportSpec {
+            provider,
+            url,
+            model,
+            credentials,
+            key_var,
+            auth,
+            extra_headers,
+            settings,
+        } = spec;
+        reqwest::Url::parse(&url).map_err(|e| {
+            anyhow::anyhow!(
+                "the base URL for {provider} is not a URL ({e}): {}",
+                display_url(&url)
+            )
+        })?;
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &credentials.key {
+            let (name, value) = match auth {
+                Auth::Bearer => (
+                    reqwest::header::AUTHORIZATION,
+                    format!("Bearer {}", key.expose()),
+                ),
+                Auth::Header(h) => (HeaderName::from_static(h), key.expose().to_string()),
+            };
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                anyhow::anyhow!(
+                    "the API key in {} contains characters that cannot be sent in a header",
+                    credentials.source.setting()
+                )
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        for (name, value) in extra_headers {
+            headers.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_str(&value)?,
+            );
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .user_agent(concat!("sandalyst/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Transport {
+            client,
+            settings,
+            provider,
+            endpoint: display_url(&url),
+            url,
+            model,
+            credentials,
+            key_var,
+            headers,
+        })
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context {
+            provider: &self.provider,
+            endpoint: &self.endpoint,
+            model: &self.model,
+            credentials: &self.credentials,
+            key_var: &self.key_var,
+        }
+    }
+
+    /// POST `body` and decode the answer, retrying transient failures.
+    pub async fn call<D: Decoder>(
+        &self,
+        body: &serde_json::Value,
+        mut decoder: impl FnMut() -> D,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let body = serde_json::to_vec(body)?;
+        let policy = &self.settings.retry;
+        let mut attempt = 1;
+        loop {
+            let mut d = decoder();
+            let (message, after) = match self.attempt(&body, &mut d, cancel).await {
+                Ok(reply) => return Ok(reply),
+                Err(Fault::Cancelled) => anyhow::bail!("cancelled"),
+                Err(Fault::Fatal(m)) => anyhow::bail!("{}", self.scrub(&m)),
+                Err(Fault::Transient { message, after }) => (self.scrub(&message), after),
+            };
+            if attempt >= policy.max_attempts.max(1) {
+                anyhow::bail!("{message} (gave up after {attempt} attempts)");
+            }
+            let wait = match after {
+                Some(a) if a > policy.max_retry_after => anyhow::bail!(
+                    "{message}; the server asks to wait {} s before trying again, longer than the {} s Sandalyst waits. Try again later",
+                    a.as_secs(),
+                    policy.max_retry_after.as_secs()
+                ),
+                Some(a) => a,
+                None => policy.backoff(attempt),
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = cancel.cancelled() => anyhow::bail!("cancelled"),
+            }
+            attempt += 1;
+        }
+    }
+
+    fn scrub(&self, message: &str) -> String {
+        redact(message, self.credentials.key.as_ref())
+    }
+
+    async fn attempt<D: Decoder>(
+        &self,
+        body: &[u8],
+        decoder: &mut D,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, Fault> {
+        let ctx = self.context();
+        let idle = self.settings.idle_timeout;
+        let request = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(
+                reqwest::header::ACCEPT,
+                "text/event-stream, application/json",
+            )
+            .body(body.to_vec())
+            .send();
+        let response = tokio::select! {
+            r = tokio::time::timeout(idle, request) => match r {
+                Err(_) => return Err(Fault::transient(format!(
+                    "{} at {} did not answer within {} s", self.provider, self.endpoint, idle.as_secs()))),
+                Ok(Err(e)) => return Err(self.transport_fault(&e, "sending the request")),
+                Ok(Ok(r)) => r,
+            },
+            _ = cancel.cancelled() => return Err(Fault::Cancelled),
+        };
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut stream = response.bytes_stream();
+        // Read chunk by chunk so cancel and the idle timeout apply to every wait.
+        let mut next = async || -> Result<Option<bytes::Bytes>, Fault> {
+            tokio::select! {
+                r = tokio::time::timeout(idle, stream.next()) => match r {
+                    Err(_) => Err(Fault::transient(format!(
+                        "{} went silent for {} s in the middle of the reply", self.provider, idle.as_secs()))),
+                    Ok(None) => Ok(None),
+                    Ok(Some(Err(e))) => Err(self.transport_fault(&e, "reading the reply")),
+                    Ok(Some(Ok(b))) => Ok(Some(b)),
+                },
+                _ = cancel.cancelled() => Err(Fault::Cancelled),
+            }
+        };
+
+        if !status.is_success() {
+            let mut text = Vec::new();
+            // An error body is small; a cut-off one still says enough.
+            while let Ok(Some(chunk)) = next().await {
+                text.extend_from_slice(&chunk);
+                if text.len() > 64 * 1024 {
+                    break;
+                }
+            }
+            if cancel.is_cancelled() {
+                return Err(Fault::Cancelled);
+            }
+            return Err(error::from_status(
+                status,
+                &headers,
+                &String::from_utf8_lossy(&text),
+                &ctx,
+            ));
+        }
+
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/html") {
+            // A proxy, a login page or a base URL that points at a website.
+            return Err(Fault::Fatal(format!(
+                "{} at {} answered with a web page, not an event stream; check the base URL",
+                self.provider, self.endpoint
+            )));
+        }
+        if content_type.starts_with("application/json") {
+            let mut text = Vec::new();
+            while let Some(chunk) = next().await? {
+                text.extend_from_slice(&chunk);
+            }
+            decoder.json(&String::from_utf8_lossy(&text), &ctx)?;
+            return decoder.finish(true);
+        }
+
+        let mut parser = sse::Parser::new();
+        loop {
+            let Some(chunk) = next().await? else {
+                let complete = match parser.finish() {
+                    Some(ev) => decoder.event(&ev, &ctx)?,
+                    None => false,
+                };
+                return decoder.finish(complete);
+            };
+            for ev in parser.push(&chunk) {
+                if decoder.event(&ev, &ctx)? {
+                    // The reply is whole; whatever else the server sends is not needed.
+                    return decoder.finish(true);
+                }
+            }
+        }
+    }
+
+    fn transport_fault(&self, e: &reqwest::Error, doing: &str) -> Fault {
+        // The endpoint is named by us, cleaned of credentials and query; reqwest's own
+        // text would repeat the raw URL.
+        let detail = error_chain(e);
+        let what = if e.is_connect() {
+            format!(
+                "cannot connect to {} at {} ({detail}); is the server running and the base URL right?",
+                self.provider, self.endpoint
+            )
+        } else if e.is_timeout() {
+            format!(
+                "{} at {} timed out while {doing}",
+                self.provider, self.endpoint
+            )
+        } else {
+            format!(
+                "the connection to {} at {} dropped while {doing} ({detail})",
+                self.provider, self.endpoint
+            )
+        };
+        Fault::transient(what)
+    }
+}
+
+/// A reqwest error and its causes, without the URL (we name the endpoint ourselves).
+fn error_chain(e: &reqwest::Error) -> String {
+    use std::error::Error;
+    let mut parts = Vec::new();
+    let mut source: Option<&dyn Error> = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.contains(&text) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    if parts.is_empty() {
+        // reqwest's own text includes the URL; name the kind instead.
+        parts.push(if e.is_body() || e.is_decode() {
+            "the body was cut off".to_string()
+        } else {
+            "request failed".to_string()
+        });
+    }
+    parts.join(": ")
+}
+
+/// A URL fit for messages and the run record: no user, password, query or fragment.
+pub fn display_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => "(invalid URL)".to_string(),
+    }
+}
+
+/// `base` + `path`, without doubling or dropping the slash between them.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_caps_and_jitters() {
+        let p = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+            ..RetryPolicy::default()
+        };
+        for _ in 0..50 {
+            let d1 = p.backoff(1);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100));
+            let d3 = p.backoff(3);
+            assert!(d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400));
+            assert!(p.backoff(30) <= Duration::from_millis(1000));
+        }
+    }
+
+    #[test]
+    fn urls_are_shown_without_secrets() {
+        assert_eq!(
+            display_url("https://user:pw@example.com/v1?key=abc#x"),
+            "https://example.com/v1"
+        );
+        assert_eq!(
+            join_url("http://localhost:11434/v1/", "/chat/completions"),
+            "http://localhost:11434/v1/chat/completions"
+        );
+    }
+}

@@ -1,0 +1,450 @@
+//! The OpenAI Responses API (`POST {base}/responses`, streamed).
+//!
+//! Requests are stateless (`store: false`): the whole conversation goes up every turn.
+//! Reasoning models get `include: ["reasoning.encrypted_content"]`, and the encrypted
+//! reasoning they return is sent back before the calls it led to, as the API requires
+//! for function calling with reasoning models. Item ids are never sent back: with
+//! `store: false` the server would look them up and fail.
+//!
+//! Events read: `response.output_item.added` / `.done`, `response.output_text.delta`,
+//! `response.refusal.delta`, `response.function_call_arguments.delta` / `.done`,
+//! `response.reasoning_summary_text.delta`, `response.completed` / `.incomplete`
+//! (usage), `response.failed` and `error`. Others (`response.created`, content-part
+//! events, ...) carry nothing we need.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::config::ProviderConfig;
+use super::error::{self, ApiError, Context, Fault};
+use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
+use super::pricing::Price;
+use super::{sse, Item, Model, Reply, Request, Usage};
+
+pub struct OpenAiResponses {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for OpenAiResponses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiResponses")
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+impl OpenAiResponses {
+    pub fn new(config: ProviderConfig) -> anyhow::Result<OpenAiResponses> {
+        let transport = Transport::new(TransportSpec {
+            provider: "OpenAI".into(),
+            url: join_url(&config.base_url, "responses"),
+            model: config.model.clone(),
+            credentials: config.credentials.clone(),
+            key_var: config.key_var.clone(),
+            auth: Auth::Bearer,
+            extra_headers: Vec::new(),
+            settings: config.http.clone(),
+        })?;
+        Ok(OpenAiResponses { config, transport })
+    }
+
+    /// The JSON body for one turn.
+    pub fn body(&self, request: &Request) -> Value {
+        let reasoning = is_reasoning_model(&self.config.model);
+        let mut body = json!({
+            "model": self.config.model,
+            "instructions": request.instructions,
+            "input": input_items(request.items, reasoning),
+            "tools": request.tools.iter().map(|t| json!({
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": false,
+            })).collect::<Vec<_>>(),
+            "tool_choice": "auto",
+            "parallel_tool_calls": true,
+            "stream": true,
+            "store": false,
+        });
+        if reasoning {
+            body["include"] = json!(["reasoning.encrypted_content"]);
+            let mut r = serde_json::Map::new();
+            if let Some(e) = &self.config.reasoning_effort {
+                r.insert("effort".into(), json!(e));
+            }
+            if let Some(s) = &self.config.reasoning_summary {
+                r.insert("summary".into(), json!(s));
+            }
+            if !r.is_empty() {
+                body["reasoning"] = Value::Object(r);
+            }
+        }
+        if let Some(n) = self.config.max_tokens {
+            body["max_output_tokens"] = json!(n);
+        }
+        body
+    }
+}
+
+/// Models that reason (and so accept `include: reasoning.encrypted_content`): everything
+/// but the older GPT-4 and GPT-3.5 families.
+fn is_reasoning_model(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    !(m.starts_with("gpt-4") || m.starts_with("gpt-3") || m.starts_with("chatgpt-4o"))
+}
+
+/// Our items as Responses input items.
+fn input_items(items: &[Item], reasoning: bool) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Item::User { text } => {
+                Some(json!({"type": "message", "role": "user", "content": text}))
+            }
+            Item::Assistant { text } => {
+                Some(json!({"type": "message", "role": "assistant", "content": text}))
+            }
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => Some(json!({
+                "type": "function_call",
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+            })),
+            Item::ToolOutput {
+                call_id, output, ..
+            } => Some(json!({
+                "type": "function_call_output",
+                "call_id": call_id,
+                "output": output,
+            })),
+            // Without its encrypted content (or for a model that does not reason) a
+            // reasoning item cannot be passed back statelessly; the summary alone is
+            // only for people.
+            Item::Reasoning {
+                summary,
+                encrypted_content: Some(enc),
+            } if reasoning => Some(json!({
+                "type": "reasoning",
+                "summary": if summary.is_empty() {
+                    json!([])
+                } else {
+                    json!([{"type": "summary_text", "text": summary}])
+                },
+                "encrypted_content": enc,
+            })),
+            Item::Reasoning { .. } => None,
+        })
+        .collect()
+}
+
+#[async_trait]
+impl Model for OpenAiResponses {
+    fn describe(&self) -> String {
+        self.config.describe()
+    }
+
+    fn price(&self) -> Option<Price> {
+        self.config.price
+    }
+
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let body = self.body(&request);
+        self.transport
+            .call(&body, ResponsesDecoder::default, cancel)
+            .await
+    }
+}
+
+/// One output item being assembled.
+#[derive(Debug)]
+enum Output {
+    Message(String),
+    Call {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    Reasoning {
+        summary: Vec<String>,
+        encrypted: Option<String>,
+    },
+    Other,
+}
+
+#[derive(Default)]
+struct ResponsesDecoder {
+    /// By `output_index`, which orders the reply.
+    outputs: BTreeMap<u64, Output>,
+    usage: Usage,
+    /// Why the response stopped early (`response.incomplete`), e.g. max_output_tokens.
+    incomplete: Option<String>,
+}
+
+impl ResponsesDecoder {
+    fn at(&mut self, v: &Value) -> Option<&mut Output> {
+        let i = v.get("output_index")?.as_u64()?;
+        self.outputs.get_mut(&i)
+    }
+
+    /// Record an item from `output_item.added` (a skeleton) or `.done` (final).
+    fn item(&mut self, v: &Value, done: bool) {
+        let Some(i) = v.get("output_index").and_then(Value::as_u64) else {
+            return;
+        };
+        let item = &v["item"];
+        let s = |k: &str| {
+            item.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let new = match item["type"].as_str().unwrap_or("") {
+            "message" => Output::Message(
+                item["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.get("text").or_else(|| c.get("refusal")))
+                    .filter_map(Value::as_str)
+                    .collect(),
+            ),
+            "function_call" => Output::Call {
+                call_id: if s("call_id").is_empty() {
+                    s("id")
+                } else {
+                    s("call_id")
+                },
+                name: s("name"),
+                arguments: s("arguments"),
+            },
+            "reasoning" => Output::Reasoning {
+                summary: item["summary"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect(),
+                encrypted: item
+                    .get("encrypted_content")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+            _ => Output::Other,
+        };
+        match (self.outputs.get_mut(&i), done) {
+            // The final item is authoritative, except where it is empty and deltas
+            // already gave us the content (servers that skip the final copy).
+            (Some(old), true) => merge(old, new),
+            _ => {
+                self.outputs.insert(i, new);
+            }
+        }
+    }
+}
+
+fn merge(old: &mut Output, new: Output) {
+    match (&mut *old, new) {
+        (Output::Message(t), Output::Message(n)) => {
+            if !n.is_empty() {
+                *t = n;
+            }
+        }
+        (
+            Output::Call {
+                call_id,
+                name,
+                arguments,
+            },
+            Output::Call {
+                call_id: c,
+                name: n,
+                arguments: a,
+            },
+        ) => {
+            if !c.is_empty() {
+                *call_id = c;
+            }
+            if !n.is_empty() {
+                *name = n;
+            }
+            if !a.is_empty() {
+                *arguments = a;
+            }
+        }
+        (
+            Output::Reasoning { summary, encrypted },
+            Output::Reasoning {
+                summary: s,
+                encrypted: e,
+            },
+        ) => {
+            if !s.is_empty() {
+                *summary = s;
+            }
+            if e.is_some() {
+                *encrypted = e;
+            }
+        }
+        (_, new) => *old = new,
+    }
+}
+
+fn parse_usage(response: &Value) -> Usage {
+    let u = &response["usage"];
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n(&u["input_tokens"]),
+        output_tokens: n(&u["output_tokens"]),
+        cached_tokens: n(&u["input_tokens_details"]["cached_tokens"]),
+    }
+}
+
+impl Decoder for ResponsesDecoder {
+    fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
+        if ev.data.trim() == "[DONE]" {
+            return Ok(false);
+        }
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
+            Fault::transient(format!(
+                "OpenAI sent a malformed event ({e}): {}",
+                ev.data.chars().take(200).collect::<String>()
+            ))
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(&ev.event)
+            .to_string();
+        let delta = || v.get("delta").and_then(Value::as_str).unwrap_or("");
+        match kind.as_str() {
+            "response.output_item.added" => self.item(&v, false),
+            "response.output_item.done" => self.item(&v, true),
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let d = delta().to_string();
+                if let Some(Output::Message(t)) = self.at(&v) {
+                    t.push_str(&d);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let d = delta().to_string();
+                if let Some(Output::Call { arguments, .. }) = self.at(&v) {
+                    arguments.push_str(&d);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(a) = v
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                {
+                    if let Some(Output::Call { arguments, .. }) = self.at(&v) {
+                        *arguments = a;
+                    }
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(Output::Reasoning { summary, .. }) = self.at(&v) {
+                    summary.push(String::new());
+                }
+            }
+            "response.reasoning_summary_text.delta" => {
+                let d = delta().to_string();
+                if let Some(Output::Reasoning { summary, .. }) = self.at(&v) {
+                    match summary.last_mut() {
+                        Some(last) => last.push_str(&d),
+                        None => summary.push(d),
+                    }
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.usage = parse_usage(&v["response"]);
+                if kind == "response.incomplete" {
+                    let reason = &v["response"]["incomplete_details"]["reason"];
+                    self.incomplete = Some(reason.as_str().unwrap_or("incomplete").to_string());
+                }
+                return Ok(true);
+            }
+            "response.failed" => {
+                let err = ApiError::from_value(&v["response"]["error"]).unwrap_or(ApiError {
+                    message: "the response failed without saying why".into(),
+                    code: "server_error".into(),
+                    status: None,
+                });
+                return Err(error::from_api_error(&err, ctx));
+            }
+            "error" => {
+                let err = ApiError::from_value(&v).unwrap_or(ApiError {
+                    message: ev.data.clone(),
+                    code: String::new(),
+                    status: None,
+                });
+                return Err(error::from_api_error(&err, ctx));
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, complete: bool) -> Result<Reply, Fault> {
+        if !complete {
+            return Err(Fault::transient(
+                "the stream from OpenAI ended before the response was complete",
+            ));
+        }
+        let mut items = Vec::new();
+        for (i, out) in std::mem::take(&mut self.outputs) {
+            match out {
+                Output::Message(text) if !text.is_empty() => items.push(Item::Assistant { text }),
+                Output::Call {
+                    call_id,
+                    name,
+                    arguments,
+                } => items.push(Item::ToolCall {
+                    call_id: if call_id.is_empty() {
+                        super::tool_args::fresh_call_id(i)
+                    } else {
+                        call_id
+                    },
+                    name,
+                    arguments,
+                }),
+                Output::Reasoning { summary, encrypted } => {
+                    let summary = summary
+                        .iter()
+                        .map(|s| s.trim())
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                    if !summary.is_empty() || encrypted.is_some() {
+                        items.push(Item::Reasoning {
+                            summary,
+                            encrypted_content: encrypted,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(reason)) = (items.is_empty(), &self.incomplete) {
+            return Err(error::cut_off("OpenAI", reason));
+        }
+        Ok(Reply {
+            items,
+            usage: self.usage,
+        })
+    }
+}

@@ -1,0 +1,346 @@
+//! The Anthropic Messages provider against a local server speaking the Messages
+//! streaming wire format: requests checked, scripted event streams, failures.
+
+mod wire;
+
+use std::time::Duration;
+
+use sandalyst::model::anthropic::Anthropic;
+use sandalyst::model::config::ProviderKind;
+use sandalyst::model::{Item, Model, Reply, Usage};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wire::messages::{Events, MODEL};
+use wire::{Answer, WireServer, TEST_KEY};
+
+fn provider(server: &WireServer) -> Anthropic {
+    Anthropic::new(wire::config(
+        ProviderKind::Anthropic,
+        MODEL,
+        &server.base,
+        "ANTHROPIC_API_KEY",
+    ))
+    .unwrap()
+}
+
+async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
+    let tools = wire::tools();
+    provider(server)
+        .respond(wire::request(items, &tools), &CancellationToken::new())
+        .await
+}
+
+fn text_reply() -> Vec<String> {
+    Events::new(30, 2000, 100)
+        .text("The file has 1344 rows.")
+        .end("end_turn", 12)
+}
+
+fn rows() -> Vec<Item> {
+    vec![Item::Assistant {
+        text: "The file has 1344 rows.".into(),
+    }]
+}
+
+#[tokio::test]
+async fn text_only_reply_and_the_request_on_the_wire() {
+    let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
+    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
+    assert_eq!(reply.items, rows());
+    // Cached and freshly cached input count as input, as with OpenAI.
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 2130,
+            output_tokens: 12,
+            cached_tokens: 2000
+        }
+    );
+    let req = &server.received()[0];
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(req.header("x-api-key"), Some(TEST_KEY));
+    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(req.header("authorization"), None);
+    let b = &req.body;
+    assert_eq!(b["model"], MODEL);
+    assert_eq!(b["max_tokens"], 8192);
+    assert_eq!(b["system"], wire::INSTRUCTIONS);
+    assert_eq!(b["stream"], true);
+    assert_eq!(
+        b["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "How many rows?", "cache_control": {"type": "ephemeral"}}
+        ]}])
+    );
+    let tools = b["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["name"], "python");
+    assert_eq!(tools[0]["input_schema"]["required"], json!(["code"]));
+    assert_eq!(tools[1]["name"], "shell");
+    assert!(tools[0].get("type").is_none() && tools[0].get("parameters").is_none());
+}
+
+#[tokio::test]
+async fn one_call_with_input_json_in_many_chunks() {
+    let args = json!({"code": "import pandas as pd\nprint(pd.read_csv('input/building_energy.csv').describe())"}).to_string();
+    let stream = Events::new(50, 0, 0)
+        .text("Let me look.")
+        .tool_use("toolu_01A", "python", &args, 2)
+        .end("tool_use", 60);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![
+            Item::Assistant {
+                text: "Let me look.".into()
+            },
+            Item::ToolCall {
+                call_id: "toolu_01A".into(),
+                name: "python".into(),
+                arguments: args
+            }
+        ]
+    );
+}
+
+#[tokio::test]
+async fn several_calls_and_the_history_as_content_blocks() {
+    let stream = Events::new(50, 0, 0)
+        .tool_use("toolu_x", "python", r#"{"code": "print(df.dtypes)"}"#, 4)
+        .tool_use("toolu_y", "shell", r#"{"command": "ls -la input"}"#, 4)
+        .end("tool_use", 60);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    let reply = ask(&server, &wire::history()).await.unwrap();
+    assert_eq!(
+        reply.tool_calls().collect::<Vec<_>>(),
+        vec![
+            ("toolu_x", "python", r#"{"code": "print(df.dtypes)"}"#),
+            ("toolu_y", "shell", r#"{"command": "ls -la input"}"#)
+        ]
+    );
+    // Text and tool_use blocks in one assistant message; both results in one user
+    // message; invalid arguments wrapped in an object; the cache breakpoint at the end.
+    assert_eq!(
+        server.received()[0].body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "Find anomalies in input/building_energy.csv"}]},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "I will inspect the file."},
+                {"type": "tool_use", "id": "call_a", "name": "python", "input": {"unparsed_arguments": "{\"code\": \"print(1"}},
+                {"type": "tool_use", "id": "call_b", "name": "shell", "input": {"command": "ls input"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "call_a", "content": "error: the arguments are not valid JSON", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "call_b", "content": "status: ok (0.01 s)\n[stdout]\nbuilding_energy.csv", "is_error": false,
+                 "cache_control": {"type": "ephemeral"}},
+            ]},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_arguments_reach_the_loop_as_sent() {
+    let broken = r#"{"code": "print(1)"#;
+    let stream = Events::new(5, 0, 0)
+        .tool_use("toolu_1", "python", broken, 3)
+        .end("max_tokens", 9);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    assert_eq!(
+        ask(&server, &wire::user("go"))
+            .await
+            .unwrap()
+            .tool_calls()
+            .next()
+            .unwrap()
+            .2,
+        broken
+    );
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
+    let server = WireServer::start(vec![Answer::Sse(
+        Events::new(5, 0, 0).end("max_tokens", 8192),
+    )])
+    .await;
+    let err = ask(&server, &wire::user("go"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stopped the reply early") && err.contains("max_tokens"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_429_with_retry_after_then_success() {
+    let server = WireServer::start(vec![
+        Answer::status_with(
+            429,
+            &[("retry-after", "1"), ("anthropic-ratelimit-requests-remaining", "0")],
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
+        ),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
+    assert_eq!(reply.unwrap().items, rows());
+    assert_eq!(server.received().len(), 2);
+    assert!(took >= Duration::from_millis(950), "{took:?}");
+}
+
+#[tokio::test]
+async fn server_errors_then_success_including_overloaded_mid_stream() {
+    let mut overloaded = Events::new(5, 0, 0);
+    overloaded.text("par");
+    overloaded.push(
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    );
+    let server = WireServer::start(vec![
+        Answer::status(
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+        ),
+        Answer::status(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
+        Answer::Sse(overloaded.partial()),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    let mut cfg = wire::config(
+        ProviderKind::Anthropic,
+        MODEL,
+        &server.base,
+        "ANTHROPIC_API_KEY",
+    );
+    cfg.http.retry.max_attempts = 4;
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    let reply = Anthropic::new(cfg)
+        .unwrap()
+        .respond(wire::request(&items, &tools), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(reply.items, rows());
+    assert_eq!(server.received().len(), 4);
+}
+
+#[tokio::test]
+async fn connection_dropped_mid_stream_is_retried_then_reported() {
+    let cut = Events::new(5, 0, 0)
+        .tool_use("toolu_1", "python", r#"{"code":"print(1)"}"#, 3)
+        .partial();
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut),
+    ])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dropped") && err.contains("gave up after 3 attempts"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_without_message_stop_or_with_garbage_is_retried() {
+    let server = WireServer::start(vec![
+        Answer::Sse(Events::new(5, 0, 0).text("The file").partial()),
+        Answer::Sse(vec![
+            "event: content_block_delta\ndata: {\"type\": \"content_block_delta\",\n\n".into(),
+        ]),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+    assert_eq!(server.received().len(), 3);
+}
+
+#[tokio::test]
+async fn auth_error_names_the_variable_and_hides_the_key() {
+    let server = WireServer::start(vec![Answer::status(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+    )])
+    .await;
+    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
+    let text = format!("{err:#} {err:?}");
+    assert!(text.contains("ANTHROPIC_API_KEY was rejected"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn context_length_error_is_said_plainly() {
+    let server = WireServer::start(vec![Answer::status(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210342 tokens > 200000 maximum"}}"#,
+    )])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the conversation is longer than the model's context window"),
+        "{err}"
+    );
+    assert!(err.contains("210342 tokens > 200000 maximum"), "{err}");
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_returns_promptly() {
+    let hang = Events::new(5, 0, 0)
+        .tool_use("toolu_1", "python", r#"{"code": "pri"#, 2)
+        .partial();
+    let server = WireServer::start(vec![Answer::SseThenHang(hang)]).await;
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c.cancel();
+    });
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    let mut p = provider(&server);
+    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
+    assert_eq!(r.unwrap_err().to_string(), "cancelled");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_base_url_ending_in_v1_is_not_doubled() {
+    let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
+    let cfg = wire::config(
+        ProviderKind::Anthropic,
+        MODEL,
+        &format!("{}/v1/", server.base),
+        "ANTHROPIC_API_KEY",
+    );
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    Anthropic::new(cfg)
+        .unwrap()
+        .respond(wire::request(&items, &tools), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(server.received()[0].path, "/v1/messages");
+}

@@ -1,0 +1,512 @@
+//! The Chat Completions provider against a local server speaking the OpenAI-compatible
+//! streaming format, in the variants real servers produce (OpenAI, Ollama, llama.cpp,
+//! vLLM, gateways): requests checked, scripted chunk streams, failures.
+
+mod wire;
+
+use std::time::Duration;
+
+use sandalyst::model::chat_completions::ChatCompletions;
+use sandalyst::model::config::ProviderKind;
+use sandalyst::model::{Item, Model, Reply, Usage};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wire::chat::{call_chunks, chunk, text_stream, usage_chunk, DONE, MODEL};
+use wire::{Answer, WireServer, TEST_KEY};
+
+fn provider(server: &WireServer) -> ChatCompletions {
+    ChatCompletions::new(wire::config(
+        ProviderKind::OpenAiCompatible,
+        MODEL,
+        &format!("{}/v1/", server.base),
+        "OPENROUTER_API_KEY",
+    ))
+    .unwrap()
+}
+
+async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
+    let tools = wire::tools();
+    provider(server)
+        .respond(wire::request(items, &tools), &CancellationToken::new())
+        .await
+}
+
+fn rows() -> Vec<Item> {
+    vec![Item::Assistant {
+        text: "The file has 1344 rows.".into(),
+    }]
+}
+
+#[tokio::test]
+async fn text_only_reply_and_the_request_on_the_wire() {
+    let server = WireServer::start(vec![Answer::Sse(text_stream("The file has 1344 rows."))]).await;
+    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
+    assert_eq!(reply.items, rows());
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 800,
+            output_tokens: 9,
+            cached_tokens: 512
+        }
+    );
+    let req = &server.received()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    let b = &req.body;
+    assert_eq!(b["model"], MODEL);
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["stream_options"], json!({"include_usage": true}));
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role": "system", "content": wire::INSTRUCTIONS},
+            {"role": "user", "content": "How many rows?"},
+        ])
+    );
+    let tools = b["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["type"], "function");
+    assert_eq!(tools[0]["function"]["name"], "python");
+    assert_eq!(
+        tools[0]["function"]["parameters"]["required"],
+        json!(["code"])
+    );
+    assert_eq!(tools[1]["function"]["name"], "shell");
+}
+
+#[tokio::test]
+async fn one_call_with_arguments_in_many_chunks() {
+    let args = json!({"code": "import pandas as pd\nprint(pd.read_csv('input/building_energy.csv').shape)"}).to_string();
+    let mut s = call_chunks(0, "call_1", "python", &args, 2);
+    s.push(chunk(json!({}), Some("tool_calls")));
+    s.push(DONE.into());
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![Item::ToolCall {
+            call_id: "call_1".into(),
+            name: "python".into(),
+            arguments: args
+        }]
+    );
+}
+
+#[tokio::test]
+async fn several_calls_interleaved_by_index_and_the_history_sent_back() {
+    let a = r#"{"code":"print(df.dtypes)"}"#;
+    let b = r#"{"command":"wc -l input/building_energy.csv"}"#;
+    let (ca, cb) = (
+        call_chunks(0, "call_x", "python", a, 3),
+        call_chunks(1, "call_y", "shell", b, 3),
+    );
+    // Deltas of the two calls alternate, as some servers send parallel calls.
+    let mut s = vec![chunk(
+        json!({"role": "assistant", "content": "Two checks."}),
+        None,
+    )];
+    for i in 0..ca.len().max(cb.len()) {
+        s.extend(ca.get(i).cloned());
+        s.extend(cb.get(i).cloned());
+    }
+    s.push(chunk(json!({}), Some("tool_calls")));
+    s.push(usage_chunk(100, 0, 50));
+    s.push(DONE.into());
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = ask(&server, &wire::history()).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![
+            Item::Assistant {
+                text: "Two checks.".into()
+            },
+            Item::ToolCall {
+                call_id: "call_x".into(),
+                name: "python".into(),
+                arguments: a.into()
+            },
+            Item::ToolCall {
+                call_id: "call_y".into(),
+                name: "shell".into(),
+                arguments: b.into()
+            },
+        ]
+    );
+
+    // Assistant text and its calls as one message; invalid arguments wrapped so servers
+    // that parse them (Ollama) accept the history; reasoning not sent; results as tool
+    // messages.
+    assert_eq!(
+        server.received()[0].body["messages"],
+        json!([
+            {"role": "system", "content": wire::INSTRUCTIONS},
+            {"role": "user", "content": "Find anomalies in input/building_energy.csv"},
+            {"role": "assistant", "content": "I will inspect the file.", "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "python", "arguments": "{\"unparsed_arguments\":\"{\\\"code\\\": \\\"print(1\"}"}},
+                {"id": "call_b", "type": "function", "function": {"name": "shell", "arguments": "{\"command\":\"ls input\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_a", "content": "error: the arguments are not valid JSON"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "status: ok (0.01 s)\n[stdout]\nbuilding_energy.csv"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn ollama_style_whole_calls_in_one_chunk_without_usage_or_done() {
+    // Ollama: each call complete in one chunk, no usage unless asked, and here the
+    // server just closes after the finish_reason.
+    let s = vec![
+        chunk(
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_o1", "index": 0, "type": "function", "function": {"name": "python", "arguments": "{\"code\":\"print(1)\"}"}},
+                {"id": "call_o2", "index": 1, "type": "function", "function": {"name": "shell", "arguments": "{\"command\":\"ls\"}"}},
+            ]}),
+            None,
+        ),
+        chunk(
+            json!({"role": "assistant", "content": ""}),
+            Some("tool_calls"),
+        ),
+    ];
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    let calls: Vec<_> = reply.tool_calls().collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("call_o1", "python", "{\"code\":\"print(1)\"}"),
+            ("call_o2", "shell", "{\"command\":\"ls\"}")
+        ]
+    );
+    assert_eq!(reply.usage, Usage::default());
+}
+
+#[tokio::test]
+async fn calls_without_index_or_id_and_object_arguments_are_accepted() {
+    let s = vec![
+        chunk(
+            json!({"tool_calls": [{"type": "function", "function": {"name": "python", "arguments": {"code": "1+1"}}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"id": "second", "type": "function", "function": {"name": "shell", "arguments": "{\"command\":"}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"function": {"arguments": "\"ls\"}"}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool_calls")),
+        DONE.into(),
+    ];
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    let calls: Vec<_> = reply.tool_calls().collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[0].0.starts_with("call_"), "a missing id is made up");
+    assert_eq!((calls[0].1, calls[0].2), ("python", r#"{"code":"1+1"}"#));
+    assert_eq!(calls[1], ("second", "shell", r#"{"command":"ls"}"#));
+}
+
+#[tokio::test]
+async fn a_single_non_streamed_json_reply_works() {
+    let body = json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "created": 1_700_000_000, "model": MODEL,
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_j", "type": "function", "function": {"name": "python", "arguments": "{\"code\":\"print(2)\"}"}}]
+        }}],
+        "usage": {"prompt_tokens": 70, "completion_tokens": 12, "total_tokens": 82}
+    });
+    let server = WireServer::start(vec![Answer::Json(body)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(
+        reply.tool_calls().collect::<Vec<_>>(),
+        vec![("call_j", "python", "{\"code\":\"print(2)\"}")]
+    );
+    assert_eq!(reply.usage.input_tokens, 70);
+}
+
+#[tokio::test]
+async fn reasoning_content_is_kept_for_the_transcript() {
+    let s = vec![
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "Think "}),
+            None,
+        ),
+        chunk(json!({"reasoning_content": "briefly."}), None),
+        chunk(json!({"content": "Answer."}), Some("stop")),
+        DONE.into(),
+    ];
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![
+            Item::Reasoning {
+                summary: "Think briefly.".into(),
+                encrypted_content: None
+            },
+            Item::Assistant {
+                text: "Answer.".into()
+            }
+        ]
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_arguments_reach_the_loop_as_sent() {
+    let broken = r#"{"code": "print(1)"#;
+    let mut s = call_chunks(0, "call_1", "python", broken, 3);
+    s.push(chunk(json!({}), Some("tool_calls")));
+    s.push(DONE.into());
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    assert_eq!(
+        ask(&server, &wire::user("go"))
+            .await
+            .unwrap()
+            .tool_calls()
+            .next()
+            .unwrap()
+            .2,
+        broken
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_429_with_retry_after_then_success() {
+    let server = WireServer::start(vec![
+        Answer::status_with(
+            429,
+            &[("retry-after", "1")],
+            r#"{"error":{"message":"Rate limit exceeded: free-models-per-min","code":429}}"#,
+        ),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
+    assert_eq!(reply.unwrap().items, rows());
+    assert_eq!(server.received().len(), 2);
+    assert!(took >= Duration::from_millis(950), "{took:?}");
+}
+
+#[tokio::test]
+async fn server_errors_then_success_including_an_error_chunk_mid_stream() {
+    let server = WireServer::start(vec![
+        Answer::status(
+            500,
+            r#"{"error":{"message":"Internal Server Error","type":"server_error"}}"#,
+        ),
+        Answer::status(503, "<html>Service Unavailable</html>"),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+    assert_eq!(server.received().len(), 3);
+
+    // OpenRouter reports an upstream failure inside a 200 stream.
+    let server = WireServer::start(vec![
+        Answer::Sse(vec![
+            chunk(json!({"content": "par"}), None),
+            format!(
+                "data: {}\n\n",
+                json!({"error": {"code": 502, "message": "Provider returned error"}})
+            ),
+        ]),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+}
+
+#[tokio::test]
+async fn connection_dropped_mid_stream_is_retried_then_reported() {
+    let cut = call_chunks(0, "call_1", "python", r#"{"code":"print(1)"}"#, 3);
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut),
+    ])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dropped") && err.contains("gave up after 3 attempts"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_before_any_finish_is_incomplete_and_retried() {
+    let server = WireServer::start(vec![
+        Answer::Sse(vec![chunk(json!({"content": "The file"}), None)]),
+        Answer::Sse(vec!["data: {\"choices\": [oops\n\n".into()]),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
+    assert_eq!(server.received().len(), 3);
+}
+
+#[tokio::test]
+async fn auth_error_names_the_configured_variable_and_hides_the_key() {
+    let server = WireServer::start(vec![Answer::status(
+        401,
+        &format!(
+            r#"{{"error":{{"message":"No auth credentials found for key {TEST_KEY}","code":401}}}}"#
+        ),
+    )])
+    .await;
+    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
+    let text = format!("{err:#} {err:?}");
+    assert!(text.contains("OPENROUTER_API_KEY was rejected"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn no_key_sends_no_authorization_header() {
+    let server = WireServer::start(vec![Answer::Sse(text_stream("ok"))]).await;
+    let mut cfg = wire::config(
+        ProviderKind::OpenAiCompatible,
+        MODEL,
+        &format!("{}/v1", server.base),
+        "X",
+    );
+    cfg.credentials = sandalyst::model::secret::Credentials::none();
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    ChatCompletions::new(cfg)
+        .unwrap()
+        .respond(wire::request(&items, &tools), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(server.received()[0].header("authorization"), None);
+}
+
+#[tokio::test]
+async fn context_length_errors_of_vllm_and_llama_cpp_are_said_plainly() {
+    for body in [
+        r#"{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens in the messages, Please reduce the length of the messages.","type":"BadRequestError","param":null,"code":400}"#,
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#,
+    ] {
+        let server = WireServer::start(vec![Answer::status(400, body)]).await;
+        let err = ask(&server, &wire::user("hi"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the conversation is longer than the model's context window"),
+            "{err}"
+        );
+        assert_eq!(server.received().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_base_url_says_what_to_check() {
+    let server = WireServer::start(vec![Answer::status(404, "404 page not found")]).await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("404") && err.contains("base URL"), "{err}");
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
+    let s = vec![
+        chunk(json!({"role": "assistant", "content": ""}), Some("length")),
+        DONE.into(),
+    ];
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stopped the reply early") && err.contains("max_tokens"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_web_page_instead_of_an_api_says_to_check_the_base_url() {
+    let server = WireServer::start(vec![Answer::Status {
+        code: 200,
+        headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+        body: "<html><body>Welcome to nginx!</body></html>".into(),
+    }])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("web page") && err.contains("check the base URL"),
+        "{err}"
+    );
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_returns_promptly() {
+    let server = WireServer::start(vec![Answer::SseThenHang(call_chunks(
+        0,
+        "c",
+        "python",
+        "{\"code\":",
+        2,
+    ))])
+    .await;
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c.cancel();
+    });
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    let mut p = provider(&server);
+    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
+    assert_eq!(r.unwrap_err().to_string(), "cancelled");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_goes_silent_hits_the_idle_timeout() {
+    let server = WireServer::start(vec![
+        Answer::SseThenHang(vec![chunk(json!({"content": "thinking"}), None)]),
+        Answer::Sse(text_stream("The file has 1344 rows.")),
+    ])
+    .await;
+    let mut cfg = wire::config(
+        ProviderKind::OpenAiCompatible,
+        MODEL,
+        &format!("{}/v1", server.base),
+        "X",
+    );
+    cfg.http.idle_timeout = Duration::from_millis(300);
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    let reply = ChatCompletions::new(cfg)
+        .unwrap()
+        .respond(wire::request(&items, &tools), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(reply.items, rows());
+    assert_eq!(server.received().len(), 2);
+}

@@ -1,0 +1,385 @@
+//! The OpenAI Responses provider against a local server speaking the Responses
+//! streaming wire format: requests checked, scripted event streams, failures.
+
+mod wire;
+
+use std::time::Duration;
+
+use sandalyst::model::config::ProviderKind;
+use sandalyst::model::openai_responses::OpenAiResponses;
+use sandalyst::model::{Item, Model, Reply, Usage};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wire::responses::Events;
+use wire::{Answer, WireServer, TEST_KEY};
+
+fn provider(server: &WireServer) -> OpenAiResponses {
+    OpenAiResponses::new(wire::config(
+        ProviderKind::OpenAi,
+        "gpt-5.4",
+        &format!("{}/v1", server.base),
+        "OPENAI_API_KEY",
+    ))
+    .unwrap()
+}
+
+async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
+    let tools = wire::tools();
+    provider(server)
+        .respond(wire::request(items, &tools), &CancellationToken::new())
+        .await
+}
+
+fn text_reply() -> Vec<String> {
+    Events::new()
+        .text(0, "The file has 1344 rows.", 4)
+        .completed(1200, 1024, 15)
+}
+
+#[tokio::test]
+async fn text_only_reply_and_the_request_on_the_wire() {
+    let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
+    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![Item::Assistant {
+            text: "The file has 1344 rows.".into()
+        }]
+    );
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 1200,
+            output_tokens: 15,
+            cached_tokens: 1024
+        }
+    );
+
+    let req = &server.received()[0];
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("POST", "/v1/responses")
+    );
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    assert!(req
+        .header("content-type")
+        .unwrap()
+        .starts_with("application/json"));
+    let b = &req.body;
+    assert_eq!(b["model"], "gpt-5.4");
+    assert_eq!(b["instructions"], wire::INSTRUCTIONS);
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["store"], false);
+    assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        b["input"],
+        json!([{"type": "message", "role": "user", "content": "How many rows?"}])
+    );
+    let tools = b["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["type"], "function");
+    assert_eq!(tools[0]["name"], "python");
+    assert_eq!(tools[0]["strict"], false);
+    assert_eq!(tools[0]["parameters"]["required"], json!(["code"]));
+    assert_eq!(tools[1]["name"], "shell");
+    assert_eq!(
+        tools[1]["parameters"]["properties"]["command"]["type"],
+        "string"
+    );
+}
+
+#[tokio::test]
+async fn one_call_with_arguments_in_many_chunks() {
+    let args = json!({"code": "import pandas as pd\ndf = pd.read_csv('input/building_energy.csv')\nprint(df.shape)"}).to_string();
+    let stream = Events::new()
+        .call(0, "call_1", "python", &args, 3)
+        .completed(500, 0, 40);
+    assert!(stream.len() > 30);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![Item::ToolCall {
+            call_id: "call_1".into(),
+            name: "python".into(),
+            arguments: args
+        }]
+    );
+}
+
+#[tokio::test]
+async fn reasoning_text_and_several_calls_then_history_goes_back_statelessly() {
+    let stream = Events::new()
+        .reasoning(0, "Check the columns, then the units.", "gAAAA-new-blob")
+        .text(1, "Two checks.", 50)
+        .call(2, "call_x", "python", r#"{"code":"print(df.dtypes)"}"#, 7)
+        .call(
+            3,
+            "call_y",
+            "shell",
+            r#"{"command":"wc -l input/*.csv"}"#,
+            7,
+        )
+        .completed(900, 0, 80);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    let reply = ask(&server, &wire::history()).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![
+            Item::Reasoning {
+                summary: "Check the columns, then the units.".into(),
+                encrypted_content: Some("gAAAA-new-blob".into())
+            },
+            Item::Assistant {
+                text: "Two checks.".into()
+            },
+            Item::ToolCall {
+                call_id: "call_x".into(),
+                name: "python".into(),
+                arguments: r#"{"code":"print(df.dtypes)"}"#.into()
+            },
+            Item::ToolCall {
+                call_id: "call_y".into(),
+                name: "shell".into(),
+                arguments: r#"{"command":"wc -l input/*.csv"}"#.into()
+            },
+        ]
+    );
+    assert_eq!(reply.tool_calls().count(), 2);
+
+    // The history as sent: reasoning with its encrypted content and no id, calls with
+    // their raw arguments (even invalid ones), results keyed by call_id.
+    let input = server.received()[0].body["input"].clone();
+    assert_eq!(
+        input,
+        json!([
+            {"type": "message", "role": "user", "content": "Find anomalies in input/building_energy.csv"},
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Look at the file first."}], "encrypted_content": "gAAAA-encrypted-blob"},
+            {"type": "message", "role": "assistant", "content": "I will inspect the file."},
+            {"type": "function_call", "call_id": "call_a", "name": "python", "arguments": "{\"code\": \"print(1"},
+            {"type": "function_call", "call_id": "call_b", "name": "shell", "arguments": "{\"command\":\"ls input\"}"},
+            {"type": "function_call_output", "call_id": "call_a", "output": "error: the arguments are not valid JSON"},
+            {"type": "function_call_output", "call_id": "call_b", "output": "status: ok (0.01 s)\n[stdout]\nbuilding_energy.csv"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_arguments_reach_the_loop_as_sent() {
+    let broken = r#"{"code": "print('unterminated)"#;
+    let stream = Events::new()
+        .call(0, "call_1", "python", broken, 4)
+        .completed(10, 0, 10);
+    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
+    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(reply.tool_calls().next().unwrap().2, broken);
+}
+
+#[tokio::test]
+async fn an_incomplete_response_with_nothing_in_it_says_what_to_raise() {
+    let mut e = Events::new();
+    e.push(json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "usage": {"input_tokens": 10, "output_tokens": 4096, "input_tokens_details": {"cached_tokens": 0}}}}));
+    let server = WireServer::start(vec![Answer::Sse(e.partial())]).await;
+    let err = ask(&server, &wire::user("go"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stopped the reply early (max_output_tokens)"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_429_honours_retry_after_then_succeeds() {
+    let server = WireServer::start(vec![
+        Answer::status_with(
+            429,
+            &[("retry-after", "1")],
+            r#"{"error":{"message":"Rate limit reached for gpt-5.4","type":"requests","code":"rate_limit_exceeded"}}"#,
+        ),
+        Answer::status_with(
+            429,
+            &[("retry-after-ms", "20"), ("retry-after", "30")],
+            r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#,
+        ),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
+    assert_eq!(reply.unwrap().items.len(), 1);
+    assert_eq!(server.received().len(), 3);
+    // Retry-After: 1 was waited out; retry-after-ms took precedence over the 30 s.
+    assert!(took >= Duration::from_millis(950), "{took:?}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[tokio::test]
+async fn server_error_500_then_success() {
+    let server = WireServer::start(vec![
+        Answer::status(
+            500,
+            r#"{"error":{"message":"The server had an error","type":"server_error"}}"#,
+        ),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    assert_eq!(
+        ask(&server, &wire::user("hi")).await.unwrap().items.len(),
+        1
+    );
+    assert_eq!(server.received().len(), 2);
+}
+
+#[tokio::test]
+async fn connection_dropped_mid_stream_is_retried_then_reported() {
+    let mut cut = Events::new();
+    cut.call(0, "call_1", "python", r#"{"code":"print(1)"}"#, 3);
+    let cut = cut.partial();
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    let reply = ask(&server, &wire::user("hi")).await.unwrap();
+    assert_eq!(
+        reply.items,
+        vec![Item::Assistant {
+            text: "The file has 1344 rows.".into()
+        }],
+        "the half-streamed call of the dropped attempt is not kept"
+    );
+
+    // Dropped on every attempt: a clear error once the retries are used up.
+    let server = WireServer::start(vec![
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut.clone()),
+        Answer::SseThenDrop(cut),
+    ])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dropped") && err.contains("gave up after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(server.received().len(), 3);
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_early_or_carries_garbage_is_retried() {
+    let mut early = Events::new();
+    early.text(0, "partial", 3);
+    let server = WireServer::start(vec![
+        Answer::Sse(early.partial()),
+        Answer::Sse(vec![
+            "event: response.output_text.delta\ndata: {not json\n\n".into(),
+        ]),
+        Answer::Sse(text_reply()),
+    ])
+    .await;
+    assert_eq!(
+        ask(&server, &wire::user("hi")).await.unwrap().items.len(),
+        1
+    );
+    assert_eq!(server.received().len(), 3);
+
+    let garbage = Answer::Sse(vec![
+        "data: {\"type\": \"response.output_text.delta\", oops\n\n".into(),
+    ]);
+    let server = WireServer::start(vec![garbage.clone(), garbage.clone(), garbage]).await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("malformed event"), "{err}");
+}
+
+#[tokio::test]
+async fn auth_error_names_the_variable_and_hides_the_key() {
+    let server = WireServer::start(vec![Answer::status(
+        401,
+        &format!(r#"{{"error":{{"message":"Incorrect API key provided: {TEST_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#),
+    )])
+    .await;
+    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
+    let text = format!("{err:#} {err:?}");
+    assert!(text.contains("OPENAI_API_KEY was rejected"), "{text}");
+    assert!(
+        !text.contains("0123456789abcdef") && !text.contains("SECRET"),
+        "{text}"
+    );
+    assert_eq!(server.received().len(), 1, "no retry on 401");
+    assert!(!format!("{:?}", provider(&server)).contains("SECRET"));
+}
+
+#[tokio::test]
+async fn context_length_error_is_said_plainly_over_http_and_in_the_stream() {
+    let server = WireServer::start(vec![Answer::status(
+        400,
+        r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#,
+    )])
+    .await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the conversation is longer than the model's context window"),
+        "{err}"
+    );
+
+    let mut failed = Events::new();
+    failed.push(json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}));
+    let server = WireServer::start(vec![Answer::Sse(failed.partial())]).await;
+    let err = ask(&server, &wire::user("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("longer than the model's context window"),
+        "{err}"
+    );
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_retried_when_transient() {
+    let mut err = Events::new();
+    err.text(0, "half", 2);
+    err.push(json!({"type": "error", "code": "server_error", "message": "An error occurred while processing your request.", "param": null}));
+    let server =
+        WireServer::start(vec![Answer::Sse(err.partial()), Answer::Sse(text_reply())]).await;
+    assert_eq!(
+        ask(&server, &wire::user("hi")).await.unwrap().items,
+        vec![Item::Assistant {
+            text: "The file has 1344 rows.".into()
+        }]
+    );
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_returns_promptly() {
+    let mut hang = Events::new();
+    hang.call(0, "call_1", "python", r#"{"code": "print("#, 2);
+    let server = WireServer::start(vec![Answer::SseThenHang(hang.partial())]).await;
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c.cancel();
+    });
+    let tools = wire::tools();
+    let items = wire::user("hi");
+    let mut p = provider(&server);
+    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
+    assert_eq!(r.unwrap_err().to_string(), "cancelled");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
