@@ -1,19 +1,36 @@
-//! What an output file is, for listing and previews: its kind, size, and for images
-//! their dimensions (decoded with limits, so a decompression bomb is refused).
+//! What an output file is, and previews of it that the desktop can show inline.
+//!
+//! Everything here reads files written by model code, so every byte is hostile input:
+//! - [`markdown`]: a report rendered to HTML that is sanitised against an allow-list;
+//! - [`table`]: a page of a CSV file, read as a stream, and as HTML with escaped cells;
+//! - [`image`]: PNG metadata, with a pixel limit checked before decoding;
+//! - [`escape_html`] and [`safe_display_name`] for file names and any other text.
+//!
+//! This module: an output file's kind, size and, for PNGs, dimensions.
+
+pub mod image;
+pub mod markdown;
+pub mod table;
+mod text;
 
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use serde::Serialize;
 
-/// Images larger than this many pixels are refused rather than decoded.
-pub const MAX_PIXELS: u64 = 50_000_000;
+pub use image::{png_dimensions, preview_png, ImageInfo, MAX_PIXELS};
+pub use text::{display_name, escape_html, safe_display_name};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// PNGs are checked by [`preview_png`]; the core decodes no other image format, so
+    /// an SVG must only ever be shown through `<img>` (where its scripts do not run).
     Image,
+    /// CSV pages come from [`table::preview_csv`] and [`table::page_to_html`].
     Table,
+    /// Markdown goes through [`markdown::render`]; `.txt` and `.html` files are shown
+    /// as text ([`escape_html`]), never as markup.
     Report,
     Other,
 }
@@ -58,29 +75,6 @@ pub fn describe(root: &Path, rel: &str) -> anyhow::Result<Artifact> {
         bytes,
         dimensions,
     })
-}
-
-/// Fully decode a PNG (checking it is sound) and return its size, refusing huge ones.
-pub fn png_dimensions(path: &Path) -> anyhow::Result<(u32, u32)> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
-    decoder.set_limits(png::Limits { bytes: 256 << 20 });
-    let mut reader = decoder
-        .read_info()
-        .with_context(|| format!("{} is not a readable PNG", path.display()))?;
-    let (w, h) = (reader.info().width, reader.info().height);
-    if u64::from(w) * u64::from(h) > MAX_PIXELS {
-        bail!(
-            "{} is {w}x{h} pixels, over the {MAX_PIXELS} pixel limit; not decoded",
-            path.display()
-        );
-    }
-    let mut buf = vec![0; reader.output_buffer_size()];
-    reader
-        .next_frame(&mut buf)
-        .with_context(|| format!("{} is a damaged PNG", path.display()))?;
-    Ok((w, h))
 }
 
 #[cfg(test)]
