@@ -11,8 +11,21 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// The command, isolated from the developer's own configuration and keys.
+fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+    c.env(
+        "SANDALYST_CONFIG",
+        "/nonexistent/sandalyst-test-config.toml",
+    )
+    .env_remove("OPENAI_API_KEY")
+    .env_remove("ANTHROPIC_API_KEY")
+    .env_remove("SANDALYST_IMAGE");
+    c
+}
+
 fn sandalyst(args: &[&str], data_dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+    command()
         .args(args)
         .env("SANDALYST_DATA_DIR", data_dir)
         .current_dir(repo())
@@ -223,7 +236,7 @@ fn bad_input_gets_one_clear_message() {
     let o = sandalyst(&["runs", "show", "nope"], &data);
     assert_clear_failure(&o, "no readable run with id nope");
 
-    let o = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+    let o = command()
         .args(["run", "-i", g, "-p", "x"])
         .env("SANDALYST_DATA_DIR", &data)
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
@@ -259,7 +272,7 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
         r#"[{"python": "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)"}]"#,
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+    let mut child = command()
         .args([
             "run",
             "-i",
@@ -309,7 +322,7 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
 
     let done = dir.path().join("done.json");
     std::fs::write(&done, r#"[{"say": "nothing to do"}]"#).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+    let o = command()
         .args([
             "run",
             "-i",
