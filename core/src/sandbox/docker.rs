@@ -102,16 +102,7 @@ fn is_leftover(labels: &HashMap<String, String>) -> bool {
 /// Remove containers and volumes left by runs that are over (see [`is_leftover`]).
 /// Returns how many containers were removed.
 pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
-    let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
-    let list = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::new()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .context("listing Sandalyst containers")?;
+    let list = labelled(docker, RUN_LABEL.to_string()).await?;
     let mut removed = 0;
     for c in list {
         if !is_leftover(&c.labels.unwrap_or_default()) {
@@ -124,6 +115,7 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
             }
         }
     }
+    let filters = HashMap::from([("label".to_string(), vec![RUN_LABEL.to_string()])]);
     let vols = docker
         .list_volumes(Some(
             ListVolumesOptionsBuilder::new().filters(&filters).build(),
@@ -145,16 +137,24 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
 
 /// Containers (running or not) labelled with this run id.
 pub async fn containers_of_run(docker: &Docker, run_id: &str) -> anyhow::Result<Vec<String>> {
-    let filters = HashMap::from([("label".to_string(), vec![format!("{RUN_LABEL}={run_id}")])]);
-    let list = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::new()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await?;
+    let list = labelled(docker, format!("{RUN_LABEL}={run_id}")).await?;
     Ok(list.into_iter().filter_map(|c| c.id).collect())
+}
+
+/// Containers, running or not, that match a label filter (`key` or `key=value`).
+async fn labelled(
+    docker: &Docker,
+    filter: String,
+) -> anyhow::Result<Vec<bollard::models::ContainerSummary>> {
+    let filters = HashMap::from([("label".to_string(), vec![filter])]);
+    let opts = ListContainersOptionsBuilder::new()
+        .all(true)
+        .filters(&filters)
+        .build();
+    docker
+        .list_containers(Some(opts))
+        .await
+        .context("listing Sandalyst containers")
 }
 
 /// Run a short shell command as the sandbox user, ignoring its output.

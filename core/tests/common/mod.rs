@@ -1,12 +1,10 @@
 //! Shared set-up for tests that use the real Docker daemon.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
-use bollard::query_parameters::ListContainersOptionsBuilder;
 use bollard::Docker;
-use sandalyst::sandbox::docker::{self, DockerSandbox, RUN_LABEL};
+use sandalyst::sandbox::docker::{self, DockerSandbox};
 use sandalyst::sandbox::{image, SandboxConfig};
 use sandalyst::workspace::Manifest;
 
@@ -52,19 +50,9 @@ pub async fn sandbox(docker: &Docker, name: &str, inputs: &[PathBuf]) -> (Docker
     (sb, id)
 }
 
-/// Containers labelled with any run id that starts with `prefix`.
+/// How many containers carry this run's label.
 pub async fn containers_labelled(docker: &Docker, run_id: &str) -> usize {
-    let filters = HashMap::from([("label".to_string(), vec![format!("{RUN_LABEL}={run_id}")])]);
-    docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::new()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .unwrap()
-        .len()
+    docker::containers_of_run(docker, run_id).await.unwrap().len()
 }
 
 pub fn repo_root() -> PathBuf {
