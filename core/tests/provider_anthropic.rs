@@ -3,64 +3,37 @@
 
 mod wire;
 
-use std::time::Duration;
-
-use sandalyst::model::anthropic::Anthropic;
+use sandalyst::model::anthropic::Messages;
 use sandalyst::model::config::ProviderKind;
-use sandalyst::model::{Item, Model, Reply, Usage};
+use sandalyst::model::{Item, Usage};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use wire::messages::{Events, MODEL};
-use wire::{Answer, WireServer, TEST_KEY};
+use wire::scenarios::{self, Provider};
+use wire::{rows, Answer, WireServer, TEST_KEY};
 
-fn provider(server: &WireServer) -> Anthropic {
-    Anthropic::new(wire::config(
-        ProviderKind::Anthropic,
-        MODEL,
-        &server.base,
-        "ANTHROPIC_API_KEY",
-    ))
-    .unwrap()
-}
-
-async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
-    let tools = wire::tools();
-    provider(server)
-        .respond(wire::request(items, &tools), &CancellationToken::new())
-        .await
-}
+const P: Provider<Messages> =
+    Provider::new(ProviderKind::Anthropic, MODEL, "", "ANTHROPIC_API_KEY");
 
 fn text_reply() -> Vec<String> {
     Events::new(30, 2000, 100)
-        .text("The file has 1344 rows.")
+        .text(wire::ROWS)
         .end("end_turn", 12)
-}
-
-fn rows() -> Vec<Item> {
-    vec![Item::Assistant {
-        text: "The file has 1344 rows.".into(),
-    }]
 }
 
 #[tokio::test]
 async fn text_only_reply_and_the_request_on_the_wire() {
-    let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
-    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
-    assert_eq!(reply.items, rows());
     // Cached and freshly cached input count as input, as with OpenAI.
-    assert_eq!(
-        reply.usage,
+    let req = scenarios::plain_reply(
+        &P,
+        text_reply(),
         Usage {
             input_tokens: 2130,
             output_tokens: 12,
-            cached_tokens: 2000
-        }
-    );
-    let req = &server.received()[0];
-    assert_eq!(
-        (req.method.as_str(), req.path.as_str()),
-        ("POST", "/v1/messages")
-    );
+            cached_tokens: 2000,
+        },
+        "/v1/messages",
+    )
+    .await;
     assert_eq!(req.header("x-api-key"), Some(TEST_KEY));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(req.header("authorization"), None);
@@ -90,21 +63,17 @@ async fn one_call_with_input_json_in_many_chunks() {
         .text("Let me look.")
         .tool_use("toolu_01A", "python", &args, 2)
         .end("tool_use", 60);
-    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![
+    scenarios::decodes(
+        &P,
+        stream,
+        &[
             Item::Assistant {
-                text: "Let me look.".into()
+                text: "Let me look.".into(),
             },
-            Item::ToolCall {
-                call_id: "toolu_01A".into(),
-                name: "python".into(),
-                arguments: args
-            }
-        ]
-    );
+            wire::call("toolu_01A", "python", &args),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -114,7 +83,7 @@ async fn several_calls_and_the_history_as_content_blocks() {
         .tool_use("toolu_y", "shell", r#"{"command": "ls -la input"}"#, 4)
         .end("tool_use", 60);
     let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    let reply = ask(&server, &wire::history()).await.unwrap();
+    let reply = P.ask(&server, &wire::history()).await.unwrap();
     assert_eq!(
         reply.tool_calls().collect::<Vec<_>>(),
         vec![
@@ -148,50 +117,28 @@ async fn invalid_json_arguments_reach_the_loop_as_sent() {
     let stream = Events::new(5, 0, 0)
         .tool_use("toolu_1", "python", broken, 3)
         .end("max_tokens", 9);
-    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    assert_eq!(
-        ask(&server, &wire::user("go"))
-            .await
-            .unwrap()
-            .tool_calls()
-            .next()
-            .unwrap()
-            .2,
-        broken
-    );
+    scenarios::arguments_pass_through(&P, stream, broken).await;
 }
 
 #[tokio::test]
 async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
-    let server = WireServer::start(vec![Answer::Sse(
-        Events::new(5, 0, 0).end("max_tokens", 8192),
-    )])
-    .await;
-    let err = ask(&server, &wire::user("go"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("stopped the reply early") && err.contains("max_tokens"),
-        "{err}"
-    );
+    let err = scenarios::cut_off(&P, Events::new(5, 0, 0).end("max_tokens", 8192)).await;
+    assert!(err.contains("max_tokens"), "{err}");
 }
 
 #[tokio::test]
 async fn rate_limit_429_with_retry_after_then_success() {
-    let server = WireServer::start(vec![
-        Answer::status_with(
+    scenarios::rate_limit_then_success(
+        &P,
+        vec![Answer::status_with(
             429,
             &[("retry-after", "1"), ("anthropic-ratelimit-requests-remaining", "0")],
             r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
-        ),
-        Answer::Sse(text_reply()),
-    ])
+        )],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
-    assert_eq!(reply.unwrap().items, rows());
-    assert_eq!(server.received().len(), 2);
-    assert!(took >= Duration::from_millis(950), "{took:?}");
 }
 
 #[tokio::test]
@@ -201,35 +148,23 @@ async fn server_errors_then_success_including_overloaded_mid_stream() {
     overloaded.push(
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     );
-    let server = WireServer::start(vec![
-        Answer::status(
-            500,
-            r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
-        ),
-        Answer::status(
-            529,
-            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-        ),
-        Answer::Sse(overloaded.partial()),
-        Answer::Sse(text_reply()),
-    ])
+    scenarios::recovers(
+        &P,
+        vec![
+            Answer::status(
+                500,
+                r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+            ),
+            Answer::status(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            ),
+            Answer::Sse(overloaded.partial()),
+        ],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    let mut cfg = wire::config(
-        ProviderKind::Anthropic,
-        MODEL,
-        &server.base,
-        "ANTHROPIC_API_KEY",
-    );
-    cfg.http.retry.max_attempts = 4;
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    let reply = Anthropic::new(cfg)
-        .unwrap()
-        .respond(wire::request(&items, &tools), &CancellationToken::new())
-        .await
-        .unwrap();
-    assert_eq!(reply.items, rows());
-    assert_eq!(server.received().len(), 4);
 }
 
 #[tokio::test]
@@ -237,72 +172,41 @@ async fn connection_dropped_mid_stream_is_retried_then_reported() {
     let cut = Events::new(5, 0, 0)
         .tool_use("toolu_1", "python", r#"{"code":"print(1)"}"#, 3)
         .partial();
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::Sse(text_reply()),
-    ])
-    .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
-
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut),
-    ])
-    .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("dropped") && err.contains("gave up after 3 attempts"),
-        "{err}"
-    );
+    scenarios::dropped_then_reported(&P, cut, text_reply(), &rows()).await;
 }
 
 #[tokio::test]
 async fn a_stream_without_message_stop_or_with_garbage_is_retried() {
-    let server = WireServer::start(vec![
-        Answer::Sse(Events::new(5, 0, 0).text("The file").partial()),
-        Answer::Sse(vec![
-            "event: content_block_delta\ndata: {\"type\": \"content_block_delta\",\n\n".into(),
-        ]),
-        Answer::Sse(text_reply()),
-    ])
+    scenarios::recovers(
+        &P,
+        vec![
+            Answer::Sse(Events::new(5, 0, 0).text("The file").partial()),
+            Answer::Sse(vec![
+                "event: content_block_delta\ndata: {\"type\": \"content_block_delta\",\n\n".into(),
+            ]),
+        ],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
-    assert_eq!(server.received().len(), 3);
 }
 
 #[tokio::test]
 async fn auth_error_names_the_variable_and_hides_the_key() {
-    let server = WireServer::start(vec![Answer::status(
-        401,
+    scenarios::auth_rejected(
+        &P,
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
-    )])
+    )
     .await;
-    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
-    let text = format!("{err:#} {err:?}");
-    assert!(text.contains("ANTHROPIC_API_KEY was rejected"), "{text}");
-    assert!(!text.contains("SECRET"), "{text}");
-    assert_eq!(server.received().len(), 1);
 }
 
 #[tokio::test]
 async fn context_length_error_is_said_plainly() {
-    let server = WireServer::start(vec![Answer::status(
-        400,
+    let err = scenarios::context_too_long(
+        &P,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210342 tokens > 200000 maximum"}}"#,
-    )])
+    )
     .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("the conversation is longer than the model's context window"),
-        "{err}"
-    );
     assert!(err.contains("210342 tokens > 200000 maximum"), "{err}");
 }
 
@@ -311,35 +215,14 @@ async fn cancel_mid_stream_returns_promptly() {
     let hang = Events::new(5, 0, 0)
         .tool_use("toolu_1", "python", r#"{"code": "pri"#, 2)
         .partial();
-    let server = WireServer::start(vec![Answer::SseThenHang(hang)]).await;
-    let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        c.cancel();
-    });
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    let mut p = provider(&server);
-    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
-    assert_eq!(r.unwrap_err().to_string(), "cancelled");
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    scenarios::cancel_mid_stream(&P, hang).await;
 }
 
 #[tokio::test]
 async fn a_base_url_ending_in_v1_is_not_doubled() {
     let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
-    let cfg = wire::config(
-        ProviderKind::Anthropic,
-        MODEL,
-        &format!("{}/v1/", server.base),
-        "ANTHROPIC_API_KEY",
-    );
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    Anthropic::new(cfg)
-        .unwrap()
-        .respond(wire::request(&items, &tools), &CancellationToken::new())
+    Provider::<Messages>::new(ProviderKind::Anthropic, MODEL, "/v1/", "ANTHROPIC_API_KEY")
+        .ask(&server, &wire::user("hi"))
         .await
         .unwrap();
     assert_eq!(server.received()[0].path, "/v1/messages");

@@ -6,52 +6,34 @@ mod wire;
 
 use std::time::Duration;
 
-use sandalyst::model::chat_completions::ChatCompletions;
+use sandalyst::model::chat_completions::Chat;
 use sandalyst::model::config::ProviderKind;
-use sandalyst::model::{Item, Model, Reply, Usage};
+use sandalyst::model::{Item, Usage};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use wire::chat::{call_chunks, chunk, text_stream, usage_chunk, DONE, MODEL};
-use wire::{Answer, WireServer, TEST_KEY};
+use wire::scenarios::{self, Provider};
+use wire::{rows, Answer, WireServer, ROWS, TEST_KEY};
 
-fn provider(server: &WireServer) -> ChatCompletions {
-    ChatCompletions::new(wire::config(
-        ProviderKind::OpenAiCompatible,
-        MODEL,
-        &format!("{}/v1/", server.base),
-        "OPENROUTER_API_KEY",
-    ))
-    .unwrap()
-}
-
-async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
-    let tools = wire::tools();
-    provider(server)
-        .respond(wire::request(items, &tools), &CancellationToken::new())
-        .await
-}
-
-fn rows() -> Vec<Item> {
-    vec![Item::Assistant {
-        text: "The file has 1344 rows.".into(),
-    }]
-}
+const P: Provider<Chat> = Provider::new(
+    ProviderKind::OpenAiCompatible,
+    MODEL,
+    "/v1/",
+    "OPENROUTER_API_KEY",
+);
 
 #[tokio::test]
 async fn text_only_reply_and_the_request_on_the_wire() {
-    let server = WireServer::start(vec![Answer::Sse(text_stream("The file has 1344 rows."))]).await;
-    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
-    assert_eq!(reply.items, rows());
-    assert_eq!(
-        reply.usage,
+    let req = scenarios::plain_reply(
+        &P,
+        text_stream(ROWS),
         Usage {
             input_tokens: 800,
             output_tokens: 9,
-            cached_tokens: 512
-        }
-    );
-    let req = &server.received()[0];
-    assert_eq!(req.path, "/v1/chat/completions");
+            cached_tokens: 512,
+        },
+        "/v1/chat/completions",
+    )
+    .await;
     assert_eq!(
         req.header("authorization"),
         Some(format!("Bearer {TEST_KEY}").as_str())
@@ -84,16 +66,7 @@ async fn one_call_with_arguments_in_many_chunks() {
     let mut s = call_chunks(0, "call_1", "python", &args, 2);
     s.push(chunk(json!({}), Some("tool_calls")));
     s.push(DONE.into());
-    let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![Item::ToolCall {
-            call_id: "call_1".into(),
-            name: "python".into(),
-            arguments: args
-        }]
-    );
+    scenarios::decodes(&P, s, &[wire::call("call_1", "python", &args)]).await;
 }
 
 #[tokio::test]
@@ -117,7 +90,7 @@ async fn several_calls_interleaved_by_index_and_the_history_sent_back() {
     s.push(usage_chunk(100, 0, 50));
     s.push(DONE.into());
     let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let reply = ask(&server, &wire::history()).await.unwrap();
+    let reply = P.ask(&server, &wire::history()).await.unwrap();
     assert_eq!(
         reply.items,
         vec![
@@ -173,7 +146,7 @@ async fn ollama_style_whole_calls_in_one_chunk_without_usage_or_done() {
         ),
     ];
     let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
     let calls: Vec<_> = reply.tool_calls().collect();
     assert_eq!(
         calls,
@@ -204,7 +177,7 @@ async fn calls_without_index_or_id_and_object_arguments_are_accepted() {
         DONE.into(),
     ];
     let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
     let calls: Vec<_> = reply.tool_calls().collect();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[0].0.starts_with("call_"), "a missing id is made up");
@@ -223,7 +196,7 @@ async fn a_single_non_streamed_json_reply_works() {
         "usage": {"prompt_tokens": 70, "completion_tokens": 12, "total_tokens": 82}
     });
     let server = WireServer::start(vec![Answer::Json(body)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
     assert_eq!(
         reply.tool_calls().collect::<Vec<_>>(),
         vec![("call_j", "python", "{\"code\":\"print(2)\"}")]
@@ -242,20 +215,20 @@ async fn reasoning_content_is_kept_for_the_transcript() {
         chunk(json!({"content": "Answer."}), Some("stop")),
         DONE.into(),
     ];
-    let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![
+    scenarios::decodes(
+        &P,
+        s,
+        &[
             Item::Reasoning {
                 summary: "Think briefly.".into(),
-                encrypted_content: None
+                encrypted_content: None,
             },
             Item::Assistant {
-                text: "Answer.".into()
-            }
-        ]
-    );
+                text: "Answer.".into(),
+            },
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -264,136 +237,95 @@ async fn invalid_json_arguments_reach_the_loop_as_sent() {
     let mut s = call_chunks(0, "call_1", "python", broken, 3);
     s.push(chunk(json!({}), Some("tool_calls")));
     s.push(DONE.into());
-    let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    assert_eq!(
-        ask(&server, &wire::user("go"))
-            .await
-            .unwrap()
-            .tool_calls()
-            .next()
-            .unwrap()
-            .2,
-        broken
-    );
+    scenarios::arguments_pass_through(&P, s, broken).await;
 }
 
 #[tokio::test]
 async fn rate_limit_429_with_retry_after_then_success() {
-    let server = WireServer::start(vec![
-        Answer::status_with(
+    scenarios::rate_limit_then_success(
+        &P,
+        vec![Answer::status_with(
             429,
             &[("retry-after", "1")],
             r#"{"error":{"message":"Rate limit exceeded: free-models-per-min","code":429}}"#,
-        ),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
-    ])
+        )],
+        text_stream(ROWS),
+        &rows(),
+    )
     .await;
-    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
-    assert_eq!(reply.unwrap().items, rows());
-    assert_eq!(server.received().len(), 2);
-    assert!(took >= Duration::from_millis(950), "{took:?}");
 }
 
 #[tokio::test]
 async fn server_errors_then_success_including_an_error_chunk_mid_stream() {
-    let server = WireServer::start(vec![
-        Answer::status(
-            500,
-            r#"{"error":{"message":"Internal Server Error","type":"server_error"}}"#,
-        ),
-        Answer::status(503, "<html>Service Unavailable</html>"),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
-    ])
+    scenarios::recovers(
+        &P,
+        vec![
+            Answer::status(
+                500,
+                r#"{"error":{"message":"Internal Server Error","type":"server_error"}}"#,
+            ),
+            Answer::status(503, "<html>Service Unavailable</html>"),
+        ],
+        text_stream(ROWS),
+        &rows(),
+    )
     .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
-    assert_eq!(server.received().len(), 3);
 
     // OpenRouter reports an upstream failure inside a 200 stream.
-    let server = WireServer::start(vec![
-        Answer::Sse(vec![
+    scenarios::recovers(
+        &P,
+        vec![Answer::Sse(vec![
             chunk(json!({"content": "par"}), None),
             format!(
                 "data: {}\n\n",
                 json!({"error": {"code": 502, "message": "Provider returned error"}})
             ),
-        ]),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
-    ])
+        ])],
+        text_stream(ROWS),
+        &rows(),
+    )
     .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
 }
 
 #[tokio::test]
 async fn connection_dropped_mid_stream_is_retried_then_reported() {
     let cut = call_chunks(0, "call_1", "python", r#"{"code":"print(1)"}"#, 3);
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
-    ])
-    .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
-
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut),
-    ])
-    .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("dropped") && err.contains("gave up after 3 attempts"),
-        "{err}"
-    );
+    scenarios::dropped_then_reported(&P, cut, text_stream(ROWS), &rows()).await;
 }
 
 #[tokio::test]
 async fn a_stream_cut_before_any_finish_is_incomplete_and_retried() {
-    let server = WireServer::start(vec![
-        Answer::Sse(vec![chunk(json!({"content": "The file"}), None)]),
-        Answer::Sse(vec!["data: {\"choices\": [oops\n\n".into()]),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
-    ])
+    scenarios::recovers(
+        &P,
+        vec![
+            Answer::Sse(vec![chunk(json!({"content": "The file"}), None)]),
+            Answer::Sse(vec!["data: {\"choices\": [oops\n\n".into()]),
+        ],
+        text_stream(ROWS),
+        &rows(),
+    )
     .await;
-    assert_eq!(ask(&server, &wire::user("hi")).await.unwrap().items, rows());
-    assert_eq!(server.received().len(), 3);
 }
 
 #[tokio::test]
 async fn auth_error_names_the_configured_variable_and_hides_the_key() {
-    let server = WireServer::start(vec![Answer::status(
-        401,
+    scenarios::auth_rejected(
+        &P,
         &format!(
             r#"{{"error":{{"message":"No auth credentials found for key {TEST_KEY}","code":401}}}}"#
         ),
-    )])
+    )
     .await;
-    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
-    let text = format!("{err:#} {err:?}");
-    assert!(text.contains("OPENROUTER_API_KEY was rejected"), "{text}");
-    assert!(!text.contains("SECRET"), "{text}");
-    assert_eq!(server.received().len(), 1);
 }
 
 #[tokio::test]
 async fn no_key_sends_no_authorization_header() {
     let server = WireServer::start(vec![Answer::Sse(text_stream("ok"))]).await;
-    let mut cfg = wire::config(
-        ProviderKind::OpenAiCompatible,
-        MODEL,
-        &format!("{}/v1", server.base),
-        "X",
-    );
-    cfg.credentials = sandalyst::model::secret::Credentials::none();
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    ChatCompletions::new(cfg)
-        .unwrap()
-        .respond(wire::request(&items, &tools), &CancellationToken::new())
-        .await
-        .unwrap();
+    P.ask_with(&server, &wire::user("hi"), |c| {
+        c.credentials = sandalyst::model::secret::Credentials::none()
+    })
+    .await
+    .unwrap();
     assert_eq!(server.received()[0].header("authorization"), None);
 }
 
@@ -403,26 +335,14 @@ async fn context_length_errors_of_vllm_and_llama_cpp_are_said_plainly() {
         r#"{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens in the messages, Please reduce the length of the messages.","type":"BadRequestError","param":null,"code":400}"#,
         r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#,
     ] {
-        let server = WireServer::start(vec![Answer::status(400, body)]).await;
-        let err = ask(&server, &wire::user("hi"))
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("the conversation is longer than the model's context window"),
-            "{err}"
-        );
-        assert_eq!(server.received().len(), 1);
+        scenarios::context_too_long(&P, body).await;
     }
 }
 
 #[tokio::test]
 async fn a_wrong_base_url_says_what_to_check() {
     let server = WireServer::start(vec![Answer::status(404, "404 page not found")]).await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = P.fails(&server, &wire::user("hi")).await;
     assert!(err.contains("404") && err.contains("base URL"), "{err}");
 }
 
@@ -432,15 +352,8 @@ async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
         chunk(json!({"role": "assistant", "content": ""}), Some("length")),
         DONE.into(),
     ];
-    let server = WireServer::start(vec![Answer::Sse(s)]).await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("stopped the reply early") && err.contains("max_tokens"),
-        "{err}"
-    );
+    let err = scenarios::cut_off(&P, s).await;
+    assert!(err.contains("max_tokens"), "{err}");
 }
 
 #[tokio::test]
@@ -451,10 +364,7 @@ async fn a_web_page_instead_of_an_api_says_to_check_the_base_url() {
         body: "<html><body>Welcome to nginx!</body></html>".into(),
     }])
     .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = P.fails(&server, &wire::user("hi")).await;
     assert!(
         err.contains("web page") && err.contains("check the base URL"),
         "{err}"
@@ -464,47 +374,20 @@ async fn a_web_page_instead_of_an_api_says_to_check_the_base_url() {
 
 #[tokio::test]
 async fn cancel_mid_stream_returns_promptly() {
-    let server = WireServer::start(vec![Answer::SseThenHang(call_chunks(
-        0,
-        "c",
-        "python",
-        "{\"code\":",
-        2,
-    ))])
-    .await;
-    let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        c.cancel();
-    });
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    let mut p = provider(&server);
-    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
-    assert_eq!(r.unwrap_err().to_string(), "cancelled");
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    scenarios::cancel_mid_stream(&P, call_chunks(0, "c", "python", "{\"code\":", 2)).await;
 }
 
 #[tokio::test]
 async fn a_server_that_goes_silent_hits_the_idle_timeout() {
     let server = WireServer::start(vec![
         Answer::SseThenHang(vec![chunk(json!({"content": "thinking"}), None)]),
-        Answer::Sse(text_stream("The file has 1344 rows.")),
+        Answer::Sse(text_stream(ROWS)),
     ])
     .await;
-    let mut cfg = wire::config(
-        ProviderKind::OpenAiCompatible,
-        MODEL,
-        &format!("{}/v1", server.base),
-        "X",
-    );
-    cfg.http.idle_timeout = Duration::from_millis(300);
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    let reply = ChatCompletions::new(cfg)
-        .unwrap()
-        .respond(wire::request(&items, &tools), &CancellationToken::new())
+    let reply = P
+        .ask_with(&server, &wire::user("hi"), |c| {
+            c.http.idle_timeout = Duration::from_millis(300)
+        })
         .await
         .unwrap();
     assert_eq!(reply.items, rows());

@@ -3,63 +3,36 @@
 
 mod wire;
 
-use std::time::Duration;
-
 use sandalyst::model::config::ProviderKind;
-use sandalyst::model::openai_responses::OpenAiResponses;
-use sandalyst::model::{Item, Model, Reply, Usage};
+use sandalyst::model::openai_responses::Responses;
+use sandalyst::model::{Item, Usage};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use wire::responses::Events;
-use wire::{Answer, WireServer, TEST_KEY};
+use wire::scenarios::{self, Provider};
+use wire::{rows, Answer, WireServer, TEST_KEY};
 
-fn provider(server: &WireServer) -> OpenAiResponses {
-    OpenAiResponses::new(wire::config(
-        ProviderKind::OpenAi,
-        "gpt-5.4",
-        &format!("{}/v1", server.base),
-        "OPENAI_API_KEY",
-    ))
-    .unwrap()
-}
-
-async fn ask(server: &WireServer, items: &[Item]) -> anyhow::Result<Reply> {
-    let tools = wire::tools();
-    provider(server)
-        .respond(wire::request(items, &tools), &CancellationToken::new())
-        .await
-}
+const P: Provider<Responses> =
+    Provider::new(ProviderKind::OpenAi, "gpt-5.4", "/v1", "OPENAI_API_KEY");
 
 fn text_reply() -> Vec<String> {
     Events::new()
-        .text(0, "The file has 1344 rows.", 4)
+        .text(0, wire::ROWS, 4)
         .completed(1200, 1024, 15)
 }
 
 #[tokio::test]
 async fn text_only_reply_and_the_request_on_the_wire() {
-    let server = WireServer::start(vec![Answer::Sse(text_reply())]).await;
-    let reply = ask(&server, &wire::user("How many rows?")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![Item::Assistant {
-            text: "The file has 1344 rows.".into()
-        }]
-    );
-    assert_eq!(
-        reply.usage,
+    let req = scenarios::plain_reply(
+        &P,
+        text_reply(),
         Usage {
             input_tokens: 1200,
             output_tokens: 15,
-            cached_tokens: 1024
-        }
-    );
-
-    let req = &server.received()[0];
-    assert_eq!(
-        (req.method.as_str(), req.path.as_str()),
-        ("POST", "/v1/responses")
-    );
+            cached_tokens: 1024,
+        },
+        "/v1/responses",
+    )
+    .await;
     assert_eq!(
         req.header("authorization"),
         Some(format!("Bearer {TEST_KEY}").as_str())
@@ -98,16 +71,7 @@ async fn one_call_with_arguments_in_many_chunks() {
         .call(0, "call_1", "python", &args, 3)
         .completed(500, 0, 40);
     assert!(stream.len() > 30);
-    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![Item::ToolCall {
-            call_id: "call_1".into(),
-            name: "python".into(),
-            arguments: args
-        }]
-    );
+    scenarios::decodes(&P, stream, &[wire::call("call_1", "python", &args)]).await;
 }
 
 #[tokio::test]
@@ -125,7 +89,7 @@ async fn reasoning_text_and_several_calls_then_history_goes_back_statelessly() {
         )
         .completed(900, 0, 80);
     let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    let reply = ask(&server, &wire::history()).await.unwrap();
+    let reply = P.ask(&server, &wire::history()).await.unwrap();
     assert_eq!(
         reply.items,
         vec![
@@ -173,9 +137,7 @@ async fn invalid_json_arguments_reach_the_loop_as_sent() {
     let stream = Events::new()
         .call(0, "call_1", "python", broken, 4)
         .completed(10, 0, 10);
-    let server = WireServer::start(vec![Answer::Sse(stream)]).await;
-    let reply = ask(&server, &wire::user("go")).await.unwrap();
-    assert_eq!(reply.tool_calls().next().unwrap().2, broken);
+    scenarios::arguments_pass_through(&P, stream, broken).await;
 }
 
 #[tokio::test]
@@ -184,11 +146,7 @@ async fn an_incomplete_response_with_nothing_in_it_says_what_to_raise() {
     e.push(json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete",
         "incomplete_details": {"reason": "max_output_tokens"},
         "usage": {"input_tokens": 10, "output_tokens": 4096, "input_tokens_details": {"cached_tokens": 0}}}}));
-    let server = WireServer::start(vec![Answer::Sse(e.partial())]).await;
-    let err = ask(&server, &wire::user("go"))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = scenarios::cut_off(&P, e.partial()).await;
     assert!(
         err.contains("stopped the reply early (max_output_tokens)"),
         "{err}"
@@ -197,152 +155,94 @@ async fn an_incomplete_response_with_nothing_in_it_says_what_to_raise() {
 
 #[tokio::test]
 async fn rate_limit_429_honours_retry_after_then_succeeds() {
-    let server = WireServer::start(vec![
-        Answer::status_with(
-            429,
-            &[("retry-after", "1")],
-            r#"{"error":{"message":"Rate limit reached for gpt-5.4","type":"requests","code":"rate_limit_exceeded"}}"#,
-        ),
-        Answer::status_with(
-            429,
-            &[("retry-after-ms", "20"), ("retry-after", "30")],
-            r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#,
-        ),
-        Answer::Sse(text_reply()),
-    ])
+    // Retry-After: 1 is waited out; retry-after-ms takes precedence over the 30 s.
+    scenarios::rate_limit_then_success(
+        &P,
+        vec![
+            Answer::status_with(
+                429,
+                &[("retry-after", "1")],
+                r#"{"error":{"message":"Rate limit reached for gpt-5.4","type":"requests","code":"rate_limit_exceeded"}}"#,
+            ),
+            Answer::status_with(
+                429,
+                &[("retry-after-ms", "20"), ("retry-after", "30")],
+                r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#,
+            ),
+        ],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    let (reply, took) = wire::timed(ask(&server, &wire::user("hi"))).await;
-    assert_eq!(reply.unwrap().items.len(), 1);
-    assert_eq!(server.received().len(), 3);
-    // Retry-After: 1 was waited out; retry-after-ms took precedence over the 30 s.
-    assert!(took >= Duration::from_millis(950), "{took:?}");
-    assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
 #[tokio::test]
 async fn server_error_500_then_success() {
-    let server = WireServer::start(vec![
-        Answer::status(
+    scenarios::recovers(
+        &P,
+        vec![Answer::status(
             500,
             r#"{"error":{"message":"The server had an error","type":"server_error"}}"#,
-        ),
-        Answer::Sse(text_reply()),
-    ])
+        )],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    assert_eq!(
-        ask(&server, &wire::user("hi")).await.unwrap().items.len(),
-        1
-    );
-    assert_eq!(server.received().len(), 2);
 }
 
 #[tokio::test]
 async fn connection_dropped_mid_stream_is_retried_then_reported() {
     let mut cut = Events::new();
     cut.call(0, "call_1", "python", r#"{"code":"print(1)"}"#, 3);
-    let cut = cut.partial();
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::Sse(text_reply()),
-    ])
-    .await;
-    let reply = ask(&server, &wire::user("hi")).await.unwrap();
-    assert_eq!(
-        reply.items,
-        vec![Item::Assistant {
-            text: "The file has 1344 rows.".into()
-        }],
-        "the half-streamed call of the dropped attempt is not kept"
-    );
-
-    // Dropped on every attempt: a clear error once the retries are used up.
-    let server = WireServer::start(vec![
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut.clone()),
-        Answer::SseThenDrop(cut),
-    ])
-    .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("dropped") && err.contains("gave up after 3 attempts"),
-        "{err}"
-    );
-    assert_eq!(server.received().len(), 3);
+    scenarios::dropped_then_reported(&P, cut.partial(), text_reply(), &rows()).await;
 }
 
 #[tokio::test]
 async fn a_stream_that_ends_early_or_carries_garbage_is_retried() {
     let mut early = Events::new();
     early.text(0, "partial", 3);
-    let server = WireServer::start(vec![
-        Answer::Sse(early.partial()),
-        Answer::Sse(vec![
-            "event: response.output_text.delta\ndata: {not json\n\n".into(),
-        ]),
-        Answer::Sse(text_reply()),
-    ])
+    scenarios::recovers(
+        &P,
+        vec![
+            Answer::Sse(early.partial()),
+            Answer::Sse(vec![
+                "event: response.output_text.delta\ndata: {not json\n\n".into(),
+            ]),
+        ],
+        text_reply(),
+        &rows(),
+    )
     .await;
-    assert_eq!(
-        ask(&server, &wire::user("hi")).await.unwrap().items.len(),
-        1
-    );
-    assert_eq!(server.received().len(), 3);
 
     let garbage = Answer::Sse(vec![
         "data: {\"type\": \"response.output_text.delta\", oops\n\n".into(),
     ]);
     let server = WireServer::start(vec![garbage.clone(), garbage.clone(), garbage]).await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = P.fails(&server, &wire::user("hi")).await;
     assert!(err.contains("malformed event"), "{err}");
 }
 
 #[tokio::test]
 async fn auth_error_names_the_variable_and_hides_the_key() {
-    let server = WireServer::start(vec![Answer::status(
-        401,
+    scenarios::auth_rejected(
+        &P,
         &format!(r#"{{"error":{{"message":"Incorrect API key provided: {TEST_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#),
-    )])
+    )
     .await;
-    let err = ask(&server, &wire::user("hi")).await.unwrap_err();
-    let text = format!("{err:#} {err:?}");
-    assert!(text.contains("OPENAI_API_KEY was rejected"), "{text}");
-    assert!(
-        !text.contains("0123456789abcdef") && !text.contains("SECRET"),
-        "{text}"
-    );
-    assert_eq!(server.received().len(), 1, "no retry on 401");
-    assert!(!format!("{:?}", provider(&server)).contains("SECRET"));
 }
 
 #[tokio::test]
 async fn context_length_error_is_said_plainly_over_http_and_in_the_stream() {
-    let server = WireServer::start(vec![Answer::status(
-        400,
+    scenarios::context_too_long(
+        &P,
         r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#,
-    )])
+    )
     .await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("the conversation is longer than the model's context window"),
-        "{err}"
-    );
 
     let mut failed = Events::new();
     failed.push(json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}));
     let server = WireServer::start(vec![Answer::Sse(failed.partial())]).await;
-    let err = ask(&server, &wire::user("hi"))
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = P.fails(&server, &wire::user("hi")).await;
     assert!(
         err.contains("longer than the model's context window"),
         "{err}"
@@ -355,31 +255,12 @@ async fn an_error_event_mid_stream_is_retried_when_transient() {
     let mut err = Events::new();
     err.text(0, "half", 2);
     err.push(json!({"type": "error", "code": "server_error", "message": "An error occurred while processing your request.", "param": null}));
-    let server =
-        WireServer::start(vec![Answer::Sse(err.partial()), Answer::Sse(text_reply())]).await;
-    assert_eq!(
-        ask(&server, &wire::user("hi")).await.unwrap().items,
-        vec![Item::Assistant {
-            text: "The file has 1344 rows.".into()
-        }]
-    );
+    scenarios::recovers(&P, vec![Answer::Sse(err.partial())], text_reply(), &rows()).await;
 }
 
 #[tokio::test]
 async fn cancel_mid_stream_returns_promptly() {
     let mut hang = Events::new();
     hang.call(0, "call_1", "python", r#"{"code": "print("#, 2);
-    let server = WireServer::start(vec![Answer::SseThenHang(hang.partial())]).await;
-    let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        c.cancel();
-    });
-    let tools = wire::tools();
-    let items = wire::user("hi");
-    let mut p = provider(&server);
-    let (r, took) = wire::timed(p.respond(wire::request(&items, &tools), &cancel)).await;
-    assert_eq!(r.unwrap_err().to_string(), "cancelled");
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    scenarios::cancel_mid_stream(&P, hang.partial()).await;
 }

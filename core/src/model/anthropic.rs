@@ -14,35 +14,28 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
-use super::pricing::Price;
-use super::{sse, tool_args, Item, Model, Reply, Request, Usage};
+use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
+use super::{sse, tool_args, Item, Reply, Request, Usage};
 
 pub const API_VERSION: &str = "2023-06-01";
 /// The reply length cap when the config sets none; every current model allows it.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-pub struct Anthropic {
-    config: ProviderConfig,
-    transport: Transport,
-}
+/// The Anthropic provider.
+pub type Anthropic = HttpModel<Messages>;
 
-impl std::fmt::Debug for Anthropic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic")
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
+/// The Messages wire format.
+pub struct Messages;
 
-impl Anthropic {
-    pub fn new(config: ProviderConfig) -> anyhow::Result<Anthropic> {
+impl WireFormat for Messages {
+    const NAME: &'static str = "Anthropic";
+    type Decoder = MessagesDecoder;
+
+    fn endpoint(config: &ProviderConfig) -> Endpoint {
         // The SDKs' ANTHROPIC_BASE_URL is the host; accept one that already ends in /v1.
         let base = config.base_url.trim_end_matches('/');
         let url = if base.ends_with("/v1") {
@@ -50,24 +43,18 @@ impl Anthropic {
         } else {
             join_url(base, "v1/messages")
         };
-        let transport = Transport::new(TransportSpec {
-            provider: "Anthropic".into(),
+        Endpoint {
+            provider: "Anthropic",
             url,
-            model: config.model.clone(),
-            credentials: config.credentials.clone(),
-            key_var: config.key_var.clone(),
             auth: Auth::Header("x-api-key"),
             extra_headers: vec![("anthropic-version", API_VERSION.to_string())],
-            settings: config.http.clone(),
-        })?;
-        Ok(Anthropic { config, transport })
+        }
     }
 
-    /// The JSON body for one turn.
-    pub fn body(&self, request: &Request) -> Value {
+    fn body(config: &ProviderConfig, request: &Request) -> Value {
         let mut body = json!({
-            "model": self.config.model,
-            "max_tokens": self.config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "model": config.model,
+            "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "system": request.instructions,
             "messages": messages(request.items),
             "stream": true,
@@ -142,28 +129,6 @@ fn messages(items: &[Item]) -> Vec<Value> {
         .collect()
 }
 
-#[async_trait]
-impl Model for Anthropic {
-    fn describe(&self) -> String {
-        self.config.describe()
-    }
-
-    fn price(&self) -> Option<Price> {
-        self.config.price
-    }
-
-    async fn respond(
-        &mut self,
-        request: Request<'_>,
-        cancel: &CancellationToken,
-    ) -> anyhow::Result<Reply> {
-        let body = self.body(&request);
-        self.transport
-            .call(&body, MessagesDecoder::default, cancel)
-            .await
-    }
-}
-
 #[derive(Debug)]
 enum Block {
     Text(String),
@@ -179,8 +144,9 @@ enum Block {
     Other,
 }
 
+/// Reads a Messages event stream into a reply. Public only as [`super::http::WireFormat::Decoder`].
 #[derive(Default)]
-struct MessagesDecoder {
+pub struct MessagesDecoder {
     blocks: BTreeMap<u64, Block>,
     input_tokens: u64,
     cache_read: u64,
@@ -257,11 +223,7 @@ impl Decoder for MessagesDecoder {
             }
             "message_stop" => return Ok(true),
             "error" => {
-                let err = ApiError::from_value(&v).unwrap_or(ApiError {
-                    message: ev.data.clone(),
-                    code: String::new(),
-                    status: None,
-                });
+                let err = ApiError::from_event(&v, &ev.data);
                 return Err(error::from_api_error(&err, ctx));
             }
             // ping, content_block_stop and events added later carry nothing we need.
@@ -294,11 +256,7 @@ impl Decoder for MessagesDecoder {
                     json,
                     initial,
                 } => items.push(Item::ToolCall {
-                    call_id: if id.is_empty() {
-                        tool_args::fresh_call_id(i)
-                    } else {
-                        id
-                    },
+                    call_id: tool_args::call_id_or_fresh(id, i),
                     name,
                     arguments: if !json.trim().is_empty() {
                         json

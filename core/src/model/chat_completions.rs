@@ -13,48 +13,35 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
-use super::pricing::Price;
-use super::{sse, tool_args, Item, Model, Reply, Request, Usage};
+use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
+use super::{sse, tool_args, Item, Reply, Request, Usage};
 
-pub struct ChatCompletions {
-    config: ProviderConfig,
-    transport: Transport,
-}
+/// The Chat Completions provider.
+pub type ChatCompletions = HttpModel<Chat>;
 
-impl std::fmt::Debug for ChatCompletions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatCompletions")
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
+/// The Chat Completions wire format.
+pub struct Chat;
 
-impl ChatCompletions {
-    pub fn new(config: ProviderConfig) -> anyhow::Result<ChatCompletions> {
-        let transport = Transport::new(TransportSpec {
-            provider: "the Chat Completions server".into(),
+impl WireFormat for Chat {
+    const NAME: &'static str = "ChatCompletions";
+    type Decoder = ChatDecoder;
+
+    fn endpoint(config: &ProviderConfig) -> Endpoint {
+        Endpoint {
+            provider: "the Chat Completions server",
             url: join_url(&config.base_url, "chat/completions"),
-            model: config.model.clone(),
-            credentials: config.credentials.clone(),
-            key_var: config.key_var.clone(),
             auth: Auth::Bearer,
             extra_headers: Vec::new(),
-            settings: config.http.clone(),
-        })?;
-        Ok(ChatCompletions { config, transport })
+        }
     }
 
-    /// The JSON body for one turn.
-    pub fn body(&self, request: &Request) -> Value {
+    fn body(config: &ProviderConfig, request: &Request) -> Value {
         let mut body = json!({
-            "model": self.config.model,
+            "model": config.model,
             "messages": messages(request.instructions, request.items),
             "stream": true,
             "stream_options": {"include_usage": true},
@@ -75,7 +62,7 @@ impl ChatCompletions {
                 })
                 .collect();
         }
-        if let Some(n) = self.config.max_tokens {
+        if let Some(n) = config.max_tokens {
             body["max_tokens"] = json!(n);
         }
         body
@@ -142,28 +129,6 @@ fn messages(instructions: &str, items: &[Item]) -> Vec<Value> {
     out
 }
 
-#[async_trait]
-impl Model for ChatCompletions {
-    fn describe(&self) -> String {
-        self.config.describe()
-    }
-
-    fn price(&self) -> Option<Price> {
-        self.config.price
-    }
-
-    async fn respond(
-        &mut self,
-        request: Request<'_>,
-        cancel: &CancellationToken,
-    ) -> anyhow::Result<Reply> {
-        let body = self.body(&request);
-        self.transport
-            .call(&body, ChatDecoder::default, cancel)
-            .await
-    }
-}
-
 #[derive(Default, Debug)]
 struct Call {
     id: String,
@@ -171,8 +136,9 @@ struct Call {
     arguments: String,
 }
 
+/// Reads a Chat Completions chunk stream (or one JSON body) into a reply. Public only as [`super::http::WireFormat::Decoder`].
 #[derive(Default)]
-struct ChatDecoder {
+pub struct ChatDecoder {
     text: String,
     reasoning: String,
     /// By the server's `index`, or by arrival when a server sends none.
@@ -339,11 +305,7 @@ impl Decoder for ChatDecoder {
         }
         for (i, call) in std::mem::take(&mut self.calls) {
             items.push(Item::ToolCall {
-                call_id: if call.id.is_empty() {
-                    tool_args::fresh_call_id(i)
-                } else {
-                    call.id
-                },
+                call_id: tool_args::call_id_or_fresh(call.id, i),
                 name: call.name,
                 // "No arguments" is sent as nothing by some servers.
                 arguments: if call.arguments.trim().is_empty() {

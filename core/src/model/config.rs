@@ -285,7 +285,7 @@ impl ProviderConfig {
         }
     }
 
-    /// e.g. "openai:gpt-5.4 (OpenAI Responses API at https://api.openai.com/v1)".
+    /// e.g. "openai:gpt-5.4 (OpenAI Responses API at <https://api.openai.com/v1>)".
     pub fn describe(&self) -> String {
         let api = match self.kind {
             ProviderKind::OpenAi => "OpenAI Responses API",

@@ -70,6 +70,15 @@ impl ApiError {
         })
     }
 
+    /// An in-stream `error` event `v`: the error it holds, else its raw `data`.
+    pub fn from_event(v: &serde_json::Value, data: &str) -> ApiError {
+        ApiError::from_value(v).unwrap_or_else(|| ApiError {
+            message: data.to_string(),
+            code: String::new(),
+            status: None,
+        })
+    }
+
     /// From an already parsed body or in-stream error object; None if it holds no error.
     pub fn from_value(v: &serde_json::Value) -> Option<ApiError> {
         let e = v.get("error").filter(|e| !e.is_null()).unwrap_or(v);

@@ -8,16 +8,20 @@
 //! end early or carry garbage; they wait with exponential backoff and jitter, or as long
 //! as the server asked (`retry-after-ms`, `Retry-After`).
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use super::config::ProviderConfig;
 use super::error::{self, Context, Fault};
+use super::pricing::Price;
 use super::secret::{redact, Credentials};
 use super::sse;
-use super::Reply;
+use super::{Model, Reply, Request};
 
 /// How hard to try.
 #[derive(Clone, Debug, PartialEq)]
@@ -399,6 +403,96 @@ fn error_chain(e: &reqwest::Error) -> String {
         });
     }
     parts.join(": ")
+}
+
+/// What sets one HTTP provider apart: where it posts, how it authenticates, the body it
+/// sends and how it reads the answer. [`HttpModel`] does the rest.
+pub trait WireFormat: 'static {
+    /// The provider's type name, for Debug output.
+    const NAME: &'static str;
+    /// Reads the answer to one attempt; a fresh one is made per attempt.
+    type Decoder: Decoder + Default + Send;
+    /// Where and how to post, from the config.
+    fn endpoint(config: &ProviderConfig) -> Endpoint;
+    /// The JSON body for one turn.
+    fn body(config: &ProviderConfig, request: &Request) -> serde_json::Value;
+}
+
+/// A provider's endpoint: the rest of a [`TransportSpec`] comes from the config.
+pub struct Endpoint {
+    /// Shown in messages, e.g. "OpenAI".
+    pub provider: &'static str,
+    pub url: String,
+    pub auth: Auth,
+    pub extra_headers: Vec<(&'static str, String)>,
+}
+
+/// A [`Model`] speaking the wire format `W` over a [`Transport`].
+pub struct HttpModel<W> {
+    config: ProviderConfig,
+    transport: Transport,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W: WireFormat> HttpModel<W> {
+    pub fn new(config: ProviderConfig) -> anyhow::Result<HttpModel<W>> {
+        let Endpoint {
+            provider,
+            url,
+            auth,
+            extra_headers,
+        } = W::endpoint(&config);
+        let transport = Transport::new(TransportSpec {
+            provider: provider.into(),
+            url,
+            model: config.model.clone(),
+            credentials: config.credentials.clone(),
+            key_var: config.key_var.clone(),
+            auth,
+            extra_headers,
+            settings: config.http.clone(),
+        })?;
+        Ok(HttpModel {
+            config,
+            transport,
+            wire: PhantomData,
+        })
+    }
+
+    /// The JSON body for one turn.
+    pub fn body(&self, request: &Request) -> serde_json::Value {
+        W::body(&self.config, request)
+    }
+}
+
+impl<W: WireFormat> std::fmt::Debug for HttpModel<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(W::NAME)
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl<W: WireFormat> Model for HttpModel<W> {
+    fn describe(&self) -> String {
+        self.config.describe()
+    }
+
+    fn price(&self) -> Option<Price> {
+        self.config.price
+    }
+
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let body = self.body(&request);
+        self.transport
+            .call(&body, W::Decoder::default, cancel)
+            .await
+    }
 }
 
 /// A URL fit for messages and the run record: no user, password, query or fragment.

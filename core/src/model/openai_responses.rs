@@ -14,49 +14,36 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Transport, TransportSpec};
-use super::pricing::Price;
-use super::{sse, Item, Model, Reply, Request, Usage};
+use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
+use super::{sse, Item, Reply, Request, Usage};
 
-pub struct OpenAiResponses {
-    config: ProviderConfig,
-    transport: Transport,
-}
+/// The OpenAI Responses provider.
+pub type OpenAiResponses = HttpModel<Responses>;
 
-impl std::fmt::Debug for OpenAiResponses {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponses")
-            .field("transport", &self.transport)
-            .finish()
-    }
-}
+/// The Responses wire format.
+pub struct Responses;
 
-impl OpenAiResponses {
-    pub fn new(config: ProviderConfig) -> anyhow::Result<OpenAiResponses> {
-        let transport = Transport::new(TransportSpec {
-            provider: "OpenAI".into(),
+impl WireFormat for Responses {
+    const NAME: &'static str = "OpenAiResponses";
+    type Decoder = ResponsesDecoder;
+
+    fn endpoint(config: &ProviderConfig) -> Endpoint {
+        Endpoint {
+            provider: "OpenAI",
             url: join_url(&config.base_url, "responses"),
-            model: config.model.clone(),
-            credentials: config.credentials.clone(),
-            key_var: config.key_var.clone(),
             auth: Auth::Bearer,
             extra_headers: Vec::new(),
-            settings: config.http.clone(),
-        })?;
-        Ok(OpenAiResponses { config, transport })
+        }
     }
 
-    /// The JSON body for one turn.
-    pub fn body(&self, request: &Request) -> Value {
-        let reasoning = is_reasoning_model(&self.config.model);
+    fn body(config: &ProviderConfig, request: &Request) -> Value {
+        let reasoning = is_reasoning_model(&config.model);
         let mut body = json!({
-            "model": self.config.model,
+            "model": config.model,
             "instructions": request.instructions,
             "input": input_items(request.items, reasoning),
             "tools": request.tools.iter().map(|t| json!({
@@ -74,17 +61,17 @@ impl OpenAiResponses {
         if reasoning {
             body["include"] = json!(["reasoning.encrypted_content"]);
             let mut r = serde_json::Map::new();
-            if let Some(e) = &self.config.reasoning_effort {
+            if let Some(e) = &config.reasoning_effort {
                 r.insert("effort".into(), json!(e));
             }
-            if let Some(s) = &self.config.reasoning_summary {
+            if let Some(s) = &config.reasoning_summary {
                 r.insert("summary".into(), json!(s));
             }
             if !r.is_empty() {
                 body["reasoning"] = Value::Object(r);
             }
         }
-        if let Some(n) = self.config.max_tokens {
+        if let Some(n) = config.max_tokens {
             body["max_output_tokens"] = json!(n);
         }
         body
@@ -146,28 +133,6 @@ fn input_items(items: &[Item], reasoning: bool) -> Vec<Value> {
         .collect()
 }
 
-#[async_trait]
-impl Model for OpenAiResponses {
-    fn describe(&self) -> String {
-        self.config.describe()
-    }
-
-    fn price(&self) -> Option<Price> {
-        self.config.price
-    }
-
-    async fn respond(
-        &mut self,
-        request: Request<'_>,
-        cancel: &CancellationToken,
-    ) -> anyhow::Result<Reply> {
-        let body = self.body(&request);
-        self.transport
-            .call(&body, ResponsesDecoder::default, cancel)
-            .await
-    }
-}
-
 /// One output item being assembled.
 #[derive(Debug)]
 enum Output {
@@ -184,8 +149,9 @@ enum Output {
     Other,
 }
 
+/// Reads a Responses event stream into a reply. Public only as [`super::http::WireFormat::Decoder`].
 #[derive(Default)]
-struct ResponsesDecoder {
+pub struct ResponsesDecoder {
     /// By `output_index`, which orders the reply.
     outputs: BTreeMap<u64, Output>,
     usage: Usage,
@@ -387,11 +353,7 @@ impl Decoder for ResponsesDecoder {
                 return Err(error::from_api_error(&err, ctx));
             }
             "error" => {
-                let err = ApiError::from_value(&v).unwrap_or(ApiError {
-                    message: ev.data.clone(),
-                    code: String::new(),
-                    status: None,
-                });
+                let err = ApiError::from_event(&v, &ev.data);
                 return Err(error::from_api_error(&err, ctx));
             }
             _ => {}
@@ -414,11 +376,7 @@ impl Decoder for ResponsesDecoder {
                     name,
                     arguments,
                 } => items.push(Item::ToolCall {
-                    call_id: if call_id.is_empty() {
-                        super::tool_args::fresh_call_id(i)
-                    } else {
-                        call_id
-                    },
+                    call_id: super::tool_args::call_id_or_fresh(call_id, i),
                     name,
                     arguments,
                 }),

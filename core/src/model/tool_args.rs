@@ -51,6 +51,15 @@ pub fn fresh_call_id(index: u64) -> String {
     format!("call_{:08x}_{index}", rand::random::<u32>())
 }
 
+/// The id the server gave the call at `index`, or a fresh one when it gave none.
+pub fn call_id_or_fresh(id: String, index: u64) -> String {
+    if id.is_empty() {
+        fresh_call_id(index)
+    } else {
+        id
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,7 +99,8 @@ fn is_leftover(labels: &HashMap<String, String>) -> bool {
     owner_is_gone(owner)
 }
 
-/// Remove containers and volumes left by runs that are over (see [`is_leftover`]).
+/// Remove containers and volumes left by runs that are over: their owner process is
+/// gone, or they are this process's but their run has ended.
 /// Returns how many containers were removed.
 pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
     let list = labelled(docker, RUN_LABEL.to_string()).await?;

@@ -52,7 +52,10 @@ pub async fn sandbox(docker: &Docker, name: &str, inputs: &[PathBuf]) -> (Docker
 
 /// How many containers carry this run's label.
 pub async fn containers_labelled(docker: &Docker, run_id: &str) -> usize {
-    docker::containers_of_run(docker, run_id).await.unwrap().len()
+    docker::containers_of_run(docker, run_id)
+        .await
+        .unwrap()
+        .len()
 }
 
 pub fn repo_root() -> PathBuf {

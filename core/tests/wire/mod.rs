@@ -8,6 +8,7 @@ pub mod chat;
 pub mod messages;
 pub mod reference;
 pub mod responses;
+pub mod scenarios;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -267,6 +268,22 @@ pub fn request<'a>(items: &'a [Item], tools: &'a [ToolSpec]) -> Request<'a> {
 
 pub fn user(text: &str) -> Vec<Item> {
     vec![Item::User { text: text.into() }]
+}
+
+pub const ROWS: &str = "The file has 1344 rows.";
+
+/// The reply every provider's plain text stream in these tests decodes to.
+pub fn rows() -> Vec<Item> {
+    vec![Item::Assistant { text: ROWS.into() }]
+}
+
+/// A tool call as the loop receives it.
+pub fn call(call_id: &str, name: &str, arguments: &str) -> Item {
+    Item::ToolCall {
+        call_id: call_id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
 }
 
 /// A conversation after one turn with a call whose arguments were not JSON (an error
