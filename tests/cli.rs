@@ -247,6 +247,23 @@ fn bad_input_gets_one_clear_message() {
     assert!(std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0) == 0);
 }
 
+/// The folder of the one run under `data`, once its first tool call is recorded.
+fn wait_until_code_runs(data: &Path) -> PathBuf {
+    for _ in 0..300 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let found = std::fs::read_dir(data)
+            .ok()
+            .and_then(|d| d.filter_map(|e| e.ok()).next());
+        if let Some(e) = found {
+            let t = std::fs::read_to_string(e.path().join("transcript.jsonl")).unwrap_or_default();
+            if t.contains("tool_call") {
+                return e.path();
+            }
+        }
+    }
+    panic!("the run did not start");
+}
+
 /// Containers labelled with `run_id`, asked of the engine the tests use.
 fn containers_of(run_id: &str) -> usize {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -287,21 +304,7 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
         .spawn()
         .unwrap();
     // Wait until the code is running: the tool call is in the transcript.
-    let mut run_dir = None;
-    for _ in 0..300 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let found = std::fs::read_dir(&data)
-            .ok()
-            .and_then(|d| d.filter_map(|e| e.ok()).next());
-        if let Some(e) = found {
-            let t = std::fs::read_to_string(e.path().join("transcript.jsonl")).unwrap_or_default();
-            if t.contains("tool_call") {
-                run_dir = Some(e.path());
-                break;
-            }
-        }
-    }
-    let run_dir = run_dir.expect("the run did not start");
+    let run_dir = wait_until_code_runs(&data);
     std::thread::sleep(std::time::Duration::from_secs(1));
     child.kill().unwrap(); // SIGKILL: no clean-up of any kind
     child.wait().unwrap();
@@ -343,4 +346,52 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
     );
     assert_eq!(containers_of(&id), 0, "the orphan container was removed");
     assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("energy.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let slow = dir.path().join("slow.json");
+    std::fs::write(&slow, r#"[{"python": "import time\ntime.sleep(120)"}]"#).unwrap();
+    let child = command()
+        .args([
+            "run",
+            "-i",
+            input.to_str().unwrap(),
+            "-p",
+            "slow",
+            "--model",
+        ])
+        .arg(format!("replay:{}", slow.display()))
+        .env("SANDALYST_DATA_DIR", &data)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_dir = wait_until_code_runs(&data);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "cancel took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("run cancelled"),
+        "{}",
+        text(&o.stderr)
+    );
+    let id = run_dir.file_name().unwrap().to_str().unwrap().to_string();
+    assert_eq!(containers_of(&id), 0);
+    let meta = std::fs::read_to_string(run_dir.join("run.json")).unwrap();
+    assert!(meta.contains("\"cancelled\""), "{meta}");
 }
