@@ -247,6 +247,33 @@ fn bad_input_gets_one_clear_message() {
     assert!(std::fs::read_dir(&data).map(|d| d.count()).unwrap_or(0) == 0);
 }
 
+/// Start `sandalyst run` on a replayed Python step that keeps running; return the
+/// process, the input file, the data dir and the run folder once the code runs.
+fn start_slow_run(dir: &Path, code: &str) -> (std::process::Child, PathBuf, PathBuf, PathBuf) {
+    let data = dir.join("data");
+    let input = dir.join("energy.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let slow = dir.join("slow.json");
+    std::fs::write(&slow, serde_json::json!([{ "python": code }]).to_string()).unwrap();
+    let child = command()
+        .args([
+            "run",
+            "-i",
+            input.to_str().unwrap(),
+            "-p",
+            "slow",
+            "--model",
+        ])
+        .arg(format!("replay:{}", slow.display()))
+        .env("SANDALYST_DATA_DIR", &data)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_dir = wait_until_code_runs(&data);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    (child, input, data, run_dir)
+}
+
 /// The folder of the one run under `data`, once its first tool call is recorded.
 fn wait_until_code_runs(data: &Path) -> PathBuf {
     for _ in 0..300 {
@@ -279,33 +306,9 @@ fn containers_of(run_id: &str) -> usize {
 #[test]
 fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_next_start() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let input = dir.path().join("energy.csv");
-    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let code = "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)";
+    let (mut child, input, data, run_dir) = start_slow_run(dir.path(), code);
     let before = std::fs::read(&input).unwrap();
-    let slow = dir.path().join("slow.json");
-    std::fs::write(
-        &slow,
-        r#"[{"python": "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)"}]"#,
-    )
-    .unwrap();
-    let mut child = command()
-        .args([
-            "run",
-            "-i",
-            input.to_str().unwrap(),
-            "-p",
-            "slow",
-            "--model",
-        ])
-        .arg(format!("replay:{}", slow.display()))
-        .env("SANDALYST_DATA_DIR", &data)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the code is running: the tool call is in the transcript.
-    let run_dir = wait_until_code_runs(&data);
-    std::thread::sleep(std::time::Duration::from_secs(1));
     child.kill().unwrap(); // SIGKILL: no clean-up of any kind
     child.wait().unwrap();
     let id = run_dir.file_name().unwrap().to_str().unwrap().to_string();
@@ -351,27 +354,7 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
 #[test]
 fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let input = dir.path().join("energy.csv");
-    std::fs::write(&input, "t,v\n1,2\n").unwrap();
-    let slow = dir.path().join("slow.json");
-    std::fs::write(&slow, r#"[{"python": "import time\ntime.sleep(120)"}]"#).unwrap();
-    let child = command()
-        .args([
-            "run",
-            "-i",
-            input.to_str().unwrap(),
-            "-p",
-            "slow",
-            "--model",
-        ])
-        .arg(format!("replay:{}", slow.display()))
-        .env("SANDALYST_DATA_DIR", &data)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let run_dir = wait_until_code_runs(&data);
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (child, _, _, run_dir) = start_slow_run(dir.path(), "import time\ntime.sleep(120)");
     let started = std::time::Instant::now();
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
