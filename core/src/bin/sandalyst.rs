@@ -62,8 +62,9 @@ struct RunArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// The model: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with
-    /// --base-url), ollama:MODEL, or offline (the built-in rule-based analyst, not an
-    /// LLM). Default: `model` in the config file, else offline.
+    /// --base-url), ollama:MODEL, replay:FILE (a JSON list of python/shell/say steps), or
+    /// offline (the built-in rule-based analyst, not an LLM). Default: `model` in the
+    /// config file, else offline.
     #[arg(long, short = 'm', value_name = "PROVIDER:MODEL")]
     model: Option<String>,
     /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
