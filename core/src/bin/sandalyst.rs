@@ -10,7 +10,6 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use sandalyst::agent::{RunEvent, RunStatus};
 use sandalyst::model::config;
-use sandalyst::model::offline::OfflineAnalyst;
 use sandalyst::model::pricing::{format_usd, PRICES_AS_OF};
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
@@ -165,17 +164,11 @@ fn open_store(dir: Option<PathBuf>) -> anyhow::Result<Store> {
 
 /// The model from --model/--base-url, the environment, the config file and the keychain.
 fn model_for(a: &RunArgs) -> anyhow::Result<Box<dyn Model>> {
-    if let Some(script) = a.model.as_deref().and_then(|m| m.strip_prefix("replay:")) {
-        let model = sandalyst::model::scripted::ScriptedModel::from_json_file(script.as_ref())?;
-        return Ok(Box::new(model));
+    let selection = config::from_environment(a.model.as_deref(), a.base_url.as_deref())?;
+    if let config::Selection::Offline { why } = &selection {
+        eprintln!("note: {why}");
     }
-    match config::from_environment(a.model.as_deref(), a.base_url.as_deref())? {
-        config::Selection::Offline { why } => {
-            eprintln!("note: {why}");
-            Ok(Box::new(OfflineAnalyst::new()))
-        }
-        config::Selection::Provider(p) => p.open(),
-    }
+    selection.open()
 }
 
 async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {

@@ -97,6 +97,8 @@ impl ProviderKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelSpec {
     Offline,
+    /// A replay script: a JSON list of steps (see `model::scripted`).
+    Replay(PathBuf),
     Provider {
         kind: ProviderKind,
         model: String,
@@ -105,7 +107,7 @@ pub enum ModelSpec {
     },
 }
 
-const SPEC_HELP: &str = "use openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with --base-url), ollama:MODEL or offline";
+const SPEC_HELP: &str = "use openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with --base-url), ollama:MODEL, replay:FILE or offline";
 
 impl FromStr for ModelSpec {
     type Err = anyhow::Error;
@@ -114,6 +116,9 @@ impl FromStr for ModelSpec {
         let s = s.trim();
         if matches!(s, "offline" | "offline-analyst") {
             return Ok(ModelSpec::Offline);
+        }
+        if let Some(script) = s.strip_prefix("replay:").filter(|p| !p.is_empty()) {
+            return Ok(ModelSpec::Replay(PathBuf::from(script)));
         }
         let Some((provider, model)) = s.split_once(':') else {
             let guess = if s.starts_with("claude") {
@@ -319,7 +324,22 @@ pub enum Selection {
     Offline {
         why: String,
     },
+    /// A scripted replay of the steps in this file.
+    Replay(PathBuf),
     Provider(Box<ProviderConfig>),
+}
+
+impl Selection {
+    /// The model itself.
+    pub fn open(self) -> anyhow::Result<Box<dyn Model>> {
+        Ok(match self {
+            Selection::Offline { .. } => Box::new(super::offline::OfflineAnalyst::new()),
+            Selection::Replay(script) => {
+                Box::new(super::scripted::ScriptedModel::from_json_file(&script)?)
+            }
+            Selection::Provider(p) => p.open()?,
+        })
+    }
 }
 
 /// Where settings and keys are looked up; tests pass their own.
@@ -362,6 +382,12 @@ pub fn resolve(
             return Ok(Selection::Offline {
                 why: "the built-in offline analyst (rule-based, not an LLM) was asked for".into(),
             });
+        }
+        ModelSpec::Replay(script) => {
+            if base_url_flag.is_some() {
+                bail!("--base-url does not apply to a replay");
+            }
+            return Ok(Selection::Replay(script));
         }
         ModelSpec::Provider {
             kind,
@@ -521,6 +547,10 @@ mod tests {
                 model: "gpt-5.4".into(),
                 preset_base_url: None
             }
+        );
+        assert_eq!(
+            "replay:steps.json".parse::<ModelSpec>().unwrap(),
+            ModelSpec::Replay(PathBuf::from("steps.json"))
         );
         // Model names may contain colons (Ollama tags).
         match "ollama:qwen2.5-coder:7b".parse::<ModelSpec>().unwrap() {
