@@ -55,6 +55,8 @@ pub struct RunOutcome {
     pub outputs_dir: PathBuf,
     pub outputs: Vec<CollectedFile>,
     pub usage: Usage,
+    /// Estimated cost in US dollars, when the model's prices are known.
+    pub cost_usd: Option<f64>,
     pub turns: u32,
 }
 
@@ -209,6 +211,7 @@ pub async fn execute(
         outputs_dir,
         outputs: run.meta.outputs.clone(),
         usage,
+        cost_usd: run.meta.cost_usd,
         turns,
     })
 }

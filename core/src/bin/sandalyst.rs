@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use sandalyst::agent::{RunEvent, RunStatus};
 use sandalyst::model::config;
-use sandalyst::model::pricing::{format_usd, PRICES_AS_OF};
+use sandalyst::model::pricing::usage_line;
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::{docker, image};
@@ -206,18 +206,8 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let verbose = a.verbose;
     let emit = move |ev: RunEvent| print_event(&ev, verbose);
     let outcome = run::execute(&store, req, model.as_mut(), &emit, &cancel).await?;
-    let u = outcome.usage;
-    if u.input_tokens + u.output_tokens > 0 {
-        let cost = model.price().map_or(String::new(), |p| {
-            format!(
-                ", estimated cost {} (prices as of {PRICES_AS_OF})",
-                format_usd(p.cost(&u))
-            )
-        });
-        eprintln!(
-            "tokens: {} in ({} cached), {} out{cost}",
-            u.input_tokens, u.cached_tokens, u.output_tokens
-        );
+    if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
+        eprintln!("{line}");
     }
     println!("{}", outcome.outputs_dir.display());
     Ok(match outcome.status {

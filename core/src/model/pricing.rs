@@ -140,6 +140,24 @@ pub fn format_usd(cost: f64) -> String {
     }
 }
 
+/// A run's token use as one line, with the estimated cost when known; None when the
+/// model reported no tokens (the offline analyst).
+pub fn usage_line(usage: &Usage, cost: Option<f64>) -> Option<String> {
+    if usage.input_tokens + usage.output_tokens == 0 {
+        return None;
+    }
+    let cost = cost.map_or(String::new(), |c| {
+        format!(
+            ", estimated cost {} (prices as of {PRICES_AS_OF})",
+            format_usd(c)
+        )
+    });
+    Some(format!(
+        "tokens: {} in ({} cached), {} out{cost}",
+        usage.input_tokens, usage.cached_tokens, usage.output_tokens
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

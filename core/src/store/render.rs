@@ -17,17 +17,9 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
         meta.created, meta.model, meta.turns
     ));
     s.push_str(&format!("inputs: {}\n", meta.inputs.join(", ")));
-    if meta.usage.input_tokens + meta.usage.output_tokens > 0 {
-        s.push_str(&format!(
-            "tokens: {} in ({} cached), {} out{}\n",
-            meta.usage.input_tokens,
-            meta.usage.cached_tokens,
-            meta.usage.output_tokens,
-            meta.cost_usd.map_or(String::new(), |c| format!(
-                ", estimated cost {}",
-                crate::model::pricing::format_usd(c)
-            ))
-        ));
+    if let Some(line) = crate::model::pricing::usage_line(&meta.usage, meta.cost_usd) {
+        s.push_str(&line);
+        s.push('\n');
     }
     s.push('\n');
     for e in entries {
