@@ -4,16 +4,24 @@
 //! start times are not), so a later start can tell a live run of another process
 //! from the leftovers of one that was killed.
 
-/// This process's owner id.
-pub fn owner_id() -> String {
-    let pid = std::process::id();
-    format!("{}/{}/{}", hostname(), pid, start_time(pid).unwrap_or(0))
+use std::sync::OnceLock;
+
+/// This process's owner id, read once: clean-up compares it with every label.
+pub fn owner_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let pid = std::process::id();
+        format!("{}/{}/{}", hostname(), pid, start_time(pid).unwrap_or(0))
+    })
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+fn hostname() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    })
 }
 
 fn start_time(pid: u32) -> Option<u64> {
@@ -49,7 +57,7 @@ mod tests {
 
     #[test]
     fn this_process_lives_and_a_dead_one_does_not() {
-        assert!(!owner_is_gone(&owner_id()));
+        assert!(!owner_is_gone(owner_id()));
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         let start = start_time(pid).unwrap_or(1);

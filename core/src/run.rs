@@ -178,8 +178,6 @@ pub async fn execute(
         {
             status(&format!("workspace archive not kept: {e:#}"));
         }
-    }
-    if let Some(sandbox) = &sandbox {
         if let Err(e) = sandbox.close().await {
             status(&format!("{e:#}"));
         }

@@ -28,7 +28,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::kernel::{Kernel, Wait};
-use super::{ExecResult, ExecStatus, Sandbox, SandboxConfig};
+use super::{image, ExecResult, ExecStatus, Sandbox, SandboxConfig};
 use crate::owner::{owner_id, owner_is_gone};
 use crate::workspace::{collect, ChannelReader, CollectLimits, Collected, Manifest};
 
@@ -169,7 +169,7 @@ pub(crate) async fn exec_quiet(
             container,
             CreateExecOptions {
                 cmd: Some(vec!["sh", "-c", command]),
-                user: Some("1000:1000"),
+                user: Some(image::USER),
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
                 ..Default::default()
@@ -208,7 +208,7 @@ impl DockerSandbox {
         ACTIVE.lock().unwrap().insert(run_id.to_string());
         let labels = HashMap::from([
             (RUN_LABEL.to_string(), run_id.to_string()),
-            (OWNER_LABEL.to_string(), owner_id()),
+            (OWNER_LABEL.to_string(), owner_id().to_string()),
         ]);
         // A tmpfs-backed volume: writable under a read-only root, with a size cap.
         docker
@@ -243,7 +243,7 @@ impl DockerSandbox {
             kernel: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
-        match sandbox.create_and_stage(run_id, labels, manifest).await {
+        match sandbox.create_and_stage(labels, manifest).await {
             Ok(()) => Ok(sandbox),
             Err(e) => {
                 let _ = sandbox.close().await;
@@ -254,7 +254,6 @@ impl DockerSandbox {
 
     async fn create_and_stage(
         &self,
-        _run_id: &str,
         labels: HashMap<String, String>,
         manifest: &Manifest,
     ) -> anyhow::Result<()> {
@@ -273,7 +272,7 @@ impl DockerSandbox {
                 format!("rw,nosuid,nodev,noexec,size={}", c.tmp_bytes),
             )])),
             mounts: Some(vec![Mount {
-                target: Some("/workspace".into()),
+                target: Some(image::WORKDIR.into()),
                 source: Some(self.volume.clone()),
                 typ: Some(MountType::VOLUME),
                 ..Default::default()
@@ -283,8 +282,8 @@ impl DockerSandbox {
         let body = ContainerCreateBody {
             image: Some(c.image.clone()),
             cmd: Some(vec!["sleep".into(), "infinity".into()]),
-            user: Some("1000:1000".into()),
-            working_dir: Some("/workspace".into()),
+            user: Some(image::USER.into()),
+            working_dir: Some(image::WORKDIR.into()),
             env: Some(vec!["HOME=/tmp".into(), "MPLBACKEND=Agg".into()]),
             labels: Some(labels),
             network_disabled: Some(!c.network),
@@ -306,7 +305,7 @@ impl DockerSandbox {
             .await
             .context("starting the sandbox container")?;
         let upload = UploadToContainerOptionsBuilder::new()
-            .path("/workspace")
+            .path(image::WORKDIR)
             .build();
         self.docker
             .upload_to_container(
@@ -323,7 +322,7 @@ impl DockerSandbox {
 
     async fn write_archive(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
         let opts = DownloadFromContainerOptionsBuilder::new()
-            .path("/workspace")
+            .path(image::WORKDIR)
             .build();
         let mut stream = self
             .docker
@@ -366,10 +365,6 @@ impl DockerSandbox {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    pub fn container_name(&self) -> &str {
-        &self.container
     }
 
     fn memory_note(&self, code: Option<i64>) -> String {
@@ -506,8 +501,8 @@ impl Sandbox for DockerSandbox {
                 &self.container,
                 CreateExecOptions {
                     cmd: Some(vec!["sh", "-c", &script, command]),
-                    user: Some("1000:1000"),
-                    working_dir: Some("/workspace"),
+                    user: Some(image::USER),
+                    working_dir: Some(image::WORKDIR),
                     attach_stdin: Some(false),
                     attach_stdout: Some(true),
                     attach_stderr: Some(true),
@@ -527,27 +522,21 @@ impl Sandbox for DockerSandbox {
         let cap = self.config.output_cap_bytes;
         let (mut out, mut err) = (Capped::new(cap), Capped::new(cap));
         let mut group = GroupId::default();
-        let mut cancelled = false;
+        let (mut cancelled, mut killed) = (false, false);
         loop {
             tokio::select! {
                 frame = output.next() => match frame {
                     Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
-                    Some(Ok(LogOutput::StdErr { message })) => {
-                        let rest = group.feed(&message);
-                        err.push(rest);
-                        if let (true, Some(pgid)) = (cancelled, group.take_pending()) {
-                            self.kill_group(pgid).await;
-                        }
-                    }
+                    Some(Ok(LogOutput::StdErr { message })) => err.push(group.feed(&message)),
                     Some(Ok(_)) => {}
                     Some(Err(_)) | None => break,
                 },
-                _ = cancel.cancelled(), if !cancelled => {
-                    cancelled = true;
-                    if let Some(pgid) = group.take_pending() {
-                        self.kill_group(pgid).await;
-                    }
-                }
+                _ = cancel.cancelled(), if !cancelled => cancelled = true,
+            }
+            // On cancel, kill as soon as the group is known (it is the first line out).
+            if let (true, false, Some(pgid)) = (cancelled, killed, group.id) {
+                self.kill_group(pgid).await;
+                killed = true;
             }
         }
         // Whatever the command left running in the background goes with it.
@@ -670,8 +659,6 @@ impl Drop for DockerSandbox {
 struct GroupId {
     line: Vec<u8>,
     id: Option<u32>,
-    /// The id, until it has been handed out once by `take_pending`.
-    pending: bool,
 }
 
 impl GroupId {
@@ -684,7 +671,6 @@ impl GroupId {
             Some(n) => {
                 self.line.extend_from_slice(&data[..n]);
                 self.id = String::from_utf8_lossy(&self.line).trim().parse().ok();
-                self.pending = self.id.is_some();
                 &data[n + 1..]
             }
             None => {
@@ -692,12 +678,6 @@ impl GroupId {
                 &[]
             }
         }
-    }
-
-    fn take_pending(&mut self) -> Option<u32> {
-        std::mem::take(&mut self.pending)
-            .then_some(self.id)
-            .flatten()
     }
 }
 

@@ -66,8 +66,8 @@ impl Kernel {
                 container,
                 CreateExecOptions {
                     cmd: Some(vec!["python3", "-u", "-c", KERNEL_SOURCE]),
-                    user: Some("1000:1000"),
-                    working_dir: Some("/workspace"),
+                    user: Some(super::image::USER),
+                    working_dir: Some(super::image::WORKDIR),
                     env: Some(vec![&format!("SANDALYST_OUTPUT_CAP={output_cap}")]),
                     attach_stdin: Some(true),
                     attach_stdout: Some(true),

@@ -98,7 +98,7 @@ impl Store {
             match std::fs::create_dir(&path) {
                 Ok(()) => {
                     meta.id = id;
-                    meta.owner = crate::owner::owner_id();
+                    meta.owner = crate::owner::owner_id().to_string();
                     let run = RunDir { path, meta };
                     run.save()?;
                     return Ok(run);

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 
 /// The uid/gid that owns the workspace inside the sandbox.
-pub const SANDBOX_UID: u64 = 1000;
+pub const SANDBOX_UID: u64 = crate::sandbox::image::UID as u64;
 
 /// One file to stage: where it is on the host and where it goes under `input/`.
 #[derive(Clone, Debug, PartialEq, Eq)]
