@@ -115,6 +115,35 @@ fn check_reference_case(input: &Path, events: &Path, names: [&str; 3], prompt: &
         spans.len() <= planted(events).len() + 2,
         "too many events flagged: {spans:?}"
     );
+    // No false positive: every flagged span is a planted event; normal noise is not flagged.
+    let planted_spans = planted(events);
+    for s in &spans {
+        assert!(
+            planted_spans.iter().any(|(_, a, b)| overlaps(s, a, b)),
+            "false positive {s:?}"
+        );
+    }
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(events).unwrap()).unwrap();
+    for n in truth["normal_noise"].as_array().unwrap() {
+        let t = n["time"].as_str().unwrap();
+        assert!(
+            !spans.iter().any(|s| overlaps(s, t, t)),
+            "normal noise at {t} flagged"
+        );
+    }
+    // The analyst reopened and checked its own outputs before answering.
+    let run = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let transcript = std::fs::read_to_string(run.join("transcript.jsonl")).unwrap();
+    assert!(
+        transcript.contains("all outputs reopened and checked"),
+        "no validation in the final answer"
+    );
 
     let (w, h) = sandalyst::artifacts::png_dimensions(&out.join(png_name)).unwrap();
     assert!(w >= 400 && h >= 300, "{w}x{h}");

@@ -726,26 +726,10 @@ mod tests {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 
-    /// The tests below talk to the real engine and (re)build images: they run only with
-    /// `SANDALYST_TEST_IMAGE_BUILD=1`, so `--include-ignored` elsewhere cannot set off an
-    /// unplanned two-minute rebuild of the shared image.
-    fn real_builds_enabled() -> bool {
-        let on = std::env::var("SANDALYST_TEST_IMAGE_BUILD").is_ok_and(|v| v == "1");
-        if !on {
-            eprintln!("skipped: set SANDALYST_TEST_IMAGE_BUILD=1 to run");
-        }
-        on
-    }
-
     /// The `docker build` path against the real engine, with no registry: a derived
-    /// image FROM the sandbox image (which must exist: run the test below first).
-    /// `SANDALYST_TEST_IMAGE_BUILD=1 cargo test -p sandalyst --lib sandbox::image::tests::build_context_for_real -- --ignored`
+    /// image FROM the sandbox image, which the suite's set-up builds.
     #[tokio::test]
-    #[ignore]
     async fn build_context_for_real() {
-        if !real_builds_enabled() {
-            return;
-        }
         let docker = Docker::connect_with_local_defaults().unwrap();
         let base = default_tag();
         assert!(
@@ -804,14 +788,12 @@ mod tests {
         docker.remove_image(tag, Some(opts), None).await.unwrap();
     }
 
-    /// Builds the image for real (about 2 minutes, needs root, Docker and mmdebstrap):
-    /// `SANDALYST_TEST_IMAGE_BUILD=1 cargo test -p sandalyst --lib sandbox::image::tests::build_offline_for_real -- --ignored --nocapture`
+    /// Builds the image for real (about 2 minutes, needs root, Docker and mmdebstrap);
+    /// ignored because the suite's set-up does exactly this before the tests run:
+    /// `cargo test -p sandalyst --lib sandbox::image::tests::build_offline_for_real -- --ignored --nocapture`
     #[tokio::test]
     #[ignore]
     async fn build_offline_for_real() {
-        if !real_builds_enabled() {
-            return;
-        }
         let docker = Docker::connect_with_local_defaults().unwrap();
         let t = Instant::now();
         let tag = build(&docker, BuildMethod::Offline, &|l: &str| eprintln!("{l}"))
