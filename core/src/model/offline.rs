@@ -448,7 +448,7 @@ fn validation_code(outputs: &OutputNames, result: &Value) -> String {
 // ---- reading the conversation --------------------------------------------------------
 
 /// One of the planner's earlier calls and what came back.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Turn<'a> {
     phase: Phase,
     output: Option<&'a str>,
@@ -583,10 +583,19 @@ enum Next {
     Finish(String),
 }
 
+/// What the planner knows when it decides the next step.
+struct Plan<'a> {
+    task: String,
+    outputs: OutputNames,
+    turns: Vec<Turn<'a>>,
+    /// The latest successful inspection, if any.
+    profile: Option<Profile>,
+}
+
 fn plan(items: &[Item]) -> Next {
     let (task, outputs, start) = task_and_outputs(items);
     let turns = own_turns(&items[start..]);
-    let Some(last) = turns.last() else {
+    let Some(last) = turns.last().copied() else {
         return Next::Call(
             Phase::Inspect,
             inspect_code(),
@@ -604,144 +613,173 @@ fn plan(items: &[Item]) -> Next {
             error_summary(last.output)
         ));
     }
-    let count = |p: Phase| turns.iter().filter(|t| t.phase == p).count();
-    // The latest successful inspection, if any.
     let profile = turns
         .iter()
         .rev()
         .filter(|t| t.phase == Phase::Inspect && !t.is_error)
         .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
         .and_then(|v| serde_json::from_value::<Profile>(v).ok());
+    let plan = Plan {
+        task,
+        outputs,
+        turns,
+        profile,
+    };
     match last.phase {
-        Phase::Inspect => {
-            if let Some(profile) = profile {
-                match choose_target(&profile, &task) {
-                    Ok(target) => Next::Call(
-                        Phase::Analyse,
-                        analysis_code(&target, &outputs, false),
-                        analysis_narration(&target, &outputs),
-                    ),
-                    Err(why) => Next::Finish(why),
-                }
-            } else if count(Phase::Inspect) < 2 {
-                Next::Call(
-                    Phase::Inspect,
-                    inspect_code(),
-                    format!(
-                        "The inspection did not produce a profile ({}). Trying once more.",
-                        error_summary(last.output)
-                    ),
-                )
-            } else {
-                Next::Finish(format!(
-                    "I could not inspect the input files: the inspection step failed twice ({}). \
-                     No analysis was done and no output files were written.",
+        Phase::Inspect => plan.after_inspect(last),
+        Phase::Analyse | Phase::AnalyseSimple => plan.after_analysis(last),
+        Phase::Validate => plan.after_validation(last),
+    }
+}
+
+impl Plan<'_> {
+    fn count(&self, phase: Phase) -> usize {
+        self.turns.iter().filter(|t| t.phase == phase).count()
+    }
+
+    /// Analyse what the inspection found, retry it once, or explain why not.
+    fn after_inspect(&self, last: Turn) -> Next {
+        if let Some(profile) = &self.profile {
+            match choose_target(profile, &self.task) {
+                Ok(target) => Next::Call(
+                    Phase::Analyse,
+                    analysis_code(&target, &self.outputs, false),
+                    analysis_narration(&target, &self.outputs),
+                ),
+                Err(why) => Next::Finish(why),
+            }
+        } else if self.count(Phase::Inspect) < 2 {
+            Next::Call(
+                Phase::Inspect,
+                inspect_code(),
+                format!(
+                    "The inspection did not produce a profile ({}). Trying once more.",
                     error_summary(last.output)
-                ))
-            }
+                ),
+            )
+        } else {
+            Next::Finish(format!(
+                "I could not inspect the input files: the inspection step failed twice ({}). \
+                 No analysis was done and no output files were written.",
+                error_summary(last.output)
+            ))
         }
-        Phase::Analyse | Phase::AnalyseSimple => {
-            let result = last
-                .output
-                .filter(|_| !last.is_error)
-                .and_then(|o| tagged_json(o, "SANDALYST_RESULT"));
-            if let Some(result) = result {
-                return Next::Call(
-                    Phase::Validate,
-                    validation_code(&outputs, &result),
-                    format!(
-                        "Step 3 of 4: checking the outputs ({}, {}, {}).",
-                        outputs.csv, outputs.png, outputs.md
-                    ),
-                );
-            }
-            let target = profile.and_then(|p| choose_target(&p, &task).ok());
-            match (last.phase, target) {
-                (Phase::Analyse, Some(target)) if count(Phase::AnalyseSimple) == 0 => Next::Call(
-                    Phase::AnalyseSimple,
-                    analysis_code(&target, &outputs, true),
-                    format!(
-                        "The analysis failed ({}). Falling back once to a simplified analysis: \
-                         time-of-week baseline without the temperature model.",
+    }
+
+    /// Validate the outputs, fall back once to the simple analysis, or explain.
+    fn after_analysis(&self, last: Turn) -> Next {
+        let result = last
+            .output
+            .filter(|_| !last.is_error)
+            .and_then(|o| tagged_json(o, "SANDALYST_RESULT"));
+        if let Some(result) = result {
+            return Next::Call(
+                Phase::Validate,
+                validation_code(&self.outputs, &result),
+                format!(
+                    "Step 3 of 4: checking the outputs ({}, {}, {}).",
+                    self.outputs.csv, self.outputs.png, self.outputs.md
+                ),
+            );
+        }
+        let target = self
+            .profile
+            .as_ref()
+            .and_then(|p| choose_target(p, &self.task).ok());
+        match (last.phase, target) {
+            (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
+                Phase::AnalyseSimple,
+                analysis_code(&target, &self.outputs, true),
+                format!(
+                    "The analysis failed ({}). Falling back once to a simplified analysis: \
+                     time-of-week baseline without the temperature model.",
+                    error_summary(last.output)
+                ),
+            ),
+            _ => {
+                let first = self
+                    .turns
+                    .iter()
+                    .find(|t| t.phase == Phase::Analyse)
+                    .map(|t| error_summary(t.output));
+                let mut s = String::from("I could not complete the analysis. ");
+                match (first, last.phase) {
+                    (Some(f), Phase::AnalyseSimple) => s.push_str(&format!(
+                        "The full analysis failed ({f}) and the simplified fallback failed too ({}).",
                         error_summary(last.output)
-                    ),
-                ),
-                _ => {
-                    let first = turns
-                        .iter()
-                        .find(|t| t.phase == Phase::Analyse)
-                        .map(|t| error_summary(t.output));
-                    let mut s = String::from("I could not complete the analysis. ");
-                    match (first, last.phase) {
-                        (Some(f), Phase::AnalyseSimple) => s.push_str(&format!(
-                            "The full analysis failed ({f}) and the simplified fallback failed too ({}).",
-                            error_summary(last.output)
-                        )),
-                        _ => s.push_str(&format!(
-                            "The analysis step failed ({}).",
-                            error_summary(last.output)
-                        )),
-                    }
-                    s.push_str(&format!(
-                        " The files {}, {} and {} may be missing or incomplete. \
-                         The inspection above shows what was found in the input.",
-                        outputs.csv, outputs.png, outputs.md
-                    ));
-                    Next::Finish(s)
+                    )),
+                    _ => s.push_str(&format!(
+                        "The analysis step failed ({}).",
+                        error_summary(last.output)
+                    )),
                 }
+                s.push_str(&format!(
+                    " The files {}, {} and {} may be missing or incomplete. \
+                     The inspection above shows what was found in the input.",
+                    self.outputs.csv, self.outputs.png, self.outputs.md
+                ));
+                Next::Finish(s)
             }
         }
-        Phase::Validate => {
-            let analysis = turns
-                .iter()
-                .rev()
-                .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple) && !t.is_error)
-                .find_map(|t| {
-                    t.output
-                        .and_then(|o| tagged_json(o, "SANDALYST_RESULT"))
-                        .map(|r| (t.phase, r))
-                });
-            let fallback_reason = turns
-                .iter()
-                .find(|t| t.phase == Phase::Analyse && t.is_error)
-                .map(|t| error_summary(t.output));
-            let validation = if last.is_error {
-                Err(error_summary(last.output))
-            } else {
-                last.output
-                    .and_then(|o| tagged_json(o, "SANDALYST_VALIDATION"))
-                    .ok_or_else(|| "the validation printed no verdict".to_string())
-            };
-            match analysis {
-                Some((_, result)) => {
-                    let mut text =
-                        final_text(&result, &outputs, fallback_reason.as_deref(), &validation);
-                    let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
-                    let others: Vec<String> = profile
-                        .iter()
-                        .flat_map(|p| p.tables.iter())
-                        .filter(|t| {
-                            t.path != analysed
-                                && !t.time.is_empty()
-                                && !t.measures.is_empty()
-                                && t.rows >= MIN_ROWS
-                        })
-                        .map(|t| t.path.clone())
-                        .collect();
-                    if !others.is_empty() {
-                        text.push_str(&format!(
-                            "\n\nAlso inspected but not analysed: {}. I analyse one time series per run; \
-                             name the file in the task to analyse another one.",
-                            others.join(", ")
-                        ));
-                    }
-                    Next::Finish(text)
+    }
+
+    /// Summarise the run for the user.
+    fn after_validation(&self, last: Turn) -> Next {
+        let analysis = self
+            .turns
+            .iter()
+            .rev()
+            .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple) && !t.is_error)
+            .find_map(|t| {
+                t.output
+                    .and_then(|o| tagged_json(o, "SANDALYST_RESULT"))
+                    .map(|r| (t.phase, r))
+            });
+        let fallback_reason = self
+            .turns
+            .iter()
+            .find(|t| t.phase == Phase::Analyse && t.is_error)
+            .map(|t| error_summary(t.output));
+        let validation = if last.is_error {
+            Err(error_summary(last.output))
+        } else {
+            last.output
+                .and_then(|o| tagged_json(o, "SANDALYST_VALIDATION"))
+                .ok_or_else(|| "the validation printed no verdict".to_string())
+        };
+        match analysis {
+            Some((_, result)) => {
+                let mut text = final_text(
+                    &result,
+                    &self.outputs,
+                    fallback_reason.as_deref(),
+                    &validation,
+                );
+                let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
+                let others: Vec<String> = self
+                    .profile
+                    .iter()
+                    .flat_map(|p| p.tables.iter())
+                    .filter(|t| {
+                        t.path != analysed
+                            && !t.time.is_empty()
+                            && !t.measures.is_empty()
+                            && t.rows >= MIN_ROWS
+                    })
+                    .map(|t| t.path.clone())
+                    .collect();
+                if !others.is_empty() {
+                    text.push_str(&format!(
+                        "\n\nAlso inspected but not analysed: {}. I analyse one time series per run; \
+                         name the file in the task to analyse another one.",
+                        others.join(", ")
+                    ));
                 }
-                None => Next::Finish(
-                    "I could not find the analysis result to summarise; see the steps above."
-                        .into(),
-                ),
+                Next::Finish(text)
             }
+            None => Next::Finish(
+                "I could not find the analysis result to summarise; see the steps above.".into(),
+            ),
         }
     }
 }
