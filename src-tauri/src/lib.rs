@@ -1,0 +1,68 @@
+//! The Sandalyst desktop shell: Tauri commands that translate the page's calls to the
+//! core (`sandalyst`), one event channel per ask, the `sandalyst:` URI scheme for the
+//! session's images, and window set-up. No analysis or session logic lives here.
+//!
+//! - [`commands`]: the page's calls (sessions, asks, files, previews, export, settings);
+//! - [`scheme`] and [`paths`]: how files of a session reach the page, and the checks
+//!   every path from the page goes through;
+//! - [`preview`]: which core preview a file gets;
+//! - [`settings`], [`engine`]: the settings file and the Docker engine's status.
+
+pub mod commands;
+pub mod engine;
+pub mod paths;
+pub mod preview;
+pub mod scheme;
+pub mod settings;
+
+use std::path::PathBuf;
+
+use tauri::Manager;
+
+/// Where the app keeps its sessions and settings: `SANDALYST_DATA_DIR` (tests use a
+/// fresh one), else `<user data dir>/sandalyst`.
+pub fn data_root() -> anyhow::Result<PathBuf> {
+    if let Some(d) = std::env::var_os("SANDALYST_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let base = dirs::data_dir().ok_or_else(|| {
+        anyhow::anyhow!("cannot find the user's data directory; set SANDALYST_DATA_DIR")
+    })?;
+    Ok(base.join("sandalyst"))
+}
+
+/// The builder with everything but the runtime: commands, scheme, state. Tests build
+/// it on Tauri's mock runtime.
+pub fn builder<R: tauri::Runtime>(state: commands::AppState) -> tauri::Builder<R> {
+    tauri::Builder::<R>::new()
+        .manage(state)
+        .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, |ctx, request, responder| {
+            let app = ctx.app_handle().clone();
+            tauri::async_runtime::spawn_blocking(move || {
+                let state = app.state::<commands::AppState>();
+                responder.respond(scheme::respond(&request, |id| state.session_dir(id)));
+            });
+        })
+        .invoke_handler(commands::handler())
+}
+
+pub fn run() {
+    let root = match data_root() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sandalyst-desktop: {e}");
+            std::process::exit(1);
+        }
+    };
+    let state = match commands::AppState::open(root) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("sandalyst-desktop: {e:#}");
+            std::process::exit(1);
+        }
+    };
+    builder::<tauri::Wry>(state)
+        .plugin(tauri_plugin_dialog::init())
+        .run(tauri::generate_context!())
+        .expect("error while running the Sandalyst window");
+}

@@ -1,0 +1,158 @@
+//! Previews of one file of a session, as the page shows them. The work is the core's
+//! (`sandalyst::artifacts`); this module only picks the preview for a file and says
+//! where its images are served.
+
+use std::io::Read;
+use std::path::Path;
+
+use sandalyst::artifacts::{self, markdown, table};
+use serde::Serialize;
+
+use crate::paths::resolve_inside;
+use crate::scheme;
+
+/// First page of a table preview.
+pub const FIRST_PAGE_ROWS: usize = 200;
+/// Text previews show at most this many bytes.
+pub const MAX_TEXT_BYTES: usize = 256 << 10;
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "view", rename_all = "snake_case")]
+pub enum Preview {
+    Table { page: table::CsvPage },
+    Sheet { sheets: Vec<String>, sheet: String, page: table::CsvPage },
+    Report { html: String, headings: Vec<markdown::Heading>, truncated: bool },
+    Image { url: String, width: Option<u32>, height: Option<u32> },
+    Text { text: String, truncated: bool },
+    Other,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FilePreview {
+    /// The path inside the session folder, as asked.
+    pub path: String,
+    pub name: String,
+    pub bytes: u64,
+    #[serde(flatten)]
+    pub preview: Preview,
+}
+
+fn ext(name: &str) -> String {
+    name.rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The preview of `rel` in the session folder `root` of session `session_id`.
+pub fn preview(session_id: &str, root: &Path, rel: &str) -> anyhow::Result<FilePreview> {
+    let path = resolve_inside(root, rel)?;
+    let bytes = std::fs::metadata(&path)?.len();
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
+    let preview = match ext(&name).as_str() {
+        "csv" | "tsv" => Preview::Table {
+            page: table::preview_csv(&path, 0, FIRST_PAGE_ROWS)?,
+        },
+        "xlsx" | "xlsm" | "xls" | "xlsb" | "ods" => {
+            let sheets = artifacts::excel::sheet_names(&path)?;
+            let sheet = sheets.first().cloned().unwrap_or_default();
+            let page = artifacts::excel::preview_sheet(&path, &sheet, 0, FIRST_PAGE_ROWS)?;
+            Preview::Sheet { sheets, sheet, page }
+        }
+        "md" | "markdown" => {
+            let text = read_text(&path, markdown::MAX_MARKDOWN_BYTES + 1)?.0;
+            let dir = rel.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+            let opts = markdown::MarkdownOptions {
+                image_base: Some(format!("{}{}", scheme::base_url(session_id), url_path(&dir))),
+                heading_ids: true,
+            };
+            let r = markdown::render(&text, &opts);
+            Preview::Report { html: r.html, headings: r.headings, truncated: r.truncated }
+        }
+        e if scheme::image_type(&name).is_some() => {
+            let (width, height) = if e == "png" {
+                let info = artifacts::preview_png(&path)?;
+                (Some(info.width), Some(info.height))
+            } else {
+                (None, None)
+            };
+            Preview::Image {
+                url: format!("{}{}", scheme::base_url(session_id), url_path(rel)),
+                width,
+                height,
+            }
+        }
+        "txt" | "json" | "log" | "py" | "html" | "htm" | "xml" | "yaml" | "yml" | "toml" | "sql"
+        | "r" | "sh" | "ipynb" => {
+            let (text, truncated) = read_text(&path, MAX_TEXT_BYTES)?;
+            Preview::Text { text, truncated }
+        }
+        _ => Preview::Other,
+    };
+    Ok(FilePreview { path: rel.to_string(), name, bytes, preview })
+}
+
+/// A page of a table file (CSV/TSV, or a sheet of a workbook).
+pub fn table_page(
+    root: &Path,
+    rel: &str,
+    sheet: Option<&str>,
+    offset: usize,
+    limit: usize,
+) -> anyhow::Result<table::CsvPage> {
+    let path = resolve_inside(root, rel)?;
+    match sheet {
+        Some(sheet) => artifacts::excel::preview_sheet(&path, sheet, offset, limit),
+        None => artifacts::csv_index::page(&path, offset, limit),
+    }
+}
+
+/// Percent-encode each segment of a relative path for a URL.
+pub fn url_path(rel: &str) -> String {
+    rel.split('/')
+        .map(|s| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn read_text(path: &Path, max: usize) -> anyhow::Result<(String, bool)> {
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(max as u64 + 1)
+        .read_to_end(&mut buf)?;
+    let truncated = buf.len() > max;
+    buf.truncate(max);
+    Ok((String::from_utf8_lossy(&buf).into_owned(), truncated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_images_point_at_the_scheme_and_hostile_markup_is_inert() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("outputs")).unwrap();
+        std::fs::write(
+            dir.path().join("outputs/r.md"),
+            "# Report\n\n![chart](energy.png)\n\n<script>window.x=1</script>\n\n<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1))\n",
+        )
+        .unwrap();
+        let p = preview("s1", dir.path(), "outputs/r.md").unwrap();
+        let Preview::Report { html, .. } = p.preview else { panic!() };
+        assert!(html.contains(&format!("src=\"{}outputs/energy.png\"", scheme::base_url("s1"))), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;img src=x onerror"), "shown as text: {html}");
+        assert!(!html.contains("<img src=\"x\""), "{html}");
+        assert!(!html.contains("href=\"javascript"), "{html}");
+    }
+
+    #[test]
+    fn csv_preview_and_refused_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.csv"), "a,b\n<b>1</b>,2\n").unwrap();
+        let p = preview("s1", dir.path(), "t.csv").unwrap();
+        let Preview::Table { page } = p.preview else { panic!() };
+        assert_eq!(page.rows[0][0], "<b>1</b>");
+        assert!(preview("s1", dir.path(), "../t.csv").is_err());
+    }
+}

@@ -1,0 +1,161 @@
+//! The `sandalyst:` URI scheme: how images of a session reach the page.
+//!
+//! `sandalyst://localhost/<session id>/<path inside the session folder>` (on Windows
+//! `http://sandalyst.localhost/...`). It answers only for image files that
+//! [`paths::resolve_inside`] accepts; everything else is a 4xx with a short reason.
+//! Responses carry `nosniff` and a CSP of their own, so an SVG opened directly still
+//! cannot run script (inside `<img>`, scripts of an SVG never run anyway).
+
+use std::path::PathBuf;
+
+use percent_encoding::percent_decode_str;
+use tauri::http::{header, Request, Response, StatusCode};
+
+use crate::paths::{self, check_session_id, resolve_inside};
+
+pub const SCHEME: &str = "sandalyst";
+
+/// Images larger than this are not served.
+pub const MAX_SERVED_BYTES: u64 = 64 << 20;
+
+/// The URL prefix of a session's files as the page must write it.
+pub fn base_url(session_id: &str) -> String {
+    if cfg!(windows) {
+        format!("http://{SCHEME}.localhost/{session_id}/")
+    } else {
+        format!("{SCHEME}://localhost/{session_id}/")
+    }
+}
+
+/// The content type of a file the scheme serves, by extension; `None` for anything
+/// that is not an image.
+pub fn image_type(name: &str) -> Option<&'static str> {
+    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    })
+}
+
+/// Split `/<session>/<rel>` into its decoded parts.
+pub fn parse_path(path: &str) -> Result<(String, String), paths::Refused> {
+    let path = path.strip_prefix('/').unwrap_or(path);
+    let (session, rel) = path.split_once('/').ok_or(paths::Refused::NotRelative)?;
+    let decode = |s: &str| {
+        percent_decode_str(s)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .map_err(|_| paths::Refused::NotRelative)
+    };
+    let session = decode(session)?;
+    check_session_id(&session)?;
+    // Decode segment by segment so an encoded `/` (%2F) cannot create a new segment
+    // unnoticed: it is refused by resolve_inside as part of a name.
+    let rel = rel
+        .split('/')
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?
+        .join("/");
+    if rel.split('/').count() != path.split_once('/').unwrap().1.split('/').count() {
+        return Err(paths::Refused::NotRelative);
+    }
+    Ok((session, rel))
+}
+
+fn reply(status: StatusCode, msg: &str) -> Response<Vec<u8>> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header("X-Content-Type-Options", "nosniff")
+        .body(msg.as_bytes().to_vec())
+        .unwrap()
+}
+
+/// Answer one request; `session_dir` maps a checked session id to its folder.
+pub fn respond(
+    request: &Request<Vec<u8>>,
+    session_dir: impl Fn(&str) -> Option<PathBuf>,
+) -> Response<Vec<u8>> {
+    if request.method() != "GET" {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, "only GET");
+    }
+    let (session, rel) = match parse_path(request.uri().path()) {
+        Ok(p) => p,
+        Err(e) => return reply(StatusCode::BAD_REQUEST, &e.to_string()),
+    };
+    let Some(root) = session_dir(&session) else {
+        return reply(StatusCode::NOT_FOUND, "no such session");
+    };
+    let Some(content_type) = image_type(&rel) else {
+        return reply(StatusCode::UNSUPPORTED_MEDIA_TYPE, "only images are served");
+    };
+    let file = match resolve_inside(&root, &rel) {
+        Ok(f) => f,
+        Err(paths::Refused::Missing) => return reply(StatusCode::NOT_FOUND, "no such file"),
+        Err(e) => return reply(StatusCode::FORBIDDEN, &e.to_string()),
+    };
+    match std::fs::metadata(&file) {
+        Ok(m) if m.len() > MAX_SERVED_BYTES => {
+            return reply(StatusCode::PAYLOAD_TOO_LARGE, "the image is too large to show")
+        }
+        Ok(_) => {}
+        Err(_) => return reply(StatusCode::NOT_FOUND, "no such file"),
+    }
+    match std::fs::read(&file) {
+        Ok(bytes) => Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, content_type)
+            .header("X-Content-Type-Options", "nosniff")
+            .header(
+                "Content-Security-Policy",
+                "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+            )
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(bytes)
+            .unwrap(),
+        Err(_) => reply(StatusCode::NOT_FOUND, "cannot read the file"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(uri: &str, root: &std::path::Path) -> Response<Vec<u8>> {
+        let req = Request::builder().uri(uri).body(Vec::new()).unwrap();
+        let root = root.to_path_buf();
+        respond(&req, move |id| (id == "s1").then(|| root.clone()))
+    }
+
+    #[test]
+    fn serves_session_images_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("s1");
+        std::fs::create_dir_all(root.join("outputs")).unwrap();
+        std::fs::write(root.join("outputs/a b.png"), b"PNG").unwrap();
+        std::fs::write(root.join("outputs/r.md"), b"# r").unwrap();
+        std::fs::write(dir.path().join("x.png"), b"secret").unwrap();
+
+        let ok = get("sandalyst://localhost/s1/outputs/a%20b.png", &root);
+        assert_eq!(ok.status(), StatusCode::OK);
+        assert_eq!(ok.body(), b"PNG");
+        assert_eq!(ok.headers()["content-type"], "image/png");
+
+        for uri in [
+            "sandalyst://localhost/s1/outputs/r.md",
+            "sandalyst://localhost/s1/../x.png",
+            "sandalyst://localhost/s1/outputs/%2E%2E/%2E%2E/x.png",
+            "sandalyst://localhost/s1/outputs%2F..%2F..%2Fx.png",
+            "sandalyst://localhost/s2/outputs/a%20b.png",
+            "sandalyst://localhost/%2E%2E/x.png",
+        ] {
+            let got = get(uri, &root);
+            assert!(got.status().is_client_error(), "{uri}: {}", got.status());
+            assert_ne!(got.body(), b"secret", "{uri}");
+        }
+    }
+}

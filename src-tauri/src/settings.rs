@@ -1,0 +1,136 @@
+//! The desktop's settings: which model, the control settings of the sandbox and the
+//! agent, kept as JSON in the data folder. API keys are never here: they go to the OS
+//! keychain through the core (`model::config::keychain_store`) and only a masked form
+//! ever reaches the page.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use sandalyst::model::config::{self, ConfigFile, Selection, Sources};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Settings {
+    /// `offline`, `openai`, `anthropic` or `openai-compatible`.
+    pub provider: String,
+    pub model: String,
+    /// Empty: the provider's default.
+    pub base_url: String,
+    /// Added to the agent's own instructions.
+    pub instructions: String,
+    pub python: bool,
+    pub shell: bool,
+    pub network: bool,
+    pub max_turns: u32,
+    pub wall_time_secs: u64,
+    pub call_timeout_secs: u64,
+    pub memory_mb: u64,
+    pub cpus: f64,
+    /// 0: no cost limit.
+    pub max_cost_usd: f64,
+    /// Whether a vision model is shown the charts it makes.
+    pub show_charts: bool,
+    /// Empty: the default sandbox image.
+    pub image_tag: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            provider: "offline".into(),
+            model: String::new(),
+            base_url: String::new(),
+            instructions: String::new(),
+            python: true,
+            shell: false,
+            network: false,
+            max_turns: 25,
+            wall_time_secs: 30 * 60,
+            call_timeout_secs: 300,
+            memory_mb: 2048,
+            cpus: 1.0,
+            max_cost_usd: 0.0,
+            show_charts: true,
+            image_tag: String::new(),
+        }
+    }
+}
+
+pub fn path(data_root: &Path) -> PathBuf {
+    data_root.join("desktop-settings.json")
+}
+
+pub fn load(data_root: &Path) -> Settings {
+    std::fs::read_to_string(path(data_root))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
+    std::fs::create_dir_all(data_root)?;
+    let tmp = path(data_root).with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(s)?)
+        .with_context(|| format!("cannot save the settings in {}", data_root.display()))?;
+    std::fs::rename(&tmp, path(data_root))?;
+    Ok(())
+}
+
+/// `sk-…abcd`: enough to recognise a key, never enough to use it.
+pub fn mask(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() <= 8 {
+        return "••••".into();
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+/// The model spec the core understands (`offline`, `openai:gpt-5.4`, ...).
+pub fn model_spec(s: &Settings) -> String {
+    if s.provider == "offline" || s.provider.is_empty() || s.model.trim().is_empty() {
+        "offline".into()
+    } else {
+        format!("{}:{}", s.provider, s.model.trim())
+    }
+}
+
+/// Resolve the model of these settings with the core's rules (environment, config
+/// file, keychain), as the command line does.
+pub fn selection(s: &Settings) -> anyhow::Result<Selection> {
+    let env = |k: &str| std::env::var(k).ok();
+    let file_path = config::config_path(&env);
+    let file = match &file_path {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    let spec = model_spec(s);
+    let base = (!s.base_url.trim().is_empty()).then(|| s.base_url.trim().to_string());
+    config::resolve(
+        Some(&spec),
+        base.as_deref(),
+        &file,
+        file_path.as_deref(),
+        &Sources { env: &env, keychain: &config::keychain_lookup },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_masked_and_settings_round_trip() {
+        assert_eq!(mask("sk-abcdefghijklmnop"), "sk-…mnop");
+        assert_eq!(mask("short"), "••••");
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load(dir.path()), Settings::default());
+        let s = Settings { provider: "openai".into(), model: "gpt-5.4".into(), ..Default::default() };
+        save(dir.path(), &s).unwrap();
+        assert_eq!(load(dir.path()), s);
+        assert_eq!(model_spec(&s), "openai:gpt-5.4");
+        assert_eq!(model_spec(&Settings::default()), "offline");
+    }
+}

@@ -1,0 +1,32 @@
+// The backend, as the views call it: the app's commands, one Channel per ask, native
+// drag-drop and the dialog plugin. Nothing else in the page talks to Tauri.
+
+const T = window.__TAURI__;
+
+export function invoke(cmd, args = {}) {
+  return T.core.invoke(cmd, args);
+}
+
+/// A channel whose messages go to `onmessage`, in order.
+export function channel(onmessage) {
+  const ch = new T.core.Channel();
+  ch.onmessage = onmessage;
+  return ch;
+}
+
+/// Native drag-drop on the window: cb({type: 'enter'|'over'|'drop'|'leave', paths}).
+export function onDragDrop(cb) {
+  return T.webview.getCurrentWebview().onDragDropEvent((e) => cb(e.payload));
+}
+
+export function pickFiles() {
+  return T.dialog.open({ multiple: true, directory: false, title: 'Add files to the session' });
+}
+
+export function pickFolder(title) {
+  return T.dialog.open({ directory: true, multiple: false, title });
+}
+
+export function pickSave(defaultPath, filters) {
+  return T.dialog.save({ defaultPath, filters, title: 'Export to' });
+}

@@ -1,0 +1,111 @@
+// Artifacts and file previews: images (fit, 100%, wheel zoom, pan, on white), tables
+// (virtualised, paged from Rust), reports (HTML rendered and sanitised in Rust) and
+// text. Everything from a file is inserted as text, except the report's HTML, which
+// the core has sanitised against an allow-list (and the page's CSP forbids inline
+// script in any case).
+
+import { h, clear } from './dom.js';
+import { bytes as fmtBytes, baseName } from './format.js';
+import { TableView } from './vtable.js';
+import { zoomAt, fit, actual, pan } from './zoom.js';
+import { invoke } from './api.js';
+
+export function imageViewer(url, name, { height = 420 } = {}) {
+  const img = h('img', { class: 'iv-img', alt: name, draggable: 'false' });
+  const stage = h('div', { class: 'iv-stage' }, img);
+  stage.style.height = `${height}px`;
+  const label = h('span', { class: 'muted iv-scale' });
+  let view = { scale: 1, x: 0, y: 0 };
+  let mode = 'fit';
+  const apply = () => {
+    img.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.scale})`;
+    label.textContent = `${Math.round(view.scale * 100)}%`;
+  };
+  const set = (m) => {
+    mode = m;
+    const f = m === 'fit' ? fit : actual;
+    view = f(img.naturalWidth, img.naturalHeight, stage.clientWidth, stage.clientHeight);
+    apply();
+  };
+  img.addEventListener('load', () => set(mode));
+  new ResizeObserver(() => { if (mode === 'fit') set('fit'); }).observe(stage);
+  stage.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    const r = stage.getBoundingClientRect();
+    view = zoomAt(view, e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
+    mode = 'free';
+    apply();
+  }, { passive: false });
+  let drag = null;
+  stage.addEventListener('pointerdown', (e) => { drag = { x: e.clientX, y: e.clientY }; stage.setPointerCapture(e.pointerId); stage.classList.add('dragging'); });
+  stage.addEventListener('pointermove', (e) => {
+    if (!drag) return;
+    view = pan(view, e.clientX - drag.x, e.clientY - drag.y);
+    drag = { x: e.clientX, y: e.clientY };
+    mode = 'free';
+    apply();
+  });
+  const end = () => { drag = null; stage.classList.remove('dragging'); };
+  stage.addEventListener('pointerup', end);
+  stage.addEventListener('pointercancel', end);
+  stage.addEventListener('dblclick', () => set(mode === 'fit' ? 'actual' : 'fit'));
+  img.src = url;
+  const bar = h('div', { class: 'iv-bar' },
+    h('button', { class: 'small ghost', onclick: () => set('fit') }, 'Fit'),
+    h('button', { class: 'small ghost', onclick: () => set('actual') }, '100%'),
+    label,
+    h('span', { class: 'muted' }, 'wheel to zoom, drag to pan'));
+  return h('div', { class: 'image-viewer' }, bar, stage);
+}
+
+export function reportView(html) {
+  const div = h('div', { class: 'report' });
+  div.innerHTML = html; // sanitised by the core's Markdown renderer (ammonia allow-list)
+  for (const a of div.querySelectorAll('a[href]')) {
+    a.addEventListener('click', (e) => e.preventDefault());
+    a.title = a.getAttribute('href');
+  }
+  return div;
+}
+
+export function tableView(sessionId, path, sheet, first, { height = 320 } = {}) {
+  const tv = new TableView((offset, limit) => (offset === 0 && first
+    ? Promise.resolve(first)
+    : invoke('table_page', { sessionId, path, sheet: sheet ?? null, offset, limit })), { height });
+  tv.start().catch((e) => { tv.info.textContent = String(e); });
+  return tv.el;
+}
+
+/// The preview of one file of the session, as an element.
+export async function previewElement(sessionId, path, opts = {}) {
+  let p;
+  try {
+    p = await invoke('preview_file', { sessionId, path });
+  } catch (e) {
+    return h('div', { class: 'error-text' }, String(e));
+  }
+  const name = p.name;
+  switch (p.view) {
+    case 'image': return imageViewer(`${p.url}?v=${p.bytes}`, name, opts);
+    case 'table': return tableView(sessionId, path, null, p.page, opts);
+    case 'sheet': {
+      const holder = h('div', {});
+      const pick = h('select', { class: 'small' }, ...p.sheets.map((s) => h('option', { value: s }, s)));
+      pick.value = p.sheet;
+      const show = (sheet, first) => { clear(holder).append(tableView(sessionId, path, sheet, first, opts)); };
+      pick.addEventListener('change', () => show(pick.value, null));
+      show(p.sheet, p.page);
+      return h('div', {}, p.sheets.length > 1 ? h('label', { class: 'muted' }, 'Sheet ', pick) : '', holder);
+    }
+    case 'report': return h('div', {}, reportView(p.html), p.truncated ? h('p', { class: 'muted' }, 'The report is long; only its start is shown.') : '');
+    case 'text': return h('div', {}, h('pre', { class: 'text-preview' }, p.text), p.truncated ? h('p', { class: 'muted' }, 'Only the start of the file is shown.') : '');
+    default: return otherFile(sessionId, path, name, p.bytes);
+  }
+}
+
+export function otherFile(sessionId, path, name, size) {
+  return h('div', { class: 'other-file' },
+    h('span', {}, `${baseName(name)} · ${fmtBytes(size)}`),
+    h('button', { class: 'small', onclick: () => invoke('open_path', { sessionId, path, reveal: false }) }, 'Open'),
+    h('button', { class: 'small ghost', onclick: () => invoke('open_path', { sessionId, path, reveal: true }) }, 'Show in folder'));
+}

@@ -1,0 +1,80 @@
+// Formatting for people: sizes, durations, tokens, cost, file types. Pure functions.
+
+export function bytes(n) {
+  if (n == null || Number.isNaN(n)) return '';
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+export function duration(ms) {
+  if (ms == null || ms < 0) return '';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  const rest = String(s % 60).padStart(2, '0');
+  if (m < 60) return `${m}:${rest}`;
+  return `${Math.floor(m / 60)}:${String(m % 60).padStart(2, '0')}:${rest}`;
+}
+
+export function tokens(n) {
+  if (!n) return '0';
+  if (n < 1000) return String(n);
+  if (n < 1e6) return `${(n / 1000).toFixed(n < 1e4 ? 1 : 0)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+export function cost(usd) {
+  if (usd == null) return '';
+  if (usd === 0) return '$0';
+  if (usd < 0.01) return '<$0.01';
+  return `$${usd.toFixed(2)}`;
+}
+
+export function count(n) {
+  return n == null ? '' : n.toLocaleString('en-US');
+}
+
+const TYPES = {
+  csv: 'CSV table', tsv: 'TSV table', xlsx: 'Excel workbook', xlsm: 'Excel workbook', xls: 'Excel workbook',
+  xlsb: 'Excel workbook', ods: 'OpenDocument sheet', json: 'JSON', parquet: 'Parquet', png: 'PNG image',
+  jpg: 'JPEG image', jpeg: 'JPEG image', svg: 'SVG image', gif: 'GIF image', md: 'Markdown report',
+  txt: 'Text', pdf: 'PDF', py: 'Python', zip: 'Zip archive',
+};
+
+export function extension(name) {
+  const i = name.lastIndexOf('.');
+  return i > 0 ? name.slice(i + 1).toLowerCase() : '';
+}
+
+export function fileType(name) {
+  return TYPES[extension(name)] || (extension(name) ? `${extension(name).toUpperCase()} file` : 'File');
+}
+
+/// Which viewer an output gets: image, table, report, text or other.
+export function viewOf(name) {
+  const e = extension(name);
+  if (['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp'].includes(e)) return 'image';
+  if (['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'xlsb', 'ods'].includes(e)) return 'table';
+  if (['md', 'markdown'].includes(e)) return 'report';
+  if (['txt', 'json', 'log', 'py', 'html', 'htm', 'xml', 'yaml', 'yml', 'sql'].includes(e)) return 'text';
+  return 'other';
+}
+
+export function baseName(path) {
+  const parts = String(path).split(/[\\/]/);
+  return parts[parts.length - 1] || String(path);
+}
+
+/// "2026-12-01T10:03:00Z" -> "1 Dec, 10:03" (or "10:03" today).
+export function when(iso, now = new Date()) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const hm = `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+  if (d.toDateString() === now.toDateString()) return hm;
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  return `${d.getDate()} ${months[d.getMonth()]}, ${hm}`;
+}

@@ -1,0 +1,354 @@
+// The app: wires the views to the backend. State lives here; each view draws its part.
+
+import { $, h, clear } from './dom.js';
+import { invoke, channel, onDragDrop, pickFiles, pickFolder, pickSave } from './api.js';
+import * as fmt from './format.js';
+import { newAsk, reduce } from './runstate.js';
+import { AskView } from './runview.js';
+import { renderFiles, showDropOverlay } from './workspace.js';
+import { renderHistory, confirmDialog } from './history.js';
+import { openSettings } from './settings.js';
+import { openHelp } from './help.js';
+import { actionFor } from './shortcuts.js';
+import { previewElement } from './artifacts.js';
+import { REFERENCE_PROMPT } from './examples.js';
+
+const app = {
+  info: null,
+  settings: null,
+  session: null, // {id, title}
+  files: [],
+  asks: new Map(), // ask id -> {state, view}
+  running: null, // ask id
+  sessions: [],
+};
+
+function toast(text, ms = 4000) {
+  const t = $('#toast');
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, ms);
+}
+
+function setBusy() {
+  const running = !!app.running;
+  $('#run').hidden = running;
+  $('#stop').hidden = !running;
+  $('#export').disabled = !app.session;
+  $('#prompt').placeholder = app.asks.size
+    ? 'Ask a follow-up in the same session (Ctrl+Enter)'
+    : 'What do you want to know? e.g. look for abnormal energy-use events and explain them (Ctrl+Enter to run)';
+  document.body.classList.toggle('is-running', running);
+}
+
+function showEmpty() {
+  $('#empty').hidden = app.asks.size > 0;
+  $('#offline-card').hidden = !(app.info?.offline);
+}
+
+function setTitle(title) {
+  $('#session-title').textContent = title || 'New session';
+  document.title = title ? `${title} · Sandalyst` : 'Sandalyst';
+}
+
+// ---- model picker ----
+function renderModels() {
+  const sel = clear($('#model'));
+  sel.append(h('option', { value: 'offline' }, 'Offline analyst (built in)'));
+  const s = app.settings;
+  if (s && s.provider !== 'offline' && s.model) {
+    sel.append(h('option', { value: `${s.provider}:${s.model}` }, `${s.model} (${s.provider})`));
+    sel.value = `${s.provider}:${s.model}`;
+  }
+  if (app.info?.offline) sel.value = 'offline';
+}
+
+// ---- engine banner ----
+async function checkEngine() {
+  const st = await invoke('engine_status').catch((e) => ({ reachable: false, message: String(e) }));
+  $('#banner').hidden = st.reachable;
+  if (!st.reachable) $('#banner-text').textContent = `${st.message ?? ''} ${st.fix ?? ''}`;
+  return st;
+}
+
+// ---- sessions ----
+async function refreshHistory() {
+  app.sessions = await invoke('list_sessions').catch(() => []);
+  renderHistory(app.sessions, app.session?.id, { onOpen: openSession, onRename: renameSession, onDelete: deleteSession });
+}
+
+async function ensureSession() {
+  if (app.session) return app.session;
+  const s = await invoke('create_session');
+  app.session = { id: s.id, title: s.title };
+  setTitle(s.title);
+  refreshHistory();
+  return app.session;
+}
+
+function resetView() {
+  app.asks.clear();
+  app.running = null;
+  clear($('#asks'));
+  closePreview();
+  app.files = [];
+  drawFiles();
+  showEmpty();
+  setBusy();
+}
+
+function newSession() {
+  if (app.running) { toast('Stop the running ask first (Esc).'); return; }
+  app.session = null;
+  setTitle(null);
+  resetView();
+  refreshHistory();
+  $('#prompt').focus();
+}
+
+async function openSession(id) {
+  if (app.running) { toast('Stop the running ask first (Esc).'); return; }
+  let s;
+  try { s = await invoke('open_session', { sessionId: id }); } catch (e) { toast(String(e)); return; }
+  resetView();
+  app.session = { id: s.id, title: s.title };
+  setTitle(s.title);
+  app.files = s.files || [];
+  drawFiles();
+  for (const a of s.asks || []) {
+    let st = newAsk(a.ask_id, a.prompt, a.started_at ? Date.parse(a.started_at) : Date.now());
+    for (const ev of a.events || []) st = reduce(st, ev);
+    if (st.status === 'running') st = reduce(st, { type: 'ask_finished', status: 'interrupted', at: a.ended_at });
+    const view = new AskView(app.session.id, st, { onStop: stop });
+    app.asks.set(a.ask_id, { state: st, view });
+    $('#asks').append(view.el);
+  }
+  showEmpty();
+  setBusy();
+  refreshHistory();
+}
+
+async function renameSession(id, title) {
+  try { await invoke('rename_session', { sessionId: id, title }); } catch (e) { toast(String(e)); }
+  if (app.session?.id === id) { app.session.title = title; setTitle(title); }
+  refreshHistory();
+}
+
+async function deleteSession(s) {
+  const ok = await confirmDialog(`Delete the session "${s.title || 'Untitled'}" with its files and results? This cannot be undone.`);
+  if (!ok) return;
+  try { await invoke('delete_session', { sessionId: s.id }); } catch (e) { toast(String(e)); return; }
+  if (app.session?.id === s.id) newSession();
+  refreshHistory();
+}
+
+// ---- files ----
+function drawFiles() {
+  renderFiles(app.files, { onPreview: previewFile, onRemove: removeFile, busy: !!app.running });
+}
+
+/// What a drop and the file dialog both call (and the WebDriver suite, which cannot
+/// synthesise an OS drag).
+async function addPaths(paths) {
+  if (!paths || !paths.length) return;
+  try {
+    const s = await ensureSession();
+    app.files = await invoke('add_files', { sessionId: s.id, paths });
+    drawFiles();
+    toast(`Added ${paths.length === 1 ? fmt.baseName(paths[0]) : `${paths.length} items`}.`);
+  } catch (e) { toast(String(e), 8000); }
+}
+
+async function removeFile(f) {
+  try {
+    app.files = await invoke('remove_file', { sessionId: app.session.id, name: f.name });
+    drawFiles();
+  } catch (e) { toast(String(e)); }
+}
+
+function closePreview() {
+  $('#preview').hidden = true;
+  clear($('#preview-body'));
+  document.body.classList.remove('with-preview');
+}
+
+async function previewFile(f) {
+  $('#preview-title').textContent = `${f.name} · ${fmt.fileType(f.name)} · ${fmt.bytes(f.bytes)}`;
+  const body = clear($('#preview-body'));
+  body.append(h('div', { class: 'muted' }, 'Loading…'));
+  $('#preview').hidden = false;
+  document.body.classList.add('with-preview');
+  const height = Math.max(240, body.clientHeight - 60);
+  const el = await previewElement(app.session.id, f.path, { height });
+  clear(body).append(el);
+}
+
+// ---- asks ----
+let pendingDraw = new Set();
+function scheduleDraw(id) {
+  pendingDraw.add(id);
+  if (scheduleDraw.frame) return;
+  scheduleDraw.frame = requestAnimationFrame(() => {
+    scheduleDraw.frame = null;
+    const conv = $('#conversation');
+    const atBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 80;
+    for (const k of pendingDraw) { const a = app.asks.get(k); a?.view.draw(a.state); }
+    pendingDraw = new Set();
+    if (atBottom) conv.scrollTop = conv.scrollHeight;
+  });
+}
+
+async function run() {
+  const prompt = $('#prompt').value.trim();
+  if (app.running) return;
+  if (!prompt) { toast('Write what you want to know first (or use the example).'); $('#prompt').focus(); return; }
+  let s;
+  try { s = await ensureSession(); } catch (e) { toast(String(e), 8000); return; }
+  const tempId = `pending-${Date.now()}`;
+  const entry = { state: newAsk(tempId, prompt), view: null };
+  entry.view = new AskView(s.id, entry.state, { onStop: stop });
+  app.asks.set(tempId, entry);
+  $('#asks').append(entry.view.el);
+  app.running = tempId;
+  showEmpty();
+  setBusy();
+  drawFiles();
+  const conv = $('#conversation');
+  conv.scrollTop = conv.scrollHeight;
+  let id = tempId;
+  const onEvent = channel((ev) => {
+    entry.state = reduce(entry.state, ev);
+    scheduleDraw(id);
+    if (ev.type === 'ask_finished') finished(id);
+  });
+  try {
+    const askId = await invoke('ask', { sessionId: s.id, prompt, model: $('#model').value, onEvent });
+    app.asks.delete(tempId);
+    id = askId;
+    entry.state = { ...entry.state, id: askId };
+    entry.view.el.dataset.ask = askId;
+    app.asks.set(askId, entry);
+    if (app.running === tempId) app.running = askId;
+    $('#prompt').value = '';
+  } catch (e) {
+    entry.state = reduce(reduce(entry.state, { type: 'error', message: String(e) }), { type: 'ask_finished', status: { status: 'failed', message: String(e) } });
+    entry.view.draw(entry.state);
+    app.running = null;
+    setBusy();
+    drawFiles();
+  }
+}
+
+function finished(id) {
+  if (app.running === id || app.running?.startsWith('pending-')) app.running = null;
+  setBusy();
+  drawFiles();
+  refreshHistory();
+}
+
+async function stop() {
+  if (!app.running || !app.session) return;
+  const a = app.asks.get(app.running);
+  if (a) { a.state = { ...a.state, notice: 'Stopping: the model is stopped and the code interrupted…' }; scheduleDraw(app.running); }
+  try { await invoke('cancel_ask', { sessionId: app.session.id }); } catch (e) { toast(String(e)); }
+}
+
+// ---- export ----
+async function exportOutputs() {
+  if (!app.session) { toast('Nothing to export yet.'); return; }
+  const d = $('#export-dialog');
+  d.showModal();
+  const choice = await new Promise((resolve) => {
+    $('#export-go').onclick = () => { d.close(); resolve(true); };
+    $('#export-cancel').onclick = () => { d.close(); resolve(false); };
+    d.oncancel = () => resolve(false);
+  });
+  if (!choice) return;
+  const zip = $('#export-zip').checked;
+  const transcript = $('#export-transcript').checked;
+  const base = (app.session.title || 'sandalyst').replace(/[^A-Za-z0-9 _-]+/g, '').trim().slice(0, 60) || 'sandalyst';
+  let dest;
+  if (zip) dest = await pickSave(`${base}.zip`, [{ name: 'Zip archive', extensions: ['zip'] }]);
+  else {
+    const parent = await pickFolder('Export into this folder');
+    dest = parent ? `${parent}/${base}` : null;
+  }
+  if (!dest) return;
+  try {
+    const written = await invoke('export_session', { sessionId: app.session.id, dest, zip, transcript });
+    toast(`Exported to ${written}`, 6000);
+  } catch (e) { toast(String(e), 8000); }
+}
+
+// ---- start ----
+async function loadInfo() {
+  app.info = await invoke('app_info');
+  app.settings = await invoke('get_settings');
+  renderModels();
+  showEmpty();
+}
+
+function keys() {
+  document.addEventListener('keydown', (e) => {
+    const t = e.target;
+    const inText = t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.isContentEditable);
+    const action = actionFor(e, inText);
+    if (!action) return;
+    if (document.querySelector('dialog[open]') && action !== 'stop') return;
+    switch (action) {
+      case 'run': e.preventDefault(); run(); break;
+      case 'stop':
+        if (document.querySelector('dialog[open]')) return; // the dialog closes itself
+        if (app.running) { e.preventDefault(); stop(); } else if (!$('#preview').hidden) closePreview();
+        break;
+      case 'add': e.preventDefault(); addFromDialog(); break;
+      case 'new': e.preventDefault(); newSession(); break;
+      case 'export': e.preventDefault(); exportOutputs(); break;
+      case 'settings': e.preventDefault(); openSettings(afterSettings); break;
+      case 'focus': e.preventDefault(); $('#prompt').focus(); break;
+      case 'help': e.preventDefault(); openHelp(); break;
+      default: break;
+    }
+  });
+}
+
+async function addFromDialog() {
+  const picked = await pickFiles().catch(() => null);
+  if (picked) addPaths(Array.isArray(picked) ? picked : [picked]);
+}
+
+async function afterSettings() {
+  await loadInfo();
+  toast('Settings saved.');
+}
+
+async function main() {
+  keys();
+  $('#run').addEventListener('click', run);
+  $('#stop').addEventListener('click', stop);
+  $('#new-session').addEventListener('click', newSession);
+  $('#add-files').addEventListener('click', addFromDialog);
+  $('#export').addEventListener('click', exportOutputs);
+  $('#open-settings').addEventListener('click', () => openSettings(afterSettings));
+  $('#offline-settings').addEventListener('click', (e) => { e.preventDefault(); openSettings(afterSettings); });
+  $('#open-help').addEventListener('click', openHelp);
+  $('#help-close').addEventListener('click', () => $('#help').close());
+  $('#preview-close').addEventListener('click', closePreview);
+  $('#banner-retry').addEventListener('click', checkEngine);
+  $('#example').addEventListener('click', () => { $('#prompt').value = REFERENCE_PROMPT; $('#prompt').focus(); });
+  onDragDrop((p) => {
+    if (p.type === 'enter' || p.type === 'over') showDropOverlay(true);
+    else if (p.type === 'leave') showDropOverlay(false);
+    else if (p.type === 'drop') { showDropOverlay(false); addPaths(p.paths); }
+  });
+  setInterval(() => { for (const a of app.asks.values()) if (a.state.status === 'running') a.view.tick(); }, 1000);
+  window.sandalyst = Object.freeze({ addPaths, openSession, newSession });
+  setBusy();
+  await loadInfo().catch((e) => toast(String(e)));
+  await refreshHistory();
+  document.body.dataset.ready = 'true';
+  checkEngine();
+}
+
+main();

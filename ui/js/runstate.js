@@ -1,0 +1,168 @@
+// What an ask looks like on screen, reduced from its events. Pure: reduce(state, event)
+// returns the new state; the run view draws it. Event shapes are those of the core's
+// session events (docs/EVENTS.md): {type, session_id, ask_id, at, ...}.
+
+export function newAsk(askId, prompt, startedAt = Date.now()) {
+  return {
+    id: askId, prompt, status: 'running', ending: null, turn: 0, maxTurns: null,
+    startedAt, endedAt: null, inputTokens: 0, outputTokens: 0, cost: null,
+    items: [], artifacts: [], notice: null, error: null,
+  };
+}
+
+function last(items, pred) {
+  for (let i = items.length - 1; i >= 0; i--) if (pred(items[i])) return i;
+  return -1;
+}
+
+function cellIndex(items, callId) {
+  return last(items, (it) => it.kind === 'cell' && it.callId === callId);
+}
+
+function ensureCell(items, callId, name) {
+  let i = cellIndex(items, callId);
+  if (i < 0) {
+    items.push({ kind: 'cell', callId, name: name || 'python', code: '', outputs: [], result: null, running: true });
+    i = items.length - 1;
+  }
+  return i;
+}
+
+/// Parse the arguments of a tool call into its code: `{"code": ...}` or `{"command": ...}`.
+export function codeOf(args) {
+  if (args == null) return '';
+  if (typeof args === 'object') return args.code ?? args.command ?? JSON.stringify(args);
+  try {
+    const v = JSON.parse(args);
+    if (v && typeof v === 'object') return v.code ?? v.command ?? String(args);
+  } catch { /* partial JSON while streaming */ }
+  const m = /"(?:code|command)"\s*:\s*"((?:[^"\\]|\\.)*)/.exec(args);
+  if (m) {
+    try { return JSON.parse(`"${m[1].replace(/\\$/, '')}"`); } catch { return m[1]; }
+  }
+  return String(args);
+}
+
+export function endingText(status) {
+  const s = typeof status === 'string' ? status : status?.status;
+  switch (s) {
+    case 'finished': return 'Finished';
+    case 'cancelled': return 'Stopped';
+    case 'max_turns': return `Stopped at the turn limit${status?.turns ? ` (${status.turns})` : ''}`;
+    case 'time_limit': return 'Stopped at the time limit';
+    case 'cost_limit': return 'Stopped at the cost limit';
+    case 'failed': return `Failed: ${status?.message ?? 'see the error above'}`;
+    case 'interrupted': return 'Interrupted (the app stopped during the ask)';
+    default: return s ? String(s) : 'Ended';
+  }
+}
+
+/// Apply one event. Returns a new state object (items are copied shallowly).
+export function reduce(state, ev) {
+  const s = { ...state, items: state.items.slice(), artifacts: state.artifacts.slice() };
+  const items = s.items;
+  switch (ev.type) {
+    case 'ask_started':
+      if (ev.prompt && !s.prompt) s.prompt = ev.prompt;
+      if (ev.max_turns) s.maxTurns = ev.max_turns;
+      break;
+    case 'turn_started':
+      s.turn = ev.turn ?? s.turn + 1;
+      if (ev.max_turns) s.maxTurns = ev.max_turns;
+      break;
+    case 'text_delta': {
+      const i = items.length - 1;
+      if (i >= 0 && items[i].kind === 'text' && items[i].streaming) items[i] = { ...items[i], text: items[i].text + (ev.text ?? ev.delta ?? '') };
+      else items.push({ kind: 'text', text: ev.text ?? ev.delta ?? '', streaming: true });
+      break;
+    }
+    case 'text': {
+      const i = last(items, (it) => it.kind === 'text' && it.streaming);
+      if (i >= 0) items[i] = { kind: 'text', text: ev.text, streaming: false };
+      else items.push({ kind: 'text', text: ev.text, streaming: false });
+      break;
+    }
+    case 'tool_call_delta': {
+      const i = ensureCell(items, ev.call_id, ev.name);
+      const raw = (items[i].raw ?? '') + (ev.delta ?? ev.arguments_delta ?? ev.text ?? '');
+      items[i] = { ...items[i], raw, code: codeOf(raw) };
+      break;
+    }
+    case 'tool_call': {
+      const i = ensureCell(items, ev.call_id, ev.name);
+      items[i] = { ...items[i], name: ev.name ?? items[i].name, code: ev.code ?? codeOf(ev.arguments) };
+      break;
+    }
+    case 'cell_output': {
+      const i = ensureCell(items, ev.call_id);
+      const outputs = items[i].outputs.slice();
+      const stream = ev.stream ?? 'stdout';
+      const j = outputs.length - 1;
+      if (j >= 0 && outputs[j].stream === stream && stream !== 'image') outputs[j] = { stream, text: outputs[j].text + (ev.text ?? '') };
+      else outputs.push({ stream, text: ev.text ?? '', data: ev.data, mime: ev.mime });
+      items[i] = { ...items[i], outputs };
+      break;
+    }
+    case 'cell_result': {
+      const i = ensureCell(items, ev.call_id);
+      const streamed = items[i].outputs.length > 0;
+      const outputs = streamed ? items[i].outputs : [
+        ...(ev.stdout ? [{ stream: 'stdout', text: ev.stdout }] : []),
+        ...(ev.stderr ? [{ stream: 'stderr', text: ev.stderr }] : []),
+      ];
+      items[i] = {
+        ...items[i], outputs, running: false,
+        result: { status: ev.status, durationMs: ev.duration_ms ?? (ev.duration_secs != null ? ev.duration_secs * 1000 : null), traceback: ev.traceback ?? null, note: ev.note ?? null },
+      };
+      break;
+    }
+    case 'artifact': {
+      const a = { path: ev.path, kind: ev.kind, bytes: ev.bytes, version: (ev.bytes ?? 0) + ':' + (ev.at ?? '') };
+      const k = s.artifacts.findIndex((x) => x.path === a.path);
+      if (k >= 0) s.artifacts[k] = a; else s.artifacts.push(a);
+      break;
+    }
+    case 'usage': {
+      const t = ev.total ?? ev.totals ?? ev;
+      s.inputTokens = t.input_tokens ?? s.inputTokens;
+      s.outputTokens = t.output_tokens ?? s.outputTokens;
+      const c = ev.cost_usd ?? ev.total_cost_usd ?? t.cost_usd;
+      if (c != null) s.cost = c;
+      break;
+    }
+    case 'retry':
+      s.notice = `The provider is busy; retrying (attempt ${ev.attempt ?? '?'}${ev.wait_secs != null ? `, in ${Math.round(ev.wait_secs)} s` : ''})`;
+      break;
+    case 'status':
+      s.notice = ev.message ?? ev.text ?? s.notice;
+      break;
+    case 'error':
+      s.error = ev.message ?? String(ev.error ?? 'error');
+      break;
+    case 'ask_finished': {
+      s.status = 'ended';
+      s.ending = ev.status ?? 'finished';
+      s.endedAt = ev.at ? Date.parse(ev.at) || Date.now() : Date.now();
+      s.notice = null;
+      for (let i = 0; i < items.length; i++) {
+        if (items[i].kind === 'text' && items[i].streaming) items[i] = { ...items[i], streaming: false };
+        if (items[i].kind === 'cell' && items[i].running) items[i] = { ...items[i], running: false };
+      }
+      if (ev.cost_usd != null) s.cost = ev.cost_usd;
+      break;
+    }
+    default:
+      break;
+  }
+  return s;
+}
+
+/// Turn, time, tokens and cost of an ask, as one line.
+export function statsLine(s, now = Date.now(), fmt) {
+  const parts = [];
+  if (s.turn) parts.push(`turn ${s.turn}${s.maxTurns ? `/${s.maxTurns}` : ''}`);
+  parts.push(fmt.duration((s.endedAt ?? now) - s.startedAt));
+  if (s.inputTokens || s.outputTokens) parts.push(`${fmt.tokens(s.inputTokens + s.outputTokens)} tokens`);
+  if (s.cost != null) parts.push(fmt.cost(s.cost));
+  return parts.join(' · ');
+}

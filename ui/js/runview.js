@@ -1,0 +1,110 @@
+// The conversation: each ask with its streaming text, code cells and their output,
+// artifacts as they appear, and its stats. State comes from runstate.reduce; this
+// module only draws it, updating the elements of items that changed.
+
+import { h, clear } from './dom.js';
+import * as fmt from './format.js';
+import { tokenize } from './highlight.js';
+import { endingText, statsLine } from './runstate.js';
+import { previewElement } from './artifacts.js';
+
+function codeBlock(code) {
+  return h('pre', { class: 'code' }, ...tokenize(code || '').map(([cls, text]) => (cls ? h('span', { class: `t-${cls}` }, text) : text)));
+}
+
+function cellElement(item) {
+  const r = item.result;
+  const ok = r && (r.status === 'ok' || r.status === 'success' || r.status === 'completed');
+  const state = item.running ? h('span', { class: 'pill running' }, 'running')
+    : r ? h('span', { class: `pill ${ok ? 'ok' : 'bad'}` }, ok ? 'done' : String(r.status).replace(/_/g, ' ')) : '';
+  const dur = r && r.durationMs != null ? h('span', { class: 'muted' }, fmt.duration(r.durationMs) || `${Math.round(r.durationMs)} ms`) : '';
+  const lang = item.name === 'shell' || item.name === 'run_shell' ? 'Shell' : 'Python';
+  const outs = item.outputs.map((o) => (o.stream === 'image' && o.data
+    ? h('img', { class: 'cell-image', src: `data:${o.mime || 'image/png'};base64,${o.data}`, alt: 'figure' })
+    : h('pre', { class: `out ${o.stream === 'stderr' ? 'stderr' : 'stdout'}` }, o.text)));
+  if (r?.traceback) outs.push(h('pre', { class: 'out traceback' }, r.traceback));
+  if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
+  const det = h('details', { class: 'cell', open: true },
+    h('summary', {}, h('span', { class: 'cell-lang' }, lang), state, dur),
+    codeBlock(item.code),
+    outs.length ? h('div', { class: 'outputs' }, ...outs) : '');
+  return det;
+}
+
+function textElement(item) {
+  return h('div', { class: `assistant-text${item.streaming ? ' streaming' : ''}` }, item.text);
+}
+
+/// Where an artifact of the event stream is inside the session folder.
+export function artifactPath(p) {
+  return p;
+}
+
+function artifactElement(sessionId, a) {
+  const card = h('div', { class: 'artifact', dataset: { path: a.path } },
+    h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`)));
+  const body = h('div', { class: 'artifact-body muted' }, 'Loading…');
+  card.append(body);
+  previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300 }).then((el) => {
+    clear(body).classList.remove('muted');
+    body.append(el);
+  });
+  return card;
+}
+
+export class AskView {
+  constructor(sessionId, state, { onStop } = {}) {
+    this.sessionId = sessionId;
+    this.el = h('article', { class: 'ask', dataset: { ask: state.id || '' } });
+    this.prompt = h('div', { class: 'user-prompt' }, state.prompt);
+    this.stats = h('div', { class: 'ask-stats muted' });
+    this.stop = h('button', { class: 'danger small', onclick: () => onStop?.(), title: 'Stop (Esc)' }, 'Stop');
+    this.head = h('div', { class: 'ask-head' }, this.stats, this.stop);
+    this.itemsEl = h('div', { class: 'items' });
+    this.notice = h('div', { class: 'notice muted' });
+    this.error = h('div', { class: 'error-text' });
+    this.artifactsEl = h('div', { class: 'artifacts' });
+    this.ending = h('div', { class: 'ending' });
+    this.el.append(this.prompt, this.head, this.itemsEl, this.notice, this.error, this.artifactsEl, this.ending);
+    this.itemEls = [];
+    this.items = [];
+    this.artifactKeys = new Map();
+    this.state = state;
+    this.draw(state);
+  }
+
+  draw(s) {
+    this.state = s;
+    for (let i = 0; i < s.items.length; i++) {
+      if (this.items[i] === s.items[i]) continue;
+      const it = s.items[i];
+      const el = it.kind === 'cell' ? cellElement(it) : textElement(it);
+      if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
+      if (this.itemEls[i]) this.itemEls[i].replaceWith(el); else this.itemsEl.append(el);
+      this.itemEls[i] = el;
+      this.items[i] = it;
+    }
+    for (const a of s.artifacts) {
+      const key = a.version;
+      const old = this.artifactKeys.get(a.path);
+      if (old && old.key === key) continue;
+      const el = artifactElement(this.sessionId, a);
+      if (old) old.el.replaceWith(el); else this.artifactsEl.append(el);
+      this.artifactKeys.set(a.path, { key, el });
+    }
+    this.notice.textContent = s.notice ?? '';
+    this.error.textContent = s.error ?? '';
+    this.stop.hidden = s.status !== 'running';
+    this.el.classList.toggle('running', s.status === 'running');
+    this.tick();
+    if (s.status !== 'running') {
+      const text = endingText(s.ending);
+      this.ending.textContent = text;
+      this.ending.className = `ending ${s.ending === 'finished' || s.ending?.status === 'finished' ? 'ok' : 'bad'}`;
+    }
+  }
+
+  tick() {
+    this.stats.textContent = statsLine(this.state, Date.now(), fmt);
+  }
+}

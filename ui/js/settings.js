@@ -1,0 +1,90 @@
+// The settings dialog: model, agent, sandbox and limits, image. The API key field is
+// write-only: a saved key comes back only in masked form.
+
+import { $ } from './dom.js';
+import { invoke, channel } from './api.js';
+import { bytes } from './format.js';
+
+const NUMBERS = ['max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
+const CHECKS = ['python', 'shell', 'network', 'show_charts'];
+const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag'];
+
+/// Form values -> settings object (pure given the form's fields).
+export function readForm(form, base) {
+  const s = { ...base };
+  for (const k of TEXTS) s[k] = form.elements[k].value.trim();
+  for (const k of CHECKS) s[k] = form.elements[k].checked;
+  for (const k of NUMBERS) {
+    const v = Number(form.elements[k].value);
+    if (Number.isFinite(v) && v >= 0) s[k] = k === 'cpus' || k === 'max_cost_usd' ? v : Math.round(v);
+  }
+  return s;
+}
+
+function fill(form, s) {
+  for (const k of TEXTS) form.elements[k].value = s[k] ?? '';
+  for (const k of CHECKS) form.elements[k].checked = !!s[k];
+  for (const k of NUMBERS) form.elements[k].value = s[k];
+}
+
+async function refreshKey(form) {
+  const p = form.elements.provider.value;
+  const out = $('#key-status');
+  if (p === 'offline') { out.textContent = 'The offline analyst needs no key.'; return; }
+  out.textContent = 'Looking in the keychain…';
+  const masked = await invoke('api_key_status', { provider: p }).catch(() => null);
+  out.textContent = masked ? `Key stored in the keychain: ${masked}` : 'No key stored for this provider (an environment variable works too).';
+}
+
+export async function refreshImage() {
+  const st = await invoke('engine_status');
+  const el = $('#image-status');
+  if (!st.reachable) el.textContent = `No Docker engine answers, so the image cannot be checked. ${st.fix ?? ''}`;
+  else if (st.image_present) el.textContent = `Image ${st.image_tag} is ready${st.image_bytes ? ` (${bytes(st.image_bytes)})` : ''}.`;
+  else el.textContent = `Image ${st.image_tag} is missing: it is built before the first ask, or build it now.`;
+  $('#build-image').disabled = !st.reachable;
+  return st;
+}
+
+export async function openSettings(onSaved) {
+  const d = $('#settings');
+  const form = $('#settings-form');
+  const current = await invoke('get_settings');
+  fill(form, current);
+  form.elements.api_key.value = '';
+  refreshKey(form);
+  refreshImage().catch(() => {});
+  form.elements.provider.onchange = () => refreshKey(form);
+  $('#save-key').onclick = async () => {
+    const key = form.elements.api_key.value;
+    if (!key.trim()) return;
+    try {
+      const masked = await invoke('save_api_key', { provider: form.elements.provider.value, key });
+      form.elements.api_key.value = '';
+      $('#key-status').textContent = `Key stored in the keychain: ${masked}`;
+    } catch (e) { $('#key-status').textContent = String(e); }
+  };
+  $('#build-image').onclick = () => {
+    const log = $('#build-log');
+    const bar = $('#build-progress');
+    log.hidden = false; bar.hidden = false; log.textContent = '';
+    $('#build-image').disabled = true;
+    invoke('build_image', {
+      onEvent: channel((ev) => {
+        if (ev.type === 'line') { log.textContent += `${ev.text}\n`; log.scrollTop = log.scrollHeight; }
+        else {
+          bar.hidden = true; $('#build-image').disabled = false;
+          log.textContent += ev.type === 'done' ? `Built ${ev.tag}.\n` : `${ev.message}\n`;
+          refreshImage().catch(() => {});
+        }
+      }),
+    });
+  };
+  d.onclose = async () => {
+    if (d.returnValue !== 'save') return;
+    const s = readForm(form, current);
+    try { await invoke('save_settings', { settings: s }); onSaved?.(s); } catch (e) { alert(String(e)); }
+  };
+  d.returnValue = '';
+  d.showModal();
+}

@@ -1,0 +1,30 @@
+// The keyboard shortcuts, listed once for the help overlay and the key handler. Pure.
+
+export const SHORTCUTS = [
+  { keys: 'Ctrl+Enter', action: 'run', label: 'Run the request (or the follow-up)' },
+  { keys: 'Escape', action: 'stop', label: 'Stop the running ask; close a preview or dialog' },
+  { keys: 'Ctrl+O', action: 'add', label: 'Add files' },
+  { keys: 'Ctrl+N', action: 'new', label: 'New session' },
+  { keys: 'Ctrl+E', action: 'export', label: 'Export the outputs' },
+  { keys: 'Ctrl+,', action: 'settings', label: 'Settings' },
+  { keys: 'Ctrl+L', action: 'focus', label: 'Focus the request box' },
+  { keys: '?', action: 'help', label: 'This list' },
+];
+
+/// The action of a keydown, or null. `inText`: focus is in a text field, where
+/// plain keys (like `?`) are typing, not shortcuts.
+export function actionFor(e, inText) {
+  const ctrl = e.ctrlKey || e.metaKey;
+  if (ctrl && e.key === 'Enter') return 'run';
+  if (e.key === 'Escape') return 'stop';
+  if (ctrl && !e.shiftKey && !e.altKey) {
+    const k = e.key.toLowerCase();
+    if (k === 'o') return 'add';
+    if (k === 'n') return 'new';
+    if (k === 'e') return 'export';
+    if (k === ',') return 'settings';
+    if (k === 'l') return 'focus';
+  }
+  if (!ctrl && !inText && e.key === '?') return 'help';
+  return null;
+}

@@ -1,0 +1,162 @@
+// A virtualised table: only the rows in view are in the DOM, pages of rows come from
+// the backend on demand. The maths and the page cache are pure and tested; TableView
+// is the DOM part.
+
+import { h, clear } from './dom.js';
+import { count } from './format.js';
+
+/// Browsers cap element heights (WebKit near 2^25 px); beyond this the scroll range
+/// is compressed and rows are mapped proportionally.
+export const MAX_SCROLL_PX = 8_000_000;
+
+/// Height of the scrollable content for `total` rows.
+export function contentHeight(total, rowH, maxPx = MAX_SCROLL_PX) {
+  return Math.min(total * rowH, maxPx);
+}
+
+/// The first row in view at `scrollTop`, for a viewport showing `viewRows` rows.
+export function firstRowAt(scrollTop, viewportH, rowH, total, maxPx = MAX_SCROLL_PX) {
+  const viewRows = Math.ceil(viewportH / rowH);
+  const full = total * rowH;
+  let first;
+  if (full <= maxPx) {
+    first = Math.floor(scrollTop / rowH);
+  } else {
+    const range = maxPx - viewportH;
+    const frac = range > 0 ? scrollTop / range : 0;
+    first = Math.round(frac * Math.max(0, total - viewRows));
+  }
+  return Math.max(0, Math.min(first, Math.max(0, total - viewRows)));
+}
+
+/// The scrollTop that shows `row` at the top.
+export function scrollTopFor(row, viewportH, rowH, total, maxPx = MAX_SCROLL_PX) {
+  const viewRows = Math.ceil(viewportH / rowH);
+  const full = total * rowH;
+  if (full <= maxPx) return row * rowH;
+  const range = maxPx - viewportH;
+  return Math.round((row / Math.max(1, total - viewRows)) * range);
+}
+
+/// Rows [first, last) to render, with some overscan, clamped to the table.
+export function visibleRange(scrollTop, viewportH, rowH, total, overscan = 8, maxPx = MAX_SCROLL_PX) {
+  const first = firstRowAt(scrollTop, viewportH, rowH, total, maxPx);
+  const last = Math.min(total, first + Math.ceil(viewportH / rowH) + overscan);
+  return { first: Math.max(0, first), last };
+}
+
+/// The page numbers holding rows [first, last).
+export function pagesFor(first, last, pageSize) {
+  if (last <= first) return [];
+  const out = [];
+  for (let p = Math.floor(first / pageSize); p <= Math.floor((last - 1) / pageSize); p++) out.push(p);
+  return out;
+}
+
+/// Pages of rows kept in memory, least recently used dropped first.
+export class PageCache {
+  constructor(limit = 40) { this.limit = limit; this.map = new Map(); }
+  get(p) {
+    if (!this.map.has(p)) return undefined;
+    const v = this.map.get(p);
+    this.map.delete(p); this.map.set(p, v);
+    return v;
+  }
+  has(p) { return this.map.has(p); }
+  set(p, rows) {
+    this.map.delete(p); this.map.set(p, rows);
+    while (this.map.size > this.limit) this.map.delete(this.map.keys().next().value);
+  }
+  /// Row `i` if its page is loaded.
+  row(i, pageSize) {
+    const rows = this.map.get(Math.floor(i / pageSize));
+    return rows ? rows[i % pageSize] : undefined;
+  }
+  get size() { return this.map.size; }
+}
+
+/// A table view over `fetchPage(offset, limit) -> Promise<CsvPage>`.
+export class TableView {
+  constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320 } = {}) {
+    this.fetchPage = fetchPage;
+    this.rowH = rowH;
+    this.pageSize = pageSize;
+    this.cache = new PageCache();
+    this.pending = new Set();
+    this.total = 0;
+    this.known = false;
+    this.headers = [];
+    this.el = h('div', { class: 'vtable' });
+    this.info = h('div', { class: 'vtable-info muted' });
+    this.jump = h('input', { type: 'number', min: '1', placeholder: 'Go to row', class: 'vtable-jump', title: 'Jump to a row' });
+    this.scroller = h('div', { class: 'vtable-scroll' });
+    this.scroller.style.height = `${height}px`;
+    this.spacer = h('div', { class: 'vtable-spacer' });
+    this.table = h('table', { class: 'vtable-table' });
+    this.spacer.append(this.table);
+    this.scroller.append(this.spacer);
+    this.el.append(h('div', { class: 'vtable-bar' }, this.info, this.jump), this.scroller);
+    this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
+    this.jump.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') { e.preventDefault(); this.goTo(Number(this.jump.value) - 1); }
+    });
+  }
+
+  async start() {
+    const page = await this.fetchPage(0, this.pageSize);
+    this.headers = page.headers;
+    this.cache.set(0, page.rows);
+    this.setTotal(page);
+    this.render();
+    return page;
+  }
+
+  setTotal(page) {
+    if (page.total_rows != null) { this.total = page.total_rows; this.known = true; }
+    else this.total = Math.max(this.total, page.offset + page.rows.length + (page.rows.length ? this.pageSize : 0));
+    this.spacer.style.height = `${contentHeight(this.total, this.rowH) + this.rowH}px`;
+    const note = page.truncated_cells ? ` · ${count(page.truncated_cells)} long cells cut` : '';
+    this.info.textContent = `${count(this.total)}${this.known ? '' : '+'} rows × ${this.headers.length} columns${note}`;
+  }
+
+  goTo(row) {
+    if (!(row >= 0)) return;
+    row = Math.min(row, Math.max(0, this.total - 1));
+    this.scroller.scrollTop = scrollTopFor(row, this.scroller.clientHeight - this.rowH, this.rowH, this.total);
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => { this.frame = null; this.render(); });
+  }
+
+  load(p) {
+    if (this.pending.has(p) || this.cache.has(p)) return;
+    this.pending.add(p);
+    this.fetchPage(p * this.pageSize, this.pageSize).then((page) => {
+      this.pending.delete(p);
+      this.cache.set(p, page.rows);
+      if (page.total_rows != null && (!this.known || page.total_rows !== this.total)) this.setTotal(page);
+      this.schedule();
+    }, (e) => { this.pending.delete(p); this.info.textContent = String(e); });
+  }
+
+  render() {
+    const viewH = Math.max(this.rowH, this.scroller.clientHeight - this.rowH);
+    const { first, last } = visibleRange(this.scroller.scrollTop, viewH, this.rowH, this.total, 4);
+    for (const p of pagesFor(first, last, this.pageSize)) this.load(p);
+    const head = h('tr', {}, h('th', { class: 'rownum' }, '#'), ...this.headers.map((c) => h('th', { title: c }, c)));
+    const body = [];
+    for (let i = first; i < last; i++) {
+      const r = this.cache.row(i, this.pageSize);
+      if (r === undefined && this.known && i >= this.total) break;
+      const cells = r ? this.headers.map((_, j) => h('td', { title: r[j] ?? '' }, r[j] ?? '')) : [h('td', { class: 'muted', colspan: String(this.headers.length || 1) }, '…')];
+      body.push(h('tr', {}, h('td', { class: 'rownum' }, String(i + 1)), ...cells));
+    }
+    clear(this.table);
+    this.table.append(h('thead', {}, head), h('tbody', {}, ...body));
+    this.table.style.transform = `translateY(${this.scroller.scrollTop}px)`;
+    this.firstShown = first;
+  }
+}
