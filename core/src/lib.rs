@@ -1,10 +1,11 @@
 //! Sandalyst's core: everything that is not UI, usable headless.
 //!
-//! A run stages the user's files into a hardened Docker sandbox ([`sandbox`],
-//! [`workspace`]), lets a [`model`] drive the [`agent`] loop of Python and shell
-//! calls, brings the outputs back and keeps the run on disk ([`store`]). The
-//! command line and the desktop shell both call [`run::execute`] and show the same
-//! [`agent::RunEvent`] stream.
+//! A session stages the user's files into a hardened Docker sandbox ([`sandbox`],
+//! [`workspace`]) and keeps one conversation with them ([`session`]): each ask lets a
+//! [`model`] drive the [`agent`] loop of Python and shell calls, streams typed
+//! [`agent::Event`]s, brings the outputs back and keeps everything on disk
+//! ([`store`]). The command line and the desktop shell both call [`session`] (and
+//! [`run::execute`], a session with one ask) and show the same events.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -23,5 +24,6 @@ pub mod model;
 pub mod owner;
 pub mod run;
 pub mod sandbox;
+pub mod session;
 pub mod store;
 pub mod workspace;

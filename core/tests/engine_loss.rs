@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use sandalyst::agent::{RunEvent, RunStatus};
+use sandalyst::agent::{Event, EventKind, RunStatus};
 use sandalyst::model::scripted::ScriptedModel;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::docker;
@@ -61,8 +61,8 @@ async fn the_engine_stopping_mid_run_ends_it_clearly_and_leaves_nothing() {
         ScriptedModel::python("c2", "print('never')"),
     ]);
     let cutter = cut.clone();
-    let emit = move |ev: RunEvent| {
-        if let RunEvent::ToolCall { .. } = ev {
+    let emit = move |ev: Event| {
+        if let EventKind::ToolCall { .. } = ev.kind {
             let c = cutter.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs(1)).await;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bollard::query_parameters::KillContainerOptions;
-use sandalyst::agent::{RunEvent, RunStatus};
+use sandalyst::agent::{Event, EventKind, RunStatus};
 use sandalyst::model::scripted::ScriptedModel;
 use sandalyst::model::Item;
 use sandalyst::run::{self, RunOutcome, RunRequest};
@@ -62,13 +62,10 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
     ]);
     // When the code starts running, kill the container as an outside actor would.
     let (tx, mut rx) = tokio::sync::watch::channel(None::<String>);
-    let run_id = std::sync::Mutex::new(String::new());
-    let emit = |ev: RunEvent| match ev {
-        RunEvent::RunStarted { run_id: id, .. } => *run_id.lock().unwrap() = id,
-        RunEvent::ToolCall { .. } => {
-            let _ = tx.send(Some(format!("sandalyst-{}", run_id.lock().unwrap())));
+    let emit = |ev: Event| {
+        if let EventKind::ToolCall { .. } = ev.kind {
+            let _ = tx.send(Some(format!("sandalyst-{}", ev.session_id)));
         }
-        _ => {}
     };
     let docker = common::engine().await;
     let killer = tokio::spawn(async move {

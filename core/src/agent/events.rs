@@ -1,12 +1,13 @@
-//! What a run reports as it goes: the command line prints these as progress lines,
-//! the desktop receives them as events.
+//! What a session reports as it goes: the command line prints these as progress
+//! lines, the desktop receives them on one channel per ask. `docs/EVENTS.md`
+//! documents every kind; `tests/events.rs` pins their serialized shape.
 
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::ExecStatus;
+use crate::sandbox::{ExecStatus, Stream};
 
-/// How a run ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// How an ask ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RunStatus {
     /// The model gave its final answer.
@@ -18,6 +19,10 @@ pub enum RunStatus {
     /// The wall-time limit was reached.
     TimeLimit {
         seconds: u64,
+    },
+    /// The ask's cost budget was spent.
+    CostLimit {
+        usd: f64,
     },
     Cancelled,
     /// Something outside the model's control failed (provider, sandbox, disk).
@@ -44,6 +49,9 @@ impl std::fmt::Display for RunStatus {
             RunStatus::TimeLimit { seconds } => {
                 write!(f, "stopped: reached the time limit of {seconds} s")
             }
+            RunStatus::CostLimit { usd } => {
+                write!(f, "stopped: reached the cost budget of ${usd:.2}")
+            }
             RunStatus::Cancelled => write!(f, "cancelled"),
             RunStatus::Failed { message } => write!(f, "failed: {message}"),
             RunStatus::Interrupted => write!(f, "interrupted: the app stopped during the run"),
@@ -51,42 +59,167 @@ impl std::fmt::Display for RunStatus {
     }
 }
 
+/// One event of a session: who, when, and what.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Event {
+    pub session_id: String,
+    /// The ask this belongs to; `None` for session set-up (engine, image, staging).
+    pub ask_id: Option<String>,
+    /// RFC 3339, UTC, with milliseconds.
+    pub at: String,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What a file in `output/` is, for choosing how to show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactKind {
+    Image,
+    Table,
+    Markdown,
+    Text,
+    Other,
+}
+
+impl ArtifactKind {
+    pub fn of(path: &str) -> ArtifactKind {
+        let ext = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "png" | "jpg" | "jpeg" | "gif" | "svg" | "webp" => ArtifactKind::Image,
+            "csv" | "tsv" | "xlsx" | "parquet" => ArtifactKind::Table,
+            "md" | "markdown" => ArtifactKind::Markdown,
+            "txt" | "log" | "json" | "html" | "py" => ArtifactKind::Text,
+            _ => ArtifactKind::Other,
+        }
+    }
+}
+
+/// Set-up steps before code can run, each a typed stage a UI can show as progress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum SetupStage {
+    /// The engine answered: which one and its version.
+    Engine { name: String, version: String },
+    /// Containers left by an earlier process were removed.
+    LeftoversRemoved { count: usize },
+    /// The sandbox image is being built; `line` is its latest progress line.
+    ImageBuild { line: String },
+    ImageReady { tag: String },
+    ContainerStarting,
+    /// Files are being copied into `input/`.
+    Staging { files: usize, bytes: u64 },
+    /// The sandbox is ready for code.
+    SandboxReady { millis: u64 },
+    /// The workspace of an earlier container was restored (a reopened session).
+    WorkspaceRestored,
+    /// The container was released after the session was idle; it comes back on the next ask.
+    SandboxReleased,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum RunEvent {
-    /// Set-up and tear-down progress (image build, staging, collecting).
+pub enum EventKind {
+    Setup(SetupStage),
+    /// Anything else worth a line (e.g. "refused output x: a symlink").
     Status {
         message: String,
     },
-    RunStarted {
-        run_id: String,
+    AskStarted {
+        prompt: String,
         model: String,
-        run_dir: String,
     },
     TurnStarted {
         turn: u32,
         max_turns: u32,
     },
-    AssistantText {
+    /// More assistant text while the reply streams.
+    TextDelta {
         text: String,
     },
-    /// `code` is the Python code or shell command, or the raw arguments if unparsable.
+    /// The assistant's complete text of one reply.
+    Text {
+        text: String,
+    },
+    /// More of a tool call's arguments while the model writes them.
+    ToolCallDelta {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// A complete tool call; `code` is the Python code or shell command (or the raw
+    /// arguments if unparsable).
     ToolCall {
         call_id: String,
         name: String,
         code: String,
     },
-    ToolOutput {
+    /// A call's output while it runs.
+    CellOutput {
         call_id: String,
-        status: Option<ExecStatus>,
-        output: String,
+        stream: Stream,
+        text: String,
     },
-    ArtifactWritten {
+    /// A figure the cell displayed; `path` is relative to the session folder.
+    CellImage {
+        call_id: String,
         path: String,
+    },
+    /// How a call ended, structured (not the text prepared for the model).
+    CellResult {
+        call_id: String,
+        /// `None` when the call never ran (unknown tool, bad arguments).
+        status: Option<ExecStatus>,
+        duration_ms: u64,
+        stdout: String,
+        stderr: String,
+        traceback: Option<String>,
+        note: Option<String>,
+    },
+    /// A file in `output/` was created or changed; `path` is relative to `output/`.
+    Artifact {
+        path: String,
+        kind: ArtifactKind,
         bytes: u64,
     },
-    RunFinished {
-        status: RunStatus,
-        outputs_dir: Option<String>,
+    /// After every model reply: this reply's tokens, the ask's running totals.
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+        cached_tokens: u64,
+        total_input_tokens: u64,
+        total_output_tokens: u64,
+        cost_usd: Option<f64>,
     },
+    /// The provider failed transiently and is asked again after `wait_ms`.
+    Retry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
+    /// An error the UI can branch on; the ask may still go on (e.g. a refused output).
+    Error {
+        error: crate::session::ErrorInfo,
+    },
+    AskFinished {
+        status: RunStatus,
+        turns: u32,
+        /// The final answer, when there is one.
+        answer: Option<String>,
+        outputs_dir: String,
+    },
+}
+
+impl Event {
+    pub fn now(session_id: &str, ask_id: Option<&str>, kind: EventKind) -> Event {
+        Event {
+            session_id: session_id.to_string(),
+            ask_id: ask_id.map(str::to_string),
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            kind,
+        }
+    }
 }

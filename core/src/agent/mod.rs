@@ -1,29 +1,37 @@
 //! The agent loop: `run(task)` calls `step()` until the model answers without a
-//! tool call or a limit ends the run; `step()` asks the model, executes its tool
+//! tool call or a limit ends the ask; `step()` asks the model, executes its tool
 //! calls in the sandbox and appends what they produced. A tool's failure is an
-//! observation for the model, never a crash. Every item is handed to the recorder
+//! observation for the model, never a crash. Every item is handed to the [`Host`]
 //! as soon as it exists, so a crash loses nothing already said or done.
+//!
+//! The helpers that shape what the model sees live beside it: [`observe`] (output
+//! budget, artifacts and images after each call), [`context`] (keeping the history
+//! inside the context window), [`instructions`] (built per ask).
 
+pub mod context;
 pub mod events;
 pub mod instructions;
+pub mod observe;
 pub mod tools;
 
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub use events::{RunEvent, RunStatus};
+pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
 
-use crate::model::{Item, Model, Request, Usage};
-use crate::sandbox::Sandbox;
+use crate::model::{Delta, Item, Model, Reply, Request, Usage};
+use crate::sandbox::{OutputEntry, Sandbox};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     pub max_turns: u32,
     pub wall_time: Duration,
     /// Per tool call.
     pub call_timeout: Duration,
+    /// Estimated spend per ask, in US dollars (needs the model's prices).
+    pub max_cost_usd: Option<f64>,
 }
 
 impl Default for Limits {
@@ -32,24 +40,43 @@ impl Default for Limits {
             max_turns: 25,
             wall_time: Duration::from_secs(30 * 60),
             call_timeout: Duration::from_secs(300),
+            max_cost_usd: None,
         }
     }
 }
 
-/// Receives every conversation item as it happens (the run's transcript).
-pub type Recorder<'a> = dyn FnMut(&Item, Option<&Usage>) -> anyhow::Result<()> + Send + 'a;
+/// The bound on the last, tool-less turn that writes the summary after a limit.
+const WRAP_UP_TIME: Duration = Duration::from_secs(60);
+
+/// What the loop needs from whoever runs it (a session, a test).
+pub trait Host: Send + Sync {
+    fn emit(&self, kind: EventKind);
+    /// Keep one conversation item (the transcript on disk).
+    fn record(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()>;
+    /// Notes for the model that arrived since the last call (e.g. files the user added).
+    fn take_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Keep a figure a cell displayed; returns its path for the UI.
+    fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String>;
+}
 
 pub struct Agent<'a> {
     pub model: &'a mut dyn Model,
     pub sandbox: &'a dyn Sandbox,
+    pub host: &'a dyn Host,
     pub instructions: String,
     pub tools: ToolSet,
     pub limits: Limits,
-    pub emit: &'a (dyn Fn(RunEvent) + Send + Sync),
-    pub record: &'a mut Recorder<'a>,
+    /// Send charts and figures back to a model that takes images.
+    pub show_images: bool,
+    /// The conversation so far (earlier asks included); the ask's items are appended.
     pub items: Vec<Item>,
     pub usage: Usage,
     pub turns: u32,
+    /// The files in `output/` after the last call, to spot what each call changed.
+    pub outputs: Vec<OutputEntry>,
+    reminded: bool,
 }
 
 enum Next {
@@ -57,27 +84,59 @@ enum Next {
     Stop(RunStatus),
 }
 
-impl Agent<'_> {
+impl<'a> Agent<'a> {
+    pub fn new(
+        model: &'a mut dyn Model,
+        sandbox: &'a dyn Sandbox,
+        host: &'a dyn Host,
+        items: Vec<Item>,
+    ) -> Agent<'a> {
+        Agent {
+            model,
+            sandbox,
+            host,
+            instructions: instructions::default_for(&Limits::default()),
+            tools: ToolSet::default(),
+            limits: Limits::default(),
+            show_images: true,
+            items,
+            usage: Usage::default(),
+            turns: 0,
+            outputs: Vec::new(),
+            reminded: false,
+        }
+    }
+
     pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunStatus {
         let deadline = tokio::time::Instant::now() + self.limits.wall_time;
-        if let Err(e) = self.push(
-            Item::User {
-                text: task.to_string(),
-            },
-            None,
-        ) {
+        if let Err(e) = self.push(Item::User { text: task.into() }, None) {
             return failed(e);
         }
+        self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         loop {
             if self.turns >= self.limits.max_turns {
-                return RunStatus::MaxTurns { turns: self.turns };
+                return self.wrap_up(RunStatus::MaxTurns { turns: self.turns }).await;
             }
-            let step = tokio::select! {
-                s = self.step(cancel) => s,
-                _ = tokio::time::sleep_until(deadline) => {
-                    return RunStatus::TimeLimit { seconds: self.limits.wall_time.as_secs() }
+            if let Some(status) = self.over_budget() {
+                return self.wrap_up(status).await;
+            }
+            // At the deadline the step is interrupted (model stream and code), not dropped.
+            let (step, timed_out) = {
+                let step_cancel = cancel.child_token();
+                let step = self.step(task, &step_cancel);
+                tokio::pin!(step);
+                tokio::select! {
+                    s = &mut step => (s, false),
+                    _ = tokio::time::sleep_until(deadline) => {
+                        step_cancel.cancel();
+                        (step.await, true)
+                    }
                 }
             };
+            if timed_out && !cancel.is_cancelled() {
+                let seconds = self.limits.wall_time.as_secs();
+                return self.wrap_up(RunStatus::TimeLimit { seconds }).await;
+            }
             match step {
                 Ok(Next::Continue) => {}
                 Ok(Next::Stop(status)) => return status,
@@ -86,50 +145,119 @@ impl Agent<'_> {
         }
     }
 
-    async fn step(&mut self, cancel: &CancellationToken) -> anyhow::Result<Next> {
+    async fn step(&mut self, task: &str, cancel: &CancellationToken) -> anyhow::Result<Next> {
         self.turns += 1;
-        (self.emit)(RunEvent::TurnStarted {
+        self.host.emit(EventKind::TurnStarted {
             turn: self.turns,
             max_turns: self.limits.max_turns,
         });
-        let specs = self.tools.specs();
-        let request = Request {
-            instructions: &self.instructions,
-            items: &self.items,
-            tools: &specs,
-        };
-        let reply = tokio::select! {
-            r = self.model.respond(request, cancel) => r,
-            _ = cancel.cancelled() => return Ok(Next::Stop(RunStatus::Cancelled)),
-        };
-        if cancel.is_cancelled() {
+        let specs = self.tools.specs(self.show_images && self.model.vision());
+        let Some(reply) = self.query(&specs, cancel).await? else {
             return Ok(Next::Stop(RunStatus::Cancelled));
-        }
-        let reply = reply.map_err(|e| anyhow::anyhow!("the model failed: {e:#}"))?;
-        self.usage += reply.usage;
-        let calls = reply.tool_calls().count();
+        };
+        let calls: Vec<_> = reply.tool_calls().map(owned_call).collect();
         for (i, item) in reply.items.iter().enumerate() {
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
             self.push(item.clone(), usage)?;
         }
-        if calls == 0 {
-            return Ok(Next::Stop(RunStatus::Finished));
+        if calls.is_empty() {
+            return self.answered(&reply, task);
         }
-        for item in reply.items {
-            if let Item::ToolCall {
-                call_id,
-                name,
-                arguments,
-            } = item
-            {
-                let output = self.execute(&call_id, &name, &arguments, cancel).await?;
-                self.push(output, None)?;
-                if cancel.is_cancelled() {
-                    return Ok(Next::Stop(RunStatus::Cancelled));
-                }
+        for (call_id, name, arguments) in calls {
+            let output = self.execute(&call_id, &name, &arguments, cancel).await?;
+            self.push(output, None)?;
+            if cancel.is_cancelled() {
+                return Ok(Next::Stop(RunStatus::Cancelled));
             }
         }
         Ok(Next::Continue)
+    }
+
+    /// Ask the model, streaming its deltas as events; `None` when cancelled.
+    async fn query(
+        &mut self,
+        tools: &[crate::model::ToolSpec],
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Option<Reply>> {
+        context::fit(&mut self.items, &self.instructions, self.model.context_window());
+        let host = self.host;
+        let on_delta = move |d: Delta| host.emit(delta_event(d));
+        let request = Request {
+            instructions: &self.instructions,
+            items: &self.items,
+            tools,
+            on_delta: &on_delta,
+        };
+        let reply = tokio::select! {
+            r = self.model.respond(request, cancel) => r,
+            _ = cancel.cancelled() => return Ok(None),
+        };
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
+        let reply = reply.map_err(|e| e.context("the model failed"))?;
+        self.usage += reply.usage;
+        self.host.emit(EventKind::Usage {
+            input_tokens: reply.usage.input_tokens,
+            output_tokens: reply.usage.output_tokens,
+            cached_tokens: reply.usage.cached_tokens,
+            total_input_tokens: self.usage.input_tokens,
+            total_output_tokens: self.usage.output_tokens,
+            cost_usd: self.cost(),
+        });
+        Ok(Some(reply))
+    }
+
+    /// A reply without tool calls: the answer, unless it was cut off or the files the
+    /// task asked for are missing (one reminder).
+    fn answered(&mut self, reply: &Reply, task: &str) -> anyhow::Result<Next> {
+        let has_text = reply
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Assistant { text } if !text.trim().is_empty()));
+        if reply.cut_off || !has_text {
+            let why = if reply.cut_off {
+                "Your last reply was cut off at the output-token limit, so it is not an answer."
+            } else {
+                "Your last reply held no answer text."
+            };
+            self.push(Item::User { text: format!("[from the app] {why} Continue: call a tool, or give the final answer in shorter form.") }, None)?;
+            return Ok(Next::Continue);
+        }
+        let missing = observe::missing_outputs(task, &self.outputs);
+        if !self.reminded && !missing.is_empty() {
+            self.reminded = true;
+            let text = format!(
+                "[from the app] The task asks for {} but {} not exist yet. Create {}, or say in your answer why not.",
+                missing.join(", "),
+                if missing.len() == 1 { "it does" } else { "they do" },
+                if missing.len() == 1 { "it" } else { "them" },
+            );
+            self.push(Item::User { text }, None)?;
+            return Ok(Next::Continue);
+        }
+        Ok(Next::Stop(RunStatus::Finished))
+    }
+
+    /// After a limit: one last turn without tools, so the user always gets a write-up.
+    async fn wrap_up(&mut self, status: RunStatus) -> RunStatus {
+        let text = format!(
+            "[from the app] The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone."
+        );
+        if self.push(Item::User { text }, None).is_err() {
+            return status;
+        }
+        let cancel = CancellationToken::new();
+        let reply = tokio::time::timeout(WRAP_UP_TIME, self.query(&[], &cancel)).await;
+        if let Ok(Ok(Some(reply))) = reply {
+            for item in reply.items {
+                // Calls in a tool-less turn are ignored: only the words count.
+                if matches!(item, Item::Assistant { .. }) {
+                    let _ = self.push(item, None);
+                }
+            }
+        }
+        status
     }
 
     /// Run one tool call; only a broken sandbox is an error, everything else is an observation.
@@ -140,44 +268,47 @@ impl Agent<'_> {
         arguments: &str,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Item> {
-        let timeout = self.limits.call_timeout;
-        let (output, is_error, status) = match tools::parse(&self.tools, name, arguments) {
-            Err(message) => (message, true, None),
-            Ok(call) => {
-                let r = match call {
-                    tools::Call::Python(code) => self.sandbox.python(&code, timeout, cancel).await,
-                    tools::Call::Shell(cmd) => self.sandbox.shell(&cmd, timeout, cancel).await,
-                }
-                .map_err(|e| anyhow::anyhow!("the sandbox failed: {e:#}"))?;
-                (
-                    tools::observation(&r),
-                    r.status != crate::sandbox::ExecStatus::Ok,
-                    Some(r.status),
-                )
-            }
+        let host = self.host;
+        let on_output = |stream, text: &str| {
+            host.emit(EventKind::CellOutput {
+                call_id: call_id.into(),
+                stream,
+                text: text.into(),
+            })
         };
-        (self.emit)(RunEvent::ToolOutput {
-            call_id: call_id.into(),
-            status,
-            output: output.clone(),
-        });
-        Ok(Item::ToolOutput {
-            call_id: call_id.into(),
-            output,
-            is_error,
-        })
+        let timeout = self.limits.call_timeout;
+        let vision = self.show_images && self.model.vision();
+        let mut seen = observe::Seen::default();
+        match tools::parse(&self.tools, name, arguments) {
+            Err(message) => seen.refused(message),
+            Ok(tools::Call::Python(code)) => {
+                let r = self.sandbox.python(&code, timeout, cancel, &on_output).await;
+                seen.ran(r.map_err(|e| e.context("the sandbox failed"))?)
+            }
+            Ok(tools::Call::Shell(cmd)) => {
+                let r = self.sandbox.shell(&cmd, timeout, cancel, &on_output).await;
+                seen.ran(r.map_err(|e| e.context("the sandbox failed"))?)
+            }
+            Ok(tools::Call::ViewImage(path)) => seen.view(self.sandbox, &path).await,
+        }
+        seen.report(call_id, self.host);
+        self.outputs = seen
+            .artifacts(self.sandbox, &self.outputs, self.host, vision)
+            .await;
+        seen.notes.extend(self.host.take_notes());
+        seen.into_item(call_id, self.sandbox, vision).await
     }
 
-    /// Append an item: to memory, to the recorder (disk), and as an event.
+    /// Append an item: to the conversation, to the host's record (disk), and as an event.
     fn push(&mut self, item: Item, usage: Option<&Usage>) -> anyhow::Result<()> {
-        (self.record)(&item, usage)?;
+        self.host.record(&item, usage)?;
         match &item {
-            Item::Assistant { text } => (self.emit)(RunEvent::AssistantText { text: text.clone() }),
+            Item::Assistant { text } => self.host.emit(EventKind::Text { text: text.clone() }),
             Item::ToolCall {
                 call_id,
                 name,
                 arguments,
-            } => (self.emit)(RunEvent::ToolCall {
+            } => self.host.emit(EventKind::ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
                 code: tool_source(arguments),
@@ -186,6 +317,43 @@ impl Agent<'_> {
         }
         self.items.push(item);
         Ok(())
+    }
+
+    fn cost(&self) -> Option<f64> {
+        self.model.price().map(|p| p.cost(&self.usage))
+    }
+
+    fn over_budget(&self) -> Option<RunStatus> {
+        let (max, spent) = (self.limits.max_cost_usd?, self.cost()?);
+        (spent >= max).then_some(RunStatus::CostLimit { usd: max })
+    }
+}
+
+fn owned_call((id, name, args): (&str, &str, &str)) -> (String, String, String) {
+    (id.to_string(), name.to_string(), args.to_string())
+}
+
+fn delta_event(d: Delta) -> EventKind {
+    match d {
+        Delta::Text { text } => EventKind::TextDelta { text },
+        Delta::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => EventKind::ToolCallDelta {
+            call_id,
+            name,
+            arguments,
+        },
+        Delta::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        } => EventKind::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        },
     }
 }
 
@@ -200,7 +368,7 @@ pub fn tool_source(arguments: &str) -> String {
     serde_json::from_str::<serde_json::Value>(arguments)
         .ok()
         .and_then(|v| {
-            ["code", "command"]
+            ["code", "command", "path"]
                 .iter()
                 .find_map(|k| v.get(k).and_then(|s| s.as_str()).map(str::to_owned))
         })

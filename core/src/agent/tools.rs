@@ -23,7 +23,8 @@ impl Default for ToolSet {
 }
 
 impl ToolSet {
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    /// The tools offered this turn; `view_image` only to a model that takes images.
+    pub fn specs(&self, vision: bool) -> Vec<ToolSpec> {
         let mut specs = Vec::new();
         if self.python {
             specs.push(ToolSpec {
@@ -49,6 +50,18 @@ impl ToolSet {
                 }),
             });
         }
+        if vision {
+            specs.push(ToolSpec {
+                name: "view_image".into(),
+                description: "Look at an image file in /workspace (PNG or JPEG), e.g. a chart you saved, to check it. Charts written to output/ are shown to you automatically after the call that wrote them.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"path": {"type": "string", "description": "Path relative to /workspace, e.g. output/chart.png"}},
+                    "required": ["path"],
+                    "additionalProperties": false
+                }),
+            });
+        }
         specs
     }
 }
@@ -57,6 +70,7 @@ impl ToolSet {
 pub enum Call {
     Python(String),
     Shell(String),
+    ViewImage(String),
 }
 
 /// Parse a call's raw JSON arguments into something to execute.
@@ -64,8 +78,9 @@ pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, Strin
     let (field, enabled) = match name {
         "python" => ("code", tools.python),
         "shell" => ("command", tools.shell),
+        "view_image" => ("path", true),
         _ => {
-            let names: Vec<_> = tools.specs().into_iter().map(|s| s.name).collect();
+            let names: Vec<_> = tools.specs(false).into_iter().map(|s| s.name).collect();
             return Err(format!(
                 "error: unknown tool `{name}`; available tools: {}",
                 names.join(", ")
@@ -85,7 +100,8 @@ pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, Strin
     })?;
     Ok(match name {
         "python" => Call::Python(text.to_string()),
-        _ => Call::Shell(text.to_string()),
+        "shell" => Call::Shell(text.to_string()),
+        _ => Call::ViewImage(text.to_string()),
     })
 }
 

@@ -1,20 +1,23 @@
 //! The `sandalyst` command line: a thin shell over the core. Progress goes to
 //! stderr, results (the outputs' location, listings) to stdout.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use sandalyst::agent::{RunEvent, RunStatus};
+use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
 use sandalyst::model::config;
 use sandalyst::model::pricing::usage_line;
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::{docker, image};
+use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
 use sandalyst::store::{self, Store};
+use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
@@ -32,10 +35,15 @@ struct Cli {
 enum Command {
     /// Run a task on some files and bring back charts, tables and a report.
     Run(RunArgs),
+    /// A conversation with your files: one ask per line (from a terminal or a pipe);
+    /// Ctrl-C stops the current ask, Ctrl-D leaves.
+    Chat(ChatArgs),
+    /// Ask once more in an earlier session (its files, outputs and conversation).
+    Ask(AskArgs),
     /// Build or inspect the sandbox image.
     #[command(subcommand)]
     Image(ImageCommand),
-    /// List, show and export earlier runs.
+    /// List, show and export earlier runs and sessions.
     #[command(subcommand)]
     Runs(RunsCommand),
 }
@@ -60,6 +68,36 @@ struct RunArgs {
     /// Also copy the outputs (the sandbox's output/ folder) into DIR.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+#[derive(Args)]
+struct ChatArgs {
+    /// A file or folder to stage as input/ (repeatable).
+    #[arg(long = "input", short = 'i', value_name = "PATH")]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+#[derive(Args)]
+struct AskArgs {
+    /// The session's id (see `sandalyst runs list`).
+    session: String,
+    /// What you want done next.
+    #[arg(long, short = 'p', value_name = "TEXT")]
+    prompt: String,
+    /// More files to stage before asking (repeatable).
+    #[arg(long = "input", short = 'i', value_name = "PATH")]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+/// The model, the agent's limits and the sandbox, shared by run, chat and ask.
+#[derive(Args)]
+struct AgentArgs {
     /// The model: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with
     /// --base-url), ollama:MODEL, replay:FILE (a JSON list of python/shell/say steps), or
     /// offline (the built-in rule-based analyst, not an LLM). Default: `model` in the
@@ -69,15 +107,24 @@ struct RunArgs {
     /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Stop after this many model turns.
+    /// Stop after this many model turns (per ask).
     #[arg(long, value_name = "N", default_value_t = 25)]
     max_turns: u32,
-    /// Wall-time limit for the whole run, in seconds.
+    /// Wall-time limit of one ask, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
     timeout: u64,
     /// Time limit for one python or shell call, in seconds; the code is interrupted.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     call_timeout: u64,
+    /// Stop an ask (after a last summary) once its estimated cost reaches USD.
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// Your own instructions for the agent, added to the built-in ones.
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+    /// Do not send charts and figures back to the model.
+    #[arg(long)]
+    no_images: bool,
     /// Give the sandbox network access (off by default).
     #[arg(long)]
     network: bool,
@@ -99,6 +146,24 @@ struct RunArgs {
     /// Print each call's full code and output.
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+impl AgentArgs {
+    fn config(&self) -> SessionConfig {
+        let mut c = SessionConfig::default();
+        c.instructions = self.instructions.clone().unwrap_or_default();
+        c.limits.max_turns = self.max_turns;
+        c.limits.wall_time = Duration::from_secs(self.timeout);
+        c.limits.call_timeout = Duration::from_secs(self.call_timeout);
+        c.limits.max_cost_usd = self.max_cost;
+        c.show_images = !self.no_images;
+        c.tools.shell = !self.no_shell;
+        c.sandbox.network = self.network;
+        c.sandbox.memory_bytes = self.memory << 20;
+        c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;
+        c.sandbox.image = self.image.clone().unwrap_or_default();
+        c
+    }
 }
 
 #[derive(Subcommand)]
@@ -143,6 +208,8 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd_run(args).await,
+        Command::Chat(args) => cmd_chat(args).await,
+        Command::Ask(args) => cmd_ask(args).await,
         Command::Image(cmd) => cmd_image(cmd).await,
         Command::Runs(cmd) => cmd_runs(cmd),
     };
@@ -156,19 +223,49 @@ async fn main() -> ExitCode {
 }
 
 fn open_store(dir: Option<PathBuf>) -> anyhow::Result<Store> {
-    Store::open(match dir {
-        Some(d) => d,
-        None => store::default_root()?,
-    })
+    Store::open(data_root(dir)?)
+}
+
+fn data_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match dir {
+        Some(d) => Ok(d),
+        None => store::default_root(),
+    }
 }
 
 /// The model from --model/--base-url, the environment, the config file and the keychain.
-fn model_for(a: &RunArgs) -> anyhow::Result<Box<dyn Model>> {
+fn model_for(a: &AgentArgs) -> anyhow::Result<Box<dyn Model>> {
     let selection = config::from_environment(a.model.as_deref(), a.base_url.as_deref())?;
     if let config::Selection::Offline { why } = &selection {
         eprintln!("note: {why}");
     }
     selection.open()
+}
+
+/// The first Ctrl-C cancels whatever token is current; a second one quits at once.
+fn on_ctrl_c(current: Arc<Mutex<Option<CancellationToken>>>) {
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            match current.lock().unwrap().take() {
+                Some(token) => {
+                    eprintln!("\ncancelling (press Ctrl-C again to quit at once)...");
+                    token.cancel();
+                }
+                None => {
+                    eprintln!();
+                    std::process::exit(130);
+                }
+            }
+        }
+    });
+}
+
+fn exit_code(status: &RunStatus) -> ExitCode {
+    match status {
+        RunStatus::Finished => ExitCode::SUCCESS,
+        RunStatus::Cancelled => ExitCode::from(130),
+        _ => ExitCode::from(2),
+    }
 }
 
 async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
@@ -178,66 +275,201 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the prompt file {}", f.display()))?,
         (None, None) => bail!("give the task with --prompt TEXT or --prompt-file FILE"),
     };
-    let mut model = model_for(&a)?;
+    let mut model = model_for(&a.agent)?;
     eprintln!("model: {}", model.describe());
-    let store = open_store(a.data_dir.clone())?;
+    let store = open_store(a.agent.data_dir.clone())?;
+    let c = a.agent.config();
     let mut req = RunRequest::new(a.inputs.clone(), prompt);
     req.out = a.out.clone();
-    req.limits.max_turns = a.max_turns;
-    req.limits.wall_time = Duration::from_secs(a.timeout);
-    req.limits.call_timeout = Duration::from_secs(a.call_timeout);
-    req.tools.shell = !a.no_shell;
-    req.sandbox.network = a.network;
-    req.sandbox.memory_bytes = a.memory << 20;
-    req.sandbox.nano_cpus = (a.cpus * 1e9) as i64;
-    req.sandbox.image = a.image.clone().unwrap_or_default();
+    req.instructions = c.instructions;
+    req.limits = c.limits;
+    req.tools = c.tools;
+    req.sandbox = c.sandbox;
+    req.show_images = c.show_images;
 
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ncancelling (press Ctrl-C again to quit at once)...");
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
-    let verbose = a.verbose;
-    let emit = move |ev: RunEvent| print_event(&ev, verbose);
+    on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
+    let printer = Printer::new(a.agent.verbose);
+    let emit = move |ev: Event| printer.print(&ev);
     let outcome = run::execute(&store, req, model.as_mut(), &emit, &cancel).await?;
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
     println!("{}", outcome.outputs_dir.display());
-    Ok(match outcome.status {
-        RunStatus::Finished => ExitCode::SUCCESS,
-        RunStatus::Cancelled => ExitCode::from(130),
-        _ => ExitCode::from(2),
-    })
+    Ok(exit_code(&outcome.status))
 }
 
-/// One event as progress lines on stderr.
-fn print_event(ev: &RunEvent, verbose: bool) {
-    let mut err = std::io::stderr().lock();
-    let _ = match ev {
-        RunEvent::Status { message } => writeln!(err, "  {message}"),
-        RunEvent::RunStarted {
-            run_id, run_dir, ..
-        } => writeln!(err, "run {run_id} started ({run_dir})"),
-        RunEvent::TurnStarted { turn, max_turns } => writeln!(err, "turn {turn}/{max_turns}"),
-        RunEvent::AssistantText { text } => {
-            writeln!(err, "  assistant: {}", indent(text, verbose, 12))
+async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
+    let sessions = Sessions::new(data_root(a.agent.data_dir.clone())?, Arc::new(DockerFactory))?;
+    let session = sessions.create(a.agent.config()).await?;
+    eprintln!("session {} ({})", session.id(), session.dir().display());
+    let printer = Printer::new(a.agent.verbose);
+    spawn_setup_printer(&session, printer.clone());
+    if !a.inputs.is_empty() {
+        for f in session.add_files(a.inputs.clone()).await? {
+            eprintln!("  input/{} ({} bytes)", f.name, f.bytes);
         }
-        RunEvent::ToolCall { name, code, .. } => {
-            writeln!(err, "  {name}: {}", indent(code, verbose, 3))
+    }
+    let current = Arc::new(Mutex::new(None));
+    on_ctrl_c(current.clone());
+    let interactive = std::io::stdin().is_terminal();
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut last = RunStatus::Finished;
+    loop {
+        if interactive {
+            eprint!("> ");
+            let _ = std::io::stderr().flush();
         }
-        RunEvent::ToolOutput { output, .. } => writeln!(err, "  -> {}", indent(output, verbose, 4)),
-        RunEvent::ArtifactWritten { path, bytes } => {
-            writeln!(err, "  wrote output/{path} ({bytes} bytes)")
+        let Some(line) = lines.next_line().await? else {
+            break;
+        };
+        let prompt = line.trim();
+        if prompt.is_empty() {
+            continue;
         }
-        RunEvent::RunFinished { status, .. } => writeln!(err, "run {status}"),
-    };
+        let model = model_for(&a.agent)?;
+        let handle = session.ask(prompt.to_string(), model)?;
+        *current.lock().unwrap() = Some(handle.canceller());
+        let outcome = follow(handle, &printer).await;
+        *current.lock().unwrap() = None;
+        last = outcome.status.clone();
+    }
+    session.close().await;
+    eprintln!("session {} kept; continue it with `sandalyst ask {} -p ...`", session.id(), session.id());
+    Ok(exit_code(&last))
+}
+
+async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
+    let sessions = Sessions::new(data_root(a.agent.data_dir.clone())?, Arc::new(DockerFactory))?;
+    let session = sessions.open(&a.session).await?;
+    let printer = Printer::new(a.agent.verbose);
+    spawn_setup_printer(&session, printer.clone());
+    if !a.inputs.is_empty() {
+        session.add_files(a.inputs.clone()).await?;
+    }
+    let model = model_for(&a.agent)?;
+    let handle = session.ask(a.prompt.clone(), model)?;
+    let current = Arc::new(Mutex::new(Some(handle.canceller())));
+    on_ctrl_c(current);
+    let outcome = follow(handle, &printer).await;
+    session.close().await;
+    Ok(exit_code(&outcome.status))
+}
+
+/// Print an ask's events as they come, then its answer on stdout.
+async fn follow(mut handle: sandalyst::session::AskHandle, printer: &Printer) -> AskOutcome {
+    while let Some(ev) = handle.events.recv().await {
+        printer.print(&ev);
+    }
+    let outcome = handle.outcome().await;
+    if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
+        eprintln!("{line}");
+    }
+    if let Some(answer) = &outcome.answer {
+        println!("{answer}");
+    }
+    outcome
+}
+
+/// Set-up progress of the session (engine, image, staging) as it happens.
+fn spawn_setup_printer(session: &Session, printer: Printer) {
+    let mut rx = session.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) if ev.ask_id.is_none() => printer.print(&ev),
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(_) => return,
+            }
+        }
+    });
+}
+
+/// Events as progress lines on stderr. Deltas are not printed: the complete text
+/// and code follow them.
+#[derive(Clone)]
+struct Printer {
+    verbose: bool,
+}
+
+impl Printer {
+    fn new(verbose: bool) -> Printer {
+        Printer { verbose }
+    }
+
+    fn print(&self, ev: &Event) {
+        let v = self.verbose;
+        let mut err = std::io::stderr().lock();
+        let _ = match &ev.kind {
+            EventKind::Setup(stage) => match stage {
+                SetupStage::Engine { name, version } => writeln!(err, "  engine: {name} {version}"),
+                SetupStage::LeftoversRemoved { count } => writeln!(
+                    err,
+                    "  removed {count} container(s) left by an earlier run that did not end cleanly"
+                ),
+                SetupStage::ImageBuild { line } => writeln!(err, "  image: {line}"),
+                SetupStage::ImageReady { .. } | SetupStage::ContainerStarting => Ok(()),
+                SetupStage::Staging { files, bytes } => {
+                    writeln!(err, "  staging {files} input file(s), {bytes} bytes")
+                }
+                SetupStage::SandboxReady { millis } => {
+                    writeln!(err, "  sandbox ready in {millis} ms")
+                }
+                SetupStage::WorkspaceRestored => writeln!(err, "  earlier workspace restored"),
+                SetupStage::SandboxReleased => writeln!(err, "  sandbox released (idle)"),
+            },
+            EventKind::Status { message } => writeln!(err, "  {message}"),
+            EventKind::AskStarted { model, .. } => writeln!(
+                err,
+                "ask {} started in session {} ({model})",
+                ev.ask_id.as_deref().unwrap_or(""),
+                ev.session_id
+            ),
+            EventKind::TurnStarted { turn, max_turns } => writeln!(err, "turn {turn}/{max_turns}"),
+            EventKind::Text { text } => writeln!(err, "  assistant: {}", indent(text, v, 12)),
+            EventKind::ToolCall { name, code, .. } => {
+                writeln!(err, "  {name}: {}", indent(code, v, 3))
+            }
+            EventKind::CellOutput { .. } if !v => Ok(()),
+            EventKind::CellOutput { text, .. } => write!(err, "{text}"),
+            EventKind::CellImage { path, .. } => writeln!(err, "  figure: {path}"),
+            EventKind::CellResult {
+                status,
+                duration_ms,
+                stdout,
+                stderr,
+                traceback,
+                note,
+                ..
+            } => {
+                let status = status.map_or("refused".to_string(), |s| format!("{s:?}").to_lowercase());
+                let mut shown = stdout.clone();
+                for extra in [stderr, traceback.as_ref().unwrap_or(&String::new()), note.as_ref().unwrap_or(&String::new())] {
+                    if !extra.is_empty() {
+                        shown.push('\n');
+                        shown.push_str(extra);
+                    }
+                }
+                writeln!(
+                    err,
+                    "  -> {status} ({:.2} s) {}",
+                    *duration_ms as f64 / 1000.0,
+                    indent(&shown, v, 4)
+                )
+            }
+            EventKind::Artifact { path, bytes, .. } => {
+                writeln!(err, "  wrote output/{path} ({bytes} bytes)")
+            }
+            EventKind::Usage { .. } | EventKind::TextDelta { .. } | EventKind::ToolCallDelta { .. } => Ok(()),
+            EventKind::Retry { attempt, wait_ms, reason } => writeln!(
+                err,
+                "  the model's provider failed ({reason}); attempt {attempt} in {:.1} s",
+                *wait_ms as f64 / 1000.0
+            ),
+            EventKind::Error { error } => writeln!(err, "  error ({}): {}", error.code, error.message),
+            EventKind::AskFinished { status, .. } => writeln!(err, "ask {status}"),
+        };
+    }
 }
 
 /// The first `lines` lines (all when verbose), indented under the label.

@@ -43,6 +43,10 @@ pub enum Item {
         call_id: String,
         output: String,
         is_error: bool,
+        /// Pictures that go back to a vision model with this result: charts the call
+        /// wrote to `output/`, figures it showed, or what `view_image` asked for.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
     /// What the model said about its reasoning. `encrypted_content` is the provider's
     /// opaque copy of the reasoning (OpenAI Responses), sent back on later turns so the
@@ -51,6 +55,38 @@ pub enum Item {
         summary: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<String>,
+    },
+}
+
+/// An image for the model, already scaled (at most 1568 px on the long side).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// `image/png` or `image/jpeg`.
+    pub media_type: String,
+    /// Base64 of the image bytes.
+    pub data: String,
+    /// Where it came from, e.g. `output/chart.png` or `figure 1 of call_3`.
+    #[serde(default)]
+    pub label: String,
+}
+
+/// Part of a reply as it streams, for the live view; the final [`Reply`] is the record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Delta {
+    /// More assistant text.
+    Text { text: String },
+    /// More of a tool call's JSON arguments (`name` may be empty after the first delta).
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// The provider failed transiently and is being asked again after `wait_ms`.
+    Retry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
     },
 }
 
@@ -82,14 +118,22 @@ impl std::ops::AddAssign for Usage {
 pub struct Request<'a> {
     pub instructions: &'a str,
     pub items: &'a [Item],
+    /// Empty for a turn where the model must answer in words (the final summary).
     pub tools: &'a [ToolSpec],
+    /// Called with each piece of the reply as it streams; may be a no-op.
+    pub on_delta: &'a (dyn Fn(Delta) + Send + Sync),
 }
+
+/// A [`Request::on_delta`] that drops everything.
+pub fn no_deltas(_: Delta) {}
 
 /// The model's answer for one turn: assistant text, reasoning and tool calls, in order.
 #[derive(Clone, Debug, Default)]
 pub struct Reply {
     pub items: Vec<Item>,
     pub usage: Usage,
+    /// The reply stopped at the output-token limit: it is not a complete answer.
+    pub cut_off: bool,
 }
 
 impl Reply {
@@ -112,6 +156,17 @@ pub trait Model: Send {
 
     /// Prices per million tokens, when known, for the estimated cost of a run.
     fn price(&self) -> Option<pricing::Price> {
+        None
+    }
+
+    /// Whether images in tool results can be sent to this model.
+    fn vision(&self) -> bool {
+        false
+    }
+
+    /// The model's context window in tokens, when known; the loop keeps the
+    /// conversation below it by stubbing old tool outputs.
+    fn context_window(&self) -> Option<u64> {
         None
     }
 

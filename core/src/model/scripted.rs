@@ -3,11 +3,12 @@
 //! steps: `{"python": "code"}`, `{"shell": "command"}` or `{"say": "final answer"}`.
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::{Item, Model, Reply, Request};
+use super::{Delta, Item, Model, Reply, Request, Usage};
 
 /// One scripted step: either a reply, or a wait that only cancellation ends.
 #[derive(Clone, Debug)]
@@ -17,6 +18,18 @@ pub enum Step {
     Hang,
     /// Fails like a broken provider would.
     Fail(String),
+    /// A reply stopped at the output-token limit.
+    CutOff(Vec<Item>),
+    /// A reply with its token counts (for cost budgets).
+    Costly(Vec<Item>, Usage),
+}
+
+/// What a scripted model was asked, for assertions.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub instructions: String,
+    pub items: Vec<Item>,
+    pub tools: Vec<String>,
 }
 
 /// Replays `steps` in order; once they run out it answers with a final text.
@@ -25,6 +38,11 @@ pub struct ScriptedModel {
     name: String,
     /// Every request's items as the model saw them, for assertions.
     pub seen: Vec<Vec<Item>>,
+    /// Every request in full, shared so a test keeps it after the model moved into a task.
+    pub log: Arc<Mutex<Vec<Seen>>>,
+    pub vision: bool,
+    pub price: Option<super::pricing::Price>,
+    pub context_window: Option<u64>,
 }
 
 impl ScriptedModel {
@@ -33,6 +51,10 @@ impl ScriptedModel {
             steps: steps.into_iter().collect(),
             name: "scripted test model".into(),
             seen: Vec::new(),
+            log: Arc::default(),
+            vision: false,
+            price: None,
+            context_window: None,
         }
     }
 
@@ -100,15 +122,46 @@ impl Model for ScriptedModel {
         self.name.clone()
     }
 
+    fn vision(&self) -> bool {
+        self.vision
+    }
+
+    fn price(&self) -> Option<super::pricing::Price> {
+        self.price
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.context_window
+    }
+
     async fn respond(
         &mut self,
         request: Request<'_>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply> {
         self.seen.push(request.items.to_vec());
-        match self.steps.pop_front() {
+        self.log.lock().unwrap().push(Seen {
+            instructions: request.instructions.to_string(),
+            items: request.items.to_vec(),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+        });
+        let step = self.steps.pop_front();
+        if let Some(Step::Reply(items) | Step::CutOff(items) | Step::Costly(items, _)) = &step {
+            stream(items, request.on_delta);
+        }
+        match step {
             Some(Step::Reply(items)) => Ok(Reply {
                 items,
+                ..Reply::default()
+            }),
+            Some(Step::CutOff(items)) => Ok(Reply {
+                items,
+                cut_off: true,
+                ..Reply::default()
+            }),
+            Some(Step::Costly(items, usage)) => Ok(Reply {
+                items,
+                usage,
                 ..Reply::default()
             }),
             Some(Step::Hang) => {
@@ -122,6 +175,37 @@ impl Model for ScriptedModel {
                 }],
                 ..Reply::default()
             }),
+        }
+    }
+}
+
+/// Stream a scripted reply as a provider would: text and arguments in small pieces.
+fn stream(items: &[Item], on_delta: &(dyn Fn(Delta) + Send + Sync)) {
+    let pieces = |s: &str| -> Vec<String> {
+        let chars: Vec<char> = s.chars().collect();
+        chars.chunks(16).map(|c| c.iter().collect()).collect()
+    };
+    for item in items {
+        match item {
+            Item::Assistant { text } => {
+                for text in pieces(text) {
+                    on_delta(Delta::Text { text });
+                }
+            }
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                for (i, arguments) in pieces(arguments).into_iter().enumerate() {
+                    on_delta(Delta::ToolCall {
+                        call_id: call_id.clone(),
+                        name: if i == 0 { name.clone() } else { String::new() },
+                        arguments,
+                    });
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Nothing here assumes the engine is local; files move as tar streams.
 
 pub mod docker;
+pub mod fake;
 pub mod image;
 mod kernel;
 
@@ -15,7 +16,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::workspace::{CollectLimits, Collected};
+use crate::workspace::{CollectLimits, Collected, Manifest};
 
 /// How a call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +47,32 @@ pub struct ExecResult {
     /// Something the model must know beyond the output, e.g. "kernel state was lost".
     pub note: Option<String>,
     pub duration_ms: u64,
+    /// Figures the cell displayed (`plt.show()`, `display(fig)`, figures left open at
+    /// its end), as PNG bytes; not files in `output/` unless the code saved them.
+    #[serde(skip)]
+    pub figures: Vec<Vec<u8>>,
+}
+
+/// Which stream a piece of live output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Receives a call's output while it runs, in chunks (at least every 200 ms while
+/// there is output). The final [`ExecResult`] still holds the (capped) whole.
+pub type OutputSink<'a> = &'a (dyn Fn(Stream, &str) + Send + Sync);
+
+/// A file under `/workspace/output`, for spotting what a call created or changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputEntry {
+    /// Relative to `output/`, with `/` separators.
+    pub path: String,
+    pub bytes: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub modified_ns: u128,
 }
 
 /// Resource limits and switches for one sandbox.
@@ -88,6 +115,7 @@ pub trait Sandbox: Send + Sync {
         code: &str,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
     ) -> anyhow::Result<ExecResult>;
     /// Run a shell command (`sh -c`) in the workspace, killed at the timeout or on cancel.
     async fn shell(
@@ -95,7 +123,25 @@ pub trait Sandbox: Send + Sync {
         command: &str,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
     ) -> anyhow::Result<ExecResult>;
+    /// Every file under `/workspace/output` now (cheap: called after each tool call).
+    async fn list_outputs(&self) -> anyhow::Result<Vec<OutputEntry>>;
+    /// Read one file of the workspace (`rel` relative to `/workspace`), at most
+    /// `max_bytes`; an error if it is larger, missing, or not a regular file.
+    async fn read_file(&self, rel: &str, max_bytes: u64) -> anyhow::Result<Vec<u8>>;
+    /// Write one file into the workspace (`rel` relative to `/workspace`), e.g. the
+    /// full output of a call whose result was shortened for the model.
+    async fn write_file(&self, rel: &str, _bytes: &[u8]) -> anyhow::Result<()> {
+        anyhow::bail!("this sandbox cannot write {rel}")
+    }
+    /// Stage more files into `/workspace/input` while the sandbox runs.
+    async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()>;
+    /// Remove one staged input file (`name` relative to `input/`).
+    async fn remove_input(&self, name: &str) -> anyhow::Result<()>;
+    /// Unpack a workspace archive (as written by `archive_workspace`) into
+    /// `/workspace`, for a session reopened in a new container.
+    async fn restore_workspace(&self, archive: &Path) -> anyhow::Result<()>;
     /// Copy `/workspace/output` into `dest`, refusing unsafe entries.
     async fn collect_outputs(
         &self,

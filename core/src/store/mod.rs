@@ -4,10 +4,13 @@
 //! <root>/<run id>/run.json          metadata, rewritten atomically (write + rename)
 //! <root>/<run id>/transcript.jsonl  one line per conversation item, appended and synced
 //! <root>/<run id>/outputs/          what the agent wrote to output/
-//! <root>/<run id>/workspace.tar     the whole workspace at the end of the run
+//! <root>/<run id>/workspace.tar     the whole workspace after the latest ask
+//! <root>/<run id>/session.json      the session's settings (tools, limits, sandbox)
+//! <root>/<run id>/figures/          figures that cells displayed
 //! ```
-//! A new run always gets a new folder; nothing here writes into another run's folder
-//! except to mark a run whose process died as interrupted.
+//! A run folder holds one session: a conversation of one or more asks. A new session
+//! always gets a new folder; nothing here writes into another session's folder except
+//! to mark a session whose process died in the middle of an ask as interrupted.
 
 mod render;
 
@@ -27,6 +30,8 @@ pub const META: &str = "run.json";
 pub const TRANSCRIPT: &str = "transcript.jsonl";
 pub const OUTPUTS: &str = "outputs";
 pub const ARCHIVE: &str = "workspace.tar";
+pub const SETTINGS: &str = "session.json";
+pub const FIGURES: &str = "figures";
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -34,8 +39,18 @@ pub struct RunMeta {
     pub created: String,
     #[serde(default)]
     pub finished: Option<String>,
+    /// The first ask's prompt.
     pub prompt: String,
+    /// A short name for the history list: the first request, or what the user chose.
+    #[serde(default)]
+    pub title: String,
     pub inputs: Vec<String>,
+    /// The files staged as `input/NAME`, with where they came from.
+    #[serde(default)]
+    pub files: Vec<StagedFile>,
+    /// Every ask of the session, oldest first.
+    #[serde(default)]
+    pub asks: Vec<AskMeta>,
     pub model: String,
     pub image: String,
     pub network: bool,
@@ -59,10 +74,43 @@ pub struct RunMeta {
     pub owner: String,
 }
 
+/// An input file of a session.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StagedFile {
+    /// Relative to `input/`.
+    pub name: String,
+    pub bytes: u64,
+    /// The original on the user's disk (never written).
+    pub source: String,
+}
+
+/// One ask of a session.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AskMeta {
+    pub id: String,
+    pub prompt: String,
+    pub model: String,
+    pub created: String,
+    #[serde(default)]
+    pub finished: Option<String>,
+    /// None while the ask runs.
+    #[serde(default)]
+    pub status: Option<RunStatus>,
+    #[serde(default)]
+    pub turns: u32,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
 /// One line of `transcript.jsonl`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Entry {
     pub at: String,
+    /// The ask the item belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<String>,
     pub item: Item,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -110,6 +158,13 @@ impl Store {
         bail!("cannot find a free run id in {}", self.root.display())
     }
 
+    /// Delete a run folder and everything in it.
+    pub fn delete(&self, id: &str) -> anyhow::Result<()> {
+        let run = self.open_run(id)?;
+        std::fs::remove_dir_all(&run.path)
+            .with_context(|| format!("cannot delete {}", run.path.display()))
+    }
+
     pub fn open_run(&self, id: &str) -> anyhow::Result<RunDir> {
         if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
             bail!("no run with id {id:?}");
@@ -134,9 +189,14 @@ impl Store {
     pub fn mark_interrupted(&self) -> anyhow::Result<Vec<String>> {
         let mut marked = Vec::new();
         for meta in self.list()? {
-            if meta.status.is_none() && crate::owner::owner_is_gone(&meta.owner) {
+            // A session with no ask yet was not interrupted: nothing was running.
+            let idle = meta.asks.is_empty() && meta.prompt.is_empty();
+            if meta.status.is_none() && !idle && crate::owner::owner_is_gone(&meta.owner) {
                 let mut run = self.open_run(&meta.id)?;
                 run.meta.status = Some(RunStatus::Interrupted);
+                for ask in run.meta.asks.iter_mut().filter(|a| a.status.is_none()) {
+                    ask.status = Some(RunStatus::Interrupted);
+                }
                 run.save()?;
                 marked.push(meta.id);
             }
@@ -184,8 +244,19 @@ impl RunDir {
 
     /// Append one item to the transcript and sync it to disk.
     pub fn append(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        self.append_in(None, item, usage)
+    }
+
+    /// Append one item of ask `ask` to the transcript and sync it to disk.
+    pub fn append_in(
+        &self,
+        ask: Option<&str>,
+        item: &Item,
+        usage: Option<&Usage>,
+    ) -> anyhow::Result<()> {
         let entry = Entry {
             at: chrono::Utc::now().to_rfc3339(),
+            ask: ask.map(str::to_string),
             item: item.clone(),
             usage: usage.copied(),
         };

@@ -65,6 +65,16 @@ impl Manifest {
         Ok(Manifest { inputs })
     }
 
+    /// A manifest of files already named (a session's inputs staged again): each
+    /// `(source, dest)` is a file read now and staged as `input/<dest>`.
+    pub fn from_named(files: &[(PathBuf, String)]) -> anyhow::Result<Manifest> {
+        let inputs = files
+            .iter()
+            .map(|(source, dest)| input_file(source, dest.clone()))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Manifest { inputs })
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.inputs.iter().map(|f| f.bytes).sum()
     }

@@ -1,0 +1,316 @@
+//! What one tool call gives back: the structured result for the UI, the artifacts
+//! it created or changed in `output/`, the figures it displayed, and the text and
+//! images for the model, held to a budget.
+
+use base64::Engine as _;
+
+use super::events::{ArtifactKind, EventKind};
+use super::Host;
+use crate::model::{ImagePart, Item};
+use crate::sandbox::{ExecResult, ExecStatus, OutputEntry, Sandbox};
+
+/// The most characters of one tool result the model is given (head and tail kept).
+pub const OUTPUT_BUDGET: usize = 12_000;
+/// The longest side of an image sent to a model.
+pub const MAX_IMAGE_SIDE: u32 = 1568;
+/// Images given to the model for one call, at most.
+const MAX_IMAGES_PER_CALL: usize = 4;
+/// Larger image files are not read back for the model.
+const MAX_IMAGE_BYTES: u64 = 32 << 20;
+/// Where the full output of a shortened result is kept, inside the workspace.
+pub const FULL_OUTPUT_DIR: &str = ".sandalyst/calls";
+
+/// What a call produced, gathered in the order the loop needs it.
+#[derive(Default)]
+pub struct Seen {
+    result: Option<ExecResult>,
+    text: String,
+    is_error: bool,
+    figures: Vec<Vec<u8>>,
+    images: Vec<ImagePart>,
+    /// Lines for the model appended to the result (files added, skipped images).
+    pub notes: Vec<String>,
+}
+
+impl Seen {
+    /// The call never ran: unknown tool, switched off, bad arguments.
+    pub fn refused(&mut self, message: String) {
+        self.text = message;
+        self.is_error = true;
+    }
+
+    pub fn ran(&mut self, mut r: ExecResult) {
+        self.text = super::tools::observation(&r);
+        self.is_error = r.status != ExecStatus::Ok;
+        self.figures = std::mem::take(&mut r.figures);
+        self.result = Some(r);
+    }
+
+    /// `view_image`: the picture itself, or why not.
+    pub async fn view(&mut self, sandbox: &dyn Sandbox, path: &str) {
+        let rel = path.trim_start_matches("/workspace/");
+        match read_image(sandbox, rel).await {
+            Ok(part) => {
+                self.text = format!("showing {rel}");
+                self.images.push(part);
+            }
+            Err(e) => self.refused(format!("error: cannot show {rel}: {e:#}")),
+        }
+    }
+
+    /// Tell the UI how the call ended, and hand over the figures it displayed.
+    pub fn report(&self, call_id: &str, host: &dyn Host) {
+        let r = self.result.as_ref();
+        host.emit(EventKind::CellResult {
+            call_id: call_id.into(),
+            status: r.map(|r| r.status),
+            duration_ms: r.map_or(0, |r| r.duration_ms),
+            stdout: r.map(|r| r.stdout.clone()).unwrap_or_default(),
+            stderr: r.map(|r| r.stderr.clone()).unwrap_or_default(),
+            traceback: r.and_then(|r| r.traceback.clone()),
+            note: match r {
+                Some(r) => r.note.clone(),
+                None => Some(self.text.clone()),
+            },
+        });
+        for (i, png) in self.figures.iter().enumerate() {
+            match host.save_figure(call_id, i, png) {
+                Ok(path) => host.emit(EventKind::CellImage {
+                    call_id: call_id.into(),
+                    path,
+                }),
+                Err(e) => host.emit(EventKind::Status {
+                    message: format!("a figure of {call_id} was not kept: {e:#}"),
+                }),
+            }
+        }
+    }
+
+    /// Compare `output/` with `before`: an event per new or changed file, and the
+    /// changed images for a model that takes them. Returns the new listing.
+    pub async fn artifacts(
+        &mut self,
+        sandbox: &dyn Sandbox,
+        before: &[OutputEntry],
+        host: &dyn Host,
+        vision: bool,
+    ) -> Vec<OutputEntry> {
+        let Ok(now) = sandbox.list_outputs().await else {
+            return before.to_vec();
+        };
+        for f in changed(before, &now) {
+            let kind = ArtifactKind::of(&f.path);
+            host.emit(EventKind::Artifact {
+                path: f.path.clone(),
+                kind,
+                bytes: f.bytes,
+            });
+            let raster = [".png", ".jpg", ".jpeg"]
+                .iter()
+                .any(|e| f.path.to_ascii_lowercase().ends_with(e));
+            if vision && raster && self.images.len() < MAX_IMAGES_PER_CALL {
+                match read_image(sandbox, &format!("output/{}", f.path)).await {
+                    Ok(part) => self.images.push(part),
+                    Err(e) => self
+                        .notes
+                        .push(format!("output/{} could not be shown to you: {e:#}", f.path)),
+                }
+            }
+        }
+        now
+    }
+
+    /// The item for the conversation: the result text within the budget (the whole
+    /// kept in the workspace when cut), notes, and images.
+    pub async fn into_item(
+        mut self,
+        call_id: &str,
+        sandbox: &dyn Sandbox,
+        vision: bool,
+    ) -> anyhow::Result<Item> {
+        if vision {
+            for (i, png) in self.figures.iter().enumerate() {
+                if self.images.len() >= MAX_IMAGES_PER_CALL {
+                    break;
+                }
+                if let Ok(mut part) = scaled(png) {
+                    part.label = format!("figure {} of this call", i + 1);
+                    self.images.push(part);
+                }
+            }
+        }
+        let mut output = self.text;
+        if output.chars().count() > OUTPUT_BUDGET {
+            let rel = format!("{FULL_OUTPUT_DIR}/{}.txt", safe_name(call_id));
+            let kept = match sandbox.write_file(&rel, output.as_bytes()).await {
+                Ok(()) => format!("the whole output is in /workspace/{rel}"),
+                Err(_) => "the whole output was not kept".to_string(),
+            };
+            output = shorten(&output, OUTPUT_BUDGET, &kept);
+        }
+        for note in &self.notes {
+            output.push_str(&format!("\n[note] {note}"));
+        }
+        Ok(Item::ToolOutput {
+            call_id: call_id.into(),
+            output,
+            is_error: self.is_error,
+            images: self.images,
+        })
+    }
+}
+
+/// Files in `now` that are new or differ from `before` in size or time.
+pub fn changed<'a>(before: &[OutputEntry], now: &'a [OutputEntry]) -> Vec<&'a OutputEntry> {
+    now.iter()
+        .filter(|f| !before.iter().any(|b| b == *f))
+        .collect()
+}
+
+/// Keep the head and the tail of `text` within `budget` characters, saying what was cut.
+pub fn shorten(text: &str, budget: usize, where_whole: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= budget {
+        return text.to_string();
+    }
+    let half = budget / 2;
+    let head: String = chars[..half].iter().collect();
+    let tail: String = chars[chars.len() - half..].iter().collect();
+    format!(
+        "{head}\n[... {} of {} characters cut to fit the output budget; {where_whole} ...]\n{tail}",
+        chars.len() - 2 * half,
+        chars.len()
+    )
+}
+
+/// Output files the task names (`output/NAME.ext`) that do not exist.
+pub fn missing_outputs(task: &str, outputs: &[OutputEntry]) -> Vec<String> {
+    let mut missing = Vec::new();
+    for (i, _) in task.match_indices("output/") {
+        let name: String = task[i + 7..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+            .collect();
+        let name = name.trim_end_matches(['.', '/']);
+        if name.contains('.') && !outputs.iter().any(|f| f.path == name) {
+            let full = format!("output/{name}");
+            if !missing.contains(&full) {
+                missing.push(full);
+            }
+        }
+    }
+    missing
+}
+
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
+}
+
+async fn read_image(sandbox: &dyn Sandbox, rel: &str) -> anyhow::Result<ImagePart> {
+    let bytes = sandbox.read_file(rel, MAX_IMAGE_BYTES).await?;
+    let mut part = tokio::task::spawn_blocking(move || scaled(&bytes)).await??;
+    part.label = rel.to_string();
+    Ok(part)
+}
+
+/// An image as the model takes it: PNG or JPEG, at most [`MAX_IMAGE_SIDE`] on the long
+/// side; decoded under limits, since the bytes come from code in the sandbox.
+pub fn scaled(bytes: &[u8]) -> anyhow::Result<ImagePart> {
+    use image::{ImageFormat, ImageReader};
+    let mut reader = ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format()?;
+    let format = reader
+        .format()
+        .filter(|f| matches!(f, ImageFormat::Png | ImageFormat::Jpeg))
+        .ok_or_else(|| anyhow::anyhow!("not a PNG or JPEG image"))?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(20_000);
+    limits.max_image_height = Some(20_000);
+    limits.max_alloc = Some(512 << 20);
+    reader.limits(limits);
+    let (w, h) = reader.into_dimensions()?;
+    let media_type = if format == ImageFormat::Png { "image/png" } else { "image/jpeg" };
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    if w.max(h) <= MAX_IMAGE_SIDE {
+        return Ok(ImagePart {
+            media_type: media_type.into(),
+            data: b64(bytes),
+            label: String::new(),
+        });
+    }
+    let mut reader = ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format()?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(512 << 20);
+    reader.limits(limits);
+    let img = reader.decode()?.thumbnail(MAX_IMAGE_SIDE, MAX_IMAGE_SIDE);
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, ImageFormat::Png)?;
+    Ok(ImagePart {
+        media_type: "image/png".into(),
+        data: b64(out.get_ref()),
+        label: String::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, bytes: u64, t: u128) -> OutputEntry {
+        OutputEntry {
+            path: path.into(),
+            bytes,
+            modified_ns: t,
+        }
+    }
+
+    #[test]
+    fn changed_files_are_new_or_different() {
+        let before = vec![entry("a.csv", 1, 1), entry("b.png", 2, 2)];
+        let now = vec![entry("a.csv", 1, 1), entry("b.png", 3, 5), entry("c.md", 1, 9)];
+        let paths: Vec<_> = changed(&before, &now).iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, ["b.png", "c.md"]);
+    }
+
+    #[test]
+    fn long_results_keep_head_and_tail() {
+        let text = format!("{}{}", "a".repeat(20_000), "z".repeat(20_000));
+        let s = shorten(&text, OUTPUT_BUDGET, "kept at X");
+        assert!(s.starts_with(&"a".repeat(6000)));
+        assert!(s.ends_with(&"z".repeat(6000)));
+        assert!(s.contains("28000 of 40000 characters cut") && s.contains("kept at X"));
+        assert!(s.chars().count() < OUTPUT_BUDGET + 200);
+        assert_eq!(shorten("short", 10, ""), "short");
+    }
+
+    #[test]
+    fn missing_outputs_are_the_named_files_not_there() {
+        let task = "Save output/anomalies.csv, output/energy_anomalies.png and output/anomaly_report.md.";
+        let have = vec![entry("anomalies.csv", 1, 1)];
+        assert_eq!(
+            missing_outputs(task, &have),
+            ["output/energy_anomalies.png", "output/anomaly_report.md"]
+        );
+        assert!(missing_outputs("put results in output/", &[]).is_empty());
+    }
+
+    #[test]
+    fn big_images_are_scaled_and_small_ones_pass_through() {
+        let img = image::RgbImage::from_pixel(3000, 1000, image::Rgb([200, 10, 10]));
+        let mut png = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut png, image::ImageFormat::Png).unwrap();
+        let part = scaled(png.get_ref()).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&part.data)
+            .unwrap();
+        let back = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((back.width(), back.height()), (1568, 523));
+        let small = image::RgbImage::from_pixel(10, 10, image::Rgb([0, 0, 0]));
+        let mut png = std::io::Cursor::new(Vec::new());
+        small.write_to(&mut png, image::ImageFormat::Png).unwrap();
+        let part = scaled(png.get_ref()).unwrap();
+        assert_eq!(part.media_type, "image/png");
+        assert!(scaled(b"<svg/>").is_err());
+    }
+}

@@ -1,0 +1,301 @@
+//! An in-memory [`Sandbox`] for testing the loop and sessions without Docker.
+//!
+//! Its "Python" is a tiny line language, enough to show state kept between calls,
+//! files made and read, output streamed while a call runs, figures, errors and
+//! cancellation; the workspace is a map of paths to bytes, archived as a real tar:
+//!
+//! ```text
+//! set NAME VALUE     keep a variable            get NAME        print it (NameError if unset)
+//! write PATH TEXT    write a workspace file     cat PATH        print a file
+//! print TEXT         print a line               stream N MS     print N lines, MS apart
+//! sleep MS           wait (cancellable)         figure          display a 2x2 PNG figure
+//! fail               raise an error             repeat N TEXT   print TEXT N times
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream};
+use crate::session::{SandboxFactory, SessionError, SetupSink};
+use crate::workspace::{CollectLimits, Collected, CollectedFile, Manifest};
+
+#[derive(Default)]
+pub struct FakeSandbox {
+    files: Mutex<BTreeMap<String, (Vec<u8>, u128)>>,
+    vars: Mutex<BTreeMap<String, String>>,
+    clock: AtomicUsize,
+    pub closed: std::sync::atomic::AtomicBool,
+}
+
+/// Starts [`FakeSandbox`]es and remembers them, so a test can look inside.
+#[derive(Default)]
+pub struct FakeFactory {
+    pub started: Mutex<Vec<Arc<FakeSandbox>>>,
+    /// When set, starting fails with this error (e.g. an engine that does not answer).
+    pub fail_with: Mutex<Option<SessionError>>,
+}
+
+#[async_trait]
+impl SandboxFactory for FakeFactory {
+    async fn start(
+        &self,
+        _id: &str,
+        _config: &SandboxConfig,
+        manifest: &Manifest,
+        _setup: SetupSink<'_>,
+    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        if let Some(e) = self.fail_with.lock().unwrap().clone() {
+            return Err(e);
+        }
+        let sb = Arc::new(FakeSandbox::default());
+        sb.add_inputs(manifest)
+            .await
+            .map_err(|e| SessionError::Sandbox {
+                message: format!("{e:#}"),
+            })?;
+        self.started.lock().unwrap().push(sb.clone());
+        Ok(sb)
+    }
+}
+
+impl FakeSandbox {
+    pub fn file(&self, rel: &str) -> Option<Vec<u8>> {
+        self.files.lock().unwrap().get(rel).map(|(b, _)| b.clone())
+    }
+
+    fn put(&self, rel: &str, bytes: Vec<u8>) {
+        let t = self.clock.fetch_add(1, Ordering::SeqCst) as u128 + 1;
+        self.files.lock().unwrap().insert(rel.to_string(), (bytes, t));
+    }
+
+    async fn interpret(
+        &self,
+        code: &str,
+        cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
+        r: &mut ExecResult,
+    ) -> Result<(), String> {
+        let say = |r: &mut ExecResult, text: String| {
+            on_output(Stream::Stdout, &text);
+            r.stdout.push_str(&text);
+        };
+        for line in code.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let mut words = line.splitn(3, ' ');
+            let (cmd, a, b) = (
+                words.next().unwrap_or(""),
+                words.next().unwrap_or(""),
+                words.next().unwrap_or(""),
+            );
+            match cmd {
+                "set" => {
+                    self.vars.lock().unwrap().insert(a.into(), b.into());
+                }
+                "get" => {
+                    let v = self.vars.lock().unwrap().get(a).cloned();
+                    match v {
+                        Some(v) => say(r, format!("{v}\n")),
+                        None => return Err(format!("NameError: name '{a}' is not defined")),
+                    }
+                }
+                "write" => self.put(a, b.as_bytes().to_vec()),
+                "cat" => match self.file(a) {
+                    Some(bytes) => say(r, String::from_utf8_lossy(&bytes).into_owned() + "\n"),
+                    None => return Err(format!("FileNotFoundError: {a}")),
+                },
+                "print" => say(r, format!("{a} {b}").trim_end().to_string() + "\n"),
+                "repeat" => {
+                    let n: usize = a.parse().unwrap_or(1);
+                    say(r, format!("{b}\n").repeat(n));
+                }
+                "stream" | "sleep" => {
+                    let (n, ms): (u64, u64) = if cmd == "sleep" {
+                        (1, a.parse().unwrap_or(0))
+                    } else {
+                        (a.parse().unwrap_or(1), b.parse().unwrap_or(0))
+                    };
+                    for i in 0..n {
+                        tokio::select! {
+                            _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                            _ = cancel.cancelled() => return Err("KeyboardInterrupt".into()),
+                        }
+                        if cmd == "stream" {
+                            say(r, format!("line {i}\n"));
+                        }
+                    }
+                }
+                "figure" => r.figures.push(tiny_png()),
+                "fail" => return Err("ValueError: failed on purpose".into()),
+                other => return Err(format!("SyntaxError: unknown statement {other:?}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn blank(status: ExecStatus) -> ExecResult {
+    ExecResult {
+        status,
+        stdout: String::new(),
+        stderr: String::new(),
+        traceback: None,
+        exit_code: None,
+        note: None,
+        duration_ms: 0,
+        figures: Vec::new(),
+    }
+}
+
+/// A valid 2x2 PNG.
+pub fn tiny_png() -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, 2, 2);
+        enc.set_color(png::ColorType::Rgb);
+        let mut w = enc.write_header().expect("png header");
+        w.write_image_data(&[255; 12]).expect("png data");
+    }
+    out
+}
+
+#[async_trait]
+impl Sandbox for FakeSandbox {
+    async fn python(
+        &self,
+        code: &str,
+        _timeout: Duration,
+        cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
+    ) -> anyhow::Result<ExecResult> {
+        let started = Instant::now();
+        let mut r = blank(ExecStatus::Ok);
+        if let Err(e) = self.interpret(code, cancel, on_output, &mut r).await {
+            r.status = if e == "KeyboardInterrupt" {
+                ExecStatus::Cancelled
+            } else {
+                ExecStatus::Error
+            };
+            r.traceback = Some(format!("Traceback (most recent call last):\n{e}\n"));
+        }
+        r.duration_ms = started.elapsed().as_millis() as u64;
+        Ok(r)
+    }
+
+    async fn shell(
+        &self,
+        command: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
+    ) -> anyhow::Result<ExecResult> {
+        let mut r = self.python(command, timeout, cancel, on_output).await?;
+        r.exit_code = Some(if r.status == ExecStatus::Ok { 0 } else { 1 });
+        Ok(r)
+    }
+
+    async fn list_outputs(&self) -> anyhow::Result<Vec<OutputEntry>> {
+        Ok(self
+            .files
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(p, (b, t))| {
+                p.strip_prefix("output/").map(|rel| OutputEntry {
+                    path: rel.to_string(),
+                    bytes: b.len() as u64,
+                    modified_ns: *t,
+                })
+            })
+            .collect())
+    }
+
+    async fn read_file(&self, rel: &str, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
+        let bytes = self.file(rel).with_context(|| format!("no file {rel}"))?;
+        if bytes.len() as u64 > max_bytes {
+            bail!("{rel} is larger than {max_bytes} bytes");
+        }
+        Ok(bytes)
+    }
+
+    async fn write_file(&self, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+        self.put(rel, bytes.to_vec());
+        Ok(())
+    }
+
+    async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()> {
+        for f in &manifest.inputs {
+            let bytes = tokio::fs::read(&f.source).await?;
+            self.put(&format!("input/{}", f.dest), bytes);
+        }
+        Ok(())
+    }
+
+    async fn remove_input(&self, name: &str) -> anyhow::Result<()> {
+        self.files.lock().unwrap().remove(&format!("input/{name}"));
+        Ok(())
+    }
+
+    async fn restore_workspace(&self, archive: &Path) -> anyhow::Result<()> {
+        let bytes = tokio::fs::read(archive).await?;
+        let mut tar = tar::Archive::new(&bytes[..]);
+        for entry in tar.entries()? {
+            let mut entry = entry?;
+            let path = entry.path()?.to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut data)?;
+            if let Some(rel) = path.strip_prefix("workspace/") {
+                self.put(rel, data);
+            }
+        }
+        Ok(())
+    }
+
+    async fn collect_outputs(
+        &self,
+        dest: &Path,
+        _limits: &CollectLimits,
+    ) -> anyhow::Result<Collected> {
+        let mut files = Vec::new();
+        for e in self.list_outputs().await? {
+            let target = dest.join(&e.path);
+            if let Some(parent) = target.parent() {
+                tokio::fs::create_dir_all(parent).await?;
+            }
+            let bytes = self.file(&format!("output/{}", e.path)).unwrap_or_default();
+            tokio::fs::write(&target, &bytes).await?;
+            files.push(CollectedFile {
+                path: e.path,
+                bytes: e.bytes,
+            });
+        }
+        Ok(Collected {
+            files,
+            ..Default::default()
+        })
+    }
+
+    async fn archive_workspace(&self, dest: &Path, _max_bytes: u64) -> anyhow::Result<u64> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, (bytes, _)) in self.files.lock().unwrap().iter() {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("workspace/{path}"), &bytes[..])?;
+        }
+        let data = tar.into_inner()?;
+        tokio::fs::write(dest, &data).await?;
+        Ok(data.len() as u64)
+    }
+
+    async fn close(&self) -> anyhow::Result<()> {
+        self.closed.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+}

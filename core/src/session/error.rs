@@ -1,0 +1,110 @@
+//! Errors of the session API, typed so that a UI can branch on them (a banner for
+//! an engine that does not answer, a key prompt for a refused key) without
+//! matching strings. Each message is a sentence for the person at the screen.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    #[error("an ask is already running in this session; wait for it to end or stop it")]
+    Busy,
+    #[error("the prompt is empty; say what you want done with the files")]
+    EmptyPrompt,
+    #[error("no session with id {id:?}")]
+    NotFound { id: String },
+    /// A file that cannot be staged, a name used twice, a folder that cannot be written.
+    #[error("{message}")]
+    BadInput { message: String },
+    /// No container engine answers; `message` says where it looked and how to start one.
+    #[error("{message}")]
+    EngineUnavailable { message: String },
+    /// The sandbox image is missing and could not be built.
+    #[error("{message}")]
+    ImageMissing { message: String },
+    /// The sandbox failed to start or stopped working.
+    #[error("{message}")]
+    Sandbox { message: String },
+    /// The provider refused the API key.
+    #[error("{message}")]
+    ModelAuth { message: String },
+    /// The conversation no longer fits the model's context window.
+    #[error("{message}")]
+    ContextTooLong { message: String },
+    /// Any other failure of the model's provider.
+    #[error("{message}")]
+    Model { message: String },
+    /// The session folder could not be read or written.
+    #[error("{message}")]
+    Storage { message: String },
+}
+
+/// A [`SessionError`] as it travels in an event: a stable code and the sentence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// `busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
+    /// `image_missing`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
+    pub code: String,
+    pub message: String,
+}
+
+impl SessionError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            SessionError::Busy => "busy",
+            SessionError::EmptyPrompt => "empty_prompt",
+            SessionError::NotFound { .. } => "not_found",
+            SessionError::BadInput { .. } => "bad_input",
+            SessionError::EngineUnavailable { .. } => "engine_unavailable",
+            SessionError::ImageMissing { .. } => "image_missing",
+            SessionError::Sandbox { .. } => "sandbox",
+            SessionError::ModelAuth { .. } => "model_auth",
+            SessionError::ContextTooLong { .. } => "context_too_long",
+            SessionError::Model { .. } => "model",
+            SessionError::Storage { .. } => "storage",
+        }
+    }
+
+    pub fn info(&self) -> ErrorInfo {
+        ErrorInfo {
+            code: self.code().into(),
+            message: self.to_string(),
+        }
+    }
+
+    pub fn storage(e: anyhow::Error) -> SessionError {
+        SessionError::Storage {
+            message: format!("{e:#}"),
+        }
+    }
+
+    pub fn bad_input(e: anyhow::Error) -> SessionError {
+        SessionError::BadInput {
+            message: format!("{e:#}"),
+        }
+    }
+
+    /// Classify a failure of the model's provider from the typed error in its chain,
+    /// falling back to the words of the provider's message.
+    pub fn from_model(e: &anyhow::Error) -> SessionError {
+        let message = format!("{e:#}");
+        let lower = message.to_ascii_lowercase();
+        if lower.contains("context") && (lower.contains("too long") || lower.contains("length"))
+        {
+            SessionError::ContextTooLong { message }
+        } else if lower.contains("401")
+            || lower.contains("api key")
+            || lower.contains("unauthorized")
+            || lower.contains("authentication")
+        {
+            SessionError::ModelAuth { message }
+        } else {
+            SessionError::Model { message }
+        }
+    }
+}
+
+impl Serialize for SessionError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.info().serialize(s)
+    }
+}

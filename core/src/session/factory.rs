@@ -1,0 +1,92 @@
+//! Where a session's sandbox comes from. The Docker factory checks the engine,
+//! removes leftovers, makes sure the image exists (building it with progress) and
+//! starts a hardened container; a test hands the session an in-memory factory
+//! instead, so the loop and sessions are tested without Docker.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::SessionError;
+use crate::agent::SetupStage;
+use crate::sandbox::docker::{self, DockerSandbox};
+use crate::sandbox::{image, Sandbox, SandboxConfig};
+use crate::workspace::Manifest;
+
+/// Receives set-up progress.
+pub type SetupSink<'a> = &'a (dyn Fn(SetupStage) + Send + Sync);
+
+#[async_trait]
+pub trait SandboxFactory: Send + Sync {
+    /// Start a sandbox for session `id` with `manifest` staged in `input/`.
+    /// `config.image` empty means the default image (built when missing).
+    async fn start(
+        &self,
+        id: &str,
+        config: &SandboxConfig,
+        manifest: &Manifest,
+        setup: SetupSink<'_>,
+    ) -> Result<Arc<dyn Sandbox>, SessionError>;
+}
+
+/// Sandboxes from the container engine that `DOCKER_HOST` (or the local socket) names.
+#[derive(Default)]
+pub struct DockerFactory;
+
+#[async_trait]
+impl SandboxFactory for DockerFactory {
+    async fn start(
+        &self,
+        id: &str,
+        config: &SandboxConfig,
+        manifest: &Manifest,
+        setup: SetupSink<'_>,
+    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        let engine = docker::connect()
+            .await
+            .map_err(|e| SessionError::EngineUnavailable {
+                message: format!("{e:#}"),
+            })?;
+        if let Ok(v) = engine.version().await {
+            setup(SetupStage::Engine {
+                name: v
+                    .platform
+                    .map(|p| p.name)
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "Docker Engine".into()),
+                version: v.version.unwrap_or_default(),
+            });
+        }
+        let count = docker::remove_leftovers(&engine)
+            .await
+            .map_err(|e| SessionError::EngineUnavailable {
+                message: format!("{e:#}"),
+            })?;
+        if count > 0 {
+            setup(SetupStage::LeftoversRemoved { count });
+        }
+        let mut config = config.clone();
+        if config.image.is_empty() {
+            let progress = |line: &str| setup(SetupStage::ImageBuild { line: line.into() });
+            config.image = image::ensure(&engine, &progress).await.map_err(|e| {
+                SessionError::ImageMissing {
+                    message: format!("{e:#}"),
+                }
+            })?;
+            setup(SetupStage::ImageReady {
+                tag: config.image.clone(),
+            });
+        }
+        setup(SetupStage::ContainerStarting);
+        setup(SetupStage::Staging {
+            files: manifest.inputs.len(),
+            bytes: manifest.total_bytes(),
+        });
+        let sandbox = DockerSandbox::start(&engine, id, &config, manifest)
+            .await
+            .map_err(|e| SessionError::Sandbox {
+                message: format!("{e:#}"),
+            })?;
+        Ok(Arc::new(sandbox))
+    }
+}

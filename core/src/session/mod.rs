@@ -1,0 +1,1164 @@
+//! Sessions: what the analyst sees as one conversation with their data. A session
+//! owns one sandbox, one workspace and one conversation; the command line and the
+//! desktop both drive it through this API.
+//!
+//! - Adding files starts the sandbox in the background, so it is warm (kernel up,
+//!   files staged) while the user is still typing.
+//! - [`Session::ask`] runs the agent loop on the same conversation, kernel and files
+//!   and returns an [`AskHandle`]: the ask's id, its events, a cancel and the outcome.
+//!   A second ask while one runs is refused with [`SessionError::Busy`].
+//! - Everything is on disk as it happens (the run folder, see [`crate::store`]): a
+//!   session closed, released after idling or crashed reopens in a new container with
+//!   its workspace restored and its conversation intact, and the model is told that
+//!   the Python state is gone.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! use sandalyst::session::{DockerFactory, SessionConfig, Sessions};
+//! let sessions = Sessions::new(sandalyst::store::default_root()?, Arc::new(DockerFactory))?;
+//! let session = sessions.create(SessionConfig::default()).await?;
+//! session.add_files(vec!["examples/building_energy.csv".into()]).await?;
+//! let model = Box::new(sandalyst::model::offline::OfflineAnalyst::new());
+//! let mut ask = session.ask("Find anomalies".into(), model)?;
+//! while let Some(event) = ask.events.recv().await {
+//!     println!("{}", serde_json::to_string(&event)?);
+//! }
+//! println!("{}", ask.outcome().await.status);
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod factory;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+pub use error::{ErrorInfo, SessionError};
+pub use factory::{DockerFactory, SandboxFactory, SetupSink};
+
+use crate::agent::instructions::{self, InputSummary};
+use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};
+use crate::model::{Item, Model, Usage};
+use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::store::{AskMeta, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS};
+use crate::workspace::{CollectLimits, CollectedFile, Manifest};
+
+/// A session's settings: what the agent may do and within which limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionConfig {
+    /// The user's own instructions, added to the built-in ones.
+    pub instructions: String,
+    pub tools: ToolSet,
+    /// Per ask.
+    pub limits: Limits,
+    pub sandbox: SandboxConfig,
+    pub collect: CollectLimits,
+    /// Send charts and figures back to a model that takes images.
+    pub show_images: bool,
+    /// The container is released after this long without an ask (it comes back on the next).
+    pub idle_release: Duration,
+    /// Largest workspace archive kept after an ask, in bytes.
+    pub max_archive_bytes: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            instructions: String::new(),
+            tools: ToolSet::default(),
+            limits: Limits::default(),
+            sandbox: SandboxConfig::default(),
+            collect: CollectLimits::default(),
+            show_images: true,
+            idle_release: Duration::from_secs(30 * 60),
+            max_archive_bytes: 2 << 30,
+        }
+    }
+}
+
+impl SessionConfig {
+    /// Refuse limits that cannot work, where they enter the core.
+    pub fn validate(&self) -> Result<(), SessionError> {
+        let bad = |m: &str| Err(SessionError::BadInput { message: m.into() });
+        let l = &self.limits;
+        if l.max_turns == 0 || l.max_turns > 1000 {
+            return bad("the turn limit must be between 1 and 1000");
+        }
+        if l.call_timeout < Duration::from_secs(1) || l.wall_time < Duration::from_secs(1) {
+            return bad("time limits must be at least one second");
+        }
+        if l.max_cost_usd.is_some_and(|c| !(c > 0.0 && c.is_finite())) {
+            return bad("the cost budget must be a positive amount");
+        }
+        if self.sandbox.memory_bytes < 128 << 20 {
+            return bad("the sandbox needs at least 128 MiB of memory");
+        }
+        if self.sandbox.nano_cpus < 10_000_000 {
+            return bad("the sandbox needs at least 0.01 CPU");
+        }
+        if self.sandbox.pids_limit < 16 {
+            return bad("the sandbox needs a process limit of at least 16");
+        }
+        if !self.tools.python && !self.tools.shell {
+            return bad("allow at least one tool (python or shell)");
+        }
+        if self.idle_release < Duration::from_secs(1) {
+            return bad("the idle release time must be at least one second");
+        }
+        Ok(())
+    }
+}
+
+/// A session as the history list shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub title: String,
+    pub created: String,
+    pub asks: usize,
+    /// The latest ask's status; `None` while one runs or before the first.
+    pub status: Option<RunStatus>,
+    pub files: Vec<StagedFile>,
+}
+
+/// How an ask ended, for the caller that owns its handle.
+#[derive(Clone, Debug, Serialize)]
+pub struct AskOutcome {
+    pub session_id: String,
+    pub ask_id: String,
+    pub status: RunStatus,
+    pub turns: u32,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    /// The model's final answer, when there is one.
+    pub answer: Option<String>,
+    /// Where the session's outputs are on the host (`<session>/outputs`).
+    pub outputs_dir: PathBuf,
+    /// Every file in `output/` after the ask.
+    pub outputs: Vec<CollectedFile>,
+    /// The error behind a `Failed` status, typed.
+    pub error: Option<SessionError>,
+}
+
+/// A running ask: its id, its events as they happen, a cancel and the outcome.
+pub struct AskHandle {
+    pub ask_id: String,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<AskOutcome>,
+}
+
+impl AskHandle {
+    /// Stop the model and interrupt the running code at once.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// A token that cancels this ask, for whoever keeps it apart from the handle.
+    pub fn canceller(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    pub async fn outcome(self) -> AskOutcome {
+        self.task.await.expect("the ask task panicked")
+    }
+}
+
+/// The app's sessions: one place that creates, opens, lists and deletes them.
+#[derive(Clone)]
+pub struct Sessions {
+    store: Arc<Store>,
+    factory: Arc<dyn SandboxFactory>,
+    open: Arc<Mutex<HashMap<String, Session>>>,
+}
+
+impl Sessions {
+    /// Sessions stored under `root`; sessions left mid-ask by a process that died are
+    /// marked interrupted.
+    pub fn new(root: PathBuf, factory: Arc<dyn SandboxFactory>) -> anyhow::Result<Sessions> {
+        let store = Store::open(root)?;
+        store.mark_interrupted()?;
+        Ok(Sessions {
+            store: Arc::new(store),
+            factory,
+            open: Arc::default(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        self.store.root()
+    }
+
+    pub async fn create(&self, config: SessionConfig) -> Result<Session, SessionError> {
+        config.validate()?;
+        let store = self.store.clone();
+        let run = blocking(move || {
+            store.create_run(RunMeta {
+                created: chrono::Utc::now().to_rfc3339(),
+                ..RunMeta::default()
+            })
+        })
+        .await
+        .map_err(SessionError::storage)?;
+        let session = Session::new(run, config, Vec::new(), self.factory.clone());
+        session.save_settings().await?;
+        self.open
+            .lock()
+            .unwrap()
+            .insert(session.id().to_string(), session.clone());
+        Ok(session)
+    }
+
+    /// The session `id`: the open one, or reopened from disk (no container yet: one
+    /// starts on the next ask or file, with the last workspace restored).
+    pub async fn open(&self, id: &str) -> Result<Session, SessionError> {
+        if let Some(s) = self.open.lock().unwrap().get(id) {
+            return Ok(s.clone());
+        }
+        let (store, owned) = (self.store.clone(), id.to_string());
+        let (mut run, items, config) = blocking(move || {
+            let run = store.open_run(&owned)?;
+            let items = repair(run.transcript()?.into_iter().map(|e| e.item).collect());
+            let config = std::fs::read_to_string(run.path.join(SETTINGS))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            Ok((run, items, config))
+        })
+        .await
+        .map_err(|_| SessionError::NotFound { id: id.into() })?;
+        if run.meta.files.is_empty() {
+            // Runs from before sessions recorded only the paths given.
+            run.meta.files = run
+                .meta
+                .inputs
+                .iter()
+                .map(|p| StagedFile {
+                    name: Path::new(p)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    bytes: 0,
+                    source: p.clone(),
+                })
+                .collect();
+        }
+        run.meta.owner = crate::owner::owner_id().to_string();
+        let session = Session::new(run, config, items, self.factory.clone());
+        session.save_meta().await?;
+        let mut open = self.open.lock().unwrap();
+        Ok(open.entry(id.to_string()).or_insert(session).clone())
+    }
+
+    /// Every session, newest first.
+    pub fn list(&self) -> anyhow::Result<Vec<SessionSummary>> {
+        let mut all: Vec<SessionSummary> = self
+            .store
+            .list()?
+            .into_iter()
+            .map(|m| SessionSummary {
+                title: title_of(&m),
+                id: m.id,
+                created: m.created,
+                asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
+                status: m.status,
+                files: m.files,
+            })
+            .collect();
+        all.reverse();
+        Ok(all)
+    }
+
+    pub async fn rename(&self, id: &str, title: &str) -> Result<(), SessionError> {
+        let title = title.trim();
+        if title.is_empty() || title.chars().count() > 200 {
+            return Err(SessionError::BadInput {
+                message: "a title must have 1 to 200 characters".into(),
+            });
+        }
+        let session = self.open(id).await?;
+        session.inner.run.lock().unwrap().meta.title = title.to_string();
+        session.save_meta().await
+    }
+
+    /// Remove the session's container and its folder. Refused while an ask runs.
+    pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        let session = self.open(id).await?;
+        if session.is_busy() {
+            return Err(SessionError::Busy);
+        }
+        session.close().await;
+        self.open.lock().unwrap().remove(id);
+        let (store, id) = (self.store.clone(), id.to_string());
+        blocking(move || store.delete(&id))
+            .await
+            .map_err(SessionError::storage)
+    }
+
+    /// Release every open session's container (the app is closing).
+    pub async fn close_all(&self) {
+        let all: Vec<Session> = self.open.lock().unwrap().values().cloned().collect();
+        for s in all {
+            s.close().await;
+        }
+    }
+}
+
+/// One conversation. Cheap to clone; every clone is the same session.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    dir: PathBuf,
+    factory: Arc<dyn SandboxFactory>,
+    config: Mutex<SessionConfig>,
+    run: Mutex<RunDir>,
+    /// The conversation, every ask's items in order.
+    items: Mutex<Vec<Item>>,
+    /// The sandbox and which inputs it holds; the lock is held while it starts, so an
+    /// ask waits for a start already under way instead of starting a second one.
+    sandbox: tokio::sync::Mutex<Option<Live>>,
+    busy: AtomicBool,
+    events: broadcast::Sender<Event>,
+    /// Notes for the model, given with the next tool result or the next ask.
+    notes: Mutex<Vec<String>>,
+    /// Since the last ask ended or files were added (for the idle release).
+    last_used: Mutex<Instant>,
+    asks: AtomicU64,
+    closed: AtomicBool,
+    /// The workspace archive on disk matches the sandbox (nothing ran since).
+    archived: AtomicBool,
+}
+
+struct Live {
+    sandbox: Arc<dyn Sandbox>,
+    staged: BTreeSet<String>,
+}
+
+impl Session {
+    fn new(
+        run: RunDir,
+        config: SessionConfig,
+        items: Vec<Item>,
+        factory: Arc<dyn SandboxFactory>,
+    ) -> Session {
+        let mut notes = Vec::new();
+        if !items.is_empty() {
+            notes.push(
+                "This session was reopened in a new sandbox: the Python variables and imports of \
+                 earlier calls are gone, but the files in input/ and output/ are as they were."
+                    .to_string(),
+            );
+        }
+        let asks = run.meta.asks.len() as u64;
+        Session {
+            inner: Arc::new(Inner {
+                id: run.meta.id.clone(),
+                dir: run.path.clone(),
+                factory,
+                config: Mutex::new(config),
+                run: Mutex::new(run),
+                items: Mutex::new(items),
+                sandbox: tokio::sync::Mutex::new(None),
+                busy: AtomicBool::new(false),
+                events: broadcast::channel(1024).0,
+                notes: Mutex::new(notes),
+                last_used: Mutex::new(Instant::now()),
+                asks: AtomicU64::new(asks),
+                closed: AtomicBool::new(false),
+                archived: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The session's folder: `outputs/`, `transcript.jsonl`, `run.json`, `figures/`.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    pub fn outputs_dir(&self) -> PathBuf {
+        self.inner.dir.join(crate::store::OUTPUTS)
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.inner.busy.load(Ordering::SeqCst)
+    }
+
+    /// The session's metadata as saved (title, files, asks, outputs).
+    pub fn meta(&self) -> RunMeta {
+        self.inner.run.lock().unwrap().meta.clone()
+    }
+
+    /// The conversation so far.
+    pub fn items(&self) -> Vec<Item> {
+        self.inner.items.lock().unwrap().clone()
+    }
+
+    pub fn config(&self) -> SessionConfig {
+        self.inner.config.lock().unwrap().clone()
+    }
+
+    /// Change the settings; they apply from the next ask (sandbox ones from the next
+    /// container).
+    pub async fn set_config(&self, config: SessionConfig) -> Result<(), SessionError> {
+        config.validate()?;
+        *self.inner.config.lock().unwrap() = config;
+        self.save_settings().await
+    }
+
+    /// Every event of the session: set-up, staging, and every ask's events.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    /// Stage files (or folders) as `input/NAME`. The sandbox starts in the background
+    /// if it is not running; a running one receives them at once, and the model is
+    /// told on its next turn.
+    pub async fn add_files(&self, paths: Vec<PathBuf>) -> Result<Vec<StagedFile>, SessionError> {
+        let manifest = blocking(move || Manifest::from_paths(&paths))
+            .await
+            .map_err(SessionError::bad_input)?;
+        let added: Vec<StagedFile> = manifest
+            .inputs
+            .iter()
+            .map(|f| StagedFile {
+                name: f.dest.clone(),
+                bytes: f.bytes,
+                source: f.source.display().to_string(),
+            })
+            .collect();
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            for f in &added {
+                if run.meta.files.iter().any(|g| g.name == f.name) {
+                    return Err(SessionError::BadInput {
+                        message: format!(
+                            "input/{} is already in this session; remove it first or rename the new file",
+                            f.name
+                        ),
+                    });
+                }
+            }
+            run.meta.files.extend(added.iter().cloned());
+            run.meta
+                .inputs
+                .extend(added.iter().map(|f| f.source.clone()));
+        }
+        self.save_meta().await?;
+        if !self.inner.items.lock().unwrap().is_empty() {
+            let names: Vec<String> = added
+                .iter()
+                .map(|f| format!("input/{} ({} bytes)", f.name, f.bytes))
+                .collect();
+            self.note(format!("The user added files: {}.", names.join(", ")));
+        }
+        self.touch();
+        self.warm();
+        Ok(added)
+    }
+
+    /// Remove an input file from the session (the original is untouched).
+    pub async fn remove_file(&self, name: &str) -> Result<(), SessionError> {
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            let before = run.meta.files.len();
+            run.meta.files.retain(|f| f.name != name);
+            if run.meta.files.len() == before {
+                return Err(SessionError::BadInput {
+                    message: format!("input/{name} is not in this session"),
+                });
+            }
+        }
+        self.save_meta().await?;
+        let mut slot = self.inner.sandbox.lock().await;
+        if let Some(live) = slot.as_mut() {
+            if live.staged.remove(name) {
+                live.sandbox
+                    .remove_input(name)
+                    .await
+                    .map_err(|e| SessionError::Sandbox {
+                        message: format!("{e:#}"),
+                    })?;
+            }
+        }
+        if !self.inner.items.lock().unwrap().is_empty() {
+            self.note(format!("The user removed input/{name}."));
+        }
+        Ok(())
+    }
+
+    /// Start the sandbox in the background (if it is not running), reporting progress
+    /// and failures as events.
+    pub fn warm(&self) {
+        let session = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = session.sandbox().await {
+                session.broadcast(None, EventKind::Error { error: e.info() });
+            }
+        });
+    }
+
+    /// Ask: run the agent loop on this conversation with `model`. Returns at once; the
+    /// work happens in a spawned task that the handle owns.
+    pub fn ask(&self, prompt: String, model: Box<dyn Model>) -> Result<AskHandle, SessionError> {
+        if prompt.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
+        if self.inner.busy.swap(true, Ordering::SeqCst) {
+            return Err(SessionError::Busy);
+        }
+        let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
+        let (tx, events) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let (session, id, token) = (self.clone(), ask_id.clone(), cancel.clone());
+        let task = tokio::spawn(async move {
+            let mut model = model;
+            let outcome = session
+                .run_ask(&id, &prompt, model.as_mut(), Some(tx), &token)
+                .await;
+            session.inner.busy.store(false, Ordering::SeqCst);
+            outcome
+        });
+        Ok(AskHandle {
+            ask_id,
+            events,
+            cancel,
+            task,
+        })
+    }
+
+    /// Ask with a borrowed model, awaited in place (the one-shot `run` path).
+    pub async fn ask_with(
+        &self,
+        prompt: &str,
+        model: &mut dyn Model,
+        events: Option<mpsc::UnboundedSender<Event>>,
+        cancel: &CancellationToken,
+    ) -> Result<AskOutcome, SessionError> {
+        if prompt.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
+        if self.inner.busy.swap(true, Ordering::SeqCst) {
+            return Err(SessionError::Busy);
+        }
+        let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
+        let outcome = self.run_ask(&ask_id, prompt, model, events, cancel).await;
+        self.inner.busy.store(false, Ordering::SeqCst);
+        Ok(outcome)
+    }
+
+    /// Keep the workspace and remove the container. The session can still be asked
+    /// again: a new container starts with the workspace restored.
+    pub async fn release(&self) {
+        let mut slot = self.inner.sandbox.lock().await;
+        if let Some(live) = slot.take() {
+            let archive = self.inner.dir.join(ARCHIVE);
+            let max = self.config().max_archive_bytes;
+            if !self.inner.archived.load(Ordering::SeqCst) {
+                if let Err(e) = live.sandbox.archive_workspace(&archive, max).await {
+                    self.status(None, format!("workspace archive not kept: {e:#}"));
+                }
+            }
+            if let Err(e) = live.sandbox.close().await {
+                self.status(None, format!("{e:#}"));
+            }
+            self.note(
+                "The sandbox was restarted after a pause: the Python variables and imports of \
+                 earlier calls are gone, but the files in input/ and output/ are as they were."
+                    .into(),
+            );
+        }
+    }
+
+    /// Release the container for good (the app closes the session).
+    pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        self.release().await;
+    }
+
+    // ---- the ask ----------------------------------------------------------------------
+
+    async fn run_ask(
+        &self,
+        ask_id: &str,
+        prompt: &str,
+        model: &mut dyn Model,
+        tx: Option<mpsc::UnboundedSender<Event>>,
+        cancel: &CancellationToken,
+    ) -> AskOutcome {
+        let host = AskHost {
+            session: self,
+            ask_id,
+            tx,
+        };
+        let config = self.config();
+        host.emit(EventKind::AskStarted {
+            prompt: prompt.into(),
+            model: model.describe(),
+        });
+        let begun = self.begin_ask(ask_id, prompt, &model.describe()).await;
+        let sandbox = match begun {
+            Ok(()) => tokio::select! {
+                s = self.sandbox() => s,
+                _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
+            },
+            Err(e) => Err(e),
+        };
+        let (mut status, mut error, mut turns, mut usage) =
+            (RunStatus::Cancelled, None, 0, Usage::default());
+        if let Ok(sandbox) = &sandbox {
+            let summaries = self.input_summaries().await;
+            let mut agent = Agent::new(model, sandbox.as_ref(), &host, self.items());
+            agent.instructions = instructions::build(&instructions::Context {
+                inputs: &summaries,
+                tools: config.tools,
+                vision: config.show_images && agent.model.vision(),
+                network: config.sandbox.network,
+                limits: &config.limits,
+                memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
+                libraries: instructions::LIBRARIES,
+                extra: &config.instructions,
+            });
+            agent.tools = config.tools;
+            agent.limits = config.limits.clone();
+            agent.show_images = config.show_images;
+            let notes = self.take_notes();
+            let task = if notes.is_empty() {
+                prompt.to_string()
+            } else {
+                format!("{prompt}\n\n[from the app] {}", notes.join(" "))
+            };
+            status = agent.run(&task, cancel).await;
+            (turns, usage) = (agent.turns, agent.usage);
+            *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
+            self.collect(&host, sandbox.as_ref(), &config, &mut status)
+                .await;
+        }
+        if let Err(e) = &sandbox {
+            if !cancel.is_cancelled() {
+                status = RunStatus::Failed {
+                    message: e.to_string(),
+                };
+                error = Some(e.clone());
+            }
+        }
+        if let (RunStatus::Failed { message }, None) = (&status, &error) {
+            error = Some(classify(message));
+        }
+        if let Some(e) = &error {
+            host.emit(EventKind::Error { error: e.info() });
+        }
+        let answer = self.answer_of(ask_id);
+        let cost_usd = model.price().map(|p| p.cost(&usage));
+        let outputs = self
+            .end_ask(ask_id, &status, turns, usage, cost_usd)
+            .await
+            .unwrap_or_else(|e| {
+                host.emit(EventKind::Status {
+                    message: format!("{e}"),
+                });
+                Vec::new()
+            });
+        self.touch();
+        host.emit(EventKind::AskFinished {
+            status: status.clone(),
+            turns,
+            answer: answer.clone(),
+            outputs_dir: self.outputs_dir().display().to_string(),
+        });
+        AskOutcome {
+            session_id: self.id().to_string(),
+            ask_id: ask_id.to_string(),
+            status,
+            turns,
+            usage,
+            cost_usd,
+            answer,
+            outputs_dir: self.outputs_dir(),
+            outputs,
+            error,
+        }
+    }
+
+    async fn begin_ask(
+        &self,
+        ask_id: &str,
+        prompt: &str,
+        model: &str,
+    ) -> Result<(), SessionError> {
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            let m = &mut run.meta;
+            if m.prompt.is_empty() {
+                m.prompt = prompt.to_string();
+                m.model = model.to_string();
+            }
+            if m.title.is_empty() {
+                m.title = title_from(prompt);
+            }
+            m.status = None;
+            self.inner.archived.store(false, Ordering::SeqCst);
+            m.asks.push(AskMeta {
+                id: ask_id.to_string(),
+                prompt: prompt.to_string(),
+                model: model.to_string(),
+                created: chrono::Utc::now().to_rfc3339(),
+                ..AskMeta::default()
+            });
+        }
+        self.save_meta().await
+    }
+
+    /// Bring `output/` back into the session folder and keep the workspace archive.
+    async fn collect(
+        &self,
+        host: &AskHost<'_>,
+        sandbox: &dyn Sandbox,
+        config: &SessionConfig,
+        status: &mut RunStatus,
+    ) {
+        match sandbox
+            .collect_outputs(&self.outputs_dir(), &config.collect)
+            .await
+        {
+            Ok(collected) => {
+                for r in &collected.refused {
+                    host.emit(EventKind::Status {
+                        message: format!("refused output {}: {}", r.path, r.reason),
+                    });
+                }
+                let mut run = self.inner.run.lock().unwrap();
+                run.meta.outputs = collected.files;
+                run.meta.refused = collected.refused;
+            }
+            Err(e) => {
+                if !matches!(status, RunStatus::Failed { .. }) {
+                    *status = RunStatus::Failed {
+                        message: format!("collecting outputs: {e:#}"),
+                    };
+                }
+            }
+        }
+        let archive = self.inner.dir.join(ARCHIVE);
+        match sandbox
+            .archive_workspace(&archive, config.max_archive_bytes)
+            .await
+        {
+            Ok(_) => self.inner.archived.store(true, Ordering::SeqCst),
+            Err(e) => host.emit(EventKind::Status {
+                message: format!("workspace archive not kept: {e:#}"),
+            }),
+        }
+    }
+
+    async fn end_ask(
+        &self,
+        ask_id: &str,
+        status: &RunStatus,
+        turns: u32,
+        usage: Usage,
+        cost_usd: Option<f64>,
+    ) -> Result<Vec<CollectedFile>, SessionError> {
+        let outputs = {
+            let mut run = self.inner.run.lock().unwrap();
+            let m = &mut run.meta;
+            let now = chrono::Utc::now().to_rfc3339();
+            if let Some(a) = m.asks.iter_mut().find(|a| a.id == ask_id) {
+                a.status = Some(status.clone());
+                a.finished = Some(now.clone());
+                a.turns = turns;
+                a.usage = usage;
+                a.cost_usd = cost_usd;
+            }
+            m.status = Some(status.clone());
+            m.finished = Some(now);
+            m.turns += turns;
+            m.usage += usage;
+            m.cost_usd = match (m.cost_usd, cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            m.outputs.clone()
+        };
+        self.save_meta().await?;
+        Ok(outputs)
+    }
+
+    /// The last assistant text of ask `ask_id`, from the conversation.
+    fn answer_of(&self, _ask_id: &str) -> Option<String> {
+        let items = self.inner.items.lock().unwrap();
+        let last_user = items
+            .iter()
+            .rposition(|i| matches!(i, Item::User { text } if !text.starts_with("[from the app]")))?;
+        items[last_user..].iter().rev().find_map(|i| match i {
+            Item::Assistant { text } if !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        })
+    }
+
+    // ---- the sandbox ------------------------------------------------------------------
+
+    /// The running sandbox, started (and the workspace restored, and every input
+    /// staged) if there is none.
+    async fn sandbox(&self) -> Result<Arc<dyn Sandbox>, SessionError> {
+        let mut slot = self.inner.sandbox.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.start_sandbox().await?);
+            self.spawn_idle_watch();
+        }
+        let live = slot.as_mut().expect("just started");
+        let wanted: Vec<StagedFile> = self.meta().files;
+        let missing: Vec<&StagedFile> = wanted
+            .iter()
+            .filter(|f| !live.staged.contains(&f.name))
+            .collect();
+        if !missing.is_empty() {
+            let paths: Vec<(PathBuf, String)> = missing
+                .iter()
+                .map(|f| (PathBuf::from(&f.source), f.name.clone()))
+                .collect();
+            let manifest = blocking(move || Manifest::from_named(&paths))
+                .await
+                .map_err(SessionError::bad_input)?;
+            self.broadcast(
+                None,
+                EventKind::Setup(SetupStage::Staging {
+                    files: manifest.inputs.len(),
+                    bytes: manifest.total_bytes(),
+                }),
+            );
+            live.sandbox
+                .add_inputs(&manifest)
+                .await
+                .map_err(|e| SessionError::Sandbox {
+                    message: format!("staging the new files: {e:#}"),
+                })?;
+            live.staged.extend(missing.iter().map(|f| f.name.clone()));
+            self.inner.archived.store(false, Ordering::SeqCst);
+        }
+        Ok(live.sandbox.clone())
+    }
+
+    async fn start_sandbox(&self) -> Result<Live, SessionError> {
+        let started = Instant::now();
+        let config = self.config();
+        let archive = self.inner.dir.join(ARCHIVE);
+        let restore = tokio::fs::try_exists(&archive).await.unwrap_or(false);
+        // A restored workspace holds the inputs already; otherwise stage them fresh.
+        let files = self.meta().files;
+        let manifest = if restore {
+            Manifest::default()
+        } else {
+            let paths: Vec<(PathBuf, String)> = files
+                .iter()
+                .map(|f| (PathBuf::from(&f.source), f.name.clone()))
+                .collect();
+            blocking(move || Manifest::from_named(&paths))
+                .await
+                .map_err(SessionError::bad_input)?
+        };
+        let me = self.clone();
+        let setup = move |stage: SetupStage| me.broadcast(None, EventKind::Setup(stage));
+        let sandbox = self
+            .inner
+            .factory
+            .start(self.id(), &config.sandbox, &manifest, &setup)
+            .await?;
+        let mut staged: BTreeSet<String> = manifest.inputs.iter().map(|f| f.dest.clone()).collect();
+        if restore {
+            match sandbox.restore_workspace(&archive).await {
+                Ok(()) => {
+                    staged.extend(files.iter().map(|f| f.name.clone()));
+                    self.broadcast(None, EventKind::Setup(SetupStage::WorkspaceRestored));
+                }
+                Err(e) => self.status(
+                    None,
+                    format!("the earlier workspace could not be restored ({e:#}); staging the input files again"),
+                ),
+            }
+        }
+        self.broadcast(
+            None,
+            EventKind::Setup(SetupStage::SandboxReady {
+                millis: started.elapsed().as_millis() as u64,
+            }),
+        );
+        Ok(Live { sandbox, staged })
+    }
+
+    /// Release the container once the session has been idle for `idle_release`.
+    fn spawn_idle_watch(&self) {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                let idle = inner.config.lock().unwrap().idle_release;
+                let since = inner.last_used.lock().unwrap().elapsed();
+                let wait = idle.saturating_sub(since).max(Duration::from_millis(200));
+                drop(inner);
+                tokio::time::sleep(wait).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let session = Session { inner };
+                if session.inner.closed.load(Ordering::SeqCst) {
+                    return;
+                }
+                let idle_for = session.inner.last_used.lock().unwrap().elapsed();
+                if !session.is_busy() && idle_for >= idle {
+                    let running = session.inner.sandbox.lock().await.is_some();
+                    if running {
+                        session.release().await;
+                        session.broadcast(None, EventKind::Setup(SetupStage::SandboxReleased));
+                    }
+                    return; // a new watch starts with the next sandbox
+                }
+            }
+        });
+    }
+
+    // ---- small helpers ----------------------------------------------------------------
+
+    async fn input_summaries(&self) -> Vec<InputSummary> {
+        let files = self.meta().files;
+        blocking(move || {
+            Ok(files
+                .iter()
+                .map(|f| InputSummary {
+                    name: f.name.clone(),
+                    bytes: f.bytes,
+                    head: text_head(Path::new(&f.source)),
+                })
+                .collect())
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    fn note(&self, text: String) {
+        self.inner.notes.lock().unwrap().push(text);
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.inner.notes.lock().unwrap())
+    }
+
+    fn touch(&self) {
+        *self.inner.last_used.lock().unwrap() = Instant::now();
+    }
+
+    fn broadcast(&self, ask_id: Option<&str>, kind: EventKind) {
+        let _ = self.inner.events.send(Event::now(self.id(), ask_id, kind));
+    }
+
+    fn status(&self, ask_id: Option<&str>, message: String) {
+        self.broadcast(ask_id, EventKind::Status { message });
+    }
+
+    async fn save_meta(&self) -> Result<(), SessionError> {
+        let (path, meta) = {
+            let run = self.inner.run.lock().unwrap();
+            (run.path.clone(), run.meta.clone())
+        };
+        blocking(move || RunDir { path, meta }.save())
+            .await
+            .map_err(SessionError::storage)
+    }
+
+    async fn save_settings(&self) -> Result<(), SessionError> {
+        let text = serde_json::to_string_pretty(&self.config()).expect("settings serialize");
+        let path = self.inner.dir.join(SETTINGS);
+        blocking(move || Ok(std::fs::write(&path, text)?))
+            .await
+            .map_err(SessionError::storage)
+    }
+}
+
+/// The loop's view of the session during one ask.
+struct AskHost<'a> {
+    session: &'a Session,
+    ask_id: &'a str,
+    tx: Option<mpsc::UnboundedSender<Event>>,
+}
+
+impl Host for AskHost<'_> {
+    fn emit(&self, kind: EventKind) {
+        let event = Event::now(self.session.id(), Some(self.ask_id), kind);
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(event.clone());
+        }
+        let _ = self.session.inner.events.send(event);
+    }
+
+    fn record(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        self.session
+            .inner
+            .run
+            .lock()
+            .unwrap()
+            .append_in(Some(self.ask_id), item, usage)
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        self.session.take_notes()
+    }
+
+    fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {
+        let safe: String = call_id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        let rel = format!("{FIGURES}/{}-{safe}-{index}.png", self.ask_id);
+        let path = self.session.inner.dir.join(&rel);
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        std::fs::write(&path, png)?;
+        Ok(rel)
+    }
+}
+
+/// A failure message classified for the UI.
+fn classify(message: &str) -> SessionError {
+    let e = anyhow::anyhow!("{message}");
+    if message.starts_with("the model failed") {
+        SessionError::from_model(&e)
+    } else if message.starts_with("the sandbox failed") {
+        SessionError::Sandbox {
+            message: message.into(),
+        }
+    } else {
+        SessionError::Storage {
+            message: message.into(),
+        }
+    }
+}
+
+/// A transcript cut short by a crash may end with calls that have no output; every
+/// provider refuses that, so each gets one saying what happened.
+fn repair(mut items: Vec<Item>) -> Vec<Item> {
+    let answered: BTreeSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolOutput { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let open: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { call_id, .. } if !answered.contains(call_id) => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    for call_id in open {
+        items.push(Item::ToolOutput {
+            call_id,
+            output: "[the app stopped before this call finished; its result is unknown]".into(),
+            is_error: true,
+            images: Vec::new(),
+        });
+    }
+    items
+}
+
+fn title_of(m: &RunMeta) -> String {
+    if !m.title.is_empty() {
+        m.title.clone()
+    } else if !m.prompt.is_empty() {
+        title_from(&m.prompt)
+    } else {
+        "New session".into()
+    }
+}
+
+/// The first line of a request, shortened to about 60 characters at a word.
+fn title_from(prompt: &str) -> String {
+    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(60).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(a, _)| a);
+    format!("{cut}…")
+}
+
+/// The first lines of a text file (a CSV's header and rows), for the instructions.
+fn text_head(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 2048];
+    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    if text.contains('\0') {
+        return None;
+    }
+    let lines: Vec<String> = text
+        .lines()
+        .take(6)
+        .map(|l| l.chars().take(200).collect())
+        .collect();
+    Some(lines.join("\n"))
+}
+
+/// Blocking file work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    tokio::task::spawn_blocking(f).await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_short_first_lines() {
+        assert_eq!(title_from("\n  Find anomalies\nmore"), "Find anomalies");
+        let long = "look for abnormal energy-use events, ignore normal operating noise, explain the method";
+        let t = title_from(long);
+        assert!(t.ends_with('…') && t.chars().count() <= 61, "{t}");
+    }
+
+    #[test]
+    fn open_calls_get_an_output_on_repair() {
+        let items = vec![
+            Item::User { text: "t".into() },
+            Item::ToolCall {
+                call_id: "a".into(),
+                name: "python".into(),
+                arguments: "{}".into(),
+            },
+        ];
+        let fixed = repair(items);
+        assert!(matches!(&fixed[2], Item::ToolOutput { call_id, is_error: true, .. } if call_id == "a"));
+    }
+
+    #[test]
+    fn limits_are_checked_where_they_enter() {
+        let mut c = SessionConfig::default();
+        assert!(c.validate().is_ok());
+        c.limits.max_turns = 0;
+        assert_eq!(c.validate().unwrap_err().code(), "bad_input");
+        let mut c = SessionConfig::default();
+        c.limits.max_cost_usd = Some(f64::NAN);
+        assert!(c.validate().is_err());
+        let mut c = SessionConfig::default();
+        c.tools = ToolSet {
+            python: false,
+            shell: false,
+        };
+        assert!(c.validate().is_err());
+    }
+}

@@ -1,0 +1,445 @@
+//! Sessions and the loop driven through the in-memory sandbox (no Docker): follow-ups
+//! on the same state, files added between asks, reopening, idle release, live events,
+//! what the model is shown and told, and how asks end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
+use sandalyst::model::pricing::Price;
+use sandalyst::model::scripted::{ScriptedModel, Step};
+use sandalyst::model::{Item, Usage};
+use sandalyst::sandbox::fake::FakeFactory;
+use sandalyst::session::{AskOutcome, Session, SessionConfig, SessionError, Sessions};
+use serde_json::json;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    factory: Arc<FakeFactory>,
+    sessions: Sessions,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Arc::new(FakeFactory::default());
+    let sessions = Sessions::new(dir.path().join("sessions"), factory.clone()).unwrap();
+    Fixture {
+        dir,
+        factory,
+        sessions,
+    }
+}
+
+impl Fixture {
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+fn py(id: &str, code: &str) -> Step {
+    ScriptedModel::python(id, code)
+}
+
+fn say(text: &str) -> Step {
+    Step::Reply(vec![Item::Assistant { text: text.into() }])
+}
+
+/// Run one ask to its end; its events and outcome.
+async fn ask(session: &Session, prompt: &str, model: ScriptedModel) -> (Vec<Event>, AskOutcome) {
+    let mut handle = session.ask(prompt.into(), Box::new(model)).unwrap();
+    let mut events = Vec::new();
+    while let Some(ev) = handle.events.recv().await {
+        events.push(ev);
+    }
+    (events, handle.outcome().await)
+}
+
+fn outputs_seen(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolOutput { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    session
+        .add_files(vec![f.file("data.csv", "t,v\n1,2\n")])
+        .await
+        .unwrap();
+    let first = ScriptedModel::new([
+        py("c1", "set total 42\nwrite output/total.txt 42"),
+        say("The total is 42."),
+    ]);
+    let (_, o1) = ask(&session, "Add it up", first).await;
+    assert_eq!(o1.status, RunStatus::Finished);
+    assert_eq!(o1.answer.as_deref(), Some("The total is 42."));
+
+    let later = f.file("more.csv", "t,v\n3,4\n");
+    session.add_files(vec![later]).await.unwrap();
+    let second = ScriptedModel::new([
+        py("c2", "get total\ncat output/total.txt\ncat input/more.csv"),
+        say("Still 42."),
+    ]);
+    let log = second.log.clone();
+    let (_, o2) = ask(&session, "And now?", second).await;
+    assert_eq!(o2.status, RunStatus::Finished);
+
+    let seen = log.lock().unwrap();
+    // The second ask sees the whole conversation, and the note about the new file.
+    let items = &seen[0].items;
+    assert!(matches!(&items[0], Item::User { text } if text == "Add it up"));
+    let Item::User { text } = items.iter().rev().find(|i| matches!(i, Item::User { .. })).unwrap() else {
+        unreachable!()
+    };
+    assert!(text.starts_with("And now?") && text.contains("input/more.csv"), "{text}");
+    assert!(seen[0].instructions.contains("input/more.csv"));
+    let outs = outputs_seen(&seen[1].items);
+    assert!(outs.last().unwrap().contains("42\n42\nt,v\n3,4"), "{outs:?}");
+    // One sandbox served both asks.
+    assert_eq!(f.factory.started.lock().unwrap().len(), 1);
+    let meta = session.meta();
+    assert_eq!(meta.asks.len(), 2);
+    assert_eq!(meta.files.len(), 2);
+    assert!(session.outputs_dir().join("total.txt").exists());
+}
+
+#[tokio::test]
+async fn a_second_ask_while_one_runs_is_refused() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let handle = session
+        .ask("wait".into(), Box::new(ScriptedModel::new([Step::Hang])))
+        .unwrap();
+    let again = session.ask("again".into(), Box::new(ScriptedModel::new([])));
+    assert!(matches!(again, Err(SessionError::Busy)));
+    assert!(matches!(
+        session.ask("  ".into(), Box::new(ScriptedModel::new([]))),
+        Err(SessionError::EmptyPrompt)
+    ));
+    handle.cancel();
+    assert_eq!(handle.outcome().await.status, RunStatus::Cancelled);
+    assert!(session
+        .ask("now".into(), Box::new(ScriptedModel::new([])))
+        .is_ok());
+}
+
+#[tokio::test]
+async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
+    let f = fixture();
+    let id = {
+        let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+        session
+            .add_files(vec![f.file("data.csv", "a\n1\n")])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            py("c1", "set x 7\nwrite output/x.txt seven"),
+            say("x is 7"),
+        ]);
+        ask(&session, "make x", model).await;
+        session.id().to_string()
+    };
+    // A new process: new Sessions over the same folder.
+    let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
+    let session = again.open(&id).await.unwrap();
+    assert_eq!(session.items().len(), 4);
+    let model = ScriptedModel::new([py("c2", "cat output/x.txt\ncat input/data.csv\nget x"), say("gone")]);
+    let log = model.log.clone();
+    let (events, outcome) = ask(&session, "what was x?", model).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let seen = log.lock().unwrap();
+    let Some(Item::User { text }) = seen[0].items.last() else {
+        panic!()
+    };
+    assert!(text.contains("Python variables and imports of earlier calls are gone"), "{text}");
+    let out = outputs_seen(&seen[1].items).pop().unwrap();
+    assert!(out.contains("seven") && out.contains("a\n1") && out.contains("NameError"), "{out}");
+    assert_eq!(f.factory.started.lock().unwrap().len(), 2);
+    let _ = events;
+    assert_eq!(again.list().unwrap()[0].title, "make x");
+}
+
+#[tokio::test]
+async fn an_idle_session_releases_its_sandbox_and_comes_back() {
+    let f = fixture();
+    let config = SessionConfig {
+        idle_release: Duration::from_secs(1),
+        ..SessionConfig::default()
+    };
+    let session = f.sessions.create(config).await.unwrap();
+    let mut events = session.subscribe();
+    session
+        .add_files(vec![f.file("d.csv", "x\n")])
+        .await
+        .unwrap();
+    ask(&session, "one", ScriptedModel::new([py("c1", "write output/a.txt A"), say("ok")])).await;
+    let released = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Ok(Event {
+                kind: EventKind::Setup(SetupStage::SandboxReleased),
+                ..
+            }) = events.recv().await
+            {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(released.is_ok(), "the sandbox was not released");
+    let first = f.factory.started.lock().unwrap()[0].clone();
+    assert!(first.closed.load(std::sync::atomic::Ordering::SeqCst));
+    let (_, o) = ask(&session, "two", ScriptedModel::new([py("c2", "cat output/a.txt"), say("ok")])).await;
+    assert_eq!(o.status, RunStatus::Finished);
+    assert_eq!(f.factory.started.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn events_stream_in_order_with_a_pinned_shape() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        Step::Reply(vec![
+            Item::Assistant {
+                text: "Let me look at the data first.".into(),
+            },
+            ScriptedModel::call("c1", "python", json!({"code": "stream 3 50\nwrite output/chart.png x\nfigure"})),
+        ]),
+        say("Done: output/chart.png."),
+    ]);
+    let (events, outcome) = ask(&session, "Plot it", model).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    for e in &events {
+        assert_eq!(e.session_id, session.id());
+        assert_eq!(e.ask_id.as_deref(), Some("ask-1"));
+        assert!(e.at.ends_with('Z') && e.at.contains('T'));
+    }
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string())
+        .collect();
+    let mut compact: Vec<&str> = Vec::new();
+    for k in &kinds {
+        if compact.last() != Some(&k.as_str()) {
+            compact.push(k);
+        }
+    }
+    assert_eq!(
+        compact,
+        [
+            "ask_started", "turn_started", "text_delta", "tool_call_delta", "usage", "text",
+            "tool_call", "cell_output", "cell_result", "cell_image", "artifact", "turn_started",
+            "text_delta", "usage", "text", "ask_finished"
+        ]
+    );
+    // The serialized shape of each kind a UI reads.
+    let by_type = |t: &str| {
+        events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .find(|v| v["type"] == t)
+            .unwrap()
+    };
+    let keys = |t: &str| {
+        let mut k: Vec<String> = by_type(t).as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k.join(",")
+    };
+    assert_eq!(keys("ask_started"), "ask_id,at,model,prompt,session_id,type");
+    assert_eq!(keys("text_delta"), "ask_id,at,session_id,text,type");
+    assert_eq!(keys("tool_call_delta"), "arguments,ask_id,at,call_id,name,session_id,type");
+    assert_eq!(keys("tool_call"), "ask_id,at,call_id,code,name,session_id,type");
+    assert_eq!(keys("cell_output"), "ask_id,at,call_id,session_id,stream,text,type");
+    assert_eq!(
+        keys("cell_result"),
+        "ask_id,at,call_id,duration_ms,note,session_id,status,stderr,stdout,traceback,type"
+    );
+    assert_eq!(keys("cell_image"), "ask_id,at,call_id,path,session_id,type");
+    assert_eq!(keys("artifact"), "ask_id,at,bytes,kind,path,session_id,type");
+    assert_eq!(
+        keys("usage"),
+        "ask_id,at,cached_tokens,cost_usd,input_tokens,output_tokens,session_id,total_input_tokens,total_output_tokens,type"
+    );
+    assert_eq!(keys("ask_finished"), "answer,ask_id,at,outputs_dir,session_id,status,turns,type");
+    assert_eq!(by_type("cell_output")["stream"], "stdout");
+    assert_eq!(by_type("cell_output")["text"], "line 0\n");
+    assert_eq!(by_type("cell_result")["status"], "ok");
+    assert_eq!(by_type("artifact")["kind"], "image");
+    assert_eq!(by_type("artifact")["path"], "chart.png");
+    assert_eq!(by_type("ask_finished")["status"], json!({"status": "finished"}));
+    let code = by_type("tool_call")["code"].as_str().unwrap().to_string();
+    assert!(code.starts_with("stream 3 50"));
+    // The figure is kept in the session folder, where the event says.
+    let fig = by_type("cell_image")["path"].as_str().unwrap().to_string();
+    assert!(session.dir().join(&fig).is_file(), "{fig}");
+    // Deltas put together are the text and the arguments.
+    let text: String = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .take_while(|t| !t.is_empty())
+        .collect();
+    assert!(text.starts_with("Let me look at the data first."));
+}
+
+#[tokio::test]
+async fn charts_reach_a_vision_model_and_never_one_without() {
+    for vision in [true, false] {
+        let f = fixture();
+        let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+        let mut model = ScriptedModel::new([
+            py("c1", "write output/chart.png x\nfigure"),
+            Step::Reply(vec![ScriptedModel::call("c2", "view_image", json!({"path": "output/chart.png"}))]),
+            say("ok"),
+        ]);
+        model.vision = vision;
+        let log = model.log.clone();
+        ask(&session, "plot", model).await;
+        let seen = log.lock().unwrap();
+        let images: Vec<usize> = seen
+            .last()
+            .unwrap()
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolOutput { images, .. } => Some(images.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seen[0].tools.contains(&"view_image".to_string()), vision);
+        if vision {
+            // "x" is no PNG: the chart is refused with a note; the figure goes through.
+            assert_eq!(images, [1, 0]);
+            let out = outputs_seen(&seen[1].items).pop().unwrap();
+            assert!(out.contains("could not be shown"), "{out}");
+        } else {
+            assert_eq!(images, [0, 0]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn long_outputs_stay_within_the_budget_and_the_ask_ends_with_a_summary() {
+    let f = fixture();
+    let config = SessionConfig {
+        limits: sandalyst::agent::Limits {
+            max_turns: 25,
+            ..Default::default()
+        },
+        ..SessionConfig::default()
+    };
+    let session = f.sessions.create(config).await.unwrap();
+    let steps: Vec<Step> = (0..25)
+        .map(|i| py(&format!("c{i}"), &format!("repeat 2000 {}", "y".repeat(99))))
+        .chain([say("Summary: printed a lot.")])
+        .collect();
+    let mut model = ScriptedModel::new(steps);
+    model.context_window = Some(128_000);
+    let log = model.log.clone();
+    let (_, outcome) = ask(&session, "print a lot", model).await;
+    assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 25 });
+    assert_eq!(outcome.answer.as_deref(), Some("Summary: printed a lot."));
+    let seen = log.lock().unwrap();
+    assert_eq!(seen.len(), 26);
+    assert!(seen.last().unwrap().tools.is_empty(), "the summary turn offers no tools");
+    for s in seen.iter() {
+        for out in outputs_seen(&s.items) {
+            assert!(out.chars().count() <= 12_500, "{}", out.len());
+        }
+        let total: usize = s.items.iter().map(|i| serde_json::to_string(i).unwrap().len()).sum();
+        assert!(total / 4 < 128_000 * 8 / 10, "request of ~{} tokens", total / 4);
+    }
+    let sandbox = f.factory.started.lock().unwrap()[0].clone();
+    let full = sandbox.file(".sandalyst/calls/c0.txt").expect("full output kept");
+    assert!(full.len() > 200_000);
+    let out0 = outputs_seen(&seen[1].items).pop().unwrap();
+    assert!(out0.contains("/workspace/.sandalyst/calls/c0.txt"));
+}
+
+#[tokio::test]
+async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    // Cut off, then an answer without the file the task names: one reminder.
+    let model = ScriptedModel::new([
+        Step::CutOff(vec![Item::Assistant { text: "Here is the beginn".into() }]),
+        say("All done."),
+        py("c1", "write output/report.md hi"),
+        say("All done, see output/report.md."),
+    ]);
+    let log = model.log.clone();
+    let (_, o) = ask(&session, "Write output/report.md please", model).await;
+    assert_eq!(o.status, RunStatus::Finished);
+    let seen = log.lock().unwrap();
+    let notes: Vec<String> = seen
+        .last()
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::User { text } if text.starts_with("[from the app]") => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("cut off"));
+    assert!(notes[1].contains("output/report.md") && notes[1].contains("does not exist"));
+    drop(seen);
+
+    // A cost budget stops the ask after a last summary.
+    let mut config = SessionConfig::default();
+    config.limits.max_cost_usd = Some(0.01);
+    let session = f.sessions.create(config).await.unwrap();
+    let usage = Usage {
+        input_tokens: 10_000,
+        output_tokens: 1_000,
+        cached_tokens: 0,
+    };
+    let mut model = ScriptedModel::new([
+        Step::Costly(vec![ScriptedModel::call("c1", "python", json!({"code": "print a"}))], usage),
+        say("Stopped on budget; did a."),
+    ]);
+    model.price = Some(Price {
+        input: 1.0,
+        cached_input: None,
+        output: 2.0,
+    });
+    let (events, o) = ask(&session, "spend", model).await;
+    assert_eq!(o.status, RunStatus::CostLimit { usd: 0.01 });
+    assert_eq!(o.answer.as_deref(), Some("Stopped on budget; did a."));
+    assert!((o.cost_usd.unwrap() - 0.012).abs() < 1e-9);
+    assert!(events.iter().any(|e| matches!(e.kind, EventKind::Usage { cost_usd: Some(c), .. } if c > 0.0)));
+}
+
+#[tokio::test]
+async fn an_engine_that_does_not_answer_is_a_typed_error() {
+    let f = fixture();
+    *f.factory.fail_with.lock().unwrap() = Some(SessionError::EngineUnavailable {
+        message: "no engine at unix:///nowhere".into(),
+    });
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let (events, o) = ask(&session, "hello", ScriptedModel::new([])).await;
+    assert!(matches!(o.status, RunStatus::Failed { .. }));
+    assert_eq!(o.error.as_ref().unwrap().code(), "engine_unavailable");
+    let err = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Error { .. }))
+        .unwrap();
+    let v = serde_json::to_value(err).unwrap();
+    assert_eq!(v["error"]["code"], "engine_unavailable");
+    assert_eq!(v["error"]["message"], "no engine at unix:///nowhere");
+    // The session itself is fine: history and files still work.
+    assert_eq!(f.sessions.list().unwrap().len(), 1);
+    f.sessions.delete(session.id()).await.unwrap();
+    assert!(f.sessions.list().unwrap().is_empty());
+}
