@@ -344,11 +344,16 @@ mod tests {
             .unwrap();
         assert_eq!(run.transcript().unwrap().len(), 1);
 
+        let idle = store.create_run(RunMeta::default()).unwrap();
         let mut other = store.create_run(RunMeta::default()).unwrap();
+        other.meta.prompt = "q".into();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
         other.meta.owner = format!("{}/999999999/1", host.trim());
         other.save().unwrap();
-        assert_eq!(store.list().unwrap().len(), 2);
+        let mut idle = idle;
+        idle.meta.owner = other.meta.owner.clone();
+        idle.save().unwrap();
+        assert_eq!(store.list().unwrap().len(), 3);
         assert_eq!(
             store.mark_interrupted().unwrap(),
             vec![other.meta.id.clone()]
@@ -358,6 +363,8 @@ mod tests {
             Some(RunStatus::Interrupted)
         );
         assert_eq!(store.open_run(&run.meta.id).unwrap().meta.status, None);
+        // A session with no ask yet was not running anything.
+        assert_eq!(store.open_run(&idle.meta.id).unwrap().meta.status, None);
         assert!(store.open_run("../etc").is_err());
     }
 }
