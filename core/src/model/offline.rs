@@ -488,6 +488,7 @@ fn own_turns(items: &[Item]) -> Vec<Turn<'_>> {
                 call_id: c,
                 output,
                 is_error,
+                ..
             } if c == call_id => Some((output.as_str(), *is_error)),
             _ => None,
         });
@@ -551,7 +552,7 @@ fn error_summary(output: Option<&str>) -> String {
 /// the first one.
 fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     let mut users = items.iter().enumerate().filter_map(|(i, it)| match it {
-        Item::User { text } => Some((i, text.as_str())),
+        Item::User { text } if !text.starts_with(APP_NOTE) => Some((i, text.as_str())),
         _ => None,
     });
     let first = users.next();
@@ -574,6 +575,27 @@ fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     (text.to_string(), names, start)
 }
 
+/// Notes the app adds to the conversation (reminders, files added) start with this;
+/// they are not the user's task.
+const APP_NOTE: &str = "[from the app]";
+
+/// Words that ask for what this analyst does: find abnormal events (again).
+const ANOMALY_WORDS: &[&str] = &[
+    "anomal", "abnormal", "outlier", "unusual", "spike", "atipic", "atípic", "inusual",
+    "again", "re-run", "rerun", "repeat", "otra vez", "de nuevo",
+];
+
+const FOLLOW_UP_ANSWER: &str = "I am the built-in offline analyst: a rule-based planner, not an LLM, so I cannot take follow-up questions like this one. What I can do on this session's files is find abnormal events in a time series (ask again for anomalies, e.g. after adding new files) and profile the data while doing so. For follow-up questions in plain words (splitting by weekday, other charts, other statistics), configure a model: set OPENAI_API_KEY or ANTHROPIC_API_KEY and pass --model openai:MODEL or --model anthropic:MODEL, or point --model ollama:MODEL at a local Ollama; in the app, open Settings. The files and results of this session stay where they are.";
+
+/// A later ask in the same conversation that is not a request for anomalies.
+fn is_unsupported_follow_up(items: &[Item], start: usize, task: &str) -> bool {
+    let earlier = items[..start]
+        .iter()
+        .any(|i| matches!(i, Item::User { text } if !text.starts_with(APP_NOTE)));
+    let lower = task.to_lowercase();
+    earlier && !ANOMALY_WORDS.iter().any(|w| lower.contains(w))
+}
+
 // ---- deciding the next step ----------------------------------------------------------
 
 /// What the planner does next.
@@ -594,6 +616,9 @@ struct Plan<'a> {
 
 fn plan(items: &[Item]) -> Next {
     let (task, outputs, start) = task_and_outputs(items);
+    if is_unsupported_follow_up(items, start, &task) {
+        return Next::Finish(FOLLOW_UP_ANSWER.into());
+    }
     let turns = own_turns(&items[start..]);
     let Some(last) = turns.last().copied() else {
         return Next::Call(
@@ -1071,6 +1096,34 @@ mod tests {
             .collect()
     }
 
+    #[tokio::test]
+    async fn a_follow_up_it_cannot_do_gets_an_honest_answer() {
+        let mut model = OfflineAnalyst::new();
+        let mut items = vec![
+            Item::User {
+                text: REFERENCE_TASK.into(),
+            },
+            Item::Assistant {
+                text: "Found 3 events.".into(),
+            },
+            Item::User {
+                text: "Now split it by weekday".into(),
+            },
+        ];
+        let reply = step(&mut model, &items, &tools()).await;
+        assert_eq!(reply.tool_calls().count(), 0);
+        let Item::Assistant { text } = &reply.items[0] else {
+            panic!()
+        };
+        assert!(text.contains("not an LLM") && text.contains("configure a"));
+        // Asking for anomalies again is something it can do.
+        items[2] = Item::User {
+            text: "Look for anomalies again with the new file".into(),
+        };
+        let reply = step(&mut model, &items, &tools()).await;
+        assert_eq!(reply.tool_calls().count(), 1);
+    }
+
     async fn step(model: &mut OfflineAnalyst, items: &[Item], tools: &[ToolSpec]) -> Reply {
         model
             .respond(
@@ -1078,6 +1131,7 @@ mod tests {
                     instructions: "",
                     items,
                     tools,
+                    on_delta: &crate::model::no_deltas,
                 },
                 &CancellationToken::new(),
             )
@@ -1113,6 +1167,7 @@ mod tests {
             call_id: id,
             output: output.into(),
             is_error,
+            images: Vec::new(),
         });
     }
 
@@ -1561,6 +1616,7 @@ mod tests {
                 call_id: format!("x{i}"),
                 output: "status: error (0 s)".into(),
                 is_error: true,
+                images: Vec::new(),
             });
         }
         let text = final_answer(&step(&mut model, &items, &tools).await);
@@ -1579,6 +1635,7 @@ mod tests {
                     instructions: "",
                     items: &items,
                     tools: &[],
+                    on_delta: &crate::model::no_deltas,
                 },
                 &cancel,
             )
