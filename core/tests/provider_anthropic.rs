@@ -9,7 +9,7 @@ use sandalyst::model::{Item, Usage};
 use serde_json::json;
 use wire::messages::{Events, MODEL};
 use wire::scenarios::{self, Provider};
-use wire::{rows, Answer, WireServer, TEST_KEY};
+use wire::{args, pieces, rows, text, Answer, WireServer, TEST_KEY};
 
 const P: Provider<Messages> =
     Provider::new(ProviderKind::Anthropic, MODEL, "", "ANTHROPIC_API_KEY");
@@ -121,9 +121,114 @@ async fn invalid_json_arguments_reach_the_loop_as_sent() {
 }
 
 #[tokio::test]
-async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
-    let err = scenarios::cut_off(&P, Events::new(5, 0, 0).end("max_tokens", 8192)).await;
-    assert!(err.contains("max_tokens"), "{err}");
+async fn stop_reason_max_tokens_is_a_cut_off_reply() {
+    scenarios::cut_off(
+        &P,
+        Events::new(5, 0, 0)
+            .text("The file has")
+            .end("max_tokens", 8192),
+        &[Item::Assistant {
+            text: "The file has".into(),
+        }],
+    )
+    .await;
+    let reply = scenarios::cut_off(&P, Events::new(5, 0, 0).end("max_tokens", 8192), &[]).await;
+    assert_eq!(reply.usage.output_tokens, 8192);
+    scenarios::not_cut_off(&P, text_reply()).await;
+}
+
+#[tokio::test]
+async fn text_and_argument_deltas_arrive_before_the_reply_ends() {
+    let code = r#"{"code":"print(df.shape)"}"#;
+    let stream = Events::new(5, 0, 0)
+        .text("Two checks.")
+        .tool_use("toolu_1", "python", code, 5)
+        .partial();
+    let mut expected: Vec<_> = pieces("Two checks.", 5).iter().map(|p| text(p)).collect();
+    expected.push(args("toolu_1", "python", ""));
+    expected.extend(pieces(code, 5).iter().map(|p| args("toolu_1", "python", p)));
+    scenarios::deltas_before_the_end(&P, stream, &expected).await;
+}
+
+#[tokio::test]
+async fn retries_are_announced_as_deltas() {
+    scenarios::retry_is_announced(&P, text_reply()).await;
+}
+
+#[tokio::test]
+async fn rate_limited_on_every_attempt_is_a_typed_error() {
+    scenarios::rate_limited_to_the_end(
+        &P,
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn images_go_inside_the_tool_result() {
+    let body = P
+        .body_for(
+            &wire::history_with_image(),
+            &wire::tools(),
+            text_reply(),
+            |_| {},
+        )
+        .await;
+    assert_eq!(
+        body["messages"][2],
+        json!({"role": "user", "content": [{
+            "type": "tool_result",
+            "tool_use_id": "call_p",
+            "content": [
+                {"type": "text", "text": "status: ok (0.50 s)"},
+                {"type": "text", "text": "output/energy_anomalies.png"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            ],
+            "is_error": false,
+            "cache_control": {"type": "ephemeral"},
+        }]})
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_vision_never_gets_images() {
+    let body = P
+        .body_for(
+            &wire::history_with_image(),
+            &wire::tools(),
+            text_reply(),
+            |c| c.vision = Some(false),
+        )
+        .await;
+    assert_eq!(
+        body["messages"][2]["content"][0]["content"],
+        "status: ok (0.50 s)\n[image output/energy_anomalies.png not shown: this model does not take images]"
+    );
+    assert!(!body.to_string().contains("iVBORw0KGgo"));
+}
+
+#[tokio::test]
+async fn a_turn_without_tools_names_the_used_ones_and_sets_tool_choice_none() {
+    // The API refuses tool_use blocks in the history without tool definitions.
+    let body = P
+        .body_for(&wire::history(), &[], text_reply(), |_| {})
+        .await;
+    assert_eq!(body["tool_choice"], json!({"type": "none"}));
+    let names: Vec<_> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["python", "shell"]);
+    assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+    assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");
+
+    // Without calls in the history there is nothing to define.
+    let body = P
+        .body_for(&wire::user("hi"), &[], text_reply(), |_| {})
+        .await;
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
 }
 
 #[tokio::test]

@@ -6,13 +6,14 @@ mod wire;
 
 use std::time::Duration;
 
+use sandalyst::model::chat_completions::text_calls::{self, is_text_call};
 use sandalyst::model::chat_completions::Chat;
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::{Item, Usage};
 use serde_json::json;
 use wire::chat::{call_chunks, chunk, text_stream, usage_chunk, DONE, MODEL};
 use wire::scenarios::{self, Provider};
-use wire::{rows, Answer, WireServer, ROWS, TEST_KEY};
+use wire::{args, pieces, rows, text, Answer, WireServer, IMAGE_URL, ROWS, TEST_KEY};
 
 const P: Provider<Chat> = Provider::new(
     ProviderKind::OpenAiCompatible,
@@ -347,13 +348,245 @@ async fn a_wrong_base_url_says_what_to_check() {
 }
 
 #[tokio::test]
-async fn a_reply_cut_off_before_anything_useful_says_what_to_raise() {
+async fn finish_reason_length_is_a_cut_off_reply() {
     let s = vec![
+        chunk(json!({"role": "assistant", "content": "The file"}), None),
+        chunk(json!({}), Some("length")),
+        DONE.into(),
+    ];
+    scenarios::cut_off(
+        &P,
+        s,
+        &[Item::Assistant {
+            text: "The file".into(),
+        }],
+    )
+    .await;
+    let empty = vec![
         chunk(json!({"role": "assistant", "content": ""}), Some("length")),
         DONE.into(),
     ];
-    let err = scenarios::cut_off(&P, s).await;
-    assert!(err.contains("max_tokens"), "{err}");
+    scenarios::cut_off(&P, empty, &[]).await;
+    scenarios::not_cut_off(&P, text_stream(ROWS)).await;
+}
+
+#[tokio::test]
+async fn text_and_argument_deltas_arrive_before_the_reply_ends() {
+    let code = r#"{"code":"print(df.shape)"}"#;
+    let mut s = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    s.extend(
+        pieces("Two checks.", 4)
+            .into_iter()
+            .map(|p| chunk(json!({"content": p}), None)),
+    );
+    s.extend(call_chunks(0, "call_1", "python", code, 5));
+    let mut expected: Vec<_> = pieces("Two checks.", 4).iter().map(|p| text(p)).collect();
+    expected.push(args("call_1", "python", ""));
+    expected.extend(pieces(code, 5).iter().map(|p| args("call_1", "python", p)));
+    scenarios::deltas_before_the_end(&P, s, &expected).await;
+}
+
+#[tokio::test]
+async fn retries_are_announced_as_deltas() {
+    scenarios::retry_is_announced(&P, text_stream(ROWS)).await;
+}
+
+#[tokio::test]
+async fn rate_limited_on_every_attempt_is_a_typed_error() {
+    scenarios::rate_limited_to_the_end(
+        &P,
+        r#"{"error":{"message":"Rate limit exceeded: free-models-per-min","code":429}}"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn images_follow_the_tool_messages_as_a_user_message() {
+    let tools = wire::tools();
+    let vision = Provider::<Chat>::new(
+        ProviderKind::OpenAiCompatible,
+        "qwen2.5-vl:7b",
+        "/v1/",
+        "OPENROUTER_API_KEY",
+    );
+    let mut history = wire::history_with_image();
+    history.push(Item::User {
+        text: "and by weekday?".into(),
+    });
+    let body = vision
+        .body_for(&history, &tools, text_stream(ROWS), |_| {})
+        .await;
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "system", "content": wire::INSTRUCTIONS},
+            {"role": "user", "content": "Plot the anomalies"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_p", "type": "function", "function": {"name": "python", "arguments": "{\"code\":\"plt.savefig('output/energy_anomalies.png')\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_p", "content": "status: ok (0.50 s)"},
+            {"role": "user", "content": [
+                {"type": "text", "text": "Images from the tool results above:"},
+                {"type": "text", "text": "output/energy_anomalies.png (from call_p)"},
+                {"type": "image_url", "image_url": {"url": IMAGE_URL}},
+            ]},
+            {"role": "user", "content": "and by weekday?"},
+        ])
+    );
+    // A model the config says takes images gets them too.
+    let body = P
+        .body_for(
+            &wire::history_with_image(),
+            &tools,
+            text_stream(ROWS),
+            |c| c.vision = Some(true),
+        )
+        .await;
+    assert_eq!(
+        body["messages"][4]["content"][2]["image_url"]["url"],
+        IMAGE_URL
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_vision_never_gets_images() {
+    let tools = wire::tools();
+    // A local model the table does not know, and one the config marks.
+    let unknown = P
+        .body_for(
+            &wire::history_with_image(),
+            &tools,
+            text_stream(ROWS),
+            |_| {},
+        )
+        .await;
+    let marked = Provider::<Chat>::new(
+        ProviderKind::OpenAiCompatible,
+        "openai/gpt-4o",
+        "/v1/",
+        "OPENROUTER_API_KEY",
+    )
+    .body_for(
+        &wire::history_with_image(),
+        &tools,
+        text_stream(ROWS),
+        |c| c.vision = Some(false),
+    )
+    .await;
+    for body in [unknown, marked] {
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 4, "no image message: {messages:?}");
+        assert_eq!(
+            messages[3]["content"],
+            "status: ok (0.50 s)\n[image output/energy_anomalies.png not shown: this model does not take images]"
+        );
+        assert!(!body.to_string().contains("iVBORw0KGgo"));
+    }
+}
+
+#[tokio::test]
+async fn a_turn_without_tools_sends_none_and_keeps_the_calls_in_the_history() {
+    let body = P
+        .body_for(&wire::history(), &[], text_stream(ROWS), |_| {})
+        .await;
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+    assert_eq!(
+        body["messages"][2]["tool_calls"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(body["messages"][3]["role"], "tool");
+}
+
+/// The python call a local model wrote in its text, as the loop receives it.
+async fn text_call(reply_text: &str) -> (String, String, Vec<Item>) {
+    let server = WireServer::start(vec![Answer::Sse(text_stream(reply_text))]).await;
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
+    let calls: Vec<_> = reply.tool_calls().collect();
+    assert_eq!(calls.len(), 1, "{reply_text}: {:?}", reply.items);
+    let (id, name, arguments) = calls[0];
+    assert!(is_text_call(id), "{id}");
+    assert_eq!(name, "python");
+    (id.to_string(), arguments.to_string(), reply.items.clone())
+}
+
+#[tokio::test]
+async fn tool_calls_written_as_text_become_calls() {
+    let code = "import pandas as pd\nprint(pd.read_csv('input/building_energy.csv').shape)";
+    let want = json!({ "code": code }).to_string();
+
+    // A bare JSON object, with the arguments under "arguments".
+    let object = json!({"name": "python", "arguments": {"code": code}}).to_string();
+    let (_, arguments, items) = text_call(&object).await;
+    assert_eq!(arguments, want);
+    assert_eq!(items.len(), 1, "the JSON is not kept as text: {items:?}");
+
+    // Fenced JSON with the arguments beside the tool's name, after some prose.
+    let fenced = format!(
+        "Let me load the file.\n```json\n{}\n```",
+        json!({"tool": "python", "code": code})
+    );
+    let (_, arguments, items) = text_call(&fenced).await;
+    assert_eq!(arguments, want);
+    assert_eq!(
+        items[0],
+        Item::Assistant {
+            text: "Let me load the file.".into()
+        }
+    );
+
+    // A fenced python block.
+    let (_, arguments, _) = text_call(&format!("```python\n{code}\n```")).await;
+    assert_eq!(
+        arguments,
+        json!({ "code": format!("{code}\n") }).to_string()
+    );
+
+    // A structured call is left as it is; a plain answer stays an answer.
+    let mut s = call_chunks(0, "call_1", "python", &want, 7);
+    s.push(chunk(json!({}), Some("tool_calls")));
+    s.push(DONE.into());
+    scenarios::decodes(&P, s, &[wire::call("call_1", "python", &want)]).await;
+    scenarios::decodes(&P, text_stream(ROWS), &rows()).await;
+}
+
+#[tokio::test]
+async fn the_model_is_told_once_how_to_call_tools() {
+    // Two turns whose calls were written as text: the result of the first carries the
+    // note when the history goes back, the second does not.
+    let (first, a1, _) =
+        text_call(&json!({"name": "python", "arguments": {"code": "1"}}).to_string()).await;
+    let (second, a2, _) = text_call("```python\n2\n```").await;
+    let history = vec![
+        Item::User { text: "go".into() },
+        wire::call(&first, "python", &a1),
+        Item::ToolOutput {
+            call_id: first.clone(),
+            output: "[stdout]\n1".into(),
+            is_error: false,
+            images: vec![],
+        },
+        wire::call(&second, "python", &a2),
+        Item::ToolOutput {
+            call_id: second.clone(),
+            output: "[stdout]\n2".into(),
+            is_error: false,
+            images: vec![],
+        },
+    ];
+    let body = P
+        .body_for(&history, &wire::tools(), text_stream(ROWS), |_| {})
+        .await;
+    let m = &body["messages"];
+    assert_eq!(m[3]["tool_call_id"], first.as_str());
+    assert_eq!(
+        m[3]["content"],
+        format!("[stdout]\n1\n\n{}", text_calls::NOTE)
+    );
+    assert_eq!(m[5]["content"], "[stdout]\n2");
+    assert_eq!(
+        body.to_string().matches("tool-calling interface").count(),
+        1
+    );
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use sandalyst::model::{Item, Usage};
 use serde_json::json;
 use wire::responses::Events;
 use wire::scenarios::{self, Provider};
-use wire::{rows, Answer, WireServer, TEST_KEY};
+use wire::{args, pieces, rows, text, Answer, WireServer, IMAGE_URL, TEST_KEY};
 
 const P: Provider<Responses> =
     Provider::new(ProviderKind::OpenAi, "gpt-5.4", "/v1", "OPENAI_API_KEY");
@@ -140,16 +140,131 @@ async fn invalid_json_arguments_reach_the_loop_as_sent() {
     scenarios::arguments_pass_through(&P, stream, broken).await;
 }
 
-#[tokio::test]
-async fn an_incomplete_response_with_nothing_in_it_says_what_to_raise() {
-    let mut e = Events::new();
+fn incomplete(e: &mut Events, reason: &str) -> Vec<String> {
     e.push(json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete",
-        "incomplete_details": {"reason": "max_output_tokens"},
+        "incomplete_details": {"reason": reason},
         "usage": {"input_tokens": 10, "output_tokens": 4096, "input_tokens_details": {"cached_tokens": 0}}}}));
-    let err = scenarios::cut_off(&P, e.partial()).await;
+    e.partial()
+}
+
+#[tokio::test]
+async fn a_response_incomplete_at_max_output_tokens_is_a_cut_off_reply() {
+    // With what it said before the cap, or with nothing at all.
+    let mut e = Events::new();
+    e.text(0, "The file has", 4);
+    scenarios::cut_off(
+        &P,
+        incomplete(&mut e, "max_output_tokens"),
+        &[Item::Assistant {
+            text: "The file has".into(),
+        }],
+    )
+    .await;
+    let reply =
+        scenarios::cut_off(&P, incomplete(&mut Events::new(), "max_output_tokens"), &[]).await;
+    assert_eq!(reply.usage.output_tokens, 4096);
+    scenarios::not_cut_off(&P, text_reply()).await;
+
+    // Stopped for another reason with nothing said: an error that says why.
+    let server = WireServer::start(vec![Answer::Sse(incomplete(
+        &mut Events::new(),
+        "content_filter",
+    ))])
+    .await;
+    let err = P.fails(&server, &wire::user("go")).await;
     assert!(
-        err.contains("stopped the reply early (max_output_tokens)"),
+        err.contains("stopped the reply early (content_filter)"),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn text_and_argument_deltas_arrive_before_the_reply_ends() {
+    let code = r#"{"code":"print(df.shape)"}"#;
+    let mut e = Events::new();
+    e.text(0, "Two checks.", 4)
+        .call(1, "call_x", "python", code, 5);
+    let mut expected: Vec<_> = pieces("Two checks.", 4).iter().map(|p| text(p)).collect();
+    expected.push(args("call_x", "python", ""));
+    expected.extend(pieces(code, 5).iter().map(|p| args("call_x", "python", p)));
+    scenarios::deltas_before_the_end(&P, e.partial(), &expected).await;
+}
+
+#[tokio::test]
+async fn retries_are_announced_as_deltas() {
+    scenarios::retry_is_announced(&P, text_reply()).await;
+}
+
+#[tokio::test]
+async fn rate_limited_on_every_attempt_is_a_typed_error() {
+    scenarios::rate_limited_to_the_end(
+        &P,
+        r#"{"error":{"message":"Rate limit reached for gpt-5.4","code":"rate_limit_exceeded"}}"#,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn images_go_back_in_the_function_call_output() {
+    let tools = wire::tools();
+    let body = P
+        .body_for(&wire::history_with_image(), &tools, text_reply(), |_| {})
+        .await;
+    assert_eq!(
+        body["input"][2],
+        json!({"type": "function_call_output", "call_id": "call_p", "output": [
+            {"type": "input_text", "text": "status: ok (0.50 s)"},
+            {"type": "input_text", "text": "output/energy_anomalies.png"},
+            {"type": "input_image", "image_url": IMAGE_URL},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_vision_never_gets_images() {
+    let tools = wire::tools();
+    let note = "status: ok (0.50 s)\n[image output/energy_anomalies.png not shown: this model does not take images]";
+    // Marked so in the config, or known to the table.
+    let marked = P
+        .body_for(&wire::history_with_image(), &tools, text_reply(), |c| {
+            c.vision = Some(false)
+        })
+        .await;
+    let known =
+        Provider::<Responses>::new(ProviderKind::OpenAi, "o3-mini", "/v1", "OPENAI_API_KEY")
+            .body_for(&wire::history_with_image(), &tools, text_reply(), |_| {})
+            .await;
+    for body in [marked, known] {
+        assert_eq!(body["input"][2]["output"], note);
+        assert!(!body.to_string().contains("iVBORw0KGgo"));
+    }
+}
+
+#[tokio::test]
+async fn a_turn_without_tools_sends_none_and_keeps_the_calls_in_the_history() {
+    let body = P
+        .body_for(&wire::history(), &[], text_reply(), |_| {})
+        .await;
+    for key in ["tools", "tool_choice", "parallel_tool_calls"] {
+        assert!(body.get(key).is_none(), "{key} in {body}");
+    }
+    let kinds: Vec<_> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "message",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output"
+        ]
     );
 }
 

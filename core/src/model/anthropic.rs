@@ -6,9 +6,17 @@
 //! block carries a `cache_control` breakpoint so each turn reads the conversation so
 //! far from Anthropic's prompt cache instead of paying for it again.
 //!
+//! Images from tool results go inside the `tool_result` as `image` blocks (base64
+//! source) after its text, for a model that takes images. A turn without tools (the
+//! final summary) whose history holds `tool_use` blocks still has to define those
+//! tools, or the API refuses the history: it names them (from the history, with an
+//! empty schema) and sets `tool_choice: none`, so the model answers in words.
+//!
 //! Events read: `message_start` (input usage), `content_block_start`,
 //! `content_block_delta` (`text_delta`, `input_json_delta`, `thinking_delta`),
-//! `content_block_stop`, `message_delta` (output usage), `message_stop`, `ping`, `error`.
+//! `content_block_stop`, `message_delta` (output usage; `stop_reason: max_tokens`
+//! makes a [`Reply::cut_off`] reply), `message_stop`, `ping`, `error`. Text and
+//! argument deltas go to [`Request::on_delta`] as they arrive.
 //! Extended thinking is not requested; thinking a server sends anyway is kept in the
 //! transcript as reasoning but not sent back.
 
@@ -18,8 +26,8 @@ use serde_json::{json, Value};
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
-use super::{sse, tool_args, Item, Reply, Request, Usage};
+use super::http::{join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat};
+use super::{sse, tool_args, Delta, Item, Reply, Request, Usage};
 
 pub const API_VERSION: &str = "2023-06-01";
 /// The reply length cap when the config sets none; every current model allows it.
@@ -56,7 +64,7 @@ impl WireFormat for Messages {
             "model": config.model,
             "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "system": request.instructions,
-            "messages": messages(request.items),
+            "messages": messages(request.items, config.takes_images()),
             "stream": true,
         });
         if !request.tools.is_empty() {
@@ -71,13 +79,36 @@ impl WireFormat for Messages {
                     })
                 })
                 .collect();
+        } else {
+            // No tools this turn, but the history's tool_use blocks need definitions.
+            let mut names: Vec<&str> = Vec::new();
+            for item in request.items {
+                if let Item::ToolCall { name, .. } = item {
+                    if !names.contains(&name.as_str()) {
+                        names.push(name);
+                    }
+                }
+            }
+            if !names.is_empty() {
+                body["tools"] = names
+                    .iter()
+                    .map(|n| {
+                        json!({
+                            "name": n,
+                            "description": "Used earlier in this conversation; not available in this turn.",
+                            "input_schema": {"type": "object"},
+                        })
+                    })
+                    .collect();
+                body["tool_choice"] = json!({"type": "none"});
+            }
         }
         body
     }
 }
 
 /// Our items as alternating user/assistant messages of content blocks.
-fn messages(items: &[Item]) -> Vec<Value> {
+fn messages(items: &[Item], vision: bool) -> Vec<Value> {
     let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
     let mut push = |role: &'static str, block: Value| match out.last_mut() {
         Some((r, blocks)) if *r == role => blocks.push(block),
@@ -109,15 +140,40 @@ fn messages(items: &[Item]) -> Vec<Value> {
                 call_id,
                 output,
                 is_error,
-            } => push(
-                "user",
-                json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": if output.is_empty() { "(no output)" } else { output },
-                    "is_error": is_error,
-                }),
-            ),
+                images,
+            } => {
+                let (text, images) = tool_images(output, images, vision);
+                let text = if text.is_empty() {
+                    "(no output)".to_string()
+                } else {
+                    text
+                };
+                let content = if images.is_empty() {
+                    json!(text)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": text})];
+                    for image in images {
+                        if !image.label.is_empty() {
+                            blocks.push(json!({"type": "text", "text": image.label}));
+                        }
+                        blocks.push(json!({"type": "image", "source": {
+                            "type": "base64",
+                            "media_type": image.media_type,
+                            "data": image.data,
+                        }}));
+                    }
+                    Value::Array(blocks)
+                };
+                push(
+                    "user",
+                    json!({
+                        "type": "tool_result",
+                        "tool_use_id": call_id,
+                        "content": content,
+                        "is_error": is_error,
+                    }),
+                )
+            }
             _ => {}
         }
     }
@@ -190,13 +246,26 @@ impl Decoder for MessagesDecoder {
                 let b = &v["content_block"];
                 let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                 let block = match b["type"].as_str().unwrap_or("") {
-                    "text" => Block::Text(s("text")),
-                    "tool_use" => Block::ToolUse {
-                        id: s("id"),
-                        name: s("name"),
-                        json: String::new(),
-                        initial: b.get("input").cloned().unwrap_or(Value::Null),
-                    },
+                    "text" => {
+                        let text = s("text");
+                        if !text.is_empty() {
+                            (ctx.on_delta)(Delta::Text { text: text.clone() });
+                        }
+                        Block::Text(text)
+                    }
+                    "tool_use" => {
+                        (ctx.on_delta)(Delta::ToolCall {
+                            call_id: s("id"),
+                            name: s("name"),
+                            arguments: String::new(),
+                        });
+                        Block::ToolUse {
+                            id: s("id"),
+                            name: s("name"),
+                            json: String::new(),
+                            initial: b.get("input").cloned().unwrap_or(Value::Null),
+                        }
+                    }
                     "thinking" => Block::Thinking(s("thinking")),
                     _ => Block::Other,
                 };
@@ -209,9 +278,21 @@ impl Decoder for MessagesDecoder {
                     self.blocks.get_mut(&index),
                     d["type"].as_str().unwrap_or(""),
                 ) {
-                    (Some(Block::Text(t)), "text_delta") => t.push_str(text("text")),
-                    (Some(Block::ToolUse { json, .. }), "input_json_delta") => {
-                        json.push_str(text("partial_json"))
+                    (Some(Block::Text(t)), "text_delta") => {
+                        t.push_str(text("text"));
+                        (ctx.on_delta)(Delta::Text {
+                            text: text("text").into(),
+                        });
+                    }
+                    (Some(Block::ToolUse { id, name, json, .. }), "input_json_delta") => {
+                        json.push_str(text("partial_json"));
+                        if !text("partial_json").is_empty() {
+                            (ctx.on_delta)(Delta::ToolCall {
+                                call_id: id.clone(),
+                                name: name.clone(),
+                                arguments: text("partial_json").into(),
+                            });
+                        }
                     }
                     (Some(Block::Thinking(t)), "thinking_delta") => t.push_str(text("thinking")),
                     _ => {}
@@ -269,9 +350,6 @@ impl Decoder for MessagesDecoder {
                 _ => {}
             }
         }
-        if items.is_empty() && self.cut_off {
-            return Err(error::cut_off("Anthropic", "stop_reason max_tokens"));
-        }
         // Anthropic counts cached and freshly cached input apart from `input_tokens`;
         // ours includes them, as OpenAI's does.
         Ok(Reply {
@@ -281,6 +359,7 @@ impl Decoder for MessagesDecoder {
                 output_tokens: self.output_tokens,
                 cached_tokens: self.cache_read,
             },
+            cut_off: self.cut_off,
         })
     }
 }

@@ -9,7 +9,17 @@
 //! - some answer `stream: true` with one plain JSON body;
 //! - reasoning text, where a server streams it (`reasoning_content` or `reasoning`),
 //!   is kept as a reasoning item for the transcript; it is not sent back, as no common
-//!   convention exists for that.
+//!   convention exists for that;
+//! - `finish_reason: "length"` makes a [`Reply::cut_off`] reply.
+//!
+//! Text and argument deltas go to [`Request::on_delta`] as they arrive. A `tool`
+//! message holds text only, so images from the tool results of one turn follow the
+//! tool messages as one `user` message of `image_url` parts (`data:` URLs), for a model
+//! that takes images. A turn without tools sends no `tools`; earlier calls stay in the
+//! history as they are. Tool calls that a local model writes as text are made calls
+//! by [`text_calls`].
+
+pub mod text_calls;
 
 use std::collections::BTreeMap;
 
@@ -17,8 +27,10 @@ use serde_json::{json, Value};
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
-use super::{sse, tool_args, Item, Reply, Request, Usage};
+use super::http::{
+    data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
+};
+use super::{sse, tool_args, Delta, ImagePart, Item, Reply, Request, Usage};
 
 /// The Chat Completions provider.
 pub type ChatCompletions = HttpModel<Chat>;
@@ -42,7 +54,7 @@ impl WireFormat for Chat {
     fn body(config: &ProviderConfig, request: &Request) -> Value {
         let mut body = json!({
             "model": config.model,
-            "messages": messages(request.instructions, request.items),
+            "messages": messages(request.instructions, request.items, config.takes_images()),
             "stream": true,
             "stream_options": {"include_usage": true},
         });
@@ -67,13 +79,38 @@ impl WireFormat for Chat {
         }
         body
     }
+
+    fn finish(_config: &ProviderConfig, request: &Request, reply: Reply) -> Reply {
+        text_calls::convert(reply, request.tools)
+    }
 }
 
 /// Our items as chat messages: the instructions as a system message; assistant text and
 /// the calls that follow it as one assistant message; each tool output as a `tool`
-/// message.
-fn messages(instructions: &str, items: &[Item]) -> Vec<Value> {
+/// message, and the images of a run of tool outputs as one `user` message after them.
+/// The first result of a call that was written as text carries [`text_calls::NOTE`].
+fn messages(instructions: &str, items: &[Item], vision: bool) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": instructions})];
+    let noted = text_calls::first_text_call(items);
+    // Images of the tool messages just written, sent once the run of them ends.
+    let mut images: Vec<(&str, &ImagePart)> = Vec::new();
+    fn flush_images(out: &mut Vec<Value>, images: &mut Vec<(&str, &ImagePart)>) {
+        if images.is_empty() {
+            return;
+        }
+        let mut parts =
+            vec![json!({"type": "text", "text": "Images from the tool results above:"})];
+        for (call_id, image) in images.drain(..) {
+            let label = if image.label.is_empty() {
+                format!("from {call_id}")
+            } else {
+                format!("{} (from {call_id})", image.label)
+            };
+            parts.push(json!({"type": "text", "text": label}));
+            parts.push(json!({"type": "image_url", "image_url": {"url": data_url(image)}}));
+        }
+        out.push(json!({"role": "user", "content": parts}));
+    }
     // The assistant message being built: (text parts, tool calls).
     let mut pending: Option<(Vec<String>, Vec<Value>)> = None;
     fn flush(out: &mut Vec<Value>, pending: &mut Option<(Vec<String>, Vec<Value>)>) {
@@ -92,6 +129,9 @@ fn messages(instructions: &str, items: &[Item]) -> Vec<Value> {
         }
     }
     for item in items {
+        if !matches!(item, Item::ToolOutput { .. } | Item::Reasoning { .. }) {
+            flush_images(&mut out, &mut images);
+        }
         match item {
             Item::Assistant { text } => {
                 let p = pending.get_or_insert_with(Default::default);
@@ -118,14 +158,24 @@ fn messages(instructions: &str, items: &[Item]) -> Vec<Value> {
                 out.push(json!({"role": "user", "content": text}));
             }
             Item::ToolOutput {
-                call_id, output, ..
+                call_id,
+                output,
+                images: shown,
+                ..
             } => {
                 flush(&mut out, &mut pending);
-                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": output}));
+                let (mut text, shown) = tool_images(output, shown, vision);
+                if noted == Some(call_id.as_str()) {
+                    text.push_str("\n\n");
+                    text.push_str(text_calls::NOTE);
+                }
+                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
+                images.extend(shown.iter().map(|i| (call_id.as_str(), i)));
             }
         }
     }
     flush(&mut out, &mut pending);
+    flush_images(&mut out, &mut images);
     out
 }
 
@@ -151,9 +201,12 @@ pub struct ChatDecoder {
 
 impl ChatDecoder {
     /// One choice's `delta` (streamed) or `message` (whole body).
-    fn absorb(&mut self, m: &Value) {
+    fn absorb(&mut self, m: &Value, ctx: &Context) {
         if let Some(t) = m.get("content").and_then(Value::as_str) {
             self.text.push_str(t);
+            if !t.is_empty() {
+                (ctx.on_delta)(Delta::Text { text: t.into() });
+            }
         }
         for k in ["reasoning_content", "reasoning"] {
             if let Some(t) = m.get(k).and_then(Value::as_str) {
@@ -184,7 +237,11 @@ impl ChatDecoder {
                     None => self.calls.keys().last().map_or(0, |k| k + 1),
                 },
             };
-            let call = self.calls.entry(index).or_default();
+            let call = self.calls.entry(index).or_insert_with(|| Call {
+                // Made up at once when the server sends none, so the deltas name it.
+                id: tool_args::fresh_call_id(index),
+                ..Call::default()
+            });
             if !id.is_empty() {
                 call.id = id.to_string();
             }
@@ -195,9 +252,16 @@ impl ChatDecoder {
                     call.name = n.to_string();
                 }
             }
-            if let Some(a) = f.get("arguments") {
-                call.arguments.push_str(&tool_args::from_wire(a));
-            }
+            let piece = f
+                .get("arguments")
+                .map(tool_args::from_wire)
+                .unwrap_or_default();
+            call.arguments.push_str(&piece);
+            (ctx.on_delta)(Delta::ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: piece,
+            });
         }
     }
 
@@ -249,7 +313,7 @@ impl Decoder for ChatDecoder {
                 continue;
             }
             if let Some(d) = choice.get("delta") {
-                self.absorb(d);
+                self.absorb(d, ctx);
             }
             if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
                 self.finished = true;
@@ -277,7 +341,7 @@ impl Decoder for ChatDecoder {
             .ok_or_else(|| {
                 Fault::transient(format!("{} sent a reply with no choices", ctx.provider))
             })?;
-        self.absorb(&choice["message"]);
+        self.absorb(&choice["message"], ctx);
         self.absorb_usage(&v);
         self.finished = true;
         self.cut_off = choice["finish_reason"] == "length";
@@ -315,15 +379,10 @@ impl Decoder for ChatDecoder {
                 },
             });
         }
-        if items.is_empty() && self.cut_off {
-            return Err(error::cut_off(
-                "the Chat Completions server",
-                "finish_reason length",
-            ));
-        }
         Ok(Reply {
             items,
             usage: self.usage,
+            cut_off: self.cut_off,
         })
     }
 }

@@ -16,6 +16,8 @@
 //! [openai-compatible]
 //! base_url = "http://localhost:11434/v1"
 //! api_key_env = "OPENROUTER_API_KEY" # only for servers that want a key
+//! vision = true                     # what the model takes, where the built-in table
+//! context_window = 65536            # (see `capabilities`) does not know or is wrong
 //!
 //! [anthropic]
 //! max_tokens = 8192
@@ -24,6 +26,8 @@
 //! input = 0.0
 //! output = 0.0
 //! ```
+
+pub mod capabilities;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -174,6 +178,10 @@ pub struct Section {
     pub connect_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     pub max_attempts: Option<u32>,
+    /// Whether the model takes images (charts go back to it); overrides the table.
+    pub vision: Option<bool>,
+    /// The model's context window in tokens; overrides the table.
+    pub context_window: Option<u64>,
 }
 
 /// The config file.
@@ -271,6 +279,10 @@ pub struct ProviderConfig {
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,
     pub price: Option<Price>,
+    /// From the config file: whether the model takes images, over the table's answer.
+    pub vision: Option<bool>,
+    /// From the config file: the context window in tokens, over the table's answer.
+    pub context_window: Option<u64>,
 }
 
 impl ProviderConfig {
@@ -287,7 +299,23 @@ impl ProviderConfig {
             reasoning_effort: None,
             reasoning_summary: None,
             price: pricing::lookup(kind.name(), model),
+            vision: None,
+            context_window: None,
         }
+    }
+
+    /// Whether images in tool results go to this model: the config file's `vision`,
+    /// else the table of known models.
+    pub fn takes_images(&self) -> bool {
+        self.vision
+            .unwrap_or_else(|| capabilities::known(self.kind, &self.model).vision)
+    }
+
+    /// The model's context window in tokens: the config file's `context_window`, else
+    /// the table of known models (a cautious default for names it does not know).
+    pub fn context_tokens(&self) -> u64 {
+        self.context_window
+            .unwrap_or_else(|| capabilities::known(self.kind, &self.model).context_window)
     }
 
     /// e.g. "openai:gpt-5.4 (OpenAI Responses API at <https://api.openai.com/v1>)".
@@ -481,6 +509,8 @@ pub fn resolve(
         reasoning_effort: section.reasoning_effort.clone(),
         reasoning_summary: section.reasoning_summary.clone(),
         price,
+        vision: section.vision,
+        context_window: section.context_window.filter(|n| *n > 0),
         model,
     })))
 }

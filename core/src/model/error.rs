@@ -4,25 +4,127 @@
 //! Every message names the provider and the endpoint, says what to fix (the key
 //! variable, the base URL, the model name) and never contains the key: server text is
 //! passed through [`redact`] first.
+//!
+//! What [`crate::model::Model::respond`] returns on failure is an [`anyhow::Error`]
+//! holding a [`ModelError`], so the loop and the UI branch on its kind without reading
+//! the words:
+//!
+//! ```
+//! use sandalyst::model::error::ModelError;
+//! fn shrink_and_retry(err: &anyhow::Error) -> bool {
+//!     matches!(err.downcast_ref::<ModelError>(), Some(ModelError::ContextTooLong { .. }))
+//! }
+//! ```
 
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
+use serde::Serialize;
 
 use super::secret::{redact, Credentials, KeySource};
+use super::Delta;
+
+/// Why a model call failed, as a kind to branch on; its text is the message for the
+/// person at the screen (unchanged from what the providers always said).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ModelError {
+    /// The key is missing or rejected, or has no access to the model (401, 403).
+    #[error("{message}")]
+    Auth { message: String },
+    /// The account has no quota or credit left.
+    #[error("{message}")]
+    Quota { message: String },
+    /// The conversation does not fit the model's context window: shrink the history
+    /// (stub old tool outputs) and ask again.
+    #[error("{message}")]
+    ContextTooLong { message: String },
+    /// Still rate limited when the retries ran out, or asked to wait longer than
+    /// Sandalyst waits (`retry_after_ms`, when the server said).
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        retry_after_ms: Option<u64>,
+    },
+    /// The server could not be reached or kept failing: connection refused, timeouts,
+    /// 5xx, streams that broke or carried garbage, on every attempt.
+    #[error("{message}")]
+    Unavailable { message: String },
+    /// The request was refused as it stands: wrong model name or base URL (404, a web
+    /// page), a 4xx the server explains.
+    #[error("{message}")]
+    BadRequest { message: String },
+    /// The ask was cancelled while the model was being asked.
+    #[error("cancelled")]
+    Cancelled,
+    /// Anything else the provider reported.
+    #[error("{message}")]
+    Other { message: String },
+}
+
+impl ModelError {
+    /// A short name of the kind, e.g. `context_too_long`, for events and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Auth { .. } => "auth",
+            ModelError::Quota { .. } => "quota",
+            ModelError::ContextTooLong { .. } => "context_too_long",
+            ModelError::RateLimited { .. } => "rate_limited",
+            ModelError::Unavailable { .. } => "unavailable",
+            ModelError::BadRequest { .. } => "bad_request",
+            ModelError::Cancelled => "cancelled",
+            ModelError::Other { .. } => "other",
+        }
+    }
+
+    /// The same error with its message passed through `f` (e.g. to redact a key).
+    pub fn map_message(self, f: impl FnOnce(&str) -> String) -> ModelError {
+        match self {
+            ModelError::Auth { message } => ModelError::Auth {
+                message: f(&message),
+            },
+            ModelError::Quota { message } => ModelError::Quota {
+                message: f(&message),
+            },
+            ModelError::ContextTooLong { message } => ModelError::ContextTooLong {
+                message: f(&message),
+            },
+            ModelError::RateLimited {
+                message,
+                retry_after_ms,
+            } => ModelError::RateLimited {
+                message: f(&message),
+                retry_after_ms,
+            },
+            ModelError::Unavailable { message } => ModelError::Unavailable {
+                message: f(&message),
+            },
+            ModelError::BadRequest { message } => ModelError::BadRequest {
+                message: f(&message),
+            },
+            ModelError::Cancelled => ModelError::Cancelled,
+            ModelError::Other { message } => ModelError::Other {
+                message: f(&message),
+            },
+        }
+    }
+}
 
 /// The outcome of one failed attempt.
 #[derive(Debug)]
 pub enum Fault {
     /// Worth another attempt (429, 5xx, a dropped or broken stream); `after` is the
-    /// wait the server asked for, if any.
+    /// wait the server asked for, if any; `rate_limited` says it was a 429 or its
+    /// in-stream equivalent, so running out of attempts is [`ModelError::RateLimited`]
+    /// rather than [`ModelError::Unavailable`].
     Transient {
         message: String,
         after: Option<Duration>,
+        rate_limited: bool,
     },
     /// Trying again would fail the same way.
-    Fatal(String),
+    Fatal(ModelError),
     /// The run was cancelled.
     Cancelled,
 }
@@ -32,7 +134,38 @@ impl Fault {
         Fault::Transient {
             message: message.into(),
             after: None,
+            rate_limited: false,
         }
+    }
+
+    pub fn auth(message: impl Into<String>) -> Fault {
+        Fault::Fatal(ModelError::Auth {
+            message: message.into(),
+        })
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Fault {
+        Fault::Fatal(ModelError::BadRequest {
+            message: message.into(),
+        })
+    }
+
+    pub fn other(message: impl Into<String>) -> Fault {
+        Fault::Fatal(ModelError::Other {
+            message: message.into(),
+        })
+    }
+
+    fn quota(message: impl Into<String>) -> Fault {
+        Fault::Fatal(ModelError::Quota {
+            message: message.into(),
+        })
+    }
+
+    fn context(message: impl Into<String>) -> Fault {
+        Fault::Fatal(ModelError::ContextTooLong {
+            message: message.into(),
+        })
     }
 }
 
@@ -46,6 +179,8 @@ pub struct Context<'a> {
     pub credentials: &'a Credentials,
     /// The variable that normally holds this provider's key, for "no key was set" hints.
     pub key_var: &'a str,
+    /// Where a decoder reports the reply as it streams.
+    pub on_delta: &'a (dyn Fn(Delta) + Send + Sync),
 }
 
 /// The server's own words from an error body, whatever the dialect:
@@ -157,21 +292,21 @@ pub fn from_status(status: StatusCode, headers: &HeaderMap, body: &str, ctx: &Co
     };
     let code = status.as_u16();
     if err.is_context_length() && (code == 400 || code == 413 || code == 422) {
-        return Fault::Fatal(context_message(ctx, &msg));
+        return Fault::context(context_message(ctx, &msg));
     }
     match code {
-        401 => Fault::Fatal(auth_message(ctx, &said)),
-        403 => Fault::Fatal(format!(
+        401 => Fault::auth(auth_message(ctx, &said)),
+        403 => Fault::auth(format!(
             "{} refused the request ({said}). The key from {} may not have access to model `{}`; check the key and the model name",
             ctx.provider,
             ctx.credentials.source.setting(),
             ctx.model
         )),
-        404 => Fault::Fatal(format!(
+        404 => Fault::bad_request(format!(
             "{} answered 404 at {} ({said}). Check the model name `{}` and the base URL (for Ollama it is http://localhost:11434/v1)",
             ctx.provider, ctx.endpoint, ctx.model
         )),
-        429 if err.code == "insufficient_quota" => Fault::Fatal(format!(
+        429 if err.code == "insufficient_quota" => Fault::quota(format!(
             "the account behind {} has no quota left at {} ({said}); check its plan and billing",
             ctx.credentials.source.setting(),
             ctx.provider
@@ -179,8 +314,13 @@ pub fn from_status(status: StatusCode, headers: &HeaderMap, body: &str, ctx: &Co
         408 | 409 | 429 | 500..=599 => Fault::Transient {
             message: format!("{} at {} answered {said}", ctx.provider, ctx.endpoint),
             after: retry_after(headers),
+            rate_limited: code == 429,
         },
-        _ => Fault::Fatal(format!(
+        400..=499 => Fault::bad_request(format!(
+            "{} rejected the request to {} ({said})",
+            ctx.provider, ctx.endpoint
+        )),
+        _ => Fault::other(format!(
             "{} rejected the request to {} ({said})",
             ctx.provider, ctx.endpoint
         )),
@@ -191,46 +331,62 @@ pub fn from_status(status: StatusCode, headers: &HeaderMap, body: &str, ctx: &Co
 pub fn from_api_error(err: &ApiError, ctx: &Context) -> Fault {
     let msg = redact(&err.message, ctx.credentials.key.as_ref());
     if err.is_context_length() {
-        return Fault::Fatal(context_message(ctx, &msg));
+        return Fault::context(context_message(ctx, &msg));
     }
     let what = if err.code.is_empty() {
         msg.clone()
     } else {
         format!("{}: {msg}", err.code)
     };
-    let transient = matches!(
+    let rate_limited = matches!(
         err.code.as_str(),
-        "rate_limit_exceeded"
-            | "rate_limit_error"
-            | "overloaded_error"
-            | "server_error"
-            | "api_error"
-            | "internal_error"
-            | "internal_server_error"
-            | "server_is_overloaded"
-            | "slow_down"
-            | "timeout"
-    ) || err.status.is_some_and(|s| s == 429 || s >= 500);
+        "rate_limit_exceeded" | "rate_limit_error"
+    ) || err.status == Some(429);
+    let transient = rate_limited
+        || matches!(
+            err.code.as_str(),
+            "overloaded_error"
+                | "server_error"
+                | "api_error"
+                | "internal_error"
+                | "internal_server_error"
+                | "server_is_overloaded"
+                | "slow_down"
+                | "timeout"
+        )
+        || err.status.is_some_and(|s| s >= 500);
     match err.code.as_str() {
-        "invalid_api_key" | "authentication_error" => Fault::Fatal(auth_message(ctx, &what)),
-        "insufficient_quota" => Fault::Fatal(format!(
+        "invalid_api_key" | "authentication_error" => Fault::auth(auth_message(ctx, &what)),
+        "permission_error" => Fault::auth(format!(
+            "{} refused the request ({what}); check the key and the model name",
+            ctx.provider
+        )),
+        "insufficient_quota" => Fault::quota(format!(
             "the account behind {} has no quota left at {} ({what}); check its plan and billing",
             ctx.credentials.source.setting(),
             ctx.provider
         )),
-        _ if transient => Fault::transient(format!(
-            "{} reported an error in the middle of the reply ({what})",
-            ctx.provider
-        )),
-        _ => Fault::Fatal(format!("{} reported an error ({what})", ctx.provider)),
+        _ if transient => Fault::Transient {
+            message: format!(
+                "{} reported an error in the middle of the reply ({what})",
+                ctx.provider
+            ),
+            after: None,
+            rate_limited,
+        },
+        "invalid_request_error" | "not_found_error" => {
+            Fault::bad_request(format!("{} reported an error ({what})", ctx.provider))
+        }
+        _ => Fault::other(format!("{} reported an error ({what})", ctx.provider)),
     }
 }
 
-/// A reply cut off by its length cap before it held anything to act on.
-pub fn cut_off(provider: &str, reason: &str) -> Fault {
-    Fault::Fatal(format!(
-        "{provider} stopped the reply early ({reason}) before it said anything or called a tool; \
-         raise max_tokens for this provider in the config file, or narrow the task"
+/// A reply that stopped early for a reason other than its length cap (a content
+/// filter, say) before it held anything to act on. (A reply cut off at the length cap
+/// is not an error: it comes back with [`crate::model::Reply::cut_off`] set.)
+pub fn stopped_early(provider: &str, reason: &str) -> Fault {
+    Fault::other(format!(
+        "{provider} stopped the reply early ({reason}) before it said anything or called a tool"
     ))
 }
 
@@ -288,6 +444,7 @@ mod tests {
             model: "gpt-5.4",
             credentials: creds,
             key_var: "OPENAI_API_KEY",
+            on_delta: &crate::model::no_deltas,
         }
     }
 
@@ -300,7 +457,7 @@ mod tests {
         let h = HeaderMap::new();
         let body = r#"{"error":{"message":"Incorrect API key provided: sk-live-abcdefghijklmnop","type":"invalid_request_error","code":"invalid_api_key"}}"#;
         match from_status(StatusCode::UNAUTHORIZED, &h, body, &ctx(&creds)) {
-            Fault::Fatal(m) => {
+            Fault::Fatal(ModelError::Auth { message: m }) => {
                 assert!(m.starts_with("OPENAI_API_KEY was rejected"), "{m}");
                 assert!(!m.contains("abcdefgh"), "{m}");
             }
@@ -309,25 +466,25 @@ mod tests {
         let body = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}"#;
         assert!(matches!(
             from_status(StatusCode::BAD_REQUEST, &h, body, &ctx(&creds)),
-            Fault::Fatal(m) if m.contains("longer than the model's context window")
+            Fault::Fatal(ModelError::ContextTooLong { message: m }) if m.contains("longer than the model's context window")
         ));
         let mut h = HeaderMap::new();
         h.insert("retry-after", "3".parse().unwrap());
         assert!(matches!(
             from_status(StatusCode::TOO_MANY_REQUESTS, &h, "slow down", &ctx(&creds)),
-            Fault::Transient { after: Some(d), .. } if d == Duration::from_secs(3)
+            Fault::Transient { after: Some(d), rate_limited: true, .. } if d == Duration::from_secs(3)
         ));
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         let body = r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#;
         assert!(matches!(
             from_status(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), body, &ctx(&creds)),
-            Fault::Fatal(m) if m.contains("no quota")
+            Fault::Fatal(ModelError::Quota { message: m }) if m.contains("no quota")
         ));
         let none = Credentials::none();
         assert!(matches!(
             from_status(StatusCode::UNAUTHORIZED, &HeaderMap::new(), "", &ctx(&none)),
-            Fault::Fatal(m) if m.contains("none is set") && m.contains("OPENAI_API_KEY")
+            Fault::Fatal(ModelError::Auth { message: m }) if m.contains("none is set") && m.contains("OPENAI_API_KEY")
         ));
     }
 

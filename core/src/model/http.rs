@@ -3,10 +3,13 @@
 //!
 //! A provider supplies the request body and a [`Decoder`] that turns the events into a
 //! [`Reply`]. A reply reaches the agent loop only once it is complete, so a stream that
-//! breaks half-way has shown nothing to anyone yet: the whole request is simply sent
-//! again. Retries cover 429, 5xx, dropped connections, idle timeouts and streams that
-//! end early or carry garbage; they wait with exponential backoff and jitter, or as long
-//! as the server asked (`retry-after-ms`, `Retry-After`).
+//! breaks half-way has only been shown as live deltas: the whole request is simply sent
+//! again, after a [`Delta::Retry`] that tells the live view to drop what the failed
+//! attempt streamed. Retries cover 429, 5xx, dropped connections, idle timeouts and
+//! streams that end early or carry garbage; they wait with exponential backoff and
+//! jitter, or as long as the server asked (`retry-after-ms`, `Retry-After`).
+//!
+//! Failures come back as an [`anyhow::Error`] holding a [`ModelError`].
 
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -17,11 +20,11 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
 use super::config::ProviderConfig;
-use super::error::{self, Context, Fault};
+use super::error::{self, Context, Fault, ModelError};
 use super::pricing::Price;
 use super::secret::{redact, Credentials};
 use super::sse;
-use super::{Model, Reply, Request};
+use super::{Delta, ImagePart, Model, Reply, Request};
 
 /// How hard to try.
 #[derive(Clone, Debug, PartialEq)]
@@ -202,21 +205,25 @@ impl Transport {
         })
     }
 
-    fn context(&self) -> Context<'_> {
+    fn context<'a>(&'a self, on_delta: &'a (dyn Fn(Delta) + Send + Sync)) -> Context<'a> {
         Context {
             provider: &self.provider,
             endpoint: &self.endpoint,
             model: &self.model,
             credentials: &self.credentials,
             key_var: &self.key_var,
+            on_delta,
         }
     }
 
-    /// POST `body` and decode the answer, retrying transient failures.
+    /// POST `body` and decode the answer, retrying transient failures. The decoder
+    /// reports the reply to `on_delta` as it streams; each retry is announced there too
+    /// ([`Delta::Retry`], with the number of the attempt about to start).
     pub async fn call<D: Decoder>(
         &self,
         body: &serde_json::Value,
         mut decoder: impl FnMut() -> D,
+        on_delta: &(dyn Fn(Delta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply> {
         let body = serde_json::to_vec(body)?;
@@ -224,29 +231,58 @@ impl Transport {
         let mut attempt = 1;
         loop {
             let mut d = decoder();
-            let (message, after) = match self.attempt(&body, &mut d, cancel).await {
-                Ok(reply) => return Ok(reply),
-                Err(Fault::Cancelled) => anyhow::bail!("cancelled"),
-                Err(Fault::Fatal(m)) => anyhow::bail!("{}", self.scrub(&m)),
-                Err(Fault::Transient { message, after }) => (self.scrub(&message), after),
+            let (message, after, rate_limited) =
+                match self.attempt(&body, &mut d, on_delta, cancel).await {
+                    Ok(reply) => return Ok(reply),
+                    Err(Fault::Cancelled) => return Err(ModelError::Cancelled.into()),
+                    Err(Fault::Fatal(e)) => return Err(e.map_message(|m| self.scrub(m)).into()),
+                    Err(Fault::Transient {
+                        message,
+                        after,
+                        rate_limited,
+                    }) => (self.scrub(&message), after, rate_limited),
+                };
+            let gave_up = |message: String, retry_after: Option<Duration>| -> anyhow::Error {
+                if rate_limited {
+                    ModelError::RateLimited {
+                        message,
+                        retry_after_ms: retry_after.map(|d| d.as_millis() as u64),
+                    }
+                    .into()
+                } else {
+                    ModelError::Unavailable { message }.into()
+                }
             };
             if attempt >= policy.max_attempts.max(1) {
-                anyhow::bail!("{message} (gave up after {attempt} attempts)");
+                return Err(gave_up(
+                    format!("{message} (gave up after {attempt} attempts)"),
+                    after,
+                ));
             }
             let wait = match after {
-                Some(a) if a > policy.max_retry_after => anyhow::bail!(
-                    "{message}; the server asks to wait {} s before trying again, longer than the {} s Sandalyst waits. Try again later",
-                    a.as_secs(),
-                    policy.max_retry_after.as_secs()
-                ),
+                Some(a) if a > policy.max_retry_after => {
+                    return Err(gave_up(
+                        format!(
+                            "{message}; the server asks to wait {} s before trying again, longer than the {} s Sandalyst waits. Try again later",
+                            a.as_secs(),
+                            policy.max_retry_after.as_secs()
+                        ),
+                        Some(a),
+                    ))
+                }
                 Some(a) => a,
                 None => policy.backoff(attempt),
             };
+            attempt += 1;
+            on_delta(Delta::Retry {
+                attempt,
+                wait_ms: wait.as_millis() as u64,
+                reason: message,
+            });
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
-                _ = cancel.cancelled() => anyhow::bail!("cancelled"),
+                _ = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
             }
-            attempt += 1;
         }
     }
 
@@ -258,9 +294,10 @@ impl Transport {
         &self,
         body: &[u8],
         decoder: &mut D,
+        on_delta: &(dyn Fn(Delta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Reply, Fault> {
-        let ctx = self.context();
+        let ctx = self.context(on_delta);
         let idle = self.settings.idle_timeout;
         let request = self
             .client
@@ -326,7 +363,7 @@ impl Transport {
             .to_ascii_lowercase();
         if content_type.starts_with("text/html") {
             // A proxy, a login page or a base URL that points at a website.
-            return Err(Fault::Fatal(format!(
+            return Err(Fault::bad_request(format!(
                 "{} at {} answered with a web page, not an event stream; check the base URL",
                 self.provider, self.endpoint
             )));
@@ -414,8 +451,14 @@ pub trait WireFormat: 'static {
     type Decoder: Decoder + Default + Send;
     /// Where and how to post, from the config.
     fn endpoint(config: &ProviderConfig) -> Endpoint;
-    /// The JSON body for one turn.
+    /// The JSON body for one turn. Images in tool outputs go only where
+    /// [`ProviderConfig::takes_images`]; for other models they become a short note.
     fn body(config: &ProviderConfig, request: &Request) -> serde_json::Value;
+    /// A last look at a decoded reply, with the request it answers (Chat Completions
+    /// turns tool calls written as text into calls here). Most formats keep it as is.
+    fn finish(_config: &ProviderConfig, _request: &Request, reply: Reply) -> Reply {
+        reply
+    }
 }
 
 /// A provider's endpoint: the rest of a [`TransportSpec`] comes from the config.
@@ -483,16 +526,59 @@ impl<W: WireFormat> Model for HttpModel<W> {
         self.config.price
     }
 
+    fn vision(&self) -> bool {
+        self.config.takes_images()
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        Some(self.config.context_tokens())
+    }
+
     async fn respond(
         &mut self,
         request: Request<'_>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply> {
         let body = self.body(&request);
-        self.transport
-            .call(&body, W::Decoder::default, cancel)
-            .await
+        let reply = self
+            .transport
+            .call(&body, W::Decoder::default, request.on_delta, cancel)
+            .await?;
+        Ok(W::finish(&self.config, &request, reply))
     }
+}
+
+/// What of a tool output's images goes to the model: all of them for a model that
+/// takes images; for one that does not, none, and the output text says so for each
+/// (`[image output/x.png not shown: this model does not take images]`).
+pub fn tool_images<'a>(
+    output: &str,
+    images: &'a [ImagePart],
+    vision: bool,
+) -> (String, &'a [ImagePart]) {
+    if vision || images.is_empty() {
+        return (output.to_string(), images);
+    }
+    let mut text = output.to_string();
+    for image in images {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let label = if image.label.is_empty() {
+            "image"
+        } else {
+            image.label.as_str()
+        };
+        text.push_str(&format!(
+            "[image {label} not shown: this model does not take images]"
+        ));
+    }
+    (text, &[])
+}
+
+/// An image as a `data:` URL, the form the OpenAI formats take inline.
+pub fn data_url(image: &ImagePart) -> String {
+    format!("data:{};base64,{}", image.media_type, image.data)
 }
 
 /// A URL fit for messages and the run record: no user, password, query or fragment.

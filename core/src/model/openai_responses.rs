@@ -6,11 +6,19 @@
 //! for function calling with reasoning models. Item ids are never sent back: with
 //! `store: false` the server would look them up and fail.
 //!
+//! Images from tool results go back inside the `function_call_output` itself, whose
+//! `output` is then a list of `input_text` and `input_image` parts (an image as a
+//! `data:` URL), for a model that takes images. A turn without tools (the final
+//! summary) sends no `tools` and no `tool_choice`; the earlier calls and their outputs
+//! stay in `input` as they are.
+//!
 //! Events read: `response.output_item.added` / `.done`, `response.output_text.delta`,
 //! `response.refusal.delta`, `response.function_call_arguments.delta` / `.done`,
 //! `response.reasoning_summary_text.delta`, `response.completed` / `.incomplete`
-//! (usage), `response.failed` and `error`. Others (`response.created`, content-part
-//! events, ...) carry nothing we need.
+//! (usage; `incomplete` for `max_output_tokens` makes a [`Reply::cut_off`] reply),
+//! `response.failed` and `error`. Others (`response.created`, content-part events,
+//! ...) carry nothing we need. Text and argument deltas go to [`Request::on_delta`]
+//! as they arrive.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +26,10 @@ use serde_json::{json, Value};
 
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
-use super::http::{join_url, Auth, Decoder, Endpoint, HttpModel, WireFormat};
-use super::{sse, Item, Reply, Request, Usage};
+use super::http::{
+    data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
+};
+use super::{sse, Delta, Item, Reply, Request, Usage};
 
 /// The OpenAI Responses provider.
 pub type OpenAiResponses = HttpModel<Responses>;
@@ -45,19 +55,27 @@ impl WireFormat for Responses {
         let mut body = json!({
             "model": config.model,
             "instructions": request.instructions,
-            "input": input_items(request.items, reasoning),
-            "tools": request.tools.iter().map(|t| json!({
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
-                "strict": false,
-            })).collect::<Vec<_>>(),
-            "tool_choice": "auto",
-            "parallel_tool_calls": true,
+            "input": input_items(request.items, reasoning, config.takes_images()),
             "stream": true,
             "store": false,
         });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                        "strict": false,
+                    })
+                })
+                .collect();
+            body["tool_choice"] = json!("auto");
+            body["parallel_tool_calls"] = json!(true);
+        }
         if reasoning {
             body["include"] = json!(["reasoning.encrypted_content"]);
             let mut r = serde_json::Map::new();
@@ -86,7 +104,7 @@ fn is_reasoning_model(model: &str) -> bool {
 }
 
 /// Our items as Responses input items.
-fn input_items(items: &[Item], reasoning: bool) -> Vec<Value> {
+fn input_items(items: &[Item], reasoning: bool, vision: bool) -> Vec<Value> {
     items
         .iter()
         .filter_map(|item| match item {
@@ -107,12 +125,33 @@ fn input_items(items: &[Item], reasoning: bool) -> Vec<Value> {
                 "arguments": arguments,
             })),
             Item::ToolOutput {
-                call_id, output, ..
-            } => Some(json!({
-                "type": "function_call_output",
-                "call_id": call_id,
-                "output": output,
-            })),
+                call_id,
+                output,
+                images,
+                ..
+            } => {
+                let (text, images) = tool_images(output, images, vision);
+                let output = if images.is_empty() {
+                    json!(text)
+                } else {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    for image in images {
+                        if !image.label.is_empty() {
+                            parts.push(json!({"type": "input_text", "text": image.label}));
+                        }
+                        parts.push(json!({"type": "input_image", "image_url": data_url(image)}));
+                    }
+                    Value::Array(parts)
+                };
+                Some(json!({
+                    "type": "function_call_output",
+                    "call_id": call_id,
+                    "output": output,
+                }))
+            }
             // Without its encrypted content (or for a model that does not reason) a
             // reasoning item cannot be passed back statelessly; the summary alone is
             // only for people.
@@ -166,7 +205,7 @@ impl ResponsesDecoder {
     }
 
     /// Record an item from `output_item.added` (a skeleton) or `.done` (final).
-    fn item(&mut self, v: &Value, done: bool) {
+    fn item(&mut self, v: &Value, done: bool, ctx: &Context) {
         let Some(i) = v.get("output_index").and_then(Value::as_u64) else {
             return;
         };
@@ -216,6 +255,19 @@ impl ResponsesDecoder {
             // already gave us the content (servers that skip the final copy).
             (Some(old), true) => merge(old, new),
             _ => {
+                // A call is shown as soon as it starts, by name.
+                if let Output::Call {
+                    call_id,
+                    name,
+                    arguments,
+                } = &new
+                {
+                    (ctx.on_delta)(Delta::ToolCall {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                    });
+                }
                 self.outputs.insert(i, new);
             }
         }
@@ -297,18 +349,29 @@ impl Decoder for ResponsesDecoder {
             .to_string();
         let delta = || v.get("delta").and_then(Value::as_str).unwrap_or("");
         match kind.as_str() {
-            "response.output_item.added" => self.item(&v, false),
-            "response.output_item.done" => self.item(&v, true),
+            "response.output_item.added" => self.item(&v, false, ctx),
+            "response.output_item.done" => self.item(&v, true, ctx),
             "response.output_text.delta" | "response.refusal.delta" => {
                 let d = delta().to_string();
                 if let Some(Output::Message(t)) = self.at(&v) {
                     t.push_str(&d);
+                    (ctx.on_delta)(Delta::Text { text: d });
                 }
             }
             "response.function_call_arguments.delta" => {
                 let d = delta().to_string();
-                if let Some(Output::Call { arguments, .. }) = self.at(&v) {
+                if let Some(Output::Call {
+                    call_id,
+                    name,
+                    arguments,
+                }) = self.at(&v)
+                {
                     arguments.push_str(&d);
+                    (ctx.on_delta)(Delta::ToolCall {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        arguments: d,
+                    });
                 }
             }
             "response.function_call_arguments.done" => {
@@ -397,12 +460,14 @@ impl Decoder for ResponsesDecoder {
                 _ => {}
             }
         }
-        if let (true, Some(reason)) = (items.is_empty(), &self.incomplete) {
-            return Err(error::cut_off("OpenAI", reason));
+        let cut_off = self.incomplete.as_deref() == Some("max_output_tokens");
+        if let (true, false, Some(reason)) = (items.is_empty(), cut_off, &self.incomplete) {
+            return Err(error::stopped_early("OpenAI", reason));
         }
         Ok(Reply {
             items,
             usage: self.usage,
+            cut_off,
         })
     }
 }

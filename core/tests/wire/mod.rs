@@ -18,7 +18,7 @@ use sandalyst::agent::ToolSet;
 use sandalyst::model::config::{ProviderConfig, ProviderKind};
 use sandalyst::model::http::{HttpSettings, RetryPolicy};
 use sandalyst::model::secret::{Credentials, KeySource};
-use sandalyst::model::{Item, Request, ToolSpec};
+use sandalyst::model::{Delta, ImagePart, Item, Request, ToolSpec};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -253,7 +253,7 @@ pub fn config(kind: ProviderKind, model: &str, base: &str, key_var: &str) -> Pro
 }
 
 pub fn tools() -> Vec<ToolSpec> {
-    ToolSet::default().specs()
+    ToolSet::default().specs(false)
 }
 
 pub const INSTRUCTIONS: &str = "You are a careful data analyst.";
@@ -263,6 +263,7 @@ pub fn request<'a>(items: &'a [Item], tools: &'a [ToolSpec]) -> Request<'a> {
         instructions: INSTRUCTIONS,
         items,
         tools,
+        on_delta: &sandalyst::model::no_deltas,
     }
 }
 
@@ -314,13 +315,76 @@ pub fn history() -> Vec<Item> {
             call_id: "call_a".into(),
             output: "error: the arguments are not valid JSON".into(),
             is_error: true,
+            images: vec![],
         },
         Item::ToolOutput {
             call_id: "call_b".into(),
             output: "status: ok (0.01 s)\n[stdout]\nbuilding_energy.csv".into(),
             is_error: false,
+            images: vec![],
         },
     ]
+}
+
+/// A tiny PNG as a tool output's image (the bytes need not be a real picture here).
+pub fn image() -> ImagePart {
+    ImagePart {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+        label: "output/energy_anomalies.png".into(),
+    }
+}
+
+/// The image as an OpenAI `data:` URL.
+pub const IMAGE_URL: &str = "data:image/png;base64,iVBORw0KGgo=";
+
+/// A call that saved a chart, and its result with the chart attached.
+pub fn history_with_image() -> Vec<Item> {
+    vec![
+        Item::User {
+            text: "Plot the anomalies".into(),
+        },
+        call(
+            "call_p",
+            "python",
+            r#"{"code":"plt.savefig('output/energy_anomalies.png')"}"#,
+        ),
+        Item::ToolOutput {
+            call_id: "call_p".into(),
+            output: "status: ok (0.50 s)".into(),
+            is_error: false,
+            images: vec![image()],
+        },
+    ]
+}
+
+/// Deltas seen by an `on_delta`, shared with the test.
+#[derive(Clone, Default)]
+pub struct Seen(pub Arc<Mutex<Vec<Delta>>>);
+
+impl Seen {
+    pub fn record(&self) -> impl Fn(Delta) + Send + Sync + 'static {
+        let seen = self.0.clone();
+        move |d| seen.lock().unwrap().push(d)
+    }
+
+    pub fn get(&self) -> Vec<Delta> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A text delta.
+pub fn text(t: &str) -> Delta {
+    Delta::Text { text: t.into() }
+}
+
+/// A tool-call delta.
+pub fn args(call_id: &str, name: &str, arguments: &str) -> Delta {
+    Delta::ToolCall {
+        call_id: call_id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
 }
 
 /// `text` cut into pieces of at most `n` characters.
