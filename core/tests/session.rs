@@ -97,13 +97,24 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
     // The second ask sees the whole conversation, and the note about the new file.
     let items = &seen[0].items;
     assert!(matches!(&items[0], Item::User { text } if text == "Add it up"));
-    let Item::User { text } = items.iter().rev().find(|i| matches!(i, Item::User { .. })).unwrap() else {
+    let Item::User { text } = items
+        .iter()
+        .rev()
+        .find(|i| matches!(i, Item::User { .. }))
+        .unwrap()
+    else {
         unreachable!()
     };
-    assert!(text.starts_with("And now?") && text.contains("input/more.csv"), "{text}");
+    assert!(
+        text.starts_with("And now?") && text.contains("input/more.csv"),
+        "{text}"
+    );
     assert!(seen[0].instructions.contains("input/more.csv"));
     let outs = outputs_seen(&seen[1].items);
-    assert!(outs.last().unwrap().contains("42\n42\nt,v\n3,4"), "{outs:?}");
+    assert!(
+        outs.last().unwrap().contains("42\n42\nt,v\n3,4"),
+        "{outs:?}"
+    );
     // One sandbox served both asks.
     assert_eq!(f.factory.started.lock().unwrap().len(), 1);
     let meta = session.meta();
@@ -141,10 +152,8 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
             .add_files(vec![f.file("data.csv", "a\n1\n")])
             .await
             .unwrap();
-        let model = ScriptedModel::new([
-            py("c1", "set x 7\nwrite output/x.txt seven"),
-            say("x is 7"),
-        ]);
+        let model =
+            ScriptedModel::new([py("c1", "set x 7\nwrite output/x.txt seven"), say("x is 7")]);
         ask(&session, "make x", model).await;
         session.id().to_string()
     };
@@ -152,7 +161,10 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
     let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
     let session = again.open(&id).await.unwrap();
     assert_eq!(session.items().len(), 4);
-    let model = ScriptedModel::new([py("c2", "cat output/x.txt\ncat input/data.csv\nget x"), say("gone")]);
+    let model = ScriptedModel::new([
+        py("c2", "cat output/x.txt\ncat input/data.csv\nget x"),
+        say("gone"),
+    ]);
     let log = model.log.clone();
     let (events, outcome) = ask(&session, "what was x?", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
@@ -160,9 +172,15 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
     let Some(Item::User { text }) = seen[0].items.last() else {
         panic!()
     };
-    assert!(text.contains("Python variables and imports of earlier calls are gone"), "{text}");
+    assert!(
+        text.contains("Python variables and imports of earlier calls are gone"),
+        "{text}"
+    );
     let out = outputs_seen(&seen[1].items).pop().unwrap();
-    assert!(out.contains("seven") && out.contains("a\n1") && out.contains("NameError"), "{out}");
+    assert!(
+        out.contains("seven") && out.contains("a\n1") && out.contains("NameError"),
+        "{out}"
+    );
     assert_eq!(f.factory.started.lock().unwrap().len(), 2);
     let _ = events;
     assert_eq!(again.list().unwrap()[0].title, "make x");
@@ -181,7 +199,12 @@ async fn an_idle_session_releases_its_sandbox_and_comes_back() {
         .add_files(vec![f.file("d.csv", "x\n")])
         .await
         .unwrap();
-    ask(&session, "one", ScriptedModel::new([py("c1", "write output/a.txt A"), say("ok")])).await;
+    ask(
+        &session,
+        "one",
+        ScriptedModel::new([py("c1", "write output/a.txt A"), say("ok")]),
+    )
+    .await;
     let released = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
             if let Ok(Event {
@@ -197,7 +220,12 @@ async fn an_idle_session_releases_its_sandbox_and_comes_back() {
     assert!(released.is_ok(), "the sandbox was not released");
     let first = f.factory.started.lock().unwrap()[0].clone();
     assert!(first.closed.load(std::sync::atomic::Ordering::SeqCst));
-    let (_, o) = ask(&session, "two", ScriptedModel::new([py("c2", "cat output/a.txt"), say("ok")])).await;
+    let (_, o) = ask(
+        &session,
+        "two",
+        ScriptedModel::new([py("c2", "cat output/a.txt"), say("ok")]),
+    )
+    .await;
     assert_eq!(o.status, RunStatus::Finished);
     assert_eq!(f.factory.started.lock().unwrap().len(), 2);
 }
@@ -211,7 +239,11 @@ async fn events_stream_in_order_with_a_pinned_shape() {
             Item::Assistant {
                 text: "Let me look at the data first.".into(),
             },
-            ScriptedModel::call("c1", "python", json!({"code": "stream 3 50\nwrite output/chart.png x\nfigure"})),
+            ScriptedModel::call(
+                "c1",
+                "python",
+                json!({"code": "stream 3 50\nwrite output/chart.png x\nfigure"}),
+            ),
         ]),
         say("Done: output/chart.png."),
     ]);
@@ -224,7 +256,12 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     }
     let kinds: Vec<String> = events
         .iter()
-        .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string())
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     let mut compact: Vec<&str> = Vec::new();
     for k in &kinds {
@@ -235,9 +272,22 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     assert_eq!(
         compact,
         [
-            "ask_started", "turn_started", "text_delta", "tool_call_delta", "usage", "text",
-            "tool_call", "cell_output", "cell_result", "cell_image", "artifact", "turn_started",
-            "text_delta", "usage", "text", "ask_finished"
+            "ask_started",
+            "turn_started",
+            "text_delta",
+            "tool_call_delta",
+            "usage",
+            "text",
+            "tool_call",
+            "cell_output",
+            "cell_result",
+            "cell_image",
+            "artifact",
+            "turn_started",
+            "text_delta",
+            "usage",
+            "text",
+            "ask_finished"
         ]
     );
     // The serialized shape of each kind a UI reads.
@@ -253,28 +303,49 @@ async fn events_stream_in_order_with_a_pinned_shape() {
         k.sort();
         k.join(",")
     };
-    assert_eq!(keys("ask_started"), "ask_id,at,model,prompt,session_id,type");
+    assert_eq!(
+        keys("ask_started"),
+        "ask_id,at,model,prompt,session_id,type"
+    );
     assert_eq!(keys("text_delta"), "ask_id,at,session_id,text,type");
-    assert_eq!(keys("tool_call_delta"), "arguments,ask_id,at,call_id,name,session_id,type");
-    assert_eq!(keys("tool_call"), "ask_id,at,call_id,code,name,session_id,type");
-    assert_eq!(keys("cell_output"), "ask_id,at,call_id,session_id,stream,text,type");
+    assert_eq!(
+        keys("tool_call_delta"),
+        "arguments,ask_id,at,call_id,name,session_id,type"
+    );
+    assert_eq!(
+        keys("tool_call"),
+        "ask_id,at,call_id,code,name,session_id,type"
+    );
+    assert_eq!(
+        keys("cell_output"),
+        "ask_id,at,call_id,session_id,stream,text,type"
+    );
     assert_eq!(
         keys("cell_result"),
         "ask_id,at,call_id,duration_ms,note,session_id,status,stderr,stdout,traceback,type"
     );
     assert_eq!(keys("cell_image"), "ask_id,at,call_id,path,session_id,type");
-    assert_eq!(keys("artifact"), "ask_id,at,bytes,kind,path,session_id,type");
+    assert_eq!(
+        keys("artifact"),
+        "ask_id,at,bytes,kind,path,session_id,type"
+    );
     assert_eq!(
         keys("usage"),
         "ask_id,at,cached_tokens,cost_usd,input_tokens,output_tokens,session_id,total_input_tokens,total_output_tokens,type"
     );
-    assert_eq!(keys("ask_finished"), "answer,ask_id,at,outputs_dir,session_id,status,turns,type");
+    assert_eq!(
+        keys("ask_finished"),
+        "answer,ask_id,at,outputs_dir,session_id,status,turns,type"
+    );
     assert_eq!(by_type("cell_output")["stream"], "stdout");
     assert_eq!(by_type("cell_output")["text"], "line 0\n");
     assert_eq!(by_type("cell_result")["status"], "ok");
     assert_eq!(by_type("artifact")["kind"], "image");
     assert_eq!(by_type("artifact")["path"], "chart.png");
-    assert_eq!(by_type("ask_finished")["status"], json!({"status": "finished"}));
+    assert_eq!(
+        by_type("ask_finished")["status"],
+        json!({"status": "finished"})
+    );
     let code = by_type("tool_call")["code"].as_str().unwrap().to_string();
     assert!(code.starts_with("stream 3 50"));
     // The figure is kept in the session folder, where the event says.
@@ -299,7 +370,11 @@ async fn charts_reach_a_vision_model_and_never_one_without() {
         let session = f.sessions.create(SessionConfig::default()).await.unwrap();
         let mut model = ScriptedModel::new([
             py("c1", "write output/chart.png x\nfigure"),
-            Step::Reply(vec![ScriptedModel::call("c2", "view_image", json!({"path": "output/chart.png"}))]),
+            Step::Reply(vec![ScriptedModel::call(
+                "c2",
+                "view_image",
+                json!({"path": "output/chart.png"}),
+            )]),
             say("ok"),
         ]);
         model.vision = vision;
@@ -351,16 +426,29 @@ async fn long_outputs_stay_within_the_budget_and_the_ask_ends_with_a_summary() {
     assert_eq!(outcome.answer.as_deref(), Some("Summary: printed a lot."));
     let seen = log.lock().unwrap();
     assert_eq!(seen.len(), 26);
-    assert!(seen.last().unwrap().tools.is_empty(), "the summary turn offers no tools");
+    assert!(
+        seen.last().unwrap().tools.is_empty(),
+        "the summary turn offers no tools"
+    );
     for s in seen.iter() {
         for out in outputs_seen(&s.items) {
             assert!(out.chars().count() <= 12_500, "{}", out.len());
         }
-        let total: usize = s.items.iter().map(|i| serde_json::to_string(i).unwrap().len()).sum();
-        assert!(total / 4 < 128_000 * 8 / 10, "request of ~{} tokens", total / 4);
+        let total: usize = s
+            .items
+            .iter()
+            .map(|i| serde_json::to_string(i).unwrap().len())
+            .sum();
+        assert!(
+            total / 4 < 128_000 * 8 / 10,
+            "request of ~{} tokens",
+            total / 4
+        );
     }
     let sandbox = f.factory.started.lock().unwrap()[0].clone();
-    let full = sandbox.file(".sandalyst/calls/c0.txt").expect("full output kept");
+    let full = sandbox
+        .file(".sandalyst/calls/c0.txt")
+        .expect("full output kept");
     assert!(full.len() > 200_000);
     let out0 = outputs_seen(&seen[1].items).pop().unwrap();
     assert!(out0.contains("/workspace/.sandalyst/calls/c0.txt"));
@@ -372,7 +460,9 @@ async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
     let session = f.sessions.create(SessionConfig::default()).await.unwrap();
     // Cut off, then an answer without the file the task names: one reminder.
     let model = ScriptedModel::new([
-        Step::CutOff(vec![Item::Assistant { text: "Here is the beginn".into() }]),
+        Step::CutOff(vec![Item::Assistant {
+            text: "Here is the beginn".into(),
+        }]),
         say("All done."),
         py("c1", "write output/report.md hi"),
         say("All done, see output/report.md."),
@@ -406,7 +496,14 @@ async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
         cached_tokens: 0,
     };
     let mut model = ScriptedModel::new([
-        Step::Costly(vec![ScriptedModel::call("c1", "python", json!({"code": "print a"}))], usage),
+        Step::Costly(
+            vec![ScriptedModel::call(
+                "c1",
+                "python",
+                json!({"code": "print a"}),
+            )],
+            usage,
+        ),
         say("Stopped on budget; did a."),
     ]);
     model.price = Some(Price {
@@ -418,7 +515,9 @@ async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
     assert_eq!(o.status, RunStatus::CostLimit { usd: 0.01 });
     assert_eq!(o.answer.as_deref(), Some("Stopped on budget; did a."));
     assert!((o.cost_usd.unwrap() - 0.012).abs() < 1e-9);
-    assert!(events.iter().any(|e| matches!(e.kind, EventKind::Usage { cost_usd: Some(c), .. } if c > 0.0)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Usage { cost_usd: Some(c), .. } if c > 0.0)));
 }
 
 #[tokio::test]

@@ -82,7 +82,9 @@ mod tests {
     use super::*;
 
     fn convo(n: usize, size: usize) -> Vec<Item> {
-        let mut items = vec![Item::User { text: "task".into() }];
+        let mut items = vec![Item::User {
+            text: "task".into(),
+        }];
         for i in 0..n {
             items.push(Item::ToolCall {
                 call_id: format!("c{i}"),

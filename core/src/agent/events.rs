@@ -103,17 +103,31 @@ impl ArtifactKind {
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum SetupStage {
     /// The engine answered: which one and its version.
-    Engine { name: String, version: String },
+    Engine {
+        name: String,
+        version: String,
+    },
     /// Containers left by an earlier process were removed.
-    LeftoversRemoved { count: usize },
+    LeftoversRemoved {
+        count: usize,
+    },
     /// The sandbox image is being built; `line` is its latest progress line.
-    ImageBuild { line: String },
-    ImageReady { tag: String },
+    ImageBuild {
+        line: String,
+    },
+    ImageReady {
+        tag: String,
+    },
     ContainerStarting,
     /// Files are being copied into `input/`.
-    Staging { files: usize, bytes: u64 },
+    Staging {
+        files: usize,
+        bytes: u64,
+    },
     /// The sandbox is ready for code.
-    SandboxReady { millis: u64 },
+    SandboxReady {
+        millis: u64,
+    },
     /// The workspace of an earlier container was restored (a reopened session).
     WorkspaceRestored,
     /// The container was released after the session was idle; it comes back on the next ask.

@@ -115,7 +115,9 @@ impl<'a> Agent<'a> {
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         loop {
             if self.turns >= self.limits.max_turns {
-                return self.wrap_up(RunStatus::MaxTurns { turns: self.turns }).await;
+                return self
+                    .wrap_up(RunStatus::MaxTurns { turns: self.turns })
+                    .await;
             }
             if let Some(status) = self.over_budget() {
                 return self.wrap_up(status).await;
@@ -179,7 +181,11 @@ impl<'a> Agent<'a> {
         tools: &[crate::model::ToolSpec],
         cancel: &CancellationToken,
     ) -> anyhow::Result<Option<Reply>> {
-        context::fit(&mut self.items, &self.instructions, self.model.context_window());
+        context::fit(
+            &mut self.items,
+            &self.instructions,
+            self.model.context_window(),
+        );
         let host = self.host;
         let on_delta = move |d: Delta| host.emit(delta_event(d));
         let request = Request {
@@ -282,7 +288,10 @@ impl<'a> Agent<'a> {
         match tools::parse(&self.tools, name, arguments) {
             Err(message) => seen.refused(message),
             Ok(tools::Call::Python(code)) => {
-                let r = self.sandbox.python(&code, timeout, cancel, &on_output).await;
+                let r = self
+                    .sandbox
+                    .python(&code, timeout, cancel, &on_output)
+                    .await;
                 seen.ran(r.map_err(|e| e.context("the sandbox failed"))?)
             }
             Ok(tools::Call::Shell(cmd)) => {

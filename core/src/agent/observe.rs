@@ -111,9 +111,10 @@ impl Seen {
             if vision && raster && self.images.len() < MAX_IMAGES_PER_CALL {
                 match read_image(sandbox, &format!("output/{}", f.path)).await {
                     Ok(part) => self.images.push(part),
-                    Err(e) => self
-                        .notes
-                        .push(format!("output/{} could not be shown to you: {e:#}", f.path)),
+                    Err(e) => self.notes.push(format!(
+                        "output/{} could not be shown to you: {e:#}",
+                        f.path
+                    )),
                 }
             }
         }
@@ -204,7 +205,13 @@ pub fn missing_outputs(task: &str, outputs: &[OutputEntry]) -> Vec<String> {
 
 fn safe_name(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -230,7 +237,11 @@ pub fn scaled(bytes: &[u8]) -> anyhow::Result<ImagePart> {
     limits.max_alloc = Some(512 << 20);
     reader.limits(limits);
     let (w, h) = reader.into_dimensions()?;
-    let media_type = if format == ImageFormat::Png { "image/png" } else { "image/jpeg" };
+    let media_type = if format == ImageFormat::Png {
+        "image/png"
+    } else {
+        "image/jpeg"
+    };
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     if w.max(h) <= MAX_IMAGE_SIDE {
         return Ok(ImagePart {
@@ -268,8 +279,15 @@ mod tests {
     #[test]
     fn changed_files_are_new_or_different() {
         let before = vec![entry("a.csv", 1, 1), entry("b.png", 2, 2)];
-        let now = vec![entry("a.csv", 1, 1), entry("b.png", 3, 5), entry("c.md", 1, 9)];
-        let paths: Vec<_> = changed(&before, &now).iter().map(|f| f.path.clone()).collect();
+        let now = vec![
+            entry("a.csv", 1, 1),
+            entry("b.png", 3, 5),
+            entry("c.md", 1, 9),
+        ];
+        let paths: Vec<_> = changed(&before, &now)
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
         assert_eq!(paths, ["b.png", "c.md"]);
     }
 
@@ -286,7 +304,8 @@ mod tests {
 
     #[test]
     fn missing_outputs_are_the_named_files_not_there() {
-        let task = "Save output/anomalies.csv, output/energy_anomalies.png and output/anomaly_report.md.";
+        let task =
+            "Save output/anomalies.csv, output/energy_anomalies.png and output/anomaly_report.md.";
         let have = vec![entry("anomalies.csv", 1, 1)];
         assert_eq!(
             missing_outputs(task, &have),

@@ -300,7 +300,10 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
-    let sessions = Sessions::new(data_root(a.agent.data_dir.clone())?, Arc::new(DockerFactory))?;
+    let sessions = Sessions::new(
+        data_root(a.agent.data_dir.clone())?,
+        Arc::new(DockerFactory),
+    )?;
     let session = sessions.create(a.agent.config()).await?;
     eprintln!("session {} ({})", session.id(), session.dir().display());
     let printer = Printer::new(a.agent.verbose);
@@ -315,6 +318,8 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
     let interactive = std::io::stdin().is_terminal();
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut last = RunStatus::Finished;
+    // The model's note (e.g. "no model configured") is printed for the first ask only.
+    let mut opened = None;
     loop {
         if interactive {
             eprint!("> ");
@@ -327,20 +332,40 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         if prompt.is_empty() {
             continue;
         }
-        let model = model_for(&a.agent)?;
-        let handle = session.ask(prompt.to_string(), model)?;
+        let model = match &opened {
+            Some(_) => {
+                config::from_environment(a.agent.model.as_deref(), a.agent.base_url.as_deref())?
+                    .open()?
+            }
+            None => model_for(&a.agent)?,
+        };
+        opened = Some(());
+        let handle = match session.ask(prompt.to_string(), model) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("error: {e}");
+                continue;
+            }
+        };
         *current.lock().unwrap() = Some(handle.canceller());
         let outcome = follow(handle, &printer).await;
         *current.lock().unwrap() = None;
         last = outcome.status.clone();
     }
     session.close().await;
-    eprintln!("session {} kept; continue it with `sandalyst ask {} -p ...`", session.id(), session.id());
+    eprintln!(
+        "session {} kept; continue it with `sandalyst ask {} -p ...`",
+        session.id(),
+        session.id()
+    );
     Ok(exit_code(&last))
 }
 
 async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
-    let sessions = Sessions::new(data_root(a.agent.data_dir.clone())?, Arc::new(DockerFactory))?;
+    let sessions = Sessions::new(
+        data_root(a.agent.data_dir.clone())?,
+        Arc::new(DockerFactory),
+    )?;
     let session = sessions.open(&a.session).await?;
     let printer = Printer::new(a.agent.verbose);
     spawn_setup_printer(&session, printer.clone());
@@ -442,9 +467,14 @@ impl Printer {
                 note,
                 ..
             } => {
-                let status = status.map_or("refused".to_string(), |s| format!("{s:?}").to_lowercase());
+                let status =
+                    status.map_or("refused".to_string(), |s| format!("{s:?}").to_lowercase());
                 let mut shown = stdout.clone();
-                for extra in [stderr, traceback.as_ref().unwrap_or(&String::new()), note.as_ref().unwrap_or(&String::new())] {
+                for extra in [
+                    stderr,
+                    traceback.as_ref().unwrap_or(&String::new()),
+                    note.as_ref().unwrap_or(&String::new()),
+                ] {
                     if !extra.is_empty() {
                         shown.push('\n');
                         shown.push_str(extra);
@@ -460,13 +490,21 @@ impl Printer {
             EventKind::Artifact { path, bytes, .. } => {
                 writeln!(err, "  wrote output/{path} ({bytes} bytes)")
             }
-            EventKind::Usage { .. } | EventKind::TextDelta { .. } | EventKind::ToolCallDelta { .. } => Ok(()),
-            EventKind::Retry { attempt, wait_ms, reason } => writeln!(
+            EventKind::Usage { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallDelta { .. } => Ok(()),
+            EventKind::Retry {
+                attempt,
+                wait_ms,
+                reason,
+            } => writeln!(
                 err,
                 "  the model's provider failed ({reason}); attempt {attempt} in {:.1} s",
                 *wait_ms as f64 / 1000.0
             ),
-            EventKind::Error { error } => writeln!(err, "  error ({}): {}", error.code, error.message),
+            EventKind::Error { error } => {
+                writeln!(err, "  error ({}): {}", error.code, error.message)
+            }
             EventKind::AskFinished { status, .. } => writeln!(err, "ask {status}"),
         };
     }

@@ -72,7 +72,10 @@ impl FakeSandbox {
 
     fn put(&self, rel: &str, bytes: Vec<u8>) {
         let t = self.clock.fetch_add(1, Ordering::SeqCst) as u128 + 1;
-        self.files.lock().unwrap().insert(rel.to_string(), (bytes, t));
+        self.files
+            .lock()
+            .unwrap()
+            .insert(rel.to_string(), (bytes, t));
     }
 
     async fn interpret(

@@ -696,12 +696,7 @@ impl Session {
         }
     }
 
-    async fn begin_ask(
-        &self,
-        ask_id: &str,
-        prompt: &str,
-        model: &str,
-    ) -> Result<(), SessionError> {
+    async fn begin_ask(&self, ask_id: &str, prompt: &str, model: &str) -> Result<(), SessionError> {
         {
             let mut run = self.inner.run.lock().unwrap();
             let m = &mut run.meta;
@@ -733,10 +728,15 @@ impl Session {
         config: &SessionConfig,
         status: &mut RunStatus,
     ) {
-        match sandbox
-            .collect_outputs(&self.outputs_dir(), &config.collect)
-            .await
-        {
+        // Collected beside the last outputs, then swapped in: files the code deleted
+        // go, and a failed collection leaves the last good outputs in place.
+        let fresh = self.inner.dir.join("outputs.new");
+        let _ = tokio::fs::remove_dir_all(&fresh).await;
+        let collected = match sandbox.collect_outputs(&fresh, &config.collect).await {
+            Ok(c) => swap_dirs(&fresh, &self.outputs_dir()).await.map(|()| c),
+            Err(e) => Err(e),
+        };
+        match collected {
             Ok(collected) => {
                 for r in &collected.refused {
                     host.emit(EventKind::Status {
@@ -803,9 +803,9 @@ impl Session {
     /// The last assistant text of ask `ask_id`, from the conversation.
     fn answer_of(&self, _ask_id: &str) -> Option<String> {
         let items = self.inner.items.lock().unwrap();
-        let last_user = items
-            .iter()
-            .rposition(|i| matches!(i, Item::User { text } if !text.starts_with("[from the app]")))?;
+        let last_user = items.iter().rposition(
+            |i| matches!(i, Item::User { text } if !text.starts_with("[from the app]")),
+        )?;
         items[last_user..].iter().rev().find_map(|i| match i {
             Item::Assistant { text } if !text.trim().is_empty() => Some(text.clone()),
             _ => None,
@@ -1020,7 +1020,13 @@ impl Host for AskHost<'_> {
     fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {
         let safe: String = call_id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let rel = format!("{FIGURES}/{}-{safe}-{index}.png", self.ask_id);
         let path = self.session.inner.dir.join(&rel);
@@ -1028,6 +1034,21 @@ impl Host for AskHost<'_> {
         std::fs::write(&path, png)?;
         Ok(rel)
     }
+}
+
+/// Replace `dest` with `fresh` (both folders of the session).
+async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
+    let old = dest.with_extension("old");
+    let _ = tokio::fs::remove_dir_all(&old).await;
+    if tokio::fs::try_exists(dest).await.unwrap_or(false) {
+        tokio::fs::rename(dest, &old).await?;
+    }
+    if !tokio::fs::try_exists(fresh).await.unwrap_or(false) {
+        tokio::fs::create_dir_all(fresh).await?;
+    }
+    tokio::fs::rename(fresh, dest).await?;
+    let _ = tokio::fs::remove_dir_all(&old).await;
+    Ok(())
 }
 
 /// A failure message classified for the UI.
@@ -1086,7 +1107,11 @@ fn title_of(m: &RunMeta) -> String {
 
 /// The first line of a request, shortened to about 60 characters at a word.
 fn title_from(prompt: &str) -> String {
-    let line = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = prompt
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     if line.chars().count() <= 60 {
         return line.to_string();
     }
@@ -1142,7 +1167,9 @@ mod tests {
             },
         ];
         let fixed = repair(items);
-        assert!(matches!(&fixed[2], Item::ToolOutput { call_id, is_error: true, .. } if call_id == "a"));
+        assert!(
+            matches!(&fixed[2], Item::ToolOutput { call_id, is_error: true, .. } if call_id == "a")
+        );
     }
 
     #[test]
