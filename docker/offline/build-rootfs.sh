@@ -62,7 +62,7 @@ mmdebstrap \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --dpkgopt='path-exclude=/usr/share/linda/*' \
-    --include=python3,python-is-python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,fonts-dejavu-core,tini,ca-certificates,usr-is-merged \
+    --include=python3,python-is-python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,python3-ipython,fonts-dejavu-core,tini,ca-certificates,usr-is-merged \
     --customize-hook="sh '$HERE/customize-rootfs.sh' \"\$1\"" \
     bookworm "$PARTIAL" "$MIRROR" \
     || die "mmdebstrap failed (see the messages above)"

@@ -116,7 +116,7 @@ for m in ("numpy.linalg numpy.fft numpy.random numpy.polynomial numpy.ma scipy.c
           "pandas.plotting pandas.api.types pandas.tseries.offsets pandas.io.formats.format "
           "matplotlib.dates matplotlib.ticker matplotlib.colors matplotlib.patches "
           "matplotlib.gridspec mpl_toolkits.mplot3d lxml.etree sympy csv json sqlite3 "
-          "zoneinfo ssl").split():
+          "zoneinfo ssl IPython IPython.core.interactiveshell matplotlib_inline.backend_inline").split():
     importlib.import_module(m)
 pandas.DataFrame({"t": pandas.date_range("2024-01-01", periods=48, freq="H"),
                   "v": numpy.arange(48.0)}).set_index("t").resample("D").mean()

@@ -694,6 +694,23 @@ mod tests {
     }
 
     #[test]
+    fn both_recipes_install_the_same_python_libraries() {
+        // The kernel needs IPython (and matplotlib-inline, which it brings) in both.
+        let dockerfile = std::str::from_utf8(RECIPE[0].data).unwrap();
+        let offline = std::str::from_utf8(RECIPE[1].data).unwrap();
+        for lib in ["numpy", "scipy", "pandas", "matplotlib", "ipython"] {
+            assert!(
+                dockerfile.contains(&format!("{lib}==")),
+                "Dockerfile lacks {lib}"
+            );
+            assert!(
+                offline.contains(&format!("python3-{lib},")),
+                "the offline recipe lacks python3-{lib}"
+            );
+        }
+    }
+
+    #[test]
     fn import_changes_are_valid_instructions() {
         let changes = import_changes();
         assert!(changes.contains(&"USER 1000:1000".to_string()));
