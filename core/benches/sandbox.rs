@@ -45,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
             &Manifest::default(),
         )
         .await?;
-        sb.python("1+1", t, &c).await?;
+        sb.python("1+1", t, &c, &|_, _| {}).await?;
         ready.push(start.elapsed());
         let start = Instant::now();
         sb.close().await?;
@@ -58,7 +58,7 @@ async fn main() -> anyhow::Result<()> {
     let mut rt = Vec::new();
     for _ in 0..200 {
         let start = Instant::now();
-        sb.python("1+1", t, &c).await?;
+        sb.python("1+1", t, &c, &|_, _| {}).await?;
         rt.push(start.elapsed());
     }
     stats("kernel call round trip (`1+1`)", rt);
@@ -67,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
         "import pandas, numpy, scipy.stats, matplotlib.pyplot",
         t,
         &c,
+        &|_, _| {},
     )
     .await?;
     stats(
@@ -80,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
             "df = pandas.DataFrame({'a': range(1000)}); df.a.sum()",
             t,
             &c,
+            &|_, _| {},
         )
         .await?;
         cell.push(start.elapsed());
@@ -88,12 +90,17 @@ async fn main() -> anyhow::Result<()> {
     let mut sh = Vec::new();
     for _ in 0..20 {
         let start = Instant::now();
-        sb.shell("true", t, &c).await?;
+        sb.shell("true", t, &c, &|_, _| {}).await?;
         sh.push(start.elapsed());
     }
     stats("shell call (`true`)", sh);
-    sb.python("open('output/x.bin','wb').write(b'0' * (50 << 20))", t, &c)
-        .await?;
+    sb.python(
+        "open('output/x.bin','wb').write(b'0' * (50 << 20))",
+        t,
+        &c,
+        &|_, _| {},
+    )
+    .await?;
     let dir = tempfile::tempdir()?;
     let collect_start = Instant::now();
     sb.collect_outputs(dir.path(), &CollectLimits::default())

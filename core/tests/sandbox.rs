@@ -15,22 +15,26 @@ async fn kernel_keeps_state_and_separates_streams() {
     let docker = common::engine().await;
     let (sb, _) = common::sandbox(&docker, "state", &[]).await;
     let c = CancellationToken::new();
-    let r = sb.python("import math\nx = 41", T, &c).await.unwrap();
+    let r = sb
+        .python("import math\nx = 41", T, &c, &|_, _| {})
+        .await
+        .unwrap();
     assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
     let r = sb
         .python(
             "import sys\nprint(x + 1)\nprint('warn', file=sys.stderr)\nmath.sqrt(16)",
             T,
             &c,
+            &|_, _| {},
         )
         .await
         .unwrap();
     assert_eq!(r.stdout, "42\n4.0\n");
     assert_eq!(r.stderr, "warn\n");
-    let r = sb.python("1/0", T, &c).await.unwrap();
+    let r = sb.python("1/0", T, &c, &|_, _| {}).await.unwrap();
     assert_eq!(r.status, ExecStatus::Error);
     assert!(r.traceback.unwrap().contains("ZeroDivisionError"));
-    let r = sb.python("print(x)", T, &c).await.unwrap();
+    let r = sb.python("print(x)", T, &c, &|_, _| {}).await.unwrap();
     assert_eq!(r.stdout, "41\n", "state survives an exception");
     sb.close().await.unwrap();
 }
@@ -40,20 +44,21 @@ async fn timeout_interrupts_a_busy_loop_and_the_next_call_works() {
     let docker = common::engine().await;
     let (sb, _) = common::sandbox(&docker, "timeout", &[]).await;
     let c = CancellationToken::new();
-    sb.python("y = 7", T, &c).await.unwrap();
+    sb.python("y = 7", T, &c, &|_, _| {}).await.unwrap();
     let started = Instant::now();
     let r = sb
         .python(
             "print('before', flush=True)\nwhile True:\n    pass",
             Duration::from_secs(2),
             &c,
+            &|_, _| {},
         )
         .await
         .unwrap();
     assert_eq!(r.status, ExecStatus::Timeout);
     assert!(r.stdout.contains("before"));
     assert!(started.elapsed() < Duration::from_secs(10));
-    let r = sb.python("print(y)", T, &c).await.unwrap();
+    let r = sb.python("print(y)", T, &c, &|_, _| {}).await.unwrap();
     assert_eq!(
         (r.status, r.stdout.as_str()),
         (ExecStatus::Ok, "7\n"),
@@ -67,12 +72,18 @@ async fn a_dead_kernel_restarts_and_says_state_was_lost() {
     let docker = common::engine().await;
     let (sb, _) = common::sandbox(&docker, "death", &[]).await;
     let c = CancellationToken::new();
-    sb.python("z = 1", T, &c).await.unwrap();
-    let r = sb.python("import os\nos._exit(3)", T, &c).await.unwrap();
+    sb.python("z = 1", T, &c, &|_, _| {}).await.unwrap();
+    let r = sb
+        .python("import os\nos._exit(3)", T, &c, &|_, _| {})
+        .await
+        .unwrap();
     assert_eq!(r.status, ExecStatus::KernelRestarted);
     let note = r.note.unwrap();
     assert!(note.contains("code 3") && note.contains("lost"), "{note}");
-    let r = sb.python("print('z' in globals())", T, &c).await.unwrap();
+    let r = sb
+        .python("print('z' in globals())", T, &c, &|_, _| {})
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "False\n");
     sb.close().await.unwrap();
 }
@@ -83,12 +94,15 @@ async fn huge_output_is_capped_and_marked() {
     let (sb, _) = common::sandbox(&docker, "flood", &[]).await;
     let c = CancellationToken::new();
     let r = sb
-        .python("print('x' * 5_000_000)\nprint('end')", T, &c)
+        .python("print('x' * 5_000_000)\nprint('end')", T, &c, &|_, _| {})
         .await
         .unwrap();
     assert!(r.stdout.len() < 40_000, "{}", r.stdout.len());
     assert!(r.stdout.contains("output truncated") && r.stdout.trim_end().ends_with("end"));
-    let r = sb.shell("yes | head -c 3000000", T, &c).await.unwrap();
+    let r = sb
+        .shell("yes | head -c 3000000", T, &c, &|_, _| {})
+        .await
+        .unwrap();
     assert!(r.stdout.len() < 40_000 && r.stdout.contains("truncated"));
     sb.close().await.unwrap();
 }
@@ -98,11 +112,14 @@ async fn shell_reports_exit_codes_and_times_out() {
     let docker = common::engine().await;
     let (sb, _) = common::sandbox(&docker, "shell", &[]).await;
     let c = CancellationToken::new();
-    let r = sb.shell("echo hi; pwd; exit 3", T, &c).await.unwrap();
+    let r = sb
+        .shell("echo hi; pwd; exit 3", T, &c, &|_, _| {})
+        .await
+        .unwrap();
     assert_eq!((r.status, r.exit_code), (ExecStatus::Error, Some(3)));
     assert_eq!(r.stdout, "hi\n/workspace\n");
     let r = sb
-        .shell("sleep 30", Duration::from_secs(1), &c)
+        .shell("sleep 30", Duration::from_secs(1), &c, &|_, _| {})
         .await
         .unwrap();
     assert_eq!(r.status, ExecStatus::Timeout);
@@ -123,7 +140,7 @@ async fn writes_outside_workspace_and_tmp_fail_and_privileges_are_dropped() {
         open('/workspace/ok', 'w').write('1'); open('/tmp/ok', 'w').write('1')\n\
         st = open('/proc/self/status').read()\n\
         print('uid', os.getuid(), [l for l in st.splitlines() if l.startswith(('CapEff', 'NoNewPrivs'))])\n";
-    let r = sb.python(code, T, &c).await.unwrap();
+    let r = sb.python(code, T, &c, &|_, _| {}).await.unwrap();
     assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
     assert!(!r.stdout.contains("WROTE"), "{}", r.stdout);
     assert_eq!(r.stdout.matches("denied").count(), 5);
@@ -153,7 +170,7 @@ async fn inputs_are_staged_and_outputs_collected_with_hostile_entries_refused() 
         os.symlink('/etc/passwd', 'output/passwd')\n\
         os.link('output/report.md', 'output/hard.md')\n\
         os.mkfifo('output/pipe')\n";
-    let r = sb.python(code, T, &c).await.unwrap();
+    let r = sb.python(code, T, &c, &|_, _| {}).await.unwrap();
     assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
     assert_eq!(r.stdout, "(1, 2)\n");
     let dest = dir.path().join("out");
@@ -200,7 +217,12 @@ async fn a_large_input_streams_without_loading_into_memory() {
     f.set_len(300 << 20).unwrap(); // sparse on the host, 300 MB in the tar stream
     let (sb, _) = common::sandbox(&docker, "big", &[big]).await;
     let r = sb
-        .shell("stat -c %s input/big.bin", T, &CancellationToken::new())
+        .shell(
+            "stat -c %s input/big.bin",
+            T,
+            &CancellationToken::new(),
+            &|_, _| {},
+        )
         .await
         .unwrap();
     assert_eq!(r.stdout.trim(), (300u64 << 20).to_string());

@@ -27,10 +27,14 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::kernel::{Kernel, Wait};
-use super::{image, ExecResult, ExecStatus, Sandbox, SandboxConfig};
+use super::kernel::{Kernel, LiveCap, Wait};
+use super::{
+    image, ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream,
+};
 use crate::owner::{owner_id, owner_is_gone};
-use crate::workspace::{collect, ChannelReader, CollectLimits, Collected, Manifest};
+use crate::workspace::{
+    collect, ChannelReader, ChannelWriter, CollectLimits, Collected, InputFile, Manifest,
+};
 
 pub const RUN_LABEL: &str = "sandalyst.run";
 const OWNER_LABEL: &str = "sandalyst.owner";
@@ -304,20 +308,103 @@ impl DockerSandbox {
             )
             .await
             .context("starting the sandbox container")?;
+        // The kernel starts (and IPython loads) while the inputs are uploaded.
+        let (kernel, staged) = tokio::join!(
+            Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
+            self.upload(workspace_tar(manifest, true))
+        );
+        let kernel = kernel?;
+        if let Err(e) = staged {
+            kernel.kill(&self.docker, &self.container).await;
+            return Err(e.context("staging the input files into the workspace"));
+        }
+        *self.kernel.lock().await = Some(kernel);
+        Ok(())
+    }
+
+    /// Unpack a tar stream into `/workspace` (the archive API writes only to volumes).
+    async fn upload(
+        &self,
+        tar: impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static,
+    ) -> anyhow::Result<()> {
         let upload = UploadToContainerOptionsBuilder::new()
             .path(image::WORKDIR)
             .build();
         self.docker
-            .upload_to_container(
+            .upload_to_container(&self.container, Some(upload), bollard::body_try_stream(tar))
+            .await
+            .map_err(|e| engine_error("uploading into the workspace", e))
+    }
+
+    /// Run a command in the container as `user` and return its exit code, stdout and
+    /// stderr (each capped at `cap` bytes).
+    async fn exec_output(
+        &self,
+        user: &str,
+        cmd: Vec<&str>,
+        cap: usize,
+    ) -> anyhow::Result<(Option<i64>, Vec<u8>, Vec<u8>)> {
+        let doing = "running a command in the sandbox";
+        let exec = self
+            .docker
+            .create_exec(
                 &self.container,
-                Some(upload),
-                bollard::body_try_stream(manifest.tar_stream()),
+                CreateExecOptions {
+                    cmd: Some(cmd),
+                    user: Some(user),
+                    working_dir: Some(image::WORKDIR),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
             )
             .await
-            .context("staging the input files into the workspace")?;
-        *self.kernel.lock().await =
-            Some(Kernel::start(&self.docker, &self.container, c.output_cap_bytes).await?);
-        Ok(())
+            .map_err(|e| engine_error(doing, e))?;
+        let StartExecResults::Attached { mut output, .. } = self
+            .docker
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| engine_error(doing, e))?
+        else {
+            bail!("the Docker engine did not attach to a command in the sandbox");
+        };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        while let Some(frame) = output.next().await {
+            let (buf, message) = match frame {
+                Ok(LogOutput::StdOut { message }) => (&mut out, message),
+                Ok(LogOutput::StdErr { message }) => (&mut err, message),
+                Ok(_) => continue,
+                Err(e) => return Err(engine_error(doing, e)),
+            };
+            let room = cap.saturating_sub(buf.len());
+            buf.extend_from_slice(&message[..message.len().min(room)]);
+        }
+        let code = self
+            .docker
+            .inspect_exec(&exec.id)
+            .await
+            .ok()
+            .and_then(|i| i.exit_code);
+        Ok((code, out, err))
+    }
+
+    /// `list_outputs` without the kernel: one `find` in the container.
+    async fn list_outputs_by_exec(&self) -> anyhow::Result<Vec<OutputEntry>> {
+        let (_, out, _) = self
+            .exec_output(
+                image::USER,
+                vec![
+                    "find",
+                    "/workspace/output",
+                    "-type",
+                    "f",
+                    "-printf",
+                    "%P\\0%s\\0%T@\\0",
+                ],
+                64 << 20,
+            )
+            .await?;
+        Ok(parse_find(&out))
     }
 
     async fn write_archive(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
@@ -388,10 +475,12 @@ fn result(status: ExecStatus, started: Instant) -> ExecResult {
         exit_code: None,
         note: None,
         duration_ms: started.elapsed().as_millis() as u64,
+        figures: Vec::new(),
     }
 }
 
-fn fill(mut r: ExecResult, reply: super::kernel::KernelReply, stray: String) -> ExecResult {
+fn fill(mut r: ExecResult, mut reply: super::kernel::KernelReply, stray: String) -> ExecResult {
+    r.figures = reply.png_figures();
     r.stdout = reply.stdout;
     r.stderr = reply.stderr + &stray;
     r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
@@ -407,6 +496,7 @@ impl Sandbox for DockerSandbox {
         code: &str,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
         let mut slot = self.kernel.lock().await;
@@ -417,10 +507,13 @@ impl Sandbox for DockerSandbox {
         }
         let kernel = slot.as_mut().expect("kernel just started");
         kernel.take_stray();
-        let first = match kernel.send_execute(code).await {
+        let first = match kernel
+            .send_execute(code, self.config.output_cap_bytes)
+            .await
+        {
             Err(_) => Wait::Exited,
             Ok(()) => tokio::select! {
-                w = kernel.wait(timeout) => w,
+                w = kernel.wait(timeout, on_output) => w,
                 _ = cancel.cancelled() => Wait::TimedOut,
             },
         };
@@ -432,7 +525,7 @@ impl Sandbox for DockerSandbox {
         let outcome = match first {
             Wait::TimedOut => {
                 let _ = kernel.send_interrupt().await;
-                match kernel.wait(INTERRUPT_GRACE).await {
+                match kernel.wait(INTERRUPT_GRACE, on_output).await {
                     Wait::Reply(reply) => {
                         let mut r =
                             fill(result(interrupted_as, started), reply, kernel.take_stray());
@@ -487,6 +580,7 @@ impl Sandbox for DockerSandbox {
         command: &str,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_output: OutputSink<'_>,
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
         // `timeout` makes itself a process-group leader; its pid comes first on stderr
@@ -521,13 +615,24 @@ impl Sandbox for DockerSandbox {
         };
         let cap = self.config.output_cap_bytes;
         let (mut out, mut err) = (Capped::new(cap), Capped::new(cap));
+        let mut live = [
+            Live::new(cap, Stream::Stdout),
+            Live::new(cap, Stream::Stderr),
+        ];
         let mut group = GroupId::default();
         let (mut cancelled, mut killed) = (false, false);
         loop {
             tokio::select! {
                 frame = output.next() => match frame {
-                    Some(Ok(LogOutput::StdOut { message })) => out.push(&message),
-                    Some(Ok(LogOutput::StdErr { message })) => err.push(group.feed(&message)),
+                    Some(Ok(LogOutput::StdOut { message })) => {
+                        out.push(&message);
+                        live[0].push(on_output, &message);
+                    }
+                    Some(Ok(LogOutput::StdErr { message })) => {
+                        let rest = group.feed(&message);
+                        err.push(rest);
+                        live[1].push(on_output, rest);
+                    }
                     Some(Ok(_)) => {}
                     Some(Err(_)) | None => break,
                 },
@@ -603,6 +708,107 @@ impl Sandbox for DockerSandbox {
             let _ = tokio::fs::remove_file(dest).await;
         }
         result
+    }
+
+    async fn list_outputs(&self) -> anyhow::Result<Vec<OutputEntry>> {
+        let listed = match self.kernel.lock().await.as_mut() {
+            Some(kernel) => kernel
+                .list_outputs(Duration::from_secs(5))
+                .await
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        let mut entries = match listed {
+            Some(entries) => entries,
+            None => self.list_outputs_by_exec().await?,
+        };
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(entries)
+    }
+
+    async fn read_file(&self, rel: &str, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
+        check_rel(rel)?;
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path(&format!("{}/{rel}", image::WORKDIR))
+            .build();
+        let mut stream = self
+            .docker
+            .download_from_container(&self.container, Some(opts));
+        // The tar holds one header (two with a long name) and padding around the data.
+        let limit = max_bytes.saturating_add(16 << 10);
+        let mut tar = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| match e {
+                bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                } => anyhow::anyhow!("{rel}: no such file in the workspace"),
+                e => engine_error(&format!("reading {rel} from the workspace"), e),
+            })?;
+            tar.extend_from_slice(&chunk);
+            if tar.len() as u64 > limit {
+                bail!("{rel} is larger than {max_bytes} bytes");
+            }
+        }
+        let mut archive = tar::Archive::new(tar.as_slice());
+        let mut entry = archive
+            .entries()?
+            .next()
+            .with_context(|| format!("{rel}: the engine sent an empty archive"))??;
+        let kind = entry.header().entry_type();
+        if !(kind.is_file() || kind == tar::EntryType::Continuous) {
+            bail!("{rel} is not a regular file");
+        }
+        let size = entry.size();
+        if size > max_bytes {
+            bail!("{rel} is larger than {max_bytes} bytes ({size} bytes)");
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        std::io::Read::read_to_end(&mut entry, &mut data)?;
+        Ok(data)
+    }
+
+    async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()> {
+        self.upload(workspace_tar(manifest, false))
+            .await
+            .context("staging more input files into the workspace")
+    }
+
+    async fn remove_input(&self, name: &str) -> anyhow::Result<()> {
+        check_rel(name)?;
+        // Inputs are root's and read-only; root in the container (no capabilities, but
+        // their owner) makes the folder writable for a moment.
+        let script = r#"p="input/$1"; d=$(dirname "$p")
+[ -e "$p" ] || [ -L "$p" ] || { echo "no such input: $1" >&2; exit 3; }
+chmod u+w "$d" || exit 1
+if [ -d "$p" ] && [ ! -L "$p" ]; then chmod -R u+w "$p"; fi
+rm -rf -- "$p"; rc=$?
+chmod u-w "$d"; exit $rc"#;
+        let (code, _, err) = self
+            .exec_output("0:0", vec!["sh", "-c", script, "sh", name], 4096)
+            .await?;
+        if code != Some(0) {
+            bail!(
+                "removing input/{name} failed: {}",
+                String::from_utf8_lossy(&err).trim()
+            );
+        }
+        Ok(())
+    }
+
+    async fn restore_workspace(&self, archive: &Path) -> anyhow::Result<()> {
+        let file = std::fs::File::open(archive)
+            .with_context(|| format!("cannot read the workspace archive {}", archive.display()))?;
+        let (writer, stream) = ChannelWriter::pair(8);
+        let fail = writer.failer();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = rewrite_archive(file, writer) {
+                fail(e);
+            }
+        });
+        self.upload(stream)
+            .await
+            .with_context(|| format!("restoring the workspace from {}", archive.display()))
     }
 
     async fn close(&self) -> anyhow::Result<()> {
@@ -714,4 +920,216 @@ impl Capped {
         }
         s
     }
+}
+
+/// Forwards one stream of a shell call live: whole UTF-8 characters only, capped.
+struct Live {
+    stream: Stream,
+    cap: LiveCap,
+    partial: Vec<u8>,
+}
+
+impl Live {
+    fn new(cap: usize, stream: Stream) -> Self {
+        Live {
+            stream,
+            cap: LiveCap::new(cap),
+            partial: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, sink: OutputSink<'_>, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        self.partial.extend_from_slice(data);
+        // Keep an incomplete character at the end for the next frame.
+        let keep = match std::str::from_utf8(&self.partial) {
+            Ok(_) => 0,
+            Err(e) if e.error_len().is_none() => self.partial.len() - e.valid_up_to(),
+            Err(_) => 0,
+        };
+        let cut = self.partial.len() - keep;
+        let text = String::from_utf8_lossy(&self.partial[..cut]).into_owned();
+        self.partial.drain(..cut);
+        self.cap.forward(sink, self.stream, &text);
+    }
+}
+
+/// A path relative to `/workspace`: not empty, not absolute, no `..`, no NUL.
+fn check_rel(rel: &str) -> anyhow::Result<()> {
+    if rel.is_empty()
+        || rel.starts_with('/')
+        || rel.contains('\0')
+        || rel.split('/').any(|c| c == "..")
+        || rel.split('/').all(|c| c.is_empty() || c == ".")
+    {
+        bail!("refused path {rel:?}: it must be relative to the workspace, without '..'");
+    }
+    Ok(())
+}
+
+/// `find -printf '%P\0%s\0%T@\0'` output as entries.
+fn parse_find(out: &[u8]) -> Vec<OutputEntry> {
+    let fields: Vec<&[u8]> = out.split(|&b| b == 0).collect();
+    fields
+        .chunks_exact(3)
+        .filter_map(|f| {
+            let path = String::from_utf8_lossy(f[0]).into_owned();
+            let bytes = std::str::from_utf8(f[1]).ok()?.parse().ok()?;
+            let time = std::str::from_utf8(f[2]).ok()?;
+            let (secs, frac) = time.split_once('.').unwrap_or((time, "0"));
+            let mut frac: String = frac.chars().take(9).collect();
+            while frac.len() < 9 {
+                frac.push('0');
+            }
+            let modified_ns =
+                secs.parse::<u128>().ok()? * 1_000_000_000 + frac.parse::<u128>().ok()?;
+            Some(OutputEntry {
+                path,
+                bytes,
+                modified_ns,
+            })
+        })
+        .collect()
+}
+
+const ROOT: u64 = 0;
+
+fn tar_header(kind: tar::EntryType, mode: u32, size: u64, owner: u64, mtime: u64) -> tar::Header {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(kind);
+    h.set_mode(mode);
+    h.set_size(size);
+    h.set_uid(owner);
+    h.set_gid(owner);
+    h.set_mtime(mtime);
+    h
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The manifest as a tar stream for `/workspace`, read only for the sandbox user:
+/// `input/` and its folders root's 0555, files root's 0444 (the user can read them
+/// but not change, remove or add any). With `output` (at start), an empty `output/`
+/// owned by the user. Files are read in chunks as the stream is consumed.
+fn workspace_tar(
+    manifest: &Manifest,
+    output: bool,
+) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static {
+    let inputs = manifest.inputs.clone();
+    let (writer, stream) = ChannelWriter::pair(8);
+    let fail = writer.failer();
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = write_workspace_tar(writer, &inputs, output) {
+            fail(e);
+        }
+    });
+    stream
+}
+
+fn write_workspace_tar(
+    writer: ChannelWriter,
+    inputs: &[InputFile],
+    output: bool,
+) -> std::io::Result<()> {
+    let mtime = now_secs();
+    let mut tar = tar::Builder::new(writer);
+    let mut dirs = BTreeSet::from(["input".to_string()]);
+    for f in inputs {
+        let mut path = Path::new("input").join(&f.dest);
+        while let Some(parent) = path.parent() {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            dirs.insert(parent.to_string_lossy().into_owned());
+            path = parent.to_path_buf();
+        }
+    }
+    if output {
+        let mut h = tar_header(
+            tar::EntryType::Directory,
+            0o755,
+            0,
+            crate::workspace::SANDBOX_UID,
+            mtime,
+        );
+        tar.append_data(&mut h, "output/", std::io::empty())?;
+    }
+    for dir in &dirs {
+        let mut h = tar_header(tar::EntryType::Directory, 0o555, 0, ROOT, mtime);
+        tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
+    }
+    for f in inputs {
+        let file = std::fs::File::open(&f.source)?;
+        let len = file.metadata()?.len();
+        let mut h = tar_header(tar::EntryType::Regular, 0o444, len, ROOT, mtime);
+        // A file that grows while being staged is cut at the size it had when opened.
+        tar.append_data(
+            &mut h,
+            format!("input/{}", f.dest),
+            std::io::Read::take(file, len),
+        )?;
+    }
+    tar.into_inner()?.finish();
+    Ok(())
+}
+
+/// Rewrite an `archive_workspace` tar (entries under `workspace/`) for an upload into
+/// `/workspace`: folders and regular files only, no absolute paths or `..`; inputs
+/// read-only as when staged, everything else the sandbox user's.
+fn rewrite_archive(file: std::fs::File, writer: ChannelWriter) -> std::io::Result<()> {
+    let mut archive = tar::Archive::new(std::io::BufReader::new(file));
+    let mut out = tar::Builder::new(writer);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let path = entry.path()?.into_owned();
+        let Ok(rel) = path.strip_prefix("workspace") else {
+            continue;
+        };
+        let unsafe_path = rel.components().any(|c| {
+            !matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if unsafe_path || rel.is_empty() {
+            continue;
+        }
+        let kind = entry.header().entry_type();
+        let dir = kind.is_dir();
+        if !(dir || kind.is_file() || kind == tar::EntryType::Continuous) {
+            continue; // links, devices, fifos: never restored
+        }
+        let input = rel == "input" || rel.starts_with("input/");
+        let mtime = entry.header().mtime().unwrap_or(0);
+        let (owner, mode) = match (input, dir) {
+            (true, true) => (ROOT, 0o555),
+            (true, false) => (ROOT, 0o444),
+            (false, _) => (
+                crate::workspace::SANDBOX_UID,
+                entry.header().mode().unwrap_or(0o644) & 0o777,
+            ),
+        };
+        let kind = if dir {
+            tar::EntryType::Directory
+        } else {
+            tar::EntryType::Regular
+        };
+        let size = if dir { 0 } else { entry.size() };
+        let mut h = tar_header(kind, mode, size, owner, mtime);
+        if dir {
+            out.append_data(&mut h, format!("{rel}/"), std::io::empty())?;
+        } else {
+            out.append_data(&mut h, &rel, &mut entry)?;
+        }
+    }
+    out.into_inner()?.finish();
+    Ok(())
 }

@@ -1,34 +1,84 @@
 # Sandalyst's persistent Python kernel. Runs inside the sandbox container, started
 # by the host with `python3 -u -c <this source>` over one exec's stdin/stdout.
+# Cells run through IPython's own InteractiveShell, so display(), rich reprs, `!cmd`
+# lines and magics (%timeit, %%bash, ...) behave as in Jupyter.
 #
 # Protocol: one JSON object per line.
 #   host -> kernel (stdin):  {"type": "execute", "id": N, "code": "..."}
 #                            {"type": "interrupt"}
-#                            {"type": "killpg", "pgid": G}   (no reply)
+#                            {"type": "killpg", "pgid": G}          (no reply)
+#                            {"type": "list_outputs", "id": N}
 #   kernel -> host (stdout): {"type": "ready", "pid": P}
+#                            {"type": "stream", "id": N, "name": "stdout|stderr",
+#                             "text": "..."}   (while cell N runs, every 100 ms)
 #                            {"type": "result", "id": N, "status": "ok|error|interrupted",
 #                             "stdout": "...", "stderr": "...", "traceback": "...",
-#                             "stdout_bytes": B, "stderr_bytes": B}
-# The protocol owns the original fd 1; fd 1 is then pointed at fd 2 so that stray
-# writes (C code, subprocesses) cannot corrupt it; they reach the host as raw stderr.
-import ast
+#                             "stdout_bytes": B, "stderr_bytes": B,
+#                             "figures": ["<base64 PNG>", ...]}
+#                            {"type": "outputs", "id": N, "entries": [[path, bytes,
+#                             mtime_ns], ...], "truncated": bool}
+# The protocol owns a dup of the original fd 1. Fds 1 and 2 are then pipes read by
+# this process, so what C code and subprocesses write lands in the running cell's
+# stdout/stderr; outside any cell it goes to the original fd 2, which the host keeps
+# as "stray" output. stdin is /dev/null for the cell and its children.
+import base64
+import codecs
+import io
 import json
 import os
 import queue
+import re
 import signal
+import stat
+import subprocess
 import sys
 import threading
 import time
-import traceback
+import warnings
 
 CAP = int(os.environ.get("SANDALYST_OUTPUT_CAP", "32768"))
+OUTPUT_DIR = os.environ.get("SANDALYST_OUTPUT_DIR", "/workspace/output")
+MAX_FIGURES = 20
+MAX_FIGURE_BYTES = 16 << 20
+MAX_LISTED = 10000
+FLUSH_EVERY = 0.1
+PREWARM = ("numpy", "pandas", "matplotlib.pyplot")
 
 _proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
-os.dup2(2, 1)
+_raw_err = os.dup(2)
+_requests_in = os.fdopen(os.dup(0), "r", encoding="utf-8", errors="replace")
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+sys.stdin = open(os.devnull, "r")
+
+_lock = threading.RLock()  # the running cell and its buffers
+_send_lock = threading.Lock()  # one protocol line at a time
+_cell = None  # the running _Cell, if any
+_in_cell = False  # the main thread is inside user code: SIGINT may interrupt it
+_busy = threading.Event()
+_requests = queue.Queue()
+
+
+def _send(obj):
+    line = json.dumps(obj) + "\n"
+    with _send_lock:
+        _proto.write(line)
+        _proto.flush()
+
+
+def _write_raw(text):
+    data = text.encode("utf-8", "replace")
+    while data:
+        try:
+            n = os.write(_raw_err, data)
+        except OSError:
+            return
+        data = data[n:]
 
 
 class Capture:
-    """A text stream that keeps the head and the tail of what is written, up to CAP."""
+    """Keeps the head and the tail of what is written, up to CAP characters."""
 
     def __init__(self):
         self.head = []
@@ -38,8 +88,6 @@ class Capture:
         self.total = 0
 
     def write(self, s):
-        if not isinstance(s, str):
-            s = str(s)
         self.total += len(s)
         room = CAP // 2 - self.head_len
         if room > 0:
@@ -51,13 +99,6 @@ class Capture:
             self.tail_len += len(self.tail[-1])
             while self.tail_len > CAP // 2 and len(self.tail) > 1:
                 self.tail_len -= len(self.tail.pop(0))
-        return len(s)
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return False
 
     def text(self):
         head = "".join(self.head)
@@ -74,13 +115,314 @@ class Capture:
         return head + tail
 
 
-def _send(obj):
-    _proto.write(json.dumps(obj) + "\n")
-    _proto.flush()
+class _Stream:
+    """One stream of a running cell: the capped whole, and what is yet to be streamed
+    (the first CAP characters, then one truncation marker)."""
+
+    def __init__(self, cell, name):
+        self.cell = cell
+        self.name = name
+        self.capture = Capture()
+        self.pending = []
+        self.streamed = 0
+        self.cut = False
+
+    def add(self, s):
+        self.capture.write(s)
+        if self.cut:
+            return
+        room = CAP - self.streamed
+        if len(s) > room:
+            s = s[:room]
+            self.cut = True
+        self.streamed += len(s)
+        if s:
+            self.pending.append(s)
+        if self.cut:
+            self.pending.append("\n[... output truncated ...]\n")
+
+    def flush(self):
+        if self.pending:
+            text = "".join(self.pending)
+            self.pending = []
+            _send({"type": "stream", "id": self.cell.id, "name": self.name, "text": text})
 
 
-_requests = queue.Queue()
-_busy = threading.Event()
+class _Cell:
+    def __init__(self, cid):
+        self.id = cid
+        self.out = _Stream(self, "stdout")
+        self.err = _Stream(self, "stderr")
+        self.figures = []
+        self.figure_bytes = 0
+        self.figures_dropped = 0
+        self.traceback = []
+
+    def flush(self):
+        self.out.flush()
+        self.err.flush()
+
+
+def _route(which, text):
+    """Text written to fd/stream 1 or 2: to the running cell, else to the host as stray."""
+    if not text:
+        return
+    with _lock:
+        cell = _cell
+        if cell is not None:
+            (cell.out if which == 1 else cell.err).add(text)
+            return
+    _write_raw(text)
+
+
+class _Binary(io.RawIOBase):
+    def __init__(self, which):
+        self.which = which
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        _route(self.which, self.decoder.decode(bytes(b)))
+        return len(b)
+
+
+class _Writer(io.TextIOBase):
+    """sys.stdout / sys.stderr: straight into the running cell's capture."""
+
+    def __init__(self, which):
+        self.which = which
+        self.buffer = _Binary(which)
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "replace"
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            s = str(s)
+        _route(self.which, s)
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.which
+
+
+_SYNC = b"\x00\x1bsandalyst-sync\x1b\x00"
+
+
+class _Pump(threading.Thread):
+    """Reads what is written to fd 1 or 2 (C code, subprocesses) and routes it."""
+
+    def __init__(self, which):
+        super().__init__(daemon=True)
+        r, w = os.pipe()
+        os.dup2(w, which)
+        os.close(w)
+        self.fd = r
+        self.which = which
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.synced = threading.Event()
+
+    def run(self):
+        carry = b""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            data = carry + data
+            carry = b""
+            while True:
+                i = data.find(_SYNC)
+                if i < 0:
+                    break
+                _route(self.which, self.decoder.decode(data[:i]))
+                data = data[i + len(_SYNC):]
+                self.synced.set()
+            # Keep a possible start of the marker for the next read.
+            for k in range(min(len(_SYNC) - 1, len(data)), 0, -1):
+                if _SYNC.startswith(data[-k:]):
+                    carry = data[-k:]
+                    data = data[:-k]
+                    break
+            _route(self.which, self.decoder.decode(data))
+
+    def sync(self, timeout):
+        """Wait until everything written to the fd so far has been routed."""
+        self.synced.clear()
+        try:
+            os.write(self.which, _SYNC)
+        except OSError:
+            return False
+        return self.synced.wait(timeout)
+
+
+_pumps = []
+
+
+def _sync_pipes(timeout=1.0):
+    for p in _pumps:
+        p.sync(timeout)
+
+
+def _flusher():
+    while True:
+        _busy.wait()
+        time.sleep(FLUSH_EVERY)
+        with _lock:
+            if _cell is not None:
+                _cell.flush()
+
+
+# --- figures and rich output -------------------------------------------------------
+
+def _add_figure(png):
+    if isinstance(png, str):
+        try:
+            png = base64.b64decode(png)
+        except ValueError:
+            return
+    with _lock:
+        cell = _cell
+        if cell is None:
+            return
+        if len(cell.figures) >= MAX_FIGURES or cell.figure_bytes + len(png) > MAX_FIGURE_BYTES:
+            cell.figures_dropped += 1
+            return
+        cell.figures.append(png)
+        cell.figure_bytes += len(png)
+
+
+def _show(data):
+    """A display() or a cell's value: images become figures, the rest text."""
+    if not isinstance(data, dict):
+        return
+    # What subprocesses wrote before this display comes first (as far as it is known).
+    _sync_pipes(0.2)
+    png = data.get("image/png")
+    if png is not None:
+        _add_figure(png)
+        return
+    text = data.get("text/markdown")
+    if not isinstance(text, str):
+        text = data.get("text/plain")
+        html = data.get("text/html")
+        if isinstance(html, str) and (
+            not isinstance(text, str) or text.startswith("<IPython.core.display.")
+        ):
+            text = html
+    if isinstance(text, str):
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _close_figures():
+    """Figures still open at the end of a cell become its outputs, then are closed."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    try:
+        from matplotlib._pylab_helpers import Gcf
+
+        for manager in Gcf.get_all_fig_managers():
+            buf = io.BytesIO()
+            manager.canvas.figure.savefig(buf, format="png", bbox_inches="tight")
+            _add_figure(buf.getvalue())
+        plt.close("all")
+    except Exception as e:  # a broken figure must not break the kernel
+        _route(2, "could not render an open figure: %s\n" % e)
+        try:
+            plt.close("all")
+        except Exception:
+            pass
+
+
+class _InlineBackend:
+    """A meta path finder that finds nothing: when pyplot is first imported, it points
+    matplotlib at the inline backend (plt.show() displays), for this process only."""
+
+    done = False
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name == "matplotlib.pyplot" and not cls.done:
+            cls.done = True
+            mpl = sys.modules.get("matplotlib")
+            if mpl is not None:
+                try:
+                    mpl.rcParams["backend"] = "module://matplotlib_inline.backend_inline"
+                except Exception:
+                    pass
+        return None
+
+
+# --- background processes ----------------------------------------------------------
+
+def _children():
+    """Live descendants of this process (it is a child subreaper, so orphans of its
+    children are reparented to it and stay its descendants)."""
+    me = os.getpid()
+    kids = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == b"Z":
+            continue
+        kids.setdefault(int(fields[1]), []).append(int(name))
+    found, todo = [], [me]
+    while todo:
+        for c in kids.get(todo.pop(), ()):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def _reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_children():
+    """Kill whatever the cell started and left running (`!cmd &`, Popen, ...)."""
+    for _ in range(50):
+        pids = _children()
+        if not pids:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        _reap()
+        time.sleep(0.002)
+    _reap()
 
 
 def _killpg(pgid):
@@ -98,86 +440,265 @@ def _killpg(pgid):
         time.sleep(0.02)
 
 
+def _subreaper():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+
+
+# --- outputs -----------------------------------------------------------------------
+
+def _list_outputs(rid):
+    entries, truncated = [], False
+    todo = [("", OUTPUT_DIR)]
+    while todo and not truncated:
+        rel, path = todo.pop()
+        try:
+            it = list(os.scandir(path))
+        except OSError:
+            continue
+        for e in it:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            name = rel + e.name
+            if stat.S_ISDIR(st.st_mode):
+                todo.append((name + "/", e.path))
+            elif stat.S_ISREG(st.st_mode):
+                if len(entries) >= MAX_LISTED:
+                    truncated = True
+                    break
+                entries.append([name, st.st_size, st.st_mtime_ns])
+    _send({"type": "outputs", "id": rid, "entries": entries, "truncated": truncated})
+
+
+# --- the request loop --------------------------------------------------------------
+
 def _reader():
     # Reads the host's requests; an interrupt is delivered at once as SIGINT so that
     # it lands even inside time.sleep or a blocking read.
-    for line in sys.stdin:
+    for line in _requests_in:
         try:
             msg = json.loads(line)
         except ValueError:
             continue
-        if msg.get("type") == "interrupt":
+        kind = msg.get("type")
+        if kind == "interrupt":
             if _busy.is_set():
                 os.kill(os.getpid(), signal.SIGINT)
-        elif msg.get("type") == "killpg":
+        elif kind == "killpg":
             # Done here, not by a new process: a fork bomb may hold every free pid.
             _killpg(msg.get("pgid"))
+        elif kind == "list_outputs":
+            try:
+                _list_outputs(msg.get("id"))
+            except Exception as e:
+                _send({"type": "outputs", "id": msg.get("id"), "error": str(e)})
         else:
             _requests.put(msg)
     _requests.put(None)
 
 
-def _run(code, env):
-    tree = ast.parse(code, "<cell>", "exec")
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, "<cell>", "exec"), env)
-    if last is not None:
-        value = eval(compile(last, "<cell>", "eval"), env)
-        if value is not None:
-            print(repr(value))
+def _on_sigint(signum, frame):
+    if _in_cell:
+        raise KeyboardInterrupt
+    # A late interrupt for a cell that already ended: ignored.
 
 
-def main():
-    env = {"__name__": "__main__", "__builtins__": __builtins__}
-    threading.Thread(target=_reader, daemon=True).start()
-    _send({"type": "ready", "pid": os.getpid()})
-    while True:
-        try:
-            msg = _requests.get()
-        except KeyboardInterrupt:  # a late interrupt for a cell that already ended
-            continue
-        if msg is None:
-            return
-        out, err = Capture(), Capture()
-        status, tb = "ok", ""
-        sys.stdout, sys.stderr = out, err
-        _busy.set()
-        try:
-            _run(msg.get("code", ""), env)
-        except KeyboardInterrupt:
-            status = "interrupted"
-            tb = traceback.format_exc(limit=-3)
-        except BaseException:  # SystemExit too: the kernel must survive the cell
-            status = "error"
-            etype, value, tbk = sys.exc_info()
-            # Drop the kernel's own frames so the model sees only its cell.
-            while tbk is not None and tbk.tb_frame.f_code.co_filename != "<cell>":
-                tbk = tbk.tb_next
-            tb = "".join(traceback.format_exception(etype, value, tbk))
-        finally:
-            _busy.clear()
-            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        if "matplotlib.pyplot" in sys.modules:
-            try:  # keep figures from piling up between cells
-                sys.modules["matplotlib.pyplot"].close("all")
-            except Exception:
-                pass
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _make_shell():
+    # Half of IPython's import time is its terminal front end (prompt_toolkit, via
+    # IPython.embed) and jedi (completion): neither is used here, so both are kept
+    # out while the shell is built, and importable normally afterwards.
+    import types
+
+    embed = types.ModuleType("IPython.terminal.embed")
+
+    def _embed(*args, **kwargs):
+        from IPython.terminal.embed import embed as real
+
+        return real(*args, **kwargs)
+
+    embed.embed = _embed
+    stubs = {"jedi": None, "IPython.terminal.embed": embed}
+    stubs = {k: v for k, v in stubs.items() if k not in sys.modules}
+    sys.modules.update(stubs)
+    try:
+        from traitlets import Type
+        from traitlets.config import Config
+        from IPython.core.displayhook import DisplayHook
+        from IPython.core.displaypub import DisplayPublisher
+        from IPython.core.interactiveshell import InteractiveShell
+    finally:
+        for name, stub in stubs.items():
+            if sys.modules.get(name, 0) is stub:
+                del sys.modules[name]
+        terminal = sys.modules.get("IPython.terminal")
+        if terminal is not None and getattr(terminal, "embed", None) is embed:
+            del terminal.embed
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, *args, **kwargs):
+            _show(data)
+
+        def clear_output(self, wait=False):
+            pass
+
+    class Hook(DisplayHook):
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            _show(format_dict)
+
+        def finish_displayhook(self):
+            pass
+
+    class Shell(InteractiveShell):
+        displayhook_class = Type(Hook)
+        display_pub_class = Type(Publisher)
+
+        def _showtraceback(self, etype, evalue, stb):
+            with _lock:
+                if _cell is not None:
+                    _cell.traceback.append(_ANSI.sub("", self.InteractiveTB.stb2text(stb)))
+
+        def enable_gui(self, gui=None):
+            pass
+
+        def ask_exit(self):
+            # exit() / quit() in a cell: this kernel lives as long as the sandbox.
+            print("exit() is ignored: the kernel keeps running", file=sys.stderr)
+
+        def system(self, cmd):
+            # IPython's system_raw: the command inherits fds 1 and 2, which this
+            # kernel reads, so its output streams like the cell's own.
+            cmd = self.var_expand(cmd, depth=1)
+            try:
+                ec = subprocess.call(cmd, shell=True, executable=os.environ.get("SHELL") or None)
+            except KeyboardInterrupt:
+                print("\n" + self.get_exception_only(), file=sys.stderr)
+                ec = 130
+            if ec > 128:
+                ec = -(ec - 128)
+            _sync_pipes()
+            self.user_ns["_exit_code"] = ec
+
+    cfg = Config()
+    cfg.HistoryManager.enabled = False
+    cfg.HistoryManager.hist_file = ":memory:"
+    cfg.InteractiveShell.colors = "NoColor"
+    cfg.InteractiveShell.xmode = "Plain"
+    cfg.InteractiveShell.cache_size = 0
+    cfg.InlineBackend.rc = {}
+    shell = Shell.instance(config=cfg)
+    # Said after a cell raised SystemExit; this kernel has no console to exit from.
+    warnings.filterwarnings("ignore", message="To exit: use 'exit', 'quit', or Ctrl-D.")
+    sys.meta_path.insert(0, _InlineBackend)
+    return shell
+
+
+def _run(shell, msg):
+    global _cell, _in_cell
+    cell = _Cell(msg.get("id"))
+    with _lock:
+        _cell = cell
+    _busy.set()
+    interrupted = False
+    err = None
+    try:
+        _in_cell = True
+        res = shell.run_cell(msg.get("code", ""), store_history=True)
+        _in_cell = False
+        err = res.error_before_exec or res.error_in_exec
+    except KeyboardInterrupt:
+        interrupted = True
+    except BaseException as e:  # the kernel must survive whatever the cell does
+        err = e
+        _route(2, "%s: %s\n" % (type(e).__name__, e))
+    finally:
+        _in_cell = False
+    _close_figures()
+    _end_children()
+    _sync_pipes()
+    _busy.clear()
+    if interrupted or isinstance(err, KeyboardInterrupt):
+        status = "interrupted"
+    elif err is not None:
+        status = "error"
+    else:
+        status = "ok"
+    with _lock:
+        _cell = None
+        if cell.figures_dropped:
+            cell.err.add("[%d more figures not shown]\n" % cell.figures_dropped)
+        cell.flush()
+        tb = "\n".join(cell.traceback)
+        if status == "interrupted" and not tb:
+            tb = "KeyboardInterrupt"
         _send(
             {
                 "type": "result",
-                "id": msg.get("id"),
+                "id": cell.id,
                 "status": status,
-                "stdout": out.text(),
-                "stderr": err.text(),
+                "stdout": cell.out.capture.text(),
+                "stderr": cell.err.capture.text(),
                 "traceback": tb,
-                "stdout_bytes": out.total,
-                "stderr_bytes": err.total,
+                "stdout_bytes": cell.out.capture.total,
+                "stderr_bytes": cell.err.capture.total,
+                "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
             }
         )
 
 
-signal.signal(signal.SIGINT, signal.default_int_handler)
+def _prewarm():
+    """Import what nearly every analysis imports while no request waits."""
+    if os.environ.get("SANDALYST_PREWARM", "1") == "0":
+        return
+    for name in PREWARM:
+        if not _requests.empty():
+            return
+        try:
+            __import__(name)
+        except BaseException:
+            pass
+
+
+def main():
+    try:  # its own process group, so that the host can kill it with all it started
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    _subreaper()
+    for which in (1, 2):
+        p = _Pump(which)
+        p.start()
+        _pumps.append(p)
+    sys.stdout, sys.stderr = _Writer(1), _Writer(2)
+    try:
+        import faulthandler
+
+        faulthandler.enable(file=os.fdopen(os.dup(_raw_err), "w"))
+    except Exception:
+        pass
+    threading.Thread(target=_reader, daemon=True).start()
+    threading.Thread(target=_flusher, daemon=True).start()
+    signal.signal(signal.SIGINT, _on_sigint)
+    _send({"type": "ready", "pid": os.getpid()})
+    shell = _make_shell()
+    _prewarm()
+    while True:
+        msg = _requests.get()
+        if msg is None:
+            return
+        _run(shell, msg)
+
+
 time.tzset()
 main()

@@ -1,14 +1,16 @@
 //! The host side of the persistent Python kernel (`kernel.py`), driven over one
 //! exec's stdin/stdout inside the container.
 //!
-//! Replies are JSON lines on stdout; anything else the process writes (stderr, C
-//! code, subprocesses) is kept as "stray" output and handed to the next reply.
+//! Replies are JSON lines on stdout: the cell's output while it runs (`stream`), its
+//! result, and answers to side requests (`list_outputs`). Anything else the process
+//! writes outside a cell is kept as "stray" output and handed to the next reply.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use base64::Engine;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::Docker;
@@ -17,12 +19,16 @@ use serde::Deserialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::{OutputEntry, OutputSink, Stream};
+
 /// The kernel's source, passed with `python3 -c` so it always matches this binary.
 const KERNEL_SOURCE: &str = include_str!("kernel.py");
 const STRAY_CAP: usize = 16 << 10;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct KernelReply {
+    #[serde(default)]
+    pub id: Option<u64>,
     pub status: String,
     #[serde(default)]
     pub stdout: String,
@@ -30,11 +36,44 @@ pub(crate) struct KernelReply {
     pub stderr: String,
     #[serde(default)]
     pub traceback: String,
+    /// Base64 PNGs the cell displayed.
+    #[serde(default)]
+    pub figures: Vec<String>,
+}
+
+impl KernelReply {
+    /// The figures as PNG bytes (an entry that is not base64 is dropped).
+    pub fn png_figures(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.figures)
+            .iter()
+            .filter_map(|f| base64::engine::general_purpose::STANDARD.decode(f).ok())
+            .collect()
+    }
+}
+
+#[derive(Deserialize)]
+struct StreamChunk {
+    #[serde(default)]
+    id: Option<u64>,
+    name: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct OutputsReply {
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    entries: Vec<(String, u64, u128)>,
+    #[serde(default)]
+    error: Option<String>,
 }
 
 enum Event {
     Ready(u32),
+    Stream(StreamChunk),
     Reply(KernelReply),
+    Outputs(OutputsReply),
     /// The output stream ended: the kernel process is gone.
     Exited,
 }
@@ -46,6 +85,54 @@ pub(crate) struct Kernel {
     exec_id: String,
     pub pid: u32,
     next_id: u64,
+    /// The id of the cell running now (its stream chunks and reply carry it).
+    current: u64,
+    /// Live output forwarded for the current cell: a second cap behind the kernel's.
+    live: [LiveCap; 2],
+}
+
+/// What may be forwarded live of one stream of one call: `cap` bytes, then one
+/// truncation marker, then nothing.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LiveCap {
+    cap: usize,
+    sent: usize,
+    cut: bool,
+}
+
+pub(crate) const TRUNCATED_CHUNK: &str = "\n[... output truncated ...]\n";
+
+impl LiveCap {
+    pub fn new(cap: usize) -> Self {
+        LiveCap {
+            cap,
+            sent: 0,
+            cut: false,
+        }
+    }
+
+    /// Forward `text` to `sink` as far as the cap allows.
+    pub fn forward(&mut self, sink: OutputSink<'_>, stream: Stream, text: &str) {
+        if self.cut || text.is_empty() {
+            return;
+        }
+        let room = self.cap.saturating_sub(self.sent);
+        if text.len() <= room {
+            self.sent += text.len();
+            sink(stream, text);
+            return;
+        }
+        let mut cut = room;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut > 0 {
+            sink(stream, &text[..cut]);
+        }
+        self.sent = self.cap;
+        self.cut = true;
+        sink(stream, TRUNCATED_CHUNK);
+    }
 }
 
 /// How waiting for a reply ended.
@@ -68,7 +155,11 @@ impl Kernel {
                     cmd: Some(vec!["python3", "-u", "-c", KERNEL_SOURCE]),
                     user: Some(super::image::USER),
                     working_dir: Some(super::image::WORKDIR),
-                    env: Some(vec![&format!("SANDALYST_OUTPUT_CAP={output_cap}")]),
+                    env: Some(vec![
+                        &format!("SANDALYST_OUTPUT_CAP={output_cap}"),
+                        // IPython's profile folder: under the tmpfs, never the read-only root.
+                        "IPYTHONDIR=/tmp/ipython",
+                    ]),
                     attach_stdin: Some(true),
                     attach_stdout: Some(true),
                     attach_stderr: Some(true),
@@ -127,6 +218,8 @@ impl Kernel {
             exec_id: exec.id,
             pid: 0,
             next_id: 0,
+            current: 0,
+            live: [LiveCap::default(); 2],
         };
         match tokio::time::timeout(Duration::from_secs(60), kernel.events.recv()).await {
             Ok(Some(Event::Ready(pid))) => kernel.pid = pid,
@@ -139,11 +232,49 @@ impl Kernel {
         Ok(kernel)
     }
 
-    /// Send code to run; then call [`Kernel::wait`].
-    pub async fn send_execute(&mut self, code: &str) -> anyhow::Result<()> {
+    /// Send code to run; then call [`Kernel::wait`]. Live output is forwarded up to
+    /// `live_cap` bytes per stream (the kernel caps it too, in characters).
+    pub async fn send_execute(&mut self, code: &str, live_cap: usize) -> anyhow::Result<()> {
         self.next_id += 1;
+        self.current = self.next_id;
+        self.live = [LiveCap::new(live_cap); 2];
         let msg = serde_json::json!({"type": "execute", "id": self.next_id, "code": code});
         self.send(&msg).await
+    }
+
+    /// Every regular file under `/workspace/output` (path, bytes, mtime in ns), asked
+    /// of the idle kernel: no new process. `None` if it does not answer in `limit`.
+    pub async fn list_outputs(
+        &mut self,
+        limit: Duration,
+    ) -> anyhow::Result<Option<Vec<OutputEntry>>> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&serde_json::json!({"type": "list_outputs", "id": id}))
+            .await?;
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Err(_) => return Ok(None),
+                Ok(None) | Ok(Some(Event::Exited)) => bail!("the Python kernel stopped"),
+                Ok(Some(Event::Outputs(o))) if o.id == Some(id) => {
+                    if let Some(e) = o.error {
+                        bail!("listing the outputs failed in the kernel: {e}");
+                    }
+                    let entries = o
+                        .entries
+                        .into_iter()
+                        .map(|(path, bytes, modified_ns)| OutputEntry {
+                            path,
+                            bytes,
+                            modified_ns,
+                        })
+                        .collect();
+                    return Ok(Some(entries));
+                }
+                Ok(Some(_)) => continue, // late output of an earlier, abandoned call
+            }
+        }
     }
 
     /// Ask the kernel to SIGKILL a process group (see `kernel.py`).
@@ -167,15 +298,26 @@ impl Kernel {
         Ok(())
     }
 
-    /// Wait up to `limit` for the reply to the last request.
-    pub async fn wait(&mut self, limit: Duration) -> Wait {
+    /// Wait up to `limit` for the reply to the running cell, handing its output to
+    /// `on_output` as it comes.
+    pub async fn wait(&mut self, limit: Duration, on_output: OutputSink<'_>) -> Wait {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
                 Err(_) => return Wait::TimedOut,
                 Ok(None) | Ok(Some(Event::Exited)) => return Wait::Exited,
-                Ok(Some(Event::Ready(_))) => continue,
-                Ok(Some(Event::Reply(r))) => return Wait::Reply(r),
+                Ok(Some(Event::Stream(c))) if c.id == Some(self.current) => {
+                    let (i, stream) = match c.name.as_str() {
+                        "stderr" => (1, Stream::Stderr),
+                        _ => (0, Stream::Stdout),
+                    };
+                    self.live[i].forward(on_output, stream, &c.text);
+                }
+                Ok(Some(Event::Reply(r))) if r.id.is_none() || r.id == Some(self.current) => {
+                    return Wait::Reply(r)
+                }
+                // Ready, outputs, or what an earlier abandoned call left behind.
+                Ok(Some(_)) => continue,
             }
         }
     }
@@ -205,13 +347,17 @@ impl Kernel {
         }
     }
 
-    /// Close stdin and kill the process: dropping the stream alone leaves it running.
+    /// Close stdin and kill the process and its process group (the processes its
+    /// cells started): dropping the stream alone leaves it running.
     pub async fn kill(mut self, docker: &Docker, container: &str) {
         let _ = self.input.shutdown().await;
         let _ = crate::sandbox::docker::exec_quiet(
             docker,
             container,
-            &format!("kill -KILL {} 2>/dev/null", self.pid),
+            &format!(
+                "kill -KILL {pid} 2>/dev/null; kill -KILL -- -{pid} 2>/dev/null",
+                pid = self.pid
+            ),
         )
         .await;
     }
@@ -221,7 +367,9 @@ fn parse_line(line: &[u8]) -> Option<Event> {
     let v: serde_json::Value = serde_json::from_slice(line).ok()?;
     match v.get("type")?.as_str()? {
         "ready" => Some(Event::Ready(v.get("pid")?.as_u64()? as u32)),
+        "stream" => serde_json::from_value(v).ok().map(Event::Stream),
         "result" => serde_json::from_value(v).ok().map(Event::Reply),
+        "outputs" => serde_json::from_value(v).ok().map(Event::Outputs),
         _ => None,
     }
 }
