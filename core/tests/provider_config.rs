@@ -249,3 +249,49 @@ fn without_a_keychain_service_the_lookup_is_just_empty() {
         None
     );
 }
+
+#[test]
+fn vision_and_context_window_come_from_the_table_unless_the_file_says_otherwise() {
+    let mut w = World::new();
+    w.env.insert("OPENAI_API_KEY", KEY);
+    w.env.insert("ANTHROPIC_API_KEY", KEY);
+    let caps = |p: ProviderConfig| {
+        let model = p.open().unwrap();
+        (model.vision(), model.context_window())
+    };
+    assert_eq!(
+        caps(w.provider(Some("openai:gpt-4.1"), None)),
+        (true, Some(1_047_576))
+    );
+    assert_eq!(
+        caps(w.provider(Some("anthropic:claude-opus-4-1"), None)),
+        (true, Some(200_000))
+    );
+    // A local model the table does not know: no images, a cautious window.
+    assert_eq!(
+        caps(w.provider(
+            Some("ollama:qwen2.5-coder:7b"),
+            Some("http://127.0.0.1:11434/v1")
+        )),
+        (false, Some(32_768))
+    );
+
+    let toml = r#"
+[openai-compatible]
+base_url = "http://127.0.0.1:8080/v1"
+vision = true
+context_window = 65536
+
+[openai]
+vision = false
+"#;
+    w.file = ConfigFile::parse(toml, Path::new("config.toml")).unwrap();
+    assert_eq!(
+        caps(w.provider(Some("openai-compatible:gemma3:27b"), None)),
+        (true, Some(65_536))
+    );
+    assert_eq!(
+        caps(w.provider(Some("openai:gpt-5.4"), None)),
+        (false, Some(400_000))
+    );
+}

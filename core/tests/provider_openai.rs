@@ -215,7 +215,7 @@ async fn images_go_back_in_the_function_call_output() {
         json!({"type": "function_call_output", "call_id": "call_p", "output": [
             {"type": "input_text", "text": "status: ok (0.50 s)"},
             {"type": "input_text", "text": "output/energy_anomalies.png"},
-            {"type": "input_image", "image_url": IMAGE_URL},
+            {"type": "input_image", "image_url": IMAGE_URL, "detail": "auto"},
         ]})
     );
 }

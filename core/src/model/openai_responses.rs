@@ -142,7 +142,7 @@ fn input_items(items: &[Item], reasoning: bool, vision: bool) -> Vec<Value> {
                         if !image.label.is_empty() {
                             parts.push(json!({"type": "input_text", "text": image.label}));
                         }
-                        parts.push(json!({"type": "input_image", "image_url": data_url(image)}));
+                        parts.push(json!({"type": "input_image", "image_url": data_url(image), "detail": "auto"}));
                     }
                     Value::Array(parts)
                 };
