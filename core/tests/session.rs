@@ -542,3 +542,34 @@ async fn an_engine_that_does_not_answer_is_a_typed_error() {
     f.sessions.delete(session.id()).await.unwrap();
     assert!(f.sessions.list().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_context_too_long_reply_shrinks_the_history_and_asks_again() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        py("c1", "repeat 100 aaaaaaaaa"),
+        py("c2", "repeat 100 bbbbbbbbb"),
+        py("c3", "repeat 100 ccccccccc"),
+        Step::ContextTooLong,
+        say("fits now"),
+    ]);
+    let log = model.log.clone();
+    let (_, o) = ask(&session, "go", model).await;
+    assert_eq!(o.status, RunStatus::Finished);
+    assert_eq!(o.answer.as_deref(), Some("fits now"));
+    let seen = log.lock().unwrap();
+    let retried = outputs_seen(&seen[4].items);
+    assert!(retried[0].starts_with("[earlier output:"), "{retried:?}");
+    assert!(retried[2].contains("ccccccccc"));
+
+    // A provider failure that is not about length ends the ask with a typed error.
+    let (_, o) = ask(
+        &session,
+        "again",
+        ScriptedModel::new([Step::Fail("HTTP 503 from the server".into())]),
+    )
+    .await;
+    assert!(matches!(o.status, RunStatus::Failed { .. }));
+    assert_eq!(o.error.unwrap().code(), "model");
+}

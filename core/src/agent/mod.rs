@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
 
+use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
 use crate::sandbox::{OutputEntry, Sandbox};
 
@@ -76,6 +77,8 @@ pub struct Agent<'a> {
     pub turns: u32,
     /// The files in `output/` after the last call, to spot what each call changed.
     pub outputs: Vec<OutputEntry>,
+    /// What made the ask fail, kept typed (e.g. a `ModelError`) for the caller.
+    pub failure: Option<anyhow::Error>,
     reminded: bool,
 }
 
@@ -103,6 +106,7 @@ impl<'a> Agent<'a> {
             usage: Usage::default(),
             turns: 0,
             outputs: Vec::new(),
+            failure: None,
             reminded: false,
         }
     }
@@ -110,7 +114,7 @@ impl<'a> Agent<'a> {
     pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunStatus {
         let deadline = tokio::time::Instant::now() + self.limits.wall_time;
         if let Err(e) = self.push(Item::User { text: task.into() }, None) {
-            return failed(e);
+            return self.failed(e);
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         loop {
@@ -142,7 +146,7 @@ impl<'a> Agent<'a> {
             match step {
                 Ok(Next::Continue) => {}
                 Ok(Next::Stop(status)) => return status,
-                Err(e) => return failed(e),
+                Err(e) => return self.failed(e),
             }
         }
     }
@@ -188,20 +192,33 @@ impl<'a> Agent<'a> {
         );
         let host = self.host;
         let on_delta = move |d: Delta| host.emit(delta_event(d));
-        let request = Request {
-            instructions: &self.instructions,
-            items: &self.items,
-            tools,
-            on_delta: &on_delta,
+        let mut shrunk = false;
+        let reply = loop {
+            let request = Request {
+                instructions: &self.instructions,
+                items: &self.items,
+                tools,
+                on_delta: &on_delta,
+            };
+            let reply = tokio::select! {
+                r = self.model.respond(request, cancel) => r,
+                _ = cancel.cancelled() => return Ok(None),
+            };
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
+            match reply {
+                // Over the window after all (the estimate is rough): halve and ask again.
+                Err(e) if !shrunk && is_context_error(&e) => {
+                    let now = context::estimate(&self.instructions, &self.items);
+                    shrunk = context::shrink(&mut self.items, &self.instructions, now / 2) > 0;
+                    if !shrunk {
+                        return Err(e.context("the model failed"));
+                    }
+                }
+                other => break other.map_err(|e| e.context("the model failed"))?,
+            }
         };
-        let reply = tokio::select! {
-            r = self.model.respond(request, cancel) => r,
-            _ = cancel.cancelled() => return Ok(None),
-        };
-        if cancel.is_cancelled() {
-            return Ok(None);
-        }
-        let reply = reply.map_err(|e| e.context("the model failed"))?;
         self.usage += reply.usage;
         self.host.emit(EventKind::Usage {
             input_tokens: reply.usage.input_tokens,
@@ -328,6 +345,14 @@ impl<'a> Agent<'a> {
         Ok(())
     }
 
+    fn failed(&mut self, e: anyhow::Error) -> RunStatus {
+        let status = RunStatus::Failed {
+            message: format!("{e:#}"),
+        };
+        self.failure = Some(e);
+        status
+    }
+
     fn cost(&self) -> Option<f64> {
         self.model.price().map(|p| p.cost(&self.usage))
     }
@@ -366,10 +391,11 @@ fn delta_event(d: Delta) -> EventKind {
     }
 }
 
-fn failed(e: anyhow::Error) -> RunStatus {
-    RunStatus::Failed {
-        message: format!("{e:#}"),
-    }
+fn is_context_error(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<ModelError>(),
+        Some(ModelError::ContextTooLong { .. })
+    )
 }
 
 /// The code or command inside a call's arguments, for display; the raw text if unparsable.

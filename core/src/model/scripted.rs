@@ -20,6 +20,8 @@ pub enum Step {
     Fail(String),
     /// A reply stopped at the output-token limit.
     CutOff(Vec<Item>),
+    /// The provider says the conversation is too long for the model.
+    ContextTooLong,
     /// A reply with its token counts (for cost budgets).
     Costly(Vec<Item>, Usage),
 }
@@ -169,6 +171,10 @@ impl Model for ScriptedModel {
                 anyhow::bail!("cancelled")
             }
             Some(Step::Fail(msg)) => anyhow::bail!(msg),
+            Some(Step::ContextTooLong) => Err(super::error::ModelError::ContextTooLong {
+                message: "the conversation is longer than the model's context window".into(),
+            }
+            .into()),
             None => Ok(Reply {
                 items: vec![Item::Assistant {
                     text: "Done.".into(),

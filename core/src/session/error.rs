@@ -83,22 +83,21 @@ impl SessionError {
         }
     }
 
-    /// Classify a failure of the model's provider from the typed error in its chain,
-    /// falling back to the words of the provider's message.
-    pub fn from_model(e: &anyhow::Error) -> SessionError {
+    /// Classify what ended an ask: the provider's typed error when the chain holds
+    /// one, else a failure of the sandbox or of the disk.
+    pub fn from_failure(e: &anyhow::Error) -> SessionError {
+        use crate::model::error::ModelError;
         let message = format!("{e:#}");
-        let lower = message.to_ascii_lowercase();
-        if lower.contains("context") && (lower.contains("too long") || lower.contains("length"))
-        {
-            SessionError::ContextTooLong { message }
-        } else if lower.contains("401")
-            || lower.contains("api key")
-            || lower.contains("unauthorized")
-            || lower.contains("authentication")
-        {
-            SessionError::ModelAuth { message }
-        } else {
-            SessionError::Model { message }
+        if let Some(m) = e.downcast_ref::<SessionError>() {
+            return m.clone();
+        }
+        match e.downcast_ref::<ModelError>() {
+            Some(ModelError::Auth { .. }) => SessionError::ModelAuth { message },
+            Some(ModelError::ContextTooLong { .. }) => SessionError::ContextTooLong { message },
+            Some(_) => SessionError::Model { message },
+            None if message.starts_with("the model failed") => SessionError::Model { message },
+            None if message.starts_with("the sandbox failed") => SessionError::Sandbox { message },
+            None => SessionError::Storage { message },
         }
     }
 }

@@ -57,11 +57,11 @@ impl SandboxFactory for DockerFactory {
                 version: v.version.unwrap_or_default(),
             });
         }
-        let count = docker::remove_leftovers(&engine)
-            .await
-            .map_err(|e| SessionError::EngineUnavailable {
+        let count = docker::remove_leftovers(&engine).await.map_err(|e| {
+            SessionError::EngineUnavailable {
                 message: format!("{e:#}"),
-            })?;
+            }
+        })?;
         if count > 0 {
             setup(SetupStage::LeftoversRemoved { count });
         }

@@ -646,6 +646,7 @@ impl Session {
             };
             status = agent.run(&task, cancel).await;
             (turns, usage) = (agent.turns, agent.usage);
+            error = agent.failure.take().map(|e| SessionError::from_failure(&e));
             *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
             self.collect(&host, sandbox.as_ref(), &config, &mut status)
                 .await;
@@ -659,7 +660,9 @@ impl Session {
             }
         }
         if let (RunStatus::Failed { message }, None) = (&status, &error) {
-            error = Some(classify(message));
+            error = Some(SessionError::Storage {
+                message: message.clone(),
+            });
         }
         if let Some(e) = &error {
             host.emit(EventKind::Error { error: e.info() });
@@ -1049,22 +1052,6 @@ async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
     tokio::fs::rename(fresh, dest).await?;
     let _ = tokio::fs::remove_dir_all(&old).await;
     Ok(())
-}
-
-/// A failure message classified for the UI.
-fn classify(message: &str) -> SessionError {
-    let e = anyhow::anyhow!("{message}");
-    if message.starts_with("the model failed") {
-        SessionError::from_model(&e)
-    } else if message.starts_with("the sandbox failed") {
-        SessionError::Sandbox {
-            message: message.into(),
-        }
-    } else {
-        SessionError::Storage {
-            message: message.into(),
-        }
-    }
 }
 
 /// A transcript cut short by a crash may end with calls that have no output; every
