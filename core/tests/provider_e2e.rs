@@ -18,7 +18,7 @@ use sandalyst::model::{Item, Model, Usage};
 use sandalyst::run::{self, RunRequest};
 use sandalyst::store::Store;
 use tokio_util::sync::CancellationToken;
-use wire::reference::{chat_script, messages_script, responses_script, result_of};
+use wire::reference::{chat_script, images_of, messages_script, responses_script, result_of};
 use wire::WireServer;
 
 /// Every file under `dir`, recursively.
@@ -36,6 +36,7 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost: bool) {
+    let vision = model.vision();
     let docker = common::engine().await;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("runs")).unwrap();
@@ -87,6 +88,11 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
         analysis.contains("rows 1344") && analysis.contains("events"),
         "{analysis}"
     );
+    // The chart the first call saved went back with its result, to a model that
+    // takes images, in the provider's own form; never to one that does not.
+    let charts = images_of(&got[1].body, "call_1");
+    assert_eq!(charts > 0, vision, "{charts} images with call_1's result");
+    assert_eq!(got[1].body.to_string().contains("iVBORw0KGgo"), vision);
     let validation = result_of(&got[2].body, "call_2").expect("result of call_2 sent back");
     assert!(validation.contains("report ascii True"), "{validation}");
     let listing = result_of(&got[2].body, "call_3").expect("result of call_3 sent back");

@@ -98,24 +98,82 @@ pub fn messages_script() -> Vec<Answer> {
 
 /// The output the server was sent for `call_id`, in each dialect.
 pub fn result_of(body: &Value, call_id: &str) -> Option<String> {
+    // A result with images is a list of parts; its text is what its text parts say.
+    let text = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(parts) => Some(
+                parts
+                    .iter()
+                    .filter(|p| p["type"] == "input_text" || p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        }
+    };
     let all = [&body["input"], &body["messages"]];
     let mut found = None;
     for list in all.iter().filter_map(|l| l.as_array()) {
         for m in list {
             // Responses: function_call_output items. Chat: tool messages.
             if m["call_id"] == call_id && m["type"] == "function_call_output" {
-                found = m["output"].as_str().map(str::to_owned);
+                found = text(&m["output"]);
             }
             if m["role"] == "tool" && m["tool_call_id"] == call_id {
-                found = m["content"].as_str().map(str::to_owned);
+                found = text(&m["content"]);
             }
             // Anthropic: tool_result blocks inside user messages.
             for b in m["content"].as_array().into_iter().flatten() {
                 if b["type"] == "tool_result" && b["tool_use_id"] == call_id {
-                    found = b["content"].as_str().map(str::to_owned);
+                    found = text(&b["content"]);
                 }
             }
         }
     }
     found
+}
+
+/// How many images went to the model with the result of `call_id`: `input_image`
+/// parts (Responses), `image` blocks in the `tool_result` (Anthropic), `image_url`
+/// parts of the user message after the tool messages that names the call (Chat).
+pub fn images_of(body: &Value, call_id: &str) -> usize {
+    let all = [&body["input"], &body["messages"]];
+    let mut n = 0;
+    for list in all.iter().filter_map(|l| l.as_array()) {
+        for m in list {
+            if m["call_id"] == call_id && m["type"] == "function_call_output" {
+                n += m["output"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["type"] == "input_image")
+                    .count();
+            }
+            let blocks = m["content"].as_array().into_iter().flatten();
+            for b in blocks.clone() {
+                if b["type"] == "tool_result" && b["tool_use_id"] == call_id {
+                    n += b["content"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|p| p["type"] == "image")
+                        .count();
+                }
+            }
+            if m["role"] == "user" {
+                let parts: Vec<&Value> = blocks.collect();
+                for (i, p) in parts.iter().enumerate() {
+                    let names_call = p["text"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with(&format!("(from {call_id})")));
+                    if names_call && parts.get(i + 1).is_some_and(|q| q["type"] == "image_url") {
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+    n
 }
