@@ -94,6 +94,59 @@ async fn main() -> anyhow::Result<()> {
         sh.push(start.elapsed());
     }
     stats("shell call (`true`)", sh);
+    let mut streamed = Vec::new();
+    for _ in 0..10 {
+        let start = Instant::now();
+        let first = std::sync::Mutex::new(None);
+        let sink = |_: sandalyst::sandbox::Stream, _: &str| {
+            first.lock().unwrap().get_or_insert_with(|| start.elapsed());
+        };
+        sb.python("import time\nprint('x')\ntime.sleep(0.5)", t, &c, &sink)
+            .await?;
+        streamed.push(first.into_inner().unwrap().unwrap_or_default());
+    }
+    stats(
+        "first live chunk of a cell (`print`, then 0.5 s sleep)",
+        streamed,
+    );
+    let mut figure = Vec::new();
+    for _ in 0..10 {
+        let start = Instant::now();
+        let r = sb
+            .python(
+                "plt = matplotlib.pyplot\nplt.plot([1, 3, 2])\nplt.show()",
+                t,
+                &c,
+                &|_, _| {},
+            )
+            .await?;
+        assert_eq!(r.figures.len(), 1);
+        figure.push(start.elapsed());
+    }
+    stats("cell with one figure (`plt.plot` + `plt.show()`)", figure);
+    sb.python(
+        "import os\nfor i in range(20):\n    open(f'output/f{i}.txt', 'w').write('x' * i)",
+        t,
+        &c,
+        &|_, _| {},
+    )
+    .await?;
+    let mut listed = Vec::new();
+    for _ in 0..50 {
+        let start = Instant::now();
+        assert_eq!(sb.list_outputs().await?.len(), 20);
+        listed.push(start.elapsed());
+    }
+    stats("list_outputs, 20 files (kernel idle)", listed);
+    sb.python("import os\nos._exit(0)", t, &c, &|_, _| {})
+        .await?;
+    let mut by_exec = Vec::new();
+    for _ in 0..20 {
+        let start = Instant::now();
+        assert_eq!(sb.list_outputs().await?.len(), 20);
+        by_exec.push(start.elapsed());
+    }
+    stats("list_outputs, 20 files (no kernel: `find` exec)", by_exec);
     sb.python(
         "open('output/x.bin','wb').write(b'0' * (50 << 20))",
         t,

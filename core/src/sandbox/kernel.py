@@ -584,7 +584,7 @@ def _make_shell():
                 ec = subprocess.call(cmd, shell=True, executable=os.environ.get("SHELL") or None)
             except KeyboardInterrupt:
                 print("\n" + self.get_exception_only(), file=sys.stderr)
-                ec = 130
+                ec = 128 + int(signal.SIGINT)
             if ec > 128:
                 ec = -(ec - 128)
             _sync_pipes()
