@@ -233,6 +233,38 @@ async fn reasoning_content_is_kept_for_the_transcript() {
 }
 
 #[tokio::test]
+async fn thinking_written_into_the_content_is_kept_apart_from_the_answer() {
+    let reasoning = |t: &str| Item::Reasoning {
+        summary: t.into(),
+        encrypted_content: None,
+    };
+    scenarios::decodes(
+        &P,
+        text_stream(&format!("<think>\nCount the rows.\n</think>\n\n{ROWS}")),
+        &[reasoning("Count the rows."), rows()[0].clone()],
+    )
+    .await;
+    // llama.cpp with DeepSeek-R1's template: the opening tag is in the prompt.
+    scenarios::decodes(
+        &P,
+        text_stream(&format!("Count the rows.</think>{ROWS}")),
+        &[reasoning("Count the rows."), rows()[0].clone()],
+    )
+    .await;
+    // A call written as text after the thinking is still found.
+    let server = WireServer::start(vec![Answer::Sse(text_stream(
+        "<think>Use python.</think>\n```python\nprint(1)\n```",
+    ))])
+    .await;
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(reply.items[0], reasoning("Use python."));
+    assert_eq!(
+        reply.tool_calls().next().unwrap().2,
+        r#"{"code":"print(1)\n"}"#
+    );
+}
+
+#[tokio::test]
 async fn invalid_json_arguments_reach_the_loop_as_sent() {
     let broken = r#"{"code": "print(1)"#;
     let mut s = call_chunks(0, "call_1", "python", broken, 3);

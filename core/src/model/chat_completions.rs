@@ -10,6 +10,9 @@
 //! - reasoning text, where a server streams it (`reasoning_content` or `reasoning`),
 //!   is kept as a reasoning item for the transcript; it is not sent back, as no common
 //!   convention exists for that;
+//! - reasoning models served without a reasoning parser (DeepSeek-R1, QwQ under
+//!   llama.cpp) put their thinking in the content, as `<think>...</think>` or ending
+//!   in a lone `</think>`: it is taken out of the answer and kept as reasoning;
 //! - `finish_reason: "length"` makes a [`Reply::cut_off`] reply.
 //!
 //! Text and argument deltas go to [`Request::on_delta`] as they arrive. A `tool`
@@ -356,6 +359,9 @@ impl Decoder for ChatDecoder {
             ));
         }
         let mut items = Vec::new();
+        let (thought, text) = split_think(&self.text);
+        self.reasoning.push_str(&thought);
+        self.text = text;
         if !self.reasoning.trim().is_empty() {
             items.push(Item::Reasoning {
                 summary: self.reasoning.trim().to_string(),
@@ -384,5 +390,24 @@ impl Decoder for ChatDecoder {
             usage: self.usage,
             cut_off: self.cut_off,
         })
+    }
+}
+
+/// Thinking written into the content (`<think>...</think>` first, or everything
+/// before a lone `</think>`), apart from the answer: (thinking, answer).
+fn split_think(text: &str) -> (String, String) {
+    let t = text.trim_start();
+    let body = t.strip_prefix("<think>");
+    if body.is_none() && !text.contains("</think>") {
+        return (String::new(), text.to_string());
+    }
+    let body = body.unwrap_or(t);
+    match body.find("</think>") {
+        Some(end) => (
+            body[..end].to_string(),
+            body[end + "</think>".len()..].trim_start().to_string(),
+        ),
+        // Cut off while thinking: nothing was answered yet.
+        None => (body.to_string(), String::new()),
     }
 }
