@@ -178,7 +178,7 @@ pub fn shorten(text: &str, budget: usize, where_whole: &str) -> String {
     let head: String = chars[..half].iter().collect();
     let tail: String = chars[chars.len() - half..].iter().collect();
     format!(
-        "{head}\n[... {} of {} characters cut to fit the output budget; {where_whole} ...]\n{tail}",
+        "{head}\n[... output truncated: {} of {} characters cut to fit the output budget; {where_whole} ...]\n{tail}",
         chars.len() - 2 * half,
         chars.len()
     )

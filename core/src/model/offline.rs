@@ -581,8 +581,8 @@ const APP_NOTE: &str = "[from the app]";
 
 /// Words that ask for what this analyst does: find abnormal events (again).
 const ANOMALY_WORDS: &[&str] = &[
-    "anomal", "abnormal", "outlier", "unusual", "spike", "atipic", "atípic", "inusual",
-    "again", "re-run", "rerun", "repeat", "otra vez", "de nuevo",
+    "anomal", "abnormal", "outlier", "unusual", "spike", "atipic", "atípic", "inusual", "again",
+    "re-run", "rerun", "repeat", "otra vez", "de nuevo",
 ];
 
 const FOLLOW_UP_ANSWER: &str = "I am the built-in offline analyst: a rule-based planner, not an LLM, so I cannot take follow-up questions like this one. What I can do on this session's files is find abnormal events in a time series (ask again for anomalies, e.g. after adding new files) and profile the data while doing so. For follow-up questions in plain words (splitting by weekday, other charts, other statistics), configure a model: set OPENAI_API_KEY or ANTHROPIC_API_KEY and pass --model openai:MODEL or --model anthropic:MODEL, or point --model ollama:MODEL at a local Ollama; in the app, open Settings. The files and results of this session stay where they are.";

@@ -768,6 +768,34 @@ impl Sandbox for DockerSandbox {
         Ok(data)
     }
 
+    async fn write_file(&self, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+        check_rel(rel)?;
+        // One tar with the file and its folders, owned by the sandbox user.
+        let mut tar = tar::Builder::new(Vec::new());
+        let parts: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+        for i in 1..parts.len() {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Directory);
+            h.set_mode(0o755);
+            h.set_uid(image::UID.into());
+            h.set_gid(image::GID.into());
+            h.set_size(0);
+            h.set_cksum();
+            tar.append_data(&mut h, parts[..i].join("/"), std::io::empty())?;
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(0o644);
+        h.set_uid(image::UID.into());
+        h.set_gid(image::GID.into());
+        h.set_size(bytes.len() as u64);
+        h.set_cksum();
+        tar.append_data(&mut h, parts.join("/"), bytes)?;
+        let data = bytes::Bytes::from(tar.into_inner()?);
+        self.upload(futures_util::stream::once(async move { Ok(data) }))
+            .await
+            .with_context(|| format!("writing {rel} into the workspace"))
+    }
+
     async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()> {
         self.upload(workspace_tar(manifest, false))
             .await

@@ -101,7 +101,9 @@ impl Default for SandboxConfig {
             pids_limit: 256,
             workspace_bytes: 1 << 30,
             tmp_bytes: 256 << 20,
-            output_cap_bytes: 32 << 10,
+            // Kept whole in the workspace for the model to read back; what the model is
+            // given of it is cut much shorter (see `agent::observe`).
+            output_cap_bytes: 1 << 20,
         }
     }
 }
