@@ -5,7 +5,9 @@
 //! would take that text for the final answer. When a reply has no structured call and
 //! tools were offered, [`convert`] looks for, in this order:
 //!
-//! 1. `<tool_call>{...}</tool_call>` (the Hermes and Qwen chat templates);
+//! 1. the markers of chat templates: `<tool_call>{...}</tool_call>` (Hermes, Qwen),
+//!    `<function=python>{...}</function>` and `<|python_tag|>` (Llama 3.1),
+//!    `[TOOL_CALLS] [...]` (Mistral);
 //! 2. a JSON object naming an offered tool, the whole message, in a fenced block
 //!    (```` ```json ````) or inside the prose: `{"name": "python", "arguments": {...}}`
 //!    (or `parameters`, or the arguments as a JSON string), `{"tool": "python", "code":
@@ -112,24 +114,26 @@ type Call = (String, Map<String, Value>);
 
 /// The calls written in `text` and the prose left around them.
 fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
-    // 1. <tool_call> tags.
-    let mut calls = Vec::new();
-    let mut prose = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("<tool_call>") {
-        let inner = &rest[start + "<tool_call>".len()..];
-        let (body, after) = match inner.find("</tool_call>") {
-            Some(end) => (&inner[..end], &inner[end + "</tool_call>".len()..]),
-            None => (inner, ""),
-        };
-        let v: Value = serde_json::from_str(body.trim()).ok()?;
-        calls.extend(from_value(&v, tools)?);
-        prose.push_str(&rest[..start]);
-        rest = after;
+    // 1. The special markers of chat templates: Hermes and Qwen `<tool_call>{...}
+    // </tool_call>`, Llama 3.1 `<function=NAME>{...}</function>` and
+    // `<|python_tag|>CODE`, Mistral `[TOOL_CALLS] [...]`.
+    if let Some(found) = tagged(text, tools) {
+        return Some(found);
     }
-    if !calls.is_empty() {
-        prose.push_str(rest);
-        return Some((calls, tidy(&prose)));
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix("[TOOL_CALLS]") {
+        let v: Value = serde_json::from_str(rest.trim()).ok()?;
+        return from_value(&v, tools).map(|c| (c, String::new()));
+    }
+    if let Some(rest) = trimmed.strip_prefix("<|python_tag|>") {
+        let rest = rest.trim().trim_end_matches("<|eom_id|>").trim();
+        if let Ok(v) = serde_json::from_str::<Value>(rest) {
+            return from_value(&v, tools).map(|c| (c, String::new()));
+        }
+        let spec = tools.iter().find(|t| t.name == "python")?;
+        let mut args = Map::new();
+        args.insert(main_param(spec)?, Value::String(rest.to_string()));
+        return Some((vec![(spec.name.clone(), args)], String::new()));
     }
 
     // 2. JSON: the whole text, fenced blocks, or an object inside the prose.
@@ -182,6 +186,56 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
         return Some((vec![(spec.name.clone(), args)], prose));
     }
     None
+}
+
+/// Calls between `<tool_call>` and `</tool_call>` (a JSON call) or `<function=NAME>`
+/// and `</function>` (the arguments), and the prose around them; None when there are
+/// none, or one does not parse (the text is then left as it is).
+fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
+    let mut calls = Vec::new();
+    let mut prose = String::new();
+    let mut rest = text;
+    loop {
+        let hermes = rest.find("<tool_call>");
+        let llama = rest.find("<function=");
+        let (start, is_hermes) = match (hermes, llama) {
+            (Some(h), Some(l)) => (h.min(l), h < l),
+            (Some(h), None) => (h, true),
+            (None, Some(l)) => (l, false),
+            (None, None) => break,
+        };
+        prose.push_str(&rest[..start]);
+        if is_hermes {
+            let inner = &rest[start + "<tool_call>".len()..];
+            let (body, after) = match inner.find("</tool_call>") {
+                Some(end) => (&inner[..end], &inner[end + "</tool_call>".len()..]),
+                None => (inner, ""),
+            };
+            let v: Value = serde_json::from_str(body.trim()).ok()?;
+            calls.extend(from_value(&v, tools)?);
+            rest = after;
+        } else {
+            let inner = &rest[start + "<function=".len()..];
+            let close = inner.find('>')?;
+            let spec = tool_named(&inner[..close], tools)?;
+            let inner = &inner[close + 1..];
+            let (body, after) = match inner.find("</function>") {
+                Some(end) => (&inner[..end], &inner[end + "</function>".len()..]),
+                None => (inner, ""),
+            };
+            let args = match serde_json::from_str::<Value>(body.trim()).ok()? {
+                Value::Object(m) => m,
+                _ => return None,
+            };
+            calls.push((spec.name.clone(), args));
+            rest = after;
+        }
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    prose.push_str(rest);
+    Some((calls, tidy(&prose)))
 }
 
 /// The calls a JSON value describes, if every part of it is a call of an offered tool.
@@ -394,6 +448,18 @@ mod tests {
                 vec![("shell".to_string(), json!({"command": "ls"}))],
                 String::new()
             ))
+        );
+        assert_eq!(
+            calls("Checking.\n<function=python>{\"code\": \"print(4)\"}</function>"),
+            Some((vec![py("print(4)")], "Checking.".to_string()))
+        );
+        assert_eq!(
+            calls("<|python_tag|>print(5)<|eom_id|>"),
+            Some((vec![py("print(5)")], String::new()))
+        );
+        assert_eq!(
+            calls("[TOOL_CALLS] [{\"name\": \"python\", \"arguments\": {\"code\": \"print(6)\"}}]"),
+            Some((vec![py("print(6)")], String::new()))
         );
         assert_eq!(
             calls("Load it:\n```python\nimport pandas as pd\n```\n"),
