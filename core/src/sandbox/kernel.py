@@ -604,6 +604,47 @@ def _make_shell():
     return shell
 
 
+class _PlainShell:
+    """Cells as plain Python, for an image without IPython (e.g. a custom one): no
+    display(), `!` or `%` lines, but the same protocol and guarantees."""
+
+    class Result:
+        error_before_exec = None
+        error_in_exec = None
+
+    def __init__(self):
+        self.ns = {"__name__": "__main__", "__builtins__": __builtins__}
+
+    def run_cell(self, code, store_history=True):
+        import ast
+        import traceback
+
+        res = self.Result()
+        try:
+            tree = ast.parse(code, "<cell>", "exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, "<cell>", "exec"), self.ns)
+            if last is not None:
+                value = eval(compile(last, "<cell>", "eval"), self.ns)
+                if value is not None:
+                    print(repr(value))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # SystemExit too: the kernel must survive the cell
+            res.error_in_exec = e
+            tb = e.__traceback__
+            # Drop the kernel's own frames so the model sees only its cell.
+            while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>":
+                tb = tb.tb_next
+            text = "".join(traceback.format_exception(type(e), e, tb))
+            with _lock:
+                if _cell is not None:
+                    _cell.traceback.append(text)
+        return res
+
+
 def _run(shell, msg):
     global _cell, _in_cell
     cell = _Cell(msg.get("id"))
@@ -691,7 +732,14 @@ def main():
     threading.Thread(target=_flusher, daemon=True).start()
     signal.signal(signal.SIGINT, _on_sigint)
     _send({"type": "ready", "pid": os.getpid()})
-    shell = _make_shell()
+    try:
+        shell = _make_shell()
+    except Exception as e:
+        shell = _PlainShell()
+        _write_raw(
+            "IPython is not usable in this image (%s: %s): cells run as plain Python, "
+            "without display(), `!` or `%%` lines\n" % (type(e).__name__, e)
+        )
     _prewarm()
     while True:
         msg = _requests.get()
