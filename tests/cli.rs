@@ -399,7 +399,7 @@ fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
     );
     assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
     assert!(
-        text(&o.stderr).contains("run cancelled"),
+        text(&o.stderr).contains("ask cancelled"),
         "{}",
         text(&o.stderr)
     );

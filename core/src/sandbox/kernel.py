@@ -57,6 +57,10 @@ _send_lock = threading.Lock()  # one protocol line at a time
 _cell = None  # the running _Cell, if any
 _in_cell = False  # the main thread is inside user code: SIGINT may interrupt it
 _busy = threading.Event()
+# An interrupt that came for a cell not yet started (sent right after the execute
+# request) is kept here, by cell id, and lands as soon as that cell starts.
+_received_id = None
+_pending_interrupt = None
 _requests = queue.Queue()
 
 
@@ -487,9 +491,12 @@ def _reader():
         except ValueError:
             continue
         kind = msg.get("type")
+        global _received_id, _pending_interrupt
         if kind == "interrupt":
             if _busy.is_set():
                 os.kill(os.getpid(), signal.SIGINT)
+            else:
+                _pending_interrupt = _received_id
         elif kind == "killpg":
             # Done here, not by a new process: a fork bomb may hold every free pid.
             _killpg(msg.get("pgid"))
@@ -499,6 +506,8 @@ def _reader():
             except Exception as e:
                 _send({"type": "outputs", "id": msg.get("id"), "error": str(e)})
         else:
+            if kind == "execute":
+                _received_id = msg.get("id")
             _requests.put(msg)
     _requests.put(None)
 
@@ -650,11 +659,13 @@ def _run(shell, msg):
     cell = _Cell(msg.get("id"))
     with _lock:
         _cell = cell
-    _busy.set()
     interrupted = False
     err = None
     try:
         _in_cell = True
+        _busy.set()
+        if _pending_interrupt is not None and _pending_interrupt == cell.id:
+            raise KeyboardInterrupt
         res = shell.run_cell(msg.get("code", ""), store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec
