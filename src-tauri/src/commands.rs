@@ -2,36 +2,63 @@
 //! returns a serialisable value or a readable sentence. Long work (asks, image
 //! builds) is spawned and streams through a `Channel`; no command waits on Docker.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use sandalyst::agent::Event;
+use sandalyst::model::Model;
+use sandalyst::session::{SandboxFactory, Session, SessionError, SessionSummary, Sessions};
+use sandalyst::store::StagedFile;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::State;
+use tokio_util::sync::CancellationToken;
 
 use crate::paths::check_session_id;
 use crate::settings::{self, Settings};
-use crate::{engine, preview};
+use crate::{engine, history, preview};
 
 /// What the commands share.
 pub struct AppState {
     pub data_root: PathBuf,
     pub settings: Mutex<Settings>,
+    pub sessions: Sessions,
+    /// The cancel of each session's running ask.
+    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// The task forwarding each session's set-up events to the page.
+    watchers: Mutex<HashMap<String, tauri::async_runtime::JoinHandle<()>>>,
 }
 
 impl AppState {
-    pub fn open(data_root: PathBuf) -> anyhow::Result<AppState> {
+    /// Sessions live in `<data_root>/runs`, where the command line keeps them too.
+    pub fn open(data_root: PathBuf, factory: Arc<dyn SandboxFactory>) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&data_root)?;
         let settings = Mutex::new(settings::load(&data_root));
-        Ok(AppState { data_root, settings })
+        let sessions = Sessions::new(data_root.join("runs"), factory)?;
+        Ok(AppState {
+            data_root,
+            settings,
+            sessions,
+            running: Arc::default(),
+            watchers: Mutex::default(),
+        })
     }
 
     /// The folder of session `id`, if it is a session of this app.
-    // TODO(session API): ask `Sessions` for the folder once core::session lands.
     pub fn session_dir(&self, id: &str) -> Option<PathBuf> {
         check_session_id(id).ok()?;
-        let dir = self.data_root.join("sessions").join(id);
+        let dir = self.sessions.root().join(id);
         dir.is_dir().then_some(dir)
+    }
+
+    async fn session(&self, id: &str) -> Result<Session, String> {
+        check_session_id(id).map_err(|e| e.to_string())?;
+        self.sessions.open(id).await.map_err(|e| e.to_string())
+    }
+
+    fn inner_running(&self) -> Arc<Mutex<HashMap<String, CancellationToken>>> {
+        self.running.clone()
     }
 
     fn dir_of(&self, id: &str) -> Result<PathBuf, String> {
@@ -56,6 +83,16 @@ macro_rules! handler {
     () => {
         tauri::generate_handler![
             app_info,
+            create_session,
+            open_session,
+            list_sessions,
+            rename_session,
+            delete_session,
+            add_files,
+            remove_file,
+            watch_session,
+            ask,
+            cancel_ask,
             get_settings,
             save_settings,
             save_api_key,
@@ -70,7 +107,8 @@ macro_rules! handler {
     };
 }
 
-pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
+{
     handler!()
 }
 
@@ -83,6 +121,8 @@ pub struct AppInfo {
     /// True when no provider is configured: the offline analyst answers.
     pub offline: bool,
     pub why_offline: Option<String>,
+    /// Where the page finds a session's files: `<scheme_base><session id>/<path>`.
+    pub scheme_base: String,
 }
 
 #[tauri::command]
@@ -104,6 +144,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         model,
         offline,
         why_offline: why,
+        scheme_base: crate::scheme::root_url(),
     }
 }
 
@@ -165,27 +206,46 @@ pub fn build_image(on_event: Channel<BuildEvent>) {
     tauri::async_runtime::spawn(async move {
         let ch = on_event.clone();
         let r = engine::build(move |l| {
-            let _ = ch.send(BuildEvent::Line { text: l.to_string() });
+            let _ = ch.send(BuildEvent::Line {
+                text: l.to_string(),
+            });
         })
         .await;
         let _ = on_event.send(match r {
             Ok(tag) => BuildEvent::Done { tag },
-            Err(e) => BuildEvent::Failed { message: sentence(e) },
+            Err(e) => BuildEvent::Failed {
+                message: sentence(e),
+            },
         });
     });
 }
 
+/// The original of the input file `name` of a session (the user chose it).
+async fn input_source(state: &AppState, session_id: &str, name: &str) -> Result<PathBuf, String> {
+    let s = state.session(session_id).await?;
+    s.meta()
+        .files
+        .into_iter()
+        .find(|f| f.name == name)
+        .map(|f| PathBuf::from(f.source))
+        .ok_or_else(|| format!("{name} is not a file of this session"))
+}
+
+/// A preview of a file of the session folder (`path` relative to it), or of an input
+/// file (`input`: `path` is its name in the session's file list).
 #[tauri::command]
 pub async fn preview_file(
     state: State<'_, AppState>,
     session_id: String,
     path: String,
+    input: Option<bool>,
 ) -> Result<preview::FilePreview, String> {
+    if input.unwrap_or(false) {
+        let source = input_source(&state, &session_id, &path).await?;
+        return blocking(move || preview::preview_input(&source, &path)).await;
+    }
     let root = state.dir_of(&session_id)?;
-    tauri::async_runtime::spawn_blocking(move || preview::preview(&session_id, &root, &path))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(sentence)
+    blocking(move || preview::preview(&session_id, &root, &path)).await
 }
 
 #[tauri::command]
@@ -193,17 +253,220 @@ pub async fn table_page(
     state: State<'_, AppState>,
     session_id: String,
     path: String,
+    input: Option<bool>,
     sheet: Option<String>,
     offset: usize,
     limit: usize,
 ) -> Result<sandalyst::artifacts::table::CsvPage, String> {
-    let root = state.dir_of(&session_id)?;
-    tauri::async_runtime::spawn_blocking(move || {
-        preview::table_page(&root, &path, sheet.as_deref(), offset, limit)
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(sentence)
+    let file = if input.unwrap_or(false) {
+        input_source(&state, &session_id, &path).await?
+    } else {
+        let root = state.dir_of(&session_id)?;
+        crate::paths::resolve_inside(&root, &path).map_err(|e| e.to_string())?
+    };
+    blocking(move || preview::table_page(&file, sheet.as_deref(), offset, limit)).await
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> Result<T, String> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(sentence)
+}
+
+// ---- sessions ----
+
+#[derive(Serialize)]
+pub struct SessionView {
+    pub id: String,
+    pub title: String,
+    pub files: Vec<StagedFile>,
+    pub busy: bool,
+    /// Earlier asks, each as the events the page replays to draw it.
+    pub asks: Vec<history::PastAsk>,
+}
+
+fn view_of(s: &Session) -> SessionView {
+    let meta = s.meta();
+    SessionView {
+        id: s.id().to_string(),
+        title: if meta.title.is_empty() {
+            meta.prompt.lines().next().unwrap_or("").to_string()
+        } else {
+            meta.title.clone()
+        },
+        files: meta.files.clone(),
+        busy: s.is_busy(),
+        asks: history::past_asks(s),
+    }
+}
+
+#[tauri::command]
+pub async fn create_session(state: State<'_, AppState>) -> Result<SessionView, String> {
+    let config = settings::session_config(&state.settings.lock().unwrap());
+    let s = state
+        .sessions
+        .create(config)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(view_of(&s))
+}
+
+#[tauri::command]
+pub async fn open_session(
+    state: State<'_, AppState>,
+    session_id: String,
+) -> Result<SessionView, String> {
+    let s = state.session(&session_id).await?;
+    Ok(view_of(&s))
+}
+
+#[tauri::command]
+pub async fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSummary>, String> {
+    let sessions = state.sessions.clone();
+    blocking(move || sessions.list()).await
+}
+
+#[tauri::command]
+pub async fn rename_session(
+    state: State<'_, AppState>,
+    session_id: String,
+    title: String,
+) -> Result<(), String> {
+    check_session_id(&session_id).map_err(|e| e.to_string())?;
+    state
+        .sessions
+        .rename(&session_id, &title)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub async fn delete_session(state: State<'_, AppState>, session_id: String) -> Result<(), String> {
+    check_session_id(&session_id).map_err(|e| e.to_string())?;
+    if let Some(w) = state.watchers.lock().unwrap().remove(&session_id) {
+        w.abort();
+    }
+    state
+        .sessions
+        .delete(&session_id)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Stage files or folders (absolute paths from a drop or the dialog); the sandbox
+/// starts in the background. Returns the session's files.
+#[tauri::command]
+pub async fn add_files(
+    state: State<'_, AppState>,
+    session_id: String,
+    paths: Vec<String>,
+) -> Result<Vec<StagedFile>, String> {
+    let s = state.session(&session_id).await?;
+    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    if paths.iter().any(|p| !p.is_absolute()) {
+        return Err("files must be given with their full path".into());
+    }
+    s.add_files(paths).await.map_err(|e| e.to_string())?;
+    Ok(s.meta().files)
+}
+
+#[tauri::command]
+pub async fn remove_file(
+    state: State<'_, AppState>,
+    session_id: String,
+    name: String,
+) -> Result<Vec<StagedFile>, String> {
+    let s = state.session(&session_id).await?;
+    s.remove_file(&name).await.map_err(|e| e.to_string())?;
+    Ok(s.meta().files)
+}
+
+/// Forward the session's own events (set-up, staging, engine errors: those of no
+/// ask) to `on_event` until another watch of the session starts.
+#[tauri::command]
+pub async fn watch_session(
+    state: State<'_, AppState>,
+    session_id: String,
+    on_event: Channel<Event>,
+) -> Result<(), String> {
+    let s = state.session(&session_id).await?;
+    let mut rx = s.subscribe();
+    let task = tauri::async_runtime::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            match rx.recv().await {
+                Ok(ev) if ev.ask_id.is_none() => {
+                    if on_event.send(ev).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+    if let Some(old) = state.watchers.lock().unwrap().insert(session_id, task) {
+        old.abort();
+    }
+    Ok(())
+}
+
+/// Start an ask; its events arrive on `on_event`, in order, ending with
+/// `ask_finished`. Returns the ask's id at once.
+#[tauri::command]
+pub async fn ask(
+    state: State<'_, AppState>,
+    session_id: String,
+    prompt: String,
+    model: String,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    if prompt.trim().is_empty() {
+        return Err("say what you want done with the files first".into());
+    }
+    let s = state.session(&session_id).await?;
+    let current = state.settings.lock().unwrap().clone();
+    let model: Box<dyn Model> = blocking(move || settings::open_model(&model, &current)).await?;
+    let config = settings::session_config(&state.settings.lock().unwrap());
+    if !s.is_busy() {
+        s.set_config(config).await.map_err(|e| e.to_string())?;
+    }
+    let mut handle = s.ask(prompt, model).map_err(|e| match e {
+        SessionError::Busy => {
+            "an ask is already running in this session; stop it first (Esc)".to_string()
+        }
+        e => e.to_string(),
+    })?;
+    let ask_id = handle.ask_id.clone();
+    state
+        .running
+        .lock()
+        .unwrap()
+        .insert(session_id.clone(), handle.canceller());
+    let running = state.inner_running();
+    tauri::async_runtime::spawn(async move {
+        while let Some(ev) = handle.events.recv().await {
+            let _ = on_event.send(ev);
+        }
+        let _ = handle.outcome().await;
+        running.lock().unwrap().remove(&session_id);
+    });
+    Ok(ask_id)
+}
+
+/// Stop the session's running ask: the model stream ends and the code is interrupted.
+#[tauri::command]
+pub fn cancel_ask(state: State<'_, AppState>, session_id: String) -> bool {
+    match state.running.lock().unwrap().get(&session_id) {
+        Some(c) => {
+            c.cancel();
+            true
+        }
+        None => false,
+    }
 }
 
 /// Copy the session's outputs (and its transcript when asked) to `dest`: a new folder,
@@ -223,10 +486,9 @@ pub async fn export_session(
         return Err("pick a destination with the dialog".into());
     }
     tauri::async_runtime::spawn_blocking(move || {
-        // TODO(session API): take the outputs folder's name from the core.
-        let mut files = export::files_under(&root.join("outputs"))?;
+        let mut files = export::files_under(&root.join(sandalyst::store::OUTPUTS))?;
         if transcript {
-            for name in ["transcript.jsonl", "session.json"] {
+            for name in [sandalyst::store::TRANSCRIPT, sandalyst::store::META] {
                 let p = root.join(name);
                 if p.is_file() {
                     files.push((name.to_string(), p));

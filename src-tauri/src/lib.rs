@@ -10,6 +10,7 @@
 
 pub mod commands;
 pub mod engine;
+pub mod history;
 pub mod paths;
 pub mod preview;
 pub mod scheme;
@@ -54,7 +55,8 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    let state = match commands::AppState::open(root) {
+    let factory = std::sync::Arc::new(sandalyst::session::DockerFactory);
+    let state = match commands::AppState::open(root, factory) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sandalyst-desktop: {e:#}");
@@ -63,6 +65,13 @@ pub fn run() {
     };
     builder::<tauri::Wry>(state)
         .plugin(tauri_plugin_dialog::init())
-        .run(tauri::generate_context!())
-        .expect("error while running the Sandalyst window");
+        .build(tauri::generate_context!())
+        .expect("error while building the Sandalyst window")
+        .run(|app, event| {
+            if let tauri::RunEvent::Exit = event {
+                // Remove the sessions' containers before the process ends.
+                let sessions = app.state::<commands::AppState>().sessions.clone();
+                tauri::async_runtime::block_on(sessions.close_all());
+            }
+        });
 }

@@ -65,7 +65,10 @@ pub fn resolve_inside(root: &Path, rel: &str) -> Result<PathBuf, Refused> {
             return Err(Refused::NotRelative);
         }
         let mut comps = Path::new(part).components();
-        if !matches!((comps.next(), comps.next()), (Some(Component::Normal(_)), None)) {
+        if !matches!(
+            (comps.next(), comps.next()),
+            (Some(Component::Normal(_)), None)
+        ) {
             return Err(Refused::NotRelative);
         }
         path.push(part);
@@ -113,10 +116,17 @@ mod tests {
             "C:/x",
             "outputs/a.png\0",
         ] {
-            assert_eq!(resolve_inside(&root, bad), Err(Refused::NotRelative), "{bad:?}");
+            assert_eq!(
+                resolve_inside(&root, bad),
+                Err(Refused::NotRelative),
+                "{bad:?}"
+            );
         }
         assert_eq!(resolve_inside(&root, "outputs"), Err(Refused::NotAFile));
-        assert_eq!(resolve_inside(&root, "outputs/none.png"), Err(Refused::Missing));
+        assert_eq!(
+            resolve_inside(&root, "outputs/none.png"),
+            Err(Refused::Missing)
+        );
     }
 
     #[cfg(unix)]
@@ -126,10 +136,17 @@ mod tests {
         let root = dir.path().join("s1");
         std::fs::create_dir_all(root.join("outputs")).unwrap();
         std::fs::write(dir.path().join("secret.txt"), b"s").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("outputs/l.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("outputs/l.txt"))
+            .unwrap();
         std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
-        assert_eq!(resolve_inside(&root, "outputs/l.txt"), Err(Refused::Symlink));
-        assert_eq!(resolve_inside(&root, "up/secret.txt"), Err(Refused::Symlink));
+        assert_eq!(
+            resolve_inside(&root, "outputs/l.txt"),
+            Err(Refused::Symlink)
+        );
+        assert_eq!(
+            resolve_inside(&root, "up/secret.txt"),
+            Err(Refused::Symlink)
+        );
     }
 
     #[test]

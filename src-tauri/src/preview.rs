@@ -19,11 +19,28 @@ pub const MAX_TEXT_BYTES: usize = 256 << 10;
 #[derive(Debug, Serialize)]
 #[serde(tag = "view", rename_all = "snake_case")]
 pub enum Preview {
-    Table { page: table::CsvPage },
-    Sheet { sheets: Vec<String>, sheet: String, page: table::CsvPage },
-    Report { html: String, headings: Vec<markdown::Heading>, truncated: bool },
-    Image { url: String, width: Option<u32>, height: Option<u32> },
-    Text { text: String, truncated: bool },
+    Table {
+        page: table::CsvPage,
+    },
+    Sheet {
+        sheets: Vec<String>,
+        sheet: String,
+        page: table::CsvPage,
+    },
+    Report {
+        html: String,
+        headings: Vec<markdown::Heading>,
+        truncated: bool,
+    },
+    Image {
+        url: String,
+        width: Option<u32>,
+        height: Option<u32>,
+    },
+    Text {
+        text: String,
+        truncated: bool,
+    },
     Other,
 }
 
@@ -46,70 +63,102 @@ fn ext(name: &str) -> String {
 /// The preview of `rel` in the session folder `root` of session `session_id`.
 pub fn preview(session_id: &str, root: &Path, rel: &str) -> anyhow::Result<FilePreview> {
     let path = resolve_inside(root, rel)?;
-    let bytes = std::fs::metadata(&path)?.len();
+    let dir = rel
+        .rsplit_once('/')
+        .map(|(d, _)| format!("{d}/"))
+        .unwrap_or_default();
+    let base = format!("{}{}", scheme::base_url(session_id), url_path(&dir));
+    preview_at(&path, rel, Some(&base))
+}
+
+/// The preview of an input file: `path` is the original the user added (they chose
+/// it; it is only read). Its images are not served (the scheme answers only for the
+/// session's own folder), so images and reports' images are not shown.
+pub fn preview_input(path: &Path, name: &str) -> anyhow::Result<FilePreview> {
+    if !std::fs::symlink_metadata(path)?.is_file() {
+        anyhow::bail!("{name} is a folder; its files were staged and can be used by the agent");
+    }
+    preview_at(path, name, None)
+}
+
+/// `base`: the URL of the folder holding the file, for its images (and a report's).
+fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<FilePreview> {
+    let bytes = std::fs::metadata(path)?.len();
     let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
     let preview = match ext(&name).as_str() {
         "csv" | "tsv" => Preview::Table {
-            page: table::preview_csv(&path, 0, FIRST_PAGE_ROWS)?,
+            page: table::preview_csv(path, 0, FIRST_PAGE_ROWS)?,
         },
         "xlsx" | "xlsm" | "xls" | "xlsb" | "ods" => {
-            let sheets = artifacts::excel::sheet_names(&path)?;
+            let sheets = artifacts::excel::sheet_names(path)?;
             let sheet = sheets.first().cloned().unwrap_or_default();
-            let page = artifacts::excel::preview_sheet(&path, &sheet, 0, FIRST_PAGE_ROWS)?;
-            Preview::Sheet { sheets, sheet, page }
+            let page = artifacts::excel::preview_sheet(path, &sheet, 0, FIRST_PAGE_ROWS)?;
+            Preview::Sheet {
+                sheets,
+                sheet,
+                page,
+            }
         }
         "md" | "markdown" => {
-            let text = read_text(&path, markdown::MAX_MARKDOWN_BYTES + 1)?.0;
-            let dir = rel.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+            let text = read_text(path, markdown::MAX_MARKDOWN_BYTES + 1)?.0;
             let opts = markdown::MarkdownOptions {
-                image_base: Some(format!("{}{}", scheme::base_url(session_id), url_path(&dir))),
+                image_base: base.map(str::to_string),
                 heading_ids: true,
             };
             let r = markdown::render(&text, &opts);
-            Preview::Report { html: r.html, headings: r.headings, truncated: r.truncated }
+            Preview::Report {
+                html: r.html,
+                headings: r.headings,
+                truncated: r.truncated,
+            }
         }
-        e if scheme::image_type(&name).is_some() => {
+        e if scheme::image_type(&name).is_some() && base.is_some() => {
             let (width, height) = if e == "png" {
-                let info = artifacts::preview_png(&path)?;
+                let info = artifacts::preview_png(path)?;
                 (Some(info.width), Some(info.height))
             } else {
                 (None, None)
             };
             Preview::Image {
-                url: format!("{}{}", scheme::base_url(session_id), url_path(rel)),
+                url: format!("{}{}", base.unwrap_or_default(), url_path(&name)),
                 width,
                 height,
             }
         }
-        "txt" | "json" | "log" | "py" | "html" | "htm" | "xml" | "yaml" | "yml" | "toml" | "sql"
-        | "r" | "sh" | "ipynb" => {
-            let (text, truncated) = read_text(&path, MAX_TEXT_BYTES)?;
+        "txt" | "json" | "log" | "py" | "html" | "htm" | "xml" | "yaml" | "yml" | "toml"
+        | "sql" | "r" | "sh" | "ipynb" => {
+            let (text, truncated) = read_text(path, MAX_TEXT_BYTES)?;
             Preview::Text { text, truncated }
         }
         _ => Preview::Other,
     };
-    Ok(FilePreview { path: rel.to_string(), name, bytes, preview })
+    Ok(FilePreview {
+        path: rel.to_string(),
+        name,
+        bytes,
+        preview,
+    })
 }
 
 /// A page of a table file (CSV/TSV, or a sheet of a workbook).
 pub fn table_page(
-    root: &Path,
-    rel: &str,
+    path: &Path,
     sheet: Option<&str>,
     offset: usize,
     limit: usize,
 ) -> anyhow::Result<table::CsvPage> {
-    let path = resolve_inside(root, rel)?;
     match sheet {
-        Some(sheet) => artifacts::excel::preview_sheet(&path, sheet, offset, limit),
-        None => artifacts::csv_index::page(&path, offset, limit),
+        Some(sheet) => artifacts::excel::preview_sheet(path, sheet, offset, limit),
+        None => artifacts::csv_index::page(path, offset, limit),
     }
 }
 
 /// Percent-encode each segment of a relative path for a URL.
 pub fn url_path(rel: &str) -> String {
     rel.split('/')
-        .map(|s| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string())
+        .map(|s| {
+            percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -138,10 +187,21 @@ mod tests {
         )
         .unwrap();
         let p = preview("s1", dir.path(), "outputs/r.md").unwrap();
-        let Preview::Report { html, .. } = p.preview else { panic!() };
-        assert!(html.contains(&format!("src=\"{}outputs/energy.png\"", scheme::base_url("s1"))), "{html}");
+        let Preview::Report { html, .. } = p.preview else {
+            panic!()
+        };
+        assert!(
+            html.contains(&format!(
+                "src=\"{}outputs/energy.png\"",
+                scheme::base_url("s1")
+            )),
+            "{html}"
+        );
         assert!(!html.contains("<script"), "{html}");
-        assert!(html.contains("&lt;img src=x onerror"), "shown as text: {html}");
+        assert!(
+            html.contains("&lt;img src=x onerror"),
+            "shown as text: {html}"
+        );
         assert!(!html.contains("<img src=\"x\""), "{html}");
         assert!(!html.contains("href=\"javascript"), "{html}");
     }
@@ -151,7 +211,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("t.csv"), "a,b\n<b>1</b>,2\n").unwrap();
         let p = preview("s1", dir.path(), "t.csv").unwrap();
-        let Preview::Table { page } = p.preview else { panic!() };
+        let Preview::Table { page } = p.preview else {
+            panic!()
+        };
         assert_eq!(page.rows[0][0], "<b>1</b>");
         assert!(preview("s1", dir.path(), "../t.csv").is_err());
     }

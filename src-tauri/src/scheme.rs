@@ -18,13 +18,18 @@ pub const SCHEME: &str = "sandalyst";
 /// Images larger than this are not served.
 pub const MAX_SERVED_BYTES: u64 = 64 << 20;
 
+/// The scheme's root URL on this OS.
+pub fn root_url() -> String {
+    if cfg!(windows) {
+        format!("http://{SCHEME}.localhost/")
+    } else {
+        format!("{SCHEME}://localhost/")
+    }
+}
+
 /// The URL prefix of a session's files as the page must write it.
 pub fn base_url(session_id: &str) -> String {
-    if cfg!(windows) {
-        format!("http://{SCHEME}.localhost/{session_id}/")
-    } else {
-        format!("{SCHEME}://localhost/{session_id}/")
-    }
+    format!("{}{session_id}/", root_url())
 }
 
 /// The content type of a file the scheme serves, by extension; `None` for anything
@@ -100,7 +105,10 @@ pub fn respond(
     };
     match std::fs::metadata(&file) {
         Ok(m) if m.len() > MAX_SERVED_BYTES => {
-            return reply(StatusCode::PAYLOAD_TOO_LARGE, "the image is too large to show")
+            return reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the image is too large to show",
+            )
         }
         Ok(_) => {}
         Err(_) => return reply(StatusCode::NOT_FOUND, "no such file"),

@@ -5,8 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use anyhow::Context;
 use sandalyst::model::config::{self, ConfigFile, Selection, Sources};
+use sandalyst::model::Model;
+use sandalyst::session::SessionConfig;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -97,23 +101,69 @@ pub fn model_spec(s: &Settings) -> String {
     }
 }
 
+/// The session settings these desktop settings stand for.
+pub fn session_config(s: &Settings) -> SessionConfig {
+    let mut c = SessionConfig::default();
+    c.instructions = s.instructions.trim().to_string();
+    c.tools.python = s.python;
+    c.tools.shell = s.shell;
+    c.limits.max_turns = s.max_turns.clamp(1, 1000);
+    c.limits.wall_time = Duration::from_secs(s.wall_time_secs.max(1));
+    c.limits.call_timeout = Duration::from_secs(s.call_timeout_secs.max(1));
+    c.limits.max_cost_usd = (s.max_cost_usd > 0.0).then_some(s.max_cost_usd);
+    c.sandbox.network = s.network;
+    c.sandbox.memory_bytes = (s.memory_mb.max(128) as i64) << 20;
+    c.sandbox.nano_cpus = (s.cpus.max(0.01) * 1e9) as i64;
+    // The workspace is a tmpfs counted against memory: keep it below the limit.
+    c.sandbox.workspace_bytes = c
+        .sandbox
+        .workspace_bytes
+        .min((c.sandbox.memory_bytes as u64) / 2);
+    if !s.image_tag.trim().is_empty() {
+        c.sandbox.image = s.image_tag.trim().to_string();
+    }
+    c.show_images = s.show_charts;
+    c
+}
+
+/// The model for `spec` (`offline`, `replay:FILE`, `provider:model`), with the base URL
+/// of the settings when the spec is the configured provider's.
+pub fn open_model(spec: &str, s: &Settings) -> anyhow::Result<Box<dyn Model>> {
+    let spec = spec.trim();
+    if spec.is_empty() || spec == "offline" {
+        return Ok(Box::new(sandalyst::model::offline::OfflineAnalyst::new()));
+    }
+    let same = model_spec(s) == spec;
+    let mut with = s.clone();
+    if !same {
+        with.base_url.clear();
+    }
+    selection_of(spec, &with)?.open()
+}
+
 /// Resolve the model of these settings with the core's rules (environment, config
 /// file, keychain), as the command line does.
 pub fn selection(s: &Settings) -> anyhow::Result<Selection> {
+    selection_of(&model_spec(s), s)
+}
+
+fn selection_of(spec: &str, s: &Settings) -> anyhow::Result<Selection> {
     let env = |k: &str| std::env::var(k).ok();
     let file_path = config::config_path(&env);
     let file = match &file_path {
         Some(p) => ConfigFile::load(p)?,
         None => ConfigFile::default(),
     };
-    let spec = model_spec(s);
     let base = (!s.base_url.trim().is_empty()).then(|| s.base_url.trim().to_string());
     config::resolve(
-        Some(&spec),
+        Some(spec),
         base.as_deref(),
         &file,
         file_path.as_deref(),
-        &Sources { env: &env, keychain: &config::keychain_lookup },
+        &Sources {
+            env: &env,
+            keychain: &config::keychain_lookup,
+        },
     )
 }
 
@@ -127,7 +177,11 @@ mod tests {
         assert_eq!(mask("short"), "••••");
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(load(dir.path()), Settings::default());
-        let s = Settings { provider: "openai".into(), model: "gpt-5.4".into(), ..Default::default() };
+        let s = Settings {
+            provider: "openai".into(),
+            model: "gpt-5.4".into(),
+            ..Default::default()
+        };
         save(dir.path(), &s).unwrap();
         assert_eq!(load(dir.path()), s);
         assert_eq!(model_spec(&s), "openai:gpt-5.4");

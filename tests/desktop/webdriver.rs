@@ -1,1 +1,490 @@
-fn main() {}
+//! The desktop app end to end, driven through WebDriver (tauri-driver with
+//! WebKitWebDriver) under Xvfb, against the real Docker engine and the offline analyst.
+//!
+//! Needs: the packages of `scripts/setup-desktop.sh` (webkit2gtk-driver, xvfb) and
+//! `tauri-driver` on PATH or in ~/.cargo/bin. When DISPLAY is unset the test starts its
+//! own Xvfb. Files are added through the command a native drop calls
+//! (`window.sandalyst.addPaths`), since an OS drag cannot be synthesised; export goes
+//! through the `export_session` command, since native dialogs cannot be driven.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn tauri_driver() -> PathBuf {
+    if let Ok(p) = which("tauri-driver") {
+        return p;
+    }
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_default());
+    let p = home.join(".cargo/bin/tauri-driver");
+    assert!(p.exists(), "tauri-driver is not installed: run scripts/setup-desktop.sh (cargo install tauri-driver --locked)");
+    p
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
+        .ok_or(())
+}
+
+/// An X display: the one in DISPLAY, or an Xvfb of our own.
+struct Display {
+    name: String,
+    xvfb: Option<Child>,
+}
+
+impl Display {
+    fn get() -> Display {
+        if let Ok(d) = std::env::var("DISPLAY") {
+            if !d.is_empty() {
+                return Display {
+                    name: d,
+                    xvfb: None,
+                };
+            }
+        }
+        let n = 90 + (std::process::id() % 100);
+        let name = format!(":{n}");
+        let xvfb = Command::new("Xvfb")
+            .args([
+                name.as_str(),
+                "-screen",
+                "0",
+                "1280x900x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb is not installed: run scripts/setup-desktop.sh");
+        std::thread::sleep(Duration::from_millis(800));
+        Display {
+            name,
+            xvfb: Some(xvfb),
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(x) = &mut self.xvfb {
+            let _ = x.kill();
+            let _ = x.wait();
+        }
+    }
+}
+
+/// tauri-driver (and through it the app) with its own ports and environment.
+struct App {
+    driver: Child,
+    client: Option<Client>,
+}
+
+impl App {
+    async fn start(display: &Display, data: &Path, env: &[(&str, &str)]) -> App {
+        let port = free_port();
+        let native = free_port();
+        let mut cmd = Command::new(tauri_driver());
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native.to_string(),
+        ])
+        .env("DISPLAY", &display.name)
+        .env("SANDALYST_DATA_DIR", data)
+        .env("NO_AT_BRIDGE", "1")
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let driver = cmd.spawn().expect("cannot start tauri-driver");
+        let caps = json!({"browserName": "wry", "tauri:options": {"application": APP}});
+        let caps = caps.as_object().unwrap().clone();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let client = loop {
+            match ClientBuilder::native()
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(c) => break c,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                Err(e) => panic!("no WebDriver session: {e}"),
+            }
+        };
+        let app = App {
+            driver,
+            client: Some(client),
+        };
+        app.wait_js("return document.body.dataset.ready === 'true'", 30)
+            .await;
+        app
+    }
+
+    fn c(&self) -> &Client {
+        self.client.as_ref().unwrap()
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.c()
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// Wait until `script` returns true; fails with what the page shows.
+    async fn wait_js(&self, script: &str, secs: u64) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if self.c().execute(script, vec![]).await.ok() == Some(Value::Bool(true)) {
+                return;
+            }
+            if Instant::now() > deadline {
+                let text = self.js("return document.body.innerText").await;
+                let errors = self.js("return (window.__errors || []).join('\\n')").await;
+                panic!(
+                    "timed out waiting for {script}\n--- page errors ---\n{}\n--- page ---\n{}",
+                    errors.as_str().unwrap_or(""),
+                    text.as_str().unwrap_or("")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.js(&format!(
+            "const e = document.querySelector({css:?}); return e ? e.innerText : ''"
+        ))
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    }
+
+    async fn click(&self, css: &str) {
+        self.c()
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap();
+    }
+
+    async fn ask(&self, prompt: &str, model: &str) {
+        self.js(&format!(
+            "const m = document.querySelector('#model');
+             if (![...m.options].some(o => o.value === {model:?})) m.append(new Option({model:?}, {model:?}));
+             m.value = {model:?};
+             document.querySelector('#prompt').value = {prompt:?};
+             return true"
+        ))
+        .await;
+        self.click("#run").await;
+    }
+
+    async fn quit(mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = c.close().await;
+        }
+        stop_driver(&mut self.driver);
+    }
+}
+
+fn stop_driver(driver: &mut Child) {
+    // SIGTERM, not SIGKILL: tauri-driver then stops WebKitWebDriver too.
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(driver.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = driver.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = driver.kill();
+    let _ = driver.wait();
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        stop_driver(&mut self.driver);
+    }
+}
+
+const HOSTILE: &str = r#"
+import os
+os.makedirs('output', exist_ok=True)
+open('output/hostile_report.md', 'w').write('''# Hostile report
+<script>window.__pwned = 'script'</script>
+<img src=x onerror="window.__pwned = 'onerror'">
+[click me](javascript:window.__pwned='link')
+<iframe src="javascript:window.__pwned='iframe'"></iframe>
+![svg](evil.svg)
+''')
+open('output/hostile.csv', 'w').write('a,b\n"<img src=x onerror=window.__pwned=1>",<script>window.__pwned=2</script>\n')
+open('output/evil.svg', 'w').write('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="window.top.__pwned=3"><script>window.top.__pwned=4</script><rect width="40" height="40" fill="red"/></svg>')
+open('output/<img src=x onerror=window.__pwned=5>.txt', 'w').write('name with markup')
+open('output/chart_report.md', 'w').write('# Chart report\n\n![the chart](energy_anomalies.png)\n')
+print('hostile files written')
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn desktop_end_to_end() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let csv = repo().join("examples/building_energy.csv");
+
+    // 1. Fresh start, a file through the drop's command, the reference case.
+    let app = App::start(&display, data.path(), &[]).await;
+    app.wait_js("return !!document.querySelector('#offline-card') && !document.querySelector('#offline-card').hidden", 10).await;
+    app.js(&format!(
+        "window.sandalyst.addPaths([{:?}]); return true",
+        csv.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
+        30,
+    )
+    .await;
+    app.click("#example").await;
+    app.click("#run").await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        600,
+    )
+    .await;
+    let ending = app.text(".ask .ending").await;
+    assert!(
+        ending.starts_with("Finished"),
+        "the reference case ended as {ending:?}"
+    );
+
+    // Chart shown, anomalies table with rows, report with heading and embedded chart.
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    app.wait_js("return document.querySelectorAll('.artifact[data-path=\"anomalies.csv\"] .vtable-table tbody tr').length > 0", 30).await;
+    app.wait_js(
+        "return !!document.querySelector('.artifact[data-path=\"anomaly_report.md\"] .report h1')",
+        30,
+    )
+    .await;
+    // A chart the report embeds is shown (the offline report may embed none).
+    app.wait_js("return [...document.querySelectorAll('.artifact[data-path=\"anomaly_report.md\"] .report img')].every(i => i.complete && i.naturalWidth > 0)", 30).await;
+    let session_id = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // 2. A follow-up in the same session.
+    app.ask("Now summarise the anomalies by weekday.", "offline")
+        .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 2",
+        300,
+    )
+    .await;
+
+    // 3. Stop during a long cell.
+    let long = work.path().join("long.json");
+    std::fs::write(&long, r#"[{"python": "import time\nprint('sleeping', flush=True)\ntime.sleep(300)"}, {"say": "never"}]"#).unwrap();
+    app.ask("Wait a long time.", &format!("replay:{}", long.display()))
+        .await;
+    app.wait_js(
+        "return [...document.querySelectorAll('.ask')].pop().innerText.includes('sleeping')",
+        120,
+    )
+    .await;
+    let t = Instant::now();
+    app.c()
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E00C}")
+        .await
+        .unwrap(); // Escape
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 3",
+        60,
+    )
+    .await;
+    let stopped = app
+        .js("return [...document.querySelectorAll('.ask .ending')].pop().innerText")
+        .await;
+    assert!(
+        stopped.as_str().unwrap().starts_with("Stopped"),
+        "{stopped}"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "stop took {:?}",
+        t.elapsed()
+    );
+
+    // 4. Hostile artifacts: nothing of them runs.
+    let hostile = work.path().join("hostile.json");
+    std::fs::write(
+        &hostile,
+        serde_json::to_string(&json!([{"python": HOSTILE}, {"say": "Hostile files written."}]))
+            .unwrap(),
+    )
+    .unwrap();
+    app.ask(
+        "Write the hostile files.",
+        &format!("replay:{}", hostile.display()),
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 4",
+        120,
+    )
+    .await;
+    app.wait_js(
+        "return !!document.querySelector('.artifact[data-path=\"hostile_report.md\"] .report h1')",
+        30,
+    )
+    .await;
+    app.wait_js("return document.querySelectorAll('.artifact[data-path=\"hostile.csv\"] .vtable-table tbody tr').length > 0", 30).await;
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"evil.svg\"] img'); return !!i && i.complete", 30).await;
+    // A report's relative image is the session's own output, shown through the scheme.
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"chart_report.md\"] .report img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    let report = app
+        .text(".artifact[data-path=\"hostile_report.md\"] .report")
+        .await;
+    assert!(
+        report.contains("<script>"),
+        "raw HTML is shown as text: {report}"
+    );
+    let cell = app
+        .text(".artifact[data-path=\"hostile.csv\"] .vtable-table tbody")
+        .await;
+    assert!(cell.contains("<img src=x"), "CSV cells are text: {cell}");
+    assert!(
+        app.text("#asks")
+            .await
+            .contains("<img src=x onerror=window.__pwned=5>.txt"),
+        "the file name is text"
+    );
+    // Click every link of the report; none navigates or runs.
+    app.js("document.querySelectorAll('.report a').forEach(a => a.click()); return true")
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        app.js("return window.__pwned === undefined").await,
+        Value::Bool(true),
+        "a hostile artifact ran script"
+    );
+    assert_eq!(app.js("return document.querySelectorAll('#asks script, #asks iframe, #asks svg, #asks [onerror]').length").await, json!(0));
+
+    // 5. Export through the command the Export dialog calls.
+    let dest = work.path().join("export");
+    let written = app
+        .c()
+        .execute_async(
+            "const [sid, dest, done] = arguments; window.__TAURI__.core.invoke('export_session', {sessionId: sid, dest, zip: false, transcript: true}).then(done, e => done('ERR ' + e))",
+            vec![json!(session_id), json!(dest.to_str().unwrap())],
+        )
+        .await
+        .unwrap();
+    assert!(!written.as_str().unwrap().starts_with("ERR"), "{written}");
+    for f in [
+        "anomalies.csv",
+        "energy_anomalies.png",
+        "anomaly_report.md",
+        "transcript.jsonl",
+    ] {
+        assert!(dest.join(f).is_file(), "{f} not exported");
+    }
+    let zip = work.path().join("export.zip");
+    let z = app
+        .c()
+        .execute_async(
+            "const [sid, dest, done] = arguments; window.__TAURI__.core.invoke('export_session', {sessionId: sid, dest, zip: true, transcript: false}).then(done, e => done('ERR ' + e))",
+            vec![json!(session_id), json!(zip.to_str().unwrap())],
+        )
+        .await
+        .unwrap();
+    assert!(!z.as_str().unwrap().starts_with("ERR"), "{z}");
+    assert!(std::fs::metadata(&zip).unwrap().len() > 1000);
+    app.quit().await;
+
+    // 6. Restart: the session is in the history and reopens with its asks and artifacts.
+    let app = App::start(&display, data.path(), &[]).await;
+    app.wait_js(
+        &format!("return !!document.querySelector('.h-item[data-id=\"{session_id}\"]')"),
+        20,
+    )
+    .await;
+    let opened = app
+        .c()
+        .execute_async(
+            "const [sid, done] = arguments; window.__TAURI__.core.invoke('open_session', {sessionId: sid}).then(v => done('OK ' + JSON.stringify(v).slice(0, 300)), e => done('ERR ' + e))",
+            vec![json!(session_id)],
+        )
+        .await
+        .unwrap();
+    assert!(opened.as_str().unwrap().starts_with("OK"), "{opened}");
+    app.click(&format!(".h-item[data-id=\"{session_id}\"] .h-open"))
+        .await;
+    app.wait_js("return document.querySelectorAll('.ask').length >= 4", 20)
+        .await;
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    assert!(app.text("#file-list").await.contains("building_energy.csv"));
+    app.quit().await;
+
+    // 7. No engine: the banner says so, and history still works.
+    let closed = free_port();
+    let host = format!("tcp://127.0.0.1:{closed}");
+    let app = App::start(&display, data.path(), &[("DOCKER_HOST", host.as_str())]).await;
+    app.wait_js("return !document.querySelector('#banner').hidden", 30)
+        .await;
+    assert!(app
+        .text("#banner")
+        .await
+        .contains("No Docker engine answers"));
+    app.wait_js(
+        &format!("return !!document.querySelector('.h-item[data-id=\"{session_id}\"]')"),
+        20,
+    )
+    .await;
+    app.quit().await;
+}

@@ -68,10 +68,10 @@ export function reportView(html) {
   return div;
 }
 
-export function tableView(sessionId, path, sheet, first, { height = 320 } = {}) {
+export function tableView(sessionId, path, sheet, first, { height = 320, input = false } = {}) {
   const tv = new TableView((offset, limit) => (offset === 0 && first
     ? Promise.resolve(first)
-    : invoke('table_page', { sessionId, path, sheet: sheet ?? null, offset, limit })), { height });
+    : invoke('table_page', { sessionId, path, input, sheet: sheet ?? null, offset, limit })), { height });
   tv.start().catch((e) => { tv.info.textContent = String(e); });
   return tv.el;
 }
@@ -80,7 +80,7 @@ export function tableView(sessionId, path, sheet, first, { height = 320 } = {}) 
 export async function previewElement(sessionId, path, opts = {}) {
   let p;
   try {
-    p = await invoke('preview_file', { sessionId, path });
+    p = await invoke('preview_file', { sessionId, path, input: !!opts.input });
   } catch (e) {
     return h('div', { class: 'error-text' }, String(e));
   }
@@ -99,7 +99,7 @@ export async function previewElement(sessionId, path, opts = {}) {
     }
     case 'report': return h('div', {}, reportView(p.html), p.truncated ? h('p', { class: 'muted' }, 'The report is long; only its start is shown.') : '');
     case 'text': return h('div', {}, h('pre', { class: 'text-preview' }, p.text), p.truncated ? h('p', { class: 'muted' }, 'Only the start of the file is shown.') : '');
-    default: return otherFile(sessionId, path, name, p.bytes);
+    default: return opts.input ? h('p', { class: 'muted pad' }, `${name}: no preview for this kind of file; the agent can still read it.`) : otherFile(sessionId, path, name, p.bytes);
   }
 }
 

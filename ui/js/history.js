@@ -11,13 +11,19 @@ export function renderHistory(sessions, currentId, { onOpen, onRename, onDelete 
   }
   for (const s of sessions) {
     const title = h('span', { class: 'h-title' }, s.title || 'Untitled session');
-    const meta = h('span', { class: 'h-meta muted' }, [when(s.updated_at || s.created_at), s.status && s.status !== 'idle' ? s.status : ''].filter(Boolean).join(' · '));
+    const meta = h('span', { class: 'h-meta muted' }, [when(s.created), statusWord(s.status), s.asks > 1 ? `${s.asks} asks` : ''].filter(Boolean).join(' · '));
     const open = h('button', { class: 'h-open', onclick: () => onOpen(s.id), title: s.title || '' }, title, meta);
-    const rename = h('button', { class: 'ghost small h-act', title: 'Rename', onclick: (e) => { e.stopPropagation(); startRename(li, s, onRename); } }, 'Rename');
-    const del = h('button', { class: 'ghost small h-act', title: 'Delete', onclick: (e) => { e.stopPropagation(); onDelete(s); } }, 'Delete');
+    const rename = h('button', { class: 'ghost h-act h-rename-btn', title: 'Rename', 'aria-label': 'Rename', onclick: (e) => { e.stopPropagation(); startRename(li, s, onRename); } }, '✎');
+    const del = h('button', { class: 'ghost h-act h-delete-btn', title: 'Delete', 'aria-label': 'Delete', onclick: (e) => { e.stopPropagation(); onDelete(s); } }, '🗑');
     const li = h('li', { class: `h-item${s.id === currentId ? ' current' : ''}`, dataset: { id: s.id } }, open, h('div', { class: 'h-actions' }, rename, del));
     ul.append(li);
   }
+}
+
+/// A session's last status in a word for the list.
+export function statusWord(st) {
+  const k = typeof st === 'string' ? st : st?.status;
+  return { finished: '', cancelled: 'stopped', failed: 'failed', interrupted: 'interrupted', max_turns: 'turn limit', time_limit: 'time limit', cost_limit: 'cost limit' }[k] ?? '';
 }
 
 function startRename(li, s, onRename) {

@@ -3,7 +3,7 @@
 import { $, h, clear } from './dom.js';
 import { invoke, channel, onDragDrop, pickFiles, pickFolder, pickSave } from './api.js';
 import * as fmt from './format.js';
-import { newAsk, reduce } from './runstate.js';
+import { newAsk, reduce, setupText } from './runstate.js';
 import { AskView } from './runview.js';
 import { renderFiles, showDropOverlay } from './workspace.js';
 import { renderHistory, confirmDialog } from './history.js';
@@ -83,14 +83,32 @@ async function ensureSession() {
   const s = await invoke('create_session');
   app.session = { id: s.id, title: s.title };
   setTitle(s.title);
+  watch(s.id);
   refreshHistory();
   return app.session;
+}
+
+/// The session's own events (set-up, staging, engine errors) as a status line.
+function watch(id) {
+  invoke('watch_session', {
+    sessionId: id,
+    onEvent: channel((ev) => {
+      if (app.session?.id !== id) return;
+      if (ev.type === 'setup') $('#session-status').textContent = setupText(ev);
+      else if (ev.type === 'status') $('#session-status').textContent = ev.message;
+      else if (ev.type === 'error') {
+        $('#session-status').textContent = ev.error?.message ?? '';
+        if (ev.error?.code === 'engine_unavailable') checkEngine();
+      }
+    }),
+  }).catch(() => {});
 }
 
 function resetView() {
   app.asks.clear();
   app.running = null;
   clear($('#asks'));
+  $('#session-status').textContent = '';
   closePreview();
   app.files = [];
   drawFiles();
@@ -114,12 +132,13 @@ async function openSession(id) {
   resetView();
   app.session = { id: s.id, title: s.title };
   setTitle(s.title);
+  watch(s.id);
   app.files = s.files || [];
   drawFiles();
   for (const a of s.asks || []) {
     let st = newAsk(a.ask_id, a.prompt, a.started_at ? Date.parse(a.started_at) : Date.now());
-    for (const ev of a.events || []) st = reduce(st, ev);
-    if (st.status === 'running') st = reduce(st, { type: 'ask_finished', status: 'interrupted', at: a.ended_at });
+    for (const ev of a.events || []) st = reduce(st, { ...ev, at: a.ended_at ?? a.started_at });
+    if (st.status === 'running') st = reduce(st, { type: 'ask_finished', status: { status: 'interrupted' }, at: a.ended_at });
     const view = new AskView(app.session.id, st, { onStop: stop });
     app.asks.set(a.ask_id, { state: st, view });
     $('#asks').append(view.el);
@@ -180,7 +199,7 @@ async function previewFile(f) {
   $('#preview').hidden = false;
   document.body.classList.add('with-preview');
   const height = Math.max(240, body.clientHeight - 60);
-  const el = await previewElement(app.session.id, f.path, { height });
+  const el = await previewElement(app.session.id, f.name, { height, input: true });
   clear(body).append(el);
 }
 
@@ -221,6 +240,7 @@ async function run() {
     entry.state = reduce(entry.state, ev);
     scheduleDraw(id);
     if (ev.type === 'ask_finished') finished(id);
+    if (ev.type === 'error' && ev.error?.code === 'engine_unavailable') checkEngine();
   });
   try {
     const askId = await invoke('ask', { sessionId: s.id, prompt, model: $('#model').value, onEvent });
@@ -284,6 +304,7 @@ async function exportOutputs() {
 // ---- start ----
 async function loadInfo() {
   app.info = await invoke('app_info');
+  window.sandalystSchemeBase = app.info.scheme_base;
   app.settings = await invoke('get_settings');
   renderModels();
   showEmpty();
@@ -324,6 +345,10 @@ async function afterSettings() {
 }
 
 async function main() {
+  // Errors of the page, kept for the WebDriver suite's failure messages.
+  window.__errors = [];
+  window.addEventListener('error', (e) => window.__errors.push(String(e.message)));
+  window.addEventListener('unhandledrejection', (e) => window.__errors.push(String(e.reason?.stack ?? e.reason)));
   keys();
   $('#run').addEventListener('click', run);
   $('#stop').addEventListener('click', stop);

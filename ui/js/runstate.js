@@ -47,7 +47,7 @@ export function endingText(status) {
   const s = typeof status === 'string' ? status : status?.status;
   switch (s) {
     case 'finished': return 'Finished';
-    case 'cancelled': return 'Stopped';
+    case 'cancelled': return 'Stopped: the model was stopped and the code interrupted.';
     case 'max_turns': return `Stopped at the turn limit${status?.turns ? ` (${status.turns})` : ''}`;
     case 'time_limit': return 'Stopped at the time limit';
     case 'cost_limit': return 'Stopped at the cost limit';
@@ -84,8 +84,8 @@ export function reduce(state, ev) {
     }
     case 'tool_call_delta': {
       const i = ensureCell(items, ev.call_id, ev.name);
-      const raw = (items[i].raw ?? '') + (ev.delta ?? ev.arguments_delta ?? ev.text ?? '');
-      items[i] = { ...items[i], raw, code: codeOf(raw) };
+      const raw = (items[i].raw ?? '') + (ev.arguments ?? ev.delta ?? '');
+      items[i] = { ...items[i], raw, code: codeOf(raw), name: ev.name || items[i].name };
       break;
     }
     case 'tool_call': {
@@ -103,16 +103,22 @@ export function reduce(state, ev) {
       items[i] = { ...items[i], outputs };
       break;
     }
+    case 'cell_image': {
+      const i = ensureCell(items, ev.call_id);
+      items[i] = { ...items[i], outputs: [...items[i].outputs, { stream: 'image', path: ev.path }] };
+      break;
+    }
     case 'cell_result': {
       const i = ensureCell(items, ev.call_id);
-      const streamed = items[i].outputs.length > 0;
+      const streamed = items[i].outputs.some((o) => o.stream !== 'image');
       const outputs = streamed ? items[i].outputs : [
         ...(ev.stdout ? [{ stream: 'stdout', text: ev.stdout }] : []),
         ...(ev.stderr ? [{ stream: 'stderr', text: ev.stderr }] : []),
+        ...items[i].outputs,
       ];
       items[i] = {
         ...items[i], outputs, running: false,
-        result: { status: ev.status, durationMs: ev.duration_ms ?? (ev.duration_secs != null ? ev.duration_secs * 1000 : null), traceback: ev.traceback ?? null, note: ev.note ?? null },
+        result: { status: ev.status ?? 'not_run', durationMs: ev.duration_ms || null, traceback: ev.traceback ?? null, note: ev.note ?? null },
       };
       break;
     }
@@ -122,22 +128,23 @@ export function reduce(state, ev) {
       if (k >= 0) s.artifacts[k] = a; else s.artifacts.push(a);
       break;
     }
-    case 'usage': {
-      const t = ev.total ?? ev.totals ?? ev;
-      s.inputTokens = t.input_tokens ?? s.inputTokens;
-      s.outputTokens = t.output_tokens ?? s.outputTokens;
-      const c = ev.cost_usd ?? ev.total_cost_usd ?? t.cost_usd;
-      if (c != null) s.cost = c;
+    case 'usage':
+      s.inputTokens = ev.total_input_tokens ?? s.inputTokens;
+      s.outputTokens = ev.total_output_tokens ?? s.outputTokens;
+      if (ev.cost_usd != null) s.cost = ev.cost_usd;
       break;
-    }
     case 'retry':
-      s.notice = `The provider is busy; retrying (attempt ${ev.attempt ?? '?'}${ev.wait_secs != null ? `, in ${Math.round(ev.wait_secs)} s` : ''})`;
+      s.notice = `The provider did not answer (${ev.reason ?? 'busy'}); trying again in ${Math.max(1, Math.round((ev.wait_ms ?? 0) / 1000))} s (attempt ${ev.attempt ?? '?'}).`;
+      break;
+    case 'setup':
+      s.notice = setupText(ev);
       break;
     case 'status':
-      s.notice = ev.message ?? ev.text ?? s.notice;
+      s.notice = ev.message ?? s.notice;
       break;
     case 'error':
-      s.error = ev.message ?? String(ev.error ?? 'error');
+      s.error = [s.error, ev.error?.message ?? ev.message ?? 'error'].filter(Boolean).join('\n');
+      s.errorCode = ev.error?.code ?? null;
       break;
     case 'ask_finished': {
       s.status = 'ended';
@@ -148,13 +155,29 @@ export function reduce(state, ev) {
         if (items[i].kind === 'text' && items[i].streaming) items[i] = { ...items[i], streaming: false };
         if (items[i].kind === 'cell' && items[i].running) items[i] = { ...items[i], running: false };
       }
-      if (ev.cost_usd != null) s.cost = ev.cost_usd;
+      if (ev.answer && !items.some((it) => it.kind === 'text' && it.text === ev.answer)) items.push({ kind: 'text', text: ev.answer, streaming: false });
       break;
     }
     default:
       break;
   }
   return s;
+}
+
+/// A set-up stage as a sentence.
+export function setupText(ev) {
+  switch (ev.stage) {
+    case 'engine': return `Engine: ${ev.name} ${ev.version}`;
+    case 'leftovers_removed': return `Removed ${ev.count} leftover container(s).`;
+    case 'image_build': return `Building the sandbox image: ${ev.line}`;
+    case 'image_ready': return `Sandbox image ${ev.tag} is ready.`;
+    case 'container_starting': return 'Starting the sandbox…';
+    case 'staging': return `Copying ${ev.files} file(s) into the sandbox…`;
+    case 'sandbox_ready': return `Sandbox ready (${(ev.millis / 1000).toFixed(1)} s).`;
+    case 'workspace_restored': return 'The files of the earlier sandbox were restored.';
+    case 'sandbox_released': return 'The idle sandbox was released; it comes back on the next ask.';
+    default: return ev.stage ? String(ev.stage).replace(/_/g, ' ') : '';
+  }
 }
 
 /// Turn, time, tokens and cost of an ask, as one line.

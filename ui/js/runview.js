@@ -12,15 +12,15 @@ function codeBlock(code) {
   return h('pre', { class: 'code' }, ...tokenize(code || '').map(([cls, text]) => (cls ? h('span', { class: `t-${cls}` }, text) : text)));
 }
 
-function cellElement(item) {
+function cellElement(item, sessionId) {
   const r = item.result;
-  const ok = r && (r.status === 'ok' || r.status === 'success' || r.status === 'completed');
+  const ok = r && r.status === 'ok';
   const state = item.running ? h('span', { class: 'pill running' }, 'running')
     : r ? h('span', { class: `pill ${ok ? 'ok' : 'bad'}` }, ok ? 'done' : String(r.status).replace(/_/g, ' ')) : '';
   const dur = r && r.durationMs != null ? h('span', { class: 'muted' }, fmt.duration(r.durationMs) || `${Math.round(r.durationMs)} ms`) : '';
   const lang = item.name === 'shell' || item.name === 'run_shell' ? 'Shell' : 'Python';
-  const outs = item.outputs.map((o) => (o.stream === 'image' && o.data
-    ? h('img', { class: 'cell-image', src: `data:${o.mime || 'image/png'};base64,${o.data}`, alt: 'figure' })
+  const outs = item.outputs.map((o) => (o.stream === 'image'
+    ? h('img', { class: 'cell-image', src: fileUrl(sessionId, o.path), alt: 'figure shown by the cell' })
     : h('pre', { class: `out ${o.stream === 'stderr' ? 'stderr' : 'stdout'}` }, o.text)));
   if (r?.traceback) outs.push(h('pre', { class: 'out traceback' }, r.traceback));
   if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
@@ -35,21 +35,35 @@ function textElement(item) {
   return h('div', { class: `assistant-text${item.streaming ? ' streaming' : ''}` }, item.text);
 }
 
-/// Where an artifact of the event stream is inside the session folder.
+/// Where an artifact of the event stream (relative to output/) is inside the session folder.
 export function artifactPath(p) {
-  return p;
+  return `outputs/${p}`;
 }
 
+/// The URL of a file of the session folder, through the app's URI scheme.
+export function fileUrl(sessionId, rel) {
+  const base = window.sandalystSchemeBase ?? 'sandalyst://localhost/';
+  return `${base}${encodeURIComponent(sessionId)}/${String(rel).split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/// An artifact card; its preview loads with `load()` (outputs reach the session
+/// folder when the ask's step is collected, so the card waits for the end of the ask).
 function artifactElement(sessionId, a) {
   const card = h('div', { class: 'artifact', dataset: { path: a.path } },
     h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`)));
-  const body = h('div', { class: 'artifact-body muted' }, 'Loading…');
+  const body = h('div', { class: 'artifact-body muted' }, 'Made by the agent; shown here when this ask ends.');
   card.append(body);
-  previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300 }).then((el) => {
-    clear(body).classList.remove('muted');
-    body.append(el);
-  });
-  return card;
+  let loaded = false;
+  const load = () => {
+    if (loaded) return;
+    loaded = true;
+    body.textContent = 'Loading…';
+    previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300 }).then((el) => {
+      clear(body).classList.remove('muted');
+      body.append(el);
+    });
+  };
+  return { el: card, load };
 }
 
 export class AskView {
@@ -78,7 +92,7 @@ export class AskView {
     for (let i = 0; i < s.items.length; i++) {
       if (this.items[i] === s.items[i]) continue;
       const it = s.items[i];
-      const el = it.kind === 'cell' ? cellElement(it) : textElement(it);
+      const el = it.kind === 'cell' ? cellElement(it, this.sessionId) : textElement(it);
       if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
       if (this.itemEls[i]) this.itemEls[i].replaceWith(el); else this.itemsEl.append(el);
       this.itemEls[i] = el;
@@ -88,10 +102,11 @@ export class AskView {
       const key = a.version;
       const old = this.artifactKeys.get(a.path);
       if (old && old.key === key) continue;
-      const el = artifactElement(this.sessionId, a);
-      if (old) old.el.replaceWith(el); else this.artifactsEl.append(el);
-      this.artifactKeys.set(a.path, { key, el });
+      const card = artifactElement(this.sessionId, a);
+      if (old) old.el.replaceWith(card.el); else this.artifactsEl.append(card.el);
+      this.artifactKeys.set(a.path, { key, el: card.el, load: card.load });
     }
+    if (s.status !== 'running') for (const c of this.artifactKeys.values()) c.load();
     this.notice.textContent = s.notice ?? '';
     this.error.textContent = s.error ?? '';
     this.stop.hidden = s.status !== 'running';

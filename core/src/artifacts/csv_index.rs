@@ -44,7 +44,8 @@ fn cache() -> &'static Mutex<HashMap<Key, Arc<Index>>> {
 }
 
 fn key(path: &Path) -> anyhow::Result<Key> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     Ok((path.to_path_buf(), meta.len(), meta.modified().ok()))
 }
 
@@ -77,7 +78,10 @@ fn reader(path: &Path, delimiter: u8) -> anyhow::Result<csv::Reader<Capped<BufRe
         .delimiter(delimiter)
         .has_headers(false)
         .flexible(true)
-        .from_reader(Capped { inner: BufReader::with_capacity(256 << 10, file), since_record: 0 }))
+        .from_reader(Capped {
+            inner: BufReader::with_capacity(256 << 10, file),
+            since_record: 0,
+        }))
 }
 
 fn build(path: &Path, first: &CsvPage) -> anyhow::Result<Index> {
@@ -90,9 +94,13 @@ fn build(path: &Path, first: &CsvPage) -> anyhow::Result<Index> {
     loop {
         rdr.get_mut().since_record = 0;
         let start = rdr.position().byte();
-        let more = rdr
-            .read_byte_record(&mut record)
-            .with_context(|| format!("{}: row {} cannot be read or is too large", path.display(), row + 1))?;
+        let more = rdr.read_byte_record(&mut record).with_context(|| {
+            format!(
+                "{}: row {} cannot be read or is too large",
+                path.display(),
+                row + 1
+            )
+        })?;
         if !more {
             break;
         }
@@ -100,12 +108,17 @@ fn build(path: &Path, first: &CsvPage) -> anyhow::Result<Index> {
             header_done = true;
             continue;
         }
-        if row % STRIDE == 0 {
+        if row.is_multiple_of(STRIDE) {
             checkpoints.push(start);
         }
         row += 1;
     }
-    Ok(Index { delimiter, headers: first.headers.clone(), checkpoints, total_rows: row })
+    Ok(Index {
+        delimiter,
+        headers: first.headers.clone(),
+        checkpoints,
+        total_rows: row,
+    })
 }
 
 fn cells(record: &ByteRecord, page: &mut CsvPage) -> Vec<String> {
@@ -173,7 +186,8 @@ pub fn page(path: &Path, offset: usize, limit: usize) -> anyhow::Result<CsvPage>
     let mut rdr = reader(path, idx.delimiter)?;
     let mut pos = csv::Position::new();
     pos.set_byte(idx.checkpoints[cp]);
-    rdr.seek(pos).with_context(|| format!("cannot read {}", path.display()))?;
+    rdr.seek(pos)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let mut record = ByteRecord::new();
     let mut row = cp * STRIDE;
     let mut bytes = 0usize;

@@ -49,7 +49,12 @@ fn cut(text: String, page: &mut CsvPage) -> String {
 }
 
 /// Rows `offset..offset + limit` of `sheet`; its first row is taken as the headers.
-pub fn preview_sheet(path: &Path, sheet: &str, offset: usize, limit: usize) -> anyhow::Result<CsvPage> {
+pub fn preview_sheet(
+    path: &Path,
+    sheet: &str,
+    offset: usize,
+    limit: usize,
+) -> anyhow::Result<CsvPage> {
     check_size(path)?;
     let mut wb = open_workbook_auto(path)
         .with_context(|| format!("{} cannot be read as a workbook", path.display()))?;
@@ -77,7 +82,11 @@ pub fn preview_sheet(path: &Path, sheet: &str, offset: usize, limit: usize) -> a
     }
     for row in rows.skip(offset).take(limit.min(MAX_PAGE_ROWS)) {
         page.dropped_cells += row.len().saturating_sub(MAX_COLUMNS);
-        let cells: Vec<String> = row.iter().take(MAX_COLUMNS).map(|c| c.to_string()).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .take(MAX_COLUMNS)
+            .map(|c| c.to_string())
+            .collect();
         let cells = cells.into_iter().map(|t| cut(t, &mut page)).collect();
         page.rows.push(cells);
     }

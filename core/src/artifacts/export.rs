@@ -25,7 +25,11 @@ pub fn files_under(root: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
         for entry in entries {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
             let ft = entry.file_type()?;
             if ft.is_dir() {
                 stack.push((rel, entry.path()));

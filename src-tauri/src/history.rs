@@ -1,0 +1,126 @@
+//! A reopened session's earlier asks, as the events the page draws them from.
+//!
+//! The core keeps each ask's conversation items (`transcript.jsonl`) and metadata
+//! (`run.json`); live events are not stored. This turns the items of each ask back
+//! into the event shapes the page already knows (`ask_started`, `text`, `tool_call`,
+//! `cell_result`, `artifact`, `usage`, `ask_finished`), so the run view has one code
+//! path. It adds no information and takes no decision.
+
+use sandalyst::agent::{ArtifactKind, EventKind, RunStatus};
+use sandalyst::model::Item;
+use sandalyst::session::Session;
+use sandalyst::store::{RunDir, Store};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct PastAsk {
+    pub ask_id: String,
+    pub prompt: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub events: Vec<EventKind>,
+}
+
+fn code_of(arguments: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v) => v
+            .get("code")
+            .or_else(|| v.get("command"))
+            .and_then(|c| c.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| arguments.to_string()),
+        Err(_) => arguments.to_string(),
+    }
+}
+
+pub fn past_asks(s: &Session) -> Vec<PastAsk> {
+    let meta = s.meta();
+    let entries = Store::open(s.dir().parent().unwrap_or(s.dir()).to_path_buf())
+        .and_then(|st| st.open_run(s.id()))
+        .and_then(|run: RunDir| run.transcript())
+        .unwrap_or_default();
+    let last = meta.asks.len().saturating_sub(1);
+    meta.asks
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut events = vec![EventKind::AskStarted {
+                prompt: a.prompt.clone(),
+                model: a.model.clone(),
+            }];
+            for e in entries
+                .iter()
+                .filter(|e| e.ask.as_deref() == Some(a.id.as_str()))
+            {
+                match &e.item {
+                    Item::Assistant { text } if !text.trim().is_empty() => {
+                        events.push(EventKind::Text { text: text.clone() })
+                    }
+                    Item::ToolCall {
+                        call_id,
+                        name,
+                        arguments,
+                    } => events.push(EventKind::ToolCall {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        code: code_of(arguments),
+                    }),
+                    Item::ToolOutput {
+                        call_id,
+                        output,
+                        is_error,
+                        ..
+                    } => events.push(EventKind::CellResult {
+                        call_id: call_id.clone(),
+                        status: None,
+                        duration_ms: 0,
+                        stdout: if *is_error {
+                            String::new()
+                        } else {
+                            output.clone()
+                        },
+                        stderr: if *is_error {
+                            output.clone()
+                        } else {
+                            String::new()
+                        },
+                        traceback: None,
+                        note: None,
+                    }),
+                    _ => {}
+                }
+            }
+            // Which ask made which output is not recorded: the outputs go with the last.
+            if i == last {
+                for o in &meta.outputs {
+                    events.push(EventKind::Artifact {
+                        path: o.path.clone(),
+                        kind: ArtifactKind::of(&o.path),
+                        bytes: o.bytes,
+                    });
+                }
+            }
+            events.push(EventKind::Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+                cached_tokens: 0,
+                total_input_tokens: a.usage.input_tokens,
+                total_output_tokens: a.usage.output_tokens,
+                cost_usd: a.cost_usd,
+            });
+            events.push(EventKind::AskFinished {
+                status: a.status.clone().unwrap_or(RunStatus::Interrupted),
+                turns: a.turns,
+                answer: None,
+                outputs_dir: String::new(),
+            });
+            PastAsk {
+                ask_id: a.id.clone(),
+                prompt: a.prompt.clone(),
+                started_at: a.created.clone(),
+                ended_at: a.finished.clone(),
+                events,
+            }
+        })
+        .collect()
+}
