@@ -93,7 +93,7 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
     let (_, o2) = ask(&session, "And now?", second).await;
     assert_eq!(o2.status, RunStatus::Finished);
 
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     // The second ask sees the whole conversation, and the note about the new file.
     let items = &seen[0].items;
     assert!(matches!(&items[0], Item::User { text } if text == "Add it up"));
@@ -168,7 +168,7 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
     let log = model.log.clone();
     let (events, outcome) = ask(&session, "what was x?", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     let Some(Item::User { text }) = seen[0].items.last() else {
         panic!()
     };
@@ -380,7 +380,7 @@ async fn charts_reach_a_vision_model_and_never_one_without() {
         model.vision = vision;
         let log = model.log.clone();
         ask(&session, "plot", model).await;
-        let seen = log.lock().unwrap();
+        let seen = log.lock().unwrap().clone();
         let images: Vec<usize> = seen
             .last()
             .unwrap()
@@ -424,7 +424,7 @@ async fn long_outputs_stay_within_the_budget_and_the_ask_ends_with_a_summary() {
     let (_, outcome) = ask(&session, "print a lot", model).await;
     assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 25 });
     assert_eq!(outcome.answer.as_deref(), Some("Summary: printed a lot."));
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     assert_eq!(seen.len(), 26);
     assert!(
         seen.last().unwrap().tools.is_empty(),
@@ -470,7 +470,7 @@ async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
     let log = model.log.clone();
     let (_, o) = ask(&session, "Write output/report.md please", model).await;
     assert_eq!(o.status, RunStatus::Finished);
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     let notes: Vec<String> = seen
         .last()
         .unwrap()
@@ -558,7 +558,7 @@ async fn a_context_too_long_reply_shrinks_the_history_and_asks_again() {
     let (_, o) = ask(&session, "go", model).await;
     assert_eq!(o.status, RunStatus::Finished);
     assert_eq!(o.answer.as_deref(), Some("fits now"));
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     let retried = outputs_seen(&seen[4].items);
     assert!(retried[0].starts_with("[earlier output:"), "{retried:?}");
     assert!(retried[2].contains("ccccccccc"));

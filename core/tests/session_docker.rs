@@ -116,7 +116,7 @@ async fn a_session_streams_output_shows_charts_and_keeps_the_kernel() {
         assert!(png.starts_with(b"\x89PNG"));
     }
     // display(df) showed the table in the cell's output.
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     let c2 = &outputs(&seen[2].items)[1];
     assert!(c2.contains("Tue") && c2.contains('5'), "{c2}");
     // The long output was cut for the model and kept whole in the workspace.
@@ -136,7 +136,7 @@ async fn a_session_streams_output_shows_charts_and_keeps_the_kernel() {
     let log = model.log.clone();
     let (_, outcome) = ask_timed(&session, "how many rows?", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
-    let seen = log.lock().unwrap();
+    let seen = log.lock().unwrap().clone();
     let last = outputs(&seen[1].items).pop().unwrap();
     assert!(last.contains("3 True"), "{last}");
     assert!(session.outputs_dir().join("sales.png").is_file());

@@ -150,13 +150,15 @@ struct AgentArgs {
 
 impl AgentArgs {
     fn config(&self) -> SessionConfig {
-        let mut c = SessionConfig::default();
-        c.instructions = self.instructions.clone().unwrap_or_default();
+        let mut c = SessionConfig {
+            instructions: self.instructions.clone().unwrap_or_default(),
+            show_images: !self.no_images,
+            ..SessionConfig::default()
+        };
         c.limits.max_turns = self.max_turns;
         c.limits.wall_time = Duration::from_secs(self.timeout);
         c.limits.call_timeout = Duration::from_secs(self.call_timeout);
         c.limits.max_cost_usd = self.max_cost;
-        c.show_images = !self.no_images;
         c.tools.shell = !self.no_shell;
         c.sandbox.network = self.network;
         c.sandbox.memory_bytes = self.memory << 20;

@@ -1168,10 +1168,12 @@ mod tests {
         let mut c = SessionConfig::default();
         c.limits.max_cost_usd = Some(f64::NAN);
         assert!(c.validate().is_err());
-        let mut c = SessionConfig::default();
-        c.tools = ToolSet {
-            python: false,
-            shell: false,
+        let c = SessionConfig {
+            tools: ToolSet {
+                python: false,
+                shell: false,
+            },
+            ..SessionConfig::default()
         };
         assert!(c.validate().is_err());
     }
