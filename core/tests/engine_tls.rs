@@ -125,12 +125,17 @@ async fn a_tls_engine_with_client_certificates_runs_the_sandbox() {
         .unwrap();
     let c = CancellationToken::new();
     let r = sb
-        .python("x = 6 * 7\nprint(x)", Duration::from_secs(60), &c)
+        .python(
+            "x = 6 * 7\nprint(x)",
+            Duration::from_secs(60),
+            &c,
+            &|_, _| {},
+        )
         .await
         .unwrap();
     assert_eq!((r.status, r.stdout.as_str()), (ExecStatus::Ok, "42\n"));
     let r = sb
-        .shell("echo over tls", Duration::from_secs(60), &c)
+        .shell("echo over tls", Duration::from_secs(60), &c, &|_, _| {})
         .await
         .unwrap();
     assert_eq!(r.stdout, "over tls\n");
