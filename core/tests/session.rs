@@ -86,7 +86,10 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
     let later = f.file("more.csv", "t,v\n3,4\n");
     session.add_files(vec![later]).await.unwrap();
     let second = ScriptedModel::new([
-        py("c2", "get total\ncat output/total.txt\ncat input/more.csv"),
+        py(
+            "c2",
+            "get total\ncat output/total.txt\ncat input/more.csv\nwrite output/total.txt 43",
+        ),
         say("Still 42."),
     ]);
     let log = second.log.clone();
@@ -121,6 +124,17 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
     assert_eq!(meta.asks.len(), 2);
     assert_eq!(meta.files.len(), 2);
     assert!(session.outputs_dir().join("total.txt").exists());
+    // Provenance: the file was rewritten by the second ask's call, from both inputs.
+    let p = &meta.provenance["total.txt"];
+    assert_eq!(
+        (p.ask.as_str(), p.call_id.as_str(), p.tool.as_str()),
+        ("ask-2", "c2", "python")
+    );
+    assert!(p.code.ends_with("write output/total.txt 43"));
+    let names: Vec<&str> = p.inputs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["data.csv", "more.csv"]);
+    let data = p.inputs.iter().find(|(n, _)| n == "data.csv").unwrap();
+    assert_eq!(data.1.len(), 64, "hashed when added");
 }
 
 #[tokio::test]
@@ -160,7 +174,8 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
     // A new process: new Sessions over the same folder.
     let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
     let session = again.open(&id).await.unwrap();
-    assert_eq!(session.items().len(), 4);
+    let t = std::fs::read_to_string(session.dir().join("transcript.jsonl")).unwrap_or_default();
+    assert_eq!(session.items().len(), 4, "{t}");
     let model = ScriptedModel::new([
         py("c2", "cat output/x.txt\ncat input/data.csv\nget x"),
         say("gone"),
@@ -327,7 +342,7 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     assert_eq!(keys("cell_image"), "ask_id,at,call_id,path,session_id,type");
     assert_eq!(
         keys("artifact"),
-        "ask_id,at,bytes,kind,path,session_id,type"
+        "ask_id,at,bytes,call_id,kind,path,session_id,type"
     );
     assert_eq!(
         keys("usage"),

@@ -193,8 +193,10 @@ pub enum EventKind {
         traceback: Option<String>,
         note: Option<String>,
     },
-    /// A file in `output/` was created or changed; `path` is relative to `output/`.
+    /// A file in `output/` was created or changed by call `call_id`; `path` is
+    /// relative to `output/`.
     Artifact {
+        call_id: String,
         path: String,
         kind: ArtifactKind,
         bytes: u64,

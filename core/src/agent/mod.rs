@@ -319,7 +319,7 @@ impl<'a> Agent<'a> {
         }
         seen.report(call_id, self.host);
         self.outputs = seen
-            .artifacts(self.sandbox, &self.outputs, self.host, vision)
+            .artifacts(call_id, self.sandbox, &self.outputs, self.host, vision)
             .await;
         seen.notes.extend(self.host.take_notes());
         seen.into_item(call_id, self.sandbox, vision).await

@@ -90,6 +90,7 @@ impl Seen {
     /// changed images for a model that takes them. Returns the new listing.
     pub async fn artifacts(
         &mut self,
+        call_id: &str,
         sandbox: &dyn Sandbox,
         before: &[OutputEntry],
         host: &dyn Host,
@@ -101,6 +102,7 @@ impl Seen {
         for f in changed(before, &now) {
             let kind = ArtifactKind::of(&f.path);
             host.emit(EventKind::Artifact {
+                call_id: call_id.into(),
                 path: f.path.clone(),
                 kind,
                 bytes: f.bytes,

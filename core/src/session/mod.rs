@@ -48,7 +48,9 @@ use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};
 use crate::model::{Item, Model, Usage};
 use crate::sandbox::{Sandbox, SandboxConfig};
-use crate::store::{AskMeta, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS};
+use crate::store::{
+    AskMeta, Provenance, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS,
+};
 use crate::workspace::{CollectLimits, CollectedFile, Manifest};
 
 /// A session's settings: what the agent may do and within which limits.
@@ -249,6 +251,7 @@ impl Sessions {
                         .unwrap_or_default(),
                     bytes: 0,
                     source: p.clone(),
+                    sha256: String::new(),
                 })
                 .collect();
         }
@@ -340,6 +343,8 @@ struct Inner {
     closed: AtomicBool,
     /// The workspace archive on disk matches the sandbox (nothing ran since).
     archived: AtomicBool,
+    /// Saves of `run.json` one at a time, each writing the state as of its turn.
+    saving: tokio::sync::Mutex<()>,
 }
 
 struct Live {
@@ -379,6 +384,7 @@ impl Session {
                 asks: AtomicU64::new(asks),
                 closed: AtomicBool::new(false),
                 archived: AtomicBool::new(false),
+                saving: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -441,6 +447,7 @@ impl Session {
                 name: f.dest.clone(),
                 bytes: f.bytes,
                 source: f.source.display().to_string(),
+                sha256: String::new(),
             })
             .collect();
         {
@@ -470,7 +477,32 @@ impl Session {
         }
         self.touch();
         self.warm();
+        self.hash_in_background(&added);
         Ok(added)
+    }
+
+    /// Fill in the inputs' SHA-256 (for provenance) without holding up the caller.
+    fn hash_in_background(&self, files: &[StagedFile]) {
+        let (session, files) = (self.clone(), files.to_vec());
+        tokio::spawn(async move {
+            let hashed = blocking(move || {
+                Ok(files
+                    .into_iter()
+                    .filter_map(|f| Some((f.name, sha256_of(Path::new(&f.source)).ok()?)))
+                    .collect::<Vec<_>>())
+            })
+            .await
+            .unwrap_or_default();
+            {
+                let mut run = session.inner.run.lock().unwrap();
+                for (name, hash) in hashed {
+                    if let Some(f) = run.meta.files.iter_mut().find(|f| f.name == name) {
+                        f.sha256 = hash;
+                    }
+                }
+            }
+            let _ = session.save_meta().await;
+        });
     }
 
     /// Remove an input file from the session (the original is untouched).
@@ -606,6 +638,7 @@ impl Session {
             session: self,
             ask_id,
             tx,
+            calls: Mutex::default(),
         };
         let config = self.config();
         host.emit(EventKind::AskStarted {
@@ -973,6 +1006,7 @@ impl Session {
     }
 
     async fn save_meta(&self) -> Result<(), SessionError> {
+        let _turn = self.inner.saving.lock().await;
         let (path, meta) = {
             let run = self.inner.run.lock().unwrap();
             (run.path.clone(), run.meta.clone())
@@ -996,10 +1030,69 @@ struct AskHost<'a> {
     session: &'a Session,
     ask_id: &'a str,
     tx: Option<mpsc::UnboundedSender<Event>>,
+    /// Each call's tool and code, then its duration, for the provenance of artifacts.
+    calls: Mutex<HashMap<String, (String, String, u64)>>,
+}
+
+impl AskHost<'_> {
+    /// Remember which call made an output file (kept in `run.json` with the ask).
+    fn trace(&self, kind: &EventKind) {
+        let mut calls = self.calls.lock().unwrap();
+        match kind {
+            EventKind::ToolCall {
+                call_id,
+                name,
+                code,
+            } => {
+                calls.insert(call_id.clone(), (name.clone(), code.clone(), 0));
+            }
+            EventKind::CellResult {
+                call_id,
+                duration_ms,
+                ..
+            } => {
+                if let Some(c) = calls.get_mut(call_id) {
+                    c.2 = *duration_ms;
+                }
+            }
+            EventKind::Artifact {
+                call_id,
+                path,
+                bytes,
+                ..
+            } => {
+                let Some((tool, code, duration_ms)) = calls.get(call_id).cloned() else {
+                    return;
+                };
+                let mut run = self.session.inner.run.lock().unwrap();
+                let inputs = run
+                    .meta
+                    .files
+                    .iter()
+                    .map(|f| (f.name.clone(), f.sha256.clone()))
+                    .collect();
+                run.meta.provenance.insert(
+                    path.clone(),
+                    Provenance {
+                        ask: self.ask_id.to_string(),
+                        call_id: call_id.clone(),
+                        tool,
+                        code,
+                        duration_ms,
+                        bytes: *bytes,
+                        at: chrono::Utc::now().to_rfc3339(),
+                        inputs,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Host for AskHost<'_> {
     fn emit(&self, kind: EventKind) {
+        self.trace(&kind);
         let event = Event::now(self.session.id(), Some(self.ask_id), kind);
         if let Some(tx) = &self.tx {
             let _ = tx.send(event.clone());
@@ -1122,6 +1215,14 @@ fn text_head(path: &Path) -> Option<String> {
         .map(|l| l.chars().take(200).collect())
         .collect();
     Some(lines.join("\n"))
+}
+
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Blocking file work off the async runtime.

@@ -69,6 +69,9 @@ pub struct RunMeta {
     pub outputs: Vec<CollectedFile>,
     #[serde(default)]
     pub refused: Vec<Refused>,
+    /// For each file in `output/`, the call that created or last changed it.
+    #[serde(default)]
+    pub provenance: std::collections::BTreeMap<String, Provenance>,
     /// host/pid/start-time of the process running it.
     #[serde(default)]
     pub owner: String,
@@ -82,6 +85,24 @@ pub struct StagedFile {
     pub bytes: u64,
     /// The original on the user's disk (never written).
     pub source: String,
+    /// SHA-256 of the content when it was added (filled in the background).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
+}
+
+/// Which call made an output file, with what code, from which inputs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub ask: String,
+    pub call_id: String,
+    /// `python` or `shell`.
+    pub tool: String,
+    pub code: String,
+    pub duration_ms: u64,
+    pub bytes: u64,
+    pub at: String,
+    /// The inputs present then: (name under `input/`, SHA-256).
+    pub inputs: Vec<(String, String)>,
 }
 
 /// One ask of a session.
@@ -231,7 +252,12 @@ impl RunDir {
 
     /// Rewrite the metadata atomically, so a crash leaves the old or the new file.
     pub fn save(&self) -> anyhow::Result<()> {
-        let tmp = self.path.join(format!("{META}.tmp"));
+        // A name of its own per save, so two saves at once never share a half-written file.
+        static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self
+            .path
+            .join(format!("{META}.{}-{n}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(&self.meta)?;
         let write = || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&tmp)?;

@@ -11,7 +11,10 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
         .as_ref()
         .map(|st| st.to_string())
         .unwrap_or_else(|| "in progress".into());
-    s.push_str(&format!("run {}  ({})\n", meta.id, status));
+    s.push_str(&format!("session {}  ({})\n", meta.id, status));
+    if !meta.title.is_empty() {
+        s.push_str(&format!("title: {}\n", meta.title));
+    }
     s.push_str(&format!(
         "created {}  model {}  turns {}\n",
         meta.created, meta.model, meta.turns
@@ -22,7 +25,12 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
         s.push('\n');
     }
     s.push('\n');
+    let mut ask = None;
     for e in entries {
+        if e.ask.is_some() && e.ask != ask {
+            ask = e.ask.clone();
+            s.push_str(&format!("=== {}\n\n", ask.as_deref().unwrap_or("")));
+        }
         match &e.item {
             Item::User { text } => s.push_str(&format!("--- user\n{}\n\n", text.trim_end())),
             Item::Assistant { text } => {
@@ -60,7 +68,17 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
     if !meta.outputs.is_empty() {
         s.push_str("outputs:\n");
         for f in &meta.outputs {
-            s.push_str(&format!("  {} ({} bytes)\n", f.path, f.bytes));
+            s.push_str(&format!("  {} ({} bytes)", f.path, f.bytes));
+            if let Some(p) = meta.provenance.get(&f.path) {
+                s.push_str(&format!(
+                    "  made by {} call {} ({}, {:.2} s)",
+                    p.ask,
+                    p.call_id,
+                    p.tool,
+                    p.duration_ms as f64 / 1000.0
+                ));
+            }
+            s.push('\n');
         }
     }
     for r in &meta.refused {
