@@ -142,3 +142,49 @@ async fn a_session_streams_output_shows_charts_and_keeps_the_kernel() {
     assert!(session.outputs_dir().join("sales.png").is_file());
     session.close().await;
 }
+
+#[tokio::test]
+async fn twenty_five_turns_of_200_kb_stay_within_budget_and_end_with_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sessions, session) = session(&dir).await;
+    let steps: Vec<Step> = (0..25)
+        .map(|i| ScriptedModel::python(&format!("p{i}"), "print(('y' * 99 + '\\n') * 2000)"))
+        .chain([Step::Reply(vec![Item::Assistant {
+            text: "Summary: 25 long outputs.".into(),
+        }])])
+        .collect();
+    let mut model = ScriptedModel::new(steps);
+    model.context_window = Some(128_000);
+    let log = model.log.clone();
+    let (_, outcome) = ask_timed(&session, "print a lot", model).await;
+    assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 25 });
+    assert_eq!(outcome.answer.as_deref(), Some("Summary: 25 long outputs."));
+    let seen = log.lock().unwrap().clone();
+    assert_eq!(seen.len(), 26);
+    assert!(
+        seen[25].tools.is_empty(),
+        "the summary turn offers no tools"
+    );
+    for s in &seen {
+        for out in outputs(&s.items) {
+            assert!(out.chars().count() <= 12_500, "{} characters", out.len());
+        }
+        let tokens: usize = s
+            .items
+            .iter()
+            .map(|i| serde_json::to_string(i).unwrap().len())
+            .sum::<usize>()
+            / 4;
+        assert!(tokens < 102_400, "a request of about {tokens} tokens");
+    }
+    // Every call's whole output is on disk in the workspace.
+    let model = ScriptedModel::new([ScriptedModel::python(
+        "check",
+        "import os\nsizes = [os.path.getsize(f'.sandalyst/calls/p{i}.txt') for i in range(25)]\nprint(min(sizes) > 200_000, len(sizes))",
+    )]);
+    let log = model.log.clone();
+    ask_timed(&session, "check", model).await;
+    let last = outputs(&log.lock().unwrap()[1].items).pop().unwrap();
+    assert!(last.contains("True 25"), "{last}");
+    session.close().await;
+}
