@@ -709,15 +709,12 @@ def _run(shell, msg):
         )
 
 
-def _prewarm():
-    """Import what nearly every analysis imports while no request waits."""
-    if os.environ.get("SANDALYST_PREWARM", "1") == "0":
-        return
-    for name in PREWARM:
-        if not _requests.empty():
-            return
+def _prewarm(pending):
+    """Import what nearly every analysis imports, one module at a time while no
+    request waits, so that the model's first `import pandas` is instant."""
+    while pending and _requests.empty():
         try:
-            __import__(name)
+            __import__(pending.pop(0))
         except BaseException:
             pass
 
@@ -751,8 +748,9 @@ def main():
             "IPython is not usable in this image (%s: %s): cells run as plain Python, "
             "without display(), `!` or `%%` lines\n" % (type(e).__name__, e)
         )
-    _prewarm()
+    pending = list(PREWARM) if os.environ.get("SANDALYST_PREWARM", "1") != "0" else []
     while True:
+        _prewarm(pending)
         msg = _requests.get()
         if msg is None:
             return
