@@ -114,21 +114,85 @@ def ref_occupancy(t):
     return 0.0
 
 
-def generate_reference(out_dir):
-    rng = random.Random(20240506)
-    start = dt.datetime(2024, 5, 6, 0, 0)
+# The same building, the 8 weeks after the reference export (for re-runs on new data):
+# other dates, other planted events, a hot spell in August.
+NEXT_EVENTS = [
+    {
+        "id": "weekend_day_equipment",
+        "kind": "spike",
+        "start": "2024-07-14 10:00",
+        "end": "2024-07-14 16:00",
+        "description": "Sunday daytime: equipment left running, about +85 % over the base "
+        "load for 7 hours",
+    },
+    {
+        "id": "weekday_evening_overrun_2",
+        "kind": "spike",
+        "start": "2024-07-30 19:00",
+        "end": "2024-07-30 23:00",
+        "description": "Tuesday evening: lighting and HVAC stay at working-hours level "
+        "until midnight (schedule fault), 5 hours",
+    },
+    {
+        "id": "weekday_outage_2",
+        "kind": "drop",
+        "start": "2024-08-16 09:00",
+        "end": "2024-08-16 12:00",
+        "description": "Friday morning: near-zero readings for 4 hours (outage or meter fault)",
+    },
+]
+
+NEXT_NOISE = [
+    {"time": "2024-07-09 15:00", "factor": 1.08, "description": "+8 % on a weekday afternoon"},
+    {"time": "2024-08-07 10:00", "factor": 0.93, "description": "-7 % on a weekday morning"},
+]
+
+# How each planted event changes the reading (event id -> effect).
+EFFECTS = {
+    "weekend_night_equipment": "left_running",
+    "weekend_day_equipment": "left_running",
+    "weekday_evening_overrun": "overrun",
+    "weekday_evening_overrun_2": "overrun",
+    "weekday_outage": "outage",
+    "weekday_outage_2": "outage",
+}
+
+REFERENCE = {
+    "seed": 20240506,
+    "start": dt.datetime(2024, 5, 6, 0, 0),
+    "temp": (13.0, 8.0),
+    "hot": (dt.datetime(2024, 6, 17), dt.datetime(2024, 6, 20)),
+    "events": REF_EVENTS,
+    "noise": REF_NOISE,
+    "file": "building_energy",
+}
+
+NEXT = {
+    "seed": 20240701,
+    "start": dt.datetime(2024, 7, 1, 0, 0),
+    "temp": (20.0, 2.0),
+    "hot": (dt.datetime(2024, 8, 5), dt.datetime(2024, 8, 8)),
+    "events": NEXT_EVENTS,
+    "noise": NEXT_NOISE,
+    "file": "building_energy_next",
+}
+
+
+def generate_reference(out_dir, spec=REFERENCE):
+    rng = random.Random(spec["seed"])
+    start = spec["start"]
     days = 56
     fronts = daily_offsets(rng, days, 0.75, 2.0)
     parse = lambda s: dt.datetime.strptime(s, "%Y-%m-%d %H:%M")
-    events = [(parse(e["start"]), parse(e["end"]), e) for e in REF_EVENTS]
-    noise = {parse(n["time"]): n["factor"] for n in REF_NOISE}
-    hot_start, hot_end = dt.datetime(2024, 6, 17), dt.datetime(2024, 6, 20)
+    events = [(parse(e["start"]), parse(e["end"]), e) for e in spec["events"]]
+    noise = {parse(n["time"]): n["factor"] for n in spec["noise"]}
+    hot_start, hot_end = spec["hot"]
 
     rows = []
     for i in range(days * 24):
         t = start + dt.timedelta(hours=i)
         d = i / 24.0
-        temp = 13.0 + 8.0 * d / days
+        temp = spec["temp"][0] + spec["temp"][1] * d / days
         temp += 5.0 * math.sin(2 * math.pi * (t.hour - 9) / 24.0)
         temp += interp_daily(fronts, d)
         if hot_start <= t < hot_end:
@@ -145,40 +209,43 @@ def generate_reference(out_dir):
 
         for s, e, ev in events:
             if in_span(t, s, e):
-                if ev["id"] == "weekend_night_equipment":
+                effect = EFFECTS[ev["id"]]
+                if effect == "left_running":
                     value = level * 1.85 + rng.gauss(0.0, 1.5)
-                elif ev["id"] == "weekday_evening_overrun":
+                elif effect == "overrun":
                     value = 38.0 + 70.0 + 2.2 * max(15.0 - temp, 0.0)
                     value += 3.2 * max(temp - 22.0, 0.0) + rng.gauss(0.0, 2.0)
-                elif ev["id"] == "weekday_outage":
+                elif effect == "outage":
                     value = rng.uniform(0.2, 1.4)
         if t in noise:
             value = level * noise[t]
         rows.append((t.strftime("%Y-%m-%d %H:%M:%S"), "%.2f" % value, "%.1f" % temp))
 
-    csv_path = os.path.join(out_dir, "building_energy.csv")
+    csv_path = os.path.join(out_dir, spec["file"] + ".csv")
     with open(csv_path, "w", newline="") as f:
         f.write("timestamp,energy_kwh,outdoor_temp_c\n")
         for r in rows:
             f.write(",".join(r) + "\n")
     sidecar = {
-        "file": "building_energy.csv",
+        "file": spec["file"] + ".csv",
         "columns": ["timestamp", "energy_kwh", "outdoor_temp_c"],
         "interval_minutes": 60,
         "rows": len(rows),
         "time_format": "%Y-%m-%d %H:%M:%S (local time)",
-        "events": REF_EVENTS,
-        "normal_noise": [{"time": n["time"], "description": n["description"]} for n in REF_NOISE],
+        "events": spec["events"],
+        "normal_noise": [
+            {"time": n["time"], "description": n["description"]} for n in spec["noise"]
+        ],
         "normal_but_unusual": [
             {
-                "start": "2024-06-17 00:00",
-                "end": "2024-06-19 23:00",
+                "start": hot_start.strftime("%Y-%m-%d %H:%M"),
+                "end": (hot_end - dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M"),
                 "description": "hot spell (+6 deg C): higher cooling load, fully explained "
                 "by outdoor temperature",
             }
         ],
     }
-    write_json(os.path.join(out_dir, "building_energy.events.json"), sidecar)
+    write_json(os.path.join(out_dir, spec["file"] + ".events.json"), sidecar)
     return csv_path, len(rows)
 
 
@@ -318,7 +385,7 @@ def write_json(path, obj):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--variant", choices=["reference", "alt"], default="reference")
+    ap.add_argument("--variant", choices=["reference", "alt", "next"], default="reference")
     ap.add_argument("--out", help="output directory (default: examples/ or tests/fixtures/)")
     args = ap.parse_args(argv)
     if args.variant == "alt":
@@ -326,6 +393,11 @@ def main(argv):
         os.makedirs(out, exist_ok=True)
         path, n = generate_alt(out)
         events = ALT_EVENTS
+    elif args.variant == "next":
+        out = args.out or os.path.join(ROOT, "tests", "fixtures")
+        os.makedirs(out, exist_ok=True)
+        path, n = generate_reference(out, NEXT)
+        events = NEXT_EVENTS
     else:
         out = args.out or HERE
         os.makedirs(out, exist_ok=True)

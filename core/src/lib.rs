@@ -20,8 +20,10 @@
 
 pub mod agent;
 pub mod artifacts;
+pub mod export;
 pub mod model;
 pub mod owner;
+pub mod rerun;
 pub mod run;
 pub mod sandbox;
 pub mod session;

@@ -46,6 +46,24 @@ enum Command {
     /// List, show and export earlier runs and sessions.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Replay a session's recorded python and shell calls on new input files, without
+    /// a model, into a new session (exit code 2 when a call fails on the new data).
+    Rerun(RerunArgs),
+}
+
+#[derive(Args)]
+struct RerunArgs {
+    /// The session to re-run (see `sandalyst runs list`).
+    session: String,
+    /// A new input file (repeatable): it replaces the input of the same name, or the
+    /// session's only input.
+    #[arg(long = "input", short = 'i', value_name = "FILE", required = true)]
+    inputs: Vec<PathBuf>,
+    #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Print each call's full code and output.
+    #[arg(long, short = 'v')]
+    verbose: bool,
 }
 
 #[derive(Args)]
@@ -196,10 +214,18 @@ enum RunsCommand {
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
-    /// Copy a run (metadata, transcript, outputs, workspace archive) into DIR/<id>.
+    /// Copy a run (metadata, transcript, outputs, workspace archive) into DIR/<id>; or,
+    /// with --notebook and/or --script, write its analysis into DIR (analysis.ipynb,
+    /// analysis.py, and the inputs in DIR/input/).
     Export {
         id: String,
         dir: PathBuf,
+        /// Write a Jupyter notebook (nbformat 4.5) of the executed code.
+        #[arg(long)]
+        notebook: bool,
+        /// Write a plain Python script, runnable from the folder that holds input/.
+        #[arg(long)]
+        script: bool,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
@@ -214,6 +240,7 @@ async fn main() -> ExitCode {
         Command::Ask(args) => cmd_ask(args).await,
         Command::Image(cmd) => cmd_image(cmd).await,
         Command::Runs(cmd) => cmd_runs(cmd),
+        Command::Rerun(args) => cmd_rerun(args).await,
     };
     match result {
         Ok(code) => code,
@@ -607,11 +634,65 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             );
             println!("folder: {}", run.path.display());
         }
-        RunsCommand::Export { id, dir, data_dir } => {
+        RunsCommand::Export {
+            id,
+            dir,
+            notebook,
+            script,
+            data_dir,
+        } => {
             let store = open_store(data_dir)?;
             let run = store.open_run(&id)?;
-            println!("{}", run.export(&dir)?.display());
+            if notebook || script {
+                let formats = sandalyst::export::Formats { notebook, script };
+                for path in sandalyst::export::to_folder(&run, &dir, formats)? {
+                    println!("{}", path.display());
+                }
+            } else {
+                println!("{}", run.export(&dir)?.display());
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
+    let sessions = Sessions::new(data_root(a.data_dir)?, Arc::new(DockerFactory))?;
+    let cancel = CancellationToken::new();
+    on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
+    let printer = Printer::new(a.verbose);
+    let emit = move |ev: Event| printer.print(&ev);
+    let outcome =
+        sandalyst::rerun::execute(&sessions, &a.session, a.inputs, &emit, &cancel).await?;
+    eprintln!(
+        "session {} re-ran session {}: {} of {} call(s) ran{}",
+        outcome.session_id,
+        outcome.source,
+        outcome.ran,
+        outcome.cells,
+        if outcome.skipped > 0 {
+            format!(
+                " ({} that failed in the original left out)",
+                outcome.skipped
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(f) = &outcome.failed {
+        eprintln!(
+            "call {} of {} ({}, from {} of session {}) failed on the new data:\n{}",
+            f.index,
+            outcome.cells,
+            f.call_id,
+            f.ask,
+            outcome.source,
+            f.output.trim_end()
+        );
+        eprintln!("{}", outcome.continue_hint());
+        println!("{}", outcome.outputs_dir.display());
+        return Ok(ExitCode::from(2));
+    }
+    println!("{}", outcome.outputs_dir.display());
+    Ok(exit_code(&outcome.status))
 }

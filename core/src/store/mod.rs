@@ -75,6 +75,9 @@ pub struct RunMeta {
     /// host/pid/start-time of the process running it.
     #[serde(default)]
     pub owner: String,
+    /// The session this one re-ran on new input files (`sandalyst rerun`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<String>,
 }
 
 /// An input file of a session.
