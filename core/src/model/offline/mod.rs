@@ -48,10 +48,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Item, Model, Reply, Request};
 
-const COMMON_PY: &str = include_str!("offline/common.py");
-const INSPECT_PY: &str = include_str!("offline/inspect.py");
-const ANALYSE_PY: &str = include_str!("offline/analyse.py");
-const VALIDATE_PY: &str = include_str!("offline/validate.py");
+pub mod request;
+mod skills;
+
+use request::{recognise, Recognised, Skill};
+
+const COMMON_PY: &str = include_str!("common.py");
+const INSPECT_PY: &str = include_str!("inspect.py");
+const ANALYSE_PY: &str = include_str!("analyse.py");
+const VALIDATE_PY: &str = include_str!("validate.py");
+const SKILLS_PY: &str = include_str!("skills.py");
 
 /// Replaced by a Python string literal holding the step's JSON configuration.
 const CONFIG_PLACEHOLDER: &str = "__SANDALYST_CONFIG__";
@@ -82,6 +88,12 @@ pub enum Phase {
     /// The fallback analysis after `Analyse` failed.
     AnalyseSimple,
     Validate,
+    /// The data profile (also with the answer to a request no skill covers).
+    Profile,
+    /// An aggregate question.
+    Aggregate,
+    /// A correlation or a trend.
+    Relate,
 }
 
 impl Phase {
@@ -91,6 +103,9 @@ impl Phase {
             Phase::Analyse => "analyse",
             Phase::AnalyseSimple => "analyse-simple",
             Phase::Validate => "validate",
+            Phase::Profile => "profile",
+            Phase::Aggregate => "aggregate",
+            Phase::Relate => "relate",
         }
     }
 
@@ -100,6 +115,9 @@ impl Phase {
             Phase::Analyse,
             Phase::AnalyseSimple,
             Phase::Validate,
+            Phase::Profile,
+            Phase::Aggregate,
+            Phase::Relate,
         ]
         .into_iter()
         .find(|p| p.name() == s)
@@ -382,6 +400,33 @@ fn compose(phase: Phase, template: &str, with_common: bool, config: &Value) -> S
     code
 }
 
+/// Build a skill's script: as [`compose`] with the shared and the skill helpers, and
+/// everything after the `CONFIG` line inside a function (so the script can `return`
+/// early and its variables do not clutter the kernel).
+fn compose_skill(phase: Phase, template: &str, config: &Value) -> String {
+    let code = compose(phase, template, true, config);
+    let code = code.replacen(
+        "# --- end of shared helpers",
+        &format!("{SKILLS_PY}\n# --- end of shared helpers"),
+        1,
+    );
+    let Some(at) = code.find("\nCONFIG = json.loads(") else {
+        return code;
+    };
+    let line_end = code[at + 1..].find('\n').map_or(code.len(), |e| at + 1 + e);
+    let (head, body) = code.split_at(line_end);
+    let mut out = format!("{head}\n\n\ndef _sandalyst_main():\n");
+    for line in body.lines() {
+        if !line.trim().is_empty() {
+            out.push_str("    ");
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out.push_str("\n\n_sandalyst_main()\n");
+    out
+}
+
 fn inspect_code() -> String {
     compose(
         Phase::Inspect,
@@ -548,8 +593,8 @@ fn error_summary(output: Option<&str>) -> String {
     s
 }
 
-/// The task: the text of the latest user message; output names from it, or else from
-/// the first one.
+/// The task: the text of the latest user message; output names from it, or else (for
+/// a repeated anomaly analysis) from the first one.
 fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     let mut users = items.iter().enumerate().filter_map(|(i, it)| match it {
         Item::User { text } if !text.starts_with(APP_NOTE) => Some((i, text.as_str())),
@@ -579,23 +624,6 @@ fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
 /// they are not the user's task.
 const APP_NOTE: &str = "[from the app]";
 
-/// Words that ask for what this analyst does: find abnormal events (again).
-const ANOMALY_WORDS: &[&str] = &[
-    "anomal", "abnormal", "outlier", "unusual", "spike", "atipic", "atípic", "inusual", "again",
-    "re-run", "rerun", "repeat", "otra vez", "de nuevo",
-];
-
-const FOLLOW_UP_ANSWER: &str = "I am the built-in offline analyst: a rule-based planner, not an LLM, so I cannot take follow-up questions like this one. What I can do on this session's files is find abnormal events in a time series (ask again for anomalies, e.g. after adding new files) and profile the data while doing so. For follow-up questions in plain words (splitting by weekday, other charts, other statistics), configure a model: set OPENAI_API_KEY or ANTHROPIC_API_KEY and pass --model openai:MODEL or --model anthropic:MODEL, or point --model ollama:MODEL at a local Ollama; in the app, open Settings. The files and results of this session stay where they are.";
-
-/// A later ask in the same conversation that is not a request for anomalies.
-fn is_unsupported_follow_up(items: &[Item], start: usize, task: &str) -> bool {
-    let earlier = items[..start]
-        .iter()
-        .any(|i| matches!(i, Item::User { text } if !text.starts_with(APP_NOTE)));
-    let lower = task.to_lowercase();
-    earlier && !ANOMALY_WORDS.iter().any(|w| lower.contains(w))
-}
-
 // ---- deciding the next step ----------------------------------------------------------
 
 /// What the planner does next.
@@ -608,6 +636,8 @@ enum Next {
 /// What the planner knows when it decides the next step.
 struct Plan<'a> {
     task: String,
+    /// The skill, language and operation of the task.
+    rec: Recognised,
     outputs: OutputNames,
     turns: Vec<Turn<'a>>,
     /// The latest successful inspection, if any.
@@ -615,19 +645,21 @@ struct Plan<'a> {
 }
 
 fn plan(items: &[Item]) -> Next {
-    let (task, outputs, start) = task_and_outputs(items);
-    if is_unsupported_follow_up(items, start, &task) {
-        return Next::Finish(FOLLOW_UP_ANSWER.into());
+    let (task, mut outputs, start) = task_and_outputs(items);
+    let rec = recognise(&task);
+    if rec.skill != Skill::Anomalies {
+        outputs = output_names(&task);
     }
     let turns = own_turns(&items[start..]);
     let Some(last) = turns.last().copied() else {
-        return Next::Call(
-            Phase::Inspect,
-            inspect_code(),
+        let narration = if rec.skill == Skill::Anomalies {
             "Step 1 of 4: inspecting the files in input/ (rows, columns, types, missing values, \
              time range). I am the built-in offline analyst: rule-based, not an LLM."
-                .into(),
-        );
+                .to_string()
+        } else {
+            skills::inspect_narration(rec.lang)
+        };
+        return Next::Call(Phase::Inspect, inspect_code(), narration);
     };
     if turns.len() >= MAX_CALLS {
         return Next::Finish(format!(
@@ -646,18 +678,106 @@ fn plan(items: &[Item]) -> Next {
         .and_then(|v| serde_json::from_value::<Profile>(v).ok());
     let plan = Plan {
         task,
+        rec,
         outputs,
         turns,
         profile,
     };
     match last.phase {
+        Phase::Inspect if plan.rec.skill != Skill::Anomalies && plan.profile.is_some() => {
+            plan.skill_step(skills::phase_of_skill(plan.rec.skill))
+        }
         Phase::Inspect => plan.after_inspect(last),
         Phase::Analyse | Phase::AnalyseSimple => plan.after_analysis(last),
         Phase::Validate => plan.after_validation(last),
+        Phase::Profile | Phase::Aggregate | Phase::Relate => plan.after_skill(last),
     }
 }
 
 impl Plan<'_> {
+    /// Run a skill's script on the table the task is about, or explain why not.
+    fn skill_step(&self, phase: Phase) -> Next {
+        let profile = self.profile.as_ref().expect("checked by the caller");
+        let Some(table) = skills::choose_table(&profile.tables, &self.task) else {
+            // No table: the anomaly planner's explanations cover every case.
+            return match choose_target(profile, &self.task) {
+                Err(why) => Next::Finish(why),
+                Ok(_) => Next::Finish("I found no table to answer from.".into()),
+            };
+        };
+        let others: Vec<&Table> = profile
+            .tables
+            .iter()
+            .filter(|t| t.path != table.path)
+            .collect();
+        let outputs = skills::outputs_for(phase, &self.outputs);
+        Next::Call(
+            phase,
+            skills::skill_code(phase, table, &others, &self.task, &self.rec, &outputs),
+            skills::narration(phase, table, self.rec.lang),
+        )
+    }
+
+    /// The answer from a skill's script; a question the data cannot answer gets the
+    /// profile instead, once.
+    fn after_skill(&self, last: Turn) -> Next {
+        let answer = last
+            .output
+            .filter(|_| !last.is_error)
+            .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"));
+        let ok = answer
+            .as_ref()
+            .and_then(|a| a.get("ok"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        let lang = self.rec.lang;
+        if ok {
+            let answer = answer.expect("ok implies an answer");
+            let prefix = if last.phase != Phase::Profile {
+                None
+            } else if let Some(why) = self.skill_failure() {
+                Some(skills::fallback_note(lang, &why))
+            } else if self.rec.skill == Skill::Unsupported {
+                Some(skills::cannot_text(lang).to_string())
+            } else {
+                None
+            };
+            return Next::Finish(skills::answer_text(&self.rec, &answer, prefix.as_deref()));
+        }
+        let why = answer
+            .as_ref()
+            .and_then(|a| a.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| error_summary(last.output));
+        if last.phase != Phase::Profile && self.count(Phase::Profile) == 0 {
+            return self.skill_step(Phase::Profile);
+        }
+        let mut text = match self.rec.skill {
+            Skill::Unsupported => format!("{}\n\n", skills::cannot_text(lang)),
+            _ => String::new(),
+        };
+        text.push_str(&match lang {
+            request::Lang::En => format!("I could not profile the data ({why})."),
+            request::Lang::Es => format!("No pude describir los datos ({why})."),
+        });
+        Next::Finish(text)
+    }
+
+    /// Why the skill's own script did not answer, when the profile stands in for it.
+    fn skill_failure(&self) -> Option<String> {
+        self.turns
+            .iter()
+            .find(|t| matches!(t.phase, Phase::Aggregate | Phase::Relate))
+            .map(|t| {
+                t.output
+                    .filter(|_| !t.is_error)
+                    .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"))
+                    .and_then(|a| a.get("reason").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_else(|| error_summary(t.output))
+            })
+    }
+
     fn count(&self, phase: Phase) -> usize {
         self.turns.iter().filter(|t| t.phase == phase).count()
     }
@@ -1083,7 +1203,7 @@ mod tests {
     use super::*;
     use crate::model::ToolSpec;
 
-    const REFERENCE_TASK: &str = include_str!("../../../examples/anomaly_task.md");
+    const REFERENCE_TASK: &str = include_str!("../../../../examples/anomaly_task.md");
 
     fn tools() -> Vec<ToolSpec> {
         ["python", "shell"]
@@ -1097,7 +1217,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_follow_up_it_cannot_do_gets_an_honest_answer() {
+    async fn a_follow_up_gets_its_own_skill() {
         let mut model = OfflineAnalyst::new();
         let mut items = vec![
             Item::User {
@@ -1110,18 +1230,49 @@ mod tests {
                 text: "Now split it by weekday".into(),
             },
         ];
+        // Inspect again (the kernel may be new), then the aggregate script.
         let reply = step(&mut model, &items, &tools()).await;
-        assert_eq!(reply.tool_calls().count(), 0);
-        let Item::Assistant { text } = &reply.items[0] else {
-            panic!()
-        };
-        assert!(text.contains("not an LLM") && text.contains("configure a"));
-        // Asking for anomalies again is something it can do.
-        items[2] = Item::User {
-            text: "Look for anomalies again with the new file".into(),
-        };
+        let (_, _, code) = the_call(&reply);
+        assert_eq!(phase_of(&code), Some(Phase::Inspect));
+        answer(
+            &mut items,
+            &reply,
+            &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
+            false,
+        );
         let reply = step(&mut model, &items, &tools()).await;
-        assert_eq!(reply.tool_calls().count(), 1);
+        let (_, _, code) = the_call(&reply);
+        assert_eq!(phase_of(&code), Some(Phase::Aggregate));
+        let cfg = embedded_config(&code);
+        assert_eq!(cfg["request"], "Now split it by weekday");
+        assert_eq!(cfg["outputs"]["csv"], "output/answer.csv");
+        assert!(code.contains("def _sandalyst_main():"));
+        // A request outside every skill: the honest answer comes with the profile.
+        let out = json!({"skill": "profile", "ok": true, "headline": "input/x.csv: 3 rows",
+                         "files": [{"path": "output/profile.md", "what": "the profile report"}]});
+        let mut poem = items[..2].to_vec();
+        poem.push(Item::User {
+            text: "Write me a poem about this data".into(),
+        });
+        let r = step(&mut model, &poem, &tools()).await;
+        answer(
+            &mut poem,
+            &r,
+            &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
+            false,
+        );
+        let r = step(&mut model, &poem, &tools()).await;
+        assert_eq!(phase_of(&the_call(&r).2), Some(Phase::Profile));
+        answer(
+            &mut poem,
+            &r,
+            &ok_output(&format!("SANDALYST_ANSWER {out}")),
+            false,
+        );
+        let text = final_answer(&step(&mut model, &poem, &tools()).await);
+        assert!(text.starts_with("I cannot answer that"), "{text}");
+        assert!(text.contains("--model openai:MODEL") && text.contains("input/x.csv: 3 rows"));
+        assert!(!text.contains("anomalies.csv") && !text.contains("Found "));
     }
 
     async fn step(model: &mut OfflineAnalyst, items: &[Item], tools: &[ToolSpec]) -> Reply {

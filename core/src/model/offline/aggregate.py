@@ -1,0 +1,316 @@
+# Sandalyst offline analyst (rule-based, not an LLM): answer an aggregate question.
+# Totals, means, counts, medians, minima and maxima by a category or a time period,
+# top or bottom N, share of total, change between periods. The planner read the
+# operation from the request's words (CONFIG["intent"]); this script matches the
+# columns and values the request names against the data (case- and accent-insensitive,
+# with synonyms such as sales/revenue, units/quantity), computes the answer, and writes
+# a small result table (CSV), a bar or line chart (PNG) and a short report (Markdown).
+CONFIG = json.loads(__SANDALYST_CONFIG__)
+
+LANG = CONFIG.get("lang", "en")
+ASCII = bool(CONFIG.get("ascii"))
+OUT = CONFIG["outputs"]
+INTENT = CONFIG.get("intent") or {}
+T = {
+    "en": {"sum": "total", "mean": "average", "count": "number of rows", "median": "median",
+           "min": "minimum", "max": "maximum", "by": "by", "rows": "rows", "share": "share_pct",
+           "highest": "the highest", "lowest": "the lowest", "had": "had", "all": "all rows",
+           "change": "change", "change_pct": "change_pct", "from": "from", "to": "to", "went": "went",
+           "question": "Question", "answer": "Answer", "result": "Result", "method": "Method",
+           "title": "Answer", "in": "in", "of": "of", "top": "Top", "bottom": "Bottom", "total": "total",
+           "used": "%d of %d rows used (%s).", "nofilter": "no filter",
+           "grouped": "Grouped by %s; %s of %s per group.", "overall": "%s of %s over the rows used.",
+           "assumed": "The request names no numeric column; %s was used.",
+           "showing": "showing %d of %d", "no_rows": "No rows match the request (%s).",
+           "share_of": "%s %% of the total", "what_csv": "the result table",
+           "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
+           "count_label": "rows", "op_fmt": "%s %s"},
+    "es": {"sum": "total", "mean": "media", "count": "numero de filas", "median": "mediana",
+           "min": "minimo", "max": "maximo", "by": "por", "rows": "filas", "share": "porcentaje",
+           "highest": "el valor mas alto", "lowest": "el valor mas bajo", "had": "tuvo", "all": "todas las filas",
+           "change": "cambio", "change_pct": "cambio_pct", "from": "de", "to": "a", "went": "paso",
+           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "Metodo",
+           "title": "Respuesta", "in": "en", "of": "de", "top": "Los", "bottom": "Los ultimos", "total": "total",
+           "used": "%d de %d filas usadas (%s).", "nofilter": "sin filtro",
+           "grouped": "Agrupado por %s; %s de %s por grupo.", "overall": "%s de %s sobre las filas usadas.",
+           "assumed": "La pregunta no nombra ninguna columna numerica; se uso %s.",
+           "showing": "se muestran %d de %d", "no_rows": "Ninguna fila cumple la pregunta (%s).",
+           "share_of": "%s %% del total", "what_csv": "la tabla del resultado",
+           "what_png": "el grafico", "what_md": "el informe (pregunta, respuesta, tabla, metodo)",
+           "count_label": "filas", "op_fmt": "%s de %s"},
+}[LANG]
+
+df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
+n_all = len(df)
+req = norm(CONFIG["request"])
+time_col, time_unit, numeric, cats, ids = column_roles(df)
+ts = parse_times(df[time_col], time_unit) if time_col else None
+measures = [c for c in numeric if c not in ids]
+groupable = [c for c in cats if df[c].nunique(dropna=True) <= 500] + \
+    [c for c in ids if df[c].nunique(dropna=True) <= 50]
+named, spans = match_columns(req, measures + groupable)
+named_measures = [c for c in named if c in measures]
+named_groups = [c for c in named if c in groupable]
+
+# ---- filters: values of categorical columns, months, years named in the request ------
+mask = pd.Series(True, index=df.index)
+filters = []
+value_groups = {}
+for c in groupable:
+    vals = df[c].dropna().astype(str).unique()
+    hits = []
+    for v in vals:
+        vn = norm(v)
+        if len(vn) < 3 or vn.isdigit():
+            continue
+        pos = find_words(req, vn)
+        if pos >= 0 and not any(s <= pos < e for s, e in spans):
+            hits.append((pos, v))
+    if hits and len(hits) < len(vals):
+        hits.sort()
+        value_groups[c] = [v for _, v in hits]
+for c, vs in value_groups.items():
+    mask &= df[c].astype(str).isin(vs)
+    filters.append("%s = %s" % (c, " / ".join(vs)))
+months, years = months_named(req), years_named(req)
+period = period_named(req)
+change = bool(INTENT.get("change"))
+if ts is not None and not change:
+    if months:
+        mask &= ts.dt.month.isin(months)
+        filters.append(", ".join(MONTH_NAMES[LANG][m - 1] for m in months))
+    if years:
+        mask &= ts.dt.year.isin(years)
+        filters.append(", ".join(str(y) for y in years))
+elif ts is not None and years and len(set(years)) == 1 and len(months) >= 2:
+    mask &= ts.dt.year.isin(years)
+    filters.append(str(years[0]))
+
+# ---- what to compute -------------------------------------------------------------------
+op = INTENT.get("op")
+measure = named_measures[0] if named_measures else None
+notes = []
+if op == "count":
+    measure = None
+elif measure is None:
+    pool = [c for c in measures if not is_temperature(c)] or measures
+    if not pool:
+        op = "count"
+    else:
+        measure = pool[0]
+        if op is not None or not (INTENT.get("extreme") or INTENT.get("share")) or True:
+            notes.append(T["assumed"] % measure)
+if op is None and measure is not None:
+    mt = tokens(measure) + [norm(measure)]
+    level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or is_temperature(measure)
+    op = "mean" if level and not INTENT.get("share") else "sum"
+op = op or "count"
+
+group_col = None
+group_period = None
+if named_groups:
+    # a column named only to filter on its values is not the grouping; one named
+    # right after by/per/each is
+    named_groups.sort(key=lambda c: not after_by(req, c))
+    for c in named_groups:
+        if c not in value_groups or len(value_groups[c]) > 1:
+            group_col = c
+            break
+if group_col is None and period and ts is not None and not change:
+    group_period = period
+ranking = INTENT.get("extreme") and op not in ("min", "max")
+if group_col is None and group_period is None and not change:
+    if (ranking or INTENT.get("top_n") or INTENT.get("share")) and value_groups:
+        group_col = list(value_groups)[0]
+    elif ranking or INTENT.get("top_n") or INTENT.get("share"):
+        # "which ... sold the most": the categorical column with few values
+        few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
+        if few:
+            group_col = few[0]
+            notes.append({"en": "Grouped by %s, the first category column.",
+                          "es": "Agrupado por %s, la primera columna de categorias."}[LANG] % group_col)
+        elif ts is not None:
+            group_period = "month"
+
+d = df[mask]
+dts = ts[mask] if ts is not None else None
+value_name = T["count_label"] if op == "count" else "%s_%s" % (T[op].replace(" ", "_"), measure)
+op_text = T[op] if op == "count" else T["op_fmt"] % (T[op], measure)
+filter_text = "; ".join(filters) if filters else T["nofilter"]
+
+
+def agg(frame, keys):
+    if op == "count":
+        return frame.groupby(keys).size()
+    vals = numeric[measure][frame.index]
+    g = vals.groupby(keys)
+    return {"sum": g.sum, "mean": g.mean, "median": g.median, "min": g.min, "max": g.max}[op]()
+
+
+def overall(frame):
+    if op == "count":
+        return float(len(frame))
+    v = numeric[measure][frame.index]
+    return float({"sum": v.sum, "mean": v.mean, "median": v.median, "min": v.min, "max": v.max}[op]())
+
+
+answer = {"skill": "aggregate", "ok": True, "lang": LANG, "input": CONFIG["input"], "cached": cached,
+          "op": op, "measure": measure, "group": group_col or group_period, "filters": filters,
+          "rows_used": int(len(d)), "rows": n_all}
+fig, table, headline = None, None, ""
+chart = INTENT.get("chart")
+if len(d) == 0:
+    answer["ok"] = False
+    answer["reason"] = T["no_rows"] % filter_text
+    emit_answer(answer)
+    return
+
+if change and ts is not None:
+    # ---- change between two periods (months named, else the last two periods) ------
+    per = period if period in ("day", "week", "month", "quarter", "year") else "month"
+    k, lab = period_key(dts, per, LANG)
+    keys_sorted = sorted(k.dropna().unique())
+    if len(months) >= 2:
+        want = [mm for mm in months[:2]]
+        pick = [x for x in keys_sorted if int(x) % 100 in want] if per == "month" else keys_sorted[-2:]
+        by_m = {}
+        for x in pick:
+            by_m.setdefault(int(x) % 100, x)
+        chosen = [by_m[m] for m in want if m in by_m]
+    else:
+        chosen = keys_sorted[-2:]
+    if len(chosen) < 2:
+        answer["ok"] = False
+        answer["reason"] = {"en": "two periods to compare were not found in the data",
+                            "es": "no se encontraron dos periodos que comparar en los datos"}[LANG]
+        emit_answer(answer)
+        return
+    a, b = chosen[0], chosen[1]
+    la, lb = lab[k == a].iloc[0], lab[k == b].iloc[0]
+    if group_col:
+        va = agg(d[k == a], d[k == a][group_col].astype(str))
+        vb = agg(d[k == b], d[k == b][group_col].astype(str))
+        res = pd.DataFrame({la: va, lb: vb}).fillna(0.0)
+    else:
+        res = pd.DataFrame({la: [overall(d[k == a])], lb: [overall(d[k == b])]}, index=[T["all"]])
+    res[T["change"]] = res[lb] - res[la]
+    res[T["change_pct"]] = np.where(res[la] != 0, 100.0 * res[T["change"]] / res[la].abs(), np.nan)
+    res = res.sort_values(T["change"], ascending=bool(INTENT.get("lowest")))
+    gname = group_col or T["all"]
+    table = res.reset_index().rename(columns={"index": gname})
+    table.columns = [gname] + list(table.columns[1:])
+    parts = []
+    for g, r in res.iterrows():
+        pct = "" if not np.isfinite(r[T["change_pct"]]) else ", %+.1f %%" % r[T["change_pct"]]
+        parts.append("%s: %s -> %s (%s%s)" % (g, fmt(r[la]), fmt(r[lb]),
+                                              ("+" if r[T["change"]] > 0 else "") + fmt(r[T["change"]]), pct))
+    headline = "%s, %s %s %s %s: %s." % (op_text[0].upper() + op_text[1:], T["from"], la, T["to"], lb,
+                                        "; ".join(parts[:12]))
+    fig, ax = plt.subplots(figsize=(9, 5))
+    x = np.arange(len(res))
+    ax.bar(x - 0.2, res[la].values, 0.4, label=str(la), color="#9ab")
+    ax.bar(x + 0.2, res[lb].values, 0.4, label=str(lb), color="#2a6f97")
+    ax.set_xticks(x)
+    ax.set_xticklabels([say(i, ASCII) for i in res.index], rotation=30 if len(res) > 5 else 0, ha="right" if len(res) > 5 else "center")
+    ax.set_ylabel(say(op_text, ASCII))
+    ax.set_title(say("%s: %s %s %s" % (op_text, la, T["to"], lb), ASCII))
+    ax.legend()
+elif group_col or group_period:
+    # ---- by category or by period ---------------------------------------------------
+    if group_col:
+        keys = d[group_col].astype(str)
+        res = agg(d, keys)
+        ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
+        gname = group_col
+        is_time = False
+    else:
+        k, lab = period_key(dts, group_period, LANG)
+        res_k = agg(d, k)
+        labels = dict(zip(k, lab))
+        res = pd.Series(res_k.values, index=[labels[x] for x in res_k.index])
+        ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
+        gname = {"en": group_period, "es": {"weekday": "dia_semana", "hour": "hora", "day": "dia", "week": "semana",
+                                            "month": "mes", "quarter": "trimestre", "year": "ano"}[group_period]}[LANG]
+        is_time = True
+    total = float(res.sum()) if op in ("sum", "count") else None
+    n = INTENT.get("top_n")
+    ranked = bool(n or INTENT.get("extreme") or INTENT.get("share")) or not is_time
+    shown = ordered if ranked else res
+    if n:
+        shown = ordered.head(int(n))
+    table = pd.DataFrame({gname: list(shown.index), value_name: list(shown.values)})
+    if INTENT.get("share") and total:
+        table[T["share"]] = 100.0 * table[value_name] / total
+    best = ordered.index[0]
+    if INTENT.get("extreme") and not n:
+        headline = "%s %s %s %s (%s %s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
+                                                op_text, T["by"], gname, fmt(ordered.iloc[0]))
+        if INTENT.get("share") and total:
+            headline += " (%s)" % (T["share_of"] % ("%.1f" % (100.0 * ordered.iloc[0] / total)))
+        if len(ordered) > 1:
+            headline += "; %s: %s (%s)" % ({"en": "next", "es": "le sigue"}[LANG], ordered.index[1], fmt(ordered.iloc[1]))
+        headline += "."
+    else:
+        items = []
+        for i, (g, v) in enumerate(zip(table[gname], table[value_name])):
+            s = "%s %s" % (g, fmt(v))
+            if T["share"] in table.columns:
+                s += " (%.1f %%)" % table[T["share"]].iloc[i]
+            items.append(s)
+        lead = "%s %s %s" % (op_text[0].upper() + op_text[1:], T["by"], gname)
+        if n:
+            lead = "%s %d %s %s" % (T["bottom"] if INTENT.get("lowest") else T["top"], int(n), gname,
+                                    ({"en": "by ", "es": "por "}[LANG]) + op_text)
+        headline = "%s: %s%s." % (lead, ", ".join(items[:12]), " ..." if len(items) > 12 else "")
+        if total is not None and not n:
+            headline += " %s: %s." % (T["total"][0].upper() + T["total"][1:], fmt(total))
+    fig, ax = plt.subplots(figsize=(9, 5))
+    plot = shown if (ranked or chart == "bar") else res
+    line = (chart == "line") or (is_time and chart != "bar" and not ranked)
+    labels_x = [say(x, ASCII) for x in plot.index]
+    if line:
+        ax.plot(range(len(plot)), plot.values, marker="o", color="#2a6f97")
+    else:
+        bars = ax.bar(range(len(plot)), plot.values, color=["#d1495b" if x == best else "#2a6f97" for x in plot.index])
+    ax.set_xticks(range(len(plot)))
+    ax.set_xticklabels(labels_x, rotation=30 if len(plot) > 6 else 0, ha="right" if len(plot) > 6 else "center")
+    ax.set_xlabel(say(gname, ASCII))
+    ax.set_ylabel(say(op_text, ASCII))
+    ax.set_title(say("%s %s %s%s" % (op_text, T["by"], gname, (" (%s)" % filter_text) if filters else ""), ASCII))
+    ax.grid(axis="y", alpha=0.3)
+else:
+    # ---- one number ----------------------------------------------------------------------
+    v = overall(d)
+    table = pd.DataFrame({value_name: [v], T["rows"]: [len(d)]})
+    headline = "%s%s: %s." % (op_text[0].upper() + op_text[1:], (" (%s)" % filter_text) if filters else "", fmt(v))
+    fig = None
+
+fig_ok = fig is not None
+if fig_ok:
+    fig.tight_layout()
+headline = say(headline, ASCII)
+report = ["# %s" % T["title"], "", "**%s:** %s" % (T["question"], CONFIG["request"].strip()), "",
+          "**%s:** %s" % (T["answer"], headline), "", "## %s" % T["result"], "",
+          md_table(list(table.columns), table.head(50).values.tolist()), "", "## %s" % T["method"], "",
+          "- %s: %s" % ({"en": "File", "es": "Archivo"}[LANG], CONFIG["input"]),
+          "- " + T["used"] % (len(d), n_all, filter_text)]
+if group_col or group_period:
+    report.append("- " + T["grouped"] % (group_col or group_period, T[op], measure or T["rows"]))
+else:
+    report.append("- " + T["overall"] % (T[op], measure or T["rows"]))
+for note in notes:
+    report.append("- " + note)
+report += ["", {"en": "Computed by the built-in offline analyst (rule-based, not an LLM) with pandas.",
+                "es": "Calculado por el analista sin conexion integrado (basado en reglas, no un LLM) con pandas."}[LANG]]
+out = dict(OUT)
+if not fig_ok:
+    out.pop("png", None)
+files = finish_outputs(out, table, fig, report, ASCII)
+answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes],
+               "columns": [say(c, ASCII) for c in table.columns],
+               "table": [[say(x, ASCII) if isinstance(x, str) else (None if x != x else x) for x in r]
+                         for r in table.head(12).values.tolist()],
+               "table_rows": int(len(table)),
+               "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()] if p.rsplit(".", 1)[-1].lower() in ("csv", "png", "md") else ""} for p in files]})
+print(headline)
+emit_answer(answer)

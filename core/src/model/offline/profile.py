@@ -1,0 +1,119 @@
+# Sandalyst offline analyst (rule-based, not an LLM): a data profile of one table.
+# Rows, columns, types, missing values, ranges, top categories, duplicated rows; one
+# distribution chart (histogram) per numeric column, all in one figure; a table with
+# one row per column (CSV) and a report (Markdown). Also the answer's second half when
+# the request is outside every skill.
+CONFIG = json.loads(__SANDALYST_CONFIG__)
+
+LANG = CONFIG.get("lang", "en")
+ASCII = bool(CONFIG.get("ascii"))
+OUT = CONFIG["outputs"]
+T = {
+    "en": {"title": "Data profile", "column": "column", "type": "type", "non_missing": "non_missing",
+           "missing": "missing", "distinct": "distinct", "min": "min", "max": "max", "mean": "mean",
+           "top": "top_values", "numeric": "numeric", "text": "text", "datetime": "date/time",
+           "category": "category", "overview": "Overview", "columns": "Columns", "charts": "Distributions",
+           "head": "%s: %d rows, %d columns, %d missing cells (%.1f %%), %d duplicated rows.",
+           "time": "Time column %s: %s to %s.", "numcols": "Numeric columns: %s.",
+           "catcols": "Category columns (most frequent values): %s.", "count": "count",
+           "what_csv": "one row per column (type, missing, distinct, range, top values)",
+           "what_png": "a distribution chart per numeric column",
+           "what_md": "the profile report", "others": "Other tables in input/: %s.",
+           "frequency": "rows"},
+    "es": {"title": "Perfil de los datos", "column": "columna", "type": "tipo", "non_missing": "no_vacios",
+           "missing": "vacios", "distinct": "distintos", "min": "min", "max": "max", "mean": "media",
+           "top": "valores_frecuentes", "numeric": "numerica", "text": "texto", "datetime": "fecha/hora",
+           "category": "categoria", "overview": "Resumen", "columns": "Columnas", "charts": "Distribuciones",
+           "head": "%s: %d filas, %d columnas, %d celdas vacias (%.1f %%), %d filas duplicadas.",
+           "time": "Columna de tiempo %s: de %s a %s.", "numcols": "Columnas numericas: %s.",
+           "catcols": "Columnas de categorias (valores mas frecuentes): %s.", "count": "recuento",
+           "what_csv": "una fila por columna (tipo, vacios, distintos, rango, valores frecuentes)",
+           "what_png": "un grafico de distribucion por columna numerica",
+           "what_md": "el informe del perfil", "others": "Otras tablas en input/: %s.",
+           "frequency": "filas"},
+}[LANG]
+
+df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
+time_col, time_unit, numeric, cats, ids = column_roles(df)
+rows = []
+num_cols = [c for c in numeric if c not in ids]
+cat_summ = []
+for c in df.columns:
+    s = df[c]
+    miss = int(s.isna().sum())
+    row = {T["column"]: c, T["non_missing"]: int(len(s) - miss), T["missing"]: miss,
+           T["distinct"]: int(s.nunique(dropna=True)), T["min"]: "", T["max"]: "", T["mean"]: "", T["top"]: ""}
+    if c == time_col:
+        t = parse_times(s, time_unit).dropna()
+        row[T["type"]] = T["datetime"]
+        if len(t):
+            row[T["min"]], row[T["max"]] = str(t.min()), str(t.max())
+    elif c in numeric:
+        v = numeric[c]
+        row[T["type"]] = T["numeric"] if c not in ids else T["category"]
+        if v.notna().any():
+            row[T["min"]], row[T["max"]], row[T["mean"]] = fmt(v.min()), fmt(v.max()), fmt(v.mean())
+    else:
+        vc = s.dropna().astype(str).value_counts()
+        row[T["type"]] = T["category"] if len(vc) <= max(50, 0.5 * len(s)) else T["text"]
+        top = ", ".join("%s (%d)" % (k, n) for k, n in vc.head(3).items())
+        row[T["top"]] = top
+        if row[T["type"]] == T["category"]:
+            cat_summ.append("%s: %s" % (c, top))
+    rows.append(row)
+cols = [T["column"], T["type"], T["non_missing"], T["missing"], T["distinct"], T["min"], T["max"], T["mean"], T["top"]]
+table = pd.DataFrame(rows)[cols]
+missing = int(df.isna().sum().sum())
+dups = int(df.duplicated().sum())
+cells = max(1, df.shape[0] * df.shape[1])
+name = CONFIG["input"]
+lines = [T["head"] % (name, len(df), df.shape[1], missing, 100.0 * missing / cells, dups)]
+if time_col:
+    t = parse_times(df[time_col], time_unit).dropna()
+    if len(t):
+        lines.append(T["time"] % (time_col, t.min(), t.max()))
+if num_cols:
+    lines.append(T["numcols"] % "; ".join("%s %s..%s" % (c, fmt(numeric[c].min()), fmt(numeric[c].max()))
+                                            for c in num_cols[:8]))
+if cat_summ:
+    lines.append(T["catcols"] % "; ".join(cat_summ[:5]))
+others = [p for p in CONFIG.get("other_tables", []) if p != name]
+if others:
+    lines.append(T["others"] % ", ".join(others))
+
+fig = None
+plot_cols = num_cols[:12]
+if plot_cols:
+    ncol = min(3, len(plot_cols))
+    nrow = (len(plot_cols) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow + 0.6), squeeze=False)
+    for i, c in enumerate(plot_cols):
+        ax = axes[i // ncol][i % ncol]
+        v = numeric[c].dropna()
+        ax.hist(v, bins=min(30, max(5, int(v.nunique()))), color="#2a6f97", edgecolor="white")
+        ax.set_title(say(c, ASCII), fontsize=10)
+        ax.set_ylabel(say(T["frequency"], ASCII), fontsize=8)
+        ax.tick_params(labelsize=8)
+    for j in range(len(plot_cols), nrow * ncol):
+        axes[j // ncol][j % ncol].axis("off")
+    fig.suptitle(say("%s: %s" % (T["charts"], os.path.basename(name)), ASCII))
+    fig.tight_layout()
+
+report = ["# %s: %s" % (T["title"], os.path.basename(name)), "", "## %s" % T["overview"], ""]
+report += ["- " + l for l in lines]
+report += ["", "## %s" % T["columns"], "", md_table(cols, table.fillna("").values.tolist())]
+if fig is not None:
+    report += ["", "## %s" % T["charts"], "", "![](%s)" % os.path.basename(OUT["png"])]
+out = dict(OUT)
+if fig is None:
+    out.pop("png", None)
+files = finish_outputs(out, table, fig, report, ASCII)
+headline = say(" ".join(lines), ASCII)
+print(headline)
+emit_answer({"skill": "profile", "ok": True, "lang": LANG, "input": name, "cached": cached,
+             "rows": int(len(df)), "columns_count": int(df.shape[1]), "missing": missing, "duplicates": dups,
+             "headline": headline, "notes": [],
+             "columns": [say(c, ASCII) for c in cols[:5]],
+             "table": [[say(x, ASCII) if isinstance(x, str) else x for x in r] for r in table[cols[:5]].head(12).values.tolist()],
+             "table_rows": int(len(table)),
+             "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()]} for p in files]})

@@ -1,0 +1,181 @@
+# Sandalyst offline analyst (rule-based, not an LLM): relationships.
+# Correlation between two columns named in the request (Pearson r, Spearman rho, a
+# least-squares line, scatter plot), or a trend over time (the measure summed or
+# averaged per period, a least-squares slope per period, line chart). Columns are
+# matched case- and accent-insensitively, with synonyms; writes a small result table
+# (CSV), the chart (PNG) and a report (Markdown).
+CONFIG = json.loads(__SANDALYST_CONFIG__)
+
+LANG = CONFIG.get("lang", "en")
+ASCII = bool(CONFIG.get("ascii"))
+OUT = CONFIG["outputs"]
+INTENT = CONFIG.get("intent") or {}
+T = {
+    "en": {"stat": "statistic", "value": "value", "pearson": "pearson_r", "spearman": "spearman_rho",
+           "slope": "slope", "intercept": "intercept", "n": "n", "r2": "r_squared",
+           "strong": "strong", "moderate": "moderate", "weak": "weak", "none": "no clear",
+           "pos": "positive", "neg": "negative",
+           "corr": "%s and %s have a %s %s correlation: Pearson r = %s (Spearman rho = %s, n = %d). "
+                   "The fitted line: %s = %s + %s x %s.",
+           "corr_none": "%s and %s show no clear linear relationship: Pearson r = %s (Spearman rho = %s, n = %d).",
+           "trend": "%s per %s %s by %s per %s on average (least-squares slope), from %s in %s to %s in %s "
+                    "(fitted %s%%  over %d %ss).",
+           "up": "rises", "down": "falls", "flat": "stays about level, changing",
+           "period": "period", "fitted": "trend",
+           "question": "Question", "answer": "Answer", "result": "Result", "method": "Method",
+           "title": "Relationship", "title_trend": "Trend over time",
+           "method_corr": "Pearson correlation of the rows where both columns have a value; Spearman rank "
+                          "correlation as a check; least-squares line.",
+           "method_trend": "Values %s per %s, then a least-squares line through the periods; the slope is the "
+                           "average change per %s.",
+           "summed": "summed", "averaged": "averaged",
+           "what_csv": "the result table", "what_png": "the chart", "what_md": "the report",
+           "need_two": "two numeric columns to relate were not found",
+           "need_time": "no date or time column was found for a trend",
+           "assumed": "The request names fewer than two numeric columns; %s was used."},
+    "es": {"stat": "estadistico", "value": "valor", "pearson": "pearson_r", "spearman": "spearman_rho",
+           "slope": "pendiente", "intercept": "ordenada", "n": "n", "r2": "r_cuadrado",
+           "strong": "fuerte", "moderate": "moderada", "weak": "debil", "none": "sin",
+           "pos": "positiva", "neg": "negativa",
+           "corr": "%s y %s tienen una correlacion %s %s: r de Pearson = %s (rho de Spearman = %s, n = %d). "
+                   "Recta ajustada: %s = %s + %s x %s.",
+           "corr_none": "%s y %s no muestran una relacion lineal clara: r de Pearson = %s (rho de Spearman = %s, n = %d).",
+           "trend": "%s por %s %s %s por %s de media (pendiente de minimos cuadrados), de %s en %s a %s en %s "
+                    "(ajustado %s%% en %d periodos de %s).",
+           "up": "sube", "down": "baja", "flat": "se mantiene, cambiando",
+           "period": "periodo", "fitted": "tendencia",
+           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "Metodo",
+           "title": "Relacion", "title_trend": "Tendencia en el tiempo",
+           "method_corr": "Correlacion de Pearson de las filas con valor en ambas columnas; correlacion de "
+                          "rangos de Spearman como control; recta de minimos cuadrados.",
+           "method_trend": "Valores %s por %s y una recta de minimos cuadrados por los periodos; la pendiente es "
+                           "el cambio medio por %s.",
+           "summed": "sumados", "averaged": "promediados",
+           "what_csv": "la tabla del resultado", "what_png": "el grafico", "what_md": "el informe",
+           "need_two": "no se encontraron dos columnas numericas que relacionar",
+           "need_time": "no se encontro una columna de fecha u hora para la tendencia",
+           "assumed": "La pregunta nombra menos de dos columnas numericas; se uso %s."},
+}[LANG]
+PERIOD_WORD = {"en": {"hour": "hour", "day": "day", "week": "week", "month": "month", "quarter": "quarter",
+                      "year": "year", "weekday": "day"},
+               "es": {"hour": "hora", "day": "dia", "week": "semana", "month": "mes", "quarter": "trimestre",
+                      "year": "ano", "weekday": "dia"}}[LANG]
+
+df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
+req = norm(CONFIG["request"])
+time_col, time_unit, numeric, cats, ids = column_roles(df)
+measures = [c for c in numeric if c not in ids]
+named, spans = match_columns(req, measures)
+notes = []
+answer = {"skill": "relate", "ok": True, "lang": LANG, "input": CONFIG["input"], "cached": cached}
+trend = bool(INTENT.get("trend")) and not (len(named) >= 2 and not find_words(req, "time") >= 0)
+fig, ax = plt.subplots(figsize=(9, 5.5))
+if trend and time_col is None:
+    answer.update({"ok": False, "reason": T["need_time"]})
+elif not trend and len(measures) < 2:
+    answer.update({"ok": False, "reason": T["need_two"]})
+elif not trend:
+    cols = list(named[:2])
+    if len(cols) < 2:
+        pool = [c for c in measures if c not in cols]
+        if cols:
+            pool.sort(key=lambda c: -abs(numeric[cols[0]].corr(numeric[c])) if numeric[c].notna().sum() > 2 else 0)
+        cols += pool[: 2 - len(cols)]
+        notes.append(T["assumed"] % ", ".join(cols))
+    xa, ya = cols[0], cols[1]
+    both = pd.DataFrame({"x": numeric[xa], "y": numeric[ya]}).dropna()
+    r = float(both["x"].corr(both["y"]))
+    rho = float(both["x"].rank().corr(both["y"].rank()))
+    slope, icpt = np.polyfit(both["x"], both["y"], 1) if len(both) > 2 else (float("nan"), float("nan"))
+    a = abs(r)
+    strength = T["strong"] if a >= 0.7 else T["moderate"] if a >= 0.4 else T["weak"] if a >= 0.2 else None
+    if strength:
+        headline = T["corr"] % (xa, ya, strength, T["pos"] if r > 0 else T["neg"], "%.3f" % r, "%.3f" % rho,
+                                len(both), ya, fmt(icpt), fmt(slope), xa)
+        if LANG == "es":
+            headline = T["corr"] % (xa, ya, T["pos"] if r > 0 else T["neg"], strength, "%.3f" % r, "%.3f" % rho,
+                                    len(both), ya, fmt(icpt), fmt(slope), xa)
+    else:
+        headline = T["corr_none"] % (xa, ya, "%.3f" % r, "%.3f" % rho, len(both))
+    table = pd.DataFrame({T["stat"]: [T["pearson"], T["spearman"], T["r2"], T["slope"], T["intercept"], T["n"]],
+                          T["value"]: [round(r, 4), round(rho, 4), round(r * r, 4), slope, icpt, len(both)]})
+    sample = both.sample(n=min(len(both), 5000), random_state=0) if len(both) > 5000 else both
+    ax.scatter(sample["x"], sample["y"], s=12, alpha=0.6, color="#2a6f97")
+    xs = np.linspace(both["x"].min(), both["x"].max(), 50)
+    ax.plot(xs, icpt + slope * xs, color="#d1495b", label="r = %.3f" % r)
+    ax.set_xlabel(say(xa, ASCII))
+    ax.set_ylabel(say(ya, ASCII))
+    ax.set_title(say("%s vs %s" % (ya, xa), ASCII))
+    ax.legend()
+    method = T["method_corr"]
+    answer.update({"x": xa, "y": ya, "pearson_r": r, "spearman_rho": rho, "slope": slope, "n": len(both)})
+    title = T["title"]
+else:
+    ts = parse_times(df[time_col], time_unit)
+    pool = [c for c in (named or measures) if not (is_temperature(c) and not named)] or measures
+    if not pool:
+        answer.update({"ok": False, "reason": T["need_two"]})
+    else:
+        m = pool[0]
+        if not named:
+            notes.append(T["assumed"] % m)
+        per = period_named(req)
+        span = (ts.max() - ts.min()) if ts.notna().any() else pd.Timedelta(0)
+        if per not in ("hour", "day", "week", "month", "quarter", "year"):
+            per = "day" if span <= pd.Timedelta(days=120) else "week" if span <= pd.Timedelta(days=730) else "month"
+        mt = tokens(m) + [norm(m)]
+        level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or is_temperature(m)
+        how = "mean" if level else "sum"
+        k, lab = period_key(ts, per, LANG)
+        ok = ts.notna() & numeric[m].notna()
+        g = numeric[m][ok].groupby(k[ok])
+        series = g.mean() if how == "mean" else g.sum()
+        labels = dict(zip(k[ok], lab[ok]))
+        x = np.arange(len(series), dtype=float)
+        slope, icpt = np.polyfit(x, series.values.astype(float), 1)
+        fitted = icpt + slope * x
+        pct = 100.0 * (fitted[-1] - fitted[0]) / abs(fitted[0]) if fitted[0] else float("nan")
+        pw = PERIOD_WORD[per]
+        direction = T["up"] if slope > 0 else T["down"]
+        if abs(pct) < 2:
+            direction = T["flat"]
+        first, last = labels[series.index[0]], labels[series.index[-1]]
+        how_word = T["summed"] if how == "sum" else T["averaged"]
+        headline = T["trend"] % (m, pw, direction, ("+" if slope > 0 else "") + fmt(slope), pw,
+                                 fmt(series.iloc[0]), first, fmt(series.iloc[-1]), last,
+                                 ("+" if pct > 0 else "") + ("%.1f" % pct) + " ", len(series) - 1, pw)
+        headline = re.sub(r"\s+%", " %", headline)
+        table = pd.DataFrame({T["period"]: [labels[i] for i in series.index], m: series.values, T["fitted"]: fitted})
+        ax.plot(range(len(series)), series.values, marker="o" if len(series) <= 60 else None, color="#2a6f97", label=say(m, ASCII))
+        ax.plot(range(len(series)), fitted, color="#d1495b", linestyle="--",
+                label=say("%s: %s%s / %s" % (T["fitted"], "+" if slope > 0 else "", fmt(slope), pw), ASCII))
+        step = max(1, len(series) // 12)
+        ax.set_xticks(list(range(0, len(series), step)))
+        ax.set_xticklabels([say(labels[series.index[i]], ASCII) for i in range(0, len(series), step)], rotation=30, ha="right")
+        ax.set_ylabel(say(m, ASCII))
+        ax.set_title(say("%s: %s %s %s" % (T["title_trend"], m, {"en": "per", "es": "por"}[LANG], pw), ASCII))
+        ax.legend()
+        method = T["method_trend"] % (how_word, pw, pw)
+        title = T["title_trend"]
+        answer.update({"measure": m, "period": per, "slope": slope, "change_pct": pct, "periods": len(series)})
+
+if not answer["ok"]:
+    plt.close(fig)
+    emit_answer(answer)
+else:
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    headline = say(headline, ASCII)
+    report = ["# %s" % title, "", "**%s:** %s" % (T["question"], CONFIG["request"].strip()), "",
+              "**%s:** %s" % (T["answer"], headline), "", "## %s" % T["result"], "",
+              md_table(list(table.columns), table.head(60).values.tolist()), "", "## %s" % T["method"], "",
+              "- %s: %s" % ({"en": "File", "es": "Archivo"}[LANG], CONFIG["input"]), "- " + method]
+    report += ["- " + n for n in notes]
+    files = finish_outputs(OUT, table, fig, report, ASCII)
+    print(headline)
+    answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes],
+                   "columns": [say(c, ASCII) for c in table.columns],
+                   "table": [[say(x, ASCII) if isinstance(x, str) else x for x in r] for r in table.head(12).values.tolist()],
+                   "table_rows": int(len(table)),
+                   "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()]} for p in files]})
+    emit_answer(answer)

@@ -1,0 +1,634 @@
+//! Reading the request: which skill it asks for, in which language, and (for the
+//! aggregate and relationship skills) the operation it names. Everything here works on
+//! the words of the request only; the columns and values it names are matched against
+//! the data by the skill's Python, which has the data.
+//!
+//! Words are compared after [`normalise`]: lower case, accents dropped, punctuation as
+//! spaces, so "Región", "region" and "REGION" are the same word.
+//!
+//! ```
+//! use sandalyst::model::offline::request::{recognise, Lang, Skill};
+//! let r = recognise("¿Qué región tuvo más ventas en febrero?");
+//! assert_eq!((r.skill, r.lang), (Skill::Aggregate, Lang::Es));
+//! ```
+
+use serde::Serialize;
+
+/// What the offline analyst can do, one planner each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Skill {
+    /// Abnormal events in a time series (`analyse.py`).
+    Anomalies,
+    /// What is in the file (`profile.py`).
+    Profile,
+    /// Totals, means, counts, min/max by category or period (`aggregate.py`).
+    Aggregate,
+    /// Correlation between two columns, or a trend over time (`relate.py`).
+    Relate,
+    /// Nothing it can do: an honest answer plus the data profile.
+    Unsupported,
+}
+
+impl Skill {
+    pub fn name(self) -> &'static str {
+        match self {
+            Skill::Anomalies => "anomalies",
+            Skill::Profile => "profile",
+            Skill::Aggregate => "aggregate",
+            Skill::Relate => "relate",
+            Skill::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// The language of the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    En,
+    Es,
+}
+
+/// What the request asks for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recognised {
+    pub skill: Skill,
+    pub lang: Lang,
+    /// The request asks for plain ASCII output.
+    pub ascii: bool,
+    pub intent: Intent,
+}
+
+/// The operation of an aggregate or relationship question, as far as the words say.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Intent {
+    /// sum, mean, count, min, max, median; None: the skill picks (sum for amounts).
+    pub op: Option<&'static str>,
+    /// "top 5", "3 best": how many rows to keep.
+    pub top_n: Option<u32>,
+    /// The answer is the smallest (lowest, least, bottom) rather than the largest.
+    pub lowest: bool,
+    /// The question is about the extreme value (which ... highest / lowest).
+    pub extreme: bool,
+    /// Share of total (percent).
+    pub share: bool,
+    /// Change between periods.
+    pub change: bool,
+    /// Trend over time (relate skill).
+    pub trend: bool,
+    /// Chart asked for: "bar", "line" or "pie" (drawn as bars).
+    pub chart: Option<&'static str>,
+}
+
+/// Lower case, accents dropped, anything but letters and digits as one space.
+pub fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        let c = match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' => 'a',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'í' | 'ì' | 'î' | 'ï' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' => 'u',
+            'ñ' => 'n',
+            'ç' => 'c',
+            c if c.is_alphanumeric() => c,
+            _ => ' ',
+        };
+        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+            continue;
+        }
+        out.push(c);
+    }
+    out.trim_end().to_string()
+}
+
+/// Whether `phrase` (normalised words) occurs in `text` (normalised) as whole words;
+/// a phrase ending in `*` matches any word starting with it.
+fn has(text: &str, phrase: &str) -> bool {
+    let padded = format!(" {text} ");
+    match phrase.strip_suffix('*') {
+        Some(stem) => padded.contains(&format!(" {stem}")),
+        None => padded.contains(&format!(" {phrase} ")),
+    }
+}
+
+fn any(text: &str, phrases: &[&str]) -> bool {
+    phrases.iter().any(|p| has(text, p))
+}
+
+/// Requests no skill covers, even when they also name an operation or a column.
+const OUT_OF_SCOPE: &[&str] = &[
+    "forecast*",
+    "predict*",
+    "prediction*",
+    "pronostic*",
+    "predec*",
+    "predic*",
+    "prevision*",
+    "machine learning",
+    "neural",
+    "red neuronal",
+    "train a",
+    "entrena*",
+    "cluster*",
+    "segment*",
+    "translate*",
+    "traduc*",
+    "poem*",
+    "poema*",
+    "email*",
+    "correo*",
+    "sentiment*",
+    "classif*",
+    "clasific*",
+    "simulat*",
+    "simula*",
+    "optimi*",
+    "web scrap*",
+    "download*",
+    "descarga*",
+    "send *",
+];
+
+const ANOMALY_WORDS: &[&str] = &[
+    "anomal*",
+    "abnormal*",
+    "outlier*",
+    "unusual",
+    "spike*",
+    "atipic*",
+    "inusual*",
+    "anormal*",
+    "pico*",
+    "irregular*",
+];
+
+/// "Again" alone repeats the anomaly analysis, as before skills existed.
+const AGAIN_WORDS: &[&str] = &[
+    "again", "re run", "rerun", "repeat", "otra vez", "de nuevo", "repite",
+];
+
+const RELATE_WORDS: &[&str] = &[
+    "correlat*",
+    "correlac*",
+    "relationship*",
+    "relation*",
+    "relacion*",
+    "related",
+    "relacionad*",
+    "scatter*",
+    "dispersion",
+    "trend*",
+    "tendencia*",
+    "slope",
+    "pendiente",
+    "over time",
+    "a lo largo del tiempo",
+    "evolution",
+    "evolucion*",
+    "versus",
+    "vs",
+    "depend*",
+];
+
+const TREND_WORDS: &[&str] = &[
+    "trend*",
+    "tendencia*",
+    "slope",
+    "pendiente",
+    "over time",
+    "a lo largo del tiempo",
+    "evolution",
+    "evolucion*",
+    "growing",
+    "creciendo",
+];
+
+const AGGREGATE_WORDS: &[&str] = &[
+    "total*",
+    "sum",
+    "suma*",
+    "sumar",
+    "average*",
+    "mean",
+    "media",
+    "medio",
+    "promedio*",
+    "median",
+    "mediana",
+    "count*",
+    "how many",
+    "how much",
+    "cuant*",
+    "number of",
+    "numero de",
+    "highest",
+    "lowest",
+    "most",
+    "least",
+    "max*",
+    "min",
+    "minimum",
+    "minimo",
+    "minima",
+    "largest",
+    "smallest",
+    "biggest",
+    "mayor*",
+    "menor*",
+    "mas",
+    "menos",
+    "top",
+    "best",
+    "worst",
+    "bottom",
+    "mejor*",
+    "peor*",
+    "share",
+    "percent*",
+    "porcentaje*",
+    "proporcion*",
+    "cuota",
+    "change",
+    "changed",
+    "growth",
+    "grew",
+    "increase*",
+    "decrease*",
+    "cambio*",
+    "cambiado",
+    "crecimiento",
+    "crecio",
+    "aumento",
+    "disminu*",
+    "variacion",
+    "by",
+    "per",
+    "por",
+    "each",
+    "cada",
+    "split",
+    "desglos*",
+    "compare",
+    "compara*",
+    "ranking",
+    "rank",
+    "which",
+    "cual*",
+    "que",
+];
+
+const PROFILE_WORDS: &[&str] = &[
+    "what is in",
+    "whats in",
+    "what s in",
+    "describe*",
+    "summar*",
+    "explore",
+    "exploration",
+    "overview",
+    "profile",
+    "columns",
+    "que hay",
+    "que contiene",
+    "contenido",
+    "resum*",
+    "explora*",
+    "perfil",
+    "columnas",
+    "describir",
+    "descripcion",
+    "look at this",
+    "tell me about",
+    "about this file",
+    "about the data",
+    "sobre los datos",
+    "sobre este",
+];
+
+/// A word that makes an aggregate request precise (beyond "by" or "which").
+const OPERATION_WORDS: &[(&str, &str)] = &[
+    ("total*", "sum"),
+    ("sum", "sum"),
+    ("suma*", "sum"),
+    ("sumar", "sum"),
+    ("how much", "sum"),
+    ("average*", "mean"),
+    ("mean", "mean"),
+    ("media", "mean"),
+    ("medio", "mean"),
+    ("promedio*", "mean"),
+    ("median", "median"),
+    ("mediana", "median"),
+    ("count*", "count"),
+    ("how many", "count"),
+    ("cuantos", "count"),
+    ("cuantas", "count"),
+    ("number of", "count"),
+    ("numero de", "count"),
+    ("maximum", "max"),
+    ("max", "max"),
+    ("maximo", "max"),
+    ("maxima", "max"),
+    ("minimum", "min"),
+    ("min", "min"),
+    ("minimo", "min"),
+    ("minima", "min"),
+];
+
+const LOWEST_WORDS: &[&str] = &[
+    "lowest", "least", "smallest", "fewest", "worst", "bottom", "menor*", "menos", "peor*",
+    "minimum", "minimo", "minima", "min",
+];
+
+const HIGHEST_WORDS: &[&str] = &[
+    "highest", "most", "largest", "biggest", "best", "top", "mayor*", "mas", "mejor*", "maximum",
+    "maximo", "maxima", "max",
+];
+
+const SPANISH_WORDS: &[&str] = &[
+    "el", "la", "los", "las", "de", "del", "que", "en", "por", "y", "un", "una", "es", "con",
+    "para", "cual", "cuales", "como", "mas", "hay", "este", "esta", "archivo", "datos", "ventas",
+    "mes", "haz", "hazme", "dame", "muestra", "grafico", "tabla", "cada", "entre", "sobre",
+];
+
+const ENGLISH_WORDS: &[&str] = &[
+    "the", "of", "in", "by", "and", "a", "is", "what", "which", "with", "for", "how", "this",
+    "file", "data", "make", "show", "give", "chart", "table", "each", "between", "about", "me",
+    "per", "it", "to",
+];
+
+/// English unless the request reads as Spanish (or has ñ, ¿, ¡).
+pub fn detect_lang(text: &str) -> Lang {
+    if text.contains(['¿', '¡', 'ñ', 'Ñ']) {
+        return Lang::Es;
+    }
+    let n = normalise(text);
+    let words: Vec<&str> = n.split(' ').collect();
+    let es = words.iter().filter(|w| SPANISH_WORDS.contains(w)).count();
+    let en = words.iter().filter(|w| ENGLISH_WORDS.contains(w)).count();
+    if es > en {
+        Lang::Es
+    } else {
+        Lang::En
+    }
+}
+
+/// The request asks for plain ASCII (or "sin acentos").
+pub fn wants_ascii(text: &str) -> bool {
+    let n = normalise(text);
+    any(
+        &n,
+        &["ascii", "sin acentos", "plain text only", "no unicode"],
+    )
+}
+
+/// The skill, language and operation of a request.
+pub fn recognise(text: &str) -> Recognised {
+    let n = normalise(text);
+    let skill = if any(&n, ANOMALY_WORDS) {
+        Skill::Anomalies
+    } else if any(&n, OUT_OF_SCOPE) {
+        Skill::Unsupported
+    } else if any(&n, RELATE_WORDS) {
+        Skill::Relate
+    } else if any(&n, PROFILE_WORDS) && !precise_aggregate(&n) {
+        Skill::Profile
+    } else if any(&n, AGGREGATE_WORDS) {
+        Skill::Aggregate
+    } else if any(&n, AGAIN_WORDS) {
+        Skill::Anomalies
+    } else {
+        Skill::Unsupported
+    };
+    Recognised {
+        skill,
+        lang: detect_lang(text),
+        ascii: wants_ascii(text),
+        intent: intent(&n),
+    }
+}
+
+/// An operation word or an extreme: "summarise total sales by region" is an aggregate.
+fn precise_aggregate(n: &str) -> bool {
+    OPERATION_WORDS.iter().any(|(w, _)| has(n, w))
+        || any(n, HIGHEST_WORDS)
+        || any(n, LOWEST_WORDS)
+        || any(
+            n,
+            &[
+                "share",
+                "percent*",
+                "porcentaje*",
+                "change",
+                "cambio*",
+                "top",
+            ],
+        )
+}
+
+fn number_word(w: &str) -> Option<u32> {
+    let words = [
+        ("one", 1),
+        ("two", 2),
+        ("three", 3),
+        ("four", 4),
+        ("five", 5),
+        ("six", 6),
+        ("seven", 7),
+        ("eight", 8),
+        ("nine", 9),
+        ("ten", 10),
+        ("uno", 1),
+        ("dos", 2),
+        ("tres", 3),
+        ("cuatro", 4),
+        ("cinco", 5),
+        ("seis", 6),
+        ("siete", 7),
+        ("ocho", 8),
+        ("nueve", 9),
+        ("diez", 10),
+    ];
+    w.parse::<u32>()
+        .ok()
+        .filter(|n| (1..=100).contains(n))
+        .or_else(|| words.iter().find(|(s, _)| *s == w).map(|(_, n)| *n))
+}
+
+/// The operation words of a normalised request.
+fn intent(n: &str) -> Intent {
+    let words: Vec<&str> = n.split(' ').collect();
+    let ranked = [
+        "top", "bottom", "best", "worst", "primeros", "mejores", "peores", "ultimos",
+    ];
+    let mut top_n = None;
+    for (i, w) in words.iter().enumerate() {
+        if ranked.contains(w) || w.starts_with("mayor") || w.starts_with("menor") {
+            // "top 5", "5 best", "los 5 productos con mayor": the nearest number
+            let next = words.get(i + 1).and_then(|x| number_word(x));
+            let prev = (i.saturating_sub(3)..i)
+                .rev()
+                .find_map(|j| words.get(j).and_then(|x| x.parse::<u32>().ok()))
+                .filter(|n| (1..=100).contains(n))
+                .or_else(|| i.checked_sub(1).and_then(|j| number_word(words[j])));
+            if let Some(k) = next.or(prev) {
+                top_n = Some(k);
+                break;
+            }
+        }
+    }
+    let op = OPERATION_WORDS
+        .iter()
+        .find(|(w, _)| has(n, w))
+        .map(|(_, op)| *op);
+    let lowest = any(n, LOWEST_WORDS);
+    let extreme = lowest || any(n, HIGHEST_WORDS);
+    let chart = if any(n, &["line*", "linea*", "lineas"]) {
+        Some("line")
+    } else if any(n, &["bar*", "barra*", "column chart", "histogram*"]) {
+        Some("bar")
+    } else if any(n, &["pie*", "tarta", "circular", "quesito"]) {
+        Some("pie")
+    } else {
+        None
+    };
+    Intent {
+        // "max"/"min" words are extremes of a total, unless nothing else names an op.
+        op: match op {
+            Some("max") | Some("min")
+                if any(n, &["total*", "sum", "suma*", "average*", "mean", "media"]) =>
+            {
+                OPERATION_WORDS
+                    .iter()
+                    .filter(|(_, o)| *o != "max" && *o != "min")
+                    .find(|(w, _)| has(n, w))
+                    .map(|(_, op)| *op)
+            }
+            o => o,
+        },
+        top_n,
+        lowest,
+        extreme,
+        share: any(
+            n,
+            &[
+                "share",
+                "percent*",
+                "porcentaje*",
+                "proporcion*",
+                "cuota",
+                "of total",
+                "del total",
+                "pie*",
+            ],
+        ),
+        change: any(
+            n,
+            &[
+                "change",
+                "changed",
+                "growth",
+                "grew",
+                "increase*",
+                "decrease*",
+                "cambio*",
+                "cambiado",
+                "crecimiento",
+                "crecio",
+                "aumento",
+                "disminu*",
+                "variacion",
+                "difference",
+                "diferencia",
+            ],
+        ),
+        trend: any(n, TREND_WORDS),
+        chart,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalise_drops_accents_and_punctuation() {
+        assert_eq!(
+            normalise("¿Qué Región  tuvo MÁS ventas?"),
+            "que region tuvo mas ventas"
+        );
+        assert_eq!(normalise("units/quantity"), "units quantity");
+    }
+
+    #[test]
+    fn skills_from_requests() {
+        let cases = [
+            (
+                "Which region had the highest total revenue in February? Make a bar chart.",
+                Skill::Aggregate,
+            ),
+            ("¿Qué región tuvo más ventas en febrero?", Skill::Aggregate),
+            ("What is in this file?", Skill::Profile),
+            ("Describe the data", Skill::Profile),
+            ("Resume el archivo", Skill::Profile),
+            ("Summarise total sales by region", Skill::Aggregate),
+            (
+                "Is there a correlation between temperature and humidity?",
+                Skill::Relate,
+            ),
+            ("What is the trend of visits over time?", Skill::Relate),
+            ("Look for abnormal energy-use events", Skill::Anomalies),
+            (
+                "Find unusual power use in input/chiller_plant.csv.",
+                Skill::Anomalies,
+            ),
+            ("Forecast next month's revenue", Skill::Unsupported),
+            ("Write me a poem about this data", Skill::Unsupported),
+            ("Now split it by weekday", Skill::Aggregate),
+            (
+                "Look for anomalies again with the new file",
+                Skill::Anomalies,
+            ),
+            ("again please", Skill::Anomalies),
+        ];
+        for (text, skill) in cases {
+            assert_eq!(recognise(text).skill, skill, "{text}");
+        }
+    }
+
+    #[test]
+    fn language_and_ascii() {
+        assert_eq!(
+            detect_lang("Which region had the highest revenue?"),
+            Lang::En
+        );
+        assert_eq!(
+            detect_lang("Cuál es el total de ventas por región"),
+            Lang::Es
+        );
+        assert_eq!(detect_lang("¿Total?"), Lang::Es);
+        assert!(wants_ascii("use plain ASCII (deg C)"));
+        assert!(!wants_ascii("a chart please"));
+    }
+
+    #[test]
+    fn operations_from_words() {
+        let i = recognise("Top 3 products by units sold, as a bar chart").intent;
+        assert_eq!((i.top_n, i.op, i.chart), (Some(3), None, Some("bar")));
+        let i = recognise("Which store had the lowest average stock?").intent;
+        assert_eq!((i.op, i.lowest, i.extreme), (Some("mean"), true, true));
+        let i = recognise("Los 5 productos con mayor facturación").intent;
+        assert_eq!((i.top_n, i.lowest), (Some(5), false));
+        let i = recognise("share of total revenue by channel").intent;
+        assert!(i.share && i.op == Some("sum"));
+        let i = recognise("How did revenue change between January and March?").intent;
+        assert!(i.change);
+        let i = recognise("Maximum total revenue by region").intent;
+        assert_eq!(i.op, Some("sum"));
+        let i = recognise("How many responses per country?").intent;
+        assert_eq!(i.op, Some("count"));
+    }
+}

@@ -1,0 +1,301 @@
+# --- skill helpers (Sandalyst offline analyst): loading, words, columns, texts ---------
+import unicodedata
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def load_table(path, kind, sheet=None):
+    """The table as a DataFrame; kept in the kernel between asks (a copy is returned),
+    read again when the file changed or the kernel is new."""
+    cache = globals().setdefault("_sandalyst_tables", {})
+    st = os.stat(path)
+    key = (path, sheet, st.st_mtime_ns, st.st_size)
+    if key in cache:
+        return cache[key].copy(), True
+    parts = read_tables(path, kind)
+    df = dict(parts).get(sheet, parts[0][1]) if sheet else parts[0][1]
+    df.columns = [str(c) for c in df.columns]
+    if len(cache) > 8:
+        cache.clear()
+    cache[key] = df
+    return df.copy(), False
+
+
+def norm(s):
+    """Lower case, accents dropped, anything but letters and digits as one space."""
+    s = unicodedata.normalize("NFKD", str(s).lower())
+    s = "".join(c for c in s if not unicodedata.combining(c))
+    return re.sub(r"[^a-z0-9]+", " ", s).strip()
+
+
+def find_words(text_n, phrase_n):
+    """Start of `phrase_n` in `text_n` as whole words (plural s/es allowed), or -1."""
+    if not phrase_n:
+        return -1
+    m = re.search(r"(?<![a-z0-9])" + re.escape(phrase_n) + r"(?:s|es)?(?![a-z0-9])", text_n)
+    return m.start() if m else -1
+
+
+SYNONYMS = [
+    ["revenue", "sales", "ventas", "ingresos", "facturacion", "importe", "turnover", "income"],
+    ["units", "quantity", "qty", "cantidad", "unidades", "uds", "units sold", "unidades vendidas"],
+    ["region", "zona", "area"],
+    ["product", "producto", "item", "articulo"],
+    ["category", "categoria", "family", "familia"],
+    ["price", "precio", "unit price", "precio unitario"],
+    ["cost", "coste", "costo", "unit cost", "coste unitario"],
+    ["profit", "beneficio", "margin", "margen"],
+    ["customer", "cliente"],
+    ["country", "pais"],
+    ["city", "ciudad"],
+    ["store", "tienda", "shop"],
+    ["warehouse", "almacen", "deposito"],
+    ["stock", "inventory", "inventario", "existencias", "on hand", "stock qty", "stock quantity"],
+    ["visits", "visitas", "sessions", "sesiones", "traffic", "trafico"],
+    ["page", "pagina", "url"],
+    ["pageviews", "page views", "vistas"],
+    ["channel", "canal", "source", "fuente"],
+    ["temperature", "temperatura", "temp"],
+    ["humidity", "humedad"],
+    ["sensor", "sensores"],
+    ["satisfaction", "satisfaccion", "score", "puntuacion", "rating", "valoracion"],
+    ["age", "edad"],
+    ["bounce rate", "rebote", "tasa de rebote", "bounce"],
+    ["conversions", "conversiones"],
+    ["orders", "pedidos"],
+    ["department", "departamento"],
+    ["gender", "genero", "sexo"],
+]
+UNIT_TOKENS = {"c", "f", "pct", "percent", "kwh", "kw", "eur", "usd", "s", "sec", "secs", "ms", "m3",
+               "mm", "cm", "kg", "g", "l", "num", "n", "no", "qty_", "eu"}
+LEVEL_WORDS = ("rate", "pct", "percent", "price", "precio", "score", "satisfaction", "satisfaccion",
+               "age", "edad", "humidity", "humedad", "ratio", "avg", "mean", "media", "level",
+               "nivel", "temp", "temperature", "temperatura", "rating", "time", "tiempo", "duration")
+
+
+def column_aliases(col):
+    """[(alias, strength)]: the name itself (3), without unit tokens (3), synonyms (2),
+    single meaningful words of a longer name (1)."""
+    n = norm(col)
+    toks = n.split()
+    core = [t for t in toks if t not in UNIT_TOKENS] or toks
+    out = {n: 3, " ".join(core): 3}
+    for group in SYNONYMS:
+        gn = [norm(g) for g in group]
+        if " ".join(core) in gn or n in gn:
+            for g in gn:
+                out.setdefault(g, 2)
+    if len(core) > 1:
+        for t in core:
+            if len(t) >= 4:
+                out.setdefault(t, 1)
+                for group in SYNONYMS:
+                    gn = [norm(g) for g in group]
+                    if t in gn:
+                        for g in gn:
+                            out.setdefault(g, 1)
+    return list(out.items())
+
+
+def match_columns(text_n, cols):
+    """Columns named in the request (by name, words of the name, or synonym), in the
+    order they are named; overlapping mentions go to the strongest match."""
+    found = []
+    for c in cols:
+        for alias, strength in column_aliases(c):
+            pos = find_words(text_n, alias)
+            if pos >= 0:
+                found.append((strength, len(alias), pos, c))
+    found.sort(key=lambda f: (-f[0], -f[1], f[2]))
+    taken, chosen, spans = set(), [], []
+    for strength, length, pos, c in found:
+        if c in taken:
+            continue
+        if any(pos < e and s < pos + length for s, e in spans):
+            continue
+        taken.add(c)
+        spans.append((pos, pos + length))
+        chosen.append((pos, c))
+    chosen.sort()
+    globals()["_sandalyst_mentions"] = dict((c, p) for p, c in chosen)
+    return [c for _, c in chosen], spans
+
+
+def after_by(text_n, col):
+    """Whether the request names `col` right after by/per/each ("revenue by region")."""
+    pos = globals().get("_sandalyst_mentions", {}).get(col)
+    if pos is None:
+        return False
+    before = text_n[:pos].split()
+    return bool(before) and before[-1] in ("by", "per", "por", "each", "cada", "across", "para", "segun")
+
+
+def column_roles(df):
+    """(time column, its unit, {numeric column: values}, categorical columns, id-like)."""
+    best = None
+    for c in df.columns:
+        try:
+            t = time_candidate(c, df[c])
+        except Exception:
+            t = None
+        if t and (best is None or t["score"] > best["score"]):
+            best = t
+    time_col = best["name"] if best else None
+    numeric, cats, ids = {}, [], []
+    for c in df.columns:
+        if c == time_col:
+            continue
+        v = numeric_view(df[c])
+        if v is not None and v.notna().sum() >= 1:
+            numeric[c] = v.astype(float)
+            if is_id_like(c, df[c]):
+                ids.append(c)
+        else:
+            cats.append(c)
+    return time_col, (best or {}).get("unit"), numeric, cats, ids
+
+
+MONTHS = {
+    1: ["january", "jan", "enero", "ene"], 2: ["february", "feb", "febrero"],
+    3: ["march", "mar", "marzo"], 4: ["april", "apr", "abril", "abr"], 5: ["may", "mayo"],
+    6: ["june", "jun", "junio"], 7: ["july", "jul", "julio"], 8: ["august", "aug", "agosto", "ago"],
+    9: ["september", "sep", "sept", "septiembre", "setiembre"], 10: ["october", "oct", "octubre"],
+    11: ["november", "nov", "noviembre"], 12: ["december", "dec", "diciembre", "dic"],
+}
+MONTH_NAMES = {"en": ["January", "February", "March", "April", "May", "June", "July", "August",
+                      "September", "October", "November", "December"],
+               "es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+                      "septiembre", "octubre", "noviembre", "diciembre"]}
+DAY_NAMES = {"en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+             "es": ["lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo"]}
+PERIODS = [
+    ("weekday", ["weekday", "day of week", "day of the week", "dia de la semana", "dias de la semana",
+                 "weekdays"]),
+    ("hour", ["hour", "hourly", "hora", "horas", "hour of day", "hora del dia"]),
+    ("day", ["day", "daily", "dia", "dias", "diario", "diaria", "date", "fecha"]),
+    ("week", ["week", "weekly", "semana", "semanas", "semanal"]),
+    ("month", ["month", "monthly", "mes", "meses", "mensual"]),
+    ("quarter", ["quarter", "quarterly", "trimestre", "trimestral"]),
+    ("year", ["year", "yearly", "annual", "ano", "anos", "anual"]),
+]
+
+
+def months_named(text_n):
+    """Months named in the request, in the order named (full names; short ones only
+    next to a digit-free context such as 'in feb')."""
+    found = []
+    for m, names in MONTHS.items():
+        for i, name in enumerate(names):
+            if len(name) <= 3 and name in ("mar", "may", "ene", "ago", "dic", "sep", "jun", "jul",
+                                            "oct", "nov", "dec", "apr", "abr", "aug", "jan", "feb"):
+                if name in ("mar", "may"):  # also ordinary words (mar, may)
+                    continue
+            pos = find_words(text_n, name)
+            if pos >= 0:
+                found.append((pos, m))
+                break
+    found.sort()
+    return [m for _, m in found]
+
+
+def years_named(text_n):
+    return [int(y) for y in re.findall(r"(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", text_n)]
+
+
+def period_named(text_n):
+    for key, words in PERIODS:
+        for w in words:
+            if find_words(text_n, w) >= 0:
+                return key
+    return None
+
+
+def period_key(ts, period, lang):
+    """(sort key Series, label Series) of each timestamp's period."""
+    if period == "weekday":
+        k = ts.dt.dayofweek
+        return k, k.map(lambda d: DAY_NAMES[lang][int(d)] if d == d else "")
+    if period == "hour":
+        k = ts.dt.hour
+        return k, k.map(lambda h: "%02d:00" % h if h == h else "")
+    if period == "day":
+        k = ts.dt.normalize()
+        return k, k.dt.strftime("%Y-%m-%d")
+    if period == "week":
+        k = (ts - pd.to_timedelta(ts.dt.dayofweek, unit="D")).dt.normalize()
+        return k, k.dt.strftime("%Y-%m-%d")
+    if period == "quarter":
+        k = ts.dt.year * 10 + ts.dt.quarter
+        return k, ts.dt.year.astype("Int64").astype(str) + " Q" + ts.dt.quarter.astype("Int64").astype(str)
+    if period == "year":
+        k = ts.dt.year
+        return k, k.astype("Int64").astype(str)
+    k = ts.dt.year * 100 + ts.dt.month
+    return k, ts.dt.strftime("%Y-%m")
+
+
+def fmt(x):
+    """A number as a person writes it: up to 2 decimals (3 below 1), no trailing zeros."""
+    try:
+        x = float(x)
+    except Exception:
+        return str(x)
+    if not np.isfinite(x):
+        return "-"
+    a = abs(x)
+    d = 0 if a >= 1000 and float(x).is_integer() else (2 if a >= 1 else 3)
+    s = "%.*f" % (d, x)
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return "0" if s == "-0" else s
+
+
+def md_table(columns, rows):
+    out = ["| " + " | ".join(str(c) for c in columns) + " |",
+           "|" + "|".join("---" for _ in columns) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(fmt(v) if isinstance(v, (int, float, np.floating, np.integer))
+                                     and not isinstance(v, bool) else str(v) for v in r) + " |")
+    return "\n".join(out)
+
+
+def finish_outputs(out, csv_df, fig, report_lines, ascii_only):
+    """Write the table, the chart and the report, reopen them, return the files."""
+    for p in out.values():
+        os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+    files = []
+    if csv_df is not None:
+        if ascii_only:
+            csv_df = csv_df.copy()
+            csv_df.columns = [ascii_text(c) for c in csv_df.columns]
+            for c in csv_df.columns:
+                if csv_df[c].dtype == object:
+                    csv_df[c] = csv_df[c].map(lambda x: ascii_text(x) if isinstance(x, str) else x)
+        csv_df.to_csv(out["csv"], index=False)
+        back = pd.read_csv(out["csv"])
+        assert len(back) == len(csv_df), "the table did not reopen with the same rows"
+        files.append(out["csv"])
+    if fig is not None:
+        fig.savefig(out["png"], dpi=100)
+        plt.close(fig)
+        assert os.path.getsize(out["png"]) > 1000, "the chart is empty"
+        files.append(out["png"])
+    text = "\n".join(report_lines) + "\n"
+    if ascii_only:
+        text = ascii_text(text)
+    with open(out["md"], "w", encoding="utf-8") as f:
+        f.write(text)
+    files.append(out["md"])
+    return files
+
+
+def say(s, ascii_only):
+    return ascii_text(s) if ascii_only else str(s)
+
+
+def emit_answer(answer):
+    print("SANDALYST_ANSWER " + json.dumps(answer, default=str, ensure_ascii=True))
+# --- end of skill helpers ------------------------------------------------------------

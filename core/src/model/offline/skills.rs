@@ -1,0 +1,363 @@
+//! The question-answering skills: a data profile, aggregate questions and
+//! relationships, and the honest answer to a request outside every skill. Each skill is
+//! one Python template (`profile.py`, `aggregate.py`, `relate.py`) filled in with the
+//! table chosen from the inspection, the request, its language and the operation read
+//! from its words ([`super::request`]). The script matches the columns and values the
+//! request names against the data, computes the answer, writes a table (CSV), a chart
+//! (PNG) and a report (Markdown), reopens them, and prints one line
+//! `SANDALYST_ANSWER {json}`: the headline in the request's language, a small result
+//! table and the files. [`answer_text`] turns that line into the final message.
+//!
+//! Plan of a skill ask: inspect (shared with the anomaly skill), then the skill's
+//! script; if an aggregate or relationship question cannot be answered from the data
+//! (its script says why, or fails), the data profile instead, with the reason.
+
+use serde_json::{json, Value};
+
+use super::request::{Lang, Recognised, Skill};
+use super::{compose_skill, OutputNames, Phase, Table};
+
+pub(super) const PROFILE_PY: &str = include_str!("profile.py");
+pub(super) const AGGREGATE_PY: &str = include_str!("aggregate.py");
+pub(super) const RELATE_PY: &str = include_str!("relate.py");
+
+/// The phase that answers a skill (the unsupported answer comes with the profile).
+pub(super) fn phase_of_skill(skill: Skill) -> Phase {
+    match skill {
+        Skill::Aggregate => Phase::Aggregate,
+        Skill::Relate => Phase::Relate,
+        _ => Phase::Profile,
+    }
+}
+
+/// Output names: those the request names, else the skill's own.
+pub(super) fn outputs_for(phase: Phase, named: &OutputNames) -> OutputNames {
+    let stem = if phase == Phase::Profile {
+        "profile"
+    } else {
+        "answer"
+    };
+    let d = OutputNames::default();
+    let pick = |n: &str, dflt: &str, ext: &str| {
+        if n == dflt {
+            format!("output/{stem}.{ext}")
+        } else {
+            n.to_string()
+        }
+    };
+    OutputNames {
+        csv: pick(&named.csv, &d.csv, "csv"),
+        png: pick(&named.png, &d.png, "png"),
+        md: pick(&named.md, &d.md, "md"),
+    }
+}
+
+/// The table a question is about: one the request names, else the one with most rows.
+pub(super) fn choose_table<'a>(tables: &'a [Table], task: &str) -> Option<&'a Table> {
+    let lower = task.to_lowercase();
+    tables
+        .iter()
+        .find(|t| {
+            let base = t.path.rsplit('/').next().unwrap_or(&t.path).to_lowercase();
+            base.len() >= 3 && lower.contains(&base)
+        })
+        .or_else(|| tables.iter().rev().max_by_key(|t| t.rows))
+}
+
+/// The script of a skill phase for `table`.
+pub(super) fn skill_code(
+    phase: Phase,
+    table: &Table,
+    others: &[&Table],
+    task: &str,
+    rec: &Recognised,
+    outputs: &OutputNames,
+) -> String {
+    let config = json!({
+        "input": table.path,
+        "kind": table.kind.clone().unwrap_or_else(|| "csv".into()),
+        "sheet": table.sheet,
+        "request": task,
+        "lang": rec.lang,
+        "ascii": rec.ascii,
+        "intent": rec.intent,
+        "other_tables": others.iter().map(|t| t.path.clone()).collect::<Vec<_>>(),
+        "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },
+    });
+    let template = match phase {
+        Phase::Aggregate => AGGREGATE_PY,
+        Phase::Relate => RELATE_PY,
+        _ => PROFILE_PY,
+    };
+    compose_skill(phase, template, &config)
+}
+
+/// What the analyst says while a skill's script runs.
+pub(super) fn narration(phase: Phase, table: &Table, lang: Lang) -> String {
+    let what = match (phase, lang) {
+        (Phase::Aggregate, Lang::En) => {
+            "answering the question (columns and values matched in the data)"
+        }
+        (Phase::Aggregate, Lang::Es) => {
+            "respondiendo a la pregunta (columnas y valores buscados en los datos)"
+        }
+        (Phase::Relate, Lang::En) => "measuring the relationship",
+        (Phase::Relate, Lang::Es) => "midiendo la relacion",
+        (_, Lang::En) => "profiling the data",
+        (_, Lang::Es) => "describiendo los datos",
+    };
+    match lang {
+        Lang::En => format!("Step 2: {what} in {} ({} rows).", table.path, table.rows),
+        Lang::Es => format!("Paso 2: {what} en {} ({} filas).", table.path, table.rows),
+    }
+}
+
+/// The first step's narration, in the request's language.
+pub(super) fn inspect_narration(lang: Lang) -> String {
+    match lang {
+        Lang::En => {
+            "Step 1: inspecting the files in input/ (rows, columns, types, missing values). \
+                     I am the built-in offline analyst: rule-based, not an LLM."
+                .into()
+        }
+        Lang::Es => {
+            "Paso 1: reviso los archivos de input/ (filas, columnas, tipos, valores vacios). \
+                     Soy el analista sin conexion integrado: basado en reglas, no un LLM."
+                .into()
+        }
+    }
+}
+
+/// The answer to a request no skill covers (followed by the data profile).
+pub fn cannot_text(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "I cannot answer that: I am the built-in offline analyst, a rule-based planner \
+(not an LLM), and this request is outside what I can do. What I can do with your files:\n\
+- describe a file: \"What is in this file?\"\n\
+- totals, averages, counts, minimum or maximum by a category or a period, top N, share of total, \
+change between periods: \"Which region had the highest total revenue in February?\"\n\
+- the correlation between two columns, or a trend over time: \"Is temperature correlated with \
+humidity?\", \"What is the trend of visits per week?\"\n\
+- abnormal events in a time series: \"Find anomalies in the energy use\".\n\
+For anything else, configure a model: set OPENAI_API_KEY and pass --model openai:MODEL, set \
+ANTHROPIC_API_KEY and pass --model anthropic:MODEL, or run a local model with --model ollama:MODEL; \
+in the desktop app, open Settings.\n\nMeanwhile, here is a profile of the data.",
+        Lang::Es => "No puedo responder a eso: soy el analista sin conexion integrado, un planificador \
+basado en reglas (no un LLM), y esta peticion queda fuera de lo que se hacer. Lo que puedo hacer con sus archivos:\n\
+- describir un archivo: \"¿Qué hay en este archivo?\"\n\
+- totales, medias, recuentos, minimos o maximos por categoria o por periodo, los N primeros, \
+porcentaje del total, cambio entre periodos: \"¿Qué región tuvo más ventas en febrero?\"\n\
+- la correlacion entre dos columnas o la tendencia en el tiempo: \"¿Está la temperatura \
+relacionada con la humedad?\", \"¿Cuál es la tendencia de las visitas por semana?\"\n\
+- eventos anomalos en una serie temporal: \"Busca anomalias en el consumo\".\n\
+Para todo lo demas, configure un modelo: defina OPENAI_API_KEY y use --model openai:MODELO, \
+defina ANTHROPIC_API_KEY y use --model anthropic:MODELO, o un modelo local con --model ollama:MODELO; \
+en la aplicacion de escritorio, abra Ajustes (Settings).\n\nMientras tanto, este es un perfil de los datos.",
+    }
+}
+
+/// What the analyst says when a question could not be answered from the data.
+pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
+    match lang {
+        Lang::En => format!(
+            "I could not answer this question from the data ({why}). Here is a profile of the data \
+             instead, so you can see which columns and values there are; name them in the question."
+        ),
+        Lang::Es => format!(
+            "No pude responder a esta pregunta con los datos ({why}). Este es un perfil de los datos, \
+             para ver que columnas y valores hay; nombrelos en la pregunta."
+        ),
+    }
+}
+
+fn footer(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, answers totals, \
+averages, counts, top N, shares and changes by category or period, measures correlations and trends, and finds \
+anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
+--model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
+        Lang::Es => "(Analista sin conexion integrado: basado en reglas, no un LLM. Describe archivos, calcula \
+totales, medias, recuentos, los N primeros, porcentajes y cambios por categoria o periodo, mide correlaciones y \
+tendencias y busca anomalias en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
+con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicacion, Ajustes.)",
+    }
+}
+
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), super::fmt_num),
+        other => other.to_string(),
+    }
+}
+
+/// The final message from a skill's `SANDALYST_ANSWER`, after `prefix` (the cannot
+/// answer or the fallback note), in the request's language.
+pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>) -> String {
+    let lang = rec.lang;
+    let mut t = String::new();
+    if let Some(p) = prefix {
+        t.push_str(p);
+        t.push_str("\n\n");
+    }
+    t.push_str(answer.get("headline").and_then(Value::as_str).unwrap_or(""));
+    t.push('\n');
+    let columns: Vec<String> = answer
+        .get("columns")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().map(cell).collect())
+        .unwrap_or_default();
+    let rows = answer
+        .get("table")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if !columns.is_empty() && !rows.is_empty() {
+        t.push('\n');
+        t.push_str(&format!("| {} |\n", columns.join(" | ")));
+        t.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
+        for r in &rows {
+            let cells: Vec<String> = r
+                .as_array()
+                .map(|c| c.iter().map(cell).collect())
+                .unwrap_or_default();
+            t.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        let total = answer
+            .get("table_rows")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        if total > rows.len() as u64 {
+            t.push_str(&match lang {
+                Lang::En => format!(
+                    "({} of {total} rows shown; all in the table file)\n",
+                    rows.len()
+                ),
+                Lang::Es => format!(
+                    "({} de {total} filas; todas en el archivo de la tabla)\n",
+                    rows.len()
+                ),
+            });
+        }
+    }
+    for n in answer
+        .get("notes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        t.push_str(&format!("\n{}", cell(n)));
+    }
+    t.push_str(match lang {
+        Lang::En => "\n\nFiles:\n",
+        Lang::Es => "\n\nArchivos:\n",
+    });
+    for f in answer
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = f.get("path").map(cell).unwrap_or_default();
+        let what = f.get("what").map(cell).unwrap_or_default();
+        t.push_str(&format!("- {path}: {what}\n"));
+    }
+    t.push('\n');
+    t.push_str(footer(lang));
+    if rec.ascii {
+        to_ascii(&t)
+    } else {
+        t
+    }
+}
+
+/// Plain ASCII: accents dropped, Spanish question and exclamation marks removed.
+pub fn to_ascii(s: &str) -> String {
+    let s = s.replace("°", " deg ").replace("  ", " ");
+    s.chars()
+        .filter_map(|c| {
+            if c.is_ascii() {
+                return Some(c);
+            }
+            match c {
+                '¿' | '¡' => None,
+                _ => super::request::normalise(&c.to_string())
+                    .chars()
+                    .next()
+                    .filter(char::is_ascii)
+                    .or(Some('?')),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::offline::request::recognise;
+
+    #[test]
+    fn answer_text_has_headline_table_files_and_footer() {
+        let rec = recognise("Which region had the highest revenue?");
+        let answer = json!({
+            "headline": "North had the highest total of revenue (by region): 500.",
+            "columns": ["region", "total_revenue"],
+            "table": [["North", 500.0], ["South", 250.5]],
+            "table_rows": 4,
+            "notes": [],
+            "files": [{"path": "output/answer.csv", "what": "the result table"}]
+        });
+        let t = answer_text(&rec, &answer, None);
+        for needle in [
+            "North had",
+            "| North | 500 |",
+            "| South | 250.5 |",
+            "2 of 4 rows",
+            "- output/answer.csv: the result table",
+            "not an LLM",
+        ] {
+            assert!(t.contains(needle), "{needle:?} not in {t}");
+        }
+        let es = answer_text(
+            &recognise("¿Qué región vendió más?"),
+            &answer,
+            Some(cannot_text(Lang::Es)),
+        );
+        assert!(
+            es.starts_with("No puedo") && es.contains("Archivos:"),
+            "{es}"
+        );
+    }
+
+    #[test]
+    fn outputs_default_per_skill_and_from_the_request() {
+        let o = outputs_for(Phase::Aggregate, &OutputNames::default());
+        assert_eq!(
+            (o.csv.as_str(), o.png.as_str(), o.md.as_str()),
+            ("output/answer.csv", "output/answer.png", "output/answer.md")
+        );
+        let named = super::super::output_names("save output/by_region.png");
+        let o = outputs_for(Phase::Profile, &named);
+        assert_eq!(
+            (o.csv.as_str(), o.png.as_str()),
+            ("output/profile.csv", "output/by_region.png")
+        );
+    }
+
+    #[test]
+    fn ascii_when_asked() {
+        assert_eq!(to_ascii("¿Qué región? 20 °C"), "Que region? 20 deg C");
+    }
+
+    #[test]
+    fn skill_templates_are_ascii_and_wrapped() {
+        for t in [PROFILE_PY, AGGREGATE_PY, RELATE_PY] {
+            assert!(t.is_ascii());
+            assert!(
+                !t.contains("\"\"\""),
+                "no multi-line strings: the body is indented"
+            );
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The offline analyst's skills on ordinary tables, in the real Docker sandbox: every
+//! request of `tests/fixtures/skills/cases.json` (written with its files and expected
+//! numbers by `tests/fixtures/skills/generate.py`, which computes them without pandas)
+//! is asked in a session holding its file, and must get the expected skill, the
+//! expected numbers in the answer and in the output table, the answer in the request's
+//! language, and never an anomaly report. The requests of one file share one session
+//! (one container), so later ones are follow-ups on the same kernel.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sandalyst::model::offline::OfflineAnalyst;
+use sandalyst::model::Item;
+use sandalyst::session::{DockerFactory, Session, SessionConfig, Sessions};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("tests/fixtures/skills")
+}
+
+/// The phase of the analyst's last call in the conversation.
+fn last_phase(items: &[Item]) -> String {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            Item::ToolCall { call_id, .. } => call_id.strip_prefix("offline-").map(|rest| {
+                rest.split_once('-')
+                    .map_or(rest, |(_, phase)| phase)
+                    .to_string()
+            }),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.01 + 1e-6 * b.abs()
+}
+
+/// Check the output table against the case's expectation; a list of problems.
+fn check_table(csv_path: &Path, want: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Ok(mut rdr) = csv::Reader::from_path(csv_path) else {
+        return vec![format!("no table at {}", csv_path.display())];
+    };
+    let headers = rdr.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    if let Some(n) = want["rows"].as_u64() {
+        if rows.len() as u64 != n {
+            problems.push(format!("{} rows in the table, expected {n}", rows.len()));
+        }
+    }
+    let column = want["column"].as_str().unwrap();
+    let Some(col) = headers.iter().position(|h| h == column) else {
+        return vec![format!("no column {column:?} in {headers:?}")];
+    };
+    let row = match want["key"].as_str() {
+        None => rows.first(),
+        Some(key) => rows.iter().find(|r| &r[0] == key),
+    };
+    let Some(row) = row else {
+        problems.push(format!("no row {} in the table", want["key"]));
+        return problems;
+    };
+    let expected = want["value"].as_f64().unwrap();
+    match row[col].parse::<f64>() {
+        Ok(got) if close(got, expected) => {}
+        _ => problems.push(format!(
+            "{column} of {}: {:?}, expected {expected}",
+            want["key"], &row[col]
+        )),
+    }
+    problems
+}
+
+async fn ask_case(session: &Session, case: &Value) -> Vec<String> {
+    let request = case["request"].as_str().unwrap();
+    let mut model = OfflineAnalyst::new();
+    let outcome = session
+        .ask_with(request, &mut model, None, &CancellationToken::new())
+        .await
+        .unwrap();
+    let answer = outcome.answer.clone().unwrap_or_default();
+    let mut problems = Vec::new();
+    let skill = case["skill"].as_str().unwrap();
+    let phase = last_phase(&session.items());
+    let want_phase = if skill == "unsupported" {
+        "profile"
+    } else {
+        skill
+    };
+    if phase != want_phase {
+        problems.push(format!("skill {phase:?}, expected {want_phase:?}"));
+    }
+    for needle in case["answer"].as_array().unwrap() {
+        let needle = needle.as_str().unwrap();
+        if !answer.contains(needle) {
+            problems.push(format!("the answer lacks {needle:?}"));
+        }
+    }
+    let files_word = if case["lang"] == "es" {
+        "Archivos:"
+    } else {
+        "Files:"
+    };
+    if !answer.contains(files_word) {
+        problems.push(format!("not answered in {} ({files_word:?})", case["lang"]));
+    }
+    if answer.contains("anomalies.csv") || answer.contains("abnormal events were found") {
+        problems.push("an anomaly report for another question".into());
+    }
+    if request.contains("ASCII") && !answer.is_ascii() {
+        problems.push("asked for ASCII, got other characters".into());
+    }
+    if !case["table"].is_null() {
+        let csv = if skill == "profile" {
+            "profile.csv"
+        } else {
+            "answer.csv"
+        };
+        problems.extend(check_table(&outcome.outputs_dir.join(csv), &case["table"]));
+    }
+    problems
+        .into_iter()
+        .map(|p| {
+            format!(
+                "{} / {request:?}: {p}\n--- answer:\n{answer}\n---",
+                case["file"]
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_on_ordinary_tables_get_the_right_skill_and_numbers() {
+    let dir = fixtures();
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    assert!(cases.len() >= 20);
+    let engine = sandalyst::sandbox::docker::connect().await.unwrap();
+    let image = sandalyst::sandbox::image::ensure(&engine, &|_| {})
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let sessions =
+        Arc::new(Sessions::new(data.path().to_path_buf(), Arc::new(DockerFactory)).unwrap());
+    let mut files: Vec<String> = Vec::new();
+    for c in &cases {
+        let f = c["file"].as_str().unwrap().to_string();
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    // Two sessions at a time (two cores); the cases of one file in order.
+    let mut problems = Vec::new();
+    for pair in files.chunks(2) {
+        let mut tasks = Vec::new();
+        for file in pair {
+            let (sessions, dir, image, file) =
+                (sessions.clone(), dir.clone(), image.clone(), file.clone());
+            let mine: Vec<Value> = cases
+                .iter()
+                .filter(|c| c["file"] == file.as_str())
+                .cloned()
+                .collect();
+            tasks.push(tokio::spawn(async move {
+                let mut config = SessionConfig::default();
+                config.sandbox.image = image;
+                let session = sessions.create(config).await.unwrap();
+                session.add_files(vec![dir.join(&file)]).await.unwrap();
+                let mut problems = Vec::new();
+                for case in &mine {
+                    problems.extend(ask_case(&session, case).await);
+                }
+                session.close().await;
+                problems
+            }));
+        }
+        for t in tasks {
+            problems.extend(t.await.unwrap());
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
