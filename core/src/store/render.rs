@@ -20,6 +20,9 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
         meta.created, meta.model, meta.turns
     ));
     s.push_str(&format!("inputs: {}\n", meta.inputs.join(", ")));
+    if let Some(source) = &meta.rerun_of {
+        s.push_str(&format!("re-run of session {source} on new inputs\n"));
+    }
     if let Some(line) = crate::model::pricing::usage_line(&meta.usage, meta.cost_usd) {
         s.push_str(&line);
         s.push('\n');
