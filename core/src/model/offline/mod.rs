@@ -1100,11 +1100,15 @@ fn final_text(
             if ignored == 1 { "was" } else { "were" },
         ));
     }
+    let energy = matches!(s("kind").as_str(), "energy" | "power" | "");
     t.push_str(&format!(
         "\nFiles:\n- {}: the event table (one row per event, with times, peak, expected value, z-score, \
-         excess energy, temperature and explanation)\n- {}: the chart (measured vs expected with the events \
+         excess{}, temperature and explanation)\n- {}: the chart (measured vs expected with the events \
          shaded, z-scores, temperature)\n- {}: the report (data, method, events with explanations, limitations)\n",
-        outputs.csv, outputs.png, outputs.md
+        outputs.csv,
+        if energy { " energy" } else { "" },
+        outputs.png,
+        outputs.md
     ));
     let points = s("points_csv");
     if !points.is_empty() {
