@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Event, RunStatus};
 use crate::export::{self, Block, Cell, Tool};
 use crate::model::{Item, Model, Reply, Request};
-use crate::session::{SessionConfig, Sessions};
+use crate::session::{Session, SessionConfig, Sessions};
 use crate::store::{RunMeta, StagedFile, Store, SETTINGS};
 use crate::workspace::CollectedFile;
 
@@ -202,6 +202,7 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
 /// Replay session `source` on the `inputs` into a new session of `sessions`; events
 /// (set-up, calls, outputs) go to `emit` as they happen. Errors before the new session
 /// exists (no such session, nothing to replay, inputs that match nothing) are `Err`.
+/// [`prepare`] then [`Rerun::run`], for a caller that wants the new session first.
 pub async fn execute(
     sessions: &Sessions,
     source: &str,
@@ -209,6 +210,29 @@ pub async fn execute(
     emit: &(dyn Fn(Event) + Send + Sync),
     cancel: &CancellationToken,
 ) -> anyhow::Result<RerunOutcome> {
+    prepare(sessions, source, inputs)
+        .await?
+        .run(emit, cancel)
+        .await
+}
+
+/// A re-run whose new session exists (its folder, inputs and link to the source are on
+/// disk, it is in the history list) and whose replay has not started.
+pub struct Rerun {
+    session: Session,
+    source: String,
+    cells: Vec<ReplayCell>,
+    skipped: usize,
+    files: Vec<StagedFile>,
+    prompt: String,
+}
+
+/// Check the source and the new inputs and create the new session (no sandbox yet).
+pub async fn prepare(
+    sessions: &Sessions,
+    source: &str,
+    inputs: Vec<PathBuf>,
+) -> anyhow::Result<Rerun> {
     let store = Store::open(sessions.root().to_path_buf())?;
     let src = store.open_run(source)?;
     let blocks = export::cells(&src)?;
@@ -265,54 +289,91 @@ pub async fn execute(
         run.path.join(SETTINGS),
         serde_json::to_string_pretty(&config)?,
     )?;
-    let id = run.meta.id.clone();
-    let session = sessions.open(&id).await?;
-
+    let session = sessions.open(&run.meta.id).await?;
     let prompt = prompt_for(&src.meta, &files, cells.len(), skipped);
-    let state = Arc::new(Mutex::new(ReplayState::default()));
-    let mut model = Replay {
-        cells: cells.iter().cloned().collect(),
-        total: cells.len(),
+    Ok(Rerun {
+        session,
         source: source.to_string(),
-        session_id: id.clone(),
-        state: state.clone(),
-        issued: Vec::new(),
-    };
-    let mut setup = session.subscribe();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let ask = session.ask_with(&prompt, &mut model, Some(tx), cancel);
-    tokio::pin!(ask);
-    let outcome = loop {
-        tokio::select! {
-            o = &mut ask => break o?,
-            Some(ev) = rx.recv() => emit(ev),
-            Ok(ev) = setup.recv() => if ev.ask_id.is_none() { emit(ev) },
-        }
-    };
-    while let Ok(ev) = rx.try_recv() {
-        emit(ev);
-    }
-    session.close().await;
-    let state = state.lock().unwrap().clone();
-    let mut status = outcome.status;
-    if state.failed.is_some() && status == RunStatus::Finished {
-        status = RunStatus::Failed {
-            message: "a replayed cell failed on the new data".into(),
-        };
-    }
-    Ok(RerunOutcome {
-        session_id: id,
-        run_dir: session.dir().to_path_buf(),
-        source: source.to_string(),
-        inputs: files,
-        cells: cells.len(),
-        ran: state.ran,
+        cells,
         skipped,
-        failed: state.failed,
-        status,
-        outputs_dir: outcome.outputs_dir,
-        outputs: outcome.outputs,
+        files,
+        prompt,
     })
+}
+
+impl Rerun {
+    /// The new session's id.
+    pub fn session_id(&self) -> &str {
+        self.session.id()
+    }
+
+    /// The new session (to subscribe to, or to show in the history).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Replay the calls; the sandbox is released at the end (the workspace is kept, and
+    /// the next ask of the session starts a new one with it restored).
+    pub async fn run(
+        self,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<RerunOutcome> {
+        let Rerun {
+            session,
+            source,
+            cells,
+            skipped,
+            files,
+            prompt,
+        } = self;
+        let id = session.id().to_string();
+        let source = source.as_str();
+        let state = Arc::new(Mutex::new(ReplayState::default()));
+        let mut model = Replay {
+            cells: cells.iter().cloned().collect(),
+            total: cells.len(),
+            source: source.to_string(),
+            session_id: id.clone(),
+            state: state.clone(),
+            issued: Vec::new(),
+        };
+        let mut setup = session.subscribe();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let ask = session.ask_with(&prompt, &mut model, Some(tx), cancel);
+        tokio::pin!(ask);
+        let outcome = loop {
+            tokio::select! {
+                o = &mut ask => break o?,
+                Some(ev) = rx.recv() => emit(ev),
+                Ok(ev) = setup.recv() => if ev.ask_id.is_none() { emit(ev) },
+            }
+        };
+        while let Ok(ev) = rx.try_recv() {
+            emit(ev);
+        }
+        session.release().await;
+        let state = state.lock().unwrap().clone();
+        let mut status = outcome.status;
+        if state.failed.is_some() && status == RunStatus::Finished {
+            status = RunStatus::Failed {
+                message: "a replayed cell failed on the new data".into(),
+            };
+        }
+        Ok(RerunOutcome {
+            session_id: id,
+            run_dir: session.dir().to_path_buf(),
+            source: source.to_string(),
+            inputs: files,
+            cells: cells.len(),
+            ran: state.ran,
+            skipped,
+            failed: state.failed,
+            status,
+            outputs_dir: outcome.outputs_dir,
+            outputs: outcome.outputs,
+        })
+    }
 }
 
 /// The first message of the new session: what it is, and what was asked originally

@@ -104,6 +104,10 @@ async fn habits(root: &Path) -> String {
         "h6",
         "daily.round(2).to_csv('output/daily.csv')\nfig.savefig('output/daily.png', dpi=80)\nprint('saved')",
     ));
+    script.push(ScriptedModel::python(
+        "h7",
+        "daily.round(1).to_csv('output/daily.csv')",
+    ));
     script.push(Step::Reply(vec![Item::Assistant {
         text: "Daily totals are in output/daily.csv.".into(),
     }]));
@@ -258,7 +262,9 @@ async fn provenance_maps_each_reference_output_to_the_cell_that_wrote_it() {
     }
     // A file rewritten by a later cell is traced to that cell.
     let habits = open_run(&s.root, &s.habits);
-    assert_eq!(export::provenance(&habits.meta)["daily.csv"].call_id, "h6");
+    let prov = export::provenance(&habits.meta);
+    assert_eq!(prov["daily.csv"].call_id, "h7");
+    assert_eq!(prov["daily.png"].call_id, "h6");
 }
 
 #[tokio::test]
@@ -270,7 +276,7 @@ async fn notebooks_validate_and_hold_every_kind_of_output() {
     let nb = notebook::build(&open_run(&s.root, &s.habits)).unwrap();
     let cells = nb["cells"].as_array().unwrap();
     let code: Vec<&serde_json::Value> = cells.iter().filter(|c| c["cell_type"] == "code").collect();
-    assert_eq!(code.len(), 6);
+    assert_eq!(code.len(), 7);
     let kinds = |c: &serde_json::Value| -> Vec<String> {
         c["outputs"]
             .as_array()
@@ -357,7 +363,7 @@ async fn the_reference_notebook_and_script_run_in_the_sandbox_to_the_same_output
 }
 
 #[tokio::test]
-async fn the_script_of_notebook_habits_runs_as_plain_python() {
+async fn notebook_habits_run_in_the_kernel_and_as_plain_python() {
     let s = shared().await;
     let run = open_run(&s.root, &s.habits);
     let text = script::build(&run).unwrap();
@@ -373,17 +379,45 @@ async fn the_script_of_notebook_habits_runs_as_plain_python() {
     );
     assert!(text.contains("_shell(\"ls input && echo shell-ok\")"));
     let sb = sandbox("script").await;
+    let tmp = tempfile::tempdir().unwrap();
+    let expected = open_run(&s.root, &s.habits).outputs_dir();
+
+    // The notebook through the kernel: display, the figure, `!cmd` and `%%bash` work;
+    // only the cell tagged `raises-exception` raises.
+    let nb = notebook::build(&run).unwrap();
+    for cell in nb["cells"].as_array().unwrap() {
+        if cell["cell_type"] != "code" {
+            continue;
+        }
+        let source: String = cell["source"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        let r = python(&sb, &source).await;
+        let tagged = cell["metadata"]["tags"][0] == "raises-exception";
+        assert_eq!(r.traceback.is_some(), tagged, "{source}: {r:?}");
+        if source.starts_with("%%bash") {
+            assert!(r.stdout.contains("shell-ok"), "{r:?}");
+        }
+        if source.contains("plt.show()") {
+            assert_eq!(r.figures.len(), 1, "the figure is shown again");
+        }
+    }
+    collect(&sb, &tmp.path().join("nb")).await;
+    same_outputs(&expected, &tmp.path().join("nb"));
+
     sb.write_file("analysis.py", text.as_bytes()).await.unwrap();
-    let r = shell(&sb, "python3 analysis.py").await;
+    let r = shell(&sb, "rm -rf output/* && python3 analysis.py").await;
     assert_eq!(r.status, sandalyst::sandbox::ExecStatus::Ok, "{r:?}");
     assert!(
         r.stdout.contains("shell-ok") && r.stdout.contains("saved"),
         "{}",
         r.stdout
     );
-    let tmp = tempfile::tempdir().unwrap();
-    collect(&sb, tmp.path()).await;
-    same_outputs(&open_run(&s.root, &s.habits).outputs_dir(), tmp.path());
+    collect(&sb, &tmp.path().join("py")).await;
+    same_outputs(&expected, &tmp.path().join("py"));
     sb.close().await.unwrap();
 }
 
