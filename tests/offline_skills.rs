@@ -78,7 +78,20 @@ fn check_table(csv_path: &Path, want: &Value) -> Vec<String> {
     problems
 }
 
-async fn ask_case(session: &Session, case: &Value) -> Vec<String> {
+/// Whether the skill's script found the table already loaded in the kernel.
+fn used_loaded_table(items: &[Item]) -> Option<bool> {
+    items.iter().rev().find_map(|i| match i {
+        Item::ToolOutput { output, .. } => output.lines().find_map(|l| {
+            let json = l.trim().strip_prefix("SANDALYST_ANSWER ")?;
+            serde_json::from_str::<Value>(json).ok()?["cached"].as_bool()
+        }),
+        _ => None,
+    })
+}
+
+/// Ask one case; `loaded`: whether the table should already be in the kernel (a
+/// follow-up on a live kernel) or not (the first ask, or after the container went).
+async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> {
     let request = case["request"].as_str().unwrap();
     let mut model = OfflineAnalyst::new();
     let outcome = session
@@ -96,6 +109,12 @@ async fn ask_case(session: &Session, case: &Value) -> Vec<String> {
     };
     if phase != want_phase {
         problems.push(format!("skill {phase:?}, expected {want_phase:?}"));
+    }
+    let cached = used_loaded_table(&session.items());
+    if cached != Some(loaded) {
+        problems.push(format!(
+            "table already loaded: {cached:?}, expected {loaded}"
+        ));
     }
     for needle in case["answer"].as_array().unwrap() {
         let needle = needle.as_str().unwrap();
@@ -174,8 +193,15 @@ async fn requests_on_ordinary_tables_get_the_right_skill_and_numbers() {
                 let session = sessions.create(config).await.unwrap();
                 session.add_files(vec![dir.join(&file)]).await.unwrap();
                 let mut problems = Vec::new();
-                for case in &mine {
-                    problems.extend(ask_case(&session, case).await);
+                for (i, case) in mine.iter().enumerate() {
+                    // Follow-ups reuse the DataFrame in the kernel; before the last
+                    // one the container goes (as after idling), so it reads the file
+                    // again from the restored workspace.
+                    let last = i + 1 == mine.len() && i > 0;
+                    if last {
+                        session.release().await;
+                    }
+                    problems.extend(ask_case(&session, case, i > 0 && !last).await);
                 }
                 session.close().await;
                 problems

@@ -597,7 +597,7 @@ fn error_summary(output: Option<&str>) -> String {
 /// a repeated anomaly analysis) from the first one.
 fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     let mut users = items.iter().enumerate().filter_map(|(i, it)| match it {
-        Item::User { text } if !text.starts_with(APP_NOTE) => Some((i, text.as_str())),
+        Item::User { text } if !text.starts_with(APP_NOTE) => Some((i, without_app_notes(text))),
         _ => None,
     });
     let first = users.next();
@@ -620,9 +620,18 @@ fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     (text.to_string(), names, start)
 }
 
-/// Notes the app adds to the conversation (reminders, files added) start with this;
-/// they are not the user's task.
+/// Notes the app adds to the conversation (reminders, files added, the kernel being
+/// new) start with this, as their own message or after the user's words; they are not
+/// the user's task.
 const APP_NOTE: &str = "[from the app]";
+
+/// The user's own words of a message: what comes before an app note on its own lines.
+fn without_app_notes(text: &str) -> &str {
+    match text.find(&format!("\n\n{APP_NOTE}")) {
+        Some(at) => &text[..at],
+        None => text,
+    }
+}
 
 // ---- deciding the next step ----------------------------------------------------------
 
@@ -1424,6 +1433,15 @@ mod tests {
         );
         assert_eq!(n.csv, "output/a.csv");
         assert_eq!(n.png, OutputNames::default().png);
+    }
+
+    #[test]
+    fn app_notes_after_the_request_are_not_the_task() {
+        let items = vec![Item::User {
+            text: "Describe el archivo\n\n[from the app] The Python state was lost; the files are there."
+                .into(),
+        }];
+        assert_eq!(task_and_outputs(&items).0, "Describe el archivo");
     }
 
     #[test]
