@@ -235,6 +235,9 @@ pub async fn prepare(
 ) -> anyhow::Result<Rerun> {
     let store = Store::open(sessions.root().to_path_buf())?;
     let src = store.open_run(source)?;
+    if src.meta.status.is_none() && !src.meta.asks.is_empty() {
+        bail!("session {source} is still running an ask; re-run it once the ask has ended");
+    }
     let blocks = export::cells(&src)?;
     let (cells, skipped) = replay_cells(&blocks);
     if cells.is_empty() {
