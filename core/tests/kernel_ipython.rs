@@ -303,3 +303,37 @@ async fn processes_started_by_a_cell_end_with_it() {
     assert_eq!(running(&sb, "sleep 315").await, "");
     sb.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_sleeping_cell_is_interrupted_even_with_blas_threads_running() {
+    // numpy starts BLAS threads; a SIGINT sent to the process may land on one of them
+    // and leave the main thread asleep. The kernel aims it at the main thread.
+    let docker = common::engine().await;
+    let (sb, _) = common::sandbox(&docker, "intr", &[]).await;
+    py(&sb, "import numpy as np\nkept = np.ones(3).sum()").await;
+    for code in [
+        "import time\ntime.sleep(60)",
+        "!sleep 60",
+        "import subprocess\nsubprocess.run(['sleep', '60'])",
+    ] {
+        let started = Instant::now();
+        let r = sb
+            .python(
+                code,
+                Duration::from_secs(2),
+                &CancellationToken::new(),
+                &|_, _| {},
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.status, ExecStatus::Timeout, "{code}: {r:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{code}: interrupted after {:?}",
+            started.elapsed()
+        );
+        let r = py(&sb, "print(kept)").await;
+        assert_eq!(r.stdout, "3.0\n", "{code}: the kernel kept its state");
+    }
+    sb.close().await.unwrap();
+}

@@ -482,6 +482,13 @@ def _list_outputs(rid):
 
 # --- the request loop --------------------------------------------------------------
 
+def _interrupt_main():
+    # Aimed at the main thread: a signal sent to the process may be taken by another
+    # thread (numpy's BLAS threads, say), and then a time.sleep() in the cell would
+    # not wake up before it ends.
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
 def _reader():
     # Reads the host's requests; an interrupt is delivered at once as SIGINT so that
     # it lands even inside time.sleep or a blocking read.
@@ -494,9 +501,11 @@ def _reader():
         global _received_id, _pending_interrupt
         if kind == "interrupt":
             if _busy.is_set():
-                os.kill(os.getpid(), signal.SIGINT)
+                _interrupt_main()
             else:
                 _pending_interrupt = _received_id
+                if _busy.is_set():  # the cell started meanwhile (it may see both)
+                    _interrupt_main()
         elif kind == "killpg":
             # Done here, not by a new process: a fork bomb may hold every free pid.
             _killpg(msg.get("pgid"))
@@ -512,10 +521,17 @@ def _reader():
     _requests.put(None)
 
 
+_interrupted = None  # the id of the cell a KeyboardInterrupt was raised in
+
+
 def _on_sigint(signum, frame):
-    if _in_cell:
+    # One KeyboardInterrupt per cell, and only inside it: a late or doubled interrupt
+    # must never land in the kernel's own code.
+    global _interrupted
+    cell = _cell
+    if _in_cell and cell is not None and _interrupted != cell.id:
+        _interrupted = cell.id
         raise KeyboardInterrupt
-    # A late interrupt for a cell that already ended: ignored.
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -665,7 +681,7 @@ def _run(shell, msg):
         _in_cell = True
         _busy.set()
         if _pending_interrupt is not None and _pending_interrupt == cell.id:
-            raise KeyboardInterrupt
+            _on_sigint(signal.SIGINT, None)
         res = shell.run_cell(msg.get("code", ""), store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec
