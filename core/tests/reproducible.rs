@@ -264,6 +264,13 @@ async fn provenance_maps_each_reference_output_to_the_cell_that_wrote_it() {
     let habits = open_run(&s.root, &s.habits);
     let prov = export::provenance(&habits.meta);
     assert_eq!(prov["daily.csv"].call_id, "h7");
+    // "made by cell 7": the seventh code cell of the notebook and the script.
+    let (n, cell) = export::cell_of(&habits, "daily.csv").unwrap().unwrap();
+    assert_eq!((n, cell.call_id.as_str()), (7, "h7"));
+    assert!(script::build(&habits)
+        .unwrap()
+        .contains("# --- cell 7 (ask-1, call h7, python) ---"));
+    assert!(export::cell_of(&habits, "nothing.csv").unwrap().is_none());
     assert_eq!(prov["daily.png"].call_id, "h6");
 }
 

@@ -34,6 +34,21 @@ pub fn provenance(meta: &RunMeta) -> &BTreeMap<String, Provenance> {
     &meta.provenance
 }
 
+/// The code cell that made output file `path` (relative to `output/`): its number among
+/// the code cells (1-based, as the notebook's execution counts and the script's
+/// "cell N" comments count them) and the cell. `None` when no call is recorded for it.
+pub fn cell_of(run: &RunDir, path: &str) -> anyhow::Result<Option<(usize, Cell)>> {
+    let Some(p) = run.meta.provenance.get(path) else {
+        return Ok(None);
+    };
+    let blocks = cells(run)?;
+    Ok(code_cells(&blocks)
+        .into_iter()
+        .enumerate()
+        .find(|(_, c)| c.call_id == p.call_id && c.ask == p.ask)
+        .map(|(i, c)| (i + 1, c.clone())))
+}
+
 /// What [`to_folder`] writes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Formats {
