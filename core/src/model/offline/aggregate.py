@@ -116,6 +116,18 @@ if named_groups:
         if c not in value_groups or len(value_groups[c]) > 1:
             group_col = c
             break
+if group_col is None:
+    # "compare North and South": several values of one column are its groups
+    several = [c for c, vs in value_groups.items() if len(vs) > 1]
+    if several:
+        group_col = several[0]
+group2 = None
+if group_col is not None and not change:
+    # "by region and product": a second category column named after the first
+    rest = [c for c in named_groups if c != group_col and (c not in value_groups or len(value_groups[c]) > 1)]
+    rest = [c for c in rest if after_word(req, c, ("and", "y", "e", "by", "per", "por"))]
+    if rest and after_by(req, group_col):
+        group2 = rest[0]
 if group_col is None and period and ts is not None and not change:
     group_period = period
 ranking = INTENT.get("extreme") and op not in ("min", "max")
@@ -217,7 +229,13 @@ if change and ts is not None:
     ax.legend()
 elif group_col or group_period:
     # ---- by category or by period ---------------------------------------------------
-    if group_col:
+    if group_col and group2:
+        keys = d[group_col].astype(str) + " / " + d[group2].astype(str)
+        res = agg(d, keys)
+        ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
+        gname = "%s / %s" % (group_col, group2)
+        is_time = False
+    elif group_col:
         keys = d[group_col].astype(str)
         res = agg(d, keys)
         ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
@@ -239,6 +257,10 @@ elif group_col or group_period:
     if n:
         shown = ordered.head(int(n))
     table = pd.DataFrame({gname: list(shown.index), value_name: list(shown.values)})
+    if group2:
+        split = table[gname].str.split(" / ", n=1, expand=True)
+        table.insert(0, group_col, split[0])
+        table.insert(1, group2, split[1])
     if INTENT.get("share") and total:
         table[T["share"]] = 100.0 * table[value_name] / total
     best = ordered.index[0]
@@ -285,6 +307,8 @@ else:
     headline = "%s%s: %s." % (op_text[0].upper() + op_text[1:], (" (%s)" % filter_text) if filters else "", fmt(v))
     fig = None
 
+if group2 and not change:
+    table = table.drop(columns=["%s / %s" % (group_col, group2)])
 fig_ok = fig is not None
 if fig_ok:
     fig.tight_layout()

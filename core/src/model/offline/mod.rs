@@ -219,6 +219,7 @@ struct Table {
     sheet: Option<String>,
     kind: Option<String>,
     rows: u64,
+    column_names: Vec<String>,
     time: Vec<TimeCandidate>,
     measures: Vec<Measure>,
     temperature: Option<Temperature>,
@@ -655,7 +656,7 @@ struct Plan<'a> {
 
 fn plan(items: &[Item]) -> Next {
     let (task, mut outputs, start) = task_and_outputs(items);
-    let rec = recognise(&task);
+    let mut rec = recognise(&task);
     if rec.skill != Skill::Anomalies {
         outputs = output_names(&task);
     }
@@ -685,6 +686,16 @@ fn plan(items: &[Item]) -> Next {
         .filter(|t| t.phase == Phase::Inspect && !t.is_error)
         .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
         .and_then(|v| serde_json::from_value::<Profile>(v).ok());
+    if rec.unsure {
+        let columns: Vec<String> = profile
+            .iter()
+            .flat_map(|p| p.tables.iter())
+            .flat_map(|t| t.column_names.iter().cloned())
+            .collect();
+        if request::names_a_column(&task, &columns) {
+            rec.skill = Skill::Aggregate;
+        }
+    }
     let plan = Plan {
         task,
         rec,

@@ -58,6 +58,9 @@ pub struct Recognised {
     /// The request asks for plain ASCII output.
     pub ascii: bool,
     pub intent: Intent,
+    /// No word of any skill and none out of scope: the planner may still read it as
+    /// an aggregate question when it names a column of the data ("revenue in March").
+    pub unsure: bool,
 }
 
 /// The operation of an aggregate or relationship question, as far as the words say.
@@ -102,6 +105,15 @@ pub fn normalise(text: &str) -> String {
         out.push(c);
     }
     out.trim_end().to_string()
+}
+
+/// Whether the normalised request names a column (its words, `_` and `-` as spaces).
+pub fn names_a_column(text: &str, columns: &[String]) -> bool {
+    let n = normalise(text);
+    columns.iter().any(|c| {
+        let c = normalise(c);
+        c.len() >= 3 && (has(&n, &c) || has(&n, &format!("{c}s")))
+    })
 }
 
 /// Whether `phrase` (normalised words) occurs in `text` (normalised) as whole words;
@@ -405,6 +417,7 @@ pub fn recognise(text: &str) -> Recognised {
     };
     Recognised {
         skill,
+        unsure: skill == Skill::Unsupported && !any(&n, OUT_OF_SCOPE),
         lang: detect_lang(text),
         ascii: wants_ascii(text),
         intent: intent(&n),

@@ -124,6 +124,15 @@ def match_columns(text_n, cols):
     return [c for _, c in chosen], spans
 
 
+def after_word(text_n, col, words):
+    """Whether the request names `col` right after one of `words`."""
+    pos = globals().get("_sandalyst_mentions", {}).get(col)
+    if pos is None:
+        return False
+    before = text_n[:pos].split()
+    return bool(before) and before[-1] in words
+
+
 def after_by(text_n, col):
     """Whether the request names `col` right after by/per/each ("revenue by region")."""
     pos = globals().get("_sandalyst_mentions", {}).get(col)
