@@ -598,6 +598,19 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Print to stdout; a reader that went away (`| head`) ends the command quietly.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         RunsCommand::List { data_dir } => {
@@ -616,23 +629,26 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     .chars()
                     .take(60)
                     .collect();
-                println!(
-                    "{}  {:<28}  {} output(s)  {}",
+                let title = if m.title.is_empty() {
+                    prompt
+                } else {
+                    m.title.clone()
+                };
+                out(&format!(
+                    "{}  {:<28}  {} ask(s)  {} output(s)  {}\n",
                     m.id,
                     status,
+                    m.asks.len().max(usize::from(!m.prompt.is_empty())),
                     m.outputs.len(),
-                    prompt
-                );
+                    title
+                ));
             }
         }
         RunsCommand::Show { id, data_dir } => {
             let store = open_store(data_dir)?;
             let run = store.open_run(&id)?;
-            print!(
-                "{}",
-                store::render_transcript(&run.meta, &run.transcript()?)
-            );
-            println!("folder: {}", run.path.display());
+            out(&store::render_transcript(&run.meta, &run.transcript()?));
+            out(&format!("folder: {}\n", run.path.display()));
         }
         RunsCommand::Export {
             id,
