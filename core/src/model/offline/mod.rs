@@ -48,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Item, Model, Reply, Request};
 
+mod anomalies_es;
 pub mod request;
 mod skills;
 
@@ -914,7 +915,11 @@ impl Plan<'_> {
         };
         match analysis {
             Some((_, result)) => {
-                let mut text = final_text(
+                let write = match self.rec.lang {
+                    request::Lang::En => final_text,
+                    request::Lang::Es => anomalies_es::final_text_es,
+                };
+                let mut text = write(
                     &result,
                     &self.outputs,
                     fallback_reason.as_deref(),
@@ -1444,6 +1449,26 @@ mod tests {
         );
         assert_eq!(n.csv, "output/a.csv");
         assert_eq!(n.png, OutputNames::default().png);
+    }
+
+    #[test]
+    fn anomalies_are_reported_in_spanish_when_asked_in_spanish() {
+        let t = anomalies_es::final_text_es(
+            &result_json(),
+            &OutputNames::default(),
+            None,
+            &Ok(json!({"ok": true})),
+        );
+        for needle in [
+            "Encontré 2 eventos",
+            "sábado 2024-05-25 22:00 a domingo 2024-05-26 05:00",
+            "+264.2 kWh",
+            "caída",
+            "Archivos:",
+            "no un LLM",
+        ] {
+            assert!(t.contains(needle), "{needle:?} not in {t}");
+        }
     }
 
     #[test]
