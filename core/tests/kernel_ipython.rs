@@ -243,6 +243,9 @@ async fn shown_and_open_figures_become_pngs_of_the_cell() {
     assert!(r.figures.iter().all(|f| f.starts_with(PNG)));
     let r = py(&sb, "print(plt.get_fignums())").await;
     assert_eq!((r.stdout.as_str(), r.figures.len()), ("[]\n", 0), "closed");
+    // A figure that is the cell's value and still open at its end: shown once.
+    let r = py(&sb, "fig, ax = plt.subplots()\nax.plot([2, 1])\nfig").await;
+    assert_eq!((r.figures.len(), r.stdout.as_str()), (1, ""), "{r:?}");
 
     // pandas plotting and an image displayed by hand.
     let r = py(

@@ -305,8 +305,8 @@ def _add_figure(png):
             return
     with _lock:
         cell = _cell
-        if cell is None:
-            return
+        if cell is None or png in cell.figures:
+            return  # e.g. a figure that is the cell's value and still open at its end
         if len(cell.figures) >= MAX_FIGURES or cell.figure_bytes + len(png) > MAX_FIGURE_BYTES:
             cell.figures_dropped += 1
             return
