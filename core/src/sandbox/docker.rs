@@ -15,7 +15,9 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, VolumeCreateRequest};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits, VolumeCreateRequest,
+};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
     ListContainersOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder,
@@ -44,19 +46,9 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 /// Connect to the engine that `DOCKER_HOST` names (or the local socket) and check
 /// that it answers.
 pub async fn connect() -> anyhow::Result<Docker> {
-    let place = match std::env::var("DOCKER_HOST") {
-        Ok(h) if !h.is_empty() => format!("DOCKER_HOST={h}"),
-        _ => "unix:///var/run/docker.sock".to_string(),
-    };
-    let docker = Docker::connect_with_defaults()
-        .with_context(|| format!("cannot use the Docker engine at {place}"))?;
-    match tokio::time::timeout(Duration::from_secs(10), docker.ping()).await {
-        Ok(Ok(_)) => Ok(docker),
-        Ok(Err(e)) => bail!(
-            "no Docker engine answered at {place} ({e}); start Docker (e.g. `systemctl start docker`) or point DOCKER_HOST at a running engine"
-        ),
-        Err(_) => bail!("the Docker engine at {place} did not answer within 10 s"),
-    }
+    // The search order (DOCKER_HOST, Docker's socket, Podman's rootful then rootless
+    // socket) lives in `engine`.
+    Ok(super::engine::connect().await?.0)
 }
 
 /// An engine error as a user reads it: what was being done and what went wrong,
@@ -195,6 +187,8 @@ pub struct DockerSandbox {
     config: SandboxConfig,
     kernel: Mutex<Option<Kernel>>,
     closed: AtomicBool,
+    /// The engine is Podman (volume options and rlimits differ).
+    podman: bool,
 }
 
 impl DockerSandbox {
@@ -214,6 +208,15 @@ impl DockerSandbox {
             (RUN_LABEL.to_string(), run_id.to_string()),
             (OWNER_LABEL.to_string(), owner_id().to_string()),
         ]);
+        let podman = super::engine::is_podman(docker).await;
+        let room = config.workspace_bytes + manifest.total_bytes();
+        // Podman 4 takes `size=` on a volume as a disk quota (and fails without
+        // project quotas); tmpfs's own `nr_blocks` (pages) gives it the same cap.
+        let size = if podman {
+            format!("nr_blocks={}", room.div_ceil(4096).max(1))
+        } else {
+            format!("size={room}")
+        };
         // A tmpfs-backed volume: writable under a read-only root, with a size cap.
         docker
             .create_volume(VolumeCreateRequest {
@@ -224,10 +227,7 @@ impl DockerSandbox {
                     ("device".to_string(), "tmpfs".to_string()),
                     (
                         "o".to_string(),
-                        format!(
-                            "size={},uid=1000,gid=1000,mode=0755,nosuid,nodev",
-                            config.workspace_bytes + manifest.total_bytes()
-                        ),
+                        format!("{size},uid=1000,gid=1000,mode=0755,nosuid,nodev"),
                     ),
                 ])),
                 labels: Some(labels.clone()),
@@ -246,6 +246,7 @@ impl DockerSandbox {
             config: config.clone(),
             kernel: Mutex::new(None),
             closed: AtomicBool::new(false),
+            podman,
         };
         match sandbox.create_and_stage(labels, manifest).await {
             Ok(()) => Ok(sandbox),
@@ -271,16 +272,41 @@ impl DockerSandbox {
             cap_drop: Some(vec!["ALL".into()]),
             security_opt: Some(vec!["no-new-privileges".into()]),
             readonly_rootfs: Some(true),
-            tmpfs: Some(HashMap::from([(
-                "/tmp".to_string(),
-                format!("rw,nosuid,nodev,noexec,size={}", c.tmp_bytes),
-            )])),
+            tmpfs: Some({
+                let mut t = HashMap::from([(
+                    "/tmp".to_string(),
+                    format!("rw,nosuid,nodev,noexec,size={}", c.tmp_bytes),
+                )]);
+                // Podman puts writable, unbounded tmpfs mounts on /run and /var/tmp
+                // of a read-only container; read-only ones of our own replace them,
+                // so only /workspace and /tmp are writable, as on Docker.
+                if self.podman {
+                    for dir in ["/run", "/var/tmp"] {
+                        t.insert(dir.to_string(), "ro,nosuid,nodev,noexec,size=64k".into());
+                    }
+                }
+                t
+            }),
             mounts: Some(vec![Mount {
                 target: Some(image::WORKDIR.into()),
                 source: Some(self.volume.clone()),
                 typ: Some(MountType::VOLUME),
                 ..Default::default()
             }]),
+            // Podman raises the container's open-file and process rlimits to the
+            // maximum, which fails where the engine itself may not raise them (no
+            // CAP_SYS_RESOURCE); explicit, modest values work everywhere. The pids
+            // limit above stays the real bound on processes.
+            ulimits: self.podman.then(|| {
+                ["nofile", "nproc"]
+                    .iter()
+                    .map(|n| ResourcesUlimits {
+                        name: Some(n.to_string()),
+                        soft: Some(4096),
+                        hard: Some(4096),
+                    })
+                    .collect()
+            }),
             ..Default::default()
         };
         let body = ContainerCreateBody {
@@ -619,6 +645,8 @@ impl Sandbox for DockerSandbox {
             Live::new(cap, Stream::Stdout),
             Live::new(cap, Stream::Stderr),
         ];
+        let mut tick = tokio::time::interval(LIVE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut group = GroupId::default();
         let (mut cancelled, mut killed) = (false, false);
         loop {
@@ -626,16 +654,17 @@ impl Sandbox for DockerSandbox {
                 frame = output.next() => match frame {
                     Some(Ok(LogOutput::StdOut { message })) => {
                         out.push(&message);
-                        live[0].push(on_output, &message);
+                        live[0].push(&message);
                     }
                     Some(Ok(LogOutput::StdErr { message })) => {
                         let rest = group.feed(&message);
                         err.push(rest);
-                        live[1].push(on_output, rest);
+                        live[1].push(rest);
                     }
                     Some(Ok(_)) => {}
                     Some(Err(_)) | None => break,
                 },
+                _ = tick.tick() => live.iter_mut().for_each(|l| l.flush(on_output)),
                 _ = cancel.cancelled(), if !cancelled => cancelled = true,
             }
             // On cancel, kill as soon as the group is known (it is the first line out).
@@ -644,6 +673,7 @@ impl Sandbox for DockerSandbox {
                 killed = true;
             }
         }
+        live.iter_mut().for_each(|l| l.flush(on_output));
         // Whatever the command left running in the background goes with it.
         if let Some(pgid) = group.id {
             self.kill_group(pgid).await;
@@ -950,36 +980,47 @@ impl Capped {
     }
 }
 
-/// Forwards one stream of a shell call live: whole UTF-8 characters only, capped.
+/// Forwards one stream of a shell call live: whole UTF-8 characters only, capped,
+/// gathered into one chunk per [`LIVE_EVERY`] (as the kernel does for Python).
 struct Live {
     stream: Stream,
     cap: LiveCap,
-    partial: Vec<u8>,
+    pending: Vec<u8>,
 }
+
+/// How often a shell call's live output is forwarded (the contract: every 200 ms).
+const LIVE_EVERY: Duration = Duration::from_millis(100);
 
 impl Live {
     fn new(cap: usize, stream: Stream) -> Self {
         Live {
             stream,
             cap: LiveCap::new(cap),
-            partial: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    fn push(&mut self, sink: OutputSink<'_>, data: &[u8]) {
-        if data.is_empty() {
+    fn push(&mut self, data: &[u8]) {
+        // Nothing far beyond the cap is kept: it would never be forwarded (one byte
+        // more than the room, so that the cut and its marker still happen).
+        let room = (self.cap.room() + 4).saturating_sub(self.pending.len());
+        self.pending
+            .extend_from_slice(&data[..data.len().min(room.max(1))]);
+    }
+
+    /// Forward what is pending, keeping an incomplete character for the next time.
+    fn flush(&mut self, sink: OutputSink<'_>) {
+        if self.pending.is_empty() {
             return;
         }
-        self.partial.extend_from_slice(data);
-        // Keep an incomplete character at the end for the next frame.
-        let keep = match std::str::from_utf8(&self.partial) {
+        let keep = match std::str::from_utf8(&self.pending) {
             Ok(_) => 0,
-            Err(e) if e.error_len().is_none() => self.partial.len() - e.valid_up_to(),
+            Err(e) if e.error_len().is_none() => self.pending.len() - e.valid_up_to(),
             Err(_) => 0,
         };
-        let cut = self.partial.len() - keep;
-        let text = String::from_utf8_lossy(&self.partial[..cut]).into_owned();
-        self.partial.drain(..cut);
+        let cut = self.pending.len() - keep;
+        let text = String::from_utf8_lossy(&self.pending[..cut]).into_owned();
+        self.pending.drain(..cut);
         self.cap.forward(sink, self.stream, &text);
     }
 }

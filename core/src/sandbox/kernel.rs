@@ -111,6 +111,15 @@ impl LiveCap {
         }
     }
 
+    /// Bytes that may still be forwarded.
+    pub fn room(&self) -> usize {
+        if self.cut {
+            0
+        } else {
+            self.cap.saturating_sub(self.sent)
+        }
+    }
+
     /// Forward `text` to `sink` as far as the cap allows.
     pub fn forward(&mut self, sink: OutputSink<'_>, stream: Stream, text: &str) {
         if self.cut || text.is_empty() {
