@@ -25,18 +25,18 @@ T = {
            "share_of": "%s %% of the total", "what_csv": "the result table",
            "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
            "count_label": "rows", "op_fmt": "%s %s"},
-    "es": {"sum": "total", "mean": "media", "count": "numero de filas", "median": "mediana",
-           "min": "minimo", "max": "maximo", "by": "por", "rows": "filas", "share": "porcentaje",
-           "highest": "el valor mas alto", "lowest": "el valor mas bajo", "had": "tuvo", "all": "todas las filas",
-           "change": "cambio", "change_pct": "cambio_pct", "from": "de", "to": "a", "went": "paso",
-           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "Metodo",
-           "title": "Respuesta", "in": "en", "of": "de", "top": "Los", "bottom": "Los ultimos", "total": "total",
+    "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
+           "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
+           "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo", "all": "todas las filas",
+           "change": "cambio", "change_pct": "cambio_pct", "from": "de", "to": "a", "went": "pas\u00f3",
+           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "M\u00e9todo",
+           "title": "Respuesta", "in": "en", "of": "de", "top": "Los", "bottom": "Los \u00faltimos", "total": "total",
            "used": "%d de %d filas usadas (%s).", "nofilter": "sin filtro",
            "grouped": "Agrupado por %s; %s de %s por grupo.", "overall": "%s de %s sobre las filas usadas.",
-           "assumed": "La pregunta no nombra ninguna columna numerica; se uso %s.",
+           "assumed": "La pregunta no nombra ninguna columna num\u00e9rica; se us\u00f3 %s.",
            "showing": "se muestran %d de %d", "no_rows": "Ninguna fila cumple la pregunta (%s).",
            "share_of": "%s %% del total", "what_csv": "la tabla del resultado",
-           "what_png": "el grafico", "what_md": "el informe (pregunta, respuesta, tabla, metodo)",
+           "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, respuesta, tabla, m\u00e9todo)",
            "count_label": "filas", "op_fmt": "%s de %s"},
 }[LANG]
 
@@ -140,13 +140,13 @@ if group_col is None and group_period is None and not change:
         if few:
             group_col = few[0]
             notes.append({"en": "Grouped by %s, the first category column.",
-                          "es": "Agrupado por %s, la primera columna de categorias."}[LANG] % group_col)
+                          "es": "Agrupado por %s, la primera columna de categor\u00edas."}[LANG] % group_col)
         elif ts is not None:
             group_period = "month"
 
 d = df[mask]
 dts = ts[mask] if ts is not None else None
-value_name = T["count_label"] if op == "count" else "%s_%s" % (T[op].replace(" ", "_"), measure)
+value_name = T["count_label"] if op == "count" else "%s_%s" % (ascii_text(T[op]).replace(" ", "_"), measure)
 op_text = T[op] if op == "count" else T["op_fmt"] % (T[op], measure)
 filter_text = "; ".join(filters) if filters else T["nofilter"]
 
@@ -247,7 +247,7 @@ elif group_col or group_period:
         labels = dict(zip(k, lab))
         res = pd.Series(res_k.values, index=[labels[x] for x in res_k.index])
         ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
-        gname = {"en": group_period, "es": {"weekday": "dia_semana", "hour": "hora", "day": "dia", "week": "semana",
+        gname = {"en": group_period, "es": {"weekday": "d\u00eda_semana", "hour": "hora", "day": "d\u00eda", "week": "semana",
                                             "month": "mes", "quarter": "trimestre", "year": "ano"}[group_period]}[LANG]
         is_time = True
     total = float(res.sum()) if op in ("sum", "count") else None
@@ -266,7 +266,7 @@ elif group_col or group_period:
     best = ordered.index[0]
     if INTENT.get("extreme") and not n:
         headline = "%s %s %s %s (%s %s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
-                                                op_text, T["by"], gname, fmt(ordered.iloc[0]))
+                                                op_text, T["by"], gname.replace("_", " "), fmt(ordered.iloc[0]))
         if INTENT.get("share") and total:
             headline += " (%s)" % (T["share_of"] % ("%.1f" % (100.0 * ordered.iloc[0] / total)))
         if len(ordered) > 1:
@@ -325,7 +325,7 @@ else:
 for note in notes:
     report.append("- " + note)
 report += ["", {"en": "Computed by the built-in offline analyst (rule-based, not an LLM) with pandas.",
-                "es": "Calculado por el analista sin conexion integrado (basado en reglas, no un LLM) con pandas."}[LANG]]
+                "es": "Calculado por el analista sin conexi\u00f3n integrado (basado en reglas, no un LLM) con pandas."}[LANG]]
 out = dict(OUT)
 if not fig_ok:
     out.pop("png", None)

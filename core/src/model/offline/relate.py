@@ -35,30 +35,30 @@ T = {
            "assumed": "The request names fewer than two numeric columns; %s was used."},
     "es": {"stat": "estadistico", "value": "valor", "pearson": "pearson_r", "spearman": "spearman_rho",
            "slope": "pendiente", "intercept": "ordenada", "n": "n", "r2": "r_cuadrado",
-           "strong": "fuerte", "moderate": "moderada", "weak": "debil", "none": "sin",
+           "strong": "fuerte", "moderate": "moderada", "weak": "d\u00e9bil", "none": "sin",
            "pos": "positiva", "neg": "negativa",
-           "corr": "%s y %s tienen una correlacion %s %s: r de Pearson = %s (rho de Spearman = %s, n = %d). "
+           "corr": "%s y %s tienen una correlaci\u00f3n %s %s: r de Pearson = %s (rho de Spearman = %s, n = %d). "
                    "Recta ajustada: %s = %s + %s x %s.",
-           "corr_none": "%s y %s no muestran una relacion lineal clara: r de Pearson = %s (rho de Spearman = %s, n = %d).",
-           "trend": "%s por %s %s %s por %s de media (pendiente de minimos cuadrados), de %s en %s a %s en %s "
+           "corr_none": "%s y %s no muestran una relaci\u00f3n lineal clara: r de Pearson = %s (rho de Spearman = %s, n = %d).",
+           "trend": "%s por %s %s %s por %s de media (pendiente de m\u00ednimos cuadrados), de %s en %s a %s en %s "
                     "(ajustado %s%% en %d periodos de %s).",
            "up": "sube", "down": "baja", "flat": "se mantiene, cambiando",
            "period": "periodo", "fitted": "tendencia",
-           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "Metodo",
-           "title": "Relacion", "title_trend": "Tendencia en el tiempo",
-           "method_corr": "Correlacion de Pearson de las filas con valor en ambas columnas; correlacion de "
-                          "rangos de Spearman como control; recta de minimos cuadrados.",
-           "method_trend": "Valores %s por %s y una recta de minimos cuadrados por los periodos; la pendiente es "
+           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "M\u00e9todo",
+           "title": "Relaci\u00f3n", "title_trend": "Tendencia en el tiempo",
+           "method_corr": "Correlaci\u00f3n de Pearson de las filas con valor en ambas columnas; correlaci\u00f3n de "
+                          "rangos de Spearman como control; recta de m\u00ednimos cuadrados.",
+           "method_trend": "Valores %s por %s y una recta de m\u00ednimos cuadrados por los periodos; la pendiente es "
                            "el cambio medio por %s.",
            "summed": "sumados", "averaged": "promediados",
-           "what_csv": "la tabla del resultado", "what_png": "el grafico", "what_md": "el informe",
-           "need_two": "no se encontraron dos columnas numericas que relacionar",
-           "need_time": "no se encontro una columna de fecha u hora para la tendencia",
-           "assumed": "La pregunta nombra menos de dos columnas numericas; se uso %s."},
+           "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe",
+           "need_two": "no se encontraron dos columnas num\u00e9ricas que relacionar",
+           "need_time": "no se encontr\u00f3 una columna de fecha u hora para la tendencia",
+           "assumed": "La pregunta nombra menos de dos columnas numericas; se us\u00f3 %s."},
 }[LANG]
 PERIOD_WORD = {"en": {"hour": "hour", "day": "day", "week": "week", "month": "month", "quarter": "quarter",
                       "year": "year", "weekday": "day"},
-               "es": {"hour": "hora", "day": "dia", "week": "semana", "month": "mes", "quarter": "trimestre",
+               "es": {"hour": "hora", "day": "d\u00eda", "week": "semana", "month": "mes", "quarter": "trimestre",
                       "year": "ano", "weekday": "dia"}}[LANG]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))

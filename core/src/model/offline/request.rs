@@ -399,7 +399,12 @@ pub fn wants_ascii(text: &str) -> bool {
 
 /// The skill, language and operation of a request.
 pub fn recognise(text: &str) -> Recognised {
-    let n = normalise(text);
+    // Courtesy is not grouping: "por favor" has no "por <column>" in it.
+    let n = format!(" {} ", normalise(text))
+        .replace(" por favor ", " ")
+        .replace(" please ", " ")
+        .trim()
+        .to_string();
     let skill = if any(&n, ANOMALY_WORDS) {
         Skill::Anomalies
     } else if any(&n, OUT_OF_SCOPE) {
@@ -438,6 +443,11 @@ fn precise_aggregate(n: &str) -> bool {
                 "change",
                 "cambio*",
                 "top",
+                "by",
+                "per",
+                "por",
+                "each",
+                "cada",
             ],
         )
 }
@@ -588,6 +598,10 @@ mod tests {
             ("Describe the data", Skill::Profile),
             ("Resume el archivo", Skill::Profile),
             ("Summarise total sales by region", Skill::Aggregate),
+            ("Give me a summary of sales by region", Skill::Aggregate),
+            ("Resume las ventas por región", Skill::Aggregate),
+            ("Describe el archivo, por favor", Skill::Profile),
+            ("Please describe this file", Skill::Profile),
             (
                 "Is there a correlation between temperature and humidity?",
                 Skill::Relate,

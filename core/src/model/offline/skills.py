@@ -179,7 +179,7 @@ MONTH_NAMES = {"en": ["January", "February", "March", "April", "May", "June", "J
                "es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
                       "septiembre", "octubre", "noviembre", "diciembre"]}
 DAY_NAMES = {"en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
-             "es": ["lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo"]}
+             "es": ["lunes", "martes", "mi\u00e9rcoles", "jueves", "viernes", "s\u00e1bado", "domingo"]}
 PERIODS = [
     ("weekday", ["weekday", "day of week", "day of the week", "dia de la semana", "dias de la semana",
                  "weekdays"]),

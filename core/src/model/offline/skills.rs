@@ -102,7 +102,7 @@ pub(super) fn narration(phase: Phase, table: &Table, lang: Lang) -> String {
             "respondiendo a la pregunta (columnas y valores buscados en los datos)"
         }
         (Phase::Relate, Lang::En) => "measuring the relationship",
-        (Phase::Relate, Lang::Es) => "midiendo la relacion",
+        (Phase::Relate, Lang::Es) => "midiendo la relación",
         (_, Lang::En) => "profiling the data",
         (_, Lang::Es) => "describiendo los datos",
     };
@@ -121,8 +121,8 @@ pub(super) fn inspect_narration(lang: Lang) -> String {
                 .into()
         }
         Lang::Es => {
-            "Paso 1: reviso los archivos de input/ (filas, columnas, tipos, valores vacios). \
-                     Soy el analista sin conexion integrado: basado en reglas, no un LLM."
+            "Paso 1: reviso los archivos de input/ (filas, columnas, tipos, valores vacíos). \
+                     Soy el analista sin conexión integrado: basado en reglas, no un LLM."
                 .into()
         }
     }
@@ -142,17 +142,17 @@ humidity?\", \"What is the trend of visits per week?\"\n\
 For anything else, configure a model: set OPENAI_API_KEY and pass --model openai:MODEL, set \
 ANTHROPIC_API_KEY and pass --model anthropic:MODEL, or run a local model with --model ollama:MODEL; \
 in the desktop app, open Settings.\n\nMeanwhile, here is a profile of the data.",
-        Lang::Es => "No puedo responder a eso: soy el analista sin conexion integrado, un planificador \
-basado en reglas (no un LLM), y esta peticion queda fuera de lo que se hacer. Lo que puedo hacer con sus archivos:\n\
+        Lang::Es => "No puedo responder a eso: soy el analista sin conexión integrado, un planificador \
+basado en reglas (no un LLM), y esta petición queda fuera de lo que sé hacer. Lo que puedo hacer con sus archivos:\n\
 - describir un archivo: \"¿Qué hay en este archivo?\"\n\
-- totales, medias, recuentos, minimos o maximos por categoria o por periodo, los N primeros, \
+- totales, medias, recuentos, mínimos o máximos por categoría o por periodo, los N primeros, \
 porcentaje del total, cambio entre periodos: \"¿Qué región tuvo más ventas en febrero?\"\n\
-- la correlacion entre dos columnas o la tendencia en el tiempo: \"¿Está la temperatura \
+- la correlación entre dos columnas o la tendencia en el tiempo: \"¿Está la temperatura \
 relacionada con la humedad?\", \"¿Cuál es la tendencia de las visitas por semana?\"\n\
-- eventos anomalos en una serie temporal: \"Busca anomalias en el consumo\".\n\
-Para todo lo demas, configure un modelo: defina OPENAI_API_KEY y use --model openai:MODELO, \
+- eventos anómalos en una serie temporal: \"Busca anomalías en el consumo\".\n\
+Para todo lo demás, configure un modelo: defina OPENAI_API_KEY y use --model openai:MODELO, \
 defina ANTHROPIC_API_KEY y use --model anthropic:MODELO, o un modelo local con --model ollama:MODELO; \
-en la aplicacion de escritorio, abra Ajustes (Settings).\n\nMientras tanto, este es un perfil de los datos.",
+en la aplicación de escritorio, abra Ajustes (Settings).\n\nMientras tanto, este es un perfil de los datos.",
     }
 }
 
@@ -165,7 +165,7 @@ pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
         ),
         Lang::Es => format!(
             "No pude responder a esta pregunta con los datos ({why}). Este es un perfil de los datos, \
-             para ver que columnas y valores hay; nombrelos en la pregunta."
+             para ver qué columnas y valores hay; nómbrelos en la pregunta."
         ),
     }
 }
@@ -176,10 +176,10 @@ fn footer(lang: Lang) -> &'static str {
 averages, counts, top N, shares and changes by category or period, measures correlations and trends, and finds \
 anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
 --model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
-        Lang::Es => "(Analista sin conexion integrado: basado en reglas, no un LLM. Describe archivos, calcula \
-totales, medias, recuentos, los N primeros, porcentajes y cambios por categoria o periodo, mide correlaciones y \
-tendencias y busca anomalias en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
-con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicacion, Ajustes.)",
+        Lang::Es => "(Analista sin conexión integrado: basado en reglas, no un LLM. Describe archivos, calcula \
+totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
+tendencias y busca anomalías en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
+con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicación, Ajustes.)",
     }
 }
 
