@@ -94,6 +94,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
             if i == last {
                 for o in &meta.outputs {
                     events.push(EventKind::Artifact {
+                        call_id: String::new(),
                         path: o.path.clone(),
                         kind: ArtifactKind::of(&o.path),
                         bytes: o.bytes,

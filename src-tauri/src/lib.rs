@@ -32,11 +32,13 @@ pub fn data_root() -> anyhow::Result<PathBuf> {
     Ok(base.join("sandalyst"))
 }
 
-/// The builder with everything but the runtime: commands, scheme, state. Tests build
-/// it on Tauri's mock runtime.
-pub fn builder<R: tauri::Runtime>(state: commands::AppState) -> tauri::Builder<R> {
-    tauri::Builder::<R>::new()
-        .manage(state)
+/// Everything but the runtime and plugins: commands, scheme, state. Tests pass
+/// `tauri::test::mock_builder()`.
+pub fn builder<R: tauri::Runtime>(
+    base: tauri::Builder<R>,
+    state: commands::AppState,
+) -> tauri::Builder<R> {
+    base.manage(state)
         .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, |ctx, request, responder| {
             let app = ctx.app_handle().clone();
             tauri::async_runtime::spawn_blocking(move || {
@@ -63,7 +65,7 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    builder::<tauri::Wry>(state)
+    builder(tauri::Builder::default(), state)
         .plugin(tauri_plugin_dialog::init())
         .build(tauri::generate_context!())
         .expect("error while building the Sandalyst window")

@@ -208,7 +208,7 @@ impl App {
     async fn ask(&self, prompt: &str, model: &str) {
         self.js(&format!(
             "const m = document.querySelector('#model');
-             if (![...m.options].some(o => o.value === {model:?})) m.append(new Option({model:?}, {model:?}));
+             if (![...m.options].some(o => o.value === {model:?})) m.append(new Option({model:?}.startsWith('replay:') ? 'Scripted model (test)' : {model:?}, {model:?}));
              m.value = {model:?};
              document.querySelector('#prompt').value = {prompt:?};
              return true"
@@ -486,5 +486,155 @@ async fn desktop_end_to_end() {
         20,
     )
     .await;
+    app.quit().await;
+}
+
+/// Save the window as `docs/screenshots/<name>.png` (or under SCREENSHOTS_DIR), taken
+/// from the X display (WebKitWebDriver's own screenshot fails under Xvfb).
+async fn shot(display: &Display, name: &str) {
+    // A frame drawn right after a change may not be on screen yet.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let dir = std::env::var_os("SCREENSHOTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("docs/screenshots"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{name}.png"));
+    let ok = Command::new("import")
+        .args([
+            "-display",
+            &display.name,
+            "-window",
+            "root",
+            "-crop",
+            "1280x800+0+0",
+            "+repage",
+        ])
+        .arg(&out)
+        .status()
+        .expect("ImageMagick's import is needed for screenshots");
+    assert!(ok.success(), "import failed for {name}");
+}
+
+/// The main states of the window, for docs/screenshots (run by scripts/screenshots.sh).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/screenshots; run by scripts/screenshots.sh"]
+async fn screenshots() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let csv = repo().join("examples/building_energy.csv");
+
+    let app = App::start(&display, data.path(), &[]).await;
+    shot(&display, "01-empty").await;
+
+    app.js(&format!(
+        "window.sandalyst.addPaths([{:?}]); return true",
+        csv.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
+        30,
+    )
+    .await;
+    app.click("#file-list .file-open").await;
+    app.wait_js(
+        "return document.querySelectorAll('#preview .vtable-table tbody tr').length > 5",
+        30,
+    )
+    .await;
+    app.click("#example").await;
+    shot(&display, "02-files-added").await;
+    app.click("#preview-close").await;
+
+    app.click("#run").await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        600,
+    )
+    .await;
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    app.js("document.querySelector('.artifact[data-path=\"energy_anomalies.png\"]').scrollIntoView({block: 'start'}); return true").await;
+    shot(&display, "04-finished-chart").await;
+    app.js("document.querySelector('.artifact[data-path=\"anomalies.csv\"]').scrollIntoView({block: 'start'}); return true").await;
+    shot(&display, "05-finished-table").await;
+    app.js("document.querySelector('.artifact[data-path=\"anomaly_report.md\"]').scrollIntoView({block: 'start'}); return true").await;
+    shot(&display, "06-finished-report").await;
+
+    // A follow-up that runs for a while, to show a live cell.
+    let slow = work.path().join("slow.json");
+    let code = "import time\nimport pandas as pd\ndf = pd.read_csv('input/building_energy.csv', parse_dates=['timestamp'])\nprint(f'{len(df):,} rows, {df.shape[1]} columns', flush=True)\nfor day, g in df.groupby(df.timestamp.dt.day_name()):\n    print(f'{day:<10} mean {g.energy_kwh.mean():7.1f} kWh', flush=True)\n    time.sleep(1.5)\n";
+    std::fs::write(
+        &slow,
+        serde_json::to_string(
+            &json!([{"python": code}, {"say": "Mean energy by weekday is printed above."}]),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    app.ask(
+        "Now show the mean energy use by weekday.",
+        &format!("replay:{}", slow.display()),
+    )
+    .await;
+    app.wait_js(
+        "return [...document.querySelectorAll('.ask')].pop().innerText.includes('Monday')",
+        120,
+    )
+    .await;
+    app.js("const c = document.querySelector('#conversation'); c.scrollTop = c.scrollHeight; return true").await;
+    shot(&display, "03-running").await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 2",
+        120,
+    )
+    .await;
+
+    // A second session, for the history.
+    app.click("#new-session").await;
+    let chiller = repo().join("tests/fixtures/chiller_plant.csv");
+    app.js(&format!(
+        "window.sandalyst.addPaths([{:?}]); return true",
+        chiller.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelector('#file-list').innerText.includes('chiller_plant.csv')",
+        30,
+    )
+    .await;
+    app.ask(
+        "Find unusual readings in the chiller plant log and explain them.",
+        "offline",
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        600,
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.h-item').length >= 2",
+        30,
+    )
+    .await;
+    shot(&display, "07-history").await;
+
+    app.click("#open-settings").await;
+    app.wait_js("return document.querySelector('#settings').open && !document.querySelector('#image-status').innerText.includes('Checking')", 30).await;
+    shot(&display, "08-settings").await;
+    app.quit().await;
+
+    let app = App::start(&display, data.path(), &[("GTK_THEME", "Adwaita:dark")]).await;
+    app.wait_js(
+        "return document.querySelectorAll('.h-item').length >= 2",
+        30,
+    )
+    .await;
+    app.js("document.querySelectorAll('.h-item')[1].querySelector('.h-open').click(); return true")
+        .await;
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    app.js("document.querySelector('.artifact[data-path=\"energy_anomalies.png\"]').scrollIntoView({block: 'start'}); return true").await;
+    shot(&display, "09-dark").await;
     app.quit().await;
 }

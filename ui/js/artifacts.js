@@ -27,7 +27,12 @@ export function imageViewer(url, name, { height = 420 } = {}) {
     view = f(img.naturalWidth, img.naturalHeight, stage.clientWidth, stage.clientHeight);
     apply();
   };
-  img.addEventListener('load', () => set(mode));
+  img.addEventListener('load', () => {
+    // Tall charts get a taller stage (up to most of the window), so "fit" stays legible.
+    const want = stage.clientWidth * (img.naturalHeight / Math.max(1, img.naturalWidth));
+    stage.style.height = `${Math.round(Math.max(160, Math.min(want, window.innerHeight * 0.8, Math.max(height, img.naturalHeight))))}px`;
+    set(mode);
+  });
   new ResizeObserver(() => { if (mode === 'fit') set('fit'); }).observe(stage);
   stage.addEventListener('wheel', (e) => {
     e.preventDefault();

@@ -14,7 +14,7 @@ export function renderHistory(sessions, currentId, { onOpen, onRename, onDelete 
     const meta = h('span', { class: 'h-meta muted' }, [when(s.created), statusWord(s.status), s.asks > 1 ? `${s.asks} asks` : ''].filter(Boolean).join(' · '));
     const open = h('button', { class: 'h-open', onclick: () => onOpen(s.id), title: s.title || '' }, title, meta);
     const rename = h('button', { class: 'ghost h-act h-rename-btn', title: 'Rename', 'aria-label': 'Rename', onclick: (e) => { e.stopPropagation(); startRename(li, s, onRename); } }, '✎');
-    const del = h('button', { class: 'ghost h-act h-delete-btn', title: 'Delete', 'aria-label': 'Delete', onclick: (e) => { e.stopPropagation(); onDelete(s); } }, '🗑');
+    const del = h('button', { class: 'ghost h-act h-delete-btn', title: 'Delete', 'aria-label': 'Delete', onclick: (e) => { e.stopPropagation(); onDelete(s); } }, '✕');
     const li = h('li', { class: `h-item${s.id === currentId ? ' current' : ''}`, dataset: { id: s.id } }, open, h('div', { class: 'h-actions' }, rename, del));
     ul.append(li);
   }

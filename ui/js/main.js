@@ -75,6 +75,11 @@ async function checkEngine() {
 // ---- sessions ----
 async function refreshHistory() {
   app.sessions = await invoke('list_sessions').catch(() => []);
+  const mine = app.sessions.find((x) => x.id === app.session?.id);
+  if (mine && mine.title && mine.title !== app.session.title) {
+    app.session.title = mine.title;
+    setTitle(mine.title);
+  }
   renderHistory(app.sessions, app.session?.id, { onOpen: openSession, onRename: renameSession, onDelete: deleteSession });
 }
 

@@ -99,7 +99,7 @@ export function reduce(state, ev) {
       const stream = ev.stream ?? 'stdout';
       const j = outputs.length - 1;
       if (j >= 0 && outputs[j].stream === stream && stream !== 'image') outputs[j] = { stream, text: outputs[j].text + (ev.text ?? '') };
-      else outputs.push({ stream, text: ev.text ?? '', data: ev.data, mime: ev.mime });
+      else outputs.push({ stream, text: ev.text ?? '' });
       items[i] = { ...items[i], outputs };
       break;
     }

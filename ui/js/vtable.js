@@ -78,6 +78,7 @@ export class PageCache {
 /// A table view over `fetchPage(offset, limit) -> Promise<CsvPage>`.
 export class TableView {
   constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320 } = {}) {
+    this.maxHeight = height;
     this.fetchPage = fetchPage;
     this.rowH = rowH;
     this.pageSize = pageSize;
@@ -97,6 +98,8 @@ export class TableView {
     this.scroller.append(this.spacer);
     this.el.append(h('div', { class: 'vtable-bar' }, this.info, this.jump), this.scroller);
     this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
+    // Rows in view depend on the height, known only once the table is on screen.
+    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(this.scroller);
     this.jump.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') { e.preventDefault(); this.goTo(Number(this.jump.value) - 1); }
     });
@@ -115,6 +118,8 @@ export class TableView {
     if (page.total_rows != null) { this.total = page.total_rows; this.known = true; }
     else this.total = Math.max(this.total, page.offset + page.rows.length + (page.rows.length ? this.pageSize : 0));
     this.spacer.style.height = `${contentHeight(this.total, this.rowH) + this.rowH}px`;
+    // Short tables take only the room they need (header, rows, a scrollbar).
+    this.scroller.style.height = `${Math.min(this.maxHeight, (this.total + 1) * this.rowH + 18)}px`;
     const note = page.truncated_cells ? ` · ${count(page.truncated_cells)} long cells cut` : '';
     this.info.textContent = `${count(this.total)}${this.known ? '' : '+'} rows × ${this.headers.length} columns${note}`;
   }

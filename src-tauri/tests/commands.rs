@@ -1,0 +1,198 @@
+//! The shell's commands on Tauri's mock runtime: what the page may ask for, and what
+//! it is refused (paths outside the session, `..`, symlinks, relative destinations).
+
+use std::sync::Arc;
+
+use sandalyst::session::{DockerFactory, SessionConfig};
+use sandalyst_desktop::commands::AppState;
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::WebviewWindowBuilder;
+
+struct Fixture {
+    _data: tempfile::TempDir,
+    outside: tempfile::TempDir,
+    webview: tauri::WebviewWindow<MockRuntime>,
+    session: String,
+    dir: std::path::PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let data = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.csv"), "k\nsecret\n").unwrap();
+    let state = AppState::open(data.path().to_path_buf(), Arc::new(DockerFactory)).unwrap();
+    let sessions = state.sessions.clone();
+    let app = sandalyst_desktop::builder(tauri::test::mock_builder(), state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    let s = tauri::async_runtime::block_on(sessions.create(SessionConfig::default())).unwrap();
+    let dir = s.dir().to_path_buf();
+    let out = dir.join("outputs");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("t.csv"), "a,b\n<b>1</b>,2\n3,4\n").unwrap();
+    std::fs::write(
+        out.join("r.md"),
+        "# R\n\n![c](c.png)\n<script>x()</script>\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path().join("secret.csv"), out.join("link.csv")).unwrap();
+    Fixture {
+        session: s.id().to_string(),
+        _data: data,
+        outside,
+        webview,
+        dir,
+    }
+}
+
+fn call(f: &Fixture, cmd: &str, args: Value) -> Result<Value, String> {
+    get_ipc_response(
+        &f.webview,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|b| b.deserialize::<Value>().unwrap())
+    .map_err(|e| {
+        e.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| e.to_string())
+    })
+}
+
+#[test]
+fn previews_of_session_files() {
+    let f = fixture();
+    let t = call(
+        &f,
+        "preview_file",
+        json!({"sessionId": f.session, "path": "outputs/t.csv"}),
+    )
+    .unwrap();
+    assert_eq!(t["view"], "table");
+    assert_eq!(
+        t["page"]["rows"][0][0], "<b>1</b>",
+        "cells are data, shown as text by the page"
+    );
+    let r = call(
+        &f,
+        "preview_file",
+        json!({"sessionId": f.session, "path": "outputs/r.md"}),
+    )
+    .unwrap();
+    let html = r["html"].as_str().unwrap();
+    let src = format!("src=\"sandalyst://localhost/{}/outputs/c.png\"", f.session);
+    assert!(html.contains(&src), "{html}");
+    assert!(!html.contains("<script"), "{html}");
+    let p = call(
+        &f,
+        "table_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv", "offset": 1, "limit": 10}),
+    )
+    .unwrap();
+    assert_eq!(p["rows"][0][0], "3");
+    assert_eq!(p["total_rows"], 2);
+}
+
+#[test]
+fn paths_from_the_page_are_checked() {
+    let f = fixture();
+    let secret = f.outside.path().join("secret.csv");
+    let escape = format!("outputs/../../../{}", secret.display());
+    for path in [
+        "../../etc/passwd",
+        "outputs/../../x",
+        escape.as_str(),
+        secret.to_str().unwrap(),
+        "/etc/passwd",
+        "outputs/link.csv",
+        "outputs",
+        "outputs\\t.csv",
+    ] {
+        for cmd in ["preview_file", "table_page"] {
+            let r = call(
+                &f,
+                cmd,
+                json!({"sessionId": f.session, "path": path, "offset": 0, "limit": 5}),
+            );
+            assert!(r.is_err(), "{cmd} {path}: {r:?}");
+            assert!(
+                !format!("{r:?}").contains("secret"),
+                "{cmd} {path} leaked: {r:?}"
+            );
+        }
+    }
+    for bad in ["../x", "a/b", "", "<script>"] {
+        let r = call(
+            &f,
+            "preview_file",
+            json!({"sessionId": bad, "path": "outputs/t.csv"}),
+        );
+        assert!(r.is_err(), "session id {bad:?}");
+    }
+    // Inputs are looked up by name in the session's list, never by a path.
+    let r = call(
+        &f,
+        "preview_file",
+        json!({"sessionId": f.session, "path": secret.to_str().unwrap(), "input": true}),
+    );
+    assert!(r.is_err(), "{r:?}");
+    // Export only to an absolute destination (the dialog's).
+    let r = call(
+        &f,
+        "export_session",
+        json!({"sessionId": f.session, "dest": "relative/out", "zip": false, "transcript": false}),
+    );
+    assert!(r.is_err());
+    let dest = f.outside.path().join("export");
+    let r = call(
+        &f,
+        "export_session",
+        json!({"sessionId": f.session, "dest": dest.to_str().unwrap(), "zip": false, "transcript": false}),
+    );
+    assert!(r.is_ok(), "{r:?}");
+    assert!(dest.join("t.csv").is_file());
+    assert!(!dest.join("link.csv").exists(), "links are not exported");
+    assert!(f.dir.join("outputs/t.csv").is_file());
+}
+
+#[test]
+fn sessions_list_rename_delete() {
+    let f = fixture();
+    let list = call(&f, "list_sessions", json!({})).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let title = "Energy <b>check</b>";
+    call(
+        &f,
+        "rename_session",
+        json!({"sessionId": f.session, "title": title}),
+    )
+    .unwrap();
+    let list = call(&f, "list_sessions", json!({})).unwrap();
+    assert_eq!(
+        list[0]["title"], title,
+        "titles are data; the page shows them as text"
+    );
+    assert!(call(
+        &f,
+        "rename_session",
+        json!({"sessionId": f.session, "title": "  "})
+    )
+    .is_err());
+    call(&f, "delete_session", json!({"sessionId": f.session})).unwrap();
+    assert_eq!(call(&f, "list_sessions", json!({})).unwrap(), json!([]));
+    assert!(!f.dir.exists());
+}

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fmt from '../js/format.js';
+
+test('sizes, durations, tokens and cost read well', () => {
+  assert.equal(fmt.bytes(512), '512 B');
+  assert.equal(fmt.bytes(41_984), '41.0 KB');
+  assert.equal(fmt.bytes(415 * 1024), '415 KB');
+  assert.equal(fmt.bytes(3.5 * 1024 ** 3), '3.5 GB');
+  assert.equal(fmt.duration(4_200), '4 s');
+  assert.equal(fmt.duration(125_000), '2:05');
+  assert.equal(fmt.duration(3_725_000), '1:02:05');
+  assert.equal(fmt.tokens(950), '950');
+  assert.equal(fmt.tokens(12_345), '12k');
+  assert.equal(fmt.tokens(2_500), '2.5k');
+  assert.equal(fmt.cost(0.004), '<$0.01');
+  assert.equal(fmt.cost(1.234), '$1.23');
+  assert.equal(fmt.cost(null), '');
+});
+
+test('file kinds and views', () => {
+  assert.equal(fmt.fileType('a.CSV'), 'CSV table');
+  assert.equal(fmt.fileType('noext'), 'File');
+  assert.equal(fmt.viewOf('x/energy.png'), 'image');
+  assert.equal(fmt.viewOf('r.md'), 'report');
+  assert.equal(fmt.viewOf('t.xlsx'), 'table');
+  assert.equal(fmt.viewOf('evil.svg'), 'image');
+  assert.equal(fmt.viewOf('data.bin'), 'other');
+  assert.equal(fmt.baseName('/home/a/b.csv'), 'b.csv');
+  assert.equal(fmt.baseName('C:\\x\\y.csv'), 'y.csv');
+});
+
+test('dates: time today, day and time otherwise', () => {
+  const now = new Date(2026, 11, 1, 12, 0);
+  assert.equal(fmt.when(new Date(2026, 11, 1, 9, 5).toISOString(), now), '09:05');
+  assert.equal(fmt.when(new Date(2026, 10, 28, 17, 30).toISOString(), now), '28 Nov, 17:30');
+  assert.equal(fmt.when('not a date', now), '');
+});

@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { newAsk, reduce, codeOf, endingText, statsLine, setupText } from '../js/runstate.js';
+import * as fmt from '../js/format.js';
+
+const ev = (type, rest = {}) => ({ session_id: 's', ask_id: 'a', at: '2026-12-01T10:00:00.000Z', type, ...rest });
+
+test('a scripted ask reduces to text, a cell with live output, artifacts and an ending', () => {
+  const events = [
+    ev('ask_started', { prompt: 'p', model: 'offline' }),
+    ev('turn_started', { turn: 1, max_turns: 25 }),
+    ev('text_delta', { text: 'Let me ' }),
+    ev('text_delta', { text: 'look.' }),
+    ev('text', { text: 'Let me look.' }),
+    ev('tool_call_delta', { call_id: 'c1', name: 'python', arguments: '{"code": "print(\'hi' }),
+    ev('tool_call_delta', { call_id: 'c1', name: '', arguments: '\')\\nx = 1"}' }),
+    ev('tool_call', { call_id: 'c1', name: 'python', code: "print('hi')\nx = 1" }),
+    ev('cell_output', { call_id: 'c1', stream: 'stdout', text: 'h' }),
+    ev('cell_output', { call_id: 'c1', stream: 'stdout', text: 'i\n' }),
+    ev('cell_output', { call_id: 'c1', stream: 'stderr', text: 'warn\n' }),
+    ev('cell_image', { call_id: 'c1', path: 'figures/c1-0.png' }),
+    ev('cell_result', { call_id: 'c1', status: 'ok', duration_ms: 1200, stdout: 'hi\n', stderr: 'warn\n', traceback: null, note: null }),
+    ev('artifact', { path: 'chart.png', kind: 'image', bytes: 10 }),
+    ev('artifact', { path: 'chart.png', kind: 'image', bytes: 20 }),
+    ev('usage', { input_tokens: 100, output_tokens: 20, cached_tokens: 0, total_input_tokens: 300, total_output_tokens: 50, cost_usd: 0.02 }),
+    ev('ask_finished', { status: { status: 'finished' }, turns: 1, answer: 'Done.', outputs_dir: '/x' }),
+  ];
+  const s = events.reduce(reduce, newAsk('a', 'p', Date.parse('2026-12-01T09:59:00Z')));
+  assert.equal(s.status, 'ended');
+  assert.equal(s.turn, 1);
+  assert.equal(s.maxTurns, 25);
+  const [text, cell, answer] = s.items;
+  assert.deepEqual(text, { kind: 'text', text: 'Let me look.', streaming: false });
+  assert.equal(cell.code, "print('hi')\nx = 1");
+  assert.deepEqual(cell.outputs, [
+    { stream: 'stdout', text: 'hi\n' },
+    { stream: 'stderr', text: 'warn\n' },
+    { stream: 'image', path: 'figures/c1-0.png' },
+  ]);
+  assert.equal(cell.result.status, 'ok');
+  assert.equal(cell.running, false);
+  assert.equal(answer.text, 'Done.');
+  assert.equal(s.artifacts.length, 1, 'a changed artifact replaces its card');
+  assert.equal(s.artifacts[0].bytes, 20);
+  assert.equal(s.inputTokens + s.outputTokens, 350);
+  assert.equal(statsLine(s, 0, fmt), 'turn 1/25 · 1:00 · 350 tokens · $0.02');
+});
+
+test('streamed code is readable before its JSON is complete', () => {
+  assert.equal(codeOf('{"code": "import pandas as pd\\ndf = pd.read'), 'import pandas as pd\ndf = pd.read');
+  assert.equal(codeOf('{"command": "ls -la"}'), 'ls -la');
+  assert.equal(codeOf('not json'), 'not json');
+});
+
+test('results without streamed output keep the result text; errors and endings read as sentences', () => {
+  let s = newAsk('a', 'p');
+  s = reduce(s, ev('tool_call', { call_id: 'c', name: 'python', code: '1/0' }));
+  s = reduce(s, ev('cell_result', { call_id: 'c', status: 'error', duration_ms: 5, stdout: '', stderr: 'boom', traceback: 'ZeroDivisionError', note: null }));
+  assert.deepEqual(s.items[0].outputs, [{ stream: 'stderr', text: 'boom' }]);
+  assert.equal(s.items[0].result.traceback, 'ZeroDivisionError');
+  s = reduce(s, ev('error', { error: { code: 'engine_unavailable', message: 'No engine.' } }));
+  assert.equal(s.error, 'No engine.');
+  assert.equal(s.errorCode, 'engine_unavailable');
+  s = reduce(s, ev('ask_finished', { status: { status: 'cancelled' }, turns: 1, answer: null }));
+  assert.match(endingText(s.ending), /^Stopped/);
+  assert.equal(endingText({ status: 'max_turns', turns: 25 }), 'Stopped at the turn limit (25)');
+  assert.equal(setupText({ stage: 'staging', files: 2, bytes: 10 }), 'Copying 2 file(s) into the sandbox…');
+});
+
+test('reducing never mutates the previous state', () => {
+  const s0 = newAsk('a', 'p');
+  const s1 = reduce(s0, ev('text_delta', { text: 'x' }));
+  const s2 = reduce(s1, ev('text_delta', { text: 'y' }));
+  assert.equal(s0.items.length, 0);
+  assert.equal(s1.items[0].text, 'x');
+  assert.equal(s2.items[0].text, 'xy');
+});
