@@ -149,6 +149,10 @@ struct AgentArgs {
     /// Do not offer the shell tool to the model (python only).
     #[arg(long)]
     no_shell: bool,
+    /// Run even where the engine cannot enforce memory, CPU and process limits
+    /// (rootless Podman on a cgroup v1 host); otherwise such a start is refused.
+    #[arg(long)]
+    allow_no_limits: bool,
     /// Memory limit of the sandbox, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 2048)]
     memory: i64,
@@ -179,6 +183,7 @@ impl AgentArgs {
         c.limits.max_cost_usd = self.max_cost;
         c.tools.shell = !self.no_shell;
         c.sandbox.network = self.network;
+        c.sandbox.allow_no_limits = self.allow_no_limits;
         c.sandbox.memory_bytes = self.memory << 20;
         c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;
         c.sandbox.image = self.image.clone().unwrap_or_default();

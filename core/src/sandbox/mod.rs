@@ -5,6 +5,7 @@
 //! Nothing here assumes the engine is local; files move as tar streams.
 
 pub mod docker;
+pub mod engine;
 pub mod fake;
 pub mod image;
 mod kernel;
@@ -89,6 +90,10 @@ pub struct SandboxConfig {
     pub tmp_bytes: u64,
     /// Bytes of stdout (and of stderr) a single call may return to the model.
     pub output_cap_bytes: usize,
+    /// Run even where the engine cannot enforce the memory, CPU and process limits
+    /// (rootless Podman on a cgroup v1 host); without it such a start is refused.
+    #[serde(default)]
+    pub allow_no_limits: bool,
 }
 
 impl Default for SandboxConfig {
@@ -104,6 +109,7 @@ impl Default for SandboxConfig {
             // Kept whole in the workspace for the model to read back; what the model is
             // given of it is cut much shorter (see `agent::observe`).
             output_cap_bytes: 1 << 20,
+            allow_no_limits: false,
         }
     }
 }

@@ -42,21 +42,34 @@ impl SandboxFactory for DockerFactory {
         manifest: &Manifest,
         setup: SetupSink<'_>,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
-        let engine = docker::connect()
+        let unavailable = |e: anyhow::Error| SessionError::EngineUnavailable {
+            message: format!("{e:#}"),
+        };
+        let (engine, place) = crate::sandbox::engine::connect()
             .await
-            .map_err(|e| SessionError::EngineUnavailable {
-                message: format!("{e:#}"),
-            })?;
-        if let Ok(v) = engine.version().await {
-            setup(SetupStage::Engine {
-                name: v
-                    .platform
-                    .map(|p| p.name)
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or_else(|| "Docker Engine".into()),
-                version: v.version.unwrap_or_default(),
-            });
+            .map_err(unavailable)?;
+        let info = crate::sandbox::engine::describe(&engine, &place)
+            .await
+            .map_err(unavailable)?;
+        let mut version = info.details();
+        if info.limits_unenforced() {
+            let why = info.missing.join("; ");
+            if !config.allow_no_limits {
+                return Err(SessionError::Sandbox {
+                    message: format!(
+                        "{} {version}: {why}. Refusing to run code without them; pass --allow-no-limits (allow_no_limits) to run anyway",
+                        info.name()
+                    ),
+                });
+            }
+            version.push_str(&format!(
+                "; WARNING: running WITHOUT limits, as allowed: {why}"
+            ));
         }
+        setup(SetupStage::Engine {
+            name: info.name(),
+            version,
+        });
         let count = docker::remove_leftovers(&engine).await.map_err(|e| {
             SessionError::EngineUnavailable {
                 message: format!("{e:#}"),
