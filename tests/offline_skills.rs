@@ -139,10 +139,10 @@ async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> 
         problems.push("asked for ASCII, got other characters".into());
     }
     if !case["table"].is_null() {
-        let csv = if skill == "profile" {
-            "profile.csv"
-        } else {
-            "answer.csv"
+        let csv = match case["csv"].as_str() {
+            Some(named) => named,
+            None if skill == "profile" => "profile.csv",
+            None => "answer.csv",
         };
         problems.extend(check_table(&outcome.outputs_dir.join(csv), &case["table"]));
     }

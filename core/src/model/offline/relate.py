@@ -31,6 +31,7 @@ T = {
            "summed": "summed", "averaged": "averaged",
            "what_csv": "the result table", "what_png": "the chart", "what_md": "the report",
            "need_two": "two numeric columns to relate were not found",
+           "category": "%s is a category, not a number: ask for the average %s by %s instead",
            "need_time": "no date or time column was found for a trend",
            "assumed": "The request names fewer than two numeric columns; %s was used."},
     "es": {"stat": "estadistico", "value": "valor", "pearson": "pearson_r", "spearman": "spearman_rho",
@@ -53,6 +54,7 @@ T = {
            "summed": "sumados", "averaged": "promediados",
            "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe",
            "need_two": "no se encontraron dos columnas num\u00e9ricas que relacionar",
+           "category": "%s es una categor\u00eda, no un n\u00famero: pregunte por la media de %s por %s",
            "need_time": "no se encontr\u00f3 una columna de fecha u hora para la tendencia",
            "assumed": "La pregunta nombra menos de dos columnas numericas; se us\u00f3 %s."},
 }[LANG]
@@ -65,17 +67,30 @@ df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("
 req = norm(CONFIG["request"])
 time_col, time_unit, numeric, cats, ids = column_roles(df)
 measures = [c for c in numeric if c not in ids]
-named, spans = match_columns(req, measures)
+named, spans = match_columns(req, measures + [c for c in cats if df[c].nunique(dropna=True) <= 500])
+named_cats = [c for c in named if c not in measures]
+named = [c for c in named if c in measures]
 notes = []
 answer = {"skill": "relate", "ok": True, "lang": LANG, "input": CONFIG["input"], "cached": cached}
 trend = bool(INTENT.get("trend")) and not (len(named) >= 2 and not find_words(req, "time") >= 0)
 fig, ax = plt.subplots(figsize=(9, 5.5))
 if trend and time_col is None:
     answer.update({"ok": False, "reason": T["need_time"]})
+elif not trend and named_cats and len(named) < 2:
+    answer.update({"ok": False, "reason": T["category"] % (named_cats[0], (named or measures or ["?"])[0], named_cats[0])})
 elif not trend and len(measures) < 2:
     answer.update({"ok": False, "reason": T["need_two"]})
 elif not trend:
     cols = list(named[:2])
+    if not cols:
+        # the strongest pair
+        cm = pd.DataFrame({c: numeric[c] for c in measures}).corr().abs()
+        pairs = [(cm.iloc[i, j], measures[i], measures[j]) for i in range(len(measures))
+                 for j in range(i + 1, len(measures)) if cm.iloc[i, j] == cm.iloc[i, j]]
+        if pairs:
+            _, a, b = max(pairs, key=lambda p: p[0])
+            cols = [a, b]
+            notes.append(T["assumed"] % ", ".join(cols))
     if len(cols) < 2:
         pool = [c for c in measures if c not in cols]
         if cols:

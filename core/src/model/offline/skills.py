@@ -193,19 +193,24 @@ PERIODS = [
 
 
 def months_named(text_n):
-    """Months named in the request, in the order named (full names; short ones only
-    next to a digit-free context such as 'in feb')."""
+    """Months named in the request, in the order named. "may" and "mar" are also
+    ordinary words: they count after in/of/en/de/for or before a year."""
     found = []
+    words = text_n.split()
     for m, names in MONTHS.items():
-        for i, name in enumerate(names):
-            if len(name) <= 3 and name in ("mar", "may", "ene", "ago", "dic", "sep", "jun", "jul",
-                                            "oct", "nov", "dec", "apr", "abr", "aug", "jan", "feb"):
-                if name in ("mar", "may"):  # also ordinary words (mar, may)
-                    continue
+        for name in names:
             pos = find_words(text_n, name)
-            if pos >= 0:
-                found.append((pos, m))
-                break
+            if pos < 0:
+                continue
+            if name in ("may", "mar"):
+                i = len(text_n[:pos].split())
+                prev = words[i - 1] if i > 0 else ""
+                nxt = words[i + 1] if i + 1 < len(words) else ""
+                if prev not in ("in", "of", "en", "de", "for", "during", "durante", "and", "y") and \
+                        not re.fullmatch(r"(19|20)[0-9]{2}", nxt):
+                    continue
+            found.append((pos, m))
+            break
     found.sort()
     return [m for _, m in found]
 
