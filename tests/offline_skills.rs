@@ -94,11 +94,17 @@ fn used_loaded_table(items: &[Item]) -> Option<bool> {
 async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> {
     let request = case["request"].as_str().unwrap();
     let mut model = OfflineAnalyst::new();
+    let started = std::time::Instant::now();
     let outcome = session
         .ask_with(request, &mut model, None, &CancellationToken::new())
         .await
         .unwrap();
     let answer = outcome.answer.clone().unwrap_or_default();
+    eprintln!(
+        "{:>6.2} s  {}  {request}",
+        started.elapsed().as_secs_f64(),
+        case["file"].as_str().unwrap()
+    );
     let mut problems = Vec::new();
     let skill = case["skill"].as_str().unwrap();
     let phase = last_phase(&session.items());
