@@ -223,7 +223,18 @@ pub async fn describe(docker: &Docker, place: &str) -> anyhow::Result<EngineInfo
         )
     };
     let security = info.security_options.clone().unwrap_or_default();
-    let rootless = security.iter().any(|s| s.contains("name=rootless"));
+    // Docker names rootless mode in its security options; Podman does not, but adds
+    // its own `Rootless` field to /info (which bollard's model drops), and keeps a
+    // rootless store under the user's home.
+    let rootless = security.iter().any(|s| s.contains("name=rootless"))
+        || (kind == EngineKind::Podman
+            && match podman_rootless_field(place).await {
+                Some(r) => r,
+                None => info
+                    .docker_root_dir
+                    .as_deref()
+                    .is_some_and(|d| d.contains("/.local/share/containers")),
+            });
     let cgroup_version = info
         .cgroup_version
         .map(|v| v.to_string())
@@ -266,6 +277,36 @@ pub async fn describe(docker: &Docker, place: &str) -> anyhow::Result<EngineInfo
         remote,
         missing,
     })
+}
+
+/// Podman's `Rootless` field of `/info`, read with a plain HTTP request over a local
+/// socket (bollard's model has no such field). None when it cannot be asked.
+#[cfg(unix)]
+async fn podman_rootless_field(place: &str) -> Option<bool> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let path = place.strip_prefix("unix://")?;
+    let ask = async {
+        let mut s = tokio::net::UnixStream::connect(path).await.ok()?;
+        s.write_all(b"GET /v1.41/info HTTP/1.0\r\nHost: engine\r\n\r\n")
+            .await
+            .ok()?;
+        let mut reply = Vec::new();
+        // The whole reply is a few KiB; read at most 1 MiB of it.
+        s.take(1 << 20).read_to_end(&mut reply).await.ok()?;
+        let text = String::from_utf8_lossy(&reply);
+        let (_, body) = text.split_once("\r\n\r\n")?;
+        let v: serde_json::Value = serde_json::from_str(body).ok()?;
+        v.get("Rootless")?.as_bool()
+    };
+    tokio::time::timeout(Duration::from_secs(10), ask)
+        .await
+        .ok()
+        .flatten()
+}
+
+#[cfg(not(unix))]
+async fn podman_rootless_field(_place: &str) -> Option<bool> {
+    None
 }
 
 /// Whether the engine behind `docker` is Podman (asked once per call; a few ms).
