@@ -87,7 +87,8 @@ export async function previewElement(sessionId, path, opts = {}) {
   try {
     p = await invoke('preview_file', { sessionId, path, input: !!opts.input });
   } catch (e) {
-    return h('div', { class: 'error-text' }, String(e));
+    if (opts.quiet) return null; // not there yet: the caller tries again later
+    return h('div', { class: 'error-text pad' }, String(e));
   }
   const name = p.name;
   switch (p.view) {

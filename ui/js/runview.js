@@ -46,22 +46,30 @@ export function fileUrl(sessionId, rel) {
   return `${base}${encodeURIComponent(sessionId)}/${String(rel).split('/').map(encodeURIComponent).join('/')}`;
 }
 
-/// An artifact card; its preview loads with `load()` (outputs reach the session
-/// folder when the ask's step is collected, so the card waits for the end of the ask).
+/// An artifact card. `load(final)` shows its preview: during the ask the file may
+/// not be in the session folder yet (outputs are collected from the sandbox when a
+/// step ends), so a failed early load waits for the final one.
 function artifactElement(sessionId, a) {
   const card = h('div', { class: 'artifact', dataset: { path: a.path } },
     h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`)));
   const body = h('div', { class: 'artifact-body muted' }, 'Made by the agent; shown here when this ask ends.');
   card.append(body);
-  let loaded = false;
-  const load = () => {
-    if (loaded) return;
-    loaded = true;
-    body.textContent = 'Loading…';
-    previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300 }).then((el) => {
-      clear(body).classList.remove('muted');
-      body.append(el);
-    });
+  let state = 'idle';
+  let wantFinal = false;
+  const load = async (final) => {
+    if (final) wantFinal = true;
+    if (state === 'loading' || state === 'done' || (state === 'waiting' && !final)) return;
+    state = 'loading';
+    if (final) body.textContent = 'Loading…';
+    const el = await previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300, quiet: !final });
+    if (!el) {
+      state = 'waiting';
+      if (wantFinal) load(true); // the ask ended while this early try was under way
+      return;
+    }
+    clear(body).classList.remove('muted');
+    body.append(el);
+    state = 'done';
   };
   return { el: card, load };
 }
@@ -105,8 +113,9 @@ export class AskView {
       const card = artifactElement(this.sessionId, a);
       if (old) old.el.replaceWith(card.el); else this.artifactsEl.append(card.el);
       this.artifactKeys.set(a.path, { key, el: card.el, load: card.load });
+      if (s.status === 'running') card.load(false);
     }
-    if (s.status !== 'running') for (const c of this.artifactKeys.values()) c.load();
+    if (s.status !== 'running') for (const c of this.artifactKeys.values()) c.load(true);
     this.notice.textContent = s.notice ?? '';
     this.error.textContent = s.error ?? '';
     this.stop.hidden = s.status !== 'running';
