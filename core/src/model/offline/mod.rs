@@ -3,7 +3,24 @@
 //! and the model of the end-to-end tests.
 //!
 //! It drives the same tool protocol as a real model, with real Python it writes from
-//! templates (`offline/*.py`, pulled in with `include_str!`):
+//! templates (`offline/*.py`, pulled in with `include_str!`). It plans from the latest
+//! user message (app notes, `[from the app] ...`, are not the task), which
+//! [`request::recognise`] reads as one of its skills, in English or Spanish:
+//!
+//! | Skill | Asked as | Planner | Script |
+//! |---|---|---|---|
+//! | anomalies in a time series | "find abnormal events", "busca anomalías" | this module | `analyse.py`, `validate.py` |
+//! | data profile | "what is in this file?", "describe", "resume" | `skills.rs` | `profile.py` |
+//! | aggregate questions | "which region had the highest revenue in February?" | `skills.rs` | `aggregate.py` |
+//! | correlation, trend | "is temperature correlated with humidity?", "weekly trend of visits" | `skills.rs` | `relate.py` |
+//! | none of these | "forecast next month" | `skills.rs` | `profile.py`, after an honest "I cannot" |
+//!
+//! Every ask starts with the same inspection; the question skills then run one script
+//! that writes a table, a chart and a report and prints `SANDALYST_ANSWER {json}`, from
+//! which the final message is written in the request's language (ASCII when asked).
+//! A follow-up in a session is a new ask: it gets its own skill, and its script reuses
+//! the table the kernel already loaded (or reads the file again in a new kernel). The
+//! anomaly skill, unchanged in its findings:
 //!
 //! 1. **Inspect** (`offline/inspect.py`): list every file under `input/`, read each
 //!    tabular one (CSV/TSV, Excel if openpyxl is installed, JSON, Parquet if pyarrow is
@@ -39,7 +56,8 @@
 //!
 //! Output names come from the task: the first `output/<name>.csv`, `.png` and `.md`
 //! mentioned in it, else `output/anomalies.csv`, `output/anomalies.png` and
-//! `output/report.md`.
+//! `output/report.md` (`output/answer.*` for questions, `output/profile.*` for the
+//! profile).
 
 use async_trait::async_trait;
 use serde::Deserialize;
