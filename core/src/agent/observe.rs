@@ -131,7 +131,10 @@ impl Seen {
         sandbox: &dyn Sandbox,
         vision: bool,
     ) -> anyhow::Result<Item> {
-        if vision {
+        // A chart saved to output/ and left open comes back as a figure too (as in
+        // Jupyter): the saved file is what the user gets, so the model sees that one.
+        let saved_chart = self.images.iter().any(|p| p.label.starts_with("output/"));
+        if vision && !saved_chart {
             for (i, png) in self.figures.iter().enumerate() {
                 if self.images.len() >= MAX_IMAGES_PER_CALL {
                     break;
