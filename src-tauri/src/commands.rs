@@ -83,6 +83,7 @@ macro_rules! handler {
     () => {
         tauri::generate_handler![
             app_info,
+            page_ready,
             create_session,
             open_session,
             list_sessions,
@@ -145,6 +146,18 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         offline,
         why_offline: why,
         scheme_base: crate::scheme::root_url(),
+    }
+}
+
+/// The page has drawn its first content; with `SANDALYST_TIMING=1` the time since the
+/// process started is printed (BENCHMARKS.md: launch to first content).
+#[tauri::command]
+pub fn page_ready() {
+    if std::env::var_os("SANDALYST_TIMING").is_some() {
+        eprintln!(
+            "sandalyst-desktop: first content after {} ms",
+            crate::since_start_ms()
+        );
     }
 }
 

@@ -9,6 +9,14 @@
 //! - [`settings`], [`engine`]: the settings file and the Docker engine's status.
 
 pub mod commands;
+
+/// Milliseconds since the process started.
+pub fn since_start_ms() -> u128 {
+    STARTED
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis()
+}
 pub mod engine;
 pub mod history;
 pub mod paths;
@@ -49,7 +57,11 @@ pub fn builder<R: tauri::Runtime>(
         .invoke_handler(commands::handler())
 }
 
+/// When the process started, for the launch-time measurement (`SANDALYST_TIMING=1`).
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 pub fn run() {
+    STARTED.get_or_init(std::time::Instant::now);
     let root = match data_root() {
         Ok(r) => r,
         Err(e) => {

@@ -378,6 +378,7 @@ async function main() {
   await loadInfo().catch((e) => toast(String(e)));
   await refreshHistory();
   document.body.dataset.ready = 'true';
+  requestAnimationFrame(() => invoke('page_ready').catch(() => {}));
   checkEngine();
 }
 
