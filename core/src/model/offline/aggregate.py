@@ -265,8 +265,9 @@ elif group_col or group_period:
         table[T["share"]] = 100.0 * table[value_name] / total
     best = ordered.index[0]
     if INTENT.get("extreme") and not n:
-        headline = "%s %s %s %s (%s %s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
-                                                op_text, T["by"], gname.replace("_", " "), fmt(ordered.iloc[0]))
+        headline = "%s %s %s %s (%s %s%s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
+                                                  op_text, T["by"], gname.replace("_", " "),
+                                                  (", " + filter_text) if filters else "", fmt(ordered.iloc[0]))
         if INTENT.get("share") and total:
             headline += " (%s)" % (T["share_of"] % ("%.1f" % (100.0 * ordered.iloc[0] / total)))
         if len(ordered) > 1:
@@ -279,7 +280,8 @@ elif group_col or group_period:
             if T["share"] in table.columns:
                 s += " (%.1f %%)" % table[T["share"]].iloc[i]
             items.append(s)
-        lead = "%s %s %s" % (op_text[0].upper() + op_text[1:], T["by"], gname)
+        lead = "%s %s %s%s" % (op_text[0].upper() + op_text[1:], T["by"], gname,
+                               (" (%s)" % filter_text) if filters else "")
         if n:
             lead = "%s %d %s %s" % (T["bottom"] if INTENT.get("lowest") else T["top"], int(n), gname,
                                     ({"en": "by ", "es": "por "}[LANG]) + op_text)

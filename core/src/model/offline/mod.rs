@@ -943,6 +943,9 @@ impl Plan<'_> {
                     fallback_reason.as_deref(),
                     &validation,
                 );
+                if self.rec.ascii && self.rec.lang == request::Lang::Es {
+                    text = skills::to_ascii(&text);
+                }
                 let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
                 let others: Vec<String> = self
                     .profile
