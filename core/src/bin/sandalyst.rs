@@ -276,10 +276,58 @@ fn model_for(a: &AgentArgs) -> anyhow::Result<Box<dyn Model>> {
     selection.open()
 }
 
-/// The first Ctrl-C cancels whatever token is current; a second one quits at once.
+/// Waits for Ctrl-C, or (on Unix) SIGTERM or SIGHUP, which are handled the same way:
+/// a `kill` or a closed terminal cancels the run and removes its container.
+struct Interrupts {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Interrupts {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Interrupts {}
+    }
+
+    /// The next interrupt; false when signals cannot be listened for.
+    async fn next(&mut self) -> bool {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => r.is_ok(),
+                _ = recv(&mut self.term) => true,
+                _ = recv(&mut self.hup) => true,
+            }
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await.is_ok()
+    }
+}
+
+/// The first Ctrl-C (or SIGTERM, SIGHUP) cancels whatever token is current; a second
+/// one quits at once.
 fn on_ctrl_c(current: Arc<Mutex<Option<CancellationToken>>>) {
     tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
+        let mut interrupts = Interrupts::new();
+        while interrupts.next().await {
             match current.lock().unwrap().take() {
                 Some(token) => {
                     eprintln!("\ncancelling (press Ctrl-C again to quit at once)...");

@@ -189,6 +189,8 @@ pub struct DockerSandbox {
     closed: AtomicBool,
     /// The engine is Podman (volume options and rlimits differ).
     podman: bool,
+    /// PID 1's stdin: the container stops by itself once this closes (see `take_lease`).
+    lease: Mutex<Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>>,
 }
 
 impl DockerSandbox {
@@ -247,6 +249,7 @@ impl DockerSandbox {
             kernel: Mutex::new(None),
             closed: AtomicBool::new(false),
             podman,
+            lease: Mutex::new(None),
         };
         match sandbox.create_and_stage(labels, manifest).await {
             Ok(()) => Ok(sandbox),
@@ -311,7 +314,15 @@ impl DockerSandbox {
         };
         let body = ContainerCreateBody {
             image: Some(c.image.clone()),
-            cmd: Some(vec!["sleep".into(), "infinity".into()]),
+            // PID 1 (under the image's tini) lives as long as its stdin is open. This
+            // process holds that stdin (the lease, attached below); when it dies
+            // without cleaning up (SIGKILL, a crash), the engine closes the stdin of
+            // its only attached client (StdinOnce), `cat` ends and the container
+            // stops by itself.
+            cmd: Some(vec!["sh".into(), "-c".into(), "cat >/dev/null".into()]),
+            open_stdin: Some(true),
+            stdin_once: Some(true),
+            attach_stdin: Some(true),
             user: Some(image::USER.into()),
             working_dir: Some(image::WORKDIR.into()),
             env: Some(vec!["HOME=/tmp".into(), "MPLBACKEND=Agg".into()]),
@@ -334,6 +345,7 @@ impl DockerSandbox {
             )
             .await
             .context("starting the sandbox container")?;
+        self.take_lease().await?;
         // The kernel starts (and IPython loads) while the inputs are uploaded.
         let (kernel, staged) = tokio::join!(
             Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
@@ -345,6 +357,24 @@ impl DockerSandbox {
             return Err(e.context("staging the input files into the workspace"));
         }
         *self.kernel.lock().await = Some(kernel);
+        Ok(())
+    }
+
+    /// Attach to PID 1's stdin and keep it open for as long as the sandbox is ours.
+    async fn take_lease(&self) -> anyhow::Result<()> {
+        let opts = bollard::query_parameters::AttachContainerOptionsBuilder::new()
+            .stdin(true)
+            .stream(true)
+            .build();
+        let attached = self
+            .docker
+            .attach_container(&self.container, Some(opts))
+            .await
+            .map_err(|e| engine_error("attaching to the sandbox container", e))?;
+        let mut output = attached.output;
+        // Nothing comes out (only stdin is attached); drained so the connection lives.
+        tokio::spawn(async move { while output.next().await.is_some() {} });
+        *self.lease.lock().await = Some(attached.input);
         Ok(())
     }
 
@@ -880,14 +910,28 @@ chmod u-w "$d"; exit $rc"#;
             // Closing stdin lets the kernel exit; the container removal below kills the rest.
             drop(k);
         }
+        // Held until the container is gone: closing it first would make the container
+        // stop by itself while it is being removed (Podman then refuses the removal).
+        let lease = self.lease.lock().await.take();
         let opts = RemoveContainerOptionsBuilder::new()
             .force(true)
             .v(true)
             .build();
-        let removed = self
+        let mut removed = self
             .docker
-            .remove_container(&self.container, Some(opts))
+            .remove_container(&self.container, Some(opts.clone()))
             .await;
+        if matches!(&removed, Err(bollard::errors::Error::DockerResponseServerError { status_code, .. }) if *status_code >= 500)
+        {
+            // A container that was stopping on its own (e.g. its PID 1 ended) can
+            // refuse a forced removal for a moment.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            removed = self
+                .docker
+                .remove_container(&self.container, Some(opts))
+                .await;
+        }
+        drop(lease);
         let vol = self
             .docker
             .remove_volume(
