@@ -89,6 +89,8 @@ elif ts is not None and years and len(set(years)) == 1 and len(months) >= 2:
 # ---- what to compute -------------------------------------------------------------------
 op = INTENT.get("op")
 measure = named_measures[0] if named_measures else None
+if op == "count" and measure and after_word(req, measure, ("many", "cuantos", "cuantas", "cuanto", "cuanta")):
+    op = "sum"  # "how many units": the units add up, the rows are not counted
 notes = []
 if op == "count":
     measure = None
