@@ -415,6 +415,18 @@ async fn desktop_end_to_end() {
     );
     assert_eq!(app.js("return document.querySelectorAll('#asks script, #asks iframe, #asks svg, #asks [onerror]').length").await, json!(0));
 
+    // The page's CSP: no inline script, no eval, no remote images.
+    let csp = app
+        .js("const s = document.createElement('script'); s.textContent = 'window.__inline = 1'; document.body.append(s);
+             let evalBlocked = false; try { window.eval('1') } catch (e) { evalBlocked = true }
+             return [window.__inline === undefined, evalBlocked]")
+        .await;
+    assert_eq!(
+        csp,
+        json!([true, true]),
+        "inline script and eval must be refused by the CSP"
+    );
+
     // 5. Export through the command the Export dialog calls.
     let dest = work.path().join("export");
     let written = app
