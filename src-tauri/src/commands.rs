@@ -79,38 +79,33 @@ pub fn sentence(e: anyhow::Error) -> String {
     }
 }
 
-macro_rules! handler {
-    () => {
-        tauri::generate_handler![
-            app_info,
-            page_ready,
-            create_session,
-            open_session,
-            list_sessions,
-            rename_session,
-            delete_session,
-            add_files,
-            remove_file,
-            watch_session,
-            ask,
-            cancel_ask,
-            get_settings,
-            save_settings,
-            save_api_key,
-            api_key_status,
-            engine_status,
-            build_image,
-            preview_file,
-            table_page,
-            export_session,
-            open_path,
-        ]
-    };
-}
-
+/// Every command the page may call.
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
 {
-    handler!()
+    tauri::generate_handler![
+        app_info,
+        page_ready,
+        create_session,
+        open_session,
+        list_sessions,
+        rename_session,
+        delete_session,
+        add_files,
+        remove_file,
+        watch_session,
+        ask,
+        cancel_ask,
+        get_settings,
+        save_settings,
+        save_api_key,
+        api_key_status,
+        engine_status,
+        build_image,
+        preview_file,
+        table_page,
+        export_session,
+        open_path,
+    ]
 }
 
 #[derive(Serialize)]
