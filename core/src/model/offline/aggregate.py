@@ -104,7 +104,7 @@ elif measure is None:
             notes.append(T["assumed"] % measure)
 if op is None and measure is not None:
     mt = tokens(measure) + [norm(measure)]
-    level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or is_temperature(measure)
+    level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or measure_unit(measure)[1] == "power" or is_temperature(measure)
     op = "mean" if level and not INTENT.get("share") else "sum"
 op = op or "count"
 

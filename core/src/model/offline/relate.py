@@ -19,9 +19,9 @@ T = {
                    "The fitted line: %s = %s + %s x %s.",
            "corr_none": "%s and %s show no clear linear relationship: Pearson r = %s (Spearman rho = %s, n = %d).",
            "trend": "%s per %s %s by %s per %s on average (least-squares slope), from %s in %s to %s in %s "
-                    "(fitted %s%%  over %d %ss).",
+                    "(fitted %s%% over %d %ss).",
            "up": "rises", "down": "falls", "flat": "stays about level, changing",
-           "period": "period", "fitted": "trend",
+           "period": "period", "fitted": "trend", "avg_of": "average %s",
            "question": "Question", "answer": "Answer", "result": "Result", "method": "Method",
            "title": "Relationship", "title_trend": "Trend over time",
            "method_corr": "Pearson correlation of the rows where both columns have a value; Spearman rank "
@@ -44,7 +44,7 @@ T = {
            "trend": "%s por %s %s %s por %s de media (pendiente de m\u00ednimos cuadrados), de %s en %s a %s en %s "
                     "(ajustado %s%% en %d periodos de %s).",
            "up": "sube", "down": "baja", "flat": "se mantiene, cambiando",
-           "period": "periodo", "fitted": "tendencia",
+           "period": "periodo", "fitted": "tendencia", "avg_of": "media de %s",
            "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "M\u00e9todo",
            "title": "Relaci\u00f3n", "title_trend": "Tendencia en el tiempo",
            "method_corr": "Correlaci\u00f3n de Pearson de las filas con valor en ambas columnas; correlaci\u00f3n de "
@@ -139,7 +139,7 @@ else:
         if per not in ("hour", "day", "week", "month", "quarter", "year"):
             per = "day" if span <= pd.Timedelta(days=120) else "week" if span <= pd.Timedelta(days=730) else "month"
         mt = tokens(m) + [norm(m)]
-        level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or is_temperature(m)
+        level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or measure_unit(m)[1] == "power" or is_temperature(m)
         how = "mean" if level else "sum"
         k, lab = period_key(ts, per, LANG)
         ok = ts.notna() & numeric[m].notna()
@@ -156,7 +156,7 @@ else:
             direction = T["flat"]
         first, last = labels[series.index[0]], labels[series.index[-1]]
         how_word = T["summed"] if how == "sum" else T["averaged"]
-        headline = T["trend"] % (m, pw, direction, ("+" if slope > 0 else "") + fmt(slope), pw,
+        headline = T["trend"] % (T["avg_of"] % m if how == "mean" else m, pw, direction, ("+" if slope > 0 else "") + fmt(slope), pw,
                                  fmt(series.iloc[0]), first, fmt(series.iloc[-1]), last,
                                  ("+" if pct > 0 else "") + ("%.1f" % pct) + " ", len(series) - 1, pw)
         headline = re.sub(r"\s+%", " %", headline)
