@@ -612,10 +612,15 @@ impl Sandbox for DockerSandbox {
                 Ok(fill(result(status, started), reply, stray))
             }
             Wait::Exited => {
-                let code = kernel.exit_code(&self.docker).await;
                 let mut r = result(ExecStatus::KernelRestarted, started);
                 r.stderr = kernel.take_stray();
-                r.note = Some(format!("{}; {LOST}", self.memory_note(code)));
+                r.note = Some(match kernel.broken() {
+                    Some(why) => format!("{why}, so the kernel was restarted; {LOST}"),
+                    None => {
+                        let code = kernel.exit_code(&self.docker).await;
+                        format!("{}; {LOST}", self.memory_note(code))
+                    }
+                });
                 kernel.kill(&self.docker, &self.container).await;
                 Ok(r)
             }

@@ -25,6 +25,15 @@ use super::{OutputEntry, OutputSink, Stream};
 const KERNEL_SOURCE: &str = include_str!("kernel.py");
 const STRAY_CAP: usize = 16 << 10;
 
+/// The longest protocol line the host accepts: a reply holds two capped streams
+/// (JSON escaping can make them six times longer) and a few base64 figures. A longer
+/// line means the channel was written to by something else (the cell shares the
+/// process): reading stops there and the kernel is restarted, so the app's memory
+/// stays bounded whatever the code writes.
+fn max_line(output_cap: usize) -> usize {
+    (16 << 20usize).max(output_cap.saturating_mul(16))
+}
+
 #[derive(Debug, Deserialize)]
 pub(crate) struct KernelReply {
     #[serde(default)]
@@ -76,6 +85,8 @@ enum Event {
     Outputs(OutputsReply),
     /// The output stream ended: the kernel process is gone.
     Exited,
+    /// The protocol channel carried something no kernel sends (the reason).
+    Broken(String),
 }
 
 pub(crate) struct Kernel {
@@ -89,6 +100,8 @@ pub(crate) struct Kernel {
     current: u64,
     /// Live output forwarded for the current cell: a second cap behind the kernel's.
     live: [LiveCap; 2],
+    /// Why the protocol channel can no longer be trusted, once it cannot.
+    broken: Option<String>,
 }
 
 /// What may be forwarded live of one stream of one call: `cap` bytes, then one
@@ -188,6 +201,7 @@ impl Kernel {
         let (tx, events) = mpsc::channel(16);
         let stray = Arc::new(Mutex::new(String::new()));
         let stray_w = stray.clone();
+        let limit = max_line(output_cap);
         tokio::spawn(async move {
             let mut line = Vec::new();
             while let Some(frame) = output.next().await {
@@ -197,6 +211,14 @@ impl Kernel {
                         for &b in message.iter() {
                             if b != b'\n' {
                                 line.push(b);
+                                if line.len() > limit {
+                                    let why = format!(
+                                        "the kernel's reply channel carried a line longer than {} MiB (something in the cell wrote to it)",
+                                        limit >> 20
+                                    );
+                                    let _ = tx.send(Event::Broken(why)).await;
+                                    return;
+                                }
                                 continue;
                             }
                             let event = parse_line(&line);
@@ -229,6 +251,7 @@ impl Kernel {
             next_id: 0,
             current: 0,
             live: [LiveCap::default(); 2],
+            broken: None,
         };
         match tokio::time::timeout(Duration::from_secs(60), kernel.events.recv()).await {
             Ok(Some(Event::Ready(pid))) => kernel.pid = pid,
@@ -266,6 +289,10 @@ impl Kernel {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
                 Err(_) => return Ok(None),
                 Ok(None) | Ok(Some(Event::Exited)) => bail!("the Python kernel stopped"),
+                Ok(Some(Event::Broken(why))) => {
+                    self.broken = Some(why);
+                    bail!("the Python kernel's reply channel broke");
+                }
                 Ok(Some(Event::Outputs(o))) if o.id == Some(id) => {
                     if let Some(e) = o.error {
                         bail!("listing the outputs failed in the kernel: {e}");
@@ -315,6 +342,10 @@ impl Kernel {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
                 Err(_) => return Wait::TimedOut,
                 Ok(None) | Ok(Some(Event::Exited)) => return Wait::Exited,
+                Ok(Some(Event::Broken(why))) => {
+                    self.broken = Some(why);
+                    return Wait::Exited;
+                }
                 Ok(Some(Event::Stream(c))) if c.id == Some(self.current) => {
                     let (i, stream) = match c.name.as_str() {
                         "stderr" => (1, Stream::Stderr),
@@ -322,13 +353,25 @@ impl Kernel {
                     };
                     self.live[i].forward(on_output, stream, &c.text);
                 }
-                Ok(Some(Event::Reply(r))) if r.id.is_none() || r.id == Some(self.current) => {
-                    return Wait::Reply(r)
+                Ok(Some(Event::Reply(r))) if r.id == Some(self.current) => return Wait::Reply(r),
+                // Replies of earlier, abandoned calls come late; a reply to a call not
+                // yet made, or to none, comes from no kernel.
+                Ok(Some(Event::Reply(r))) if r.id.is_none_or(|id| id > self.current) => {
+                    self.broken = Some(format!(
+                        "the kernel's reply channel carried a reply out of order (id {:?} while call {} runs; something in the cell wrote to it)",
+                        r.id, self.current
+                    ));
+                    return Wait::Exited;
                 }
                 // Ready, outputs, or what an earlier abandoned call left behind.
                 Ok(Some(_)) => continue,
             }
         }
+    }
+
+    /// Why the protocol channel was given up on, if it was: the kernel must go.
+    pub fn broken(&self) -> Option<&str> {
+        self.broken.as_deref()
     }
 
     /// Output written outside the protocol since the last call.
