@@ -96,6 +96,57 @@ pub fn preview_sheet(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+
+    /// A minimal workbook: two sheets, inline strings and numbers.
+    fn write_xlsx(path: &Path) {
+        let mut z = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        let o = zip::write::SimpleFileOptions::default();
+        let mut put = |name: &str, body: &str| {
+            z.start_file(name, o).unwrap();
+            z.write_all(body.as_bytes()).unwrap();
+        };
+        put(
+            "[Content_Types].xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/worksheets/sheet2.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#,
+        );
+        put(
+            "_rels/.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#,
+        );
+        put(
+            "xl/workbook.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Readings" sheetId="1" r:id="rId1"/><sheet name="Notes" sheetId="2" r:id="rId2"/></sheets></workbook>"#,
+        );
+        put(
+            "xl/_rels/workbook.xml.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet2.xml"/></Relationships>"#,
+        );
+        put(
+            "xl/worksheets/sheet1.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>meter</t></is></c><c r="B1" t="inlineStr"><is><t>kwh</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>&lt;b&gt;m1&lt;/b&gt;</t></is></c><c r="B2"><v>41.5</v></c></row><row r="3"><c r="A3" t="inlineStr"><is><t>m2</t></is></c><c r="B3"><v>7</v></c></row></sheetData></worksheet>"#,
+        );
+        put(
+            "xl/worksheets/sheet2.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>note</t></is></c></row></sheetData></worksheet>"#,
+        );
+        z.finish().unwrap();
+    }
+
+    #[test]
+    fn sheets_are_pages_like_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.xlsx");
+        write_xlsx(&p);
+        assert_eq!(sheet_names(&p).unwrap(), ["Readings", "Notes"]);
+        let page = preview_sheet(&p, "Readings", 0, 10).unwrap();
+        assert_eq!(page.headers, ["meter", "kwh"]);
+        assert_eq!(page.rows[0], ["<b>m1</b>", "41.5"]);
+        assert_eq!(page.total_rows, Some(2));
+        let second = preview_sheet(&p, "Readings", 1, 10).unwrap();
+        assert_eq!(second.rows, [["m2", "7"]]);
+        assert!(preview_sheet(&p, "Nope", 0, 10).is_err());
+    }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
