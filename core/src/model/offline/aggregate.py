@@ -24,7 +24,7 @@ T = {
            "showing": "showing %d of %d", "no_rows": "No rows match the request (%s).",
            "share_of": "%s %% of the total", "what_csv": "the result table",
            "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
-           "count_label": "rows", "op_fmt": "%s %s"},
+           "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s."},
     "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
            "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
            "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo", "all": "todas las filas",
@@ -37,7 +37,7 @@ T = {
            "showing": "se muestran %d de %d", "no_rows": "Ninguna fila cumple la pregunta (%s).",
            "share_of": "%s %% del total", "what_csv": "la tabla del resultado",
            "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, respuesta, tabla, m\u00e9todo)",
-           "count_label": "filas", "op_fmt": "%s de %s"},
+           "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s."},
 }[LANG]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
@@ -92,8 +92,19 @@ measure = named_measures[0] if named_measures else None
 if op == "count" and measure and after_word(req, measure, ("many", "cuantos", "cuantas", "cuanto", "cuanta")):
     op = "sum"  # "how many units": the units add up, the rows are not counted
 notes = []
+PREV = CONFIG.get("previous") or {}
+same_table = PREV.get("input") == CONFIG["input"]
+if measure is None and same_table and op is None and PREV.get("op") == "count" and not INTENT.get("share"):
+    op = "count"
+    notes.append(T["as_before"] % T["count"])
 if op == "count":
     measure = None
+elif measure is None and same_table and PREV.get("measure") in measures:
+    # a follow-up ("now by month") keeps the measure, and the operation unless it names one
+    measure = PREV["measure"]
+    if op is None and PREV.get("op") in ("sum", "mean", "median", "min", "max"):
+        op = PREV["op"]
+    notes.append(T["as_before"] % measure)
 elif measure is None:
     pool = [c for c in measures if not is_temperature(c)] or measures
     if not pool:

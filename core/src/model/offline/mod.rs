@@ -671,6 +671,9 @@ struct Plan<'a> {
     turns: Vec<Turn<'a>>,
     /// The latest successful inspection, if any.
     profile: Option<Profile>,
+    /// The answer to the previous question in this conversation, if any: a follow-up
+    /// ("now by month") keeps its table, measure and operation.
+    previous: Option<Value>,
 }
 
 fn plan(items: &[Item]) -> Next {
@@ -715,12 +718,22 @@ fn plan(items: &[Item]) -> Next {
             rec.skill = Skill::Aggregate;
         }
     }
+    let previous = items[..start].iter().rev().find_map(|i| match i {
+        Item::ToolOutput {
+            output,
+            is_error: false,
+            ..
+        } => tagged_json(output, "SANDALYST_ANSWER")
+            .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true)),
+        _ => None,
+    });
     let plan = Plan {
         task,
         rec,
         outputs,
         turns,
         profile,
+        previous,
     };
     match last.phase {
         Phase::Inspect if plan.rec.skill != Skill::Anomalies && plan.profile.is_some() => {
@@ -737,7 +750,12 @@ impl Plan<'_> {
     /// Run a skill's script on the table the task is about, or explain why not.
     fn skill_step(&self, phase: Phase) -> Next {
         let profile = self.profile.as_ref().expect("checked by the caller");
-        let Some(table) = skills::choose_table(&profile.tables, &self.task) else {
+        let earlier = self
+            .previous
+            .as_ref()
+            .and_then(|a| a.get("input"))
+            .and_then(Value::as_str);
+        let Some(table) = skills::choose_table(&profile.tables, &self.task, earlier) else {
             // No table: the anomaly planner's explanations cover every case.
             return match choose_target(profile, &self.task) {
                 Err(why) => Next::Finish(why),
@@ -752,7 +770,15 @@ impl Plan<'_> {
         let outputs = skills::outputs_for(phase, &self.outputs);
         Next::Call(
             phase,
-            skills::skill_code(phase, table, &others, &self.task, &self.rec, &outputs),
+            skills::skill_code(
+                phase,
+                table,
+                &others,
+                &self.task,
+                &self.rec,
+                self.previous.as_ref(),
+                &outputs,
+            ),
             skills::narration(phase, table, self.rec.lang),
         )
     }

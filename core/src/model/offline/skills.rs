@@ -52,8 +52,13 @@ pub(super) fn outputs_for(phase: Phase, named: &OutputNames) -> OutputNames {
     }
 }
 
-/// The table a question is about: one the request names, else the one with most rows.
-pub(super) fn choose_table<'a>(tables: &'a [Table], task: &str) -> Option<&'a Table> {
+/// The table a question is about: one the request names, else the previous
+/// question's (`earlier`), else the one with most rows.
+pub(super) fn choose_table<'a>(
+    tables: &'a [Table],
+    task: &str,
+    earlier: Option<&str>,
+) -> Option<&'a Table> {
     let lower = task.to_lowercase();
     tables
         .iter()
@@ -61,6 +66,7 @@ pub(super) fn choose_table<'a>(tables: &'a [Table], task: &str) -> Option<&'a Ta
             let base = t.path.rsplit('/').next().unwrap_or(&t.path).to_lowercase();
             base.len() >= 3 && lower.contains(&base)
         })
+        .or_else(|| tables.iter().find(|t| Some(t.path.as_str()) == earlier))
         .or_else(|| tables.iter().rev().max_by_key(|t| t.rows))
 }
 
@@ -71,8 +77,16 @@ pub(super) fn skill_code(
     others: &[&Table],
     task: &str,
     rec: &Recognised,
+    previous: Option<&Value>,
     outputs: &OutputNames,
 ) -> String {
+    let previous = previous.map(|a| {
+        json!({
+            "input": a.get("input"),
+            "measure": a.get("measure"),
+            "op": a.get("op"),
+        })
+    });
     let config = json!({
         "input": table.path,
         "kind": table.kind.clone().unwrap_or_else(|| "csv".into()),
@@ -81,6 +95,7 @@ pub(super) fn skill_code(
         "lang": rec.lang,
         "ascii": rec.ascii,
         "intent": rec.intent,
+        "previous": previous,
         "other_tables": others.iter().map(|t| t.path.clone()).collect::<Vec<_>>(),
         "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },
     });
