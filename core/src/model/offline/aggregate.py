@@ -110,9 +110,11 @@ elif measure is None:
     if not pool:
         op = "count"
     else:
-        measure = pool[0]
-        if op is not None or not (INTENT.get("extreme") or INTENT.get("share")) or True:
-            notes.append(T["assumed"] % measure)
+        # money first (revenue, sales, amount), else the first numeric column
+        money = [c for c in pool if any(a in ("revenue", "sales", "amount", "importe", "ventas")
+                                        for a, _ in column_aliases(c))]
+        measure = (money or pool)[0]
+        notes.append(T["assumed"] % measure)
 if op is None and measure is not None:
     mt = tokens(measure) + [norm(measure)]
     level = any(any(w in t for w in LEVEL_WORDS) for t in mt) or measure_unit(measure)[1] == "power" or is_temperature(measure)
