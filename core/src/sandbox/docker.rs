@@ -338,6 +338,13 @@ impl DockerSandbox {
             .create_container(Some(opts), body)
             .await
             .with_context(|| format!("creating the sandbox container from image {}", c.image))?;
+        // What the engine made, not what was asked: a limit it dropped fails the start.
+        let made = self
+            .docker
+            .inspect_container(&self.container, None)
+            .await
+            .map_err(|e| engine_error("inspecting the sandbox container", e))?;
+        check_made(c, made.host_config.as_ref())?;
         self.docker
             .start_container(
                 &self.container,
@@ -1074,6 +1081,66 @@ impl Live {
     }
 }
 
+/// Compare the limits and switches of a created container (its inspected host
+/// config) with what was asked; every difference is named.
+pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> anyhow::Result<()> {
+    let Some(h) = made else {
+        bail!("the engine did not report the sandbox container's settings; refusing to run code in it");
+    };
+    let mut wrong = Vec::new();
+    let mut expect = |what: &str, want: String, got: String| {
+        if want != got {
+            wrong.push(format!("{what}: asked {want}, got {got}"));
+        }
+    };
+    let show = |v: Option<i64>| v.map_or("none".to_string(), |v| v.to_string());
+    // Resource limits, unless the user accepted running without them (an engine
+    // that cannot enforce them, e.g. rootless Podman on cgroup v1, reports them as 0).
+    if !asked.allow_no_limits {
+        expect("memory", asked.memory_bytes.to_string(), show(h.memory));
+        expect(
+            "memory+swap",
+            asked.memory_bytes.to_string(),
+            show(h.memory_swap),
+        );
+        expect(
+            "process limit",
+            asked.pids_limit.to_string(),
+            show(h.pids_limit),
+        );
+        // CPU as nano-CPUs, or as the quota/period an engine may turn it into.
+        let cpus = match (h.nano_cpus, h.cpu_quota, h.cpu_period) {
+            (Some(n), _, _) if n > 0 => Some(n),
+            (_, Some(q), Some(p)) if q > 0 && p > 0 => Some(q * 1_000_000_000 / p),
+            _ => None,
+        };
+        expect("CPU (nano-CPUs)", asked.nano_cpus.to_string(), show(cpus));
+    }
+    expect(
+        "read-only root",
+        "true".into(),
+        h.readonly_rootfs.unwrap_or(false).to_string(),
+    );
+    if !asked.network {
+        expect(
+            "network",
+            "none".into(),
+            h.network_mode.clone().unwrap_or_default(),
+        );
+    }
+    let opts = h.security_opt.clone().unwrap_or_default();
+    if !opts.iter().any(|o| o.starts_with("no-new-privileges")) {
+        wrong.push(format!("no-new-privileges: asked, got {opts:?}"));
+    }
+    if !wrong.is_empty() {
+        bail!(
+            "the engine did not apply the sandbox's settings ({}); refusing to run code in it",
+            wrong.join("; ")
+        );
+    }
+    Ok(())
+}
+
 /// A path relative to `/workspace`: not empty, not absolute, no `..`, no NUL.
 fn check_rel(rel: &str) -> anyhow::Result<()> {
     if rel.is_empty()
@@ -1250,4 +1317,69 @@ fn rewrite_archive(file: std::fs::File, writer: ChannelWriter) -> std::io::Resul
     }
     out.into_inner()?.finish();
     Ok(())
+}
+
+#[cfg(test)]
+mod made_tests {
+    use super::*;
+
+    fn made(c: &SandboxConfig) -> HostConfig {
+        HostConfig {
+            memory: Some(c.memory_bytes),
+            memory_swap: Some(c.memory_bytes),
+            nano_cpus: Some(c.nano_cpus),
+            pids_limit: Some(c.pids_limit),
+            readonly_rootfs: Some(true),
+            network_mode: Some("none".into()),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_dropped_or_changed_limit_fails_the_start_and_is_named() {
+        let c = SandboxConfig::default();
+        check_made(&c, Some(&made(&c))).unwrap();
+        // CPU given back as quota/period is the same limit.
+        let h = HostConfig {
+            nano_cpus: Some(0),
+            cpu_quota: Some(100_000),
+            cpu_period: Some(100_000),
+            ..made(&c)
+        };
+        check_made(&c, Some(&h)).unwrap();
+        let h = HostConfig {
+            memory: Some(0),
+            pids_limit: None,
+            readonly_rootfs: Some(false),
+            network_mode: Some("bridge".into()),
+            ..made(&c)
+        };
+        let e = check_made(&c, Some(&h)).unwrap_err().to_string();
+        for what in [
+            "memory: asked 2147483648, got 0",
+            "process limit: asked 256, got none",
+            "read-only root: asked true, got false",
+            "network: asked none, got bridge",
+        ] {
+            assert!(e.contains(what), "{e}");
+        }
+        assert!(check_made(&c, None).is_err());
+        // Accepted to run without limits: only the limits may be missing.
+        let accepted = SandboxConfig {
+            allow_no_limits: true,
+            ..c.clone()
+        };
+        let h = HostConfig {
+            memory: Some(0),
+            pids_limit: Some(0),
+            ..made(&c)
+        };
+        check_made(&accepted, Some(&h)).unwrap();
+        let h = HostConfig {
+            readonly_rootfs: Some(false),
+            ..h
+        };
+        assert!(check_made(&accepted, Some(&h)).is_err());
+    }
 }

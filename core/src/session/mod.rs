@@ -110,6 +110,12 @@ impl SessionConfig {
         if self.sandbox.pids_limit < 16 {
             return bad("the sandbox needs a process limit of at least 16");
         }
+        if self.sandbox.workspace_bytes < 1 << 20 || self.sandbox.tmp_bytes < 1 << 20 {
+            return bad("the sandbox's workspace and /tmp need at least 1 MiB each");
+        }
+        if self.sandbox.output_cap_bytes < 1 << 10 {
+            return bad("the output cap of a call must be at least 1 KiB");
+        }
         if !self.tools.python && !self.tools.shell {
             return bad("allow at least one tool (python or shell)");
         }
