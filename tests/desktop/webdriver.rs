@@ -211,10 +211,10 @@ impl App {
              if (![...m.options].some(o => o.value === {model:?})) m.append(new Option({model:?}.startsWith('replay:') ? 'Scripted model (test)' : {model:?}, {model:?}));
              m.value = {model:?};
              document.querySelector('#prompt').value = {prompt:?};
+             document.querySelector('#run').click();
              return true"
         ))
         .await;
-        self.click("#run").await;
     }
 
     async fn quit(mut self) {
@@ -635,6 +635,12 @@ async fn screenshots() {
     app.click("#open-settings").await;
     app.wait_js("return document.querySelector('#settings').open && !document.querySelector('#image-status').innerText.includes('Checking')", 30).await;
     shot(&display, "08-settings").await;
+    app.js("document.querySelector('#settings').close(); return true")
+        .await;
+    app.click("#open-help").await;
+    app.wait_js("return document.querySelector('#help').open", 10)
+        .await;
+    shot(&display, "10-help").await;
     app.quit().await;
 
     let app = App::start(&display, data.path(), &[("GTK_THEME", "Adwaita:dark")]).await;
