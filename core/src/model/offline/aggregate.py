@@ -239,8 +239,8 @@ if change and ts is not None:
     ax.bar(x + 0.2, res[lb].values, 0.4, label=str(lb), color="#2a6f97")
     ax.set_xticks(x)
     ax.set_xticklabels([say(i, ASCII) for i in res.index], rotation=30 if len(res) > 5 else 0, ha="right" if len(res) > 5 else "center")
-    ax.set_ylabel(say(op_text, ASCII))
-    ax.set_title(say("%s: %s %s %s" % (op_text, la, T["to"], lb), ASCII))
+    ax.set_ylabel(cap(say(op_text, ASCII)))
+    ax.set_title(cap(say("%s: %s %s %s" % (op_text, la, T["to"], lb), ASCII)))
     ax.legend()
 elif group_col or group_period:
     # ---- by category or by period ---------------------------------------------------
@@ -314,8 +314,8 @@ elif group_col or group_period:
     ax.set_xticks(range(len(plot)))
     ax.set_xticklabels(labels_x, rotation=30 if len(plot) > 6 else 0, ha="right" if len(plot) > 6 else "center")
     ax.set_xlabel(say(gname, ASCII))
-    ax.set_ylabel(say(op_text, ASCII))
-    ax.set_title(say("%s %s %s%s" % (op_text, T["by"], gname, (" (%s)" % filter_text) if filters else ""), ASCII))
+    ax.set_ylabel(cap(say(op_text, ASCII)))
+    ax.set_title(cap(say("%s %s %s%s" % (op_text, T["by"], gname, (" (%s)" % filter_text) if filters else ""), ASCII)))
     ax.grid(axis="y", alpha=0.3)
 else:
     # ---- one number ----------------------------------------------------------------------

@@ -120,7 +120,7 @@ elif not trend:
     ax.plot(xs, icpt + slope * xs, color="#d1495b", label="r = %.3f" % r)
     ax.set_xlabel(say(xa, ASCII))
     ax.set_ylabel(say(ya, ASCII))
-    ax.set_title(say("%s vs %s" % (ya, xa), ASCII))
+    ax.set_title(cap(say("%s vs %s" % (ya, xa), ASCII)))
     ax.legend()
     method = T["method_corr"]
     answer.update({"x": xa, "y": ya, "pearson_r": r, "spearman_rho": rho, "slope": slope, "n": len(both)})
@@ -168,7 +168,7 @@ else:
         ax.set_xticks(list(range(0, len(series), step)))
         ax.set_xticklabels([say(labels[series.index[i]], ASCII) for i in range(0, len(series), step)], rotation=30, ha="right")
         ax.set_ylabel(say(m, ASCII))
-        ax.set_title(say("%s: %s %s %s" % (T["title_trend"], m, {"en": "per", "es": "por"}[LANG], pw), ASCII))
+        ax.set_title(cap(say("%s: %s %s %s" % (T["title_trend"], m, {"en": "per", "es": "por"}[LANG], pw), ASCII)))
         ax.legend()
         method = T["method_trend"] % (how_word, pw, pw)
         title = T["title_trend"]

@@ -310,6 +310,12 @@ def say(s, ascii_only):
     return ascii_text(s) if ascii_only else str(s)
 
 
+def cap(s):
+    """A title or label: first letter upper case."""
+    s = str(s)
+    return s[:1].upper() + s[1:]
+
+
 def emit_answer(answer):
     print("SANDALYST_ANSWER " + json.dumps(answer, default=str, ensure_ascii=True))
 # --- end of skill helpers ------------------------------------------------------------
