@@ -90,7 +90,11 @@ if plot_cols:
     for i, c in enumerate(plot_cols):
         ax = axes[i // ncol][i % ncol]
         v = numeric[c].dropna()
-        ax.hist(v, bins=min(30, max(5, int(v.nunique()))), color="#2a6f97", edgecolor="white")
+        if v.nunique() <= 20 and (v == v.round()).all():
+            vc = v.value_counts().sort_index()  # few whole values (scores, counts): one bar each
+            ax.bar([fmt(x) for x in vc.index], vc.values, color="#2a6f97", edgecolor="white")
+        else:
+            ax.hist(v, bins=min(30, max(5, int(v.nunique()))), color="#2a6f97", edgecolor="white")
         ax.set_title(say(c, ASCII), fontsize=10)
         ax.set_ylabel(say(T["frequency"], ASCII), fontsize=8)
         ax.tick_params(labelsize=8)
