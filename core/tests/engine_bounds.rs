@@ -93,3 +93,42 @@ async fn an_oversized_or_forged_reply_restarts_the_kernel_and_memory_stays_bound
     sb.close().await.unwrap();
     assert_eq!(common::containers_labelled(&docker, &id).await, 0);
 }
+
+/// A model that floods `output/` with scratch files in a subfolder still gets its
+/// report, table and chart back: they are chosen first, and what was left behind is
+/// listed with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_scratch_files_does_not_push_out_the_report() {
+    let docker = common::engine().await;
+    let (sb, id) = common::sandbox(&docker, "flood", &[]).await;
+    let c = CancellationToken::new();
+    let r = sb
+        .shell(
+            "mkdir -p output/aaa_scratch && cd output/aaa_scratch && seq 1 3000 | xargs touch && cd .. && echo '# report' > zz_report.md && echo a,b > zz_table.csv && printf x > aaa_scratch/zz_chart.png",
+            Duration::from_secs(60),
+            &c,
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let limits = sandalyst::workspace::CollectLimits::default();
+    let got = sb.collect_outputs(dir.path(), &limits).await.unwrap();
+    let paths: Vec<&str> = got.files.iter().map(|f| f.path.as_str()).collect();
+    for p in ["zz_report.md", "zz_table.csv", "aaa_scratch/zz_chart.png"] {
+        assert!(paths.contains(&p), "{p} not collected");
+        assert!(dir.path().join(p).is_file());
+    }
+    assert_eq!(got.files.len(), limits.max_files);
+    assert_eq!(got.refused.len(), 3003 - limits.max_files);
+    assert!(
+        got.refused
+            .iter()
+            .all(|r| r.reason.contains("left behind") && r.reason.contains("3003 files")),
+        "{:?}",
+        &got.refused[..3]
+    );
+    sb.close().await.unwrap();
+    assert_eq!(common::containers_labelled(&docker, &id).await, 0);
+}

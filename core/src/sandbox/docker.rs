@@ -35,7 +35,7 @@ use super::{
 };
 use crate::owner::{owner_id, owner_is_gone};
 use crate::workspace::{
-    collect, ChannelReader, ChannelWriter, CollectLimits, Collected, InputFile, Manifest,
+    ChannelReader, ChannelWriter, CollectLimits, Collected, InputFile, Manifest,
 };
 
 pub const RUN_LABEL: &str = "sandalyst.run";
@@ -748,6 +748,16 @@ impl Sandbox for DockerSandbox {
         dest: &Path,
         limits: &CollectLimits,
     ) -> anyhow::Result<Collected> {
+        // When output/ holds more than may come back, the files that matter most
+        // (top-level files, images, tables, Markdown) are chosen before the walk.
+        let listed: Vec<(String, u64)> = self
+            .list_outputs()
+            .await
+            .map(|l| l.into_iter().map(|e| (e.path, e.bytes)).collect())
+            .unwrap_or_default();
+        let total: u64 = listed.iter().map(|e| e.1).sum();
+        let chosen = (listed.len() > limits.max_files || total > limits.max_total_bytes)
+            .then(|| crate::workspace::choose_outputs(&listed, limits));
         let opts = DownloadFromContainerOptionsBuilder::new()
             .path("/workspace/output")
             .build();
@@ -765,10 +775,11 @@ impl Sandbox for DockerSandbox {
             }
         });
         let (dest, limits) = (dest.to_path_buf(), limits.clone());
-        let collected =
-            tokio::task::spawn_blocking(move || collect(reader, "output/", &dest, &limits))
-                .await
-                .context("collecting outputs")?;
+        let collected = tokio::task::spawn_blocking(move || {
+            crate::workspace::collect_chosen(reader, "output/", &dest, &limits, chosen.as_ref())
+        })
+        .await
+        .context("collecting outputs")?;
         pump.abort();
         collected
     }

@@ -54,6 +54,70 @@ pub fn collect(
     dest: &Path,
     limits: &CollectLimits,
 ) -> anyhow::Result<Collected> {
+    collect_chosen(reader, prefix, dest, limits, None)
+}
+
+/// File extensions of what an analysis hands back (charts, tables, reports).
+const ARTIFACTS: &[&str] = &[
+    "png", "jpg", "jpeg", "svg", "gif", "webp", "pdf", "csv", "tsv", "xlsx", "json", "parquet",
+    "md", "txt", "html",
+];
+
+/// How much a file matters when not everything can come back: top-level artifacts,
+/// other top-level files, artifacts in subfolders, then the rest.
+fn rank(path: &str) -> u8 {
+    let top = !path.contains('/');
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let artifact = ext.is_some_and(|e| ARTIFACTS.contains(&e.as_str()));
+    match (top, artifact) {
+        (true, true) => 0,
+        (true, false) => 1,
+        (false, true) => 2,
+        (false, false) => 3,
+    }
+}
+
+/// Which of the listed output files (path relative to `output/`, size) come back
+/// when they cannot all: the most important first (see [`rank`]), then by path,
+/// within the count and total caps. Files over the per-file cap are never chosen.
+pub fn choose_outputs(listed: &[(String, u64)], limits: &CollectLimits) -> Chosen {
+    let mut order: Vec<&(String, u64)> = listed.iter().collect();
+    order.sort_by(|a, b| rank(&a.0).cmp(&rank(&b.0)).then_with(|| a.0.cmp(&b.0)));
+    let (mut chosen, mut total) = (std::collections::HashSet::new(), 0u64);
+    for (path, size) in order {
+        if chosen.len() >= limits.max_files {
+            break;
+        }
+        if *size > limits.max_file_bytes || total + size > limits.max_total_bytes {
+            continue;
+        }
+        total += size;
+        chosen.insert(path.clone());
+    }
+    Chosen {
+        paths: chosen,
+        listed: listed.len(),
+    }
+}
+
+/// The outcome of [`choose_outputs`].
+#[derive(Clone, Debug, Default)]
+pub struct Chosen {
+    paths: std::collections::HashSet<String>,
+    listed: usize,
+}
+
+/// [`collect`], taking only the files `chosen` names (when given) and refusing the
+/// others with the reason they were left behind. A file that was not listed (it
+/// appeared after the listing) comes back only where it takes no chosen file's place.
+pub fn collect_chosen(
+    reader: impl Read,
+    prefix: &str,
+    dest: &Path,
+    limits: &CollectLimits,
+    chosen: Option<&Chosen>,
+) -> anyhow::Result<Collected> {
+    let mut pending = chosen.map_or(0, |c| c.paths.len());
     std::fs::create_dir_all(dest)
         .with_context(|| format!("cannot create output folder {}", dest.display()))?;
     let mut out = Collected::default();
@@ -87,6 +151,21 @@ pub fn collect(
             continue;
         }
         let size = entry.header().size().unwrap_or(u64::MAX);
+        let rel_s = rel.to_string_lossy().replace('\\', "/");
+        match chosen {
+            Some(c) if c.paths.contains(&rel_s) => pending = pending.saturating_sub(1),
+            Some(c) if out.files.len() + pending >= limits.max_files => {
+                refuse(
+                    &mut out,
+                    &format!(
+                        "left behind: output/ holds {} files, over the {}-file limit; top-level files and artifacts (images, tables, Markdown) were collected first",
+                        c.listed, limits.max_files
+                    ),
+                );
+                continue;
+            }
+            _ => {}
+        }
         if out.files.len() >= limits.max_files {
             refuse(&mut out, "too many output files");
             continue;
@@ -213,6 +292,65 @@ mod tests {
         );
         assert!(!dir.path().join("escape").exists());
         assert!(!dest.join("link").exists());
+    }
+
+    #[test]
+    fn a_flood_in_a_subfolder_does_not_push_out_the_report() {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut listed = Vec::new();
+        // The walk order of a real tar: the scratch folder first, the report last.
+        for i in 0..50 {
+            let name = format!("scratch/s{i:03}.tmp");
+            entry(
+                &mut b,
+                &format!("output/{name}"),
+                tar::EntryType::Regular,
+                b"x",
+            );
+            listed.push((name, 1));
+        }
+        for name in [
+            "scratch/plot.png",
+            "anomaly_report.md",
+            "anomalies.csv",
+            "notes.log",
+        ] {
+            entry(
+                &mut b,
+                &format!("output/{name}"),
+                tar::EntryType::Regular,
+                b"y",
+            );
+            listed.push((name.to_string(), 1));
+        }
+        let bytes = b.into_inner().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let limits = CollectLimits {
+            max_files: 10,
+            ..CollectLimits::default()
+        };
+        let chosen = choose_outputs(&listed, &limits);
+        let got =
+            collect_chosen(&bytes[..], "output/", dir.path(), &limits, Some(&chosen)).unwrap();
+        let paths: Vec<_> = got.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(got.files.len(), 10);
+        for p in [
+            "anomaly_report.md",
+            "anomalies.csv",
+            "notes.log",
+            "scratch/plot.png",
+        ] {
+            assert!(paths.contains(&p), "{p} missing from {paths:?}");
+        }
+        assert_eq!(got.refused.len(), 44);
+        assert!(
+            got.refused[0].reason.contains("left behind")
+                && got.refused[0].reason.contains("54 files")
+        );
+        // Without the choice, the report would have been lost.
+        let dir = tempfile::tempdir().unwrap();
+        let got = collect(&bytes[..], "output/", dir.path(), &limits).unwrap();
+        assert!(!got.files.iter().any(|f| f.path == "anomaly_report.md"));
     }
 
     #[test]

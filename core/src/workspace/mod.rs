@@ -9,7 +9,10 @@
 mod collect;
 mod stream;
 
-pub use collect::{collect, CollectLimits, Collected, CollectedFile, Refused};
+pub use collect::{
+    choose_outputs, collect, collect_chosen, Chosen, CollectLimits, Collected, CollectedFile,
+    Refused,
+};
 pub use stream::{ChannelReader, ChannelWriter};
 
 use std::collections::BTreeSet;
