@@ -31,11 +31,11 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Sessions live in `<data_root>/runs`, where the command line keeps them too.
+    /// Sessions live in `data_root`, as the command line keeps them.
     pub fn open(data_root: PathBuf, factory: Arc<dyn SandboxFactory>) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&data_root)?;
         let settings = Mutex::new(settings::load(&data_root));
-        let sessions = Sessions::new(data_root.join("runs"), factory)?;
+        let sessions = Sessions::new(data_root.clone(), factory)?;
         Ok(AppState {
             data_root,
             settings,

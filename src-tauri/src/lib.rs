@@ -28,16 +28,14 @@ use std::path::PathBuf;
 
 use tauri::Manager;
 
-/// Where the app keeps its sessions and settings: `SANDALYST_DATA_DIR` (tests use a
-/// fresh one), else `<user data dir>/sandalyst`.
+/// Where the app keeps its sessions (and its settings file): `SANDALYST_DATA_DIR`, as
+/// for the command line (tests use a fresh one), else the command line's default, so
+/// both show the same history.
 pub fn data_root() -> anyhow::Result<PathBuf> {
-    if let Some(d) = std::env::var_os("SANDALYST_DATA_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
+    match std::env::var_os("SANDALYST_DATA_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => sandalyst::store::default_root(),
     }
-    let base = dirs::data_dir().ok_or_else(|| {
-        anyhow::anyhow!("cannot find the user's data directory; set SANDALYST_DATA_DIR")
-    })?;
-    Ok(base.join("sandalyst"))
 }
 
 /// Everything but the runtime and plugins: commands, scheme, state. Tests pass
