@@ -684,7 +684,7 @@ fn plan(items: &[Item]) -> Next {
     }
     let turns = own_turns(&items[start..]);
     let Some(last) = turns.last().copied() else {
-        let narration = if rec.skill == Skill::Anomalies {
+        let narration = if rec.skill == Skill::Anomalies && rec.lang == request::Lang::En {
             "Step 1 of 4: inspecting the files in input/ (rows, columns, types, missing values, \
              time range). I am the built-in offline analyst: rule-based, not an LLM."
                 .to_string()

@@ -409,6 +409,8 @@ pub fn recognise(text: &str) -> Recognised {
         Skill::Anomalies
     } else if any(&n, OUT_OF_SCOPE) {
         Skill::Unsupported
+    } else if period_versus(&n) {
+        Skill::Aggregate
     } else if any(&n, RELATE_WORDS) {
         Skill::Relate
     } else if any(&n, PROFILE_WORDS) && !precise_aggregate(&n) {
@@ -427,6 +429,64 @@ pub fn recognise(text: &str) -> Recognised {
         ascii: wants_ascii(text),
         intent: intent(&n),
     }
+}
+
+/// "January vs March", "enero versus febrero": a change, not a correlation.
+fn period_versus(n: &str) -> bool {
+    any(n, &["vs", "versus"]) && comparison_of_periods(n)
+}
+
+fn comparison_of_periods(n: &str) -> bool {
+    !any(
+        n,
+        &[
+            "correlat*",
+            "correlac*",
+            "relation*",
+            "relacion*",
+            "scatter*",
+            "dispersion",
+            "trend*",
+            "tendencia*",
+        ],
+    ) && any(
+        n,
+        &[
+            "month",
+            "mes",
+            "year",
+            "ano",
+            "week",
+            "semana",
+            "quarter",
+            "trimestre",
+            "january",
+            "february",
+            "march",
+            "april",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+            "enero",
+            "febrero",
+            "marzo",
+            "abril",
+            "mayo",
+            "junio",
+            "julio",
+            "agosto",
+            "septiembre",
+            "octubre",
+            "noviembre",
+            "diciembre",
+            "last",
+            "pasado",
+        ],
+    )
 }
 
 /// An operation word or an extreme: "summarise total sales by region" is an aggregate.
@@ -548,26 +608,27 @@ fn intent(n: &str) -> Intent {
                 "pie*",
             ],
         ),
-        change: any(
-            n,
-            &[
-                "change",
-                "changed",
-                "growth",
-                "grew",
-                "increase*",
-                "decrease*",
-                "cambio*",
-                "cambiado",
-                "crecimiento",
-                "crecio",
-                "aumento",
-                "disminu*",
-                "variacion",
-                "difference",
-                "diferencia",
-            ],
-        ),
+        change: period_versus(n)
+            || any(
+                n,
+                &[
+                    "change",
+                    "changed",
+                    "growth",
+                    "grew",
+                    "increase*",
+                    "decrease*",
+                    "cambio*",
+                    "cambiado",
+                    "crecimiento",
+                    "crecio",
+                    "aumento",
+                    "disminu*",
+                    "variacion",
+                    "difference",
+                    "diferencia",
+                ],
+            ),
         trend: any(n, TREND_WORDS),
         chart,
     }
@@ -615,6 +676,8 @@ mod tests {
             ("Forecast next month's revenue", Skill::Unsupported),
             ("Write me a poem about this data", Skill::Unsupported),
             ("Now split it by weekday", Skill::Aggregate),
+            ("Visits in January vs March", Skill::Aggregate),
+            ("revenue vs units", Skill::Relate),
             (
                 "Look for anomalies again with the new file",
                 Skill::Anomalies,
