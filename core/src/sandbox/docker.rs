@@ -853,6 +853,9 @@ impl Sandbox for DockerSandbox {
 
     async fn write_file(&self, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
         check_rel(rel)?;
+        if rel.split('/').find(|c| !c.is_empty() && *c != ".") == Some("input") {
+            bail!("refused {rel:?}: input/ is read-only");
+        }
         // One tar with the file and its folders, owned by the sandbox user.
         let mut tar = tar::Builder::new(Vec::new());
         let parts: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
