@@ -444,12 +444,16 @@ fn build_parent_dir() -> PathBuf {
 }
 
 fn write_recipe(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     for f in RECIPE {
         let path = dir.join(f.path);
         std::fs::create_dir_all(path.parent().expect("recipe paths have a parent"))?;
         std::fs::write(&path, f.data)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(f.mode))?;
+        // Modes matter where the recipe runs (mmdebstrap, Linux); elsewhere they do not exist.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(f.mode))?;
+        }
     }
     Ok(())
 }
