@@ -549,6 +549,16 @@ async fn rerun_on_new_data_makes_the_three_files_without_a_model_request() {
     let p = &run.meta.provenance["anomalies.csv"];
     assert_eq!(p.inputs[0].1, run.meta.files[0].sha256);
     assert!(stderr.contains("3 of 3 call(s) ran"), "{stderr}");
+    // The replayed check step checked the new findings, not the old run's.
+    let transcript = std::fs::read_to_string(run.path.join("transcript.jsonl")).unwrap();
+    let verdict = transcript
+        .lines()
+        .find(|l| l.contains("\"tool_output\"") && l.contains("SANDALYST_VALIDATION"))
+        .expect("the check step ran");
+    assert!(
+        verdict.contains("All outputs valid.") && !verdict.contains("not in the table"),
+        "{verdict}"
+    );
 }
 
 #[tokio::test]

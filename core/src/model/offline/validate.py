@@ -7,6 +7,10 @@ import os
 import struct
 
 CONFIG = json.loads(__SANDALYST_CONFIG__)
+try:  # the findings of the analysis just run (see analyse.py), when it left them
+    CONFIG.update(json.load(open(".sandalyst/offline_result.json")))
+except (OSError, ValueError):
+    pass
 OUT = CONFIG["outputs"]
 starts = CONFIG.get("event_starts", [])
 checks = []
