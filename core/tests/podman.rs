@@ -34,4 +34,12 @@ async fn rootful_podman_runs_the_reference_case_and_contains_the_code() {
     );
 
     containment(&engine, &image, true).await;
+
+    // The container of an app killed outright stops by itself on Podman too.
+    let took = orphan_stop_time(&engine, &service.host()).await;
+    eprintln!("podman: orphan stopped {took:?} after the app was killed");
+    assert!(
+        took.is_some(),
+        "the orphaned container still runs after 20 s"
+    );
 }

@@ -336,3 +336,78 @@ pub async fn containment(engine: &Docker, image: &str, enforced_limits: bool) {
     sb.close().await.unwrap();
     assert_eq!(common::containers_labelled(engine, &id).await, 0);
 }
+
+/// `sandalyst run` against `host` with code that would run for ten minutes, killed
+/// with SIGKILL once the code runs: returns how long its container took to stop by
+/// itself (None: still running after 20 s).
+pub async fn orphan_stop_time(engine: &Docker, host: &str) -> Option<Duration> {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("in.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let slow = dir.path().join("slow.json");
+    std::fs::write(
+        &slow,
+        serde_json::json!([{ "python": "import time\ntime.sleep(600)" }]).to_string(),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sandalyst"))
+        .args(["run", "-i"])
+        .arg(&input)
+        .args(["-p", "slow", "--model"])
+        .arg(format!("replay:{}", slow.display()))
+        .env(
+            "SANDALYST_CONFIG",
+            "/nonexistent/sandalyst-test-config.toml",
+        )
+        .env("SANDALYST_DATA_DIR", &data)
+        .env("DOCKER_HOST", host)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the code runs (its call is in the transcript).
+    let mut run_id = None;
+    for _ in 0..300 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let found = std::fs::read_dir(&data)
+            .ok()
+            .and_then(|d| d.filter_map(|e| e.ok()).next());
+        if let Some(e) = found {
+            let t = std::fs::read_to_string(e.path().join("transcript.jsonl")).unwrap_or_default();
+            if t.contains("tool_call") {
+                run_id = Some(e.file_name().to_string_lossy().into_owned());
+                break;
+            }
+        }
+    }
+    let run_id = run_id.expect("the run did not start");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    let running = || async {
+        let ids = sandalyst::sandbox::docker::containers_of_run(engine, &run_id)
+            .await
+            .unwrap();
+        let mut n = 0;
+        for id in ids {
+            let c = engine.inspect_container(&id, None).await.unwrap();
+            if c.state.and_then(|s| s.running) == Some(true) {
+                n += 1;
+            }
+        }
+        n
+    };
+    while running().await > 0 {
+        if killed.elapsed() > Duration::from_secs(20) {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let took = killed.elapsed();
+    sandalyst::sandbox::docker::remove_leftovers(engine)
+        .await
+        .unwrap();
+    Some(took)
+}
