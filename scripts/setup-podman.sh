@@ -56,6 +56,15 @@ save_image() {
     fi
 }
 
+# Earlier builds of the same image (another tag of the same name) are removed after a
+# new one is loaded, so the stores do not grow with every recipe change.
+prune_older() {
+    name="${image%:*}"
+    "$@" podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null \
+        | grep -E "(^|/)${name##*/}:" | grep -v ":${image##*:}\$" \
+        | while read -r old; do "$@" podman rmi -f "$old" >/dev/null 2>&1 || true; done
+}
+
 # A `docker save` archive loads as localhost/NAME:TAG; the API finds NAME:TAG only
 # under docker.io/library/NAME:TAG.
 full="docker.io/library/$image"
@@ -66,6 +75,7 @@ if ! podman image exists "$full"; then
     say "loading $image into rootful Podman"
     podman load -q -i "$tarball" >&2
     podman tag "localhost/$image" "$full" 2>/dev/null || podman tag "$image" "$full"
+    prune_older
 fi
 
 if [ -n "$rootless_user" ]; then
@@ -95,6 +105,7 @@ if [ -n "$rootless_user" ]; then
         say "loading $image into $rootless_user's rootless Podman"
         (cd / && as_user podman load -q -i "$tarball") >&2
         (cd / && as_user podman tag "localhost/$image" "$full") >&2
+        (cd / && prune_older as_user)
     fi
 fi
 say "ready: podman $(podman version --format '{{.Client.Version}}'), image $full"
