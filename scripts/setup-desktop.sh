@@ -1,7 +1,8 @@
 #!/bin/sh
 # Idempotent set-up of what the desktop app needs on Debian/Ubuntu, on top of
-# scripts/setup.sh: WebKitGTK and GTK headers to build it, Xvfb and WebKitWebDriver
-# for its tests, and tauri-driver. A second run only checks and returns in seconds.
+# scripts/setup.sh: WebKitGTK and GTK headers to build it, Xvfb, WebKitWebDriver and
+# Node (module tests) for its tests, ImageMagick for screenshots, and tauri-driver.
+# A second run only checks and returns in seconds.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -10,7 +11,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 pkgs="libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
-      build-essential pkg-config libssl-dev xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core nodejs"
+      build-essential pkg-config libssl-dev xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core nodejs imagemagick"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
