@@ -588,3 +588,27 @@ async fn a_context_too_long_reply_shrinks_the_history_and_asks_again() {
     assert!(matches!(o.status, RunStatus::Failed { .. }));
     assert_eq!(o.error.unwrap().code(), "model");
 }
+
+#[tokio::test]
+async fn an_output_file_is_on_the_host_as_soon_as_its_artifact_event_arrives() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        py("c1", "write output/early.csv a,b"),
+        py("c2", "sleep 400"),
+        say("done"),
+    ]);
+    let mut h = session.ask("go".into(), Box::new(model)).unwrap();
+    let mut seen_live = false;
+    while let Some(e) = h.events.recv().await {
+        if let EventKind::Artifact { path, call_id, .. } = &e.kind {
+            assert_eq!((path.as_str(), call_id.as_str()), ("early.csv", "c1"));
+            let copy = session.outputs_dir().join("early.csv");
+            assert_eq!(std::fs::read_to_string(copy).unwrap(), "a,b");
+            assert!(session.is_busy(), "the ask is still running");
+            seen_live = true;
+        }
+    }
+    assert!(seen_live);
+    assert_eq!(h.outcome().await.status, RunStatus::Finished);
+}

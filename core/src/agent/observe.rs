@@ -17,6 +17,8 @@ pub const MAX_IMAGE_SIDE: u32 = 1568;
 const MAX_IMAGES_PER_CALL: usize = 4;
 /// Larger image files are not read back for the model.
 const MAX_IMAGE_BYTES: u64 = 32 << 20;
+/// Output files up to this size are copied to the host as soon as a call writes them.
+const LIVE_COPY_BYTES: u64 = 64 << 20;
 /// Where the full output of a shortened result is kept, inside the workspace.
 pub const FULL_OUTPUT_DIR: &str = ".sandalyst/calls";
 
@@ -101,6 +103,16 @@ impl Seen {
         };
         for f in changed(before, &now) {
             let kind = ArtifactKind::of(&f.path);
+            // A copy now, so the file can be shown at once; all of output/ is
+            // collected, with its checks, when the ask ends.
+            if f.bytes <= LIVE_COPY_BYTES {
+                if let Ok(bytes) = sandbox
+                    .read_file(&format!("output/{}", f.path), LIVE_COPY_BYTES)
+                    .await
+                {
+                    let _ = host.save_artifact(&f.path, &bytes);
+                }
+            }
             host.emit(EventKind::Artifact {
                 call_id: call_id.into(),
                 path: f.path.clone(),

@@ -769,6 +769,10 @@ else:
     L.append("No abnormal events: no group of readings deviated from the expected baseline beyond the "
              "thresholds described below.")
 L.append("")
+# The chart, linked relative to the report so that it shows wherever the folder goes.
+L.append("![Measured vs expected %s, the events marked](%s)" % (
+    ascii_text(YCOL), os.path.relpath(OUT["png"], os.path.dirname(OUT["md"]) or ".").replace(os.sep, "/")))
+L.append("")
 L.append("## Data")
 L.append("")
 L.append("- File: `%s`%s, %d rows." % (ascii_text(src), (" (sheet %s)" % ascii_text(sheet)) if sheet else "", raw_rows))
