@@ -4,7 +4,8 @@
 //! (`run.json`); live events are not stored. This turns the items of each ask back
 //! into the event shapes the page already knows (`ask_started`, `text`, `tool_call`,
 //! `cell_result`, `artifact`, `usage`, `ask_finished`), so the run view has one code
-//! path. It adds no information and takes no decision.
+//! path. It adds no information and takes no decision: each output goes with the ask
+//! its provenance names.
 
 use sandalyst::agent::{ArtifactKind, EventKind, RunStatus};
 use sandalyst::model::Item;
@@ -90,11 +91,17 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                     _ => {}
                 }
             }
-            // Which ask made which output is not recorded: the outputs go with the last.
-            if i == last {
-                for o in &meta.outputs {
+            // Each output with the ask whose call last wrote it (its provenance); one
+            // with no record (an older session) goes with the last ask.
+            for o in &meta.outputs {
+                let made = meta.provenance.get(&o.path);
+                let here = match made {
+                    Some(p) => p.ask == a.id,
+                    None => i == last,
+                };
+                if here {
                     events.push(EventKind::Artifact {
-                        call_id: String::new(),
+                        call_id: made.map(|p| p.call_id.clone()).unwrap_or_default(),
                         path: o.path.clone(),
                         kind: ArtifactKind::of(&o.path),
                         bytes: o.bytes,
