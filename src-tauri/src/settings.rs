@@ -103,8 +103,11 @@ pub fn model_spec(s: &Settings) -> String {
 
 /// The session settings these desktop settings stand for.
 pub fn session_config(s: &Settings) -> SessionConfig {
-    let mut c = SessionConfig::default();
-    c.instructions = s.instructions.trim().to_string();
+    let mut c = SessionConfig {
+        instructions: s.instructions.trim().to_string(),
+        show_images: s.show_charts,
+        ..SessionConfig::default()
+    };
     c.tools.python = s.python;
     c.tools.shell = s.shell;
     c.limits.max_turns = s.max_turns.clamp(1, 1000);
@@ -122,7 +125,6 @@ pub fn session_config(s: &Settings) -> SessionConfig {
     if !s.image_tag.trim().is_empty() {
         c.sandbox.image = s.image_tag.trim().to_string();
     }
-    c.show_images = s.show_charts;
     c
 }
 
