@@ -486,9 +486,11 @@ pub async fn export_session(
     dest: String,
     zip: bool,
     transcript: bool,
+    analysis: Option<bool>,
 ) -> Result<String, String> {
     use sandalyst::artifacts::export;
     let root = state.dir_of(&session_id)?;
+    let store_root = state.sessions.root().to_path_buf();
     let dest = PathBuf::from(dest);
     if !dest.is_absolute() {
         return Err("pick a destination with the dialog".into());
@@ -502,6 +504,22 @@ pub async fn export_session(
                     files.push((name.to_string(), p));
                 }
             }
+        }
+        if analysis.unwrap_or(false) {
+            // The executed cells as a notebook and as a script (sandalyst::export),
+            // written in the session's folder and exported with the outputs.
+            let run = sandalyst::store::Store::open(store_root)?.open_run(&session_id)?;
+            let dir = root.join("analysis");
+            std::fs::create_dir_all(&dir)?;
+            let nb = dir.join("analysis.ipynb");
+            std::fs::write(
+                &nb,
+                serde_json::to_string_pretty(&sandalyst::export::notebook::build(&run)?)?,
+            )?;
+            let py = dir.join("analysis.py");
+            std::fs::write(&py, sandalyst::export::script::build(&run)?)?;
+            files.push(("analysis.ipynb".to_string(), nb));
+            files.push(("analysis.py".to_string(), py));
         }
         if files.is_empty() {
             anyhow::bail!("this session has no outputs yet");

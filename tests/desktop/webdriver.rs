@@ -432,7 +432,7 @@ async fn desktop_end_to_end() {
     let written = app
         .c()
         .execute_async(
-            "const [sid, dest, done] = arguments; window.__TAURI__.core.invoke('export_session', {sessionId: sid, dest, zip: false, transcript: true}).then(done, e => done('ERR ' + e))",
+            "const [sid, dest, done] = arguments; window.__TAURI__.core.invoke('export_session', {sessionId: sid, dest, zip: false, transcript: true, analysis: true}).then(done, e => done('ERR ' + e))",
             vec![json!(session_id), json!(dest.to_str().unwrap())],
         )
         .await
@@ -443,9 +443,23 @@ async fn desktop_end_to_end() {
         "energy_anomalies.png",
         "anomaly_report.md",
         "transcript.jsonl",
+        "analysis.ipynb",
+        "analysis.py",
     ] {
         assert!(dest.join(f).is_file(), "{f} not exported");
     }
+    // The analysis as a notebook: the ask, then the executed code cells.
+    let nb: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dest.join("analysis.ipynb")).unwrap())
+            .unwrap();
+    assert_eq!(nb["nbformat"], 4);
+    let code_cells = nb["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["cell_type"] == "code")
+        .count();
+    assert!(code_cells >= 3, "{code_cells} code cells");
     let zip = work.path().join("export.zip");
     let z = app
         .c()

@@ -292,6 +292,7 @@ async function exportOutputs() {
   if (!choice) return;
   const zip = $('#export-zip').checked;
   const transcript = $('#export-transcript').checked;
+  const analysis = $('#export-analysis').checked;
   const base = (app.session.title || 'sandalyst').replace(/[^A-Za-z0-9 _-]+/g, '').trim().slice(0, 60) || 'sandalyst';
   let dest;
   if (zip) dest = await pickSave(`${base}.zip`, [{ name: 'Zip archive', extensions: ['zip'] }]);
@@ -301,7 +302,7 @@ async function exportOutputs() {
   }
   if (!dest) return;
   try {
-    const written = await invoke('export_session', { sessionId: app.session.id, dest, zip, transcript });
+    const written = await invoke('export_session', { sessionId: app.session.id, dest, zip, transcript, analysis });
     toast(`Exported to ${written}`, 6000);
   } catch (e) { toast(String(e), 8000); }
 }
