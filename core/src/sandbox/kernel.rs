@@ -402,13 +402,18 @@ impl Kernel {
     /// Close stdin and kill the process and its process group (the processes its
     /// cells started): dropping the stream alone leaves it running.
     pub async fn kill(mut self, docker: &Docker, container: &str) {
-        let _ = self.input.shutdown().await;
-        let _ = crate::sandbox::docker::exec_quiet(
-            docker,
-            container,
-            &format!(
-                "kill -KILL {pid} 2>/dev/null; kill -KILL -- -{pid} 2>/dev/null",
-                pid = self.pid
+        // Each step bounded: a kernel that flooded its channel may leave the engine's
+        // side of the connection stuck, and a call must still end.
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.input.shutdown()).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            crate::sandbox::docker::exec_quiet(
+                docker,
+                container,
+                &format!(
+                    "kill -KILL {pid} 2>/dev/null; kill -KILL -- -{pid} 2>/dev/null",
+                    pid = self.pid
+                ),
             ),
         )
         .await;
