@@ -64,7 +64,10 @@ async fn containers(run_id: &str) -> (usize, usize) {
         .await
         .unwrap();
     for id in &ids {
-        let c = docker.inspect_container(id, None).await.unwrap();
+        // Gone already (another process's clean-up took the leftover): not running.
+        let Ok(c) = docker.inspect_container(id, None).await else {
+            continue;
+        };
         if c.state.and_then(|s| s.running) == Some(true) {
             running += 1;
         }

@@ -392,7 +392,10 @@ pub async fn orphan_stop_time(engine: &Docker, host: &str) -> Option<Duration> {
             .unwrap();
         let mut n = 0;
         for id in ids {
-            let c = engine.inspect_container(&id, None).await.unwrap();
+            // Gone already (another process's clean-up took the leftover): not running.
+            let Ok(c) = engine.inspect_container(&id, None).await else {
+                continue;
+            };
             if c.state.and_then(|s| s.running) == Some(true) {
                 n += 1;
             }
