@@ -104,6 +104,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         preview_file,
         table_page,
         export_session,
+        rerun_session,
         open_path,
     ]
 }
@@ -463,6 +464,42 @@ pub async fn ask(
         running.lock().unwrap().remove(&session_id);
     });
     Ok(ask_id)
+}
+
+/// Re-run a session's recorded cells on new input files, without any model, in a new
+/// session (in the history at once). Returns the new session's id; the replay's events
+/// arrive on `on_event`, ending with `ask_finished`. Stop cancels it like an ask.
+#[tauri::command]
+pub async fn rerun_session(
+    state: State<'_, AppState>,
+    session_id: String,
+    paths: Vec<String>,
+    on_event: Channel<Event>,
+) -> Result<String, String> {
+    check_session_id(&session_id).map_err(|e| e.to_string())?;
+    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    if paths.is_empty() || paths.iter().any(|p| !p.is_absolute()) {
+        return Err("pick the new input files with the dialog".into());
+    }
+    let rerun = sandalyst::rerun::prepare(&state.sessions, &session_id, paths)
+        .await
+        .map_err(sentence)?;
+    let id = rerun.session_id().to_string();
+    let cancel = CancellationToken::new();
+    state
+        .running
+        .lock()
+        .unwrap()
+        .insert(id.clone(), cancel.clone());
+    let (running, done) = (state.inner_running(), id.clone());
+    tauri::async_runtime::spawn(async move {
+        let emit = move |ev: Event| {
+            let _ = on_event.send(ev);
+        };
+        let _ = rerun.run(&emit, &cancel).await;
+        running.lock().unwrap().remove(&done);
+    });
+    Ok(id)
 }
 
 /// Stop the session's running ask: the model stream ends and the code is interrupted.

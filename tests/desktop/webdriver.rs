@@ -301,6 +301,11 @@ async fn desktop_end_to_end() {
     // Chart shown, anomalies table with rows, report with heading and embedded chart.
     app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
     app.wait_js("return document.querySelectorAll('.artifact[data-path=\"anomalies.csv\"] .vtable-table tbody tr').length > 0", 30).await;
+    // Each artifact names the cell that made it (its provenance).
+    assert!(app
+        .text(".artifact[data-path=\"energy_anomalies.png\"] .made-by")
+        .await
+        .starts_with("made by cell "));
     app.wait_js(
         "return !!document.querySelector('.artifact[data-path=\"anomaly_report.md\"] .report h1')",
         30,
@@ -471,6 +476,7 @@ async fn desktop_end_to_end() {
         .unwrap();
     assert!(!z.as_str().unwrap().starts_with("ERR"), "{z}");
     assert!(std::fs::metadata(&zip).unwrap().len() > 1000);
+
     app.quit().await;
 
     // 6. Restart: the session is in the history and reopens with its asks and artifacts.

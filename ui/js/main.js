@@ -36,6 +36,7 @@ function setBusy() {
   $('#run').hidden = running;
   $('#stop').hidden = !running;
   $('#export').disabled = !app.session;
+  $('#rerun').disabled = !app.session || running || app.asks.size === 0;
   $('#prompt').placeholder = app.asks.size
     ? 'Ask a follow-up in the same session (Ctrl+Enter)'
     : 'What do you want to know? e.g. look for abnormal energy-use events and explain them (Ctrl+Enter to run)';
@@ -217,7 +218,7 @@ function scheduleDraw(id) {
     scheduleDraw.frame = null;
     const conv = $('#conversation');
     const atBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 80;
-    for (const k of pendingDraw) { const a = app.asks.get(k); a?.view.draw(a.state); }
+    for (const k of pendingDraw) { const a = app.asks.get(k); a?.view?.draw(a.state); }
     pendingDraw = new Set();
     if (atBottom) conv.scrollTop = conv.scrollHeight;
   });
@@ -263,6 +264,45 @@ async function run() {
     setBusy();
     drawFiles();
   }
+}
+
+/// Replay the session's recorded code on new files (no model) into a new session,
+/// shown as it runs like an ask.
+async function rerun(given) {
+  if (!app.session || app.running) return;
+  // `given`: paths from a test (a native dialog cannot be driven); else the dialog.
+  const picked = Array.isArray(given) ? given : await pickFiles().catch(() => null);
+  const paths = Array.isArray(picked) ? picked : picked ? [picked] : [];
+  if (!paths.length) return;
+  const source = app.session;
+  const tempId = `pending-${Date.now()}`;
+  const entry = { state: newAsk(tempId, `Re-run of "${source.title || source.id}" on ${paths.map((p) => p.split('/').pop()).join(', ')}`), view: null };
+  let id = tempId;
+  const onEvent = channel((ev) => {
+    if (ev.type === 'ask_started' && ev.ask_id && id === tempId) {
+      app.asks.delete(tempId); id = ev.ask_id; app.asks.set(id, entry);
+      if (app.running === tempId) app.running = id;
+    }
+    entry.state = reduce(entry.state, ev);
+    scheduleDraw(id);
+    if (ev.type === 'ask_finished') finished(id);
+  });
+  let newId;
+  try {
+    newId = await invoke('rerun_session', { sessionId: source.id, paths, onEvent });
+  } catch (e) { toast(String(e), 8000); return; }
+  resetView();
+  app.session = { id: newId, title: `Re-run: ${source.title || source.id}` };
+  setTitle(app.session.title);
+  watch(newId);
+  entry.view = new AskView(newId, entry.state, { onStop: stop });
+  app.asks.set(id, entry);
+  $('#asks').append(entry.view.el);
+  entry.view.draw(entry.state);
+  app.running = entry.state.status === 'running' ? id : null;
+  showEmpty();
+  setBusy();
+  refreshHistory();
 }
 
 function finished(id) {
@@ -361,6 +401,7 @@ async function main() {
   $('#new-session').addEventListener('click', newSession);
   $('#add-files').addEventListener('click', addFromDialog);
   $('#export').addEventListener('click', exportOutputs);
+  $('#rerun').addEventListener('click', () => rerun());
   $('#open-settings').addEventListener('click', () => openSettings(afterSettings));
   $('#offline-settings').addEventListener('click', (e) => { e.preventDefault(); openSettings(afterSettings); });
   $('#open-help').addEventListener('click', openHelp);
@@ -374,7 +415,7 @@ async function main() {
     else if (p.type === 'drop') { showDropOverlay(false); addPaths(p.paths); }
   });
   setInterval(() => { for (const a of app.asks.values()) if (a.state.status === 'running') a.view.tick(); }, 1000);
-  window.sandalyst = Object.freeze({ addPaths, openSession, newSession });
+  window.sandalyst = Object.freeze({ addPaths, openSession, newSession, rerun });
   setBusy();
   await loadInfo().catch((e) => toast(String(e)));
   await refreshHistory();

@@ -22,7 +22,8 @@ function cellIndex(items, callId) {
 function ensureCell(items, callId, name) {
   let i = cellIndex(items, callId);
   if (i < 0) {
-    items.push({ kind: 'cell', callId, name: name || 'python', code: '', outputs: [], result: null, running: true });
+    const number = items.filter((it) => it.kind === 'cell').length + 1;
+    items.push({ kind: 'cell', callId, number, name: name || 'python', code: '', outputs: [], result: null, running: true });
     i = items.length - 1;
   }
   return i;
@@ -123,7 +124,7 @@ export function reduce(state, ev) {
       break;
     }
     case 'artifact': {
-      const a = { path: ev.path, kind: ev.kind, bytes: ev.bytes, version: (ev.bytes ?? 0) + ':' + (ev.at ?? '') };
+      const a = { path: ev.path, kind: ev.kind, bytes: ev.bytes, callId: ev.call_id || null, version: (ev.bytes ?? 0) + ':' + (ev.at ?? '') };
       const k = s.artifacts.findIndex((x) => x.path === a.path);
       if (k >= 0) s.artifacts[k] = a; else s.artifacts.push(a);
       break;

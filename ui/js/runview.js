@@ -24,8 +24,8 @@ function cellElement(item, sessionId) {
     : h('pre', { class: `out ${o.stream === 'stderr' ? 'stderr' : 'stdout'}` }, o.text)));
   if (r?.traceback) outs.push(h('pre', { class: 'out traceback' }, r.traceback));
   if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
-  const det = h('details', { class: 'cell', open: true },
-    h('summary', {}, h('span', { class: 'cell-lang' }, lang), state, dur),
+  const det = h('details', { class: 'cell', open: true, dataset: { call: item.callId || '' } },
+    h('summary', {}, h('span', { class: 'cell-lang' }, lang), item.number ? h('span', { class: 'muted' }, `cell ${item.number}`) : '', state, dur),
     codeBlock(item.code),
     outs.length ? h('div', { class: 'outputs' }, ...outs) : '');
   return det;
@@ -49,10 +49,14 @@ export function fileUrl(sessionId, rel) {
 /// An artifact card. `load(final)` shows its preview: during the ask the file may
 /// not be in the session folder yet (outputs are collected from the sandbox when a
 /// step ends), so a failed early load waits for the final one.
-function artifactElement(sessionId, a) {
+function artifactElement(sessionId, a, madeBy) {
+  // "made by cell N": the cell that last wrote the file (its provenance), opened on click.
+  const maker = madeBy
+    ? h('button', { class: 'link made-by', title: 'Show the code that made this file', onclick: () => madeBy.open() }, `made by cell ${madeBy.number}`)
+    : '';
   const card = h('div', { class: 'artifact', dataset: { path: a.path } },
-    h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`)));
-  const body = h('div', { class: 'artifact-body muted' }, 'Made by the agent; shown here when this ask ends.');
+    h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`), maker));
+  const body = h('div', { class: 'artifact-body muted' }, 'Loading…');
   card.append(body);
   let state = 'idle';
   let wantFinal = false;
@@ -75,6 +79,24 @@ function artifactElement(sessionId, a) {
 }
 
 export class AskView {
+  /// The cell of this ask that made a file, as `{ number, open() }`, or null.
+  madeBy(s, callId) {
+    if (!callId) return null;
+    const i = s.items.findIndex((it) => it.kind === 'cell' && it.callId === callId);
+    if (i < 0) return null;
+    return {
+      number: s.items[i].number,
+      open: () => {
+        const el = this.itemEls[i];
+        if (!el) return;
+        el.open = true;
+        el.scrollIntoView({ block: 'center' });
+        el.classList.add('flash');
+        setTimeout(() => el.classList.remove('flash'), 1200);
+      },
+    };
+  }
+
   constructor(sessionId, state, { onStop } = {}) {
     this.sessionId = sessionId;
     this.el = h('article', { class: 'ask', dataset: { ask: state.id || '' } });
@@ -110,7 +132,7 @@ export class AskView {
       const key = a.version;
       const old = this.artifactKeys.get(a.path);
       if (old && old.key === key) continue;
-      const card = artifactElement(this.sessionId, a);
+      const card = artifactElement(this.sessionId, a, this.madeBy(s, a.callId));
       if (old) old.el.replaceWith(card.el); else this.artifactsEl.append(card.el);
       this.artifactKeys.set(a.path, { key, el: card.el, load: card.load });
       if (s.status === 'running') card.load(false);

@@ -75,3 +75,18 @@ test('reducing never mutates the previous state', () => {
   assert.equal(s1.items[0].text, 'x');
   assert.equal(s2.items[0].text, 'xy');
 });
+
+test('cells are numbered in order and an artifact names the cell that made it', () => {
+  const events = [
+    ev('ask_started', { prompt: 'p', model: 'm' }),
+    ev('tool_call', { call_id: 'c1', name: 'python', code: 'a = 1' }),
+    ev('cell_result', { call_id: 'c1', status: 'ok', duration_ms: 5, stdout: '', stderr: '', traceback: null, note: null }),
+    ev('tool_call', { call_id: 'c2', name: 'shell', code: 'ls' }),
+    ev('cell_result', { call_id: 'c2', status: 'ok', duration_ms: 5, stdout: '', stderr: '', traceback: null, note: null }),
+    ev('artifact', { call_id: 'c2', path: 'out.csv', kind: 'table', bytes: 3 }),
+  ];
+  const s = events.reduce(reduce, newAsk('a', 'p', 0));
+  const cells = s.items.filter((it) => it.kind === 'cell');
+  assert.deepEqual(cells.map((c) => [c.callId, c.number]), [['c1', 1], ['c2', 2]]);
+  assert.equal(s.artifacts[0].callId, 'c2');
+});
