@@ -1136,9 +1136,12 @@ impl Host for AskHost<'_> {
             anyhow::bail!("refused output {rel:?}: not a regular file on the host");
         }
         let tmp = parent.join(format!(".{}.part", std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &dest)?;
-        Ok(())
+        // A copy that does not fit (a full disk) leaves nothing behind.
+        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &dest));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        Ok(written?)
     }
 
     fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {
