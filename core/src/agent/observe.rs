@@ -17,8 +17,12 @@ pub const MAX_IMAGE_SIDE: u32 = 1568;
 const MAX_IMAGES_PER_CALL: usize = 4;
 /// Larger image files are not read back for the model.
 const MAX_IMAGE_BYTES: u64 = 32 << 20;
-/// Output files up to this size are copied to the host as soon as a call writes them.
+/// Output files up to this size are copied to the host as soon as a call writes them,
+/// the first [`MAX_LIVE_COPIES`] of a call.
 const LIVE_COPY_BYTES: u64 = 64 << 20;
+const MAX_LIVE_COPIES: usize = 16;
+/// Artifact events for one call, at most.
+const MAX_ARTIFACT_EVENTS: usize = 100;
 /// Where the full output of a shortened result is kept, inside the workspace.
 pub const FULL_OUTPUT_DIR: &str = ".sandalyst/calls";
 
@@ -101,11 +105,23 @@ impl Seen {
         let Ok(now) = sandbox.list_outputs().await else {
             return before.to_vec();
         };
-        for f in changed(before, &now) {
+        let changed = changed(before, &now);
+        // A call that floods output/ (thousands of scratch files) gets events and live
+        // copies for the first files only; the rest is collected when the ask ends.
+        for (i, f) in changed.iter().enumerate() {
+            if i == MAX_ARTIFACT_EVENTS {
+                host.emit(EventKind::Status {
+                    message: format!(
+                        "{} more files changed in output/; they are collected when the ask ends",
+                        changed.len() - i
+                    ),
+                });
+                break;
+            }
             let kind = ArtifactKind::of(&f.path);
             // A copy now, so the file can be shown at once; all of output/ is
             // collected, with its checks, when the ask ends.
-            if f.bytes <= LIVE_COPY_BYTES {
+            if f.bytes <= LIVE_COPY_BYTES && i < MAX_LIVE_COPIES {
                 if let Ok(bytes) = sandbox
                     .read_file(&format!("output/{}", f.path), LIVE_COPY_BYTES)
                     .await
