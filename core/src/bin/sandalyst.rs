@@ -269,8 +269,13 @@ fn data_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 /// The model from --model/--base-url, the environment, the config file and the keychain.
 fn model_for(a: &AgentArgs) -> anyhow::Result<Box<dyn Model>> {
+    open_model(a, true)
+}
+
+/// The model, saying why it is the offline analyst when `say_why`.
+fn open_model(a: &AgentArgs, say_why: bool) -> anyhow::Result<Box<dyn Model>> {
     let selection = config::from_environment(a.model.as_deref(), a.base_url.as_deref())?;
-    if let config::Selection::Offline { why } = &selection {
+    if let (config::Selection::Offline { why }, true) = (&selection, say_why) {
         eprintln!("note: {why}");
     }
     selection.open()
@@ -401,7 +406,7 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut last = RunStatus::Finished;
     // The model's note (e.g. "no model configured") is printed for the first ask only.
-    let mut opened = None;
+    let mut first = true;
     loop {
         if interactive {
             eprint!("> ");
@@ -414,14 +419,8 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         if prompt.is_empty() {
             continue;
         }
-        let model = match &opened {
-            Some(_) => {
-                config::from_environment(a.agent.model.as_deref(), a.agent.base_url.as_deref())?
-                    .open()?
-            }
-            None => model_for(&a.agent)?,
-        };
-        opened = Some(());
+        let model = open_model(&a.agent, first)?;
+        first = false;
         let handle = match session.ask(prompt.to_string(), model) {
             Ok(h) => h,
             Err(e) => {

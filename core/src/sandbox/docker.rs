@@ -530,16 +530,7 @@ impl DockerSandbox {
 }
 
 fn result(status: ExecStatus, started: Instant) -> ExecResult {
-    ExecResult {
-        status,
-        stdout: String::new(),
-        stderr: String::new(),
-        traceback: None,
-        exit_code: None,
-        note: None,
-        duration_ms: started.elapsed().as_millis() as u64,
-        figures: Vec::new(),
-    }
+    ExecResult::empty(status, started.elapsed().as_millis() as u64)
 }
 
 fn fill(mut r: ExecResult, mut reply: super::kernel::KernelReply, stray: String) -> ExecResult {

@@ -142,19 +142,6 @@ impl FakeSandbox {
     }
 }
 
-fn blank(status: ExecStatus) -> ExecResult {
-    ExecResult {
-        status,
-        stdout: String::new(),
-        stderr: String::new(),
-        traceback: None,
-        exit_code: None,
-        note: None,
-        duration_ms: 0,
-        figures: Vec::new(),
-    }
-}
-
 /// A valid 2x2 PNG.
 pub fn tiny_png() -> Vec<u8> {
     let mut out = Vec::new();
@@ -177,7 +164,7 @@ impl Sandbox for FakeSandbox {
         on_output: OutputSink<'_>,
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
-        let mut r = blank(ExecStatus::Ok);
+        let mut r = ExecResult::empty(ExecStatus::Ok, 0);
         if let Err(e) = self.interpret(code, cancel, on_output, &mut r).await {
             r.status = if e == "KeyboardInterrupt" {
                 ExecStatus::Cancelled

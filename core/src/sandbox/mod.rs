@@ -54,6 +54,22 @@ pub struct ExecResult {
     pub figures: Vec<Vec<u8>>,
 }
 
+impl ExecResult {
+    /// A result with no output yet.
+    pub fn empty(status: ExecStatus, duration_ms: u64) -> ExecResult {
+        ExecResult {
+            status,
+            stdout: String::new(),
+            stderr: String::new(),
+            traceback: None,
+            exit_code: None,
+            note: None,
+            duration_ms,
+            figures: Vec::new(),
+        }
+    }
+}
+
 /// Which stream a piece of live output came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

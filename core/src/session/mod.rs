@@ -706,7 +706,7 @@ impl Session {
         if let Some(e) = &error {
             host.emit(EventKind::Error { error: e.info() });
         }
-        let answer = self.answer_of(ask_id);
+        let answer = self.last_answer();
         let cost_usd = model.price().map(|p| p.cost(&usage));
         let outputs = self
             .end_ask(ask_id, &status, turns, usage, cost_usd)
@@ -842,8 +842,8 @@ impl Session {
         Ok(outputs)
     }
 
-    /// The last assistant text of ask `ask_id`, from the conversation.
-    fn answer_of(&self, _ask_id: &str) -> Option<String> {
+    /// The last assistant text since the user's latest words: the ask's answer.
+    fn last_answer(&self) -> Option<String> {
         let items = self.inner.items.lock().unwrap();
         let last_user = items.iter().rposition(
             |i| matches!(i, Item::User { text } if !text.starts_with("[from the app]")),
