@@ -60,10 +60,10 @@ pub trait Host: Send + Sync {
     }
     /// Keep a figure a cell displayed; returns its path for the UI.
     fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String>;
-    /// Keep a copy of an output file a call just wrote (`rel` relative to `output/`),
-    /// so the UI can show it before the ask ends.
-    fn save_artifact(&self, _rel: &str, _bytes: &[u8]) -> anyhow::Result<()> {
-        Ok(())
+    /// Where copies of the output files a call just wrote go, so the UI can show them
+    /// before the ask ends; `None` keeps no copies.
+    fn outputs_dir(&self) -> Option<std::path::PathBuf> {
+        None
     }
 }
 

@@ -1119,29 +1119,8 @@ impl Host for AskHost<'_> {
         self.session.take_notes()
     }
 
-    fn save_artifact(&self, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
-        // Only plain relative names: the path comes from the sandbox.
-        let safe = !rel.is_empty()
-            && Path::new(rel)
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !safe {
-            anyhow::bail!("refused output name {rel:?}");
-        }
-        let dest = self.session.outputs_dir().join(rel);
-        let parent = dest.parent().expect("has a parent");
-        std::fs::create_dir_all(parent)?;
-        // Never through a link that something else put there.
-        if std::fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_file()) {
-            anyhow::bail!("refused output {rel:?}: not a regular file on the host");
-        }
-        let tmp = parent.join(format!(".{}.part", std::process::id()));
-        // A copy that does not fit (a full disk) leaves nothing behind.
-        let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &dest));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        Ok(written?)
+    fn outputs_dir(&self) -> Option<PathBuf> {
+        Some(self.session.outputs_dir())
     }
 
     fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {
