@@ -363,11 +363,12 @@ fn sort_offsets(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Vec<u64>
     Ok(order.into_iter().map(|(_, offset)| offset).collect())
 }
 
-type SortCacheKey = (Key, SortBy);
+/// A file and an order, with the file's row offsets in that order.
+type Sorted = ((Key, SortBy), Arc<Vec<u64>>);
 
 /// The last few sorts (8 bytes a row each).
-fn sorts() -> &'static Mutex<Vec<(SortCacheKey, Arc<Vec<u64>>)>> {
-    static SORTS: OnceLock<Mutex<Vec<(SortCacheKey, Arc<Vec<u64>>)>>> = OnceLock::new();
+fn sorts() -> &'static Mutex<Vec<Sorted>> {
+    static SORTS: OnceLock<Mutex<Vec<Sorted>>> = OnceLock::new();
     SORTS.get_or_init(Default::default)
 }
 const MAX_SORTS: usize = 4;
