@@ -363,8 +363,9 @@ fn sort_offsets(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Vec<u64>
     Ok(order.into_iter().map(|(_, offset)| offset).collect())
 }
 
-/// A file and an order, with the file's row offsets in that order.
-type Sorted = ((Key, SortBy), Arc<Vec<u64>>);
+/// A file and an order, with the file's row offsets in that order (computed once:
+/// pages asked for while a sort runs wait for it).
+type Sorted = ((Key, SortBy), Arc<OnceLock<Result<Arc<Vec<u64>>, String>>>);
 
 /// The last few sorts (8 bytes a row each).
 fn sorts() -> &'static Mutex<Vec<Sorted>> {
@@ -375,16 +376,27 @@ const MAX_SORTS: usize = 4;
 
 fn sorted(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Arc<Vec<u64>>> {
     let k = (key(path)?, by);
-    if let Some((_, s)) = sorts().lock().unwrap().iter().find(|(c, _)| *c == k) {
-        return Ok(s.clone());
-    }
-    let s = Arc::new(sort_offsets(path, idx, by)?);
-    let mut all = sorts().lock().unwrap();
-    if all.len() >= MAX_SORTS {
-        all.remove(0);
-    }
-    all.push((k, s.clone()));
-    Ok(s)
+    let slot = {
+        let mut all = sorts().lock().unwrap();
+        match all.iter().find(|(c, _)| *c == k) {
+            Some((_, s)) => s.clone(),
+            None => {
+                if all.len() >= MAX_SORTS {
+                    all.remove(0);
+                }
+                let s = Arc::new(OnceLock::new());
+                all.push((k, s.clone()));
+                s
+            }
+        }
+    };
+    slot.get_or_init(|| {
+        sort_offsets(path, idx, by)
+            .map(Arc::new)
+            .map_err(|e| format!("{e:#}"))
+    })
+    .clone()
+    .map_err(anyhow::Error::msg)
 }
 
 /// Rows `offset..offset + limit` of `path` ordered by `by` (numbers by value, then
