@@ -178,6 +178,11 @@ impl AgentArgs {
         if c.sandbox.image.is_empty() {
             c.sandbox.packages = section.packages()?;
             c.sandbox.build = section.build_options();
+            if c.sandbox.build.ca_file.is_none() {
+                c.sandbox.build.ca_file = std::env::var_os("SANDALYST_BUILD_CA_FILE")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from);
+            }
         } else if !section.pip.is_empty() || !section.apt.is_empty() {
             eprintln!(
                 "note: the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
@@ -226,7 +231,7 @@ enum ImageCommand {
         #[arg(long, value_name = "PKG", num_args = 1..)]
         apt: Vec<String>,
         /// A CA file (PEM) the package build trusts, behind a proxy that intercepts TLS.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", env = "SANDALYST_BUILD_CA_FILE")]
         ca_file: Option<PathBuf>,
         /// The package build's network mode (e.g. `host`); runs never have network.
         #[arg(long, value_name = "MODE")]

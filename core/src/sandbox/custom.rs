@@ -732,18 +732,18 @@ import json, shutil, sys
 r = {"python": sys.version.split()[0], "missing": [], "absent": []}
 if sys.version_info < (3, 8):
     r["missing"].append("Python 3.8 or newer (it has %s)" % r["python"])
-for mod in ("IPython", "traitlets"):
+for mod in ("IPython.core.interactiveshell", "traitlets"):
     try:
         __import__(mod)
     except Exception as e:
-        r["missing"].append("the Python module %s (%s)" % (mod, type(e).__name__))
+        r["missing"].append("the Python module %s (%s)" % (mod.split(".")[0], type(e).__name__))
 for prog in ("sh", "cat"):
     if shutil.which(prog) is None:
         r["missing"].append("the program %s on PATH" % prog)
+# Found, not imported: the check stays fast, and these are not required.
+import importlib.util
 for mod in ("numpy", "pandas", "matplotlib"):
-    try:
-        __import__(mod)
-    except Exception:
+    if importlib.util.find_spec(mod) is None:
         r["absent"].append(mod)
 print("SANDALYST-CHECK " + json.dumps(r))
 "#;
@@ -762,8 +762,11 @@ pub async fn check(docker: &Docker, image_name: &str) -> Result<ImageReport, Ima
         });
     };
     let id = info.id.clone().unwrap_or_default();
-    let name = format!("sandalyst-check-{}", crate::owner::owner_id());
-    let name = format!("{name}-{:08x}", rand::random::<u32>());
+    let name = format!(
+        "sandalyst-check-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    );
     let body = ContainerCreateBody {
         image: Some(image_name.to_string()),
         entrypoint: Some(vec!["python3".into()]),
@@ -935,9 +938,8 @@ async fn run_check(
 ///
 /// - `config.image` empty (or a Sandalyst tag no longer there): the built-in image,
 ///   built when missing; with `packages`, the derived image on it, built when missing.
-/// - Any other `config.image`: used as it is, after [`check`] (skipped for images
-///   Sandalyst built, which check themselves at build time). The packages are not
-///   layered on it.
+/// - Any other `config.image`: used as it is, after [`check`] (images Sandalyst
+///   tagged check themselves when they are built). The packages are not layered on it.
 pub async fn resolve(
     docker: &Docker,
     config_image: &str,
@@ -949,18 +951,11 @@ pub async fn resolve(
         || config_image.starts_with(&format!("{CUSTOM_REPO}:"));
     if !config_image.is_empty() {
         match present(docker, config_image).await? {
-            Some(info) if ours => {
-                let _ = info;
-                return Ok(config_image.to_string());
-            }
+            Some(_) if ours => return Ok(config_image.to_string()),
+            // Checked once per image and process; not by label: an image FROM ours
+            // inherits its labels, and may have lost what the kernel needs.
             Some(info) => {
-                let built_by_us = info
-                    .config
-                    .as_ref()
-                    .and_then(|c| c.labels.as_ref())
-                    .is_some_and(|l| l.contains_key(image::LABEL_RECIPE));
-                let id = info.id.unwrap_or_default();
-                if !built_by_us && !already_checked(&id) {
+                if !already_checked(info.id.as_deref().unwrap_or_default()) {
                     check(docker, config_image).await?;
                 }
                 return Ok(config_image.to_string());
