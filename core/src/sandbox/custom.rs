@@ -514,7 +514,8 @@ pub async fn build(
         .map_err(|e| ImageError::Engine {
             message: format!("{e:#}"),
         })?;
-    if !options.force && present(docker, &tag).await?.is_some() {
+    let previous = present(docker, &tag).await?.and_then(|i| i.id);
+    if !options.force && previous.is_some() {
         progress(BuildProgress::Done {
             tag: tag.clone(),
             seconds: started.elapsed().as_secs_f64(),
@@ -623,12 +624,20 @@ pub async fn build(
             message,
         });
     }
-    if present(docker, &tag).await?.is_none() {
+    let Some(built) = present(docker, &tag).await? else {
         return Err(ImageError::BuildFailed {
             tag: tag.clone(),
             tool: "docker".into(),
             message: format!("the build ended but the engine has no image {tag}"),
         });
+    };
+    if let (Some(old), Some(new)) = (previous, built.id) {
+        if old != new {
+            // A forced rebuild moved the tag: drop the untagged image, unless a
+            // container still uses it.
+            let opts = bollard::query_parameters::RemoveImageOptionsBuilder::new().build();
+            let _ = docker.remove_image(&old, Some(opts), None).await;
+        }
     }
     progress(BuildProgress::Done {
         tag: tag.clone(),
@@ -1032,7 +1041,10 @@ mod tests {
         ] {
             let e = Packages::new([bad], [] as [&str; 0]).unwrap_err();
             assert_eq!(e.manager, Manager::Pip, "{bad}");
-            assert!(e.to_string().contains("is not a valid pip package name"), "{e}");
+            assert!(
+                e.to_string().contains("is not a valid pip package name"),
+                "{e}"
+            );
         }
         for bad in [
             "", "Foo", "a", "x;y", "-y", "pkg=", "pkg/$(x)", "a&&b", "pkg name",
@@ -1048,7 +1060,10 @@ mod tests {
         assert_eq!(p.pip(), ["tabulate"]);
         assert!(p.apt().is_empty());
         let e = serde_json::from_str::<Packages>(r#"{"pip":["x; curl evil"]}"#).unwrap_err();
-        assert!(e.to_string().contains("is not a valid pip package name"), "{e}");
+        assert!(
+            e.to_string().contains("is not a valid pip package name"),
+            "{e}"
+        );
         let back: Packages = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
         assert_eq!(back, p);
     }
