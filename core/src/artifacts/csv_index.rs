@@ -197,16 +197,23 @@ fn index(path: &Path) -> anyhow::Result<Arc<Index>> {
 pub fn page(path: &Path, offset: usize, limit: usize) -> anyhow::Result<CsvPage> {
     let limit = limit.min(MAX_PAGE_ROWS);
     let (s, new) = slot(path)?;
+    // Without an index (not built yet, or stopped by a row over the record cap) pages
+    // are read from the start of the file, which also says where a bad row is.
+    let from_start = || table::preview_csv_counting(path, offset, limit, COUNT_FIRST_PAGE_UP_TO);
     let idx = match s.get() {
-        Some(built) => built.clone().map_err(anyhow::Error::msg)?,
+        Some(Ok(built)) => built.clone(),
+        Some(Err(_)) => return from_start(),
         None if offset + limit <= STRIDE => {
             if new {
                 let path = path.to_path_buf();
                 std::thread::spawn(move || fill(&s, &path));
             }
-            return table::preview_csv_counting(path, offset, limit, COUNT_FIRST_PAGE_UP_TO);
+            return from_start();
         }
-        None => fill(&s, path)?,
+        None => match fill(&s, path) {
+            Ok(built) => built,
+            Err(_) => return from_start(),
+        },
     };
     let mut page = empty_page(&idx, offset);
     if offset >= idx.total_rows {
@@ -595,5 +602,33 @@ mod tests {
         // The background build finishes; then pages carry the count.
         assert_eq!(fill(&s, &p).unwrap().total_rows, rows);
         assert_eq!(page(&p, 0, 10).unwrap().total_rows, Some(rows));
+    }
+
+    #[test]
+    fn a_row_over_the_record_cap_stops_the_index_not_the_pages_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        // Over the cap by more than the readers' buffers, which the cap does not count.
+        let huge = "x".repeat(MAX_RECORD_BYTES as usize + (1 << 20));
+        let mut text = String::from("a,b\n");
+        for i in 0..3000 {
+            text.push_str(&format!("{i},y\n"));
+        }
+        text.push_str(&format!("big,{huge}\n"));
+        let p = csv_file(&dir, "h.csv", &text);
+        assert!(warm(&p).is_err());
+        assert_eq!(page(&p, 0, 5).unwrap().rows[0], ["0", "y"]);
+        assert_eq!(page(&p, 2000, 5).unwrap().rows[0], ["2000", "y"]);
+        let err = page(&p, 2998, 5).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+        assert!(sorted_page(
+            &p,
+            SortBy {
+                column: 0,
+                descending: false
+            },
+            0,
+            5
+        )
+        .is_err());
     }
 }
