@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Event, RunStatus};
 use crate::export::{self, Block, Cell, Tool};
 use crate::model::{Item, Model, Reply, Request};
-use crate::session::{Session, SessionConfig, Sessions};
+use crate::session::{Session, SessionConfig, SessionError, Sessions};
 use crate::store::{RunMeta, StagedFile, Store, SETTINGS};
 use crate::workspace::CollectedFile;
 
@@ -475,13 +475,15 @@ impl Model for Replay {
                 None => {}
             }
         }
+        // The ask ends failed (typed, so the app offers to continue with a model).
         if let Some(f) = &state.failed {
-            return Ok(Self::say(format!(
+            let message = format!(
                 "The replay stopped at call {} of {} ({}, from {} of session {}): it failed on the new data. \
                  The calls before it ran; their files are in output/. To continue with a model: \
                  `sandalyst ask {} -p \"...\"` (or \"Continue with the model\" in the app).",
                 f.index, self.total, f.call_id, f.ask, self.source, self.session_id
-            )));
+            );
+            return Err(SessionError::ReplayFailed { message }.into());
         }
         let next = if request.tools.is_empty() {
             None

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sandalyst::agent::RunStatus;
-use sandalyst::export::{self, notebook, script, Block};
+use sandalyst::export::{self, notebook, script};
 use sandalyst::model::offline::OfflineAnalyst;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::Item;
@@ -659,7 +659,16 @@ async fn a_cell_failing_on_new_data_stops_the_replay_and_a_model_continues() {
     assert_eq!(run.meta.rerun_of.as_deref(), Some(first.run_id.as_str()));
     assert_eq!(run.meta.asks.len(), 2);
     assert_eq!(export::provenance(&run.meta)["total.txt"].call_id, "fix");
-    // The rerun's own blocks: the [re-run] ask, two replayed cells, the stop message.
+    // The replay's ask ended failed, saying where it stopped.
+    let replay_status = run.meta.asks[0].status.clone();
+    assert!(
+        matches!(&replay_status, Some(RunStatus::Failed { message }) if message.starts_with("The replay stopped at call 2 of 2")),
+        "{replay_status:?}"
+    );
     let blocks = export::cells(&run).unwrap();
-    assert!(blocks.iter().any(|b| matches!(b, Block::Text { text, .. } if text.contains("The replay stopped at call 2 of 2"))));
+    assert_eq!(
+        export::code_cells(&blocks).len(),
+        3,
+        "two replayed cells and the fix"
+    );
 }

@@ -320,6 +320,21 @@ async fn desktop_end_to_end() {
         .unwrap()
         .to_string();
 
+    // The engine in one line, as the settings show it.
+    let engine = app
+        .c()
+        .execute_async(
+            "const [done] = arguments; window.__TAURI__.core.invoke('engine_status').then(done, e => done({error: String(e)}))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let line = engine["engine"].as_str().unwrap_or_default();
+    assert!(
+        line.starts_with("Docker Engine ") && line.contains("API 1."),
+        "{engine}"
+    );
+
     // 2. A follow-up in the same session.
     app.ask("Now summarise the anomalies by weekday.", "offline")
         .await;
@@ -543,6 +558,77 @@ async fn desktop_end_to_end() {
             "the re-run missed the event of {day}: {found}"
         );
     }
+    // When a cell fails on the new data, the replay stops there and offers to hand the
+    // session to a model: a session whose cell sums column x, re-run on a file without it.
+    let with_x = work.path().join("with_x.csv");
+    std::fs::write(&with_x, "x,y\n1,2\n3,4\n").unwrap();
+    let without_x = work.path().join("without_x.csv");
+    std::fs::write(&without_x, "y\n5\n").unwrap();
+    let sum = work.path().join("sum.json");
+    std::fs::write(
+        &sum,
+        serde_json::to_string(&json!([
+            {"python": "import pandas as pd\nprint(pd.read_csv('input/with_x.csv')['x'].sum())"},
+            {"say": "The sum of x is 4."}
+        ]))
+        .unwrap(),
+    )
+    .unwrap();
+    app.js(&format!(
+        "window.sandalyst.newSession(); window.sandalyst.addPaths([{:?}]); return true",
+        with_x.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelector('#file-list').innerText.includes('with_x.csv')",
+        30,
+    )
+    .await;
+    app.ask("Sum x.", &format!("replay:{}", sum.display()))
+        .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        120,
+    )
+    .await;
+    let summed = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await;
+    app.js(&format!(
+        "window.sandalyst.rerun([{:?}]); return true",
+        without_x.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        &format!("const c = document.querySelector('.h-item.current'); return !!c && c.dataset.id !== {summed}"),
+        30,
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        120,
+    )
+    .await;
+    let ending = app.text(".ask .ending").await;
+    assert!(
+        ending.starts_with("Failed"),
+        "the re-run without x ended as {ending:?}"
+    );
+    assert!(
+        app.text(".ask .items").await.contains("Error"),
+        "the traceback is shown"
+    );
+    app.click(".ask .ask-offers button").await;
+    let prompt = app
+        .js("return document.querySelector('#prompt').value")
+        .await;
+    assert!(
+        prompt
+            .as_str()
+            .unwrap()
+            .starts_with("The re-run stopped at a cell"),
+        "{prompt}"
+    );
     app.quit().await;
 
     // 8. No engine: the banner says so, and history still works.

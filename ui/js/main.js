@@ -285,7 +285,7 @@ async function rerun(given) {
     }
     entry.state = reduce(entry.state, ev);
     scheduleDraw(id);
-    if (ev.type === 'ask_finished') finished(id);
+    if (ev.type === 'ask_finished') { finished(id); offerContinue(entry); }
   });
   let newId;
   try {
@@ -299,10 +299,24 @@ async function rerun(given) {
   app.asks.set(id, entry);
   $('#asks').append(entry.view.el);
   entry.view.draw(entry.state);
+  offerContinue(entry);
   app.running = entry.state.status === 'running' ? id : null;
   showEmpty();
   setBusy();
   refreshHistory();
+}
+
+/// A re-run that stopped at a cell failing on the new data can be handed to a model,
+/// which sees the replayed cells and the traceback in the session.
+const CONTINUE_PROMPT = 'The re-run stopped at a cell that failed on the new data (its traceback is above). Fix that step for the new data, run the remaining steps, and finish what the original requests asked for.';
+
+function offerContinue(entry) {
+  if (!entry.view || entry.state.status === 'running' || entry.state.errorCode !== 'replay_failed') return;
+  entry.view.offer('Continue with the model', () => {
+    $('#prompt').value = CONTINUE_PROMPT;
+    $('#prompt').focus();
+    toast('Pick a model, adjust the request if you like, and press Run.');
+  });
 }
 
 function finished(id) {

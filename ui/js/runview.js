@@ -123,7 +123,8 @@ export class AskView {
     this.error = h('div', { class: 'error-text' });
     this.artifactsEl = h('div', { class: 'artifacts' });
     this.ending = h('div', { class: 'ending' });
-    this.el.append(this.prompt, this.head, this.itemsEl, this.notice, this.error, this.artifactsEl, this.ending);
+    this.offers = h('div', { class: 'ask-offers' });
+    this.el.append(this.prompt, this.head, this.itemsEl, this.notice, this.error, this.artifactsEl, this.ending, this.offers);
     this.itemEls = [];
     this.items = [];
     this.artifactKeys = new Map();
@@ -185,6 +186,13 @@ export class AskView {
       this.ending.textContent = text;
       this.ending.className = `ending ${s.ending === 'finished' || s.ending?.status === 'finished' ? 'ok' : 'bad'}`;
     }
+  }
+
+  /// A next step offered under the ending (e.g. "Continue with the model" after a
+  /// re-run stopped at a failing cell); offered once per label.
+  offer(label, onClick) {
+    if ([...this.offers.children].some((b) => b.textContent === label)) return;
+    this.offers.append(h('button', { class: 'small', onclick: onClick }, label));
   }
 
   tick() {

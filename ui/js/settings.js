@@ -42,6 +42,7 @@ export async function refreshImage() {
   if (!st.reachable) el.textContent = `No Docker engine answers, so the image cannot be checked. ${st.fix ?? ''}`;
   else if (st.image_present) el.textContent = `Image ${st.image_tag} is ready${st.image_bytes ? ` (${bytes(st.image_bytes)})` : ''}.`;
   else el.textContent = `Image ${st.image_tag} is missing: it is built before the first ask, or build it now.`;
+  $('#engine-line').textContent = st.engine ? `Engine: ${st.engine}.${(st.missing || []).map((m) => ` ${m}`).join('')}` : '';
   $('#build-image').disabled = !st.reachable;
   return st;
 }

@@ -351,9 +351,13 @@ impl<'a> Agent<'a> {
     }
 
     fn failed(&mut self, e: anyhow::Error) -> RunStatus {
-        let status = RunStatus::Failed {
-            message: format!("{e:#}"),
+        // A typed failure's sentence stands alone (a replay that stopped is not "the
+        // model failed: ...").
+        let message = match e.downcast_ref::<crate::session::SessionError>() {
+            Some(typed) => typed.to_string(),
+            None => format!("{e:#}"),
         };
+        let status = RunStatus::Failed { message };
         self.failure = Some(e);
         status
     }

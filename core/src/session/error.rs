@@ -39,6 +39,10 @@ pub enum SessionError {
     /// The session folder could not be read or written.
     #[error("{message}")]
     Storage { message: String },
+    /// A re-run stopped at a recorded cell that failed on the new data; the session
+    /// can be continued with a model from there.
+    #[error("{message}")]
+    ReplayFailed { message: String },
 }
 
 /// A [`SessionError`] as it travels in an event: a stable code and the sentence.
@@ -65,6 +69,7 @@ impl SessionError {
             SessionError::ContextTooLong { .. } => "context_too_long",
             SessionError::Model { .. } => "model",
             SessionError::Storage { .. } => "storage",
+            SessionError::ReplayFailed { .. } => "replay_failed",
         }
     }
 
