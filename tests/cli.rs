@@ -228,6 +228,44 @@ fn runs_list_show_and_export() {
     assert!(!again.status.success() && text(&again.stderr).contains("already exists"));
 }
 
+#[test]
+fn image_status_lists_the_python_packages_read_from_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sandalyst(&["image", "status"], dir.path());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("present: yes"), "{out}");
+    // One "  name  version" line a package.
+    let version = |name: &str| {
+        out.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (l.starts_with("  ") && w.next() == Some(name))
+                .then(|| w.next().map(str::to_string))
+                .flatten()
+        })
+    };
+    for name in [
+        "numpy",
+        "pandas",
+        "scipy",
+        "matplotlib",
+        "seaborn",
+        "statsmodels",
+        "scikit-learn",
+        "pyarrow",
+        "openpyxl",
+        "xlrd",
+        "odfpy",
+        "tabulate",
+        "ipython",
+    ] {
+        assert!(version(name).is_some(), "{name} missing from\n{out}");
+    }
+    assert!(version("pandas").unwrap().starts_with("2."), "{out}");
+    assert!(version("numpy").unwrap().starts_with("2."), "{out}");
+    assert!(out.contains("python:  3.1"), "{out}");
+}
+
 fn assert_clear_failure(o: &Output, needle: &str) {
     assert!(!o.status.success());
     let err = text(&o.stderr);

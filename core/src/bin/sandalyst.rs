@@ -14,7 +14,7 @@ use sandalyst::model::config;
 use sandalyst::model::pricing::usage_line;
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
-use sandalyst::sandbox::{docker, image};
+use sandalyst::sandbox::{docker, image, packages};
 use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
 use sandalyst::store::{self, Store};
 use tokio::io::AsyncBufReadExt;
@@ -202,7 +202,7 @@ enum ImageCommand {
         #[arg(long)]
         dockerfile: bool,
     },
-    /// Say which image this version uses and whether it is there.
+    /// Say which image this version uses, whether it is there, and its Python packages.
     Status,
 }
 
@@ -624,8 +624,25 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             } else {
                 println!("present: no (`sandalyst image build` builds it; a run builds it too)");
             }
-            for t in st.stale_tags {
+            for t in &st.stale_tags {
                 println!("older:   {t} (no longer used)");
+            }
+            if st.present {
+                // Read from the image itself (cached by image id after the first time).
+                match packages::for_image(&engine, &st.tag).await {
+                    Ok(env) => {
+                        let mut text = format!(
+                            "python:  {}\npackages ({}):\n",
+                            env.python,
+                            env.packages.len()
+                        );
+                        for p in &env.packages {
+                            text.push_str(&format!("  {:<28} {}\n", p.name, p.version));
+                        }
+                        out(&text);
+                    }
+                    Err(e) => println!("packages: unknown ({e})"),
+                }
             }
         }
         ImageCommand::Build {
