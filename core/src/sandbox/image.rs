@@ -493,7 +493,7 @@ async fn build_offline(
 
     // 1. The root filesystem, with the script's output as progress.
     progress(&format!(
-        "building the sandbox root filesystem from Debian packages in {} (about 2 minutes)",
+        "building the sandbox root filesystem from Debian packages in {} (about 3 to 5 minutes)",
         work.0.display()
     ));
     let started = Instant::now();
@@ -878,7 +878,7 @@ mod tests {
         docker.remove_image(tag, Some(opts), None).await.unwrap();
     }
 
-    /// Builds the image for real (about 2 minutes, needs root, Docker and mmdebstrap);
+    /// Builds the image for real (about 3 to 5 minutes, needs root, Docker and mmdebstrap);
     /// ignored because the suite's set-up does exactly this before the tests run:
     /// `cargo test -p sandalyst --lib sandbox::image::tests::build_offline_for_real -- --ignored --nocapture`
     #[tokio::test]
