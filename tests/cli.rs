@@ -446,3 +446,73 @@ fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
     let meta = std::fs::read_to_string(run_dir.join("run.json")).unwrap();
     assert!(meta.contains("\"cancelled\""), "{meta}");
 }
+
+/// The user's own packages through the command line: `image build --pip` builds (or
+/// finds, by its hash) the derived image; a run with `[image] pip` in the config file
+/// uses it and imports the package with no network; `image status` names it; names
+/// that are not package names are refused in one line, from the flags or the file.
+#[test]
+fn own_packages_from_image_build_and_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // Behind a proxy that intercepts TLS the build needs its CA; the host's trust
+    // store holds it (and the public CAs) wherever the host itself reaches PyPI.
+    let ca = std::env::var("SANDALYST_BUILD_CA_FILE").unwrap_or_else(|_| {
+        let host = "/etc/ssl/certs/ca-certificates.crt";
+        if Path::new(host).exists() { host } else { "" }.to_string()
+    });
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[image]\npip = [\"termcolor\"]\n").unwrap();
+    let with_config = |args: &[&str]| {
+        command()
+            .args(args)
+            .env("SANDALYST_CONFIG", &config)
+            .env("SANDALYST_DATA_DIR", &data)
+            .env("SANDALYST_BUILD_CA_FILE", &ca)
+            .output()
+            .unwrap()
+    };
+
+    let o = with_config(&["image", "build", "--pip", "termcolor"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let tag = text(&o.stdout).trim().to_string();
+    assert!(tag.starts_with("sandalyst-sandbox-custom:"), "{tag}");
+    let o = with_config(&["image", "status"]);
+    let status = text(&o.stdout);
+    assert!(
+        status.contains(&format!("custom:  {tag} (pip: termcolor)")),
+        "{status}"
+    );
+
+    let input = dir.path().join("t.csv");
+    std::fs::write(&input, "a\n1\n").unwrap();
+    let steps = dir.path().join("steps.json");
+    let code = "import socket, termcolor\nprint('TERMCOLOR', termcolor.__file__)\n\
+                try:\n    socket.create_connection(('pypi.org', 443), timeout=5)\n    print('NETWORK:', 'yes')\n\
+                except OSError:\n    print('NETWORK:', 'no')";
+    std::fs::write(&steps, serde_json::json!([{ "python": code }]).to_string()).unwrap();
+    let replay = format!("replay:{}", steps.display());
+    let o = with_config(&[
+        "run",
+        "-i",
+        input.to_str().unwrap(),
+        "-p",
+        "termcolor",
+        "--model",
+        &replay,
+        "-v",
+    ]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("TERMCOLOR /usr/local/lib/python3"), "{err}");
+    assert!(
+        err.contains("NETWORK: no") && !err.contains("NETWORK: yes"),
+        "{err}"
+    );
+
+    let o = with_config(&["image", "build", "--pip", "tabulate;reboot"]);
+    assert_clear_failure(&o, "`tabulate;reboot` is not a valid pip package name");
+    std::fs::write(&config, "[image]\napt = [\"$(id)\"]\n").unwrap();
+    let o = with_config(&["run", "-i", input.to_str().unwrap(), "-p", "x"]);
+    assert_clear_failure(&o, "[image] `$(id)` is not a valid apt package name");
+}

@@ -3,8 +3,11 @@
 //! numbers by `tests/fixtures/skills/generate.py`, which computes them without pandas)
 //! is asked in a session holding its file, and must get the expected skill, the
 //! expected numbers in the answer and in the output table, the answer in the request's
-//! language, and never an anomaly report. The requests of one file share one session
-//! (one container), so later ones are follow-ups on the same kernel.
+//! language, and never an anomaly report. A case may also name words the report and
+//! the chart must hold (the chart's words are read from the PNG's text fields, where the
+//! analyst writes its title, labels and legend), and words the report must not. The
+//! requests of one file share one session (one container), so later ones are follow-ups
+//! on the same kernel.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,6 +77,73 @@ fn check_table(csv_path: &Path, want: &Value) -> Vec<String> {
             "{column} of {}: {:?}, expected {expected}",
             want["key"], &row[col]
         )),
+    }
+    problems
+}
+
+/// The text fields of a PNG (tEXt in Latin-1, iTXt in UTF-8), joined by lines.
+fn png_text(path: &Path) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut at = 8;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[at + 4..at + 8];
+        let Some(data) = bytes.get(at + 8..at + 8 + len) else {
+            break;
+        };
+        let mut fields = data.splitn(2, |b| *b == 0);
+        let (key, rest) = (fields.next().unwrap_or(&[]), fields.next().unwrap_or(&[]));
+        let text = match kind {
+            b"tEXt" => rest.iter().map(|b| char::from(*b)).collect(),
+            // compression flag and method, language tag, translated keyword, text
+            b"iTXt" if rest.first() == Some(&0) => rest
+                .get(2..)
+                .and_then(|r| r.splitn(3, |b| *b == 0).nth(2))
+                .map(|t| String::from_utf8_lossy(t).into_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            out.push_str(&format!("{}: {text}\n", String::from_utf8_lossy(key)));
+        }
+        at += 12 + len;
+    }
+    out
+}
+
+/// The report and the chart of an anomaly answer against the case's words.
+fn check_report_and_chart(outputs: &Path, case: &Value, ascii: bool) -> Vec<String> {
+    let words = |k: &str| {
+        case[k]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+    };
+    let mut problems = Vec::new();
+    let report = std::fs::read_to_string(outputs.join("report.md")).unwrap_or_default();
+    for w in words("report") {
+        if !report.contains(w) {
+            problems.push(format!("the report lacks {w:?}\n--- report:\n{report}"));
+        }
+    }
+    for w in words("report_not") {
+        if report.contains(w) {
+            problems.push(format!("the report has {w:?}\n--- report:\n{report}"));
+        }
+    }
+    let chart = png_text(&outputs.join("anomalies.png"));
+    for w in words("chart") {
+        if !chart.contains(w) {
+            problems.push(format!("the chart lacks {w:?}\n--- chart text:\n{chart}"));
+        }
+    }
+    if ascii && !(report.is_ascii() && chart.is_ascii()) {
+        problems.push("asked for ASCII, the report or the chart has other characters".into());
     }
     problems
 }
@@ -167,6 +237,10 @@ async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> 
     }
     if request.contains("ASCII") && !answer.is_ascii() {
         problems.push("asked for ASCII, got other characters".into());
+    }
+    if skill == "anomalies" {
+        let ascii = request.contains("ASCII");
+        problems.extend(check_report_and_chart(&outcome.outputs_dir, case, ascii));
     }
     if !case["table"].is_null() {
         let csv = match case["csv"].as_str() {

@@ -263,9 +263,14 @@ pub async fn prepare(
     // Replaying does not depend on the model's limits: no wall-time cut below the original.
     config.tools.python |= cells.iter().any(|c| c.tool == Tool::Python);
     config.tools.shell |= cells.iter().any(|c| c.tool == Tool::Shell);
-    // The built-in image of this version (an older built-in tag may be gone); a custom
-    // image is kept.
-    if config.sandbox.image.starts_with("sandalyst-sandbox:") {
+    // The built-in image of this version, or its derived image of the session's
+    // packages (an older tag may be gone); an image the user named is kept.
+    if config.sandbox.image.starts_with("sandalyst-sandbox:")
+        || config
+            .sandbox
+            .image
+            .starts_with("sandalyst-sandbox-custom:")
+    {
         config.sandbox.image.clear();
     }
     config.validate()?;

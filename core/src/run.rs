@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Event, Limits, RunStatus, ToolSet};
 use crate::model::{Model, Usage};
 use crate::sandbox::docker;
-use crate::sandbox::{image, SandboxConfig};
+use crate::sandbox::{custom, SandboxConfig};
 use crate::session::{DockerFactory, SessionConfig, Sessions};
 use crate::store::Store;
 use crate::workspace::{CollectLimits, CollectedFile, Manifest};
@@ -100,18 +100,19 @@ pub async fn execute(
     // The engine and the image are checked before the session exists, so that their
     // failures are errors of the command, with nothing left behind.
     let engine = docker::connect().await?;
-    if req.sandbox.image.is_empty() {
-        let progress = |line: &str| {
-            emit(Event::now(
-                "",
-                None,
-                crate::agent::EventKind::Status {
-                    message: line.to_string(),
-                },
-            ))
-        };
-        req.sandbox.image = image::ensure(&engine, &progress).await?;
-    }
+    let progress = |p: custom::BuildProgress| {
+        emit(Event::now(
+            "",
+            None,
+            crate::agent::EventKind::Status {
+                message: p.to_string(),
+            },
+        ))
+    };
+    let s = &req.sandbox;
+    req.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
+        .await
+        .map_err(crate::session::SessionError::from)?;
     let sessions = Sessions::new(store.root().to_path_buf(), Arc::new(DockerFactory))?;
     let session = sessions.create(req.session_config()).await?;
     let mut setup = session.subscribe();

@@ -616,3 +616,54 @@ async fn an_output_file_is_on_the_host_as_soon_as_its_artifact_event_arrives() {
     assert!(seen_live);
     assert_eq!(h.outcome().await.status, RunStatus::Finished);
 }
+
+/// A scripted model (or a provider) may use a call id again in a later ask: each call
+/// keeps its own result, so a call stopped in one ask is not replayed because a call of
+/// the same id ran to the end in the next (the desktop's re-run hung on such a sleep).
+#[tokio::test]
+async fn a_call_id_used_again_in_a_later_ask_keeps_its_own_result() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let mut handle = session
+        .ask(
+            "wait".into(),
+            Box::new(ScriptedModel::new([py(
+                "call_1",
+                "print sleeping\nsleep 60000",
+            )])),
+        )
+        .unwrap();
+    while let Some(ev) = handle.events.recv().await {
+        if matches!(ev.kind, EventKind::CellOutput { .. }) {
+            break;
+        }
+    }
+    handle.cancel();
+    assert_eq!(handle.outcome().await.status, RunStatus::Cancelled);
+    let model = ScriptedModel::new([py("call_1", "print fine"), say("done")]);
+    ask(&session, "again", model).await;
+
+    let run = sandalyst::store::Store::open(f.sessions.root().to_path_buf())
+        .unwrap()
+        .open_run(session.id())
+        .unwrap();
+    let blocks = sandalyst::export::cells(&run).unwrap();
+    let statuses: Vec<(String, String)> = sandalyst::export::code_cells(&blocks)
+        .iter()
+        .map(|c| (c.code.clone(), c.status.clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (
+                "print sleeping\nsleep 60000".to_string(),
+                "cancelled".to_string()
+            ),
+            ("print fine".to_string(), "ok".to_string()),
+        ]
+    );
+    let (replayed, skipped) = sandalyst::rerun::replay_cells(&blocks);
+    assert_eq!(skipped, 1);
+    assert_eq!(replayed.len(), 1);
+    assert_eq!(replayed[0].code, "print fine");
+}

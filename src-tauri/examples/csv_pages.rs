@@ -37,7 +37,7 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let t = Instant::now();
-    let pg = sandalyst_desktop::preview::table_page(&path, None, 500_000, 200)?;
+    let pg = sandalyst_desktop::preview::table_page(&path, None, None, 500_000, 200)?;
     println!(
         "first page far away (row 500,000; builds the index): {:?}",
         t.elapsed()
@@ -48,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     let offsets: Vec<usize> = (0..200).map(|i| (i * 4_999 + 123) % 999_800).collect();
     for &o in &offsets {
         let t = Instant::now();
-        let pg = sandalyst_desktop::preview::table_page(&path, None, o, 200)?;
+        let pg = sandalyst_desktop::preview::table_page(&path, None, None, o, 200)?;
         let e = t.elapsed();
         assert_eq!(pg.rows[0][4], format!("row {o}"));
         worst = worst.max(e);

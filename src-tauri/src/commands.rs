@@ -264,6 +264,7 @@ pub async fn table_page(
     path: String,
     input: Option<bool>,
     sheet: Option<String>,
+    sort: Option<sandalyst::artifacts::csv_index::SortBy>,
     offset: usize,
     limit: usize,
 ) -> Result<sandalyst::artifacts::table::CsvPage, String> {
@@ -273,7 +274,7 @@ pub async fn table_page(
         let root = state.dir_of(&session_id)?;
         crate::paths::resolve_inside(&root, &path).map_err(|e| e.to_string())?
     };
-    blocking(move || preview::table_page(&file, sheet.as_deref(), offset, limit)).await
+    blocking(move || preview::table_page(&file, sheet.as_deref(), sort, offset, limit)).await
 }
 
 async fn blocking<T: Send + 'static>(

@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use sandalyst::artifacts::csv_index::SortBy;
 use sandalyst::artifacts::{self, markdown, table};
 use serde::Serialize;
 
@@ -86,8 +87,9 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
     let bytes = std::fs::metadata(path)?.len();
     let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
     let preview = match ext(&name).as_str() {
+        // Through the index so that the first page starts it in the background.
         "csv" | "tsv" => Preview::Table {
-            page: table::preview_csv(path, 0, FIRST_PAGE_ROWS)?,
+            page: artifacts::csv_index::page(path, 0, FIRST_PAGE_ROWS)?,
         },
         "xlsx" | "xlsm" | "xls" | "xlsb" | "ods" => {
             let sheets = artifacts::excel::sheet_names(path)?;
@@ -140,16 +142,20 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
     })
 }
 
-/// A page of a table file (CSV/TSV, or a sheet of a workbook).
+/// A page of a table file (CSV/TSV, or a sheet of a workbook), in the file's order or
+/// sorted by one column (CSV only).
 pub fn table_page(
     path: &Path,
     sheet: Option<&str>,
+    sort: Option<SortBy>,
     offset: usize,
     limit: usize,
 ) -> anyhow::Result<table::CsvPage> {
-    match sheet {
-        Some(sheet) => artifacts::excel::preview_sheet(path, sheet, offset, limit),
-        None => artifacts::csv_index::page(path, offset, limit),
+    match (sheet, sort) {
+        (Some(_), Some(_)) => anyhow::bail!("only CSV tables can be sorted"),
+        (Some(sheet), None) => artifacts::excel::preview_sheet(path, sheet, offset, limit),
+        (None, Some(by)) => artifacts::csv_index::sorted_page(path, by, offset, limit),
+        (None, None) => artifacts::csv_index::page(path, offset, limit),
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use sandalyst::model::config::{self, ConfigFile, Selection, Sources};
 use sandalyst::model::Model;
+use sandalyst::sandbox::custom::{PackageError, Packages};
 use sandalyst::session::SessionConfig;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,10 @@ pub struct Settings {
     pub show_charts: bool,
     /// Empty: the default sandbox image.
     pub image_tag: String,
+    /// The user's own packages on the default image, space-separated (pip names,
+    /// versions allowed; Debian names). Checked by the core when saved.
+    pub pip_packages: String,
+    pub apt_packages: String,
 }
 
 impl Default for Settings {
@@ -57,6 +62,8 @@ impl Default for Settings {
             max_cost_usd: 0.0,
             show_charts: true,
             image_tag: String::new(),
+            pip_packages: String::new(),
+            apt_packages: String::new(),
         }
     }
 }
@@ -73,12 +80,21 @@ pub fn load(data_root: &Path) -> Settings {
 }
 
 pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
+    packages(s)?;
     std::fs::create_dir_all(data_root)?;
     let tmp = path(data_root).with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(s)?)
         .with_context(|| format!("cannot save the settings in {}", data_root.display()))?;
     std::fs::rename(&tmp, path(data_root))?;
     Ok(())
+}
+
+/// The packages of the settings, every name checked by the core.
+pub fn packages(s: &Settings) -> Result<Packages, PackageError> {
+    Packages::new(
+        s.pip_packages.split_whitespace(),
+        s.apt_packages.split_whitespace(),
+    )
 }
 
 /// `sk-…abcd`: enough to recognise a key, never enough to use it.
@@ -124,6 +140,13 @@ pub fn session_config(s: &Settings) -> SessionConfig {
         .min((c.sandbox.memory_bytes as u64) / 2);
     if !s.image_tag.trim().is_empty() {
         c.sandbox.image = s.image_tag.trim().to_string();
+    } else {
+        // Saved settings passed the check (`save`); a hand-edited file that does not
+        // is shown in the dialog, and its sessions run on the default image.
+        c.sandbox.packages = packages(s).unwrap_or_default();
+        c.sandbox.build.ca_file = std::env::var_os("SANDALYST_BUILD_CA_FILE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
     }
     c
 }
@@ -188,5 +211,35 @@ mod tests {
         assert_eq!(load(dir.path()), s);
         assert_eq!(model_spec(&s), "openai:gpt-5.4");
         assert_eq!(model_spec(&Settings::default()), "offline");
+    }
+
+    #[test]
+    fn packages_are_checked_on_save_and_reach_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Settings {
+            pip_packages: " tabulate  pyjanitor==0.27 ".into(),
+            apt_packages: "fonts-noto-cjk".into(),
+            ..Default::default()
+        };
+        save(dir.path(), &s).unwrap();
+        let c = session_config(&load(dir.path()));
+        assert_eq!(c.sandbox.packages.pip(), ["pyjanitor==0.27", "tabulate"]);
+        assert_eq!(c.sandbox.packages.apt(), ["fonts-noto-cjk"]);
+        assert!(c.sandbox.image.is_empty());
+        let bad = Settings {
+            pip_packages: "tabulate;reboot".into(),
+            ..Default::default()
+        };
+        let e = save(dir.path(), &bad).unwrap_err().to_string();
+        assert!(e.contains("is not a valid pip package name"), "{e}");
+        assert_eq!(load(dir.path()), s, "a refused save keeps the old settings");
+        // A tag of the user's own is used as it is.
+        let own = Settings {
+            image_tag: "mine:1".into(),
+            ..s
+        };
+        let c = session_config(&own);
+        assert_eq!(c.sandbox.image, "mine:1");
+        assert!(c.sandbox.packages.is_empty());
     }
 }

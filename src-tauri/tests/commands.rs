@@ -105,6 +105,16 @@ fn previews_of_session_files() {
     .unwrap();
     assert_eq!(p["rows"][0][0], "3");
     assert_eq!(p["total_rows"], 2);
+    // Sorted by the second column, largest first: 4 before 2.
+    let sorted = call(
+        &f,
+        "table_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv", "offset": 0, "limit": 10,
+               "sort": {"column": 1, "descending": true}}),
+    )
+    .unwrap();
+    assert_eq!(sorted["rows"][0][0], "3");
+    assert_eq!(sorted["rows"][1][0], "<b>1</b>");
 }
 
 #[test]

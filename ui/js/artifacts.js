@@ -74,9 +74,14 @@ export function reportView(html) {
 }
 
 export function tableView(sessionId, path, sheet, first, { height = 320, input = false } = {}) {
-  const tv = new TableView((offset, limit) => (offset === 0 && first
-    ? Promise.resolve(first)
-    : invoke('table_page', { sessionId, path, input, sheet: sheet ?? null, offset, limit })), { height });
+  // The preview's first page serves the first request only; later ones (the row count,
+  // other orders) go to the backend.
+  let cached = first;
+  const fetchPage = (offset, limit, sort) => {
+    if (offset === 0 && cached && !sort) { const p = cached; cached = null; return Promise.resolve(p); }
+    return invoke('table_page', { sessionId, path, input, sheet: sheet ?? null, sort: sort ?? null, offset, limit });
+  };
+  const tv = new TableView(fetchPage, { height, sortable: !sheet });
   tv.start().catch((e) => { tv.info.textContent = String(e); });
   return tv.el;
 }

@@ -7,7 +7,7 @@ import { bytes } from './format.js';
 
 const NUMBERS = ['max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
 const CHECKS = ['python', 'shell', 'network', 'show_charts'];
-const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag'];
+const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages'];
 
 /// Form values -> settings object (pure given the form's fields).
 export function readForm(form, base) {

@@ -75,10 +75,23 @@ export class PageCache {
   get size() { return this.map.size; }
 }
 
-/// A table view over `fetchPage(offset, limit) -> Promise<CsvPage>`.
+/// The order after a click on column `column`'s header: ascending, then descending,
+/// then the file's order again (`null`).
+export function nextSort(sort, column) {
+  if (!sort || sort.column !== column) return { column, descending: false };
+  return sort.descending ? null : { column, descending: true };
+}
+
+/// A table view over `fetchPage(offset, limit, sort) -> Promise<CsvPage>`; `sort` is
+/// `null` (the file's order) or `{ column, descending }`. With `sortable`, a click on a
+/// header sorts by that column.
 export class TableView {
-  constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320 } = {}) {
+  constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320, sortable = false } = {}) {
     this.maxHeight = height;
+    this.sortable = sortable;
+    this.sort = null;
+    // Pages asked for under an earlier order are dropped when they arrive.
+    this.generation = 0;
     this.fetchPage = fetchPage;
     this.rowH = rowH;
     this.pageSize = pageSize;
@@ -111,7 +124,40 @@ export class TableView {
     this.cache.set(0, page.rows);
     this.setTotal(page);
     this.render();
+    this.awaitCount();
     return page;
+  }
+
+  /// The first page of a big file comes before its rows are counted (the backend
+  /// indexes the file in the background); ask again until the count is known.
+  awaitCount(tries = 120) {
+    if (this.known || tries <= 0) return;
+    setTimeout(() => {
+      if (this.known) return;
+      const gen = this.generation;
+      this.fetchPage(0, 1, this.sort).then((page) => {
+        if (gen === this.generation && page.total_rows != null) { this.setTotal(page); this.schedule(); }
+        else this.awaitCount(tries - 1);
+      }, () => {});
+    }, 500);
+  }
+
+  sortBy(column) {
+    this.sort = nextSort(this.sort, column);
+    this.generation += 1;
+    this.cache = new PageCache();
+    this.pending.clear();
+    this.scroller.scrollTop = 0;
+    this.info.textContent = this.sort ? 'Sorting…' : this.info.textContent;
+    const gen = this.generation;
+    this.pending.add(0);
+    this.fetchPage(0, this.pageSize, this.sort).then((page) => {
+      if (gen !== this.generation) return;
+      this.pending.delete(0);
+      this.cache.set(0, page.rows);
+      this.setTotal(page);
+      this.render();
+    }, (e) => { this.info.textContent = String(e); });
   }
 
   setTotal(page) {
@@ -139,19 +185,28 @@ export class TableView {
   load(p) {
     if (this.pending.has(p) || this.cache.has(p)) return;
     this.pending.add(p);
-    this.fetchPage(p * this.pageSize, this.pageSize).then((page) => {
+    const gen = this.generation;
+    this.fetchPage(p * this.pageSize, this.pageSize, this.sort).then((page) => {
+      if (gen !== this.generation) return;
       this.pending.delete(p);
       this.cache.set(p, page.rows);
       if (page.total_rows != null && (!this.known || page.total_rows !== this.total)) this.setTotal(page);
       this.schedule();
-    }, (e) => { this.pending.delete(p); this.info.textContent = String(e); });
+    }, (e) => { if (gen === this.generation) { this.pending.delete(p); this.info.textContent = String(e); } });
+  }
+
+  headerCell(name, j) {
+    if (!this.sortable) return h('th', { title: name }, name);
+    const on = this.sort && this.sort.column === j;
+    const mark = on ? (this.sort.descending ? ' ▼' : ' ▲') : '';
+    return h('th', { title: `${name} (click to sort)`, class: on ? 'sortable sorted' : 'sortable', onclick: () => this.sortBy(j) }, name + mark);
   }
 
   render() {
     const viewH = Math.max(this.rowH, this.scroller.clientHeight - this.rowH);
     const { first, last } = visibleRange(this.scroller.scrollTop, viewH, this.rowH, this.total, 4);
     for (const p of pagesFor(first, last, this.pageSize)) this.load(p);
-    const head = h('tr', {}, h('th', { class: 'rownum' }, '#'), ...this.headers.map((c) => h('th', { title: c }, c)));
+    const head = h('tr', {}, h('th', { class: 'rownum' }, '#'), ...this.headers.map((c, j) => this.headerCell(c, j)));
     const body = [];
     for (let i = first; i < last; i++) {
       const r = this.cache.row(i, this.pageSize);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // vtable.js imports dom.js, which touches `document` only when called.
-import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX } from '../js/vtable.js';
+import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX, nextSort } from '../js/vtable.js';
 
 test('small tables scroll one row per row height', () => {
   assert.equal(contentHeight(100, 26), 2600);
@@ -49,4 +49,13 @@ test('the page cache keeps the most recently used pages', () => {
   d.set(5, Array.from({ length: 200 }, (_, i) => [`r${1000 + i}`]));
   assert.deepEqual(d.row(1001, 200), ['r1001']);
   assert.equal(d.row(999, 200), undefined);
+});
+
+test('a header click sorts ascending, then descending, then back to the file order', () => {
+  let s = nextSort(null, 2);
+  assert.deepEqual(s, { column: 2, descending: false });
+  s = nextSort(s, 2);
+  assert.deepEqual(s, { column: 2, descending: true });
+  assert.equal(nextSort(s, 2), null);
+  assert.deepEqual(nextSort(s, 0), { column: 0, descending: false }, 'another column starts ascending');
 });

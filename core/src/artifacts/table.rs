@@ -62,6 +62,16 @@ pub struct CsvPage {
 /// Read data rows `offset..offset + limit` (limit capped at [`MAX_PAGE_ROWS`]) of a CSV
 /// file, streaming: only the page and one record at a time are held in memory.
 pub fn preview_csv(path: &Path, offset: usize, limit: usize) -> anyhow::Result<CsvPage> {
+    preview_csv_counting(path, offset, limit, COUNT_ROWS_UP_TO_BYTES)
+}
+
+/// [`preview_csv`], counting the rows only of files up to `count_up_to` bytes.
+pub fn preview_csv_counting(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    count_up_to: u64,
+) -> anyhow::Result<CsvPage> {
     let limit = limit.min(MAX_PAGE_ROWS);
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let file_len = file
@@ -147,7 +157,7 @@ pub fn preview_csv(path: &Path, offset: usize, limit: usize) -> anyhow::Result<C
             break;
         }
     }
-    if !at_end && file_len <= COUNT_ROWS_UP_TO_BYTES {
+    if !at_end && file_len <= count_up_to {
         // Counting is best effort: a row over the record cap leaves the total unknown.
         at_end = loop {
             match next(&mut record, seen + 1) {

@@ -14,7 +14,7 @@ use sandalyst::model::config;
 use sandalyst::model::pricing::usage_line;
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
-use sandalyst::sandbox::{docker, image, packages};
+use sandalyst::sandbox::{custom, docker, image, packages};
 use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
 use sandalyst::store::{self, Store};
 use tokio::io::AsyncBufReadExt;
@@ -171,7 +171,28 @@ struct AgentArgs {
 }
 
 impl AgentArgs {
-    fn config(&self) -> SessionConfig {
+    /// The session settings from the flags, and the `[image]` section of the config file.
+    async fn config(&self) -> anyhow::Result<SessionConfig> {
+        let section = image_section().await?;
+        let mut c = self.flags_config();
+        if c.sandbox.image.is_empty() {
+            c.sandbox.packages = section.packages()?;
+            c.sandbox.build = section.build_options();
+            if c.sandbox.build.ca_file.is_none() {
+                c.sandbox.build.ca_file = std::env::var_os("SANDALYST_BUILD_CA_FILE")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from);
+            }
+        } else if !section.pip.is_empty() || !section.apt.is_empty() {
+            eprintln!(
+                "note: the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
+                c.sandbox.image
+            );
+        }
+        Ok(c)
+    }
+
+    fn flags_config(&self) -> SessionConfig {
         let mut c = SessionConfig {
             instructions: self.instructions.clone().unwrap_or_default(),
             show_images: !self.no_images,
@@ -193,7 +214,8 @@ impl AgentArgs {
 
 #[derive(Subcommand)]
 enum ImageCommand {
-    /// Build the sandbox image (skipped when it is already up to date).
+    /// Build the sandbox image (skipped when it is already up to date), and the image
+    /// with your own packages on it (--pip, --apt, or the config file's [image]).
     Build {
         /// Build from Debian packages with mmdebstrap (no registry needed).
         #[arg(long, conflicts_with = "dockerfile")]
@@ -201,6 +223,22 @@ enum ImageCommand {
         /// Build from docker/Dockerfile (needs a registry for python:3.12-slim).
         #[arg(long)]
         dockerfile: bool,
+        /// Python packages from PyPI to add (pip names, versions allowed: `tabulate`,
+        /// `pyjanitor==0.27`); instead of the config file's [image] lists.
+        #[arg(long, value_name = "PKG", num_args = 1..)]
+        pip: Vec<String>,
+        /// Debian packages to add (e.g. `fonts-noto-cjk`); instead of the config file's.
+        #[arg(long, value_name = "PKG", num_args = 1..)]
+        apt: Vec<String>,
+        /// A CA file (PEM) the package build trusts, behind a proxy that intercepts TLS.
+        #[arg(long, value_name = "FILE", env = "SANDALYST_BUILD_CA_FILE")]
+        ca_file: Option<PathBuf>,
+        /// The package build's network mode (e.g. `host`); runs never have network.
+        #[arg(long, value_name = "MODE")]
+        build_network: Option<String>,
+        /// Build the package image again even if it is there.
+        #[arg(long)]
+        force: bool,
     },
     /// Say which image this version uses, whether it is there, and its Python packages.
     Status,
@@ -365,7 +403,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut model = model_for(&a.agent)?;
     eprintln!("model: {}", model.describe());
     let store = open_store(a.agent.data_dir.clone())?;
-    let c = a.agent.config();
+    let c = a.agent.config().await?;
     let mut req = RunRequest::new(a.inputs.clone(), prompt);
     req.out = a.out.clone();
     req.instructions = c.instructions;
@@ -391,7 +429,7 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         data_root(a.agent.data_dir.clone())?,
         Arc::new(DockerFactory),
     )?;
-    let session = sessions.create(a.agent.config()).await?;
+    let session = sessions.create(a.agent.config().await?).await?;
     eprintln!("session {} ({})", session.id(), session.dir().display());
     let printer = Printer::new(a.agent.verbose);
     spawn_setup_printer(&session, printer.clone());
@@ -627,12 +665,32 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             for t in &st.stale_tags {
                 println!("older:   {t} (no longer used)");
             }
-            if st.present {
+            // The Python packages of the image runs use: the derived one when it is
+            // configured and built, else the built-in one.
+            let mut used = st.present.then(|| st.tag.clone());
+            let packages = image_section().await?.packages()?;
+            if !packages.is_empty() {
+                let tag = custom::derived_tag(&st.tag, &packages);
+                let there = custom::present(&engine, &tag).await?.is_some();
+                println!("custom:  {tag} ({packages})");
+                println!(
+                    "present: {}",
+                    if there {
+                        "yes"
+                    } else {
+                        "no (`sandalyst image build` builds it; a run builds it too)"
+                    }
+                );
+                if there {
+                    used = Some(tag);
+                }
+            }
+            if let Some(tag) = used {
                 // Read from the image itself (cached by image id after the first time).
-                match packages::for_image(&engine, &st.tag).await {
+                match packages::for_image(&engine, &tag).await {
                     Ok(env) => {
                         let mut text = format!(
-                            "python:  {}\npackages ({}):\n",
+                            "python:  {} ({tag})\npackages ({}):\n",
                             env.python,
                             env.packages.len()
                         );
@@ -648,23 +706,61 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
         ImageCommand::Build {
             offline,
             dockerfile,
+            pip,
+            apt,
+            ca_file,
+            build_network,
+            force,
         } => {
             let method = match (offline, dockerfile) {
                 (true, _) => image::BuildMethod::Offline,
                 (_, true) => image::BuildMethod::Dockerfile,
                 _ => image::BuildMethod::Auto,
             };
-            let st = image::status(&engine).await?;
-            if st.present {
-                eprintln!("image {} is up to date", st.tag);
-                println!("{}", st.tag);
+            let section = image_section().await?;
+            // The command line's lists replace the config file's, as a whole.
+            let packages = if pip.is_empty() && apt.is_empty() {
+                section.packages()?
             } else {
-                let tag = image::build(&engine, method, &|line| eprintln!("  {line}")).await?;
+                custom::Packages::new(&pip, &apt)?
+            };
+            let mut options = section.build_options();
+            options.ca_file = ca_file.or(options.ca_file);
+            options.network = build_network.or(options.network);
+            options.force = force;
+            let st = image::status(&engine).await?;
+            let base = if st.present {
+                eprintln!("image {} is up to date", st.tag);
+                st.tag
+            } else {
+                image::build(&engine, method, &|line| eprintln!("  {line}")).await?
+            };
+            if packages.is_empty() {
+                println!("{base}");
+            } else {
+                let tag = custom::ensure(&engine, &base, &packages, &options, &print_build).await?;
+                if !options.force {
+                    eprintln!("image {tag} ({packages}) is ready");
+                }
                 println!("{tag}");
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A derived build's progress as lines on stderr: steps flush left, output indented.
+fn print_build(p: custom::BuildProgress) {
+    match &p {
+        custom::BuildProgress::Line { text } => eprintln!("    {text}"),
+        _ => eprintln!("  {p}"),
+    }
+}
+
+/// The config file's `[image]` section (read off the async runtime).
+async fn image_section() -> anyhow::Result<config::ImageSection> {
+    let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
+    Ok(file.image)
 }
 
 /// Print to stdout; a reader that went away (`| head`) ends the command quietly.

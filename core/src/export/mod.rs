@@ -143,7 +143,9 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
         .iter()
         .map(|a| (a.id.as_str(), a.prompt.as_str()))
         .collect();
-    let mut outputs: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
+    // Keyed by ask too: call ids are the provider's, and a scripted model (or another
+    // provider) may use the same id again in a later ask.
+    let mut outputs: BTreeMap<(Option<&str>, &str), (&str, bool)> = BTreeMap::new();
     for e in &entries {
         if let Item::ToolOutput {
             call_id,
@@ -152,7 +154,8 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
             ..
         } = &e.item
         {
-            outputs.insert(call_id.as_str(), (output.as_str(), *is_error));
+            let key = (e.ask.as_deref(), call_id.as_str());
+            outputs.insert(key, (output.as_str(), *is_error));
         }
     }
     let figures = figure_files(&run.path);
@@ -200,7 +203,8 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                 else {
                     continue; // refused: the arguments never made a call
                 };
-                let (output, is_error) = outputs.get(call_id.as_str()).copied().unwrap_or((
+                let key = (e.ask.as_deref(), call_id.as_str());
+                let (output, is_error) = outputs.get(&key).copied().unwrap_or((
                     "status: unknown\n[note] the app stopped before this call finished",
                     true,
                 ));

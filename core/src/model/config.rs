@@ -25,6 +25,12 @@
 //! [prices."openai-compatible:qwen2.5-coder"]  # USD per million tokens
 //! input = 0.0
 //! output = 0.0
+//!
+//! [image]                           # your own packages on the built-in image
+//! pip = ["tabulate", "pyjanitor==0.27"]
+//! apt = ["fonts-noto-cjk"]
+//! ca_file = "/usr/local/share/ca-certificates/company.crt"  # a TLS-intercepting proxy
+//! build_network = "host"            # the build's network mode (runs have none)
 //! ```
 
 pub mod capabilities;
@@ -41,6 +47,7 @@ use super::http::{display_url, HttpSettings};
 use super::pricing::{self, Price};
 use super::secret::{ApiKey, Credentials, KeySource};
 use super::Model;
+use crate::sandbox::custom::{BuildOptions, PackageError, Packages};
 
 /// The keychain service under which keys are stored.
 pub const KEYCHAIN_SERVICE: &str = "sandalyst";
@@ -199,6 +206,38 @@ pub struct ConfigFile {
     /// Prices by `provider:model` (or just the model name), overriding the built-in table.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// The user's own packages, layered on the built-in sandbox image.
+    #[serde(default)]
+    pub image: ImageSection,
+}
+
+/// The `[image]` section: packages for a derived image, and how it is built here.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSection {
+    #[serde(default)]
+    pub pip: Vec<String>,
+    #[serde(default)]
+    pub apt: Vec<String>,
+    /// A PEM file the build trusts (a proxy that intercepts TLS).
+    pub ca_file: Option<PathBuf>,
+    /// The build container's network mode, e.g. `host`.
+    pub build_network: Option<String>,
+}
+
+impl ImageSection {
+    /// The package lists, every name checked.
+    pub fn packages(&self) -> Result<Packages, PackageError> {
+        Packages::new(&self.pip, &self.apt)
+    }
+
+    pub fn build_options(&self) -> BuildOptions {
+        BuildOptions {
+            ca_file: self.ca_file.clone(),
+            network: self.build_network.clone().filter(|n| !n.trim().is_empty()),
+            force: false,
+        }
+    }
 }
 
 impl ConfigFile {
@@ -218,6 +257,9 @@ impl ConfigFile {
             toml::from_str(text).map_err(anyhow::Error::from)
         }
         .with_context(|| format!("the config file {} cannot be read", path.display()))?;
+        if let Err(e) = file.image.packages() {
+            bail!("the config file {}: [image] {e}", path.display());
+        }
         for kind in [
             ProviderKind::OpenAi,
             ProviderKind::OpenAiCompatible,
@@ -261,6 +303,18 @@ pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     } else {
         toml
     })
+}
+
+/// The config file as the environment names it ([`config_path`]), with its path;
+/// an empty configuration when there is none.
+pub fn load_config_file() -> anyhow::Result<(ConfigFile, Option<PathBuf>)> {
+    let env = |v: &str| std::env::var(v).ok();
+    let path = config_path(&env);
+    let file = match &path {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    Ok((file, path))
 }
 
 /// Everything a provider needs.

@@ -144,16 +144,40 @@ async fn labelled(
     docker: &Docker,
     filter: String,
 ) -> anyhow::Result<Vec<bollard::models::ContainerSummary>> {
-    let filters = HashMap::from([("label".to_string(), vec![filter])]);
-    let opts = ListContainersOptionsBuilder::new()
-        .all(true)
-        .filters(&filters)
-        .build();
-    docker
-        .list_containers(Some(opts))
-        .await
-        .context("listing Sandalyst containers")
+    let list = |states: Option<&[&str]>| {
+        let mut filters = HashMap::from([("label".to_string(), vec![filter.clone()])]);
+        if let Some(states) = states {
+            let states = states.iter().map(|s| s.to_string()).collect();
+            filters.insert("status".to_string(), states);
+        }
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        docker.list_containers(Some(opts))
+    };
+    match list(None).await {
+        // Podman reports a container whose process ended as `stopped` until its
+        // clean-up makes it `exited`, a state the Engine API (and bollard) do not
+        // know: list the known states only; the stopped ones are not running, and
+        // the next sweep sees them as `exited`.
+        Err(bollard::errors::Error::JsonDataError { .. }) => list(Some(&KNOWN_STATES))
+            .await
+            .context("listing Sandalyst containers"),
+        r => r.context("listing Sandalyst containers"),
+    }
 }
+
+/// The container states of the Engine API.
+const KNOWN_STATES: [&str; 7] = [
+    "created",
+    "restarting",
+    "running",
+    "removing",
+    "paused",
+    "exited",
+    "dead",
+];
 
 /// Run a short shell command as the sandbox user, ignoring its output.
 pub(crate) async fn exec_quiet(

@@ -305,7 +305,7 @@ async fn build_inner(
 
 /// Take the machine-wide build lock (a locked file in the build folder), waiting for
 /// another process's build if need be. Released when the file is dropped.
-async fn lock_builds(progress: &(dyn Fn(&str) + Send + Sync)) -> Result<std::fs::File> {
+pub(crate) async fn lock_builds(progress: &(dyn Fn(&str) + Send + Sync)) -> Result<std::fs::File> {
     let dir = build_parent_dir();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create the build folder {}", dir.display()))?;

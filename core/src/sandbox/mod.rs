@@ -4,6 +4,7 @@
 //! shell command, interrupt, bring outputs back, archive the workspace, close.
 //! Nothing here assumes the engine is local; files move as tar streams.
 
+pub mod custom;
 pub mod docker;
 pub mod engine;
 pub mod fake;
@@ -111,6 +112,13 @@ pub struct SandboxConfig {
     /// (rootless Podman on a cgroup v1 host); without it such a start is refused.
     #[serde(default)]
     pub allow_no_limits: bool,
+    /// The user's own pip and apt packages, layered on the built-in image (a derived
+    /// image, built when missing); not applied to an image named in `image`.
+    #[serde(default)]
+    pub packages: custom::Packages,
+    /// How a derived image is built on this machine (a CA file, the build's network).
+    #[serde(default)]
+    pub build: custom::BuildOptions,
 }
 
 impl Default for SandboxConfig {
@@ -127,6 +135,8 @@ impl Default for SandboxConfig {
             // given of it is cut much shorter (see `agent::observe`).
             output_cap_bytes: 1 << 20,
             allow_no_limits: false,
+            packages: custom::Packages::default(),
+            build: custom::BuildOptions::default(),
         }
     }
 }

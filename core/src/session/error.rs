@@ -21,6 +21,9 @@ pub enum SessionError {
     /// The sandbox image is missing and could not be built.
     #[error("{message}")]
     ImageMissing { message: String },
+    /// The image is there but cannot host the sandbox (no python3, no IPython).
+    #[error("{message}")]
+    ImageUnusable { message: String },
     /// The sandbox failed to start or stopped working.
     #[error("{message}")]
     Sandbox { message: String },
@@ -42,7 +45,7 @@ pub enum SessionError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorInfo {
     /// `busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
-    /// `image_missing`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
+    /// `image_missing`, `image_unusable`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
     pub code: String,
     pub message: String,
 }
@@ -56,6 +59,7 @@ impl SessionError {
             SessionError::BadInput { .. } => "bad_input",
             SessionError::EngineUnavailable { .. } => "engine_unavailable",
             SessionError::ImageMissing { .. } => "image_missing",
+            SessionError::ImageUnusable { .. } => "image_unusable",
             SessionError::Sandbox { .. } => "sandbox",
             SessionError::ModelAuth { .. } => "model_auth",
             SessionError::ContextTooLong { .. } => "context_too_long",
@@ -98,6 +102,22 @@ impl SessionError {
             None if message.starts_with("the model failed") => SessionError::Model { message },
             None if message.starts_with("the sandbox failed") => SessionError::Sandbox { message },
             None => SessionError::Storage { message },
+        }
+    }
+}
+
+impl From<crate::sandbox::custom::ImageError> for SessionError {
+    fn from(e: crate::sandbox::custom::ImageError) -> SessionError {
+        use crate::sandbox::custom::ImageError as E;
+        let message = e.to_string();
+        match e {
+            E::BadPackage(_) => SessionError::BadInput { message },
+            E::NoPython { .. } | E::KernelNeeds { .. } => SessionError::ImageUnusable { message },
+            E::Engine { .. }
+            | E::BaseMissing { .. }
+            | E::BuildFailed { .. }
+            | E::CaFile { .. }
+            | E::NotFound { .. } => SessionError::ImageMissing { message },
         }
     }
 }

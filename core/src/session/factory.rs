@@ -9,8 +9,9 @@ use async_trait::async_trait;
 
 use super::SessionError;
 use crate::agent::SetupStage;
+use crate::sandbox::custom::{self, BuildProgress};
 use crate::sandbox::docker::{self, DockerSandbox};
-use crate::sandbox::{image, Sandbox, SandboxConfig};
+use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::Manifest;
 
 /// Receives set-up progress.
@@ -19,7 +20,8 @@ pub type SetupSink<'a> = &'a (dyn Fn(SetupStage) + Send + Sync);
 #[async_trait]
 pub trait SandboxFactory: Send + Sync {
     /// Start a sandbox for session `id` with `manifest` staged in `input/`.
-    /// `config.image` empty means the default image (built when missing).
+    /// `config.image` empty means the default image, or the derived image of
+    /// `config.packages` (built when missing); see [`custom::resolve`].
     async fn start(
         &self,
         id: &str,
@@ -79,17 +81,24 @@ impl SandboxFactory for DockerFactory {
             setup(SetupStage::LeftoversRemoved { count });
         }
         let mut config = config.clone();
-        if config.image.is_empty() {
-            let progress = |line: &str| setup(SetupStage::ImageBuild { line: line.into() });
-            config.image = image::ensure(&engine, &progress).await.map_err(|e| {
-                SessionError::ImageMissing {
-                    message: format!("{e:#}"),
-                }
-            })?;
-            setup(SetupStage::ImageReady {
-                tag: config.image.clone(),
-            });
-        }
+        // The built-in image (built when missing), the derived image of the user's
+        // packages (built when missing), or the user's own image, checked.
+        let progress = |p: BuildProgress| {
+            setup(SetupStage::ImageBuild {
+                line: p.to_string(),
+            })
+        };
+        config.image = custom::resolve(
+            &engine,
+            &config.image,
+            &config.packages,
+            &config.build,
+            &progress,
+        )
+        .await?;
+        setup(SetupStage::ImageReady {
+            tag: config.image.clone(),
+        });
         setup(SetupStage::ContainerStarting);
         setup(SetupStage::Staging {
             files: manifest.inputs.len(),

@@ -3,8 +3,9 @@
 # robust (Huber) heating/cooling degree model; residuals -> robust z-scores
 # (median/MAD x 1.4826); |z| >= threshold -> flagged readings -> grouped into events;
 # small or isolated deviations are ignored as normal noise. Writes the event table
-# (CSV), a chart (PNG) and a report (Markdown, plain ASCII). CONFIG below was filled in
-# by the planner from the inspection step.
+# (CSV), a chart (PNG) and a report (Markdown) in the request's language (English always
+# plain ASCII, Spanish too when asked), with the words of ANOMALY_TEXTS. CONFIG below was
+# filled in by the planner from the inspection step.
 CONFIG = json.loads(__SANDALYST_CONFIG__)
 
 import math
@@ -24,7 +25,25 @@ OUT = CONFIG["outputs"]
 for _p in OUT.values():
     os.makedirs(os.path.dirname(_p) or ".", exist_ok=True)
 TIME_FMT = "%Y-%m-%d %H:%M"
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]  # explanations
+LANG = CONFIG.get("lang") if CONFIG.get("lang") in ANOMALY_TEXTS else "en"
+T = ANOMALY_TEXTS[LANG]
+EN = ANOMALY_TEXTS["en"]  # the explanations of the events stay in English
+PLAIN = LANG == "en" or bool(CONFIG.get("ascii"))  # the report and chart in plain ASCII
+
+
+def out(s):
+    """Text of the report and the chart: plain ASCII when PLAIN, else as it is."""
+    return ascii_text(s) if PLAIN else str(s)
+
+
+def td_text(td):
+    """A time step in words of the report's language ("1 h", "2 days", "2 d\u00edas")."""
+    return fmt_td(td).replace("days", T["days_word"]).replace("day", T["day"])
+
+
+def plural(n, pair):
+    return pair[0] if n == 1 else pair[1]
 
 
 def mad_scale(v):
@@ -48,8 +67,7 @@ cat = CONFIG.get("category_col")
 if cat and cat in df.columns and df[cat].nunique(dropna=True) > 1:
     top = df[cat].astype(str).value_counts().index[0]
     df = df[df[cat].astype(str) == top]
-    notes.append("%s has several values; analysed the most frequent one, %s (%d of %d rows)."
-                 % (cat, ascii_text(top), len(df), raw_rows))
+    notes.append(T["several"] % (cat, top, len(df), raw_rows))
 
 t = parse_times(df[TCOL], CONFIG.get("time_unit"))
 y_raw = numeric_view(df[YCOL])
@@ -92,9 +110,8 @@ if n_grid > MAX_POINTS:
     if CONFIG.get("measure_kind") == "energy":
         agg["y"] = agg["y"] * factor  # energy per interval adds up
     agg.loc[counts < 0.5 * factor, "y"] = np.nan
-    notes.append("%d readings every %s were aggregated to %s intervals (%s) to keep the analysis fast." % (
-        len(frame), fmt_td(interval), fmt_td(interval * factor),
-        "sums" if CONFIG.get("measure_kind") == "energy" else "means"))
+    notes.append(T["aggregated"] % (len(frame), td_text(interval), td_text(interval * factor),
+                                    T["sums"] if CONFIG.get("measure_kind") == "energy" else T["means"]))
     frame, interval = agg, interval * factor
     n_grid = int(frame.index.max()) + 1
 grid = pd.date_range(start=t0, periods=n_grid, freq=interval)
@@ -107,12 +124,11 @@ dt_h = interval.total_seconds() / 3600.0
 if interval >= pd.Timedelta(days=1):
     TIME_FMT = "%Y-%m-%d"
 if n_dup > 0:
-    notes.append("%d duplicated timestamps were averaged." % n_dup)
+    notes.append(T["dups"] % n_dup)
 if off_grid:
-    notes.append("%d readings were off the %s grid and were snapped to the nearest interval."
-                 % (off_grid, fmt_td(interval)))
+    notes.append(T["off_grid"] % (off_grid, td_text(interval)))
 if bad_time:
-    notes.append("%d rows had an unreadable time and were dropped." % bad_time)
+    notes.append(T["bad_time"] % bad_time)
 
 TUNIT = CONFIG.get("temp_unit") or "C"
 temp = reg["temp"].to_numpy(dtype=float)
@@ -136,10 +152,15 @@ elif KIND == "energy":
     EXCESS_UNIT, EXCESS_FACTOR = (UNIT or "units"), 1.0
 else:
     EXCESS_UNIT, EXCESS_FACTOR = (UNIT or "units") + " (sum of readings)", 1.0
+# the unit of the table (CSV) stays as it is; the report and the answer say it in words
+EXCESS_UNIT_TEXT = EXCESS_UNIT.replace(" (sum of readings)", T["sum_of_readings"])
+if not UNIT and KIND != "power":
+    EXCESS_UNIT_TEXT = EXCESS_UNIT_TEXT.replace("units", T["units"], 1)
 U = (" " + UNIT) if UNIT else ""
 _mins = interval.total_seconds() / 60.0
-INTERVAL_WORD = {60.0: "hourly", 1440.0: "daily", 30.0: "30-minute", 15.0: "15-minute", 5.0: "5-minute",
-                 10.0: "10-minute", 1.0: "1-minute"}.get(_mins, "%s-interval" % fmt_td(interval).replace(" ", "-"))
+_other = td_text(interval).replace(" ", "-") if LANG == "en" else td_text(interval)
+INTERVAL_WORD = T["interval_words"].get(_mins) or T["interval_other"] % _other
+CADENCE = T["cadence"] % INTERVAL_WORD
 
 # ---- 2. expected baseline --------------------------------------------------------------
 def slot_count(sl):
@@ -148,7 +169,7 @@ def slot_count(sl):
 
 
 if interval >= pd.Timedelta(days=1):
-    slot, slot_desc = dow.copy(), "day of week"
+    slot, slot_desc = dow.copy(), T["day_of_week"]
 else:
     # slots at the data's own resolution (e.g. 30-min slots), so ramps are not blurred;
     # coarser when there are too few weeks for >= 5 readings per slot
@@ -157,15 +178,15 @@ else:
     res_min = max(1, int(round(interval.total_seconds() / 60)))
     tod = minutes // res_min
     n_tod = int(tod.max()) + 1
-    res_txt = "" if res_min == 60 else " (%s slots)" % fmt_td(interval)
+    res_txt = "" if res_min == 60 else T["slots"] % td_text(interval)
     if res_min > 60:
         res_txt = ""
-    slot, slot_desc = dow * n_tod + tod, ("hour of week" if res_min == 60 else "time of week") + res_txt
+    slot, slot_desc = dow * n_tod + tod, T["hour_of_week" if res_min == 60 else "time_of_week"] + res_txt
     if slot_count(slot) < 5:
         slot = weekend * n_tod + tod
-        slot_desc = ("hour of day" if res_min == 60 else "time of day") + res_txt + ", weekdays and weekends separately"
+        slot_desc = T["hour_of_day" if res_min == 60 else "time_of_day"] + res_txt + T["split_week"]
         if slot_count(slot) < 5:
-            slot, slot_desc = tod, ("hour of day" if res_min == 60 else "time of day") + res_txt
+            slot, slot_desc = tod, T["hour_of_day" if res_min == 60 else "time_of_day"] + res_txt
 samples_per_slot = int(pd.Series(valid).groupby(slot).sum().median())
 
 
@@ -312,21 +333,15 @@ if use_temp:
     temp_model = {"hb": HB, "cb": CB, "split": SPLIT, "beta": [float(b) for b in beta]}
     _conv = (5.0 / 9.0) if TUNIT == "F" else 1.0  # slopes per deg C -> per deg F
     _to_u = (lambda c: c * 9 / 5 + 32) if TUNIT == "F" else (lambda c: c)
-    _per = UNIT if UNIT else "units"
+    _per = UNIT if UNIT else T["units"]
     _terms = []
-    _on, _off = ("on busy days", "on quiet days") if interval >= pd.Timedelta(days=1) else (
-        "in operation", "outside operating hours")
+    _on, _off = T["on_off_daily"] if interval >= pd.Timedelta(days=1) else T["on_off"]
     if beta[1] > 1e-9 or beta[2] > 1e-9:
-        _terms.append("heating below %.0f deg %s: %.3g %s per deg %s %s, %.3g %s" % (
-            _to_u(HB), TUNIT, beta[1] * _conv, _per, TUNIT, _on, beta[2] * _conv, _off))
+        _terms.append(T["heating"] % (_to_u(HB), TUNIT, beta[1] * _conv, _per, TUNIT, _on, beta[2] * _conv, _off))
     if beta[3] > 1e-9 or beta[4] > 1e-9:
-        _terms.append("cooling above %.0f deg %s: %.3g %s per deg %s %s, %.3g %s" % (
-            _to_u(CB), TUNIT, beta[3] * _conv, _per, TUNIT, _on, beta[4] * _conv, _off))
-    found = "; ".join(_terms) if _terms else "no temperature dependence beyond the time-of-week pattern"
-    op_text = ("each slot counts as operating in proportion to where its typical level lies between base load and "
-               "full operation" if SPLIT is None else
-               "slots whose typical level is more than %.0f %% of the way from base load to full operation count as "
-               "operating" % (100 * SPLIT))
+        _terms.append(T["cooling"] % (_to_u(CB), TUNIT, beta[3] * _conv, _per, TUNIT, _on, beta[4] * _conv, _off))
+    found = "; ".join(_terms) if _terms else T["no_temp_dep"]
+    op_text = T["op_cont"] if SPLIT is None else T["op_split"] % (100 * SPLIT)
 base = slot_profile_loo(y - f)
 expected = base + f
 base_only = slot_profile_loo(y)
@@ -418,10 +433,9 @@ for a, b, sgn, how in spans:
         continue
     reason = None
     if n_core < 2 and absz[peak_i] < Z_SINGLE:
-        reason = "only one reading crossed |z| >= %.1f and it stayed below |z| = %.0f" % (Z_T, Z_SINGLE)
+        reason = T["ignore_single"] % (Z_T, Z_SINGLE)
     elif peak_dev < MATERIAL * level:
-        reason = "deviation %.3g%s is below %.0f %% of the typical level (%.3g%s)" % (
-            peak_dev, U, 100 * MATERIAL, level, U)
+        reason = T["ignore_small"] % (peak_dev, U, 100 * MATERIAL, level, U)
     if reason:
         ignored.append({"start": grid[a], "end": grid[b], "n": len(v), "peak_z": float(z[peak_i]),
                         "dev": float(resid[peak_i]), "exp": float(expected[peak_i]), "reason": reason})
@@ -441,13 +455,17 @@ def temp_u(c):
     return c * 9 / 5 + 32 if TUNIT == "F" else c
 
 
-def span_text(a, b):
+def span_text(a, b, words=None):
+    """When an event happened, in the report's language: 'Monday 2024-01-08 02:00 to 05:00'."""
+    W = words or T
     s, e = grid[a], grid[b]
+    day = lambda x: W["days"][x.day_of_week]
     if DAILY:
-        return s.strftime("%A %Y-%m-%d") + ("" if a == b else " to " + e.strftime("%A %Y-%m-%d"))
+        return "%s %s" % (day(s), s.strftime("%Y-%m-%d")) + (
+            "" if a == b else " %s %s %s" % (W["to"], day(e), e.strftime("%Y-%m-%d")))
     if s.date() == e.date():
-        return "%s %s to %s" % (DAYS[s.day_of_week], s.strftime(TIME_FMT), e.strftime("%H:%M"))
-    return "%s %s to %s %s" % (DAYS[s.day_of_week], s.strftime(TIME_FMT), DAYS[e.day_of_week], e.strftime(TIME_FMT))
+        return "%s %s %s %s" % (day(s), s.strftime(TIME_FMT), W["to"], e.strftime("%H:%M"))
+    return "%s %s %s %s %s" % (day(s), s.strftime(TIME_FMT), W["to"], day(e), e.strftime(TIME_FMT))
 
 
 def part_of_day(hs):
@@ -464,7 +482,7 @@ def when_phrase(a, b, pod, day_type):
     s, e = grid[a], grid[b]
     kind = {"weekend": " (weekend)", "weekday": " (working day)"}.get(day_type, "")
     if interval >= pd.Timedelta(days=1):
-        return span_text(a, b) + kind
+        return span_text(a, b, EN) + kind
     if s.date() == e.date():
         return "a %s %s%s" % (DAYS[s.day_of_week], pod, kind)
     if (e.normalize() - s.normalize()).days == 1 and set(pod.split("/")) <= {"evening", "night"}:
@@ -472,9 +490,10 @@ def when_phrase(a, b, pod, day_type):
     return "%s %s to %s %s%s" % (DAYS[s.day_of_week], s.strftime("%H:%M"), DAYS[e.day_of_week], e.strftime("%H:%M"), kind)
 
 
-def hours_text(h):
+def hours_text(h, words=None):
+    W = words or T
     if h >= 48:
-        return ("%.1f days" % (h / 24.0)).replace(".0 days", " days")
+        return (W["n_days"] % (h / 24.0)).replace(".0 " + W["days_word"], " " + W["days_word"])
     return ("%.2f" % h).rstrip("0").rstrip(".") + " h"
 
 
@@ -515,7 +534,7 @@ for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
         expl = ("The meter repeated exactly %.6g%s for %d readings (%s) on %s while the expected value moved "
                 "between %.4g and %.4g%s -> stuck meter or data logger repeating its last value: a data-quality "
                 "problem, not real consumption; check the meter and its communication."
-                % (y[a], U, b - a + 1, hours_text(dur_h), when, np.min(expected[v]), np.max(expected[v]), U))
+                % (y[a], U, b - a + 1, hours_text(dur_h, EN), when, np.min(expected[v]), np.max(expected[v]), U))
     elif KIND not in ("energy", "power"):
         # not a meter of energy: no building causes, only what the numbers say
         expl = ("%s of %s was %.4g%s on average against about %.4g%s expected for those times (%s) on %s -> "
@@ -526,7 +545,7 @@ for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
     elif direction == "drop" and mean_val <= 0.1 * max(mean_exp, 1e-9):
         expl = ("Near-zero readings (mean %.3g%s) for %s on %s, when about %.4g%s is normal (%s) -> power "
                 "outage, main breaker trip, or a meter/communication fault reporting zeros."
-                % (mean_val, U, hours_text(dur_h), when, mean_exp, U, context))
+                % (mean_val, U, hours_text(dur_h, EN), when, mean_exp, U, context))
     elif direction == "spike" and DAILY:
         expl = ("Use on %s was %.4g%s per day on average against about %.4g%s expected for those weekdays%s (%s)"
                 % (when, mean_val, U, mean_exp, U, " and temperatures" if temp_model else "", pct_text(pct)))
@@ -634,36 +653,52 @@ with open(points_path, "w", encoding="ascii", newline="") as fh:
 # ---- 6. the chart (PNG) --------------------------------------------------------------------
 COL = {"spike": "#d62728", "drop": "#9467bd", "flat": "#7f7f7f"}
 if KIND == "energy":
-    ylab = "%s (%s per %s)" % (ascii_text(YCOL), UNIT or "units", fmt_td(interval))
+    ylab = T["ylab_energy"] % (YCOL, UNIT or T["units"], td_text(interval))
 elif UNIT:
-    ylab = "%s (%s)" % (ascii_text(YCOL), UNIT)
+    ylab = "%s (%s)" % (YCOL, UNIT)
 else:
-    ylab = ascii_text(YCOL)
+    ylab = YCOL
 fname = os.path.basename(src)
 top_events = sorted(events, key=lambda e: -abs(e["excess_energy"]))[:4]
 zooms = MODE == "full" and len(top_events) > 0
 ncols = max(2, len(top_events))
 rows = [3.2, 1.3] + ([1.1] if have_temp else []) + ([2.3] if zooms else [])
 fig = plt.figure(figsize=(14, 3.0 + 2.2 * len(rows)), layout="constrained")
-fig.suptitle("%s: measured vs expected %s, %d abnormal event%s (shaded and numbered)" % (
-    ascii_text(fname), ascii_text(YCOL), len(events), "" if len(events) == 1 else "s"), fontsize=13)
+class DateWords(mdates.ConciseDateFormatter):
+    """Concise dates with the month names of the report's language."""
+
+    def words(self, s):
+        for en, local in zip(ANOMALY_TEXTS["en"]["months"], T["months"]):
+            s = s.replace(en, local)
+        return out(s)
+
+    def format_ticks(self, values):
+        return [self.words(s) for s in super().format_ticks(values)]
+
+    def get_offset(self):
+        return self.words(super().get_offset())
+
+
+chart_title = out(plural(len(events), T["suptitle"]) % (fname, YCOL, len(events)))
+fig.suptitle(chart_title, fontsize=13)
 gs = fig.add_gridspec(len(rows), ncols, height_ratios=rows)
 ax1 = fig.add_subplot(gs[0, :])
-base_lab = "expected baseline (%s median%s)" % (slot_desc, " + temperature model" if temp_model else "")
+_plus = T["plus_temp"] if temp_model else ""
+base_lab = T["base_lab"] % (slot_desc, _plus)
 # Long sub-daily series: the overview shows daily means (the close-ups show the detail).
 overview_daily = n_grid > 3000 and interval < pd.Timedelta(days=1)
 if overview_daily:
     day_key = grid.normalize()
     ov = pd.DataFrame({"y": y, "e": np.where(valid, expected, np.nan), "t": temp}, index=grid).groupby(day_key).mean()
     ov_x, ov_y, ov_e, ov_t = ov.index, ov["y"].to_numpy(), ov["e"].to_numpy(), ov["t"].to_numpy()
-    ax1.plot(ov_x, ov_y, color="#1f77b4", lw=1.0, label="measured (daily mean)")
-    ax1.plot(ov_x, ov_e, color="#ff7f0e", lw=1.0, alpha=0.9, label=base_lab.replace("expected", "expected, daily mean of"))
+    ax1.plot(ov_x, ov_y, color="#1f77b4", lw=1.0, label=out(T["measured_daily"]))
+    ax1.plot(ov_x, ov_e, color="#ff7f0e", lw=1.0, alpha=0.9, label=out(T["base_lab_daily"] % (slot_desc, _plus)))
     ymax = float(np.nanmax(np.concatenate([ov_y[np.isfinite(ov_y)], ov_e[np.isfinite(ov_e)]])))
     ymin = min(0.0, float(np.nanmin(ov_y)))
-    ylab = ylab + ", daily mean"
+    ylab = ylab + T["daily_mean"]
 else:
-    ax1.plot(grid, y, color="#1f77b4", lw=0.8, label="measured")
-    ax1.plot(grid, expected, color="#ff7f0e", lw=0.9, alpha=0.85, label=base_lab)
+    ax1.plot(grid, y, color="#1f77b4", lw=0.8, label=out(T["measured"]))
+    ax1.plot(grid, expected, color="#ff7f0e", lw=0.9, alpha=0.85, label=out(base_lab))
     ymax = float(np.nanmax(np.concatenate([y[valid], expected[np.isfinite(expected)]])))
     ymin = min(0.0, float(np.nanmin(y[valid])))
 for e in events:
@@ -677,12 +712,11 @@ handles, labels = ax1.get_legend_handles_labels()
 for d in ("spike", "drop", "flat"):
     if any(e["direction"] == d for e in events):
         handles.append(Patch(color=COL[d], alpha=0.35))
-        labels.append({"spike": "event: higher than expected", "drop": "event: lower than expected",
-                       "flat": "event: flat readings (stuck meter)"}[d])
+        labels.append(out(T["legend"][d]))
 ax1.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(handles), fontsize=8.5,
            frameon=False, borderaxespad=0.2)
 ax1.set_ylim(bottom=ymin, top=ymax * 1.12)
-ax1.set_ylabel(ylab)
+ax1.set_ylabel(out(ylab))
 ax1.grid(alpha=0.3)
 ax2 = fig.add_subplot(gs[1, :], sharex=ax1)
 lim = max(Z_T * 2, min(20.0, float(np.nanmax(absz)) * 1.05 if valid.any() else 10.0))
@@ -692,32 +726,30 @@ for e in events:
 ax2.plot(grid, np.clip(z, -lim, lim), color="#555555", lw=0.6)
 m = core & in_event
 ax2.scatter(grid[m], np.clip(z[m], -lim, lim), s=10, color="#d62728", zorder=3,
-            label="|z| >= %.1f, part of an event" % Z_T)
+            label=out(T["z_in_event"] % Z_T))
 m = core & ~in_event
 if m.any():
     ax2.scatter(grid[m], np.clip(z[m], -lim, lim), s=14, facecolors="none", edgecolors="#ff7f0e", zorder=3,
-                label="|z| >= %.1f, ignored as noise" % Z_T)
+                label=out(T["z_ignored"] % Z_T))
 for sgn in (-1, 1):
     ax2.axhline(sgn * Z_T, color="#d62728", ls="--", lw=0.8)
 ax2.set_ylim(-lim * 1.05, lim * 1.05)
-ax2.set_ylabel("robust z")
-ax2.set_title("Residual (measured - expected) as robust z-score, threshold +/-%.1f (values beyond +/-%.0f drawn at the edge)"
-              % (Z_T, lim), fontsize=10)
+ax2.set_ylabel(out(T["robust_z"]))
+ax2.set_title(out(T["z_title"] % (Z_T, lim)), fontsize=10)
 ax2.legend(loc="upper left", fontsize=8, ncol=2)
 ax2.grid(alpha=0.3)
 row = 2
 if have_temp:
     ax3 = fig.add_subplot(gs[row, :], sharex=ax1)
     ax3.plot(ov_x if overview_daily else grid, ov_t if overview_daily else temp, color="#2ca02c", lw=0.8)
-    ax3.set_ylabel("outdoor (%s)" % TU)
-    ax3.set_title("Outdoor temperature (%s)%s" % (ascii_text(TEMPCOL), ", daily mean" if overview_daily else ""),
-                  fontsize=10)
+    ax3.set_ylabel(out(T["outdoor_axis"] % TU))
+    ax3.set_title(out(T["outdoor_title"] % (TEMPCOL, T["daily_mean"] if overview_daily else "")), fontsize=10)
     ax3.grid(alpha=0.3)
     row += 1
 for ax in fig.axes:
     loc = mdates.AutoDateLocator()
     ax.xaxis.set_major_locator(loc)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+    ax.xaxis.set_major_formatter(DateWords(loc))
 if zooms:
     for j, e in enumerate(sorted(top_events, key=lambda e: e["_a"])):
         ax = fig.add_subplot(gs[row, j])
@@ -728,187 +760,159 @@ if zooms:
         ax.plot(grid[sl], y[sl], color="#1f77b4", lw=1.0)
         ax.plot(grid[sl], expected[sl], color="#ff7f0e", lw=1.0)
         ax.axvspan(grid[e["_a"]], grid[e["_b"]] + interval, color=COL[e["direction"]], alpha=0.25, lw=0)
-        ax.set_title("Close-up of event %d (%s): %s" % (e["event_id"], e["direction"], grid[e["_a"]].strftime("%a %Y-%m-%d")),
-                     fontsize=9)
+        _day = grid[e["_a"]]
+        ax.set_title(out(T["closeup"] % (e["event_id"], T["dir"][e["direction"]],
+                                         T["days_short"][_day.day_of_week] + _day.strftime(" %Y-%m-%d"))), fontsize=9)
         loc = mdates.AutoDateLocator(maxticks=5)
         ax.xaxis.set_major_locator(loc)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+        ax.xaxis.set_major_formatter(DateWords(loc))
         ax.tick_params(labelsize=7.5)
         ax.grid(alpha=0.3)
         if j == 0:
-            ax.set_ylabel(UNIT or ascii_text(YCOL), fontsize=8)
-fig.savefig(OUT["png"], dpi=120)
+            ax.set_ylabel(out(UNIT or YCOL), fontsize=8)
+# The chart's words also go into the PNG's text fields (Title, Description), for
+# search and screen readers, and so that its language can be checked.
+chart_words = []
+for ax in fig.axes:
+    legend = ax.get_legend()
+    chart_words += [ax.get_title(), ax.get_ylabel()] + ([x.get_text() for x in legend.get_texts()] if legend else [])
+fig.savefig(OUT["png"], dpi=120,
+            metadata={"Title": chart_title, "Description": " | ".join(w for w in chart_words if w)})
 plt.close(fig)
 
-# ---- 7. the report (Markdown, plain ASCII) ---------------------------------------------------
+# ---- 7. the report (Markdown; plain ASCII in English or when asked) -----------------------
 def f3(x):
     return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else ("%.4g" % x)
 
 
+def pct_cell(p):
+    return ("%+.0f" % p) if p is not None else "-"
+
+
+def pod_text(pod):
+    return "/".join(T["pod"].get(p, p) for p in pod.split("/"))
+
+
 span_days = (grid[-1] - grid[0] + interval) / pd.Timedelta(days=1)
 L = []
-L.append(("# Abnormal energy-use events: %s" if KIND in ("energy", "power") else
-          "# Abnormal events in " + ascii_text(YCOL).replace("%", "%%") + ": %s") % ascii_text(fname))
+L.append(T["title_energy"] % fname if KIND in ("energy", "power") else T["title"] % (YCOL, fname))
 L.append("")
-L.append("Generated by the Sandalyst offline analyst: a deterministic, rule-based method (not an LLM). "
-         "Every number below comes from the data; the explanations are plausible causes inferred only "
-         "from timestamps, %s values%s, to be confirmed on site." % (ascii_text(YCOL), " and outdoor temperature" if have_temp else ""))
+L.append(T["intro"] % (YCOL, T["and_temp"] if have_temp else ""))
 L.append("")
-L.append("## Summary")
+L.append(T["h_summary"])
 L.append("")
 if events:
-    L.append("%d abnormal event%s found in %d %s readings of `%s`:" % (
-        len(events), "" if len(events) == 1 else "s", int(valid.sum()), INTERVAL_WORD, ascii_text(YCOL)))
+    L.append(plural(len(events), T["n_found"]) % (len(events), int(valid.sum()), INTERVAL_WORD, YCOL))
     L.append("")
     for e in events:
-        L.append("- Event %d, %s (%s): %s, peak %s%s vs %s%s expected (z = %+.1f), excess %+.4g %s (%s %%)." % (
-            e["event_id"], e["when"], hours_text(e["duration_hours"]), e["direction"], f3(e["peak_value"]), U,
-            f3(e["expected_at_peak"]), U, e["peak_z"], e["excess_energy"], EXCESS_UNIT,
-            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-"))
+        L.append(T["summary_line"] % (
+            e["event_id"], e["when"], hours_text(e["duration_hours"]), T["dir"][e["direction"]], f3(e["peak_value"]), U,
+            f3(e["expected_at_peak"]), U, e["peak_z"], e["excess_energy"], EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"])))
 else:
-    L.append("No abnormal events: no group of readings deviated from the expected baseline beyond the "
-             "thresholds described below.")
+    L.append(T["none_found"])
 L.append("")
 # The chart, linked relative to the report so that it shows wherever the folder goes.
-L.append("![Measured vs expected %s, the events marked](%s)" % (
-    ascii_text(YCOL), os.path.relpath(OUT["png"], os.path.dirname(OUT["md"]) or ".").replace(os.sep, "/")))
+L.append("![%s](%s)" % (T["chart_alt"] % YCOL,
+                        os.path.relpath(OUT["png"], os.path.dirname(OUT["md"]) or ".").replace(os.sep, "/")))
 L.append("")
-L.append("## Data")
+L.append(T["h_data"])
 L.append("")
-L.append("- File: `%s`%s, %d rows." % (ascii_text(src), (" (sheet %s)" % ascii_text(sheet)) if sheet else "", raw_rows))
-L.append("- Time column `%s`, measure `%s`%s%s." % (
-    ascii_text(TCOL), ascii_text(YCOL), (" (%s)" % UNIT) if UNIT else "",
-    (", outdoor temperature `%s` (%s)" % (ascii_text(TEMPCOL), TU)) if have_temp else ", no outdoor temperature column used"))
-L.append("- Time span: %s to %s (%.1f days), interval %s (median spacing of the timestamps)." % (
-    grid[0].strftime(TIME_FMT), grid[-1].strftime(TIME_FMT), span_days, fmt_td(interval)))
-L.append("- %d intervals on the regular grid, %d with a reading; %d missing (%d timestamps absent, %d empty values). "
-         "Missing readings are left missing (not filled) and never count as anomalies." % (
-             n_grid, int(valid.sum()), n_missing, n_missing_rows, n_missing - n_missing_rows))
+L.append(T["d_file"] % (src, (T["d_sheet"] % sheet) if sheet else "", raw_rows))
+L.append(T["d_columns"] % (TCOL, YCOL, (" (%s)" % UNIT) if UNIT else "",
+                           (T["d_temp"] % (TEMPCOL, TU)) if have_temp else T["d_no_temp"]))
+L.append(T["d_span"] % (grid[0].strftime(TIME_FMT), grid[-1].strftime(TIME_FMT), span_days, td_text(interval)))
+L.append(T["d_grid"] % (n_grid, int(valid.sum()), n_missing, n_missing_rows, n_missing - n_missing_rows))
 if valid.any():
-    L.append("- %s: median %.4g%s, 5th-95th percentile %.4g to %.4g%s, min %.4g, max %.4g." % (
-        ascii_text(YCOL), np.nanmedian(y), U, np.nanpercentile(y, 5), np.nanpercentile(y, 95), U, np.nanmin(y), np.nanmax(y)))
+    L.append(T["d_range"] % (YCOL, np.nanmedian(y), U, np.nanpercentile(y, 5), np.nanpercentile(y, 95), U,
+                             np.nanmin(y), np.nanmax(y)))
 if have_temp:
-    L.append("- Outdoor temperature: %.1f to %.1f %s (median %.1f %s)." % (
-        np.nanmin(temp), np.nanmax(temp), TU, np.nanmedian(temp), TU))
+    L.append(T["d_temp_range"] % (np.nanmin(temp), np.nanmax(temp), TU, np.nanmedian(temp), TU))
 for n_ in notes:
-    L.append("- " + ascii_text(n_))
+    L.append("- " + n_)
 L.append("")
-L.append("## Method")
+L.append(T["h_method"])
 L.append("")
-L.append("1. **Expected baseline.** The readings are split into slots by %s; the median of each slot "
-         "(about %d readings per slot, leaving out the reading being judged) gives the normal operating pattern "
-         "(working hours, nights, weekends). Medians are robust: a few abnormal readings do not move them."
-         % (slot_desc, samples_per_slot))
+L.append(T["m_baseline"] % (slot_desc, samples_per_slot))
 if temp_model:
-    b = temp_model["beta"]
-    L.append("2. **Temperature adjustment.** What the time-of-week profile leaves over is fitted against outdoor "
-             "temperature with heating and cooling degree terms (a change-point model: balance points and the "
-             "operating-hours split are chosen from a grid by the smallest robust loss, and a term is kept only if it "
-             "improves the fit). Slopes differ between operating and non-operating hours (%s). The fit uses Huber "
-             "weights, so outliers barely pull it, and is alternated with the profile (backfitting) so the two "
-             "parts do not double count. Found: %s. Expected = profile + temperature term." % (op_text, found))
+    L.append(T["m_temp"] % (op_text, found))
 elif MODE != "full":
-    L.append("2. **No temperature adjustment** (simplified fallback run): expected = the time-of-week profile.")
+    L.append(T["m_no_temp_simple"])
 else:
-    L.append("2. **No temperature adjustment**: no usable outdoor temperature column; expected = the time-of-week profile.")
-L.append("3. **Residuals and robust z-scores.** Residual = measured - expected. Each residual is divided by a "
-         "robust spread, 1.4826 x the median absolute deviation (MAD) of the residuals at the same hour of day "
-         "and its two neighbours (weekdays and weekends separately), so noisier busy hours need a larger deviation than quiet nights. "
-         "Typical spread overall: %.3g%s." % (glob_scale, U))
-L.append("4. **Threshold.** A reading is flagged when |z| >= %.1f (the usual cut-off for robust/modified "
-         "z-scores, Iglewicz and Hoaglin)." % Z_T)
-L.append("5. **Events.** Flagged readings in the same direction are grouped when separated by at most %d "
-         "unflagged or missing reading%s; each group is extended over adjacent readings that still deviate "
-         "in the same direction with |z| >= %.1f, so an event covers its whole duration. Runs of %d or more "
-         "identical non-zero readings (at least 3 h) are reported as flat/stuck-meter events." % (
-             max_gap, "" if max_gap == 1 else "s", Z_EXT, flat_min))
-L.append("6. **Ignored as normal operating noise.** A group is dropped when only one of its readings crosses "
-         "the threshold and that reading stays below |z| = %.0f (isolated blips happen by chance: with thousands "
-         "of readings a few cross any threshold), or when its largest deviation is below %.0f %% of the typical "
-         "level (%.4g%s), i.e. statistically unusual but too small to matter." % (Z_SINGLE, 100 * MATERIAL, level, U))
-L.append("7. **Size of an event.** Excess" + (" energy" if KIND in ("energy", "power") else "") + " = sum of (measured - expected) over the event%s; negative for "
-         "drops. Excess %% = excess / expected over the same readings." % (
-             " x interval length (%s)" % fmt_td(interval) if KIND == "power" else ""))
+    L.append(T["m_no_temp"])
+L.append(T["m_z"] % (glob_scale, U))
+L.append(T["m_threshold"] % Z_T)
+L.append(plural(max_gap, T["m_events"]) % (max_gap, Z_EXT, flat_min))
+L.append(T["m_noise"] % (Z_SINGLE, 100 * MATERIAL, level, U))
+L.append(T["m_size"] % (T["energy_word"] if KIND in ("energy", "power") else "",
+                        T["x_interval"] % td_text(interval) if KIND == "power" else ""))
 L.append("")
-L.append("## Events")
+L.append(T["h_events"])
 L.append("")
 if events:
-    L.append("| # | Start | End | Hours | Type | When | Peak (%s) | Expected (%s) | Peak z | Excess (%s) | Excess %% | Mean temp (%s) |" % (
-        UNIT or "value", UNIT or "value", EXCESS_UNIT, TU if have_temp else "-"))
+    L.append(T["table_head"] % (UNIT or T["value"], UNIT or T["value"], EXCESS_UNIT_TEXT, TU if have_temp else "-"))
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for e in events:
         L.append("| %d | %s | %s | %s | %s | %s %s | %s | %s | %+.1f | %+.4g | %s | %s |" % (
-            e["event_id"], e["start"], e["end"], f3(e["duration_hours"]), e["direction"], e["day_type"],
-            e["time_of_day"], f3(e["peak_value"]), f3(e["expected_at_peak"]), e["peak_z"], e["excess_energy"],
-            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-", ("%.1f" % e["mean_temp"]) if e["mean_temp"] is not None else "-"))
+            e["event_id"], e["start"], e["end"], f3(e["duration_hours"]), T["dir"][e["direction"]],
+            T["day_type"].get(e["day_type"], e["day_type"]), pod_text(e["time_of_day"]), f3(e["peak_value"]),
+            f3(e["expected_at_peak"]), e["peak_z"], e["excess_energy"], pct_cell(e["excess_pct"]),
+            ("%.1f" % e["mean_temp"]) if e["mean_temp"] is not None else "-"))
     L.append("")
-    L.append("Start and End are the first and last affected readings (%s each)." % fmt_td(interval))
+    L.append(T["start_end"] % td_text(interval))
     L.append("")
     for e in events:
-        L.append("### Event %d: %s, %s" % (e["event_id"], e["direction"], e["when"]))
+        L.append(T["e_head"] % (e["event_id"], T["dir"][e["direction"]], e["when"]))
         L.append("")
-        L.append("- Duration: %s (%d readings%s); peak at %s: %s%s against %s%s expected (z = %+.1f)." % (
-            hours_text(e["duration_hours"]), e["readings"],
-            (", %d missing" % e["missing_readings"]) if e["missing_readings"] else "", e["peak_time"],
-            f3(e["peak_value"]), U, f3(e["expected_at_peak"]), U, e["peak_z"]))
-        L.append("- Mean %s%s against %s%s expected; excess %+.4g %s (%s %% of expected)." % (
-            f3(e["mean_value"]), U, f3(e["mean_expected"]), U, e["excess_energy"], EXCESS_UNIT,
-            ("%+.0f" % e["excess_pct"]) if e["excess_pct"] is not None else "-"))
-        L.append("- Plausible explanation: %s" % e["explanation"])
+        L.append(T["e_duration"] % (
+            hours_text(e["duration_hours"]), e["readings"], (T["e_missing"] % e["missing_readings"]) if e["missing_readings"] else "",
+            e["peak_time"], f3(e["peak_value"]), U, f3(e["expected_at_peak"]), U, e["peak_z"]))
+        L.append(T["e_mean"] % (f3(e["mean_value"]), U, f3(e["mean_expected"]), U, e["excess_energy"],
+                                EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"])))
+        L.append(T["e_why"] % e["explanation"])
         L.append("")
 else:
-    L.append("None.")
+    L.append(T["none"])
     L.append("")
-L.append("## What was treated as normal")
+L.append(T["h_normal"])
 L.append("")
 if ignored:
-    L.append("%d candidate group%s crossed the flag threshold but %s ignored as normal noise:" % (
-        len(ignored), "" if len(ignored) == 1 else "s", "was" if len(ignored) == 1 else "were"))
+    L.append(plural(len(ignored), T["n_ignored"]) % len(ignored))
     L.append("")
     for g in ignored[:15]:
-        L.append("- %s (%d reading%s): z = %+.1f, deviation %+.3g%s vs %.4g%s expected; %s." % (
-            g["start"].strftime(TIME_FMT), g["n"], "" if g["n"] == 1 else "s", g["peak_z"], g["dev"], U,
-            g["exp"], U, g["reason"]))
+        L.append(T["ignored_line"] % (g["start"].strftime(TIME_FMT), g["n"], "" if g["n"] == 1 else "s", g["peak_z"],
+                                      g["dev"], U, g["exp"], U, g["reason"]))
     if len(ignored) > 15:
-        L.append("- ... and %d more." % (len(ignored) - 15))
+        L.append(T["and_more"] % (len(ignored) - 15))
 else:
-    L.append("No other reading crossed the flag threshold.")
+    L.append(T["no_other"])
 if temp_model:
     explained = valid & (np.abs(np.nan_to_num(z0)) >= Z_T) & (absz < Z_T)
     if explained.any():
         dd = sorted(set(grid[explained].strftime("%Y-%m-%d")))
         L.append("")
-        L.append("%d reading%s would look abnormal against the time-of-week profile alone but %s explained by "
-                 "outdoor temperature and not flagged (days: %s%s)." % (
-                     int(explained.sum()), "" if explained.sum() == 1 else "s",
-                     "is" if explained.sum() == 1 else "are", ", ".join(dd[:8]), ", ..." if len(dd) > 8 else ""))
+        L.append(plural(int(explained.sum()), T["explained"]) % (
+            int(explained.sum()), ", ".join(dd[:8]), ", ..." if len(dd) > 8 else ""))
 L.append("")
-L.append("## Files")
+L.append(T["h_files"])
 L.append("")
-L.append("- `%s`: one row per event (columns: %s)." % (OUT["csv"], ", ".join(COLS)))
-L.append("- `%s`: every reading inside an event with its expected value, residual and z-score." % points_path)
-L.append("- `%s`: measured vs expected with the events shaded and numbered, the robust z-scores with the "
-         "threshold%s%s." % (OUT["png"], ", outdoor temperature" if have_temp else "",
-                             ", and close-ups of the largest events" if zooms else ""))
-L.append("- `%s`: this report." % OUT["md"])
+L.append(T["f_csv"] % (OUT["csv"], ", ".join(COLS)))
+L.append(T["f_points"] % points_path)
+L.append(T["f_png"] % (OUT["png"], T["f_png_temp"] if have_temp else "", T["f_png_zooms"] if zooms else ""))
+L.append(T["f_md"] % OUT["md"])
 L.append("")
-L.append("## Limitations")
+L.append(T["h_limits"])
 L.append("")
-L.append("- Explanations are inferred only from timestamps, values%s; there are no maintenance logs, occupancy "
-         "data, holiday calendar or BMS trends, so treat them as hypotheses to check." % (" and outdoor temperature" if have_temp else ""))
-L.append("- The baseline is learned from the same %.0f days it is tested on; medians and Huber weights limit the "
-         "influence of anomalies, but a problem that persists for most of the period would become the baseline." % span_days)
-L.append("- Holidays and deliberate schedule changes look like anomalies (drops) unless the data shows them often enough.")
+L.append(T["l_causes"] % (T["and_temp"] if have_temp else ""))
+L.append(T["l_baseline"] % span_days)
+L.append(T["l_holidays"])
 if temp_model:
-    L.append("- The temperature model is piecewise linear in outdoor temperature only; humidity, solar gain, "
-             "thermal lag and setpoint changes are not modelled.")
-L.append("- Timestamps are taken as local wall-clock time; daylight-saving changes can shift one hour of the weekly profile.")
-L.append("- The thresholds (|z| >= %.1f, single reading |z| >= %.0f, %.0f %% materiality) trade sensitivity for "
-         "fewer false alarms; smaller real problems can go unreported." % (Z_T, Z_SINGLE, 100 * MATERIAL))
+    L.append(T["l_temp"])
+L.append(T["l_dst"])
+L.append(T["l_thresholds"] % (Z_T, Z_SINGLE, 100 * MATERIAL))
 if MODE != "full":
-    L.append("- This is the simplified fallback analysis (the full analysis failed), without temperature adjustment.")
-report = ascii_text("\n".join(L) + "\n")
-with open(OUT["md"], "w", encoding="ascii", newline="\n") as fh:
+    L.append(T["l_simple"])
+report = out("\n".join(L) + "\n")
+with open(OUT["md"], "w", encoding="ascii" if PLAIN else "utf-8", newline="\n") as fh:
     fh.write(report)
 
 # ---- 8. summary for the planner ------------------------------------------------------------
@@ -937,16 +941,18 @@ def short_cause(text):
 
 
 result = {
-    "mode": MODE, "input": src, "measure": YCOL, "unit": UNIT, "excess_unit": EXCESS_UNIT, "kind": KIND,
-    "rows": raw_rows, "intervals": n_grid, "interval": fmt_td(interval), "interval_word": INTERVAL_WORD,
-    "missing": n_missing,
+    "mode": MODE, "input": src, "measure": YCOL, "unit": UNIT, "excess_unit": EXCESS_UNIT_TEXT, "kind": KIND,
+    "rows": raw_rows, "intervals": n_grid, "interval": td_text(interval), "interval_word": INTERVAL_WORD,
+    "cadence": CADENCE, "missing": n_missing, "lang": LANG,
     "start": grid[0].strftime(TIME_FMT), "end": grid[-1].strftime(TIME_FMT),
-    "temperature": TEMPCOL if have_temp else None, "baseline": base_lab, "threshold": Z_T,
+    "temperature": TEMPCOL if have_temp else None, "baseline": base_lab,
+    "baseline_method": T["base_method"] % (slot_desc, _plus), "threshold": Z_T,
     "n_events": len(events), "ignored": len(ignored), "outputs": OUT, "points_csv": points_path,
     "columns": COLS,
     "events": [dict({k: e[k] for k in ("event_id", "start", "end", "when", "duration_hours", "duration_text", "direction",
                                        "peak_value", "expected_at_peak", "peak_z", "excess_energy", "excess_pct",
-                                       "mean_temp")}, cause=short_cause(e["explanation"])) for e in events[:20]],
+                                       "mean_temp")}, cause=short_cause(e["explanation"]),
+                     direction_text=T["dir"][e["direction"]]) for e in events[:20]],
 }
 print("SANDALYST_RESULT " + json.dumps(result, separators=(",", ":")))
 # The check step reads what this analysis found from here, so that a replay of the

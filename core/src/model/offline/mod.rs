@@ -40,10 +40,14 @@
 //!    reported as stuck-meter events. Each event gets a plausible explanation drawn
 //!    only from its timestamps, values and temperature. Writes the event table (CSV,
 //!    one row per event, plus `<stem>_points.csv` with every reading inside an event),
-//!    a chart (PNG) and a plain-ASCII report (Markdown); prints `SANDALYST_RESULT`.
+//!    a chart (PNG) and a report (Markdown) in the request's language, with the words
+//!    of `offline/anomaly_texts.py` (English is plain ASCII, Spanish too when asked;
+//!    the event table and the explanations stay English); prints `SANDALYST_RESULT`.
 //! 3. **Validate** (`offline/validate.py`): reopen the three files and check them;
 //!    prints `SANDALYST_VALIDATION`.
-//! 4. **Finish**: a final answer (no tool call) summarising the events and the files.
+//! 4. **Finish**: a final answer (no tool call) summarising the events and the files,
+//!    in the request's language ([`anomalies`]: one builder, a table of words a
+//!    language).
 //!
 //! The planner is stateless over the conversation: each turn it finds its own earlier
 //! calls by the `# sandalyst-offline-phase: <phase>` marker line in their code, reads
@@ -66,7 +70,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Item, Model, Reply, Request};
 
-mod anomalies_es;
+mod anomalies;
 pub mod request;
 mod skills;
 
@@ -75,6 +79,7 @@ use request::{recognise, Recognised, Skill};
 const COMMON_PY: &str = include_str!("common.py");
 const INSPECT_PY: &str = include_str!("inspect.py");
 const ANALYSE_PY: &str = include_str!("analyse.py");
+const ANOMALY_TEXTS_PY: &str = include_str!("anomaly_texts.py");
 const VALIDATE_PY: &str = include_str!("validate.py");
 const SKILLS_PY: &str = include_str!("skills.py");
 
@@ -456,11 +461,18 @@ fn inspect_code() -> String {
     )
 }
 
-fn analysis_config(target: &Target, outputs: &OutputNames, simple: bool) -> Value {
+fn analysis_config(
+    target: &Target,
+    outputs: &OutputNames,
+    simple: bool,
+    rec: &Recognised,
+) -> Value {
     let t = &target.table;
     let temp = t.temperature.as_ref();
     json!({
         "mode": if simple { "simple" } else { "full" },
+        "lang": rec.lang,
+        "ascii": rec.ascii,
         "input": t.path,
         "kind": t.kind.clone().unwrap_or_else(|| "csv".into()),
         "sheet": t.sheet,
@@ -480,21 +492,23 @@ fn analysis_config(target: &Target, outputs: &OutputNames, simple: bool) -> Valu
     })
 }
 
-fn analysis_code(target: &Target, outputs: &OutputNames, simple: bool) -> String {
+/// The analysis script: [`compose`] with the report's and chart's words
+/// (`anomaly_texts.py`) after the shared helpers.
+fn analysis_code(target: &Target, outputs: &OutputNames, simple: bool, rec: &Recognised) -> String {
     let phase = if simple {
         Phase::AnalyseSimple
     } else {
         Phase::Analyse
     };
-    compose(
-        phase,
-        ANALYSE_PY,
-        true,
-        &analysis_config(target, outputs, simple),
+    let config = analysis_config(target, outputs, simple, rec);
+    compose(phase, ANALYSE_PY, true, &config).replacen(
+        "# --- end of shared helpers",
+        &format!("{ANOMALY_TEXTS_PY}\n# --- end of shared helpers"),
+        1,
     )
 }
 
-fn validation_code(outputs: &OutputNames, result: &Value) -> String {
+fn validation_code(outputs: &OutputNames, result: &Value, rec: &Recognised) -> String {
     let starts: Vec<Value> = result
         .get("events")
         .and_then(Value::as_array)
@@ -506,8 +520,41 @@ fn validation_code(outputs: &OutputNames, result: &Value) -> String {
         "event_starts": starts,
         "n_events": result.get("n_events").and_then(Value::as_u64).unwrap_or(0),
         "columns": result.get("columns").cloned().unwrap_or_else(|| json!([])),
+        "plain": rec.lang == request::Lang::En || rec.ascii,
+        "report_needs": report_needs(rec),
     });
     compose(Phase::Validate, VALIDATE_PY, false, &config)
+}
+
+/// What the check step looks for in the report: the headings and words of the method,
+/// in the report's language (as `anomaly_texts.py` writes them).
+fn report_needs(rec: &Recognised) -> Vec<String> {
+    let needs = match rec.lang {
+        request::Lang::En => [
+            "## method",
+            "robust z",
+            "threshold",
+            "## events",
+            "## limitations",
+        ],
+        request::Lang::Es => [
+            "## método",
+            "z robusto",
+            "umbral",
+            "## eventos",
+            "## limitaciones",
+        ],
+    };
+    needs
+        .iter()
+        .map(|n| {
+            if rec.ascii {
+                skills::to_ascii(n)
+            } else {
+                n.to_string()
+            }
+        })
+        .collect()
 }
 
 // ---- reading the conversation --------------------------------------------------------
@@ -684,10 +731,8 @@ fn plan(items: &[Item]) -> Next {
     }
     let turns = own_turns(&items[start..]);
     let Some(last) = turns.last().copied() else {
-        let narration = if rec.skill == Skill::Anomalies && rec.lang == request::Lang::En {
-            "Step 1 of 4: inspecting the files in input/ (rows, columns, types, missing values, \
-             time range). I am the built-in offline analyst: rule-based, not an LLM."
-                .to_string()
+        let narration = if rec.skill == Skill::Anomalies {
+            anomalies::words(rec.lang).step1.to_string()
         } else {
             skills::inspect_narration(rec.lang)
         };
@@ -843,6 +888,11 @@ impl Plan<'_> {
             })
     }
 
+    /// The anomaly skill's words in the request's language.
+    fn words(&self) -> &'static anomalies::Words {
+        anomalies::words(self.rec.lang)
+    }
+
     fn count(&self, phase: Phase) -> usize {
         self.turns.iter().filter(|t| t.phase == phase).count()
     }
@@ -853,8 +903,8 @@ impl Plan<'_> {
             match choose_target(profile, &self.task) {
                 Ok(target) => Next::Call(
                     Phase::Analyse,
-                    analysis_code(&target, &self.outputs, false),
-                    analysis_narration(&target, &self.outputs),
+                    analysis_code(&target, &self.outputs, false, &self.rec),
+                    anomalies::analysis_narration(self.words(), &target, &self.outputs),
                 ),
                 Err(why) => Next::Finish(why),
             }
@@ -885,11 +935,8 @@ impl Plan<'_> {
         if let Some(result) = result {
             return Next::Call(
                 Phase::Validate,
-                validation_code(&self.outputs, &result),
-                format!(
-                    "Step 3 of 4: checking the outputs ({}, {}, {}).",
-                    self.outputs.csv, self.outputs.png, self.outputs.md
-                ),
+                validation_code(&self.outputs, &result, &self.rec),
+                anomalies::validation_narration(self.words(), &self.outputs),
             );
         }
         let target = self
@@ -899,12 +946,8 @@ impl Plan<'_> {
         match (last.phase, target) {
             (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
                 Phase::AnalyseSimple,
-                analysis_code(&target, &self.outputs, true),
-                format!(
-                    "The analysis failed ({}). Falling back once to a simplified analysis: \
-                     time-of-week baseline without the temperature model.",
-                    error_summary(last.output)
-                ),
+                analysis_code(&target, &self.outputs, true, &self.rec),
+                anomalies::fallback_narration(self.words(), &error_summary(last.output)),
             ),
             _ => {
                 let first = self
@@ -959,19 +1002,13 @@ impl Plan<'_> {
         };
         match analysis {
             Some((_, result)) => {
-                let write = match self.rec.lang {
-                    request::Lang::En => final_text,
-                    request::Lang::Es => anomalies_es::final_text_es,
-                };
-                let mut text = write(
+                let mut text = anomalies::final_text(
+                    self.words(),
                     &result,
                     &self.outputs,
                     fallback_reason.as_deref(),
                     &validation,
                 );
-                if self.rec.ascii && self.rec.lang == request::Lang::Es {
-                    text = skills::to_ascii(&text);
-                }
                 let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
                 let others: Vec<String> = self
                     .profile
@@ -986,11 +1023,10 @@ impl Plan<'_> {
                     .map(|t| t.path.clone())
                     .collect();
                 if !others.is_empty() {
-                    text.push_str(&format!(
-                        "\n\nAlso inspected but not analysed: {}. I analyse one time series per run; \
-                         name the file in the task to analyse another one.",
-                        others.join(", ")
-                    ));
+                    text.push_str(&anomalies::also_inspected(self.words(), &others));
+                }
+                if self.rec.ascii {
+                    text = skills::to_ascii(&text);
                 }
                 Next::Finish(text)
             }
@@ -999,41 +1035,6 @@ impl Plan<'_> {
             ),
         }
     }
-}
-
-fn analysis_narration(target: &Target, outputs: &OutputNames) -> String {
-    let t = &target.table;
-    let mut s = format!(
-        "Step 2 of 4: analysing {} ({} rows): time column `{}`, measure `{}`",
-        t.path, t.rows, target.time.name, target.measure.name
-    );
-    if !target.measure.unit.is_empty() {
-        s.push_str(&format!(" ({})", target.measure.unit));
-    }
-    match &t.temperature {
-        Some(temp) => s.push_str(&format!(
-            ", outdoor temperature `{}` (deg {})",
-            temp.name, temp.unit
-        )),
-        None => s.push_str(", no temperature column"),
-    }
-    if let Some(c) = &target.category {
-        s.push_str(&format!(
-            ", several `{c}` values (the most frequent is analysed)"
-        ));
-    }
-    s.push_str(&format!(
-        ". Baseline by time of week{}, robust z-scores, events, then {}, {} and {}.",
-        if t.temperature.is_some() {
-            " adjusted for temperature"
-        } else {
-            ""
-        },
-        outputs.csv,
-        outputs.png,
-        outputs.md
-    ));
-    s
 }
 
 fn num(v: Option<&Value>) -> Option<f64> {
@@ -1064,157 +1065,6 @@ fn fmt_num(x: f64) -> String {
     } else {
         s
     }
-}
-
-fn final_text(
-    result: &Value,
-    outputs: &OutputNames,
-    fallback_reason: Option<&str>,
-    validation: &Result<Value, String>,
-) -> String {
-    let s = |k: &str| {
-        result
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let unit = s("unit");
-    let u = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" {unit}")
-    };
-    let n_events = result.get("n_events").and_then(Value::as_u64).unwrap_or(0);
-    let ignored = result.get("ignored").and_then(Value::as_u64).unwrap_or(0);
-    let cadence = match s("interval_word") {
-        w if w.is_empty() => format!("readings every {}", s("interval")),
-        w => format!("{w} readings"),
-    };
-    let mut t = format!(
-        "I analysed {} ({} rows): `{}`, {} from {} to {} ({} missing). \
-         Expected values come from {}; readings with |robust z| >= {} were flagged and grouped into events.\n\n",
-        s("input"),
-        result.get("rows").and_then(Value::as_u64).unwrap_or(0),
-        s("measure"),
-        cadence,
-        s("start"),
-        s("end"),
-        result.get("missing").and_then(Value::as_u64).unwrap_or(0),
-        s("baseline").trim_start_matches("expected baseline ").trim_matches(['(', ')']),
-        num(result.get("threshold")).unwrap_or(3.5),
-    );
-    if let Some(why) = fallback_reason {
-        t.push_str(&format!(
-            "Note: the full analysis failed ({why}), so these results come from the simplified \
-             fallback without temperature adjustment.\n\n"
-        ));
-    }
-    if n_events == 0 {
-        t.push_str("No abnormal events were found: nothing deviated from the expected baseline beyond the thresholds");
-    } else {
-        t.push_str(&format!(
-            "Found {n_events} abnormal event{}:\n",
-            if n_events == 1 { "" } else { "s" }
-        ));
-        let events = result
-            .get("events")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for e in &events {
-            let es = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let duration = match es("duration_text") {
-                d if d.is_empty() => {
-                    format!("{} h", fmt_num(num(e.get("duration_hours")).unwrap_or(0.0)))
-                }
-                d => d,
-            };
-            let excess = num(e.get("excess_energy")).unwrap_or(f64::NAN);
-            let mut line = format!(
-                "{}. {} ({}): {}, peak {}{u} vs {}{u} expected (z {:+.1}), excess {}{} {}",
-                e.get("event_id").and_then(Value::as_u64).unwrap_or(0),
-                es("when"),
-                duration,
-                es("direction"),
-                fmt_num(num(e.get("peak_value")).unwrap_or(f64::NAN)),
-                fmt_num(num(e.get("expected_at_peak")).unwrap_or(f64::NAN)),
-                num(e.get("peak_z")).unwrap_or(f64::NAN),
-                if excess > 0.0 { "+" } else { "" },
-                fmt_num(excess),
-                s("excess_unit"),
-            );
-            if let Some(p) = num(e.get("excess_pct")) {
-                line.push_str(&format!(" ({p:+.0} %)"));
-            }
-            let cause = es("cause");
-            if !cause.is_empty() {
-                line.push_str(&format!(" -> {cause}"));
-            }
-            t.push_str(&line);
-            t.push('\n');
-        }
-        if (events.len() as u64) < n_events {
-            t.push_str(&format!(
-                "... and {} more in the table.\n",
-                n_events - events.len() as u64
-            ));
-        }
-    }
-    if n_events == 0 {
-        t.push('.');
-    }
-    if ignored > 0 {
-        t.push_str(&format!(
-            "\n{ignored} other short deviation{} crossed the flag threshold but {} ignored as normal \
-             operating noise (single readings with |z| < 6, or too small to matter); the report lists them.\n",
-            if ignored == 1 { "" } else { "s" },
-            if ignored == 1 { "was" } else { "were" },
-        ));
-    }
-    let energy = matches!(s("kind").as_str(), "energy" | "power" | "");
-    t.push_str(&format!(
-        "\nFiles:\n- {}: the event table (one row per event, with times, peak, expected value, z-score, \
-         excess{}, temperature and explanation)\n- {}: the chart (measured vs expected with the events \
-         shaded, z-scores, temperature)\n- {}: the report (data, method, events with explanations, limitations)\n",
-        outputs.csv,
-        if energy { " energy" } else { "" },
-        outputs.png,
-        outputs.md
-    ));
-    let points = s("points_csv");
-    if !points.is_empty() {
-        t.push_str(&format!(
-            "- {points}: every reading inside an event with its expected value and z-score\n"
-        ));
-    }
-    match validation {
-        Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true) => {
-            t.push_str("\nValidation: all outputs reopened and checked (CSV columns and rows, PNG image, ASCII report covering the method and every event).\n");
-        }
-        Ok(v) => {
-            t.push_str("\nValidation found problems:\n");
-            for c in v
-                .get("checks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if c.get("ok").and_then(Value::as_bool) != Some(true) {
-                    t.push_str(&format!(
-                        "- {}: {}\n",
-                        c.get("name").and_then(Value::as_str).unwrap_or("?"),
-                        c.get("detail").and_then(Value::as_str).unwrap_or("")
-                    ));
-                }
-            }
-        }
-        Err(e) => t.push_str(&format!(
-            "\nThe validation step could not run ({e}); the files were written but not re-checked.\n"
-        )),
-    }
-    t.push_str("\n(Built-in offline analyst: deterministic and rule-based, not an LLM. The explanations are plausible causes inferred from timestamps, values and outdoor temperature; confirm them on site.)");
-    t
 }
 
 /// Wrap Python for the shell tool when the python tool is not offered.
@@ -1500,22 +1350,60 @@ mod tests {
 
     #[test]
     fn anomalies_are_reported_in_spanish_when_asked_in_spanish() {
-        let t = anomalies_es::final_text_es(
-            &result_json(),
-            &OutputNames::default(),
-            None,
-            &Ok(json!({"ok": true})),
-        );
+        // analyse.py writes its texts (when, direction, cadence, method) in the language.
+        let mut r = result_json();
+        r["cadence"] = json!("lecturas horarias");
+        r["baseline_method"] = json!("la mediana por hora de la semana + modelo de temperatura");
+        r["events"][0]["when"] = json!("sábado 2024-05-25 22:00 a domingo 2024-05-26 05:00");
+        r["events"][1]["direction_text"] = json!("caída");
+        let es = |ascii: bool| {
+            let mut items = vec![];
+            let task = if ascii {
+                "Busca anomalías en el consumo, en ASCII"
+            } else {
+                "Busca anomalías en el consumo"
+            };
+            let rec = recognise(task);
+            assert_eq!(
+                (rec.skill, rec.lang, rec.ascii),
+                (Skill::Anomalies, request::Lang::Es, ascii)
+            );
+            items.push(Item::User { text: task.into() });
+            let mut t = anomalies::final_text(
+                anomalies::words(rec.lang),
+                &r,
+                &OutputNames::default(),
+                None,
+                &Ok(json!({"ok": true})),
+            );
+            if rec.ascii {
+                t = skills::to_ascii(&t);
+            }
+            t
+        };
+        let t = es(false);
         for needle in [
-            "Encontré 2 eventos",
+            "Analicé input/building_energy.csv (1344 filas): `energy_kwh`, lecturas horarias",
+            "salen de la mediana por hora de la semana + modelo de temperatura",
+            "Encontré 2 eventos anómalos",
             "sábado 2024-05-25 22:00 a domingo 2024-05-26 05:00",
             "+264.2 kWh",
             "caída",
+            "Otras 3 desviaciones",
             "Archivos:",
+            "Validación: todos los archivos",
             "no un LLM",
         ] {
             assert!(t.contains(needle), "{needle:?} not in {t}");
         }
+        for english in ["Found", "peak", "expected", "Files", "Validation"] {
+            assert!(!t.contains(english), "{english:?} in {t}");
+        }
+        let t = es(true);
+        assert!(
+            t.is_ascii() && t.contains("Encontre 2 eventos anomalos"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -1565,7 +1453,12 @@ mod tests {
         .unwrap();
         let nasty = "energy \"kWh\" \\ 'x' \u{00b0}C \u{1F600}\nline";
         target.measure.name = nasty.into();
-        let code = analysis_code(&target, &OutputNames::default(), false);
+        let code = analysis_code(
+            &target,
+            &OutputNames::default(),
+            false,
+            &recognise("find anomalies"),
+        );
         assert!(code.is_ascii());
         assert_eq!(embedded_config(&code)["measure_col"], nasty);
         assert!(!code.contains(CONFIG_PLACEHOLDER));

@@ -1,7 +1,7 @@
 # Sandalyst offline analyst (rule-based, not an LLM), step 3 of 4: check the outputs.
 # Reopens the three files: the CSV parses with the expected columns and one row per
-# event, the PNG is a real PNG image, the report is plain ASCII and covers the method
-# and every event. The last line (SANDALYST_VALIDATION) is the verdict as JSON.
+# event, the PNG is a real PNG image, the report covers the method and every event in
+# the request's language (plain ASCII in English or when asked, else UTF-8). The last line (SANDALYST_VALIDATION) is the verdict as JSON.
 import json
 import os
 import struct
@@ -73,20 +73,21 @@ def check_report():
     if not os.path.isfile(path):
         return False, "%s is missing" % path
     raw = open(path, "rb").read()
+    plain = CONFIG.get("plain", True)
     try:
-        text = raw.decode("ascii")
+        text = raw.decode("ascii" if plain else "utf-8")
     except UnicodeDecodeError as e:
-        return False, "not plain ASCII (byte %d)" % e.start
+        return False, "not plain %s (byte %d)" % ("ASCII" if plain else "UTF-8", e.start)
     low = text.lower()
-    need = ["## method", "robust z", "threshold", "## events", "## limitations"]
+    need = CONFIG.get("report_needs") or ["## method", "robust z", "threshold", "## events", "## limitations"]
     absent = [n for n in need if n not in low]
     if absent:
         return False, "report lacks: %s" % ", ".join(absent)
     lost = [s for s in starts if s not in text]
     if lost:
         return False, "events not described: %s" % ", ".join(lost)
-    return True, "%s: %d lines, ASCII, method and %d listed event(s) covered" % (
-        path, text.count("\n"), len(starts))
+    return True, "%s: %d lines, %s, method and %d listed event(s) covered" % (
+        path, text.count("\n"), "ASCII" if plain else "UTF-8", len(starts))
 
 
 check("anomalies table (CSV)", check_csv)

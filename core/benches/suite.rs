@@ -1,0 +1,617 @@
+//! Issue 11's figures, each beside a baseline measured in the same run, as the tables of
+//! BENCHMARKS.md. Run it through `scripts/bench.sh` (`--tiny`, default small, `--full`),
+//! or `cargo bench --bench suite -- [--tiny|--full]`.
+//!
+//! Baselines: `docker run --rm IMAGE python3 -c pass` for what waits on the sandbox,
+//! `docker cp` of the same file for staging, Python's `csv` module reading the whole
+//! file for tables, a fresh `python3 -c pass` for the loop's cost per turn. The
+//! reference case runs against a scripted Responses-wire server on 127.0.0.1 (the test
+//! suite's own, `core/tests/wire`), so no turn waits on a real model.
+//!
+//! The tiny size exists so the test suite can prove that the bench still runs; its
+//! numbers mean nothing.
+
+#[path = "../tests/wire/mod.rs"]
+mod wire;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sandalyst::agent::{EventKind, SetupStage};
+use sandalyst::artifacts::csv_index::{self, SortBy};
+use sandalyst::model::config::ProviderKind;
+use sandalyst::model::openai_responses::OpenAiResponses;
+use sandalyst::model::scripted::{ScriptedModel, Step};
+use sandalyst::sandbox::docker::{self, DockerSandbox};
+use sandalyst::sandbox::fake::FakeFactory;
+use sandalyst::sandbox::{image, Sandbox, SandboxConfig};
+use sandalyst::session::{DockerFactory, SandboxFactory, Session, SessionConfig, Sessions};
+use sandalyst::workspace::Manifest;
+use wire::reference::responses_script;
+use wire::WireServer;
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Size {
+    Tiny,
+    Small,
+    Full,
+}
+
+struct Plan {
+    size: Size,
+    /// Repetitions of each timed operation.
+    n: usize,
+    /// Rows of the generated tables (10 columns, about 100 bytes a row).
+    table_rows: Vec<usize>,
+    stage_mb: u64,
+    loop_calls: usize,
+}
+
+impl Plan {
+    fn new(size: Size) -> Plan {
+        match size {
+            Size::Tiny => Plan {
+                size,
+                n: 1,
+                table_rows: vec![3_000],
+                stage_mb: 4,
+                loop_calls: 5,
+            },
+            Size::Small => Plan {
+                size,
+                n: 3,
+                table_rows: vec![100_000],
+                stage_mb: 100,
+                loop_calls: 50,
+            },
+            Size::Full => Plan {
+                size,
+                n: 5,
+                table_rows: vec![1_000_000, 10_000_000],
+                stage_mb: 1024,
+                loop_calls: 50,
+            },
+        }
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else if ms < 10_000.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{:.1} s", ms / 1000.0)
+    }
+}
+
+/// One table of results.
+struct Table(Vec<String>);
+
+impl Table {
+    fn new(title: &str) -> Table {
+        Table(vec![
+            format!("\n### {title}\n"),
+            "| what | n | median | baseline | baseline median | ratio | target |".into(),
+            "|---|---|---|---|---|---|---|".into(),
+        ])
+    }
+
+    /// A row: the median of `samples` against the median of `base`.
+    fn row(&mut self, what: &str, samples: Vec<Duration>, base: (&str, Duration), target: &str) {
+        let n = samples.len();
+        let m = median(samples);
+        let ratio = m.as_secs_f64() / base.1.as_secs_f64().max(1e-9);
+        self.0.push(format!(
+            "| {what} | {n} | {} | {} | {} | {ratio:.3} | {target} |",
+            ms(m),
+            base.0,
+            ms(base.1)
+        ));
+        self.print_last();
+    }
+
+    /// A row that is not a duration (a throughput, a memory figure).
+    fn note(&mut self, what: &str, value: String, base: &str, ratio: &str, target: &str) {
+        self.0.push(format!(
+            "| {what} | 1 | {value} | {base} | | {ratio} | {target} |"
+        ));
+        self.print_last();
+    }
+
+    fn print_last(&self) {
+        if self.0.len() == 4 {
+            for l in &self.0[..3] {
+                println!("{l}");
+            }
+        }
+        println!("{}", self.0.last().unwrap());
+    }
+}
+
+/// Wall time of a command that must succeed.
+fn time_cmd(cmd: &mut Command) -> Duration {
+    let start = Instant::now();
+    let out = cmd.output().expect("the command starts");
+    let took = start.elapsed();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+fn times(n: usize, mut f: impl FnMut() -> Duration) -> Vec<Duration> {
+    (0..n).map(|_| f()).collect()
+}
+
+/// The process's peak resident memory since the last [`reset_peak`], in MB (Linux).
+fn peak_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn reset_peak() {
+    // Writing 5 to clear_refs resets VmHWM to the current RSS.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn docker_run_pass(tag: &str) -> Duration {
+    time_cmd(Command::new("docker").args([
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        tag,
+        "python3",
+        "-c",
+        "pass",
+    ]))
+}
+
+/// A CSV of `rows` rows and 10 columns: ids, timestamps, categories, floats, text.
+fn make_csv(path: &Path, rows: usize) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    writeln!(
+        f,
+        "id,time,site,load_kw,temp_c,humidity,price,score,count,note"
+    )?;
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..rows {
+        // xorshift: reproducible values without a dependency.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let a = (x % 100_000) as f64 / 100.0;
+        let b = ((x >> 20) % 5000) as f64 / 100.0 - 10.0;
+        writeln!(
+            f,
+            "{i},2026-{:02}-{:02} {:02}:{:02}:00,site-{},{a:.2},{b:.2},{},{:.4},{:.3},{},\"note {}\"",
+            1 + (i / 44_640) % 12,
+            1 + (i / 1440) % 28,
+            (i / 60) % 24,
+            i % 60,
+            x % 37,
+            (x >> 8) % 100,
+            ((x >> 12) % 1_000_000) as f64 / 7919.0,
+            ((x >> 30) % 100_000) as f64 / 1000.0,
+            (x >> 40) % 1000,
+            x % 9973,
+        )?;
+    }
+    f.flush()
+}
+
+fn python_csv_read(path: &Path) -> Duration {
+    time_cmd(Command::new("python3").args([
+        "-c",
+        "import csv, sys\nwith open(sys.argv[1], newline='') as f:\n    n = sum(1 for _ in csv.reader(f))",
+        path.to_str().unwrap(),
+    ]))
+}
+
+fn tables(plan: &Plan, dir: &Path) -> anyhow::Result<Vec<Table>> {
+    let mut all = Vec::new();
+    for &rows in &plan.table_rows {
+        let path = dir.join(format!("table-{rows}.csv"));
+        make_csv(&path, rows)?;
+        let mb = std::fs::metadata(&path)?.len() as f64 / 1e6;
+        let mut t = Table::new(&format!(
+            "Big tables: {rows} rows x 10 columns, {mb:.0} MB (`artifacts::csv_index`)"
+        ));
+        let base = (
+            "Python `csv` reads the whole file",
+            median(times(plan.n, || python_csv_read(&path))),
+        );
+        reset_peak();
+        let (mut first, mut counted) = (Vec::new(), Vec::new());
+        for i in 0..plan.n {
+            // A new modification time is a new file to the index cache: a cold start.
+            let f = std::fs::File::options().write(true).open(&path)?;
+            f.set_modified(std::time::SystemTime::now() + Duration::from_secs(i as u64 + 1))?;
+            drop(f);
+            let start = Instant::now();
+            let p = csv_index::page(&path, 0, 200)?;
+            first.push(start.elapsed());
+            assert_eq!(p.rows.len(), 200.min(rows));
+            // The first page started the index in the background; wait for it.
+            assert_eq!(csv_index::warm(&path)?, rows);
+            counted.push(start.elapsed());
+        }
+        let index_secs = median(counted.clone()).as_secs_f64();
+        t.row(
+            "first page (200 rows), nothing indexed yet",
+            first,
+            base,
+            "≤ 20 ms",
+        );
+        t.row(
+            "row index built in the background (exact row count known)",
+            counted,
+            base,
+            "",
+        );
+        t.note(
+            "row index throughput",
+            format!("{:.0} MB/s", mb / index_secs),
+            "",
+            "",
+            "≥ 500 MB/s",
+        );
+        let mut any = Vec::new();
+        for k in 0..200usize {
+            let offset = (k * 7919 * 1031) % rows.max(1);
+            let start = Instant::now();
+            csv_index::page(&path, offset, 200)?;
+            any.push(start.elapsed());
+        }
+        t.row("any page (200 rows at 200 offsets)", any, base, "≤ 5 ms");
+        for (name, column) in [("a number column", 3), ("a text column", 2)] {
+            let by = SortBy {
+                column,
+                descending: false,
+            };
+            let start = Instant::now();
+            let p = csv_index::sorted_page(&path, by, 0, 200)?;
+            let took = start.elapsed();
+            assert_eq!(p.rows.len(), 200.min(rows));
+            t.row(
+                &format!("sort by {name}, first sorted page"),
+                vec![took],
+                base,
+                "≤ 2 s (1M rows)",
+            );
+        }
+        let mut sorted_any = Vec::new();
+        for k in 0..200usize {
+            let by = SortBy {
+                column: 3,
+                descending: false,
+            };
+            let offset = (k * 7919 * 1031) % rows.max(1);
+            let start = Instant::now();
+            csv_index::sorted_page(&path, by, offset, 200)?;
+            sorted_any.push(start.elapsed());
+        }
+        t.row("any sorted page (200 rows)", sorted_any, base, "");
+        t.note(
+            "peak memory of the bench process over these rows",
+            format!("{:.0} MB", peak_mb()),
+            "",
+            "",
+            "≤ 200 MB",
+        );
+        std::fs::remove_file(&path)?;
+        all.push(t);
+    }
+    Ok(all)
+}
+
+fn offline_cli(out: &Path, data: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+    c.current_dir(repo())
+        .env("SANDALYST_DATA_DIR", data)
+        .env("SANDALYST_CONFIG", data.join("config.toml"))
+        .args([
+            "run",
+            "--input",
+            "examples/building_energy.csv",
+            "--prompt-file",
+            "examples/anomaly_task.md",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "SANDALYST_COMPATIBLE_API_KEY",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Waits until the session's sandbox is ready, then lets the kernel import numpy,
+/// pandas and pyplot while idle, as it does while a user types.
+async fn warm_up(session: &Session) {
+    let mut rx = session.subscribe();
+    session.warm();
+    while let Ok(e) = rx.recv().await {
+        if matches!(e.kind, EventKind::Setup(SetupStage::SandboxReady { .. })) {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+}
+
+async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> {
+    let mut t = Table::new("The reference case and the first cell");
+    let base = (
+        "`docker run --rm IMAGE python3 -c pass`",
+        median(times(plan.n, || docker_run_pass(tag))),
+    );
+
+    // Cold: a fresh command-line run, the model a scripted server on loopback.
+    let mut cold = Vec::new();
+    for i in 0..plan.n {
+        let server = WireServer::start(responses_script()).await;
+        let data = dir.join(format!("cold-{i}"));
+        let mut c = offline_cli(&data.join("out"), &data);
+        c.args(["--model", "openai:gpt-5.4"])
+            .env("OPENAI_API_KEY", wire::TEST_KEY)
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.base));
+        cold.push(tokio::task::block_in_place(|| time_cmd(&mut c)));
+        assert_eq!(server.received().len(), 3, "three model turns");
+    }
+    t.row(
+        "reference case, scripted Responses model, cold command-line run",
+        cold,
+        base,
+        "≤ 2.2 s",
+    );
+
+    let factory: Arc<dyn SandboxFactory> = Arc::new(DockerFactory);
+    let sessions = Sessions::new(dir.join("sessions"), factory)?;
+    let mut config = SessionConfig::default();
+    config.sandbox.image = tag.to_string();
+    let input = repo().join("examples/building_energy.csv");
+    let mut warm = Vec::new();
+    for _ in 0..plan.n {
+        let s = sessions.create(config.clone()).await?;
+        s.add_files(vec![input.clone()]).await?;
+        warm_up(&s).await;
+        let server = WireServer::start(responses_script()).await;
+        let cfg = wire::config(
+            ProviderKind::OpenAi,
+            "gpt-5.4",
+            &format!("{}/v1", server.base),
+            "OPENAI_API_KEY",
+        );
+        let model = OpenAiResponses::new(cfg)?;
+        let start = Instant::now();
+        let h = s.ask("Find the anomalies.".into(), Box::new(model))?;
+        h.outcome().await;
+        warm.push(start.elapsed());
+        assert_eq!(server.received().len(), 3, "three model turns");
+        s.close().await;
+    }
+    t.row(
+        "reference case as an ask in a warm session",
+        warm,
+        base,
+        "≤ 1.5 s",
+    );
+
+    let mut first = Vec::new();
+    let code = "import pandas as pd\nprint(pd.__version__)";
+    for _ in 0..plan.n {
+        let s = sessions.create(config.clone()).await?;
+        s.add_files(vec![input.clone()]).await?;
+        warm_up(&s).await;
+        let model = ScriptedModel::new([ScriptedModel::python("c1", code)]);
+        let start = Instant::now();
+        let mut h = s.ask("go".into(), Box::new(model))?;
+        let mut at = None;
+        while let Some(e) = h.events.recv().await {
+            if at.is_none() && matches!(e.kind, EventKind::CellOutput { .. }) {
+                at = Some(start.elapsed());
+            }
+        }
+        h.outcome().await;
+        first.push(at.expect("the cell printed"));
+        s.close().await;
+    }
+    t.row(
+        "ask -> first output of `import pandas`, warm session, zero-latency model",
+        first,
+        base,
+        "≤ 20 ms",
+    );
+    sessions.close_all().await;
+
+    let mut offline = Vec::new();
+    for i in 0..plan.n {
+        let data = dir.join(format!("offline-{i}"));
+        let mut c = offline_cli(&data.join("out"), &data);
+        offline.push(tokio::task::block_in_place(|| time_cmd(&mut c)));
+    }
+    t.row(
+        "offline analyst, reference case, cold command-line run",
+        offline,
+        base,
+        "≤ 3.0 s",
+    );
+    Ok(t)
+}
+
+async fn staging(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> {
+    let engine = docker::connect().await?;
+    let config = SandboxConfig {
+        image: tag.to_string(),
+        ..SandboxConfig::default()
+    };
+    let mb = plan.stage_mb;
+    let mut t = Table::new(&format!("Staging a {mb} MB CSV"));
+    let big = dir.join("stage.csv");
+    {
+        // Real bytes, not a sparse file, so that both paths read them.
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&big)?);
+        let line = "2026-01-01 00:00:00,site-1,12.50,3.25,0.1234,note text here\n";
+        let mut written = 0u64;
+        while written < mb << 20 {
+            f.write_all(line.as_bytes())?;
+            written += line.len() as u64;
+        }
+    }
+    let cp = times(plan.n, || {
+        let name = format!("sandalyst-bench-cp-{}", std::process::id());
+        let _ = Command::new("docker").args(["rm", "-f", &name]).output();
+        time_cmd(Command::new("docker").args(["create", "--name", &name, tag, "true"]));
+        let took = time_cmd(Command::new("docker").args([
+            "cp",
+            big.to_str().unwrap(),
+            &format!("{name}:/tmp/stage.csv"),
+        ]));
+        time_cmd(Command::new("docker").args(["rm", "-f", &name]));
+        took
+    });
+    let base = ("`docker cp` of the same file", median(cp));
+    let manifest = Manifest::from_paths(std::slice::from_ref(&big))?;
+    let c = tokio_util::sync::CancellationToken::new();
+    let (mut empty, mut staged) = (Vec::new(), Vec::new());
+    reset_peak();
+    for i in 0..plan.n {
+        for (m, out) in [(&Manifest::default(), &mut empty), (&manifest, &mut staged)] {
+            let start = Instant::now();
+            let sb = DockerSandbox::start(&engine, &format!("bench-stage-{i}"), &config, m).await?;
+            sb.python("1+1", Duration::from_secs(60), &c, &|_, _| {})
+                .await?;
+            out.push(start.elapsed());
+            sb.close().await?;
+        }
+    }
+    let peak = peak_mb();
+    let extra = median(staged.clone()).saturating_sub(median(empty.clone()));
+    t.row("sandbox start with the file staged", staged, base, "");
+    t.row("sandbox start, nothing staged", empty, base, "");
+    t.row(
+        "staging alone (difference of the two medians)",
+        vec![extra],
+        base,
+        "≤ 1.0 (tar path); ≤ 0.2 s for 1 GB (bind mount)",
+    );
+    t.note(
+        "peak memory of the bench process while staging",
+        format!("{peak:.0} MB"),
+        "",
+        "",
+        "≤ 64 MB",
+    );
+    std::fs::remove_file(&big)?;
+    Ok(t)
+}
+
+async fn loop_overhead(plan: &Plan, dir: &Path) -> anyhow::Result<Table> {
+    let mut t = Table::new("The loop's own cost");
+    let base = (
+        "a fresh `python3 -c pass` process per cell",
+        median(times(plan.n.max(5), || {
+            time_cmd(Command::new("python3").args(["-c", "pass"]))
+        })),
+    );
+    let fake = Sessions::new(dir.join("fake"), Arc::new(FakeFactory::default()))?;
+    let mut per_turn = Vec::new();
+    for _ in 0..plan.n {
+        let s = fake.create(SessionConfig::default()).await?;
+        let steps: Vec<Step> = (0..plan.loop_calls)
+            .map(|i| ScriptedModel::python(&format!("c{i}"), "print x"))
+            .collect();
+        let mut cfg = SessionConfig::default();
+        cfg.limits.max_turns = plan.loop_calls as u32 + 10;
+        s.set_config(cfg).await?;
+        let start = Instant::now();
+        let h = s.ask("go".into(), Box::new(ScriptedModel::new(steps)))?;
+        h.outcome().await;
+        per_turn.push(start.elapsed() / (plan.loop_calls as u32 + 1));
+    }
+    t.row(
+        "loop overhead per turn (in-memory sandbox, transcript synced to disk)",
+        per_turn,
+        base,
+        "≤ 1 ms",
+    );
+    fake.close_all().await;
+    Ok(t)
+}
+
+/// Measures everything at `size`, printing each row as it is measured; returns the
+/// printed lines. `docker`: false leaves out what needs the engine.
+pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
+    let plan = Plan::new(size);
+    let dir = tempfile::tempdir()?;
+    let title = format!(
+        "## Issue 11 figures ({} size; medians; ratio = median / baseline median)",
+        match plan.size {
+            Size::Tiny => "tiny (proves the bench runs; the numbers mean nothing)",
+            Size::Small => "small",
+            Size::Full => "full",
+        }
+    );
+    println!("{title}");
+    let mut all = tables(&plan, dir.path())?;
+    all.push(loop_overhead(&plan, dir.path()).await?);
+    if docker {
+        let engine = docker::connect().await?;
+        let tag = match std::env::var("SANDALYST_IMAGE") {
+            Ok(t) => t,
+            Err(_) => image::ensure(&engine, &|l| eprintln!("{l}")).await?,
+        };
+        all.push(reference_and_session(&plan, dir.path(), &tag).await?);
+        all.push(staging(&plan, dir.path(), &tag).await?);
+    } else {
+        println!("\n(sandbox tables left out)");
+    }
+    Ok(std::iter::once(title)
+        .chain(all.into_iter().flat_map(|t| t.0))
+        .collect())
+}
+
+#[allow(dead_code)] // the test suite includes this file for `run` (core/tests/bench_suite.rs)
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let size = if args.iter().any(|a| a == "--tiny") {
+        Size::Tiny
+    } else if args.iter().any(|a| a == "--full") {
+        Size::Full
+    } else {
+        Size::Small
+    };
+    let docker = std::env::var_os("SANDALYST_BENCH_NO_DOCKER").is_none();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?
+        .block_on(run(size, docker))?;
+    Ok(())
+}

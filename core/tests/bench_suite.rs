@@ -1,0 +1,49 @@
+//! The bench (core/benches/suite.rs, what scripts/bench.sh runs) still runs: at tiny
+//! size, against the real engine, it prints every table with its baselines. Timings
+//! are not checked.
+
+#[path = "../benches/suite.rs"]
+#[allow(dead_code)]
+mod suite;
+
+#[test]
+fn the_bench_prints_its_tables_at_tiny_size() {
+    let lines = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(suite::run(suite::Size::Tiny, true))
+        .unwrap();
+    let text = lines.join("\n");
+    for title in [
+        "### Big tables: 3000 rows",
+        "### The loop's own cost",
+        "### The reference case and the first cell",
+        "### Staging a 4 MB CSV",
+    ] {
+        assert!(text.contains(title), "{title} missing:\n{text}");
+    }
+    for row in [
+        "| first page (200 rows), nothing indexed yet | 1 |",
+        "| sort by a number column, first sorted page | 1 |",
+        "| reference case, scripted Responses model, cold command-line run | 1 |",
+        "| reference case as an ask in a warm session | 1 |",
+        "| ask -> first output of `import pandas`, warm session, zero-latency model | 1 |",
+        "| offline analyst, reference case, cold command-line run | 1 |",
+        "| staging alone (difference of the two medians) | 1 |",
+        "| loop overhead per turn (in-memory sandbox, transcript synced to disk) | 1 |",
+    ] {
+        assert!(text.contains(row), "{row} missing:\n{text}");
+    }
+    // Every timed row names its baseline and a ratio.
+    assert!(
+        text.contains("| `docker run --rm IMAGE python3 -c pass` |"),
+        "{text}"
+    );
+    assert!(text.contains("| `docker cp` of the same file |"), "{text}");
+    assert!(
+        text.contains("| Python `csv` reads the whole file |"),
+        "{text}"
+    );
+}

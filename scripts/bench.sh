@@ -1,0 +1,34 @@
+#!/bin/sh
+# Issue 11's figures in one command: builds the release bench, then prints the tables of
+# BENCHMARKS.md, each row with a baseline measured in the same run and the ratio.
+#
+#   scripts/bench.sh          small sizes (100k-row table, 100 MB staged): a few minutes
+#   scripts/bench.sh --full   the issue's sizes (1M- and 10M-row tables, 1 GB staged),
+#                             then the detailed `sandbox` and `session` benches
+#   scripts/bench.sh --tiny   proves the bench runs (the test suite does the same)
+#
+# Needs Docker and the sandbox image (scripts/setup.sh); SANDALYST_IMAGE picks another
+# image, SANDALYST_BENCH_NO_DOCKER=1 measures only what needs no engine.
+set -eu
+cd "$(dirname "$0")/.."
+SIZE=""
+case "${1:-}" in
+--full | --tiny) SIZE="$1" ;;
+"" | --small) ;;
+*)
+    echo "usage: scripts/bench.sh [--tiny | --small | --full]" >&2
+    exit 2
+    ;;
+esac
+[ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(docker version --format 'Docker {{.Server.Version}}' 2>/dev/null || echo 'no Docker')" >&2
+# `cargo bench` builds the release profile (and the `sandalyst` binary the cold runs use).
+cargo bench -q -p sandalyst --bench suite -- $SIZE
+if [ "$SIZE" = "--full" ]; then
+    echo
+    echo "### Sandbox detail (cargo bench --bench sandbox)"
+    cargo bench -q -p sandalyst --bench sandbox
+    echo
+    echo "### Session detail (cargo bench --bench session)"
+    cargo bench -q -p sandalyst --bench session
+fi
