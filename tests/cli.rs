@@ -191,6 +191,66 @@ fn offline_analyst_on_a_file_it_has_never_seen() {
 }
 
 #[test]
+fn a_spanish_request_gets_the_same_events_with_a_spanish_report_and_answer() {
+    let r = repo();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = sandalyst(
+        &[
+            "run",
+            "--input",
+            r.join("examples/building_energy.csv").to_str().unwrap(),
+            "--prompt",
+            "Busca eventos anómalos de consumo de energía en input/building_energy.csv y explica el método.",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir.path().join("data"),
+    );
+    assert!(o.status.success(), "stderr:\n{}", text(&o.stderr));
+    // The findings do not depend on the language: the planted events, nothing else.
+    let events = r.join("examples/building_energy.events.json");
+    let spans = flagged_spans(&out.join("anomalies.csv"));
+    let planted = planted(&events);
+    assert_eq!(spans.len(), planted.len(), "{spans:?}");
+    for (id, start, end) in &planted {
+        assert!(
+            spans.iter().any(|s| overlaps(s, start, end)),
+            "planted event {id} not in {spans:?}"
+        );
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for words in [
+        "# Eventos anómalos de consumo de energía: building_energy.csv",
+        "## Método",
+        "## Eventos",
+        "## Limitaciones",
+        "sábado 2024-05-25 22:00 a domingo 2024-05-26 05:00",
+        "- Explicación plausible: Ocurre en la noche del sábado al domingo (fin de semana)",
+    ] {
+        assert!(
+            report.contains(words),
+            "{words:?} not in the report:\n{report}"
+        );
+    }
+    assert!(!report.contains("## Method"), "{report}");
+    let run = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let transcript = std::fs::read_to_string(run.join("transcript.jsonl")).unwrap();
+    for words in [
+        "Encontré 3 eventos anómalos",
+        "causa probable: ",
+        "Validación: todos los archivos se reabrieron y comprobaron",
+    ] {
+        assert!(transcript.contains(words), "{words:?} not in the answer");
+    }
+}
+
+#[test]
 fn runs_list_show_and_export() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

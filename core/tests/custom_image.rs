@@ -274,6 +274,28 @@ async fn remove(docker: &Docker, tag: &str) {
     let _ = docker.remove_image(tag, Some(opts), None).await;
 }
 
+/// Removes a test image when dropped, also when an assertion failed first.
+struct Removed(String);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let tag = self.0.clone();
+        // Its own thread and runtime: a Drop cannot await on the test's runtime.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                if let Ok(docker) = sandalyst::sandbox::docker::connect().await {
+                    remove(&docker, &tag).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
 #[tokio::test]
 async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     let docker = common::engine().await;
@@ -283,6 +305,7 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     // No python3 at all.
     let tiny = format!("sandalyst-test-nopython:{suffix}");
     import_tiny(&docker, &tiny).await;
+    let _tiny = Removed(tiny.clone());
     let t = Instant::now();
     let err = custom::check(&docker, &tiny).await.unwrap_err();
     eprintln!(
@@ -316,13 +339,13 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     assert_eq!(code, "image_unusable", "{message}");
     assert!(message.contains("has no python3"), "{message}");
     session.close().await;
-    remove(&docker, &tiny).await;
 
     // Python, but no IPython: the check names what is missing.
     let no_ipython = format!("sandalyst-test-noipython:{suffix}");
     let dockerfile = format!(
         "FROM {base}\nUSER root\nRUN [\"python3\", \"-c\", \"import IPython, os, shutil; shutil.rmtree(os.path.dirname(IPython.__file__))\"]\nUSER 1000:1000\n"
     );
+    let _no_ipython = Removed(no_ipython.clone());
     let mut tar = tar::Builder::new(Vec::new());
     let mut header = tar::Header::new_gnu();
     header.set_size(dockerfile.len() as u64);
@@ -351,7 +374,6 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     )
     .await
     .unwrap_err();
-    remove(&docker, &no_ipython).await;
     match &err {
         ImageError::KernelNeeds { missing, fix, .. } => {
             assert!(missing.iter().any(|m| m.contains("IPython")), "{err}");

@@ -6,7 +6,8 @@
 //! - [`scheme`] and [`paths`]: how files of a session reach the page, and the checks
 //!   every path from the page goes through;
 //! - [`preview`]: which core preview a file gets;
-//! - [`settings`], [`engine`]: the settings file and the Docker engine's status.
+//! - [`settings`], [`engine`]: the settings file and the Docker engine's status;
+//! - [`webview`]: the window's WebKit settings (compositing off: memory).
 
 pub mod commands;
 
@@ -23,6 +24,7 @@ pub mod paths;
 pub mod preview;
 pub mod scheme;
 pub mod settings;
+pub mod webview;
 
 use std::path::PathBuf;
 
@@ -60,6 +62,7 @@ static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 
 pub fn run() {
     STARTED.get_or_init(std::time::Instant::now);
+    webview::configure_before_start();
     let root = match data_root() {
         Ok(r) => r,
         Err(e) => {

@@ -501,9 +501,51 @@ async fn desktop_end_to_end() {
         .await;
     app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
     assert!(app.text("#file-list").await.contains("building_energy.csv"));
+
+    // 7. Re-run the whole session on next month's export, with no model: a new session
+    // with the outputs of the new data (its own planted events).
+    let next = repo().join("tests/fixtures/building_energy_next.csv");
+    app.js(&format!(
+        "window.sandalyst.rerun([{:?}]); return true",
+        next.to_str().unwrap()
+    ))
+    .await;
+    app.wait_js(
+        &format!("const c = document.querySelector('.h-item.current'); return !!c && c.dataset.id !== {session_id:?}"),
+        30,
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        300,
+    )
+    .await;
+    let ending = app.text(".ask .ending").await;
+    assert!(
+        ending.starts_with("Finished"),
+        "the re-run ended as {ending:?}"
+    );
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    let rerun_id = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await;
+    let rerun_dir = data.path().join(rerun_id.as_str().unwrap());
+    let found = std::fs::read_to_string(rerun_dir.join("outputs/anomalies.csv")).unwrap();
+    let planted: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/fixtures/building_energy_next.events.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    for ev in planted["events"].as_array().unwrap() {
+        let day = ev["start"].as_str().unwrap().get(..10).unwrap();
+        assert!(
+            found.contains(day),
+            "the re-run missed the event of {day}: {found}"
+        );
+    }
     app.quit().await;
 
-    // 7. No engine: the banner says so, and history still works.
+    // 8. No engine: the banner says so, and history still works.
     let closed = free_port();
     let host = format!("tcp://127.0.0.1:{closed}");
     let app = App::start(&display, data.path(), &[("DOCKER_HOST", host.as_str())]).await;
@@ -675,4 +717,128 @@ async fn screenshots() {
     app.js("document.querySelector('.artifact[data-path=\"energy_anomalies.png\"]').scrollIntoView({block: 'start'}); return true").await;
     shot(&display, "09-dark").await;
     app.quit().await;
+}
+
+/// Percentiles (50, 95, max) of a list of milliseconds.
+fn spread(mut ms: Vec<f64>) -> (f64, f64, f64) {
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.95), at(1.0))
+}
+
+/// Script round trips to the page (WebDriver -> WebKit's main thread -> back) every
+/// 50 ms for `secs`, in milliseconds: how long the window takes to answer.
+async fn round_trips(app: &App, secs: f64) -> Vec<f64> {
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    let mut out = Vec::new();
+    while Instant::now() < end {
+        let t = Instant::now();
+        app.js("return 1").await;
+        out.push(t.elapsed().as_secs_f64() * 1000.0);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    out
+}
+
+/// The benchmark of BENCHMARKS.md "window answers input while a cell prints 10 MB":
+/// script round trips and animation-frame gaps, idle (the same-run baseline) and while
+/// a cell prints 10 MB to stdout. Prints a table; asserts nothing about the times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark; run by scripts/bench-desktop.sh"]
+async fn responsiveness_while_a_cell_prints() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mb: usize = std::env::var("BENCH_PRINT_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let app = App::start(&display, data.path(), &[]).await;
+    app.js(&format!(
+        "window.sandalyst.addPaths([{:?}]); return true",
+        repo()
+            .join("examples/building_energy.csv")
+            .to_str()
+            .unwrap()
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
+        60,
+    )
+    .await;
+    // Frame gaps, from the page's own animation frames.
+    app.js(
+        "window.__frames = []; let last = performance.now();
+         const tick = (t) => { window.__frames.push(t - last); last = t; requestAnimationFrame(tick); };
+         requestAnimationFrame(tick); return true",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    app.js("window.__frames = []; return true").await;
+    let idle = round_trips(&app, 5.0).await;
+    let idle_frames: Vec<f64> = serde_json::from_value(
+        app.js("const f = window.__frames; window.__frames = []; return f")
+            .await,
+    )
+    .unwrap();
+
+    // 100-byte lines, flushed in 64 KB writes: `mb` MB in about 10 s.
+    let code = format!(
+        "import sys, time\nline = 'x' * 99 + '\\n'\nblock = line * 655\nfor i in range({n}):\n    sys.stdout.write(block)\n    sys.stdout.flush()\n    time.sleep({pause})\nprint('done', flush=True)\n",
+        n = mb * 16,
+        pause = 10.0 / (mb * 16) as f64,
+    );
+    let script = work.path().join("print.json");
+    std::fs::write(
+        &script,
+        serde_json::to_string(&json!([{"python": code}, {"say": "Printed."}])).unwrap(),
+    )
+    .unwrap();
+    app.ask("Print a lot.", &format!("replay:{}", script.display()))
+        .await;
+    app.wait_js(
+        "return document.querySelectorAll('.cell .out').length > 0",
+        120,
+    )
+    .await;
+    let started = Instant::now();
+    let mut busy = Vec::new();
+    let mut printed = false;
+    while !printed {
+        busy.extend(round_trips(&app, 1.0).await);
+        printed = app
+            .js("return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1")
+            .await
+            == Value::Bool(true);
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the print did not end"
+        );
+    }
+    let busy_frames: Vec<f64> =
+        serde_json::from_value(app.js("return window.__frames").await).unwrap();
+    let run_secs = started.elapsed().as_secs_f64();
+    app.quit().await;
+
+    let long = |f: &[f64]| f.iter().filter(|&&g| g > 50.0).count();
+    let idle_n = idle.len();
+    let (i50, i95, imax) = spread(idle);
+    let (b50, b95, bmax) = spread(busy.clone());
+    let (f50, f95, fmax) = spread(idle_frames.clone());
+    let (g50, g95, gmax) = spread(busy_frames.clone());
+    println!("\n| while | script round trip p50 / p95 / max (ms) | frame gap p50 / p95 / max (ms) | frames > 50 ms |");
+    println!("|---|---|---|---|");
+    println!(
+        "| idle (baseline), {} samples | {i50:.1} / {i95:.1} / {imax:.1} | {f50:.1} / {f95:.1} / {fmax:.1} | {} of {} |",
+        idle_n,
+        long(&idle_frames),
+        idle_frames.len()
+    );
+    println!(
+        "| a cell printing {mb} MB ({run_secs:.1} s), {} samples | {b50:.1} / {b95:.1} / {bmax:.1} | {g50:.1} / {g95:.1} / {gmax:.1} | {} of {} |",
+        busy.len(),
+        long(&busy_frames),
+        busy_frames.len()
+    );
 }

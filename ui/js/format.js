@@ -78,3 +78,20 @@ export function when(iso, now = new Date()) {
   const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   return `${d.getDate()} ${months[d.getMonth()]}, ${hm}`;
 }
+
+/// A stream's output is shown from its last SHOW_OUTPUT_CHARS characters (a cell that
+/// prints megabytes would otherwise be laid out again on every chunk, and the window
+/// would stop answering); "Show all" shows the rest of what the app received.
+export const SHOW_OUTPUT_CHARS = 40_000;
+
+/// The tail of `text` to show: at most `max` characters, from a line start; and how
+/// many lines are left out before it.
+export function outputTail(text, max = SHOW_OUTPUT_CHARS) {
+  if (text.length <= max) return { shown: text, hiddenLines: 0 };
+  let start = text.length - max;
+  const nl = text.indexOf('\n', start);
+  if (nl >= 0 && nl < text.length - 1) start = nl + 1;
+  let hiddenLines = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < start; i = text.indexOf('\n', i + 1)) hiddenLines++;
+  return { shown: text.slice(start), hiddenLines: Math.max(hiddenLines, 1) };
+}

@@ -12,21 +12,35 @@ function codeBlock(code) {
   return h('pre', { class: 'code' }, ...tokenize(code || '').map(([cls, text]) => (cls ? h('span', { class: `t-${cls}` }, text) : text)));
 }
 
-function cellElement(item, sessionId) {
+function outputElements(o, expanded, onExpand) {
+  const cls = `out ${o.stream === 'stderr' ? 'stderr' : 'stdout'}`;
+  const { shown, hiddenLines } = expanded ? { shown: o.text, hiddenLines: 0 } : fmt.outputTail(o.text);
+  if (!hiddenLines) return [h('pre', { class: cls }, shown)];
+  const n = hiddenLines.toLocaleString('en-US');
+  return [
+    h('div', { class: 'out-more muted' }, `… ${n} earlier line${hiddenLines === 1 ? '' : 's'} not shown `,
+      h('button', { class: 'link', onclick: onExpand }, 'Show all')),
+    h('pre', { class: cls }, shown),
+  ];
+}
+
+/// `parts`: the code block to reuse (highlighting is not redone for every chunk of
+/// output), whether the outputs are shown whole, and how to ask for that.
+function cellElement(item, sessionId, { code, expanded, onExpand }) {
   const r = item.result;
   const ok = r && r.status === 'ok';
   const state = item.running ? h('span', { class: 'pill running' }, 'running')
     : r ? h('span', { class: `pill ${ok ? 'ok' : 'bad'}` }, ok ? 'done' : String(r.status).replace(/_/g, ' ')) : '';
   const dur = r && r.durationMs != null ? h('span', { class: 'muted' }, fmt.duration(r.durationMs) || `${Math.round(r.durationMs)} ms`) : '';
   const lang = item.name === 'shell' || item.name === 'run_shell' ? 'Shell' : 'Python';
-  const outs = item.outputs.map((o) => (o.stream === 'image'
-    ? h('img', { class: 'cell-image', src: fileUrl(sessionId, o.path), alt: 'figure shown by the cell' })
-    : h('pre', { class: `out ${o.stream === 'stderr' ? 'stderr' : 'stdout'}` }, o.text)));
+  const outs = item.outputs.flatMap((o) => (o.stream === 'image'
+    ? [h('img', { class: 'cell-image', src: fileUrl(sessionId, o.path), alt: 'figure shown by the cell' })]
+    : outputElements(o, expanded, onExpand)));
   if (r?.traceback) outs.push(h('pre', { class: 'out traceback' }, r.traceback));
   if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
   const det = h('details', { class: 'cell', open: true, dataset: { call: item.callId || '' } },
     h('summary', {}, h('span', { class: 'cell-lang' }, lang), item.number ? h('span', { class: 'muted' }, `cell ${item.number}`) : '', state, dur),
-    codeBlock(item.code),
+    code,
     outs.length ? h('div', { class: 'outputs' }, ...outs) : '');
   return det;
 }
@@ -113,8 +127,25 @@ export class AskView {
     this.itemEls = [];
     this.items = [];
     this.artifactKeys = new Map();
+    this.codeEls = new Map(); // cell index -> { code, el }: the highlighted code block
+    this.expanded = new Set(); // cell indexes whose outputs are shown whole
     this.state = state;
     this.draw(state);
+  }
+
+  /// The element of cell `i`, reusing its code block while the code is the same.
+  cell(it, i) {
+    let c = this.codeEls.get(i);
+    if (!c || c.code !== it.code) {
+      c = { code: it.code, el: codeBlock(it.code) };
+      this.codeEls.set(i, c);
+    }
+    const onExpand = () => {
+      this.expanded.add(i);
+      this.items[i] = null;
+      this.draw(this.state);
+    };
+    return cellElement(it, this.sessionId, { code: c.el, expanded: this.expanded.has(i), onExpand });
   }
 
   draw(s) {
@@ -122,9 +153,15 @@ export class AskView {
     for (let i = 0; i < s.items.length; i++) {
       if (this.items[i] === s.items[i]) continue;
       const it = s.items[i];
-      const el = it.kind === 'cell' ? cellElement(it, this.sessionId) : textElement(it);
+      const el = it.kind === 'cell' ? this.cell(it, i) : textElement(it);
       if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
+      // Output follows its end, as a terminal does, unless the user scrolled up.
+      const prev = this.itemEls[i]?.querySelector('.outputs');
+      const follow = !prev || prev.scrollTop + prev.clientHeight >= prev.scrollHeight - 8;
+      const kept = prev ? prev.scrollTop : 0;
       if (this.itemEls[i]) this.itemEls[i].replaceWith(el); else this.itemsEl.append(el);
+      const outs = el.querySelector('.outputs');
+      if (outs) outs.scrollTop = follow ? outs.scrollHeight : kept;
       this.itemEls[i] = el;
       this.items[i] = it;
     }

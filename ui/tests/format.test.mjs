@@ -36,3 +36,16 @@ test('dates: time today, day and time otherwise', () => {
   assert.equal(fmt.when(new Date(2026, 10, 28, 17, 30).toISOString(), now), '28 Nov, 17:30');
   assert.equal(fmt.when('not a date', now), '');
 });
+
+test('a long output shows its last lines, from a line start, and counts the rest', () => {
+  const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i}`);
+  const text = lines.join('\n') + '\n';
+  const { shown, hiddenLines } = fmt.outputTail(text, 1000);
+  assert.ok(shown.length <= 1000);
+  assert.ok(shown.startsWith('line '), shown.slice(0, 20));
+  assert.ok(shown.endsWith('line 99999\n'));
+  const first = Number(shown.split('\n')[0].slice(5));
+  assert.equal(hiddenLines, first, 'every line before the first shown one is counted');
+  assert.deepEqual(fmt.outputTail('short\n', 1000), { shown: 'short\n', hiddenLines: 0 });
+  assert.equal(fmt.SHOW_OUTPUT_CHARS, 40_000);
+});

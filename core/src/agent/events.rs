@@ -111,9 +111,14 @@ pub enum SetupStage {
     LeftoversRemoved {
         count: usize,
     },
-    /// The sandbox image is being built; `line` is its latest progress line.
+    /// The sandbox image is being built; `line` is its latest progress line. A build
+    /// of the user's packages also says which of its steps began (`step` of `steps`).
     ImageBuild {
         line: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steps: Option<u32>,
     },
     ImageReady {
         tag: String,

@@ -551,7 +551,7 @@ impl Printer {
                     err,
                     "  removed {count} container(s) left by an earlier run that did not end cleanly"
                 ),
-                SetupStage::ImageBuild { line } => writeln!(err, "  image: {line}"),
+                SetupStage::ImageBuild { line, .. } => writeln!(err, "  image: {line}"),
                 SetupStage::ImageReady { .. } | SetupStage::ContainerStarting => Ok(()),
                 SetupStage::Staging { files, bytes } => {
                     writeln!(err, "  staging {files} input file(s), {bytes} bytes")

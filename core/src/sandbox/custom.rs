@@ -514,7 +514,8 @@ pub async fn build(
         .map_err(|e| ImageError::Engine {
             message: format!("{e:#}"),
         })?;
-    if !options.force && present(docker, &tag).await?.is_some() {
+    let previous = present(docker, &tag).await?.and_then(|i| i.id);
+    if !options.force && previous.is_some() {
         progress(BuildProgress::Done {
             tag: tag.clone(),
             seconds: started.elapsed().as_secs_f64(),
@@ -623,12 +624,20 @@ pub async fn build(
             message,
         });
     }
-    if present(docker, &tag).await?.is_none() {
+    let Some(built) = present(docker, &tag).await? else {
         return Err(ImageError::BuildFailed {
             tag: tag.clone(),
             tool: "docker".into(),
             message: format!("the build ended but the engine has no image {tag}"),
         });
+    };
+    if let (Some(old), Some(new)) = (previous, built.id) {
+        if old != new {
+            // A forced rebuild moved the tag: drop the untagged image, unless a
+            // container still uses it.
+            let opts = bollard::query_parameters::RemoveImageOptionsBuilder::new().build();
+            let _ = docker.remove_image(&old, Some(opts), None).await;
+        }
     }
     progress(BuildProgress::Done {
         tag: tag.clone(),

@@ -84,8 +84,14 @@ impl SandboxFactory for DockerFactory {
         // The built-in image (built when missing), the derived image of the user's
         // packages (built when missing), or the user's own image, checked.
         let progress = |p: BuildProgress| {
+            let (step, steps) = match p {
+                BuildProgress::Step { step, steps, .. } => (Some(step), Some(steps)),
+                _ => (None, None),
+            };
             setup(SetupStage::ImageBuild {
                 line: p.to_string(),
+                step,
+                steps,
             })
         };
         config.image = custom::resolve(

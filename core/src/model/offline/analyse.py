@@ -477,17 +477,19 @@ def part_of_day(hs):
     return "/".join(names)
 
 
-def when_phrase(a, b, pod, day_type):
-    """e.g. 'a Thursday evening/night (weekday)', 'the night from Saturday to Sunday (weekend)'."""
+def when_phrase(a, b, pod, day_type, W):
+    """e.g. 'a Thursday evening/night (working day)', 'the night from Saturday to Sunday (weekend)'."""
     s, e = grid[a], grid[b]
-    kind = {"weekend": " (weekend)", "weekday": " (working day)"}.get(day_type, "")
+    X = W["why"]
+    kind = X["day_type"].get(day_type, "")
+    day = lambda x: W["days"][x.day_of_week]
     if interval >= pd.Timedelta(days=1):
-        return span_text(a, b, EN) + kind
+        return span_text(a, b, W) + kind
     if s.date() == e.date():
-        return "a %s %s%s" % (DAYS[s.day_of_week], pod, kind)
+        return X["on_day"] % (day(s), "/".join(W["pod"][p] for p in pod.split("/")), kind)
     if (e.normalize() - s.normalize()).days == 1 and set(pod.split("/")) <= {"evening", "night"}:
-        return "the night from %s to %s%s" % (DAYS[s.day_of_week], DAYS[e.day_of_week], kind)
-    return "%s %s to %s %s%s" % (DAYS[s.day_of_week], s.strftime("%H:%M"), DAYS[e.day_of_week], e.strftime("%H:%M"), kind)
+        return X["night_from"] % (day(s), day(e), kind)
+    return X["span"] % (day(s), s.strftime("%H:%M"), day(e), e.strftime("%H:%M"), kind)
 
 
 def hours_text(h, words=None):
@@ -497,8 +499,8 @@ def hours_text(h, words=None):
     return ("%.2f" % h).rstrip("0").rstrip(".") + " h"
 
 
-def pct_text(p):
-    return ("%+.0f %%" % p) if np.isfinite(p) else "n/a"
+def pct_text(p, W):
+    return ("%+.0f %%" % p) if np.isfinite(p) else W["why"]["na"]
 
 
 events = []
@@ -519,10 +521,6 @@ for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
     pod = part_of_day(hour[idx]) if interval < pd.Timedelta(days=1) else "whole day"
     dur_h = (b - a + 1) * dt_h
     pct = 100.0 * excess_raw / sum_exp if sum_exp > 0 else float("nan")
-    when = when_phrase(a, b, pod, day_type)
-    tnote = ""
-    if have_temp and np.isfinite(mt):
-        tnote = " Outdoor temperature averaged %.1f %s (typical for those hours %.1f %s)." % (mt, TU, tt, TU)
     # "well above/below typical" = beyond the usual temperature of those hours by a margin
     hot = have_temp and np.isfinite(mt) and mt > tt + hot_margin
     cold = have_temp and np.isfinite(mt) and mt < tt - hot_margin
@@ -530,86 +528,64 @@ for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
                         and np.isfinite(mt) and mt > temp_u(temp_model["hb"]))
     no_cool_expected = (temp_model is not None and (temp_model["beta"][3] > 0 or temp_model["beta"][4] > 0)
                         and np.isfinite(mt) and mt < temp_u(temp_model["cb"]))
-    if direction == "flat":
-        expl = ("The meter repeated exactly %.6g%s for %d readings (%s) on %s while the expected value moved "
-                "between %.4g and %.4g%s -> stuck meter or data logger repeating its last value: a data-quality "
-                "problem, not real consumption; check the meter and its communication."
-                % (y[a], U, b - a + 1, hours_text(dur_h, EN), when, np.min(expected[v]), np.max(expected[v]), U))
-    elif KIND not in ("energy", "power"):
-        # not a meter of energy: no building causes, only what the numbers say
-        expl = ("%s of %s was %.4g%s on average against about %.4g%s expected for those times (%s) on %s -> "
-                "a real change in what is measured (an event, a campaign, an outage, a process change) or a "
-                "recording problem; check the source for that period."
-                % ("Higher than normal" if direction == "spike" else "Lower than normal", ascii_text(YCOL),
-                   mean_val, U, mean_exp, U, pct_text(pct), when))
-    elif direction == "drop" and mean_val <= 0.1 * max(mean_exp, 1e-9):
-        expl = ("Near-zero readings (mean %.3g%s) for %s on %s, when about %.4g%s is normal (%s) -> power "
-                "outage, main breaker trip, or a meter/communication fault reporting zeros."
-                % (mean_val, U, hours_text(dur_h, EN), when, mean_exp, U, context))
-    elif direction == "spike" and DAILY:
-        expl = ("Use on %s was %.4g%s per day on average against about %.4g%s expected for those weekdays%s (%s)"
-                % (when, mean_val, U, mean_exp, U, " and temperatures" if temp_model else "", pct_text(pct)))
-        if no_heat_expected and not no_cool_expected:
-            expl += (" although it was %.1f %s, above the heating balance point (%.0f %s) -> heating running in "
-                     "warm weather (boiler or control fault), or a leak or process load." % (
-                         mt, TU, temp_u(temp_model["hb"]), TU))
-        elif no_cool_expected and not no_heat_expected:
-            expl += (" although it was %.1f %s, below the cooling balance point (%.0f %s) -> cooling running in "
-                     "cool weather (control fault), or an extra process load." % (mt, TU, temp_u(temp_model["cb"]), TU))
+
+    def explain(W):
+        """A plausible cause, only from the event's times, values and temperature, in W's words."""
+        X = W["why"]
+        when = when_phrase(a, b, pod, day_type, W)
+        pt = pct_text(pct, W)
+        ctx = X["context"][context]
+        tnote = X["tnote"] % (mt, TU, tt, TU) if have_temp and np.isfinite(mt) else ""
+        if direction == "flat":
+            expl = X["flat"] % (y[a], U, b - a + 1, hours_text(dur_h, W), when, np.min(expected[v]),
+                                np.max(expected[v]), U)
+        elif KIND not in ("energy", "power"):
+            # not a meter of energy: no building causes, only what the numbers say
+            expl = X["other"] % (X["higher"] if direction == "spike" else X["lower"], YCOL, mean_val, U, mean_exp,
+                                 U, pt, when)
+        elif direction == "drop" and mean_val <= 0.1 * max(mean_exp, 1e-9):
+            expl = X["zero"] % (mean_val, U, hours_text(dur_h, W), when, mean_exp, U, ctx)
+        elif direction == "spike" and DAILY:
+            expl = X["daily_spike"] % (when, mean_val, U, mean_exp, U, X["and_temps"] if temp_model else "", pt)
+            if no_heat_expected and not no_cool_expected:
+                expl += X["warm_heating"] % (mt, TU, temp_u(temp_model["hb"]), TU)
+            elif no_cool_expected and not no_heat_expected:
+                expl += X["cool_cooling"] % (mt, TU, temp_u(temp_model["cb"]), TU)
+            else:
+                expl += X["days_running"]
+            tnote = ""
+        elif direction == "drop" and DAILY:
+            expl = X["daily_drop"] % (when, mean_val, U, mean_exp, U, pt)
+        elif direction == "spike" and context == "base load" and mean_val >= 0.8 * exp_hi:
+            expl = X["left_on"] % (when, mean_exp, U, mean_val, U, exp_hi, U, pt)
+        elif direction == "spike" and context == "base load":
+            expl = X["base_spike"] % (when, mean_exp, U, mean_val, U, pt)
+        elif direction == "spike" and (hot or cold) and not temp_model:
+            expl = X["weather"] % (mt, TU, X["above"] if hot else X["below"], tt, TU, pt, when,
+                                   X["cooling"] if hot else X["heating"], X["hot"] if hot else X["cold"])
+            tnote = ""
+        elif direction == "spike" and hot:
+            expl = X["hot_spike"] % (mt, TU, tt, TU, pt, when)
+            tnote = ""
+        elif direction == "spike" and cold:
+            expl = X["cold_spike"] % (mt, TU, tt, TU, pt, when)
+            tnote = ""
+        elif direction == "spike" and context == "partial operation":
+            expl = X["shoulder"] % (pt, when)
+        elif direction == "spike":
+            expl = X["operating"] % (pt, when, X["ordinary_temp"] if have_temp else "")
+        elif context == "base load":
+            expl = X["below_base"] % (pt, when)
         else:
-            expl += " -> equipment left running for days, a control fault, a leak, or a process change."
-        tnote = ""
-    elif direction == "drop" and DAILY:
-        expl = ("Use on %s was %.4g%s per day on average against about %.4g%s expected (%s) -> shutdown or "
-                "holiday, equipment off, or missing/under-reported meter data." % (
-                    when, mean_val, U, mean_exp, U, pct_text(pct)))
-    elif direction == "spike" and context == "base load" and mean_val >= 0.8 * exp_hi:
-        expl = ("Occurs on %s, when the building normally drops to base load (about %.4g%s), but use stayed at "
-                "the level of normal working hours (%.4g%s against about %.4g%s in operation, %s) -> lighting and "
-                "HVAC not switched off: a schedule/timer fault or a manual override left on."
-                % (when, mean_exp, U, mean_val, U, exp_hi, U, pct_text(pct)))
-    elif direction == "spike" and context == "base load":
-        expl = ("Occurs on %s, when the building normally runs at base load (about %.4g%s), but use was %.4g%s "
-                "(%s) -> equipment, lighting or HVAC left running, or a scheduling/BMS override fault."
-                % (when, mean_exp, U, mean_val, U, pct_text(pct)))
-    elif direction == "spike" and (hot or cold) and not temp_model:
-        expl = ("Outdoor temperature %.1f %s, well %s typical for those hours (%.1f %s), and use was %s above the "
-                "time-of-week expectation on %s -> extra %s load in %s weather; this simplified baseline does not "
-                "adjust for temperature, so part or all of it may be normal for such weather." % (
-                    mt, TU, "above" if hot else "below", tt, TU, pct_text(pct), when,
-                    "cooling" if hot else "heating", "hot" if hot else "cold"))
-        tnote = ""
-    elif direction == "spike" and hot:
-        expl = ("Outdoor temperature %.1f %s, well above typical for those hours (%.1f %s); use exceeded even "
-                "the temperature-adjusted expectation by %s on %s -> extra cooling load beyond what temperature "
-                "explains (chiller or condenser inefficiency, simultaneous heating and cooling, setpoint change)."
-                % (mt, TU, tt, TU, pct_text(pct), when))
-        tnote = ""
-    elif direction == "spike" and cold:
-        expl = ("Outdoor temperature %.1f %s, well below typical for those hours (%.1f %s); use exceeded even "
-                "the temperature-adjusted expectation by %s on %s -> extra heating load beyond what temperature "
-                "explains (heating fault, open doors/windows, electric backup heat)."
-                % (mt, TU, tt, TU, pct_text(pct), when))
-        tnote = ""
-    elif direction == "spike" and context == "partial operation":
-        expl = ("Higher than normal use (%s) on %s, a shoulder period when the building is normally ramping up "
-                "or down -> schedule overrun (start-up too early or shut-down too late) or equipment left on."
-                % (pct_text(pct), when))
-    elif direction == "spike":
-        expl = ("Higher than normal use (%s) during operating hours on %s%s -> unusual occupancy or process "
-                "load, an equipment fault, or a control setpoint change."
-                % (pct_text(pct), when, " at ordinary outdoor temperature" if have_temp else ""))
-    elif context == "base load":
-        expl = ("Below the usual base load (%s) on %s -> equipment switched off (maintenance), or meter "
-                "under-reading." % (pct_text(pct), when))
-    else:
-        expl = ("Lower than normal use (%s) on %s during %s -> partial shutdown, holiday or early closure, or a "
-                "sub-meter/circuit fault." % (pct_text(pct), when, context))
-    if direction != "flat" and len(v) == 1:
-        expl += " A single-reading excursion can also be a meter glitch."
-    if dur_h > 24 and direction != "flat":
-        expl += " The long duration suggests a sustained operational change rather than a one-off."
-    expl += tnote
+            expl = X["lower_use"] % (pt, when, ctx)
+        if direction != "flat" and len(v) == 1:
+            expl += X["single"]
+        if dur_h > 24 and direction != "flat":
+            expl += X["long"]
+        return expl + tnote
+
+    expl = explain(EN)  # the event table's explanation stays English
+    expl_text = out(expl if LANG == "en" else explain(T))  # the report's and the answer's
     events.append({
         "event_id": n_ev, "start": grid[a].strftime(TIME_FMT), "end": grid[b].strftime(TIME_FMT),
         "duration_hours": round(dur_h, 2), "readings": int(len(v)), "missing_readings": int(len(idx) - len(v)),
@@ -623,6 +599,7 @@ for n_ev, (a, b, sgn, how) in enumerate(kept, start=1):
         "typical_temp": round(tt, 2) if np.isfinite(tt) else None,
         "temp_unit": TU if have_temp else "",
         "when": span_text(a, b), "duration_text": hours_text(dur_h), "explanation": ascii_text(expl),
+        "explanation_text": expl_text,
         "_a": a, "_b": b,
     })
 
@@ -868,7 +845,7 @@ if events:
             e["peak_time"], f3(e["peak_value"]), U, f3(e["expected_at_peak"]), U, e["peak_z"]))
         L.append(T["e_mean"] % (f3(e["mean_value"]), U, f3(e["mean_expected"]), U, e["excess_energy"],
                                 EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"])))
-        L.append(T["e_why"] % e["explanation"])
+        L.append(T["e_why"] % e["explanation_text"])
         L.append("")
 else:
     L.append(T["none"])
@@ -951,7 +928,7 @@ result = {
     "columns": COLS,
     "events": [dict({k: e[k] for k in ("event_id", "start", "end", "when", "duration_hours", "duration_text", "direction",
                                        "peak_value", "expected_at_peak", "peak_z", "excess_energy", "excess_pct",
-                                       "mean_temp")}, cause=short_cause(e["explanation"]),
+                                       "mean_temp")}, cause=short_cause(e["explanation_text"]),
                      direction_text=T["dir"][e["direction"]]) for e in events[:20]],
 }
 print("SANDALYST_RESULT " + json.dumps(result, separators=(",", ":")))

@@ -5,7 +5,7 @@
 //! are already in the request's language), so the languages differ only in words.
 //!
 //! The report and the chart are written by `analyse.py` from its own table
-//! (`anomaly_texts.py`); the explanations of the events stay in English in both.
+//! (`anomaly_texts.py`), which also holds the words of the events' explanations.
 
 use serde_json::Value;
 
@@ -121,7 +121,7 @@ pub(super) const ES: Words = Words {
         "Encontré {} eventos anómalos:\n",
     ],
     event: "{}. {} ({}): {}, máximo {} frente a {} esperado (z {}), exceso {} {}",
-    cause: " -> causa probable (en inglés): {}",
+    cause: " -> causa probable: {}",
     more: "... y {} más en la tabla.\n",
     ignored: [
         "\n{} desviación corta más cruzó el umbral pero se ignoró como ruido normal (lecturas \

@@ -146,6 +146,63 @@ ANOMALY_TEXTS = {
                         "sensitivity for fewer false alarms; smaller real problems can go unreported.",
         "l_simple": "- This is the simplified fallback analysis (the full analysis failed), without temperature "
                     "adjustment.",
+        "why": {
+            "day_type": {"weekend": " (weekend)", "weekday": " (working day)"},
+            "on_day": "a %s %s%s", "night_from": "the night from %s to %s%s", "span": "%s %s to %s %s%s",
+            "context": {"base load": "base load", "operating hours": "operating hours",
+                        "partial operation": "partial operation"},
+            "na": "n/a",
+            "tnote": " Outdoor temperature averaged %.1f %s (typical for those hours %.1f %s).",
+            "flat": "The meter repeated exactly %.6g%s for %d readings (%s) on %s while the expected value moved "
+                    "between %.4g and %.4g%s -> stuck meter or data logger repeating its last value: a data-quality "
+                    "problem, not real consumption; check the meter and its communication.",
+            "other": "%s of %s was %.4g%s on average against about %.4g%s expected for those times (%s) on %s -> "
+                     "a real change in what is measured (an event, a campaign, an outage, a process change) or a "
+                     "recording problem; check the source for that period.",
+            "higher": "Higher than normal", "lower": "Lower than normal",
+            "zero": "Near-zero readings (mean %.3g%s) for %s on %s, when about %.4g%s is normal (%s) -> power "
+                    "outage, main breaker trip, or a meter/communication fault reporting zeros.",
+            "daily_spike": "Use on %s was %.4g%s per day on average against about %.4g%s expected for those "
+                           "weekdays%s (%s)",
+            "and_temps": " and temperatures",
+            "warm_heating": " although it was %.1f %s, above the heating balance point (%.0f %s) -> heating running "
+                            "in warm weather (boiler or control fault), or a leak or process load.",
+            "cool_cooling": " although it was %.1f %s, below the cooling balance point (%.0f %s) -> cooling running "
+                            "in cool weather (control fault), or an extra process load.",
+            "days_running": " -> equipment left running for days, a control fault, a leak, or a process change.",
+            "daily_drop": "Use on %s was %.4g%s per day on average against about %.4g%s expected (%s) -> shutdown or "
+                          "holiday, equipment off, or missing/under-reported meter data.",
+            "left_on": "Occurs on %s, when the building normally drops to base load (about %.4g%s), but use stayed "
+                       "at the level of normal working hours (%.4g%s against about %.4g%s in operation, %s) -> "
+                       "lighting and HVAC not switched off: a schedule/timer fault or a manual override left on.",
+            "base_spike": "Occurs on %s, when the building normally runs at base load (about %.4g%s), but use was "
+                          "%.4g%s (%s) -> equipment, lighting or HVAC left running, or a scheduling/BMS override "
+                          "fault.",
+            "weather": "Outdoor temperature %.1f %s, well %s typical for those hours (%.1f %s), and use was %s above "
+                       "the time-of-week expectation on %s -> extra %s load in %s weather; this simplified baseline "
+                       "does not adjust for temperature, so part or all of it may be normal for such weather.",
+            "above": "above", "below": "below", "cooling": "cooling", "heating": "heating", "hot": "hot",
+            "cold": "cold",
+            "hot_spike": "Outdoor temperature %.1f %s, well above typical for those hours (%.1f %s); use exceeded "
+                         "even the temperature-adjusted expectation by %s on %s -> extra cooling load beyond what "
+                         "temperature explains (chiller or condenser inefficiency, simultaneous heating and cooling, "
+                         "setpoint change).",
+            "cold_spike": "Outdoor temperature %.1f %s, well below typical for those hours (%.1f %s); use exceeded "
+                          "even the temperature-adjusted expectation by %s on %s -> extra heating load beyond what "
+                          "temperature explains (heating fault, open doors/windows, electric backup heat).",
+            "shoulder": "Higher than normal use (%s) on %s, a shoulder period when the building is normally ramping "
+                        "up or down -> schedule overrun (start-up too early or shut-down too late) or equipment left "
+                        "on.",
+            "operating": "Higher than normal use (%s) during operating hours on %s%s -> unusual occupancy or process "
+                         "load, an equipment fault, or a control setpoint change.",
+            "ordinary_temp": " at ordinary outdoor temperature",
+            "below_base": "Below the usual base load (%s) on %s -> equipment switched off (maintenance), or meter "
+                          "under-reading.",
+            "lower_use": "Lower than normal use (%s) on %s during %s -> partial shutdown, holiday or early closure, "
+                         "or a sub-meter/circuit fault.",
+            "single": " A single-reading excursion can also be a meter glitch.",
+            "long": " The long duration suggests a sustained operational change rather than a one-off.",
+        },
     },
     "es": {
         "days": ["lunes", "martes", "mi\u00e9rcoles", "jueves", "viernes", "s\u00e1bado", "domingo"],
@@ -261,7 +318,7 @@ ANOMALY_TEXTS = {
         "e_duration": "- Duraci\u00f3n: %s (%d lecturas%s); m\u00e1ximo a las %s: %s%s frente a %s%s esperado (z = %+.1f).",
         "e_missing": ", %d vac\u00edas",
         "e_mean": "- Media %s%s frente a %s%s esperado; exceso %+.4g %s (%s %% del esperado).",
-        "e_why": "- Explicaci\u00f3n plausible (en ingl\u00e9s): %s",
+        "e_why": "- Explicaci\u00f3n plausible: %s",
         "none": "Ninguno.",
         "n_ignored": ("%d grupo candidato cruz\u00f3 el umbral pero se ignor\u00f3 como ruido normal:",
                       "%d grupos candidatos cruzaron el umbral pero se ignoraron como ruido normal:"),
@@ -294,5 +351,69 @@ ANOMALY_TEXTS = {
                         "cambian sensibilidad por menos falsas alarmas; problemas reales m\u00e1s peque\u00f1os pueden quedar "
                         "sin informar.",
         "l_simple": "- Este es el an\u00e1lisis simplificado de respaldo (el completo fall\u00f3), sin ajuste por temperatura.",
+        "why": {
+            "day_type": {"weekend": " (fin de semana)", "weekday": " (laborable)"},
+            "on_day": "un %s, %s%s", "night_from": "la noche del %s al %s%s", "span": "%s %s a %s %s%s",
+            "context": {"base load": "carga base", "operating hours": "horario de funcionamiento",
+                        "partial operation": "funcionamiento parcial"},
+            "na": "n/d",
+            "tnote": " La temperatura exterior media fue %.1f %s (lo t\u00edpico a esas horas, %.1f %s).",
+            "flat": "El contador repiti\u00f3 exactamente %.6g%s durante %d lecturas (%s) en %s mientras el valor esperado "
+                    "variaba entre %.4g y %.4g%s -> contador o registrador atascado que repite su \u00faltimo valor: un "
+                    "problema de calidad de los datos, no un consumo real; revise el contador y su comunicaci\u00f3n.",
+            "other": "%s: la media de %s fue %.4g%s frente a unos %.4g%s esperados a esas horas (%s) en %s -> un "
+                     "cambio real en lo que se mide (un evento, una campa\u00f1a, un corte, un cambio de proceso) o un "
+                     "problema de registro; revise la fuente de ese periodo.",
+            "higher": "M\u00e1s alto de lo normal", "lower": "M\u00e1s bajo de lo normal",
+            "zero": "Lecturas casi a cero (media %.3g%s) durante %s en %s, cuando lo normal son unos %.4g%s (%s) -> "
+                    "corte de suministro, disparo del interruptor general o un fallo del contador o de la "
+                    "comunicaci\u00f3n que env\u00eda ceros.",
+            "daily_spike": "El consumo en %s fue de %.4g%s por d\u00eda de media frente a unos %.4g%s esperados para esos "
+                           "d\u00edas de la semana%s (%s)",
+            "and_temps": " y temperaturas",
+            "warm_heating": " aunque hac\u00eda %.1f %s, por encima del punto de equilibrio de calefacci\u00f3n (%.0f %s) -> "
+                            "calefacci\u00f3n funcionando con tiempo c\u00e1lido (fallo de la caldera o del control), o una "
+                            "fuga o una carga de proceso.",
+            "cool_cooling": " aunque hac\u00eda %.1f %s, por debajo del punto de equilibrio de refrigeraci\u00f3n (%.0f %s) -> "
+                            "refrigeraci\u00f3n funcionando con tiempo fresco (fallo del control), o una carga de proceso "
+                            "extra.",
+            "days_running": " -> equipos encendidos durante d\u00edas, un fallo del control, una fuga o un cambio de "
+                            "proceso.",
+            "daily_drop": "El consumo en %s fue de %.4g%s por d\u00eda de media frente a unos %.4g%s esperados (%s) -> "
+                          "parada o festivo, equipos apagados, o datos del contador que faltan o se quedan cortos.",
+            "left_on": "Ocurre en %s, cuando el edificio suele bajar a la carga base (unos %.4g%s), pero el consumo "
+                       "se mantuvo al nivel del horario de trabajo (%.4g%s frente a unos %.4g%s en funcionamiento, "
+                       "%s) -> iluminaci\u00f3n y climatizaci\u00f3n sin apagar: un fallo del horario o del temporizador, o un "
+                       "modo manual que se qued\u00f3 activado.",
+            "base_spike": "Ocurre en %s, cuando el edificio suele funcionar a carga base (unos %.4g%s), pero el "
+                          "consumo fue %.4g%s (%s) -> equipos, iluminaci\u00f3n o climatizaci\u00f3n encendidos, o un fallo de "
+                          "programaci\u00f3n o del BMS.",
+            "weather": "Temperatura exterior %.1f %s, muy %s de lo t\u00edpico a esas horas (%.1f %s), y el consumo "
+                       "estuvo un %s por encima del patr\u00f3n semanal en %s -> carga extra de %s por el tiempo %s; este "
+                       "valor esperado simplificado no se ajusta por temperatura, as\u00ed que una parte o todo puede ser "
+                       "normal con ese tiempo.",
+            "above": "por encima", "below": "por debajo", "cooling": "refrigeraci\u00f3n", "heating": "calefacci\u00f3n",
+            "hot": "caluroso", "cold": "fr\u00edo",
+            "hot_spike": "Temperatura exterior %.1f %s, muy por encima de lo t\u00edpico a esas horas (%.1f %s); el "
+                         "consumo super\u00f3 incluso lo esperado con el ajuste por temperatura en %s en %s -> carga de "
+                         "refrigeraci\u00f3n extra m\u00e1s all\u00e1 de lo que explica la temperatura (enfriadora o condensador "
+                         "poco eficientes, calefacci\u00f3n y refrigeraci\u00f3n a la vez, cambio de consigna).",
+            "cold_spike": "Temperatura exterior %.1f %s, muy por debajo de lo t\u00edpico a esas horas (%.1f %s); el "
+                          "consumo super\u00f3 incluso lo esperado con el ajuste por temperatura en %s en %s -> carga de "
+                          "calefacci\u00f3n extra m\u00e1s all\u00e1 de lo que explica la temperatura (fallo de la calefacci\u00f3n, "
+                          "puertas o ventanas abiertas, resistencias el\u00e9ctricas de apoyo).",
+            "shoulder": "Consumo m\u00e1s alto de lo normal (%s) en %s, un periodo de transici\u00f3n en que el edificio suele "
+                        "arrancar o parar -> horario que se alarga (arranque demasiado pronto o parada demasiado "
+                        "tarde) o equipos encendidos.",
+            "operating": "Consumo m\u00e1s alto de lo normal (%s) en horario de funcionamiento en %s%s -> ocupaci\u00f3n o "
+                         "carga de proceso inusual, una aver\u00eda de un equipo o un cambio de consigna.",
+            "ordinary_temp": " con una temperatura exterior normal",
+            "below_base": "Por debajo de la carga base habitual (%s) en %s -> equipos apagados (mantenimiento) o un "
+                          "contador que marca de menos.",
+            "lower_use": "Consumo m\u00e1s bajo de lo normal (%s) en %s durante %s -> parada parcial, festivo o cierre "
+                         "anticipado, o un fallo de un subcontador o de un circuito.",
+            "single": " Una desviaci\u00f3n de una sola lectura tambi\u00e9n puede ser un fallo puntual del contador.",
+            "long": " La larga duraci\u00f3n sugiere un cambio de funcionamiento sostenido m\u00e1s que algo puntual.",
+        },
     },
 }

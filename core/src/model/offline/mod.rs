@@ -42,7 +42,7 @@
 //!    one row per event, plus `<stem>_points.csv` with every reading inside an event),
 //!    a chart (PNG) and a report (Markdown) in the request's language, with the words
 //!    of `offline/anomaly_texts.py` (English is plain ASCII, Spanish too when asked;
-//!    the event table and the explanations stay English); prints `SANDALYST_RESULT`.
+//!    the event table stays English); prints `SANDALYST_RESULT`.
 //! 3. **Validate** (`offline/validate.py`): reopen the three files and check them;
 //!    prints `SANDALYST_VALIDATION`.
 //! 4. **Finish**: a final answer (no tool call) summarising the events and the files,
