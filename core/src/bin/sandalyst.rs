@@ -739,9 +739,7 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                 println!("{base}");
             } else {
                 let tag = custom::ensure(&engine, &base, &packages, &options, &print_build).await?;
-                if !options.force {
-                    eprintln!("image {tag} ({packages}) is ready");
-                }
+                eprintln!("image {tag} ({packages}) is ready");
                 println!("{tag}");
             }
         }

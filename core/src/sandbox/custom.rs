@@ -581,7 +581,12 @@ pub async fn build(
         for text in [info.stream, info.status].into_iter().flatten() {
             // The classic builder colours a step's stderr (ESC[91m ... ESC[0m).
             let text = strip_ansi(&text);
-            for l in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+            // apt's and pip's progress rewrites its line with \r: each state is a line.
+            for l in text
+                .split(['\n', '\r'])
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+            {
                 if let Some((step, steps, what)) = parse_step(l) {
                     step_lines.clear();
                     tool = if what.contains("self-check") {

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::request::Lang;
-use super::{fmt_num, num, OutputNames, Target};
+use super::{fmt_num, num, NoTarget, OutputNames, Profile, Target, MIN_ROWS};
 
 /// The words of one language. `{}` marks where a value goes, in order ([`fill`]).
 pub(super) struct Words {
@@ -44,6 +44,26 @@ pub(super) struct Words {
     and_temperature: &'static str,
     on_site: &'static str,
     also_inspected: &'static str,
+    // when there is nothing to analyse, or a step fails
+    no_files: &'static str,
+    no_tables: &'static str,
+    file_seen: &'static str,
+    tables_tail: &'static str,
+    no_series: &'static str,
+    sheet: &'static str,
+    table_seen: &'static str,
+    no_time: &'static str,
+    no_measure: &'static str,
+    few_rows: &'static str,
+    series_tail: &'static str,
+    pub inspect_retry: &'static str,
+    pub inspect_failed: &'static str,
+    pub not_completed: &'static str,
+    pub both_failed: &'static str,
+    pub step_failed: &'static str,
+    pub may_be_missing: &'static str,
+    pub no_result: &'static str,
+    pub stopped: &'static str,
 }
 
 pub(super) const EN: Words = Words {
@@ -94,6 +114,32 @@ pub(super) const EN: Words = Words {
     on_site: " on site",
     also_inspected: "\n\nAlso inspected but not analysed: {}. I analyse one time series per run; \
                      name the file in the task to analyse another one.",
+    no_files: "I found no files under input/, so there is nothing to analyse. Add a data file (CSV, \
+               Excel, JSON or Parquet) to the run and start it again.",
+    no_tables: "I found no readable tabular data under input/, so there is nothing to analyse. Files \
+                seen:\n",
+    file_seen: "- {} ({})\n",
+    tables_tail: "The built-in offline analyst reads CSV/TSV, Excel, JSON and Parquet tables; for other \
+                  files configure an LLM provider.",
+    no_series: "I inspected the input but found no time series I can analyse:\n",
+    sheet: "{} [sheet {}]",
+    table_seen: "- {}: {} rows, {}\n",
+    no_time: "no column parses as dates/times",
+    no_measure: "no usable numeric measure column",
+    few_rows: "only {} rows (at least {} needed)",
+    series_tail: "The built-in offline analyst looks for abnormal events in a numeric measure over time \
+                  (a time column plus a numeric column). For other analyses configure an LLM provider.",
+    inspect_retry: "The inspection did not produce a profile ({}). Trying once more.",
+    inspect_failed: "I could not inspect the input files: the inspection step failed twice ({}). No \
+                     analysis was done and no output files were written.",
+    not_completed: "I could not complete the analysis. ",
+    both_failed: "The full analysis failed ({}) and the simplified fallback failed too ({}).",
+    step_failed: "The analysis step failed ({}).",
+    may_be_missing: " The files {}, {} and {} may be missing or incomplete. The inspection above shows \
+                     what was found in the input.",
+    no_result: "I could not find the analysis result to summarise; see the steps above.",
+    stopped: "I stopped after {} steps without completing the analysis (last step: {}, {}). This \
+              should not happen; please report it.",
 };
 
 pub(super) const ES: Words = Words {
@@ -147,6 +193,33 @@ pub(super) const ES: Words = Words {
     on_site: " en el lugar",
     also_inspected: "\n\nTambién revisé, sin analizarlos: {}. Analizo una serie temporal por \
                      petición; nombre el archivo en la petición para analizar otro.",
+    no_files: "No encontré archivos en input/, así que no hay nada que analizar. Añada un archivo de \
+               datos (CSV, Excel, JSON o Parquet) y vuelva a empezar.",
+    no_tables: "No encontré datos en tablas legibles en input/, así que no hay nada que analizar. \
+                Archivos vistos:\n",
+    file_seen: "- {} ({})\n",
+    tables_tail: "El analista sin conexión integrado lee tablas CSV/TSV, Excel, JSON y Parquet; para \
+                  otros archivos configure un proveedor de LLM.",
+    no_series: "Revisé los datos pero no encontré ninguna serie temporal que pueda analizar:\n",
+    sheet: "{} [hoja {}]",
+    table_seen: "- {}: {} filas, {}\n",
+    no_time: "ninguna columna se lee como fechas u horas",
+    no_measure: "ninguna columna numérica utilizable como medida",
+    few_rows: "solo {} filas (hacen falta al menos {})",
+    series_tail: "El analista sin conexión integrado busca eventos anómalos en una medida numérica a lo \
+                  largo del tiempo (una columna de tiempo y una numérica). Para otros análisis configure \
+                  un proveedor de LLM.",
+    inspect_retry: "La revisión de los archivos no dio un perfil ({}). Lo intento una vez más.",
+    inspect_failed: "No pude revisar los archivos: la revisión falló dos veces ({}). No se hizo ningún \
+                     análisis ni se escribió ningún archivo.",
+    not_completed: "No pude completar el análisis. ",
+    both_failed: "El análisis completo falló ({}) y el simplificado de respaldo también ({}).",
+    step_failed: "El paso de análisis falló ({}).",
+    may_be_missing: " Los archivos {}, {} y {} pueden faltar o estar incompletos. La revisión de arriba \
+                     muestra lo que se encontró en los datos.",
+    no_result: "No encontré el resultado del análisis para resumirlo; vea los pasos de arriba.",
+    stopped: "Me detuve tras {} pasos sin completar el análisis (último paso: {}, {}). Esto no \
+              debería pasar; por favor, infórmelo.",
 };
 
 /// The table of `lang`.
@@ -158,7 +231,7 @@ pub(super) fn words(lang: Lang) -> &'static Words {
 }
 
 /// `template` with each `{}` replaced by the next of `values`.
-fn fill(template: &str, values: &[&str]) -> String {
+pub(super) fn fill(template: &str, values: &[&str]) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     let mut values = values.iter();
@@ -169,6 +242,42 @@ fn fill(template: &str, values: &[&str]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Why there is nothing to analyse, with what was found.
+pub(super) fn no_target_text(w: &Words, profile: &Profile, why: NoTarget) -> String {
+    match why {
+        NoTarget::EmptyInput => w.no_files.to_string(),
+        NoTarget::NoReadableTable => {
+            let mut s = w.no_tables.to_string();
+            for f in profile.files.iter().take(20) {
+                let why = f.reason.as_deref().unwrap_or(&f.status);
+                s.push_str(&fill(w.file_seen, &[&f.path, why]));
+            }
+            s.push_str(w.tables_tail);
+            s
+        }
+        NoTarget::NoTimeSeries => {
+            let mut s = w.no_series.to_string();
+            for t in profile.tables.iter().take(20) {
+                let name = match &t.sheet {
+                    Some(sheet) => fill(w.sheet, &[&t.path, sheet]),
+                    None => t.path.clone(),
+                };
+                let rows = t.rows.to_string();
+                let why = if t.time.is_empty() {
+                    w.no_time.to_string()
+                } else if t.measures.is_empty() {
+                    w.no_measure.to_string()
+                } else {
+                    fill(w.few_rows, &[&rows, &MIN_ROWS.to_string()])
+                };
+                s.push_str(&fill(w.table_seen, &[&name, &rows, &why]));
+            }
+            s.push_str(w.series_tail);
+            s
+        }
+    }
 }
 
 /// What the analyst says when the analysis starts.
@@ -396,6 +505,26 @@ mod tests {
     }
 
     #[test]
+    fn nothing_to_analyse_is_said_in_the_language_with_what_was_found() {
+        let profile = Profile {
+            files: vec![super::super::FileEntry {
+                path: "input/notes.pdf".into(),
+                status: "not tabular".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let es = no_target_text(&ES, &profile, NoTarget::NoReadableTable);
+        assert!(
+            es.starts_with("No encontré datos en tablas")
+                && es.contains("- input/notes.pdf (not tabular)"),
+            "{es}"
+        );
+        let en = no_target_text(&EN, &profile, NoTarget::EmptyInput);
+        assert!(en.starts_with("I found no files under input/"), "{en}");
+    }
+
+    #[test]
     fn every_language_has_the_same_places_for_values() {
         let places = |w: &Words| {
             [
@@ -431,6 +560,25 @@ mod tests {
                 w.and_temperature,
                 w.on_site,
                 w.also_inspected,
+                w.no_files,
+                w.no_tables,
+                w.file_seen,
+                w.tables_tail,
+                w.no_series,
+                w.sheet,
+                w.table_seen,
+                w.no_time,
+                w.no_measure,
+                w.few_rows,
+                w.series_tail,
+                w.inspect_retry,
+                w.inspect_failed,
+                w.not_completed,
+                w.both_failed,
+                w.step_failed,
+                w.may_be_missing,
+                w.no_result,
+                w.stopped,
             ]
             .map(|t| t.matches("{}").count())
         };

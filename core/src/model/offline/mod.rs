@@ -295,30 +295,26 @@ struct Target {
     category: Option<String>,
 }
 
-/// Pick the table and columns to analyse, or explain why there is nothing to analyse.
-fn choose_target(profile: &Profile, task: &str) -> Result<Target, String> {
+/// Why there is nothing to analyse ([`anomalies::no_target_text`] says it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NoTarget {
+    /// No file under input/.
+    EmptyInput,
+    /// Files, but no table could be read.
+    NoReadableTable,
+    /// Tables, but none with a time column, a numeric measure and enough rows.
+    NoTimeSeries,
+}
+
+/// Pick the table and columns to analyse, or say why there is nothing to analyse.
+fn choose_target(profile: &Profile, task: &str) -> Result<Target, NoTarget> {
     let task_lower = task.to_lowercase();
     let mentioned = |name: &str| name.len() >= 3 && task_lower.contains(&name.to_lowercase());
     if profile.files.is_empty() {
-        return Err(
-            "I found no files under input/, so there is nothing to analyse. \
-                    Add a data file (CSV, Excel, JSON or Parquet) to the run and start it again."
-                .into(),
-        );
+        return Err(NoTarget::EmptyInput);
     }
     if profile.tables.is_empty() {
-        let mut s = String::from(
-            "I found no readable tabular data under input/, so there is nothing to analyse. Files seen:\n",
-        );
-        for f in profile.files.iter().take(20) {
-            let why = f.reason.clone().unwrap_or_else(|| f.status.clone());
-            s.push_str(&format!("- {} ({})\n", f.path, why));
-        }
-        s.push_str(
-            "The built-in offline analyst reads CSV/TSV, Excel, JSON and Parquet tables; \
-             for other files configure an LLM provider.",
-        );
-        return Err(s);
+        return Err(NoTarget::NoReadableTable);
     }
     let usable: Vec<&Table> = profile
         .tables
@@ -326,26 +322,7 @@ fn choose_target(profile: &Profile, task: &str) -> Result<Target, String> {
         .filter(|t| !t.time.is_empty() && !t.measures.is_empty() && t.rows >= MIN_ROWS)
         .collect();
     if usable.is_empty() {
-        let mut s = String::from("I inspected the input but found no time series I can analyse:\n");
-        for t in profile.tables.iter().take(20) {
-            let name = match &t.sheet {
-                Some(sh) => format!("{} [sheet {sh}]", t.path),
-                None => t.path.clone(),
-            };
-            let why = if t.time.is_empty() {
-                "no column parses as dates/times".to_string()
-            } else if t.measures.is_empty() {
-                "no usable numeric measure column".to_string()
-            } else {
-                format!("only {} rows (at least {MIN_ROWS} needed)", t.rows)
-            };
-            s.push_str(&format!("- {name}: {} rows, {why}\n", t.rows));
-        }
-        s.push_str(
-            "The built-in offline analyst looks for abnormal events in a numeric measure over time \
-             (a time column plus a numeric column). For other analyses configure an LLM provider.",
-        );
-        return Err(s);
+        return Err(NoTarget::NoTimeSeries);
     }
     let file_mentioned = |t: &Table| {
         let base = t.path.rsplit('/').next().unwrap_or(&t.path);
@@ -739,13 +716,9 @@ fn plan(items: &[Item]) -> Next {
         return Next::Call(Phase::Inspect, inspect_code(), narration);
     };
     if turns.len() >= MAX_CALLS {
-        return Next::Finish(format!(
-            "I stopped after {} steps without completing the analysis (last step: {}, {}). \
-             This should not happen; please report it.",
-            turns.len(),
-            last.phase.name(),
-            error_summary(last.output)
-        ));
+        let (steps, why) = (turns.len().to_string(), error_summary(last.output));
+        let stopped = anomalies::words(rec.lang).stopped;
+        return Next::Finish(anomalies::fill(stopped, &[&steps, last.phase.name(), &why]));
     }
     let profile = turns
         .iter()
@@ -803,7 +776,7 @@ impl Plan<'_> {
         let Some(table) = skills::choose_table(&profile.tables, &self.task, earlier) else {
             // No table: the anomaly planner's explanations cover every case.
             return match choose_target(profile, &self.task) {
-                Err(why) => Next::Finish(why),
+                Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),
                 Ok(_) => Next::Finish("I found no table to answer from.".into()),
             };
         };
@@ -906,23 +879,15 @@ impl Plan<'_> {
                     analysis_code(&target, &self.outputs, false, &self.rec),
                     anomalies::analysis_narration(self.words(), &target, &self.outputs),
                 ),
-                Err(why) => Next::Finish(why),
+                Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),
             }
         } else if self.count(Phase::Inspect) < 2 {
-            Next::Call(
-                Phase::Inspect,
-                inspect_code(),
-                format!(
-                    "The inspection did not produce a profile ({}). Trying once more.",
-                    error_summary(last.output)
-                ),
-            )
+            let why = error_summary(last.output);
+            let narration = anomalies::fill(self.words().inspect_retry, &[&why]);
+            Next::Call(Phase::Inspect, inspect_code(), narration)
         } else {
-            Next::Finish(format!(
-                "I could not inspect the input files: the inspection step failed twice ({}). \
-                 No analysis was done and no output files were written.",
-                error_summary(last.output)
-            ))
+            let why = error_summary(last.output);
+            Next::Finish(anomalies::fill(self.words().inspect_failed, &[&why]))
         }
     }
 
@@ -955,22 +920,15 @@ impl Plan<'_> {
                     .iter()
                     .find(|t| t.phase == Phase::Analyse)
                     .map(|t| error_summary(t.output));
-                let mut s = String::from("I could not complete the analysis. ");
-                match (first, last.phase) {
-                    (Some(f), Phase::AnalyseSimple) => s.push_str(&format!(
-                        "The full analysis failed ({f}) and the simplified fallback failed too ({}).",
-                        error_summary(last.output)
-                    )),
-                    _ => s.push_str(&format!(
-                        "The analysis step failed ({}).",
-                        error_summary(last.output)
-                    )),
-                }
-                s.push_str(&format!(
-                    " The files {}, {} and {} may be missing or incomplete. \
-                     The inspection above shows what was found in the input.",
-                    self.outputs.csv, self.outputs.png, self.outputs.md
-                ));
+                let w = self.words();
+                let why = error_summary(last.output);
+                let mut s = w.not_completed.to_string();
+                s.push_str(&match (first, last.phase) {
+                    (Some(f), Phase::AnalyseSimple) => anomalies::fill(w.both_failed, &[&f, &why]),
+                    _ => anomalies::fill(w.step_failed, &[&why]),
+                });
+                let o = &self.outputs;
+                s.push_str(&anomalies::fill(w.may_be_missing, &[&o.csv, &o.png, &o.md]));
                 Next::Finish(s)
             }
         }
@@ -1030,9 +988,7 @@ impl Plan<'_> {
                 }
                 Next::Finish(text)
             }
-            None => Next::Finish(
-                "I could not find the analysis result to summarise; see the steps above.".into(),
-            ),
+            None => Next::Finish(self.words().no_result.into()),
         }
     }
 }
