@@ -12,6 +12,8 @@ SUDO=""
 
 missing=""
 command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
+# The offline image recipe fetches its pinned pyarrow wheel over HTTPS.
+command -v curl >/dev/null 2>&1 || missing="$missing curl ca-certificates"
 command -v docker >/dev/null 2>&1 || missing="$missing docker.io"
 command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 command -v cc >/dev/null 2>&1 || missing="$missing build-essential"

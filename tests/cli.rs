@@ -288,6 +288,44 @@ fn runs_list_show_and_export() {
     assert!(!again.status.success() && text(&again.stderr).contains("already exists"));
 }
 
+#[test]
+fn image_status_lists_the_python_packages_read_from_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sandalyst(&["image", "status"], dir.path());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("present: yes"), "{out}");
+    // One "  name  version" line a package.
+    let version = |name: &str| {
+        out.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (l.starts_with("  ") && w.next() == Some(name))
+                .then(|| w.next().map(str::to_string))
+                .flatten()
+        })
+    };
+    for name in [
+        "numpy",
+        "pandas",
+        "scipy",
+        "matplotlib",
+        "seaborn",
+        "statsmodels",
+        "scikit-learn",
+        "pyarrow",
+        "openpyxl",
+        "xlrd",
+        "odfpy",
+        "tabulate",
+        "ipython",
+    ] {
+        assert!(version(name).is_some(), "{name} missing from\n{out}");
+    }
+    assert!(version("pandas").unwrap().starts_with("2."), "{out}");
+    assert!(version("numpy").unwrap().starts_with("2."), "{out}");
+    assert!(out.contains("python:  3.1"), "{out}");
+}
+
 fn assert_clear_failure(o: &Output, needle: &str) {
     assert!(!o.status.success());
     let err = text(&o.stderr);
@@ -484,7 +522,7 @@ fn own_packages_from_image_build_and_the_config_file() {
         if Path::new(host).exists() { host } else { "" }.to_string()
     });
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, "[image]\npip = [\"tabulate\"]\n").unwrap();
+    std::fs::write(&config, "[image]\npip = [\"termcolor\"]\n").unwrap();
     let with_config = |args: &[&str]| {
         command()
             .args(args)
@@ -495,21 +533,21 @@ fn own_packages_from_image_build_and_the_config_file() {
             .unwrap()
     };
 
-    let o = with_config(&["image", "build", "--pip", "tabulate"]);
+    let o = with_config(&["image", "build", "--pip", "termcolor"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let tag = text(&o.stdout).trim().to_string();
     assert!(tag.starts_with("sandalyst-sandbox-custom:"), "{tag}");
     let o = with_config(&["image", "status"]);
     let status = text(&o.stdout);
     assert!(
-        status.contains(&format!("custom:  {tag} (pip: tabulate)")),
+        status.contains(&format!("custom:  {tag} (pip: termcolor)")),
         "{status}"
     );
 
     let input = dir.path().join("t.csv");
     std::fs::write(&input, "a\n1\n").unwrap();
     let steps = dir.path().join("steps.json");
-    let code = "import socket, tabulate\nprint('TABULATE', tabulate.__version__)\n\
+    let code = "import socket, termcolor\nprint('TERMCOLOR', termcolor.__file__)\n\
                 try:\n    socket.create_connection(('pypi.org', 443), timeout=5)\n    print('NETWORK:', 'yes')\n\
                 except OSError:\n    print('NETWORK:', 'no')";
     std::fs::write(&steps, serde_json::json!([{ "python": code }]).to_string()).unwrap();
@@ -519,14 +557,14 @@ fn own_packages_from_image_build_and_the_config_file() {
         "-i",
         input.to_str().unwrap(),
         "-p",
-        "tabulate",
+        "termcolor",
         "--model",
         &replay,
         "-v",
     ]);
     let err = text(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("TABULATE 0."), "{err}");
+    assert!(err.contains("TERMCOLOR /usr/local/lib/python3"), "{err}");
     assert!(
         err.contains("NETWORK: no") && !err.contains("NETWORK: yes"),
         "{err}"

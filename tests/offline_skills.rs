@@ -164,6 +164,7 @@ fn used_loaded_table(items: &[Item]) -> Option<bool> {
 async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> {
     let request = case["request"].as_str().unwrap();
     let mut model = OfflineAnalyst::new();
+    let before = session.items().len();
     let started = std::time::Instant::now();
     let outcome = session
         .ask_with(request, &mut model, None, &CancellationToken::new())
@@ -185,6 +186,29 @@ async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> 
     };
     if phase != want_phase {
         problems.push(format!("skill {phase:?}, expected {want_phase:?}"));
+    }
+    // Clean output on the image's pandas 2 / numpy 2: no warning on stderr, and no
+    // numpy 2 scalar repr (np.float64(1.5)) where a number is printed.
+    let new_outputs = session.items()[before..]
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolOutput { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .chain([answer.clone()])
+        .collect::<Vec<_>>();
+    for text in &new_outputs {
+        for bad in [
+            "Warning",
+            "np.float64(",
+            "np.int64(",
+            "np.str_(",
+            "np.True_",
+        ] {
+            if text.contains(bad) {
+                problems.push(format!("{bad:?} in the output:\n{text}"));
+            }
+        }
     }
     let cached = used_loaded_table(&session.items());
     if skill != "anomalies" && cached != Some(loaded) {

@@ -113,6 +113,10 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
         "{text}"
     );
     assert!(seen[0].instructions.contains("input/more.csv"));
+    // The fake sandbox cannot list packages: the instructions name the fixed set.
+    assert!(seen[0]
+        .instructions
+        .contains(sandalyst::agent::instructions::LIBRARIES));
     let outs = outputs_seen(&seen[1].items);
     assert!(
         outs.last().unwrap().contains("42\n42\nt,v\n3,4"),

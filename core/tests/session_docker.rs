@@ -75,6 +75,20 @@ async fn a_session_streams_output_shows_charts_and_keeps_the_kernel() {
     let log = model.log.clone();
     let (events, outcome) = ask_timed(&session, "chart the sales", model).await;
     assert_eq!(outcome.status, RunStatus::Finished, "{events:?}");
+    // The model is told what the image holds, read from it, with versions.
+    let instructions = log.lock().unwrap()[0].instructions.clone();
+    for needle in [
+        "Installed: Python 3.",
+        "with numpy 2.",
+        "pandas 2.",
+        "pyarrow ",
+        "odfpy ",
+    ] {
+        assert!(
+            instructions.contains(needle),
+            "{needle} not in {instructions}"
+        );
+    }
 
     // Live output: ticks arrive while the cell runs, well before its result.
     let result_at = events

@@ -4,7 +4,9 @@
 
 use super::{Limits, ToolSet};
 
-/// The libraries of the default image, named so that the model does not guess.
+/// What the instructions say is installed when the sandbox cannot list its image's
+/// packages (see [`crate::sandbox::Sandbox::python_env`], which names them with
+/// their versions): the libraries every Sandalyst image has.
 pub const LIBRARIES: &str = "numpy, pandas, scipy, matplotlib (Agg backend) and IPython";
 
 /// A staged input as the instructions describe it.

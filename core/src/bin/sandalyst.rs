@@ -14,7 +14,7 @@ use sandalyst::model::config;
 use sandalyst::model::pricing::usage_line;
 use sandalyst::model::Model;
 use sandalyst::run::{self, RunRequest};
-use sandalyst::sandbox::{custom, docker, image};
+use sandalyst::sandbox::{custom, docker, image, packages};
 use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
 use sandalyst::store::{self, Store};
 use tokio::io::AsyncBufReadExt;
@@ -240,7 +240,7 @@ enum ImageCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Say which image this version uses and whether it is there.
+    /// Say which image this version uses, whether it is there, and its Python packages.
     Status,
 }
 
@@ -665,6 +665,9 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             for t in &st.stale_tags {
                 println!("older:   {t} (no longer used)");
             }
+            // The Python packages of the image runs use: the derived one when it is
+            // configured and built, else the built-in one.
+            let mut used = st.present.then(|| st.tag.clone());
             let packages = image_section().await?.packages()?;
             if !packages.is_empty() {
                 let tag = custom::derived_tag(&st.tag, &packages);
@@ -678,6 +681,26 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                         "no (`sandalyst image build` builds it; a run builds it too)"
                     }
                 );
+                if there {
+                    used = Some(tag);
+                }
+            }
+            if let Some(tag) = used {
+                // Read from the image itself (cached by image id after the first time).
+                match packages::for_image(&engine, &tag).await {
+                    Ok(env) => {
+                        let mut text = format!(
+                            "python:  {} ({tag})\npackages ({}):\n",
+                            env.python,
+                            env.packages.len()
+                        );
+                        for p in &env.packages {
+                            text.push_str(&format!("  {:<28} {}\n", p.name, p.version));
+                        }
+                        out(&text);
+                    }
+                    Err(e) => println!("packages: unknown ({e})"),
+                }
             }
         }
         ImageCommand::Build {

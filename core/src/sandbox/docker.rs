@@ -30,6 +30,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::kernel::{Kernel, LiveCap, Wait};
+use super::packages::{self, PackagesError, PythonEnv};
 use super::{
     image, ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream,
 };
@@ -215,6 +216,8 @@ pub struct DockerSandbox {
     podman: bool,
     /// PID 1's stdin: the container stops by itself once this closes (see `take_lease`).
     lease: Mutex<Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>>,
+    /// What `python_env` found (or why it failed), asked once per sandbox.
+    python_env: tokio::sync::OnceCell<Result<PythonEnv, PackagesError>>,
 }
 
 impl DockerSandbox {
@@ -274,6 +277,7 @@ impl DockerSandbox {
             closed: AtomicBool::new(false),
             podman,
             lease: Mutex::new(None),
+            python_env: tokio::sync::OnceCell::new(),
         };
         match sandbox.create_and_stage(labels, manifest).await {
             Ok(()) => Ok(sandbox),
@@ -473,6 +477,35 @@ impl DockerSandbox {
             .ok()
             .and_then(|i| i.exit_code);
         Ok((code, out, err))
+    }
+
+    /// The image's interpreter and packages: the cache of the image id, else
+    /// `importlib.metadata` run in this container (as the sandbox user, next to the
+    /// kernel, not in it: the model's namespace stays untouched).
+    async fn read_python_env(&self) -> Result<PythonEnv, PackagesError> {
+        let id = packages::image_id(&self.docker, &self.config.image).await?;
+        if let Some(env) = packages::cached(&id).await {
+            return Ok(env);
+        }
+        let exec = self.exec_output(
+            image::USER,
+            vec!["python3", "-c", packages::SCRIPT],
+            4 << 20,
+        );
+        let (code, out, err) = tokio::time::timeout(Duration::from_secs(60), exec)
+            .await
+            .map_err(|_| PackagesError::Failed("python3 did not answer within 60 s".into()))?
+            .map_err(|e| PackagesError::Failed(format!("{e:#}")))?;
+        if code != Some(0) {
+            let err = String::from_utf8_lossy(&err);
+            let last = err.lines().last().unwrap_or("no message");
+            return Err(PackagesError::Failed(format!(
+                "python3 exited with {code:?}: {last}"
+            )));
+        }
+        let env = packages::parse(&out)?;
+        packages::store(&id, &env).await;
+        Ok(env)
     }
 
     /// `list_outputs` without the kernel: one `find` in the container.
@@ -938,6 +971,13 @@ chmod u-w "$d"; exit $rc"#;
         self.upload(stream)
             .await
             .with_context(|| format!("restoring the workspace from {}", archive.display()))
+    }
+
+    async fn python_env(&self) -> Result<PythonEnv, PackagesError> {
+        self.python_env
+            .get_or_init(|| self.read_python_env())
+            .await
+            .clone()
     }
 
     async fn close(&self) -> anyhow::Result<()> {

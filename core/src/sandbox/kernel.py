@@ -590,9 +590,13 @@ def _make_shell():
         display_pub_class = Type(Publisher)
 
         def _showtraceback(self, etype, evalue, stb):
+            # Python 3.13 names an unfinished statement _IncompleteInputError (a
+            # SyntaxError subclass): say SyntaxError, as 3.12 did and models expect.
+            text = _ANSI.sub("", self.InteractiveTB.stb2text(stb))
+            text = text.replace("_IncompleteInputError:", "SyntaxError:")
             with _lock:
                 if _cell is not None:
-                    _cell.traceback.append(_ANSI.sub("", self.InteractiveTB.stb2text(stb)))
+                    _cell.traceback.append(text)
 
         def enable_gui(self, gui=None):
             pass

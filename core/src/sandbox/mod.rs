@@ -10,6 +10,7 @@ pub mod engine;
 pub mod fake;
 pub mod image;
 mod kernel;
+pub mod packages;
 
 use std::path::Path;
 use std::time::Duration;
@@ -184,6 +185,11 @@ pub trait Sandbox: Send + Sync {
     ) -> anyhow::Result<Collected>;
     /// Write the whole workspace as a tar archive to `dest`.
     async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64>;
+    /// The Python interpreter and packages of the sandbox's image, read once per
+    /// sandbox (and cached per image): what the model is told is installed.
+    async fn python_env(&self) -> Result<packages::PythonEnv, packages::PackagesError> {
+        Err(packages::PackagesError::Unsupported)
+    }
     /// Remove the container and everything it owned. Idempotent.
     async fn close(&self) -> anyhow::Result<()>;
 }

@@ -663,6 +663,12 @@ impl Session {
             (RunStatus::Cancelled, None, 0, Usage::default());
         if let Ok(sandbox) = &sandbox {
             let summaries = self.input_summaries().await;
+            // What the image holds, read once per sandbox; the fixed sentence where the
+            // sandbox cannot say (the in-memory fake, a broken custom image).
+            let libraries = match sandbox.python_env().await {
+                Ok(env) => crate::sandbox::packages::describe(&env),
+                Err(_) => instructions::LIBRARIES.to_string(),
+            };
             let mut agent = Agent::new(model, sandbox.as_ref(), &host, self.items());
             agent.instructions = instructions::build(&instructions::Context {
                 inputs: &summaries,
@@ -671,7 +677,7 @@ impl Session {
                 network: config.sandbox.network,
                 limits: &config.limits,
                 memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
-                libraries: instructions::LIBRARIES,
+                libraries: &libraries,
                 extra: &config.instructions,
             });
             agent.tools = config.tools;

@@ -1,0 +1,317 @@
+//! Which Python packages an image holds, read from the image itself.
+//!
+//! The model is told what is installed (so it does not guess, or burn turns on
+//! `ModuleNotFoundError`), and `sandalyst image status` shows the same list. Both come
+//! from `importlib.metadata` run inside a sandbox container (the same hardening as any
+//! run), never from a list written in this crate, so a user's own `--image` or a
+//! derived image is described truly.
+//!
+//! Listing costs a container exec (about a second with a cold interpreter), so the
+//! result is cached in a small JSON file named by the image's id: an id names exactly
+//! one content, so the cache can never describe a different image, even when a tag
+//! moves.
+//!
+//! ```no_run
+//! # async fn f(docker: &bollard::Docker) -> Result<(), sandalyst::sandbox::packages::PackagesError> {
+//! let env = sandalyst::sandbox::packages::for_image(docker, "sandalyst-sandbox:0123456789ab").await?;
+//! println!("{}", sandalyst::sandbox::packages::describe(&env));
+//! # Ok(()) }
+//! ```
+
+use std::path::PathBuf;
+
+use bollard::Docker;
+use serde::{Deserialize, Serialize};
+
+use super::{image, SandboxConfig};
+
+/// Printed by [`SCRIPT`], cached as is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonEnv {
+    /// `sys.version`'s first word, e.g. `3.13.5`.
+    pub python: String,
+    /// Every installed distribution, sorted by name (case-insensitive).
+    pub packages: Vec<PythonPackage>,
+}
+
+/// One installed distribution, as `importlib.metadata` names it (`scikit-learn`,
+/// `odfpy`, `ipython`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonPackage {
+    pub name: String,
+    pub version: String,
+    /// Another installed distribution requires it (a dependency, not something an
+    /// analysis imports by name, as a rule).
+    #[serde(default)]
+    pub dependency: bool,
+}
+
+impl PythonEnv {
+    /// The version of `name` (compared case-insensitively, `-` and `_` alike).
+    pub fn version_of(&self, name: &str) -> Option<&str> {
+        let want = normalize(name);
+        self.packages
+            .iter()
+            .find(|p| normalize(&p.name) == want)
+            .map(|p| p.version.as_str())
+    }
+}
+
+fn normalize(name: &str) -> String {
+    name.to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
+/// Bumped when [`PythonEnv`] or [`SCRIPT`] change, so older cache files are not read.
+const CACHE_FORMAT: &str = "v1";
+
+/// Why the package list is not available.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PackagesError {
+    /// This sandbox has no image to ask (the in-memory fake).
+    #[error("this sandbox cannot list its Python packages")]
+    Unsupported,
+    /// The engine, the container or the interpreter failed.
+    #[error("listing the Python packages of the sandbox image failed: {0}")]
+    Failed(String),
+    /// The script ran but printed something else than the expected JSON.
+    #[error("the sandbox image's Python package list is not readable: {0}")]
+    Invalid(String),
+}
+
+/// Runs in the image (`python3 -c`): one JSON line on stdout.
+pub const SCRIPT: &str = r#"import importlib.metadata as m, json, re, sys
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+seen, needed = {}, set()
+for d in m.distributions():
+    name = d.metadata["Name"]
+    if name and norm(name) not in seen:
+        seen[norm(name)] = {"name": name, "version": d.version}
+    for r in d.requires or []:
+        if "extra ==" not in r:
+            needed.add(norm(re.match(r"[A-Za-z0-9._-]+", r).group(0)))
+for k, p in seen.items():
+    p["dependency"] = k in needed
+print(json.dumps({"python": sys.version.split()[0],
+                  "packages": sorted(seen.values(), key=lambda p: p["name"].lower())}))
+"#;
+
+/// Parse what [`SCRIPT`] printed.
+pub fn parse(stdout: &[u8]) -> Result<PythonEnv, PackagesError> {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .ok_or_else(|| PackagesError::Invalid("it printed nothing".into()))?;
+    let env: PythonEnv =
+        serde_json::from_str(line.trim()).map_err(|e| PackagesError::Invalid(e.to_string()))?;
+    if env.python.is_empty() || env.packages.is_empty() {
+        return Err(PackagesError::Invalid(
+            "no interpreter version or no package".into(),
+        ));
+    }
+    Ok(env)
+}
+
+/// The libraries an analysis reaches for, in the order the model is told about them,
+/// with what each is for where the name does not say it.
+const NOTABLE: &[(&str, &str, &str)] = &[
+    ("numpy", "numpy", ""),
+    ("pandas", "pandas", ""),
+    ("scipy", "scipy", ""),
+    ("matplotlib", "matplotlib", " (Agg backend)"),
+    ("seaborn", "seaborn", ""),
+    ("statsmodels", "statsmodels", ""),
+    ("scikit-learn", "scikit-learn", ""),
+    ("pyarrow", "pyarrow", " (Parquet, Feather)"),
+    ("openpyxl", "openpyxl", " (.xlsx)"),
+    ("xlrd", "xlrd", " (.xls)"),
+    ("odfpy", "odfpy", " (.ods)"),
+    ("tabulate", "tabulate", " (DataFrame.to_markdown)"),
+    ("ipython", "IPython", ""),
+];
+
+/// The sentence of the instructions that says what is installed, e.g. "Python 3.13.5
+/// with numpy 2.2.4, pandas 2.2.3, ... and IPython 8.35.0; also installed: sympy 1.13.3,
+/// ...". Left out of "also": dependencies of other packages and typing stubs
+/// (`types-*`, which Debian's jedi brings by the hundred): naming them would bury
+/// what matters.
+pub fn describe(env: &PythonEnv) -> String {
+    let mut named = Vec::new();
+    for (dist, shown, note) in NOTABLE {
+        if let Some(v) = env.version_of(dist) {
+            named.push(format!("{shown} {}{note}", upstream(v)));
+        }
+    }
+    let others: Vec<String> = env
+        .packages
+        .iter()
+        .filter(|p| !p.dependency && !normalize(&p.name).starts_with("types-"))
+        .filter(|p| {
+            !NOTABLE
+                .iter()
+                .any(|(d, _, _)| normalize(d) == normalize(&p.name))
+        })
+        .map(|p| format!("{} {}", p.name, upstream(&p.version)))
+        .collect();
+    let mut s = format!("Python {}", env.python);
+    match named.len() {
+        0 => {}
+        1 => s.push_str(&format!(" with {}", named[0])),
+        n => s.push_str(&format!(
+            " with {} and {}",
+            named[..n - 1].join(", "),
+            named[n - 1]
+        )),
+    }
+    if !others.is_empty() {
+        s.push_str(&format!("; also installed: {}", others.join(", ")));
+    }
+    s
+}
+
+/// A version without its local part: Debian's "2.2.3+dfsg" is pandas 2.2.3.
+fn upstream(version: &str) -> &str {
+    version.split('+').next().unwrap_or(version)
+}
+
+/// Where the list of the image with id `image_id` is cached.
+fn cache_path(image_id: &str) -> PathBuf {
+    let id = image_id.trim_start_matches("sha256:");
+    let safe: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(64)
+        .collect();
+    image::cache_dir()
+        .join("python-packages")
+        .join(format!("{CACHE_FORMAT}-{safe}.json"))
+}
+
+/// The cached list of this image, if any (a damaged file counts as none).
+pub(crate) async fn cached(image_id: &str) -> Option<PythonEnv> {
+    let bytes = tokio::fs::read(cache_path(image_id)).await.ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Cache the list of this image; a failure only costs a later exec.
+pub(crate) async fn store(image_id: &str, env: &PythonEnv) {
+    let path = cache_path(image_id);
+    let Ok(json) = serde_json::to_vec(env) else {
+        return;
+    };
+    let Some(dir) = path.parent() else { return };
+    if tokio::fs::create_dir_all(dir).await.is_err() {
+        return;
+    }
+    // Written aside then renamed: a concurrent reader never sees half a file.
+    let partial = path.with_extension(format!("{}.partial", std::process::id()));
+    if tokio::fs::write(&partial, json).await.is_ok()
+        && tokio::fs::rename(&partial, &path).await.is_err()
+    {
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+}
+
+/// The id of an image the engine holds.
+pub(crate) async fn image_id(docker: &Docker, image: &str) -> Result<String, PackagesError> {
+    docker
+        .inspect_image(image)
+        .await
+        .map_err(|e| PackagesError::Failed(format!("cannot inspect {image}: {e}")))?
+        .id
+        .ok_or_else(|| PackagesError::Failed(format!("the engine gave no id for {image}")))
+}
+
+/// The packages of `image`, from the cache or from a short-lived sandbox of it (the
+/// same container settings as a run, no network, no inputs).
+pub async fn for_image(docker: &Docker, image: &str) -> Result<PythonEnv, PackagesError> {
+    let id = image_id(docker, image).await?;
+    if let Some(env) = cached(&id).await {
+        return Ok(env);
+    }
+    let config = SandboxConfig {
+        image: image.to_string(),
+        ..SandboxConfig::default()
+    };
+    let run_id = format!("packages-{:016x}", rand::random::<u64>());
+    let sandbox = super::docker::DockerSandbox::start(
+        docker,
+        &run_id,
+        &config,
+        &crate::workspace::Manifest::default(),
+    )
+    .await
+    .map_err(|e| PackagesError::Failed(format!("cannot start a sandbox of {image}: {e:#}")))?;
+    // The sandbox caches what it read under the image id.
+    let env = super::Sandbox::python_env(&sandbox).await;
+    let _ = super::Sandbox::close(&sandbox).await;
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pkgs: &[(&str, &str, bool)]) -> PythonEnv {
+        PythonEnv {
+            python: "3.13.5".into(),
+            packages: pkgs
+                .iter()
+                .map(|(n, v, dependency)| PythonPackage {
+                    name: n.to_string(),
+                    version: v.to_string(),
+                    dependency: *dependency,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn parses_the_script_output_and_refuses_anything_else() {
+        let out = br#"{"python": "3.13.5", "packages": [{"name": "numpy", "version": "2.2.4"}]}
+"#;
+        let e = parse(out).unwrap();
+        assert_eq!(e.python, "3.13.5");
+        assert_eq!(e.version_of("NumPy"), Some("2.2.4"));
+        assert!(matches!(parse(b""), Err(PackagesError::Invalid(_))));
+        assert!(matches!(
+            parse(b"Traceback ..."),
+            Err(PackagesError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse(br#"{"python": "3.13.5", "packages": []}"#),
+            Err(PackagesError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn describe_names_the_notable_libraries_first_with_versions() {
+        let e = env(&[
+            ("ipython", "8.35.0", false),
+            ("numpy", "2.2.4", true),
+            ("odfpy", "1.4.2", false),
+            ("pandas", "2.2.3+dfsg", true),
+            ("python-dateutil", "2.9.0", true),
+            ("scikit-learn", "1.4.2", false),
+            ("sympy", "1.13.3", false),
+            ("types-pytz", "2025.1", false),
+        ]);
+        assert_eq!(
+            describe(&e),
+            "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, scikit-learn 1.4.2, odfpy 1.4.2 (.ods) \
+             and IPython 8.35.0; also installed: sympy 1.13.3"
+        );
+        assert_eq!(
+            describe(&env(&[("requests", "2.32", false)])),
+            "Python 3.13.5; also installed: requests 2.32"
+        );
+    }
+
+    #[test]
+    fn the_cache_file_name_is_the_id_and_nothing_else() {
+        let p = cache_path("sha256:ab/../cd");
+        assert_eq!(p.file_name().unwrap(), "v1-abcd.json");
+        assert!(p.parent().unwrap().ends_with("python-packages"));
+    }
+}
