@@ -1122,8 +1122,10 @@ mod tests {
 
     /// The install script itself, under a real shell: names reach apt and pip as
     /// separate arguments, unexpanded, and pip is added when the image lacks it.
+    #[cfg(unix)]
     #[test]
     fn the_install_script_splits_its_arguments() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path();
         // Fakes that record their arguments, one per line (rm too: the script's
@@ -1140,7 +1142,6 @@ mod tests {
         ] {
             let path = bin.join(name);
             std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-            use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let log = bin.join("log");
