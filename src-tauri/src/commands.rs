@@ -257,6 +257,8 @@ pub async fn preview_file(
     blocking(move || preview::preview(&session_id, &root, &path)).await
 }
 
+// The page names each argument; grouping them in a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 #[tauri::command]
 pub async fn table_page(
     state: State<'_, AppState>,
