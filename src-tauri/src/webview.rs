@@ -1,11 +1,11 @@
 //! WebKit settings for the window, chosen before it exists.
 //!
-//! Accelerated compositing costs the web process about 140 MB (its GL context; under
+//! Accelerated compositing costs the web process about 90 MB (its GL context; under
 //! Xvfb, Mesa's software renderer) for a page that is text, tables and still images
 //! with no animation to speak of. So it is off unless `SANDALYST_GPU=1` asks for it
 //! (measured in BENCHMARKS.md, "The desktop app"). WebKitGTK reads the switch from the
-//! environment when its web process starts; the `hardware-acceleration-policy` setting
-//! applied to a live window saves only half as much, since the context exists by then.
+//! environment when its web process starts (the `hardware-acceleration-policy` setting,
+//! applied once the window exists, left the web process at 109 MB instead of 102).
 
 /// Call at the very start of `main`, before any thread or window exists (the
 /// environment is changed for this process and the WebKit processes it starts).

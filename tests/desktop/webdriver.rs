@@ -805,6 +805,55 @@ async fn screenshots() {
     app.quit().await;
 }
 
+/// The app's processes (the one running APP and all its descendants: WebKit's web and
+/// network processes) with their PSS in KB, from /proc.
+fn app_memory() -> Vec<(String, u64)> {
+    let app = std::fs::canonicalize(APP).unwrap();
+    let mut parent = Vec::new();
+    let mut root = None;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The parent is the second field after the parenthesised command name.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        parent.push((pid, ppid));
+        if std::fs::read_link(format!("/proc/{pid}/exe"))
+            .ok()
+            .as_deref()
+            == Some(app.as_path())
+        {
+            root = Some(pid);
+        }
+    }
+    let root = root.expect("the app is running");
+    let mut mine = vec![root];
+    let mut i = 0;
+    while i < mine.len() {
+        let p = mine[i];
+        mine.extend(parent.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    mine.iter()
+        .filter_map(|pid| {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+            let kb = rollup
+                .lines()
+                .find_map(|l| l.strip_prefix("Pss:"))?
+                .trim()
+                .trim_end_matches(" kB")
+                .parse()
+                .ok()?;
+            Some((name.trim().to_string(), kb))
+        })
+        .collect()
+}
+
 /// Percentiles (50, 95, max) of a list of milliseconds.
 fn spread(mut ms: Vec<f64>) -> (f64, f64, f64) {
     ms.sort_by(f64::total_cmp);
@@ -853,6 +902,19 @@ async fn responsiveness_while_a_cell_prints() {
         60,
     )
     .await;
+    // Memory with one finished session open: the reference case, its chart, table and
+    // report on screen, then 10 s idle.
+    app.click("#example").await;
+    app.click("#run").await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        600,
+    )
+    .await;
+    app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let memory = app_memory();
+
     // Frame gaps, from the page's own animation frames.
     app.js(
         "window.__frames = []; let last = performance.now();
@@ -907,6 +969,12 @@ async fn responsiveness_while_a_cell_prints() {
     let run_secs = started.elapsed().as_secs_f64();
     app.quit().await;
 
+    println!("\nidle memory with the reference session open (PSS, MB):");
+    let total: u64 = memory.iter().map(|(_, kb)| kb).sum();
+    for (name, kb) in &memory {
+        println!("  {name}: {}", kb / 1024);
+    }
+    println!("  all: {}", total / 1024);
     let long = |f: &[f64]| f.iter().filter(|&&g| g > 50.0).count();
     let idle_n = idle.len();
     let (i50, i95, imax) = spread(idle);
