@@ -141,12 +141,31 @@ export class AskView {
       c = { code: it.code, el: codeBlock(it.code) };
       this.codeEls.set(i, c);
     }
-    const onExpand = () => {
-      this.expanded.add(i);
-      this.items[i] = null;
-      this.draw(this.state);
-    };
-    return cellElement(it, this.sessionId, { code: c.el, expanded: this.expanded.has(i), onExpand });
+    return cellElement(it, this.sessionId, { code: c.el, expanded: this.expanded.has(i), onExpand: () => this.expand(i) });
+  }
+
+  /// While a cell runs only its output grows: redraw just the output area (keeping
+  /// its scroll), not the code and the rest of the cell.
+  outputsOnly(i, it) {
+    const was = this.items[i];
+    const el = this.itemEls[i];
+    if (!was || !el || it.kind !== 'cell' || was.kind !== 'cell' || it.callId !== was.callId || it.code !== was.code
+      || it.running !== was.running || it.result !== was.result || it.outputs.some((o) => o.stream === 'image')) return false;
+    const prev = el.querySelector('.outputs');
+    if (!prev) return false;
+    const follow = prev.scrollTop + prev.clientHeight >= prev.scrollHeight - 8;
+    const kept = prev.scrollTop;
+    const fresh = cellElement(it, this.sessionId, { code: null, expanded: this.expanded.has(i), onExpand: () => this.expand(i) }).querySelector('.outputs');
+    prev.replaceWith(fresh);
+    fresh.scrollTop = follow ? fresh.scrollHeight : kept;
+    this.items[i] = it;
+    return true;
+  }
+
+  expand(i) {
+    this.expanded.add(i);
+    this.items[i] = null;
+    this.draw(this.state);
   }
 
   draw(s) {
@@ -154,6 +173,7 @@ export class AskView {
     for (let i = 0; i < s.items.length; i++) {
       if (this.items[i] === s.items[i]) continue;
       const it = s.items[i];
+      if (this.outputsOnly(i, it)) continue;
       const el = it.kind === 'cell' ? this.cell(it, i) : textElement(it);
       if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
       // Output follows its end, as a terminal does, unless the user scrolled up.
