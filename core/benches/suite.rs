@@ -577,7 +577,7 @@ async fn loop_overhead(plan: &Plan, dir: &Path) -> anyhow::Result<Table> {
         per_turn.push(start.elapsed() / (plan.loop_calls as u32 + 1));
     }
     t.row(
-        "loop overhead per turn (in-memory sandbox, transcript synced to disk)",
+        "loop overhead per turn (in-memory sandbox, transcript written, synced in the background)",
         per_turn,
         base,
         "≤ 1 ms",
