@@ -32,7 +32,7 @@ fn the_bench_prints_its_tables_at_tiny_size() {
         "| ask -> first output of `import pandas`, warm session, zero-latency model | 1 |",
         "| offline analyst, reference case, cold command-line run | 1 |",
         "| staging alone (difference of the two medians) | 1 |",
-        "| loop overhead per turn (in-memory sandbox, transcript synced to disk) | 1 |",
+        "| loop overhead per turn (in-memory sandbox, transcript written, synced in the background) | 1 |",
     ] {
         assert!(text.contains(row), "{row} missing:\n{text}");
     }
