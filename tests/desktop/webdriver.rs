@@ -223,6 +223,22 @@ impl App {
         .await;
     }
 
+    /// Add a file through the command the window's drop handler calls, and wait until
+    /// the file list shows it.
+    async fn add_file(&self, file: &Path) {
+        self.js(&format!(
+            "window.sandalyst.addPaths([{:?}]); return true",
+            file.to_str().unwrap()
+        ))
+        .await;
+        let name = file.file_name().unwrap().to_str().unwrap();
+        self.wait_js(
+            &format!("return document.querySelector('#file-list').innerText.includes({name:?})"),
+            60,
+        )
+        .await;
+    }
+
     /// Re-run session `from` on `file` through the page (as the Re-run button does after
     /// its dialog); the new session's id and how its replay ended.
     async fn rerun(&self, file: &Path, from: &str) -> (String, String) {
@@ -307,16 +323,7 @@ async fn desktop_end_to_end() {
     // 1. Fresh start, a file through the drop's command, the reference case.
     let app = App::start(&display, data.path(), &[]).await;
     app.wait_js("return !!document.querySelector('#offline-card') && !document.querySelector('#offline-card').hidden", 10).await;
-    app.js(&format!(
-        "window.sandalyst.addPaths([{:?}]); return true",
-        csv.to_str().unwrap()
-    ))
-    .await;
-    app.wait_js(
-        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
-        30,
-    )
-    .await;
+    app.add_file(&csv).await;
     app.click("#example").await;
     app.click("#run").await;
     app.wait_js(
@@ -588,16 +595,8 @@ async fn desktop_end_to_end() {
         .unwrap(),
     )
     .unwrap();
-    app.js(&format!(
-        "window.sandalyst.newSession(); window.sandalyst.addPaths([{:?}]); return true",
-        with_x.to_str().unwrap()
-    ))
-    .await;
-    app.wait_js(
-        "return document.querySelector('#file-list').innerText.includes('with_x.csv')",
-        30,
-    )
-    .await;
+    app.js("window.sandalyst.newSession(); return true").await;
+    app.add_file(&with_x).await;
     app.ask("Sum x.", &format!("replay:{}", sum.display()))
         .await;
     app.wait_js(
@@ -686,16 +685,7 @@ async fn screenshots() {
     let app = App::start(&display, data.path(), &[]).await;
     shot(&display, "01-empty").await;
 
-    app.js(&format!(
-        "window.sandalyst.addPaths([{:?}]); return true",
-        csv.to_str().unwrap()
-    ))
-    .await;
-    app.wait_js(
-        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
-        30,
-    )
-    .await;
+    app.add_file(&csv).await;
     app.click("#file-list .file-open").await;
     app.wait_js(
         "return document.querySelectorAll('#preview .vtable-table tbody tr').length > 5",
@@ -752,16 +742,7 @@ async fn screenshots() {
     // A second session, for the history.
     app.click("#new-session").await;
     let chiller = repo().join("tests/fixtures/chiller_plant.csv");
-    app.js(&format!(
-        "window.sandalyst.addPaths([{:?}]); return true",
-        chiller.to_str().unwrap()
-    ))
-    .await;
-    app.wait_js(
-        "return document.querySelector('#file-list').innerText.includes('chiller_plant.csv')",
-        30,
-    )
-    .await;
+    app.add_file(&chiller).await;
     app.ask(
         "Find unusual readings in the chiller plant log and explain them.",
         "offline",
@@ -888,19 +869,8 @@ async fn responsiveness_while_a_cell_prints() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
     let app = App::start(&display, data.path(), &[]).await;
-    app.js(&format!(
-        "window.sandalyst.addPaths([{:?}]); return true",
-        repo()
-            .join("examples/building_energy.csv")
-            .to_str()
-            .unwrap()
-    ))
-    .await;
-    app.wait_js(
-        "return document.querySelector('#file-list').innerText.includes('building_energy.csv')",
-        60,
-    )
-    .await;
+    app.add_file(&repo().join("examples/building_energy.csv"))
+        .await;
     // Memory with one finished session open: the reference case, its chart, table and
     // report on screen, then 10 s idle.
     app.click("#example").await;

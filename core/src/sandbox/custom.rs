@@ -110,31 +110,10 @@ impl Packages {
         P: AsRef<str>,
         A: AsRef<str>,
     {
-        let mut p = Vec::new();
-        for name in pip {
-            let name = name.as_ref().trim();
-            check_pip(name).map_err(|why| PackageError {
-                manager: Manager::Pip,
-                name: name.to_string(),
-                why,
-            })?;
-            p.push(name.to_string());
-        }
-        let mut a = Vec::new();
-        for name in apt {
-            let name = name.as_ref().trim();
-            check_apt(name).map_err(|why| PackageError {
-                manager: Manager::Apt,
-                name: name.to_string(),
-                why,
-            })?;
-            a.push(name.to_string());
-        }
-        p.sort();
-        p.dedup();
-        a.sort();
-        a.dedup();
-        Ok(Packages { pip: p, apt: a })
+        Ok(Packages {
+            pip: checked(pip, Manager::Pip, check_pip)?,
+            apt: checked(apt, Manager::Apt, check_apt)?,
+        })
     }
 
     pub fn pip(&self) -> &[String] {
@@ -166,6 +145,27 @@ impl fmt::Display for Packages {
 /// A pip requirement as a name, optional extras and an optional version clause
 /// (`pandas`, `tabulate==0.9.0`, `scikit-learn>=1.4,<2`, `black[jupyter]`). URLs, paths,
 /// options (`--index-url`) and anything a shell would read are refused.
+/// The names trimmed, each checked (the first bad one is the error), sorted, once each.
+fn checked<N: AsRef<str>>(
+    names: impl IntoIterator<Item = N>,
+    manager: Manager,
+    check: fn(&str) -> Result<(), String>,
+) -> Result<Vec<String>, PackageError> {
+    let mut out = Vec::new();
+    for name in names {
+        let name = name.as_ref().trim();
+        check(name).map_err(|why| PackageError {
+            manager,
+            name: name.to_string(),
+            why,
+        })?;
+        out.push(name.to_string());
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 fn check_pip(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return Err("it is empty".into());
