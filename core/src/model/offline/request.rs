@@ -218,6 +218,24 @@ const TREND_WORDS: &[&str] = &[
     "creciendo",
 ];
 
+/// A change between periods: an aggregate request, and the `change` operation.
+const CHANGE_WORDS: &[&str] = &[
+    "change",
+    "changed",
+    "growth",
+    "grew",
+    "increase*",
+    "decrease*",
+    "cambio*",
+    "cambiado",
+    "crecimiento",
+    "crecio",
+    "aumento",
+    "disminu*",
+    "variacion",
+];
+
+/// Aggregate requests (with [`CHANGE_WORDS`]).
 const AGGREGATE_WORDS: &[&str] = &[
     "total*",
     "sum",
@@ -263,19 +281,6 @@ const AGGREGATE_WORDS: &[&str] = &[
     "porcentaje*",
     "proporcion*",
     "cuota",
-    "change",
-    "changed",
-    "growth",
-    "grew",
-    "increase*",
-    "decrease*",
-    "cambio*",
-    "cambiado",
-    "crecimiento",
-    "crecio",
-    "aumento",
-    "disminu*",
-    "variacion",
     "by",
     "per",
     "por",
@@ -415,7 +420,7 @@ pub fn recognise(text: &str) -> Recognised {
         Skill::Relate
     } else if any(&n, PROFILE_WORDS) && !precise_aggregate(&n) {
         Skill::Profile
-    } else if any(&n, AGGREGATE_WORDS) {
+    } else if any(&n, AGGREGATE_WORDS) || any(&n, CHANGE_WORDS) {
         Skill::Aggregate
     } else if any(&n, AGAIN_WORDS) {
         Skill::Anomalies
@@ -608,27 +613,7 @@ fn intent(n: &str) -> Intent {
                 "pie*",
             ],
         ),
-        change: period_versus(n)
-            || any(
-                n,
-                &[
-                    "change",
-                    "changed",
-                    "growth",
-                    "grew",
-                    "increase*",
-                    "decrease*",
-                    "cambio*",
-                    "cambiado",
-                    "crecimiento",
-                    "crecio",
-                    "aumento",
-                    "disminu*",
-                    "variacion",
-                    "difference",
-                    "diferencia",
-                ],
-            ),
+        change: period_versus(n) || any(n, CHANGE_WORDS) || any(n, &["difference", "diferencia"]),
         trend: any(n, TREND_WORDS),
         chart,
     }
