@@ -10,10 +10,10 @@
 /// Call at the very start of `main`, before any thread or window exists (the
 /// environment is changed for this process and the WebKit processes it starts).
 pub fn configure_before_start() {
-    let gpu = std::env::var_os("SANDALYST_GPU").is_some_and(|v| v == "1");
     #[cfg(target_os = "linux")]
-    if !gpu && std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+    if std::env::var_os("SANDALYST_GPU").is_none_or(|v| v != "1")
+        && std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
+    {
         std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
     }
-    let _ = gpu;
 }

@@ -33,16 +33,22 @@ function cellElement(item, sessionId, { code, expanded, onExpand }) {
     : r ? h('span', { class: `pill ${ok ? 'ok' : 'bad'}` }, ok ? 'done' : String(r.status).replace(/_/g, ' ')) : '';
   const dur = r && r.durationMs != null ? h('span', { class: 'muted' }, fmt.duration(r.durationMs) || `${Math.round(r.durationMs)} ms`) : '';
   const lang = item.name === 'shell' || item.name === 'run_shell' ? 'Shell' : 'Python';
+  const det = h('details', { class: 'cell', open: true, dataset: { call: item.callId || '' } },
+    h('summary', {}, h('span', { class: 'cell-lang' }, lang), item.number ? h('span', { class: 'muted' }, `cell ${item.number}`) : '', state, dur),
+    code,
+    outputsElement(item, sessionId, expanded, onExpand) ?? '');
+  return det;
+}
+
+/// The cell's output area (streams, figures, traceback, note), or null when empty.
+function outputsElement(item, sessionId, expanded, onExpand) {
+  const r = item.result;
   const outs = item.outputs.flatMap((o) => (o.stream === 'image'
     ? [h('img', { class: 'cell-image', src: fileUrl(sessionId, o.path), alt: 'figure shown by the cell' })]
     : outputElements(o, expanded, onExpand)));
   if (r?.traceback) outs.push(h('pre', { class: 'out traceback' }, r.traceback));
   if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
-  const det = h('details', { class: 'cell', open: true, dataset: { call: item.callId || '' } },
-    h('summary', {}, h('span', { class: 'cell-lang' }, lang), item.number ? h('span', { class: 'muted' }, `cell ${item.number}`) : '', state, dur),
-    code,
-    outs.length ? h('div', { class: 'outputs' }, ...outs) : '');
-  return det;
+  return outs.length ? h('div', { class: 'outputs' }, ...outs) : null;
 }
 
 function textElement(item) {
@@ -155,7 +161,8 @@ export class AskView {
     if (!prev) return false;
     const follow = prev.scrollTop + prev.clientHeight >= prev.scrollHeight - 8;
     const kept = prev.scrollTop;
-    const fresh = cellElement(it, this.sessionId, { code: null, expanded: this.expanded.has(i), onExpand: () => this.expand(i) }).querySelector('.outputs');
+    const fresh = outputsElement(it, this.sessionId, this.expanded.has(i), () => this.expand(i));
+    if (!fresh) return false;
     prev.replaceWith(fresh);
     fresh.scrollTop = follow ? fresh.scrollHeight : kept;
     this.items[i] = it;
