@@ -782,6 +782,32 @@ async fn screenshots() {
     app.wait_js("const i = document.querySelector('.artifact[data-path=\"energy_anomalies.png\"] img'); return !!i && i.complete && i.naturalWidth > 0", 30).await;
     app.js("document.querySelector('.artifact[data-path=\"energy_anomalies.png\"]').scrollIntoView({block: 'start'}); return true").await;
     shot(&display, "09-dark").await;
+
+    // A cell that printed 100,000 lines: its last lines, and how many are not shown.
+    let long = work.path().join("long.json");
+    std::fs::write(
+        &long,
+        serde_json::to_string(&json!([
+            {"python": "for i in range(100_000):\n    print(f'row {i:6d}: value {i * 0.37:10.2f}')"},
+            {"say": "Printed 100,000 rows."}
+        ]))
+        .unwrap(),
+    )
+    .unwrap();
+    app.ask("Print every row.", &format!("replay:{}", long.display()))
+        .await;
+    app.wait_js("return !![...document.querySelectorAll('.ask')].pop().querySelector('.out-more') && [...document.querySelectorAll('.ask .ending')].pop().innerText !== ''", 120).await;
+    app.js("[...document.querySelectorAll('.ask')].pop().querySelector('.cell').scrollIntoView({block: 'start'}); return true").await;
+    shot(&display, "11-long-output-dark").await;
+
+    // The settings' engine and image section.
+    app.click("#open-settings").await;
+    app.wait_js("return document.querySelector('#settings').open && document.querySelector('#engine-line').innerText !== ''", 30).await;
+    app.js(
+        "document.querySelector('#image-status').scrollIntoView({block: 'center'}); return true",
+    )
+    .await;
+    shot(&display, "12-settings-engine-dark").await;
     app.quit().await;
 }
 
