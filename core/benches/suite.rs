@@ -22,9 +22,12 @@ use std::time::{Duration, Instant};
 
 use sandalyst::agent::{EventKind, SetupStage};
 use sandalyst::artifacts::csv_index::{self, SortBy};
+use sandalyst::model::anthropic::Anthropic;
+use sandalyst::model::chat_completions::ChatCompletions;
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::openai_responses::OpenAiResponses;
 use sandalyst::model::scripted::{ScriptedModel, Step};
+use sandalyst::model::{Item, Model, Reply, Request};
 use sandalyst::sandbox::docker::{self, DockerSandbox};
 use sandalyst::sandbox::fake::FakeFactory;
 use sandalyst::sandbox::{image, Sandbox, SandboxConfig};
@@ -48,6 +51,10 @@ struct Plan {
     table_rows: Vec<usize>,
     stage_mb: u64,
     loop_calls: usize,
+    /// Turns of the long-session row.
+    long_session_turns: usize,
+    /// Size of the history the request-building rows serialise.
+    history_tokens: u64,
 }
 
 impl Plan {
@@ -59,6 +66,8 @@ impl Plan {
                 table_rows: vec![3_000],
                 stage_mb: 4,
                 loop_calls: 5,
+                long_session_turns: 10,
+                history_tokens: 20_000,
             },
             Size::Small => Plan {
                 size,
@@ -66,6 +75,8 @@ impl Plan {
                 table_rows: vec![100_000],
                 stage_mb: 100,
                 loop_calls: 50,
+                long_session_turns: 100,
+                history_tokens: 200_000,
             },
             Size::Full => Plan {
                 size,
@@ -73,6 +84,8 @@ impl Plan {
                 table_rows: vec![1_000_000, 10_000_000],
                 stage_mb: 1024,
                 loop_calls: 50,
+                long_session_turns: 100,
+                history_tokens: 200_000,
             },
         }
     }
@@ -582,8 +595,174 @@ async fn loop_overhead(plan: &Plan, dir: &Path) -> anyhow::Result<Table> {
         base,
         "≤ 1 ms",
     );
+
+    // A long session: each turn's cost, early against late (flat if nothing rewrites
+    // or rescans the whole history per turn).
+    let turns = plan.long_session_turns;
+    let (mut early, mut late) = (Vec::new(), Vec::new());
+    for _ in 0..plan.n {
+        let s = fake.create(SessionConfig::default()).await?;
+        let mut cfg = SessionConfig::default();
+        cfg.limits.max_turns = turns as u32 + 10;
+        s.set_config(cfg).await?;
+        let model = Clocked::new(turns, &format!("print {}", "x".repeat(2_000)));
+        let replies = model.replies.clone();
+        s.ask("go".into(), Box::new(model))?.outcome().await;
+        // From one reply handed back to the loop to its next request.
+        let replies = replies.lock().unwrap().clone();
+        let gaps: Vec<Duration> = replies.windows(2).map(|w| w[1].0 - w[0].1).collect();
+        let tenth = (gaps.len() / 10).max(1);
+        early.push(median(gaps[..tenth].to_vec()));
+        late.push(median(gaps[gaps.len() - tenth..].to_vec()));
+    }
+    t.row(
+        &format!("{turns}-turn session, cost of one turn, first tenth of the turns"),
+        early,
+        base,
+        "",
+    );
+    t.row(
+        &format!("{turns}-turn session, cost of one turn, last tenth of the turns"),
+        late,
+        base,
+        "flat: about the first tenth's",
+    );
     fake.close_all().await;
+
+    // Building and serialising one request for a long history, per wire format.
+    let items = long_history(plan.history_tokens);
+    let tokens = sandalyst::agent::context::estimate(wire::INSTRUCTIONS, &items);
+    let tools = wire::tools();
+    let request = wire::request(&items, &tools);
+    let cfg =
+        |kind, model: &str, var: &str| wire::config(kind, model, "http://127.0.0.1:9/v1", var);
+    let responses = OpenAiResponses::new(cfg(ProviderKind::OpenAi, "gpt-5.4", "OPENAI_API_KEY"))?;
+    let chat = ChatCompletions::new(cfg(
+        ProviderKind::OpenAiCompatible,
+        "local-model",
+        "SANDALYST_COMPATIBLE_API_KEY",
+    ))?;
+    let anthropic = Anthropic::new(cfg(
+        ProviderKind::Anthropic,
+        "claude-sonnet-4-5",
+        "ANTHROPIC_API_KEY",
+    ))?;
+    let formats: [(&str, &dyn Fn() -> serde_json::Value); 3] = [
+        ("OpenAI Responses", &|| responses.body(&request)),
+        ("Chat Completions", &|| chat.body(&request)),
+        ("Anthropic Messages", &|| anthropic.body(&request)),
+    ];
+    for (name, build) in formats {
+        // As the transport does it: the body, then its bytes, sized by the last body's.
+        let mut size = 0;
+        let samples = times(plan.n.max(10), || {
+            let start = Instant::now();
+            size = sandalyst::model::http::encode(&build(), size)
+                .expect("a body serialises")
+                .len();
+            start.elapsed()
+        });
+        t.row(
+            &format!(
+                "request for a {}k-token history ({} items, {:.1} MB): build + serialise, {name}",
+                tokens / 1000,
+                items.len(),
+                size as f64 / 1e6
+            ),
+            samples,
+            base,
+            "≤ 5 ms",
+        );
+    }
     Ok(t)
+}
+
+/// A model that calls python `turns` times, then answers, and notes when each request
+/// arrived and each reply went back. It keeps nothing of the history (the scripted test
+/// model copies it for its log, which would be counted as the loop's time).
+struct Clocked {
+    calls: std::collections::VecDeque<Item>,
+    replies: Arc<std::sync::Mutex<Vec<(Instant, Instant)>>>,
+}
+
+impl Clocked {
+    fn new(turns: usize, code: &str) -> Clocked {
+        let calls = (0..turns)
+            .map(|i| Item::ToolCall {
+                call_id: format!("c{i}"),
+                name: "python".into(),
+                arguments: serde_json::json!({ "code": code }).to_string(),
+            })
+            .collect();
+        Clocked {
+            calls,
+            replies: Arc::default(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Model for Clocked {
+    fn describe(&self) -> String {
+        "clocked".into()
+    }
+
+    async fn respond(
+        &mut self,
+        _request: Request<'_>,
+        _cancel: &tokio_util::sync::CancellationToken,
+    ) -> anyhow::Result<Reply> {
+        let asked = Instant::now();
+        let item = self.calls.pop_front().unwrap_or(Item::Assistant {
+            text: "Done.".into(),
+        });
+        self.replies.lock().unwrap().push((asked, Instant::now()));
+        Ok(Reply {
+            items: vec![item],
+            ..Reply::default()
+        })
+    }
+}
+
+/// A conversation of about `tokens` tokens (the loop's own estimate) shaped like an
+/// analysis: a user task, then turns of a remark, a cell of code and its output, a chart
+/// (a 90 KB PNG's base64) sent back with every fifth output.
+fn long_history(tokens: u64) -> Vec<Item> {
+    use sandalyst::model::ImagePart;
+    let code = "df.groupby('site')['kwh'].agg(['mean', 'std']).round(2)\n".repeat(25);
+    let output = "site-01   1234.56   78.90   some more text of a table\n".repeat(55);
+    let png = "iVBORw0KGgo".repeat(120_000 / 11);
+    let mut items = vec![Item::User {
+        text: "Find the anomalies.".into(),
+    }];
+    let mut n = 0;
+    while sandalyst::agent::context::estimate(wire::INSTRUCTIONS, &items) < tokens {
+        n += 1;
+        items.push(Item::Assistant {
+            text: format!("Step {n}: look at the next part of the data and check it. ").repeat(6),
+        });
+        items.push(Item::ToolCall {
+            call_id: format!("call_{n}"),
+            name: "python".into(),
+            arguments: serde_json::json!({ "code": code }).to_string(),
+        });
+        let images = if n % 5 == 0 {
+            vec![ImagePart {
+                media_type: "image/png".into(),
+                data: png.clone(),
+                label: format!("output/chart_{n}.png"),
+            }]
+        } else {
+            Vec::new()
+        };
+        items.push(Item::ToolOutput {
+            call_id: format!("call_{n}"),
+            output: output.clone(),
+            is_error: false,
+            images,
+        });
+    }
+    items
 }
 
 /// Measures everything at `size`, printing each row as it is measured; returns the

@@ -36,6 +36,15 @@ fn the_bench_prints_its_tables_at_tiny_size() {
     ] {
         assert!(text.contains(row), "{row} missing:\n{text}");
     }
+    for part in [
+        "-turn session, cost of one turn, first tenth of the turns | 1 |",
+        "-turn session, cost of one turn, last tenth of the turns | 1 |",
+        "build + serialise, OpenAI Responses | 10 |",
+        "build + serialise, Chat Completions | 10 |",
+        "build + serialise, Anthropic Messages | 10 |",
+    ] {
+        assert!(text.contains(part), "{part} missing:\n{text}");
+    }
     // Every timed row names its baseline and a ratio.
     assert!(
         text.contains("| `docker run --rm IMAGE python3 -c pass` |"),

@@ -114,6 +114,9 @@ pub struct Transport {
     pub key_var: String,
     /// Auth and version headers, marked sensitive so no Debug output shows them.
     headers: HeaderMap,
+    /// The last body's size: the next one (the same history and more) is written into
+    /// a buffer of that size at once, not one grown by doubling.
+    last_body: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Transport {
@@ -202,6 +205,7 @@ impl Transport {
             credentials,
             key_var,
             headers,
+            last_body: Default::default(),
         })
     }
 
@@ -226,7 +230,9 @@ impl Transport {
         on_delta: &(dyn Fn(Delta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply> {
-        let body = serde_json::to_vec(body)?;
+        use std::sync::atomic::Ordering::Relaxed;
+        let body = encode(body, self.last_body.load(Relaxed))?;
+        self.last_body.store(body.len(), Relaxed);
         let policy = &self.settings.retry;
         let mut attempt = 1;
         loop {
@@ -292,7 +298,7 @@ impl Transport {
 
     async fn attempt<D: Decoder>(
         &self,
-        body: &[u8],
+        body: &bytes::Bytes,
         decoder: &mut D,
         on_delta: &(dyn Fn(Delta) + Send + Sync),
         cancel: &CancellationToken,
@@ -308,7 +314,8 @@ impl Transport {
                 reqwest::header::ACCEPT,
                 "text/event-stream, application/json",
             )
-            .body(body.to_vec())
+            // Shared, not copied: a retry sends the same bytes.
+            .body(body.clone())
             .send();
         let response = tokio::select! {
             r = tokio::time::timeout(idle, request) => match r {
@@ -574,6 +581,14 @@ pub fn tool_images<'a>(
         ));
     }
     (text, &[])
+}
+
+/// A request body as the bytes sent, written into a buffer of `size_hint` bytes (grown
+/// if need be). Public for the benchmark of request building.
+pub fn encode(body: &serde_json::Value, size_hint: usize) -> anyhow::Result<bytes::Bytes> {
+    let mut buf = Vec::with_capacity(size_hint + (64 << 10));
+    serde_json::to_writer(&mut buf, body)?;
+    Ok(buf.into())
 }
 
 /// An image as a `data:` URL, the form the OpenAI formats take inline.
