@@ -411,6 +411,9 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
         base,
         "≤ 2.2 s",
     );
+    for (what, samples) in cold_phases(plan, dir, tag).await? {
+        t.row(&format!("cold run in-process, {what}"), samples, base, "");
+    }
 
     let factory: Arc<dyn SandboxFactory> = Arc::new(DockerFactory);
     let sessions = Sessions::new(dir.join("sessions"), factory)?;
@@ -497,6 +500,74 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
         "≤ 3.0 s",
     );
     Ok(t)
+}
+
+/// Where a cold run's time goes: the command-line run's path (`run::execute`) in this
+/// process, its events timed as they are emitted.
+async fn cold_phases(
+    plan: &Plan,
+    dir: &Path,
+    tag: &str,
+) -> anyhow::Result<Vec<(&'static str, Vec<Duration>)>> {
+    let names = [
+        "whole run",
+        "start -> sandbox ready (engine and image checks, container, kernel, staging)",
+        "first cell (the analysis, with the first import of pandas and pyplot)",
+        "the other cells (a python check, a shell `ls`)",
+        "ask finished -> returned (workspace archived, container removed)",
+        "the rest (three model turns on loopback, the loop, collecting outputs)",
+    ];
+    let mut phases: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    for i in 0..plan.n {
+        let server = WireServer::start(responses_script()).await;
+        let cfg = wire::config(
+            ProviderKind::OpenAi,
+            "gpt-5.4",
+            &format!("{}/v1", server.base),
+            "OPENAI_API_KEY",
+        );
+        let mut model = OpenAiResponses::new(cfg)?;
+        let store = sandalyst::store::Store::open(dir.join(format!("phases-{i}")))?;
+        let mut req = sandalyst::run::RunRequest::new(
+            vec![repo().join("examples/building_energy.csv")],
+            std::fs::read_to_string(repo().join("examples/anomaly_task.md"))?,
+        );
+        req.sandbox.image = tag.to_string();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let emit = |e: sandalyst::agent::Event| seen.lock().unwrap().push((Instant::now(), e.kind));
+        let start = Instant::now();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        sandalyst::run::execute(&store, req, &mut model, &emit, &cancel).await?;
+        let end = Instant::now();
+        let seen = seen.into_inner().unwrap();
+        let at = |f: &dyn Fn(&EventKind) -> bool| {
+            seen.iter().find(|(_, k)| f(k)).map_or(end, |(t, _)| *t)
+        };
+        let ready = at(&|k| matches!(k, EventKind::Setup(SetupStage::SandboxReady { .. })));
+        let finished = at(&|k| matches!(k, EventKind::AskFinished { .. }));
+        let cells: Vec<Duration> = seen
+            .iter()
+            .filter_map(|(_, k)| match k {
+                EventKind::CellResult { duration_ms, .. } => {
+                    Some(Duration::from_millis(*duration_ms))
+                }
+                _ => None,
+            })
+            .collect();
+        let first = cells.first().copied().unwrap_or_default();
+        let others: Duration = cells.iter().skip(1).sum();
+        let whole = end - start;
+        let to_ready = ready - start;
+        let teardown = end - finished;
+        let rest = whole.saturating_sub(to_ready + first + others + teardown);
+        for (p, d) in phases
+            .iter_mut()
+            .zip([whole, to_ready, first, others, teardown, rest])
+        {
+            p.push(d);
+        }
+    }
+    Ok(names.into_iter().zip(phases).collect())
 }
 
 async fn staging(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> {
