@@ -15,9 +15,10 @@
 //! end ([`Records`], which agrees with the csv crate byte for byte), so it reads the file
 //! far faster than parsing it would.
 //!
-//! [`sorted_page`] pages the file ordered by one column. The sort keeps one key and
-//! the byte offset of each row (not the rows), so memory is a few tens of bytes a row;
-//! each page then seeks to its rows.
+//! [`sorted_page`] pages the file ordered by one column. The sort keeps a 16-byte key
+//! and where each row starts (4 bytes), not the rows; a sorted order then keeps its row
+//! numbers (4 bytes a row) and the starts, shared by the file's orders. Each page seeks
+//! to its rows.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -474,17 +475,29 @@ pub struct SortBy {
     pub descending: bool,
 }
 
-/// One row's sort key. Text is a range of [`Keys::text`] so that a million keys are
-/// two allocations, not a million.
+/// One row's sort key and row number, in 16 bytes.
 #[derive(Clone, Copy)]
-enum SortKey {
-    Number(f64),
-    Text { start: usize, len: u32 },
+struct Entry {
+    /// A number's bits (`f64::to_bits`), or where its text starts in [`Keys::text`]
+    /// (so that a million text keys are one allocation, not a million).
+    value: u64,
+    row: u32,
+    /// Bytes of text.
+    len: u16,
+    kind: Kind,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Number,
+    Text,
     Missing,
 }
 
 struct Keys {
-    keys: Vec<(SortKey, u64)>,
+    entries: Vec<Entry>,
     text: Vec<u8>,
 }
 
@@ -492,64 +505,121 @@ struct Keys {
 const MAX_KEY_BYTES: usize = 256;
 
 impl Keys {
-    fn push(&mut self, field: Option<&[u8]>, offset: u64) {
-        let key = match field.map(|f| f.trim_ascii()) {
-            None | Some(b"") => SortKey::Missing,
+    fn push(&mut self, field: Option<&[u8]>, row: u32) {
+        let (kind, value, len) = match field.map(|f| f.trim_ascii()) {
+            None | Some(b"") => (Kind::Missing, 0, 0),
             Some(f) => match std::str::from_utf8(f)
                 .ok()
                 .and_then(|t| t.parse::<f64>().ok())
             {
-                Some(n) if n.is_nan() => SortKey::Missing,
-                Some(n) => SortKey::Number(n),
+                Some(n) if n.is_nan() => (Kind::Missing, 0, 0),
+                Some(n) => (Kind::Number, n.to_bits(), 0),
                 None => {
                     let f = &f[..f.len().min(MAX_KEY_BYTES)];
+                    let start = self.text.len() as u64;
                     self.text.extend_from_slice(f);
-                    SortKey::Text {
-                        start: self.text.len() - f.len(),
-                        len: f.len() as u32,
-                    }
+                    (Kind::Text, start, f.len() as u16)
                 }
             },
         };
-        self.keys.push((key, offset));
+        self.entries.push(Entry {
+            value,
+            row,
+            len,
+            kind,
+        });
     }
 
-    fn bytes(&self, start: usize, len: u32) -> &[u8] {
-        &self.text[start..start + len as usize]
+    fn text(&self, e: &Entry) -> &[u8] {
+        &self.text[e.value as usize..e.value as usize + e.len as usize]
     }
 
     /// Numbers (by value) before text (by bytes); missing values last either way.
-    fn cmp(&self, a: &SortKey, b: &SortKey, descending: bool) -> Ordering {
-        use SortKey::*;
+    fn cmp(&self, a: &Entry, b: &Entry, descending: bool) -> Ordering {
+        use Kind::*;
         let flip = |o: Ordering| if descending { o.reverse() } else { o };
-        match (a, b) {
+        match (a.kind, b.kind) {
             (Missing, Missing) => Ordering::Equal,
             (Missing, _) => Ordering::Greater,
             (_, Missing) => Ordering::Less,
-            (Number(x), Number(y)) => flip(x.total_cmp(y)),
-            (Number(_), Text { .. }) => flip(Ordering::Less),
-            (Text { .. }, Number(_)) => flip(Ordering::Greater),
-            (Text { start: s, len: l }, Text { start: t, len: m }) => {
-                flip(self.bytes(*s, *l).cmp(self.bytes(*t, *m)))
-            }
+            (Number, Number) => flip(f64::from_bits(a.value).total_cmp(&f64::from_bits(b.value))),
+            (Number, Text) => flip(Ordering::Less),
+            (Text, Number) => flip(Ordering::Greater),
+            (Text, Text) => flip(self.text(a).cmp(self.text(b))),
         }
     }
 }
 
-/// The byte offsets of the data rows of `path`, in `by`'s order (stable: equal keys
-/// keep the file's order).
-fn sort_offsets(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Vec<u64>> {
+/// A file's rows in one order: row numbers (4 bytes a row), and where each row starts
+/// (shared by the file's orders).
+struct Order {
+    rows: Vec<u32>,
+    starts: Arc<Starts>,
+}
+
+/// Where each data row starts, kept as its distance from the row's checkpoint: 4 bytes
+/// a row rather than 8, unless some [`STRIDE`] rows hold over 4 GiB (rows of megabytes).
+enum Starts {
+    Near(Vec<u32>),
+    Far(Vec<u64>),
+}
+
+impl Starts {
+    /// The next row starts at byte `at`.
+    fn push(&mut self, checkpoints: &[u64], at: u64) {
+        if let Starts::Near(near) = self {
+            let from_checkpoint = at
+                .checked_sub(checkpoints[near.len() / STRIDE])
+                .and_then(|d| u32::try_from(d).ok());
+            match from_checkpoint {
+                Some(d) => return near.push(d),
+                None => {
+                    let far = (0..near.len())
+                        .map(|row| checkpoints[row / STRIDE] + u64::from(near[row]))
+                        .collect();
+                    *self = Starts::Far(far);
+                }
+            }
+        }
+        if let Starts::Far(far) = self {
+            far.push(at);
+        }
+    }
+
+    fn get(&self, checkpoints: &[u64], row: usize) -> u64 {
+        match self {
+            Starts::Near(near) => checkpoints[row / STRIDE] + u64::from(near[row]),
+            Starts::Far(far) => far[row],
+        }
+    }
+}
+
+/// The data rows of `path` in `by`'s order; `starts`, where the rows start if an
+/// earlier sort of the file found it.
+fn sort_rows(
+    path: &Path,
+    idx: &Index,
+    by: SortBy,
+    starts: Option<Arc<Starts>>,
+) -> anyhow::Result<Order> {
+    if u32::try_from(idx.total_rows).is_err() {
+        bail!("{} has too many rows to sort", path.display());
+    }
     let mut rdr = reader(path, idx.delimiter, 256 << 10)?;
     let mut pos = csv::Position::new();
     pos.set_byte(idx.checkpoints.first().copied().unwrap_or(0));
     rdr.seek(pos)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut keys = Keys {
-        keys: Vec::with_capacity(idx.total_rows),
+        entries: Vec::with_capacity(idx.total_rows),
         text: Vec::new(),
     };
+    let mut found = Starts::Near(match starts {
+        Some(_) => Vec::new(),
+        None => Vec::with_capacity(idx.total_rows),
+    });
     let mut record = ByteRecord::new();
-    while keys.keys.len() < idx.total_rows {
+    while keys.entries.len() < idx.total_rows {
         rdr.get_mut().since_record = 0;
         let start = rdr.position().byte();
         if !rdr
@@ -558,42 +628,61 @@ fn sort_offsets(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Vec<u64>
         {
             break;
         }
-        keys.push(record.get(by.column), start);
+        if starts.is_none() {
+            found.push(&idx.checkpoints, start);
+        }
+        keys.push(record.get(by.column), keys.entries.len() as u32);
     }
-    let mut order = std::mem::take(&mut keys.keys);
-    order.sort_by(|a, b| keys.cmp(&a.0, &b.0, by.descending));
-    Ok(order.into_iter().map(|(_, offset)| offset).collect())
+    let mut entries = std::mem::take(&mut keys.entries);
+    // By key alone first: an unstable sort is quick on the few distinct values a column
+    // often holds, which a row-number tie-break would hide from it, and needs no buffer.
+    // Then each run of equal keys in file order, as a stable sort leaves it.
+    entries.sort_unstable_by(|a, b| keys.cmp(a, b, by.descending));
+    for ties in entries.chunk_by_mut(|a, b| keys.cmp(a, b, by.descending).is_eq()) {
+        ties.sort_unstable_by_key(|e| e.row);
+    }
+    Ok(Order {
+        rows: entries.iter().map(|e| e.row).collect(),
+        starts: starts.unwrap_or_else(|| Arc::new(found)),
+    })
 }
 
-/// A file and an order, with the file's row offsets in that order (computed once:
-/// pages asked for while a sort runs wait for it).
-type Sorted = ((Key, SortBy), Arc<OnceLock<Result<Arc<Vec<u64>>, String>>>);
+type OrderSlot = Arc<OnceLock<Result<Arc<Order>, String>>>;
+/// A file and an order, with the file's rows in that order (computed once: pages asked
+/// for while a sort runs wait for it).
+type Sorted = ((Key, SortBy), OrderSlot);
 
-/// The last few sorts (8 bytes a row each).
+/// The last few sorts (8 bytes a row each, 4 when a file has several).
 fn sorts() -> &'static Mutex<Vec<Sorted>> {
     static SORTS: OnceLock<Mutex<Vec<Sorted>>> = OnceLock::new();
     SORTS.get_or_init(Default::default)
 }
 const MAX_SORTS: usize = 4;
 
-fn sorted(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Arc<Vec<u64>>> {
+fn sorted(path: &Path, idx: &Index, by: SortBy) -> anyhow::Result<Arc<Order>> {
     let k = (key(path)?, by);
-    let slot = {
+    let (slot, starts) = {
         let mut all = sorts().lock().unwrap();
+        // Another order of the same file already knows where its rows start.
+        let starts = all
+            .iter()
+            .filter(|(c, _)| c.0 == k.0)
+            .find_map(|(_, s)| s.get().and_then(|o| o.as_ref().ok()))
+            .map(|o| o.starts.clone());
         match all.iter().find(|(c, _)| *c == k) {
-            Some((_, s)) => s.clone(),
+            Some((_, s)) => (s.clone(), starts),
             None => {
                 if all.len() >= MAX_SORTS {
                     all.remove(0);
                 }
-                let s = Arc::new(OnceLock::new());
+                let s = OrderSlot::default();
                 all.push((k, s.clone()));
-                s
+                (s, starts)
             }
         }
     };
     slot.get_or_init(|| {
-        sort_offsets(path, idx, by)
+        sort_rows(path, idx, by, starts)
             .map(Arc::new)
             .map_err(|e| format!("{e:#}"))
     })
@@ -620,9 +709,9 @@ pub fn sorted_page(
     let mut rdr = reader(path, idx.delimiter, 8 << 10)?;
     let mut record = ByteRecord::new();
     let mut bytes = 0usize;
-    for &at in order.iter().skip(offset).take(limit) {
+    for &row in order.rows.iter().skip(offset).take(limit) {
         let mut pos = csv::Position::new();
-        pos.set_byte(at);
+        pos.set_byte(order.starts.get(&idx.checkpoints, row as usize));
         rdr.seek(pos)
             .with_context(|| format!("cannot read {}", path.display()))?;
         rdr.get_mut().since_record = 0;
@@ -943,6 +1032,24 @@ mod tests {
         let data = b"h\nxxxxxxxxxxxxxxxxxxxx";
         let err = scan_records(&data[..], b',', 10, 4, |_, _| {}).unwrap_err();
         assert!(matches!(err, ScanError::TooLarge { record: 1 }), "{err:?}");
+    }
+
+    #[test]
+    fn row_starts_take_four_bytes_a_row_until_some_rows_span_over_4_gib() {
+        let checkpoints: [u64; 2] = [0, 10 << 32];
+        let at = |row: usize| match row {
+            _ if row >= STRIDE => (10 << 32) + row as u64,
+            5.. => (5 << 32) + row as u64,
+            _ => row as u64 * 100,
+        };
+        let mut starts = Starts::Near(Vec::new());
+        for row in 0..STRIDE + 3 {
+            starts.push(&checkpoints, at(row));
+            assert_eq!(matches!(starts, Starts::Near(_)), row < 5, "row {row}");
+        }
+        for row in 0..STRIDE + 3 {
+            assert_eq!(starts.get(&checkpoints, row), at(row), "row {row}");
+        }
     }
 
     #[test]
