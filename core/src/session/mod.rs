@@ -664,6 +664,8 @@ impl Session {
         let (mut status, mut error, mut turns, mut usage) =
             (RunStatus::Cancelled, None, 0, Usage::default());
         if let Ok(sandbox) = &sandbox {
+            // Before the inputs are described to the model: their sizes may have moved.
+            self.check_changed_inputs(sandbox.as_ref()).await;
             let summaries = self.input_summaries().await;
             // What the image holds, read once per sandbox; the fixed sentence where the
             // sandbox cannot say (the in-memory fake, a broken custom image).
@@ -685,7 +687,6 @@ impl Session {
             agent.tools = config.tools;
             agent.limits = config.limits.clone();
             agent.show_images = config.show_images;
-            self.check_changed_inputs(sandbox.as_ref()).await;
             let notes = self.take_notes();
             let task = if notes.is_empty() {
                 prompt.to_string()
