@@ -177,6 +177,7 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
                 bytes: *bytes,
                 source: abs.display().to_string(),
                 sha256: sha256_of(abs)?,
+                ..Default::default()
             }),
             None => {
                 let src = Path::new(&f.source);
@@ -188,10 +189,13 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
                     );
                 }
                 let abs = std::fs::canonicalize(src)?;
+                // How the old session staged it says nothing about the new one.
                 files.push(StagedFile {
+                    name: f.name.clone(),
+                    bytes: f.bytes,
                     source: abs.display().to_string(),
                     sha256: sha256_of(&abs)?,
-                    ..f.clone()
+                    ..Default::default()
                 });
             }
         }
@@ -532,7 +536,7 @@ mod tests {
             name: name.into(),
             bytes: 1,
             source: format!("/nonexistent/{name}"),
-            sha256: String::new(),
+            ..Default::default()
         }
     }
 

@@ -31,7 +31,10 @@ fn the_bench_prints_its_tables_at_tiny_size() {
         "| reference case as an ask in a warm session | 1 |",
         "| ask -> first output of `import pandas`, warm session, zero-latency model | 1 |",
         "| offline analyst, reference case, cold command-line run | 1 |",
-        "| staging alone (difference of the two medians) | 1 |",
+        "| sandbox start with the file staged, default staging: ",
+        "| sandbox start with the file staged, copy forced (SANDALYST_STAGING=copy) | 1 |",
+        "| staging alone, default staging (difference of the medians) | 1 |",
+        "| staging alone, copy (difference of the medians) | 1 |",
         "| loop overhead per turn (in-memory sandbox, transcript written, synced in the background) | 1 |",
     ] {
         assert!(text.contains(row), "{row} missing:\n{text}");

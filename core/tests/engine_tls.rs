@@ -12,7 +12,7 @@ use std::time::Duration;
 use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 use sandalyst::sandbox::docker::{self, DockerSandbox};
 use sandalyst::sandbox::{ExecStatus, Sandbox};
-use sandalyst::workspace::Manifest;
+use sandalyst::workspace::{CopyReason, Manifest, StagingMethod};
 use tokio::net::{TcpListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
@@ -120,9 +120,23 @@ async fn a_tls_engine_with_client_certificates_runs_the_sandbox() {
         ..Default::default()
     };
     let id = common::run_id("tls");
-    let sb = DockerSandbox::start(&engine, &id, &config, &Manifest::default())
+    // A large world-readable input: bind-mounted on a local socket, copied to a
+    // remote engine (this one is local behind TLS, so a mount would even work).
+    let big = dir.path().join("big.csv");
+    std::fs::write(&big, "a,b\n".repeat(1 << 20)).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&big, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let manifest = Manifest::from_paths(std::slice::from_ref(&big)).unwrap();
+    let sb = DockerSandbox::start(&engine, &id, &config, &manifest)
         .await
         .unwrap();
+    let staged = sb.staging();
+    assert_eq!(
+        (staged[0].method, staged[0].reason),
+        (StagingMethod::Copy, Some(CopyReason::RemoteEngine))
+    );
     let c = CancellationToken::new();
     let r = sb
         .python(
@@ -139,6 +153,16 @@ async fn a_tls_engine_with_client_certificates_runs_the_sandbox() {
         .await
         .unwrap();
     assert_eq!(r.stdout, "over tls\n");
+    let r = sb
+        .shell(
+            "test -L input/big.csv || stat -c %s input/big.csv",
+            Duration::from_secs(60),
+            &c,
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.stdout.trim(), (4u64 << 20).to_string());
     sb.close().await.unwrap();
     assert_eq!(common::containers_labelled(&engine, &id).await, 0);
 }

@@ -216,7 +216,20 @@ async fn a_large_input_streams_without_loading_into_memory() {
     let big = dir.path().join("big.bin");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(300 << 20).unwrap(); // sparse on the host, 300 MB in the tar stream
-    let (sb, _) = common::sandbox(&docker, "big", &[big]).await;
+                                   // The tar path is what is measured here: a local engine would bind-mount it.
+    let config = sandalyst::sandbox::SandboxConfig {
+        staging: sandalyst::workspace::StagingMode::Copy,
+        ..common::config(&docker).await
+    };
+    let manifest = sandalyst::workspace::Manifest::from_paths(&[big]).unwrap();
+    let sb = sandalyst::sandbox::docker::DockerSandbox::start(
+        &docker,
+        &common::run_id("big"),
+        &config,
+        &manifest,
+    )
+    .await
+    .unwrap();
     let r = sb
         .shell(
             "stat -c %s input/big.bin",

@@ -173,7 +173,10 @@ export function setupText(ev) {
     case 'image_build': return `Building the sandbox image: ${ev.line}`;
     case 'image_ready': return `Sandbox image ${ev.tag} is ready.`;
     case 'container_starting': return 'Starting the sandbox…';
-    case 'staging': return `Copying ${ev.files} file(s) into the sandbox…`;
+    case 'staging': return `Staging ${ev.files} file(s) into the sandbox…`;
+    case 'staged': return ev.method === 'bind_mount'
+      ? `${ev.files} file(s) mounted read-only (no copy).`
+      : `${ev.files} file(s) copied${ev.reason ? ` (${String(ev.reason).replace(/_/g, ' ')})` : ''}.`;
     case 'sandbox_ready': return `Sandbox ready (${(ev.millis / 1000).toFixed(1)} s).`;
     case 'workspace_restored': return 'The files of the earlier sandbox were restored.';
     case 'sandbox_released': return 'The idle sandbox was released; it comes back on the next ask.';

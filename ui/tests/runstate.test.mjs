@@ -64,7 +64,9 @@ test('results without streamed output keep the result text; errors and endings r
   s = reduce(s, ev('ask_finished', { status: { status: 'cancelled' }, turns: 1, answer: null }));
   assert.match(endingText(s.ending), /^Stopped/);
   assert.equal(endingText({ status: 'max_turns', turns: 25 }), 'Stopped at the turn limit (25)');
-  assert.equal(setupText({ stage: 'staging', files: 2, bytes: 10 }), 'Copying 2 file(s) into the sandbox…');
+  assert.equal(setupText({ stage: 'staging', files: 2, bytes: 10 }), 'Staging 2 file(s) into the sandbox…');
+  assert.equal(setupText({ stage: 'staged', method: 'bind_mount', files: 1, bytes: 10 }), '1 file(s) mounted read-only (no copy).');
+  assert.equal(setupText({ stage: 'staged', method: 'copy', files: 2, bytes: 10, reason: 'added_later' }), '2 file(s) copied (added later).');
 });
 
 test('reducing never mutates the previous state', () => {

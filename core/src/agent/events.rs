@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::sandbox::{ExecStatus, Stream};
+use crate::workspace::{CopyReason, StagedInput, StagingMethod};
 
 /// How an ask ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,10 +125,20 @@ pub enum SetupStage {
         tag: String,
     },
     ContainerStarting,
-    /// Files are being copied into `input/`.
+    /// Files are being staged into `input/`.
     Staging {
         files: usize,
         bytes: u64,
+    },
+    /// How files reached `input/`: one event per method (and reason for copies).
+    /// `bind_mount` is the host file itself, read-only (zero copy, local engines);
+    /// `copy` went through the engine as a tar stream.
+    Staged {
+        method: StagingMethod,
+        files: usize,
+        bytes: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<CopyReason>,
     },
     /// The sandbox is ready for code.
     SandboxReady {
@@ -234,6 +245,35 @@ pub enum EventKind {
     },
 }
 
+impl SetupStage {
+    /// The `Staged` events for what a sandbox reports: one per method and reason, in
+    /// the order they first occur.
+    pub fn staged(inputs: &[StagedInput]) -> Vec<SetupStage> {
+        let mut groups: Vec<(StagingMethod, Option<CopyReason>, usize, u64)> = Vec::new();
+        for i in inputs {
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == i.method && g.1 == i.reason)
+            {
+                Some(g) => {
+                    g.2 += 1;
+                    g.3 += i.bytes;
+                }
+                None => groups.push((i.method, i.reason, 1, i.bytes)),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(method, reason, files, bytes)| SetupStage::Staged {
+                method,
+                files,
+                bytes,
+                reason,
+            })
+            .collect()
+    }
+}
+
 impl Event {
     pub fn now(session_id: &str, ask_id: Option<&str>, kind: EventKind) -> Event {
         Event {
@@ -242,5 +282,44 @@ impl Event {
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             kind,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_events_group_by_method_and_reason_with_a_pinned_shape() {
+        let input = |dest: &str, method, bytes, reason| StagedInput {
+            dest: dest.into(),
+            method,
+            bytes,
+            reason,
+        };
+        let stages = SetupStage::staged(&[
+            input("a.csv", StagingMethod::BindMount, 1000, None),
+            input("b.csv", StagingMethod::Copy, 10, Some(CopyReason::Small)),
+            input("c.csv", StagingMethod::BindMount, 500, None),
+        ]);
+        let json: Vec<serde_json::Value> = stages
+            .iter()
+            .map(|s| {
+                let e = Event::now("s", None, EventKind::Setup(s.clone()));
+                let mut v = serde_json::to_value(e).unwrap();
+                v.as_object_mut().unwrap().remove("at");
+                v
+            })
+            .collect();
+        assert_eq!(
+            json,
+            [
+                serde_json::json!({"session_id": "s", "ask_id": null, "type": "setup",
+                    "stage": "staged", "method": "bind_mount", "files": 2, "bytes": 1500}),
+                serde_json::json!({"session_id": "s", "ask_id": null, "type": "setup",
+                    "stage": "staged", "method": "copy", "files": 1, "bytes": 10,
+                    "reason": "small"}),
+            ]
+        );
     }
 }

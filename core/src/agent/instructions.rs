@@ -36,7 +36,8 @@ pub fn build(c: &Context<'_>) -> String {
     let mut s = String::from(
         "You are a careful data analyst working in a sandboxed Linux container.\n\n\
          Workspace: the current directory is /workspace. The user's files are in input/ \
-         (read-only copies). Save every file you produce under output/: only output/ is \
+         (read-only; a large one may be a symlink to a read-only mount: read it as usual). \
+         Save every file you produce under output/: only output/ is \
          returned to the user.\n",
     );
     if c.inputs.is_empty() {

@@ -556,6 +556,17 @@ impl Printer {
                 SetupStage::Staging { files, bytes } => {
                     writeln!(err, "  staging {files} input file(s), {bytes} bytes")
                 }
+                SetupStage::Staged {
+                    method,
+                    files,
+                    bytes,
+                    reason,
+                } => match reason {
+                    Some(why) => {
+                        writeln!(err, "  {method}: {files} file(s), {bytes} bytes ({why})")
+                    }
+                    None => writeln!(err, "  {method}: {files} file(s), {bytes} bytes"),
+                },
                 SetupStage::SandboxReady { millis } => {
                     writeln!(err, "  sandbox ready in {millis} ms")
                 }

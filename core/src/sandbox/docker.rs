@@ -2,7 +2,8 @@
 //!
 //! One hardened container per run: no network unless asked, uid 1000, all
 //! capabilities dropped, no-new-privileges, read-only root, a size-limited tmpfs
-//! volume at `/workspace` and a tmpfs `/tmp`, memory/CPU/process limits. Every
+//! volume at `/workspace` and a tmpfs `/tmp`, memory/CPU/process limits; inputs
+//! copied in, or on a local engine bind-mounted read-only (see `bind`). Every
 //! container and volume carries the run id and its owner process as labels, so
 //! leftovers of a process that died are found and removed at the next start.
 
@@ -29,6 +30,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use super::bind::{self, Bound, Plan};
 use super::kernel::{Kernel, LiveCap, Wait};
 use super::packages::{self, PackagesError, PythonEnv};
 use super::{
@@ -36,7 +38,8 @@ use super::{
 };
 use crate::owner::{owner_id, owner_is_gone};
 use crate::workspace::{
-    ChannelReader, ChannelWriter, CollectLimits, Collected, InputFile, Manifest,
+    ChannelReader, ChannelWriter, CollectLimits, Collected, CopyReason, InputFile, Manifest,
+    StagedInput, StagingMethod, StagingMode,
 };
 
 pub const RUN_LABEL: &str = "sandalyst.run";
@@ -218,17 +221,89 @@ pub struct DockerSandbox {
     lease: Mutex<Option<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>>>,
     /// What `python_env` found (or why it failed), asked once per sandbox.
     python_env: tokio::sync::OnceCell<Result<PythonEnv, PackagesError>>,
+    /// The inputs bind-mounted at creation (see `bind`).
+    bound: std::sync::Mutex<Vec<Bound>>,
+    /// How each input now in `input/` was staged.
+    staged: std::sync::Mutex<Vec<StagedInput>>,
+}
+
+/// Why zero-copy staging could not be used for a sandbox that asked for it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StagingError {
+    /// The engine's bind mounts showed other files than this machine's at the same
+    /// paths (e.g. this process runs in a container next to the engine).
+    #[error("the engine's bind mounts do not show this machine's files ({0})")]
+    OtherFiles(String),
+}
+
+/// Whether the engine behind `docker` can take bind mounts of this machine's files:
+/// a local unix socket, Docker Engine (not Podman, not an engine in a VM such as
+/// Docker Desktop, Colima or Rancher Desktop, whose files live elsewhere).
+async fn engine_allows_binds(docker: &Docker, podman: bool) -> Result<(), CopyReason> {
+    if !cfg!(unix) {
+        return Err(CopyReason::RemoteEngine);
+    }
+    // The client does not say where it connected; `engine::connect` (which every
+    // caller uses) goes where DOCKER_HOST says, else to a local socket.
+    let place = match std::env::var("DOCKER_HOST") {
+        Ok(h) if !h.is_empty() => h,
+        _ => "unix:///var/run/docker.sock".to_string(),
+    };
+    if !place.starts_with("unix://") {
+        return Err(CopyReason::RemoteEngine);
+    }
+    if podman {
+        return Err(CopyReason::EngineNotSupported);
+    }
+    match super::engine::describe(docker, &place).await {
+        Ok(info) if info.kind == super::engine::EngineKind::DockerEngine && !info.remote => Ok(()),
+        _ => Err(CopyReason::EngineNotSupported),
+    }
 }
 
 impl DockerSandbox {
     /// Create the container for `run_id`, stage the manifest's files into
     /// `/workspace/input`, and start the Python kernel. On any failure, whatever was
-    /// created is removed again.
+    /// created is removed again. Inputs are bind-mounted read-only where the engine
+    /// and the file allow it and copied otherwise ([`Sandbox::staging`] says which);
+    /// an engine whose mounts show other files is retried with copies.
     pub async fn start(
         docker: &Docker,
         run_id: &str,
         config: &SandboxConfig,
         manifest: &Manifest,
+    ) -> anyhow::Result<DockerSandbox> {
+        let podman = super::engine::is_podman(docker).await;
+        let plan = if manifest.inputs.is_empty() {
+            Plan::default()
+        } else if bind::mode(config.staging) == StagingMode::Copy {
+            Plan::copy_all(manifest, CopyReason::Forced)
+        } else {
+            let engine = engine_allows_binds(docker, podman).await;
+            let manifest = manifest.clone();
+            tokio::task::spawn_blocking(move || bind::plan(&manifest, engine))
+                .await
+                .context("planning the staging of the inputs")?
+        };
+        if plan.binds.is_empty() {
+            return Self::start_planned(docker, run_id, config, plan, podman).await;
+        }
+        match Self::start_planned(docker, run_id, config, plan, podman).await {
+            Err(e) if e.downcast_ref::<StagingError>().is_some() => {
+                // Copies work wherever the engine is.
+                let plan = Plan::copy_all(manifest, CopyReason::EngineSeesOtherFiles);
+                Self::start_planned(docker, run_id, config, plan, podman).await
+            }
+            r => r,
+        }
+    }
+
+    async fn start_planned(
+        docker: &Docker,
+        run_id: &str,
+        config: &SandboxConfig,
+        plan: Plan,
+        podman: bool,
     ) -> anyhow::Result<DockerSandbox> {
         let name = format!("sandalyst-{run_id}");
         // Registered before anything exists, so a concurrent clean-up never takes it.
@@ -237,8 +312,8 @@ impl DockerSandbox {
             (RUN_LABEL.to_string(), run_id.to_string()),
             (OWNER_LABEL.to_string(), owner_id().to_string()),
         ]);
-        let podman = super::engine::is_podman(docker).await;
-        let room = config.workspace_bytes + manifest.total_bytes();
+        // Bind-mounted inputs take no room in the workspace.
+        let room = config.workspace_bytes + plan.copies.total_bytes();
         // Podman 4 takes `size=` on a volume as a disk quota (and fails without
         // project quotas); tmpfs's own `nr_blocks` (pages) gives it the same cap.
         let size = if podman {
@@ -278,8 +353,10 @@ impl DockerSandbox {
             podman,
             lease: Mutex::new(None),
             python_env: tokio::sync::OnceCell::new(),
+            bound: std::sync::Mutex::new(plan.binds.clone()),
+            staged: std::sync::Mutex::new(plan.report.clone()),
         };
-        match sandbox.create_and_stage(labels, manifest).await {
+        match sandbox.create_and_stage(labels, &plan).await {
             Ok(()) => Ok(sandbox),
             Err(e) => {
                 let _ = sandbox.close().await;
@@ -291,7 +368,7 @@ impl DockerSandbox {
     async fn create_and_stage(
         &self,
         labels: HashMap<String, String>,
-        manifest: &Manifest,
+        plan: &Plan,
     ) -> anyhow::Result<()> {
         let c = &self.config;
         let host = HostConfig {
@@ -318,12 +395,16 @@ impl DockerSandbox {
                 }
                 t
             }),
-            mounts: Some(vec![Mount {
-                target: Some(image::WORKDIR.into()),
-                source: Some(self.volume.clone()),
-                typ: Some(MountType::VOLUME),
-                ..Default::default()
-            }]),
+            mounts: Some(
+                std::iter::once(Mount {
+                    target: Some(image::WORKDIR.into()),
+                    source: Some(self.volume.clone()),
+                    typ: Some(MountType::VOLUME),
+                    ..Default::default()
+                })
+                .chain(plan.binds.iter().map(Bound::mount))
+                .collect(),
+            ),
             // Podman raises the container's open-file and process rlimits to the
             // maximum, which fails where the engine itself may not raise them (no
             // CAP_SYS_RESOURCE); explicit, modest values work everywhere. The pids
@@ -373,6 +454,9 @@ impl DockerSandbox {
             .await
             .map_err(|e| engine_error("inspecting the sandbox container", e))?;
         check_made(c, made.host_config.as_ref())?;
+        if let Err(wrong) = bind::check_mounts(&plan.binds, made.mounts.as_ref()) {
+            bail!("the engine did not apply the sandbox's settings ({wrong}); refusing to run code in it");
+        }
         self.docker
             .start_container(
                 &self.container,
@@ -381,10 +465,22 @@ impl DockerSandbox {
             .await
             .context("starting the sandbox container")?;
         self.take_lease().await?;
-        // The kernel starts (and IPython loads) while the inputs are uploaded.
+        // The kernel starts (and IPython loads) while the inputs are uploaded and the
+        // mounts checked.
+        // Absolute targets: a relative one would leave `/workspace`, the folder the
+        // engine unpacks into, which it refuses.
+        let links = plan
+            .binds
+            .iter()
+            .map(|b| (b.dest.clone(), b.target.clone()))
+            .collect();
         let (kernel, staged) = tokio::join!(
             Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
-            self.upload(workspace_tar(manifest, true))
+            async {
+                self.upload(workspace_tar(&plan.copies, true, links))
+                    .await?;
+                self.check_bound(&plan.binds).await
+            }
         );
         let kernel = kernel?;
         if let Err(e) = staged {
@@ -392,6 +488,22 @@ impl DockerSandbox {
             return Err(e.context("staging the input files into the workspace"));
         }
         *self.kernel.lock().await = Some(kernel);
+        Ok(())
+    }
+
+    /// The bind-mounted files as the container sees them must be the host's files.
+    async fn check_bound(&self, binds: &[Bound]) -> anyhow::Result<()> {
+        if binds.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = vec!["stat", "-L", "-c", "%s %Y %i", "--"];
+        cmd.extend(binds.iter().map(|b| b.target.as_str()));
+        let (_, out, err) = self.exec_output(image::USER, cmd, 64 << 10).await?;
+        let out = String::from_utf8_lossy(&out);
+        if !bind::same_files(binds, &out) {
+            let err = String::from_utf8_lossy(&err);
+            return Err(StagingError::OtherFiles(format!("{} {}", out.trim(), err.trim())).into());
+        }
         Ok(())
     }
 
@@ -534,6 +646,36 @@ impl DockerSandbox {
         let mut stream = self
             .docker
             .download_from_container(&self.container, Some(opts));
+        // Bind-mounted inputs are symlinks in the workspace: the archive holds their
+        // content instead, as it would for copies (a restored workspace has no mounts).
+        let links: HashMap<String, std::path::PathBuf> = self
+            .bound
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b.live)
+            .map(|b| (format!("workspace/input/{}", b.dest), b.source.clone()))
+            .collect();
+        if !links.is_empty() {
+            let (tx, reader) = ChannelReader::pair(8);
+            let pump = tokio::spawn(async move {
+                while let Some(chunk) = stream.next().await {
+                    let item = chunk.map_err(std::io::Error::other);
+                    let stop = item.is_err();
+                    if tx.send(item).await.is_err() || stop {
+                        break;
+                    }
+                }
+            });
+            let file = std::fs::File::create(dest)
+                .with_context(|| format!("cannot create {}", dest.display()))?;
+            let written =
+                tokio::task::spawn_blocking(move || resolve_links(reader, file, &links, max_bytes))
+                    .await
+                    .context("writing the workspace archive")?;
+            pump.abort();
+            return written.with_context(|| format!("cannot write {}", dest.display()));
+        }
         let mut file = tokio::fs::File::create(dest)
             .await
             .with_context(|| format!("cannot create {}", dest.display()))?;
@@ -931,30 +1073,97 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()> {
-        self.upload(workspace_tar(manifest, false))
+        // A running container cannot get new mounts: added files are copied.
+        self.upload(workspace_tar(manifest, false, Vec::new()))
             .await
-            .context("staging more input files into the workspace")
+            .context("staging more input files into the workspace")?;
+        let added: BTreeSet<&str> = manifest.inputs.iter().map(|f| f.dest.as_str()).collect();
+        for b in self.bound.lock().unwrap().iter_mut() {
+            if added.contains(b.dest.as_str()) {
+                b.live = false; // its symlink was replaced by the copy
+            }
+        }
+        let mut staged = self.staged.lock().unwrap();
+        staged.retain(|s| !added.contains(s.dest.as_str()));
+        staged.extend(manifest.inputs.iter().map(|f| StagedInput {
+            dest: f.dest.clone(),
+            method: StagingMethod::Copy,
+            bytes: f.bytes,
+            reason: Some(CopyReason::AddedLater),
+        }));
+        Ok(())
+    }
+
+    fn staging(&self) -> Vec<StagedInput> {
+        self.staged.lock().unwrap().clone()
+    }
+
+    async fn changed_inputs(&self) -> Vec<String> {
+        let live: Vec<Bound> = self
+            .bound
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b.live)
+            .cloned()
+            .collect();
+        let changed: Vec<(String, Option<bind::FileId>)> = tokio::task::spawn_blocking(move || {
+            live.into_iter()
+                .filter_map(|b| Some((b.dest.clone(), b.changed()?)))
+                .collect()
+        })
+        .await
+        .unwrap_or_default();
+        // Each change is reported once: what is seen now is the new reference.
+        let mut bound = self.bound.lock().unwrap();
+        for (dest, now) in &changed {
+            if let (Some(b), Some(now)) = (bound.iter_mut().find(|b| &b.dest == dest), now) {
+                b.id = *now;
+            }
+        }
+        changed.into_iter().map(|(dest, _)| dest).collect()
     }
 
     async fn remove_input(&self, name: &str) -> anyhow::Result<()> {
         check_rel(name)?;
+        let name = name.trim_end_matches('/');
+        // A bind-mounted input cannot be unlinked: its symlink goes, and the folder of
+        // its mount is closed (root's, in the sticky /tmp), so the sandbox user can
+        // reach it no more.
+        let closing: Vec<String> = self
+            .bound
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b.live && (b.dest == name || b.dest.starts_with(&format!("{name}/"))))
+            .map(|b| b.folder().to_string())
+            .collect();
         // Inputs are root's and read-only; root in the container (no capabilities, but
         // their owner) makes the folder writable for a moment.
-        let script = r#"p="input/$1"; d=$(dirname "$p")
-[ -e "$p" ] || [ -L "$p" ] || { echo "no such input: $1" >&2; exit 3; }
+        let script = r#"p="input/$1"; d=$(dirname "$p"); shift
+[ -e "$p" ] || [ -L "$p" ] || { echo "no such input: $p" >&2; exit 3; }
 chmod u+w "$d" || exit 1
 if [ -d "$p" ] && [ ! -L "$p" ]; then chmod -R u+w "$p"; fi
 rm -rf -- "$p"; rc=$?
-chmod u-w "$d"; exit $rc"#;
-        let (code, _, err) = self
-            .exec_output("0:0", vec!["sh", "-c", script, "sh", name], 4096)
-            .await?;
+chmod u-w "$d"
+if [ $rc -eq 0 ] && [ $# -gt 0 ]; then chmod 000 -- "$@" || rc=1; fi
+exit $rc"#;
+        let mut cmd = vec!["sh", "-c", script, "sh", name];
+        cmd.extend(closing.iter().map(String::as_str));
+        let (code, _, err) = self.exec_output("0:0", cmd, 4096).await?;
         if code != Some(0) {
             bail!(
                 "removing input/{name} failed: {}",
                 String::from_utf8_lossy(&err).trim()
             );
         }
+        let gone = |dest: &str| dest == name || dest.starts_with(&format!("{name}/"));
+        for b in self.bound.lock().unwrap().iter_mut() {
+            if gone(&b.dest) {
+                b.live = false;
+            }
+        }
+        self.staged.lock().unwrap().retain(|s| !gone(&s.dest));
         Ok(())
     }
 
@@ -1275,12 +1484,13 @@ fn now_secs() -> u64 {
 fn workspace_tar(
     manifest: &Manifest,
     output: bool,
+    links: Vec<(String, String)>,
 ) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static {
     let inputs = manifest.inputs.clone();
     let (writer, stream) = ChannelWriter::pair(8);
     let fail = writer.failer();
     tokio::task::spawn_blocking(move || {
-        if let Err(e) = write_workspace_tar(writer, &inputs, output) {
+        if let Err(e) = write_workspace_tar(writer, &inputs, output, &links) {
             fail(e);
         }
     });
@@ -1291,12 +1501,17 @@ fn write_workspace_tar(
     writer: ChannelWriter,
     inputs: &[InputFile],
     output: bool,
+    links: &[(String, String)],
 ) -> std::io::Result<()> {
     let mtime = now_secs();
     let mut tar = tar::Builder::new(writer);
     let mut dirs = BTreeSet::from(["input".to_string()]);
-    for f in inputs {
-        let mut path = Path::new("input").join(&f.dest);
+    let dests = inputs
+        .iter()
+        .map(|f| &f.dest)
+        .chain(links.iter().map(|l| &l.0));
+    for dest in dests {
+        let mut path = Path::new("input").join(dest);
         while let Some(parent) = path.parent() {
             if parent.as_os_str().is_empty() {
                 break;
@@ -1330,8 +1545,97 @@ fn write_workspace_tar(
             std::io::Read::take(file, len),
         )?;
     }
+    // Root's symlinks in root's folders: the sandbox user cannot remove or change
+    // them, only read through them to the read-only mount.
+    for (dest, target) in links {
+        let mut h = tar_header(tar::EntryType::Symlink, 0o777, 0, ROOT, mtime);
+        tar.append_link(&mut h, format!("input/{dest}"), target)?;
+    }
     tar.into_inner()?.finish();
     Ok(())
+}
+
+/// Copy a workspace tar (as the engine sends it) to `out`, with each symlink named in
+/// `links` (archive path -> host file) replaced by the host file's content as a
+/// read-only regular file. Returns the bytes written.
+fn resolve_links(
+    reader: ChannelReader,
+    out: std::fs::File,
+    links: &HashMap<String, std::path::PathBuf>,
+    max_bytes: u64,
+) -> anyhow::Result<u64> {
+    let out = CountingWriter {
+        inner: std::io::BufWriter::new(out),
+        written: 0,
+        max: max_bytes,
+    };
+    let mut archive = tar::Archive::new(reader);
+    let mut tar = tar::Builder::new(out);
+    for entry in archive.entries().context("reading the workspace archive")? {
+        let mut entry = entry.context("reading the workspace archive")?;
+        let path = entry.path()?.into_owned();
+        let kind = entry.header().entry_type();
+        let mut h = entry.header().clone();
+        let source = links.get(path.to_string_lossy().as_ref());
+        match (source, kind) {
+            (Some(source), tar::EntryType::Symlink) => {
+                let file = std::fs::File::open(source)
+                    .with_context(|| format!("cannot read input {}", source.display()))?;
+                let meta = file.metadata()?;
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs());
+                let mut h = tar_header(tar::EntryType::Regular, 0o444, meta.len(), ROOT, mtime);
+                tar.append_data(&mut h, &path, std::io::Read::take(file, meta.len()))?;
+            }
+            (_, tar::EntryType::Symlink | tar::EntryType::Link) => {
+                let target = entry
+                    .link_name()?
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default();
+                h.set_size(0);
+                tar.append_link(&mut h, &path, target)?;
+            }
+            _ => {
+                h.set_size(entry.size());
+                tar.append_data(&mut h, &path, &mut entry)?;
+            }
+        }
+    }
+    let mut out = tar.into_inner()?;
+    std::io::Write::flush(&mut out.inner)?;
+    out.inner
+        .get_ref()
+        .sync_all()
+        .context("syncing the workspace archive")?;
+    Ok(out.written)
+}
+
+/// A writer that counts what passes and fails past `max` bytes.
+struct CountingWriter<W> {
+    inner: W,
+    written: u64,
+    max: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written += buf.len() as u64;
+        if self.written > self.max {
+            return Err(std::io::Error::other(format!(
+                "the workspace is larger than the {} byte archive limit; it was not kept",
+                self.max
+            )));
+        }
+        self.inner.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Rewrite an `archive_workspace` tar (entries under `workspace/`) for an upload into

@@ -2,8 +2,10 @@
 //!
 //! The agent loop only sees this trait: run Python in a persistent kernel, run a
 //! shell command, interrupt, bring outputs back, archive the workspace, close.
-//! Nothing here assumes the engine is local; files move as tar streams.
+//! Nothing here assumes the engine is local; files move as tar streams, except that
+//! a local Docker Engine may get large inputs as read-only bind mounts (see `bind`).
 
+mod bind;
 pub mod custom;
 pub mod docker;
 pub mod engine;
@@ -19,7 +21,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::workspace::{CollectLimits, Collected, Manifest};
+use crate::workspace::{CollectLimits, Collected, Manifest, StagedInput, StagingMode};
 
 /// How a call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +121,10 @@ pub struct SandboxConfig {
     /// How a derived image is built on this machine (a CA file, the build's network).
     #[serde(default)]
     pub build: custom::BuildOptions,
+    /// Bind-mount inputs where the engine allows it, or always copy them;
+    /// `SANDALYST_STAGING=copy` overrides it.
+    #[serde(default)]
+    pub staging: StagingMode,
 }
 
 impl Default for SandboxConfig {
@@ -137,6 +143,7 @@ impl Default for SandboxConfig {
             allow_no_limits: false,
             packages: custom::Packages::default(),
             build: custom::BuildOptions::default(),
+            staging: StagingMode::Auto,
         }
     }
 }
@@ -174,6 +181,16 @@ pub trait Sandbox: Send + Sync {
     async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()>;
     /// Remove one staged input file (`name` relative to `input/`).
     async fn remove_input(&self, name: &str) -> anyhow::Result<()>;
+    /// How each input of this sandbox was staged (bind mount or copy, and why).
+    fn staging(&self) -> Vec<StagedInput> {
+        Vec::new()
+    }
+    /// Bind-mounted inputs whose host file changed (size, time or inode) since the
+    /// sandbox started or since the last time it was reported here: the code sees
+    /// the change, so the run record must say so.
+    async fn changed_inputs(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Unpack a workspace archive (as written by `archive_workspace`) into
     /// `/workspace`, for a session reopened in a new container.
     async fn restore_workspace(&self, archive: &Path) -> anyhow::Result<()>;

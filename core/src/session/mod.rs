@@ -51,7 +51,9 @@ use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::{
     AskMeta, Provenance, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS,
 };
-use crate::workspace::{CollectLimits, CollectedFile, Manifest};
+use crate::workspace::{
+    CollectLimits, CollectedFile, CopyReason, Manifest, StagedInput, StagingMethod,
+};
 
 /// A session's settings: what the agent may do and within which limits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -257,7 +259,7 @@ impl Sessions {
                         .unwrap_or_default(),
                     bytes: 0,
                     source: p.clone(),
-                    sha256: String::new(),
+                    ..Default::default()
                 })
                 .collect();
         }
@@ -453,7 +455,7 @@ impl Session {
                 name: f.dest.clone(),
                 bytes: f.bytes,
                 source: f.source.display().to_string(),
-                sha256: String::new(),
+                ..Default::default()
             })
             .collect();
         {
@@ -662,6 +664,8 @@ impl Session {
         let (mut status, mut error, mut turns, mut usage) =
             (RunStatus::Cancelled, None, 0, Usage::default());
         if let Ok(sandbox) = &sandbox {
+            // Before the inputs are described to the model: their sizes may have moved.
+            self.check_changed_inputs(sandbox.as_ref()).await;
             let summaries = self.input_summaries().await;
             // What the image holds, read once per sandbox; the fixed sentence where the
             // sandbox cannot say (the in-memory fake, a broken custom image).
@@ -693,6 +697,7 @@ impl Session {
             (turns, usage) = (agent.turns, agent.usage);
             error = agent.failure.take().map(|e| SessionError::from_failure(&e));
             *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
+            self.check_changed_inputs(sandbox.as_ref()).await;
             self.collect(&host, sandbox.as_ref(), &config, &mut status)
                 .await;
         }
@@ -898,6 +903,14 @@ impl Session {
                     message: format!("staging the new files: {e:#}"),
                 })?;
             live.staged.extend(missing.iter().map(|f| f.name.clone()));
+            let added: BTreeSet<&str> = manifest.inputs.iter().map(|f| f.dest.as_str()).collect();
+            let report: Vec<StagedInput> = live
+                .sandbox
+                .staging()
+                .into_iter()
+                .filter(|s| added.contains(s.dest.as_str()))
+                .collect();
+            self.record_staging(&report).await;
             self.inner.archived.store(false, Ordering::SeqCst);
         }
         Ok(live.sandbox.clone())
@@ -929,11 +942,22 @@ impl Session {
             .start(self.id(), &config.sandbox, &manifest, &setup)
             .await?;
         let mut staged: BTreeSet<String> = manifest.inputs.iter().map(|f| f.dest.clone()).collect();
+        self.record_staging(&sandbox.staging()).await;
         if restore {
             match sandbox.restore_workspace(&archive).await {
                 Ok(()) => {
                     staged.extend(files.iter().map(|f| f.name.clone()));
                     self.broadcast(None, EventKind::Setup(SetupStage::WorkspaceRestored));
+                    let restored: Vec<StagedInput> = files
+                        .iter()
+                        .map(|f| StagedInput {
+                            dest: f.name.clone(),
+                            method: StagingMethod::Copy,
+                            bytes: f.bytes,
+                            reason: Some(CopyReason::Restored),
+                        })
+                        .collect();
+                    self.record_staging(&restored).await;
                 }
                 Err(e) => self.status(
                     None,
@@ -977,6 +1001,61 @@ impl Session {
                 }
             }
         });
+    }
+
+    /// Say how inputs were staged: one `staged` event per method (and reason), and
+    /// each file's method in `run.json`.
+    async fn record_staging(&self, report: &[StagedInput]) {
+        if report.is_empty() {
+            return;
+        }
+        for stage in SetupStage::staged(report) {
+            self.broadcast(None, EventKind::Setup(stage));
+        }
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            for f in run.meta.files.iter_mut() {
+                if let Some(s) = report.iter().find(|s| s.dest == f.name) {
+                    f.staged_by = Some(s.method);
+                    f.copy_reason = s.reason;
+                }
+            }
+        }
+        let _ = self.save_meta().await;
+    }
+
+    /// Bind-mounted inputs whose host file changed: the code now reads other bytes
+    /// than were recorded, so `run.json` says so (size and hash taken again), the
+    /// model is told, and a status line shows it.
+    async fn check_changed_inputs(&self, sandbox: &dyn Sandbox) {
+        let changed = sandbox.changed_inputs().await;
+        if changed.is_empty() {
+            return;
+        }
+        let fresh: Vec<StagedFile> = {
+            let mut run = self.inner.run.lock().unwrap();
+            run.meta
+                .files
+                .iter_mut()
+                .filter(|f| changed.contains(&f.name))
+                .map(|f| {
+                    f.changed_on_host = true;
+                    f.bytes = std::fs::metadata(&f.source).map_or(0, |m| m.len());
+                    f.sha256.clear();
+                    f.clone()
+                })
+                .collect()
+        };
+        for f in &fresh {
+            let text = format!(
+                "input/{} changed on the user's disk during the session (it is mounted, not copied); it now has {} bytes",
+                f.name, f.bytes
+            );
+            self.status(None, text.clone());
+            self.note(format!("{text}."));
+        }
+        let _ = self.save_meta().await;
+        self.hash_in_background(&fresh);
     }
 
     // ---- small helpers ----------------------------------------------------------------

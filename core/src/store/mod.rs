@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::RunStatus;
 use crate::model::{Item, Usage};
-use crate::workspace::{CollectedFile, Refused};
+use crate::workspace::{CollectedFile, CopyReason, Refused, StagingMethod};
 
 pub const META: &str = "run.json";
 pub const TRANSCRIPT: &str = "transcript.jsonl";
@@ -91,6 +91,18 @@ pub struct StagedFile {
     /// SHA-256 of the content when it was added (filled in the background).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sha256: String,
+    /// How the latest sandbox got it: `bind_mount` (the host file itself, read-only)
+    /// or `copy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_by: Option<StagingMethod>,
+    /// Why it was copied, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_reason: Option<CopyReason>,
+    /// The host file changed while a sandbox showed it through a bind mount, so the
+    /// code may have read other bytes than first recorded; `bytes` and `sha256` were
+    /// taken again after the change was seen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed_on_host: bool,
 }
 
 /// Which call made an output file, with what code, from which inputs.

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use futures_util::Stream;
+use serde::{Deserialize, Serialize};
 
 /// The uid/gid that owns the workspace inside the sandbox.
 pub const SANDBOX_UID: u64 = crate::sandbox::image::UID as u64;
@@ -32,6 +33,105 @@ pub struct InputFile {
     /// Relative path under `input/`, '/'-separated.
     pub dest: String,
     pub bytes: u64,
+}
+
+/// How an input reached `input/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StagingMethod {
+    /// The host file itself, bind-mounted read-only (zero copy; local engines only).
+    BindMount,
+    /// Copied into the workspace as a tar stream through the Engine API.
+    Copy,
+}
+
+impl std::fmt::Display for StagingMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StagingMethod::BindMount => "bind mount",
+            StagingMethod::Copy => "copy",
+        })
+    }
+}
+
+/// Why an input was copied rather than bind-mounted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyReason {
+    /// `SANDALYST_STAGING=copy` or the sandbox setting `staging: copy`.
+    Forced,
+    /// The engine is not reached over a local unix socket (TCP, SSH, a named pipe).
+    RemoteEngine,
+    /// The engine runs in a VM (Docker Desktop, Colima, Rancher Desktop) or is one
+    /// whose bind mounts are not known to behave (Podman, unknown engines).
+    EngineNotSupported,
+    /// The engine, though local, saw a different file at the host path (e.g. this
+    /// process runs in a container next to the engine).
+    EngineSeesOtherFiles,
+    /// Other users may not read the file: the sandbox's user could not either.
+    NotWorldReadable,
+    /// Not a regular file (a device, a pipe).
+    NotRegularFile,
+    /// Small enough that copying costs nothing worth a mount.
+    Small,
+    /// More inputs than the mounts a container is given; the smallest are copied.
+    TooManyFiles,
+    /// Added to a running sandbox, which cannot get new mounts.
+    AddedLater,
+    /// Restored from the workspace archive of an earlier container.
+    Restored,
+}
+
+impl std::fmt::Display for CopyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CopyReason::Forced => "copy forced by SANDALYST_STAGING=copy or the staging setting",
+            CopyReason::RemoteEngine => "the engine is not on a local unix socket",
+            CopyReason::EngineNotSupported => {
+                "the engine runs in a VM or is not Docker Engine (Podman, Docker Desktop)"
+            }
+            CopyReason::EngineSeesOtherFiles => "the engine saw a different file at that path",
+            CopyReason::NotWorldReadable => "the file is not readable by other users",
+            CopyReason::NotRegularFile => "not a regular file",
+            CopyReason::Small => "small file",
+            CopyReason::TooManyFiles => "more files than bind mounts allowed",
+            CopyReason::AddedLater => "added to a running sandbox",
+            CopyReason::Restored => "restored from the workspace archive",
+        })
+    }
+}
+
+/// How one input was staged, as a sandbox reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StagedInput {
+    /// Relative to `input/`.
+    pub dest: String,
+    pub method: StagingMethod,
+    pub bytes: u64,
+    /// Set when `method` is `Copy`.
+    pub reason: Option<CopyReason>,
+}
+
+/// Which staging a sandbox may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StagingMode {
+    /// Bind mounts where the engine and the file allow them, copies otherwise.
+    #[default]
+    Auto,
+    /// Always copy (as for a remote engine).
+    Copy,
+}
+
+impl StagingMode {
+    /// The setting, unless `SANDALYST_STAGING` (`copy` or `auto`) overrides it.
+    pub fn from_env_or(self, env: Option<&str>) -> StagingMode {
+        match env.map(str::trim) {
+            Some(v) if v.eq_ignore_ascii_case("copy") => StagingMode::Copy,
+            Some(v) if v.eq_ignore_ascii_case("auto") => StagingMode::Auto,
+            _ => self,
+        }
+    }
 }
 
 /// The typed list of what a run stages into its workspace.
@@ -224,6 +324,29 @@ mod tests {
             .collect();
         assert!(names.contains(&"input/data/sub/b.txt".to_string()));
         assert!(names.contains(&"output/".to_string()));
+    }
+
+    #[test]
+    fn the_environment_can_force_copies() {
+        assert_eq!(StagingMode::Auto.from_env_or(None), StagingMode::Auto);
+        assert_eq!(
+            StagingMode::Auto.from_env_or(Some("copy")),
+            StagingMode::Copy
+        );
+        assert_eq!(
+            StagingMode::Auto.from_env_or(Some(" COPY ")),
+            StagingMode::Copy
+        );
+        assert_eq!(
+            StagingMode::Copy.from_env_or(Some("auto")),
+            StagingMode::Auto
+        );
+        assert_eq!(
+            StagingMode::Copy.from_env_or(Some("other")),
+            StagingMode::Copy
+        );
+        let json = serde_json::to_string(&CopyReason::NotWorldReadable).unwrap();
+        assert_eq!(json, "\"not_world_readable\"");
     }
 
     #[test]
