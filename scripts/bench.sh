@@ -9,7 +9,7 @@
 #
 # Needs Docker and the sandbox image (scripts/setup.sh); SANDALYST_IMAGE picks another
 # image, SANDALYST_BENCH_NO_DOCKER=1 measures only what needs no engine,
-# SANDALYST_BENCH_ONLY=staging only the staging table (bind mount and forced copy),
+# SANDALYST_BENCH_ONLY=tables|loop|reference|staging one table alone,
 # SANDALYST_BENCH_N=7 more repetitions than the size's own.
 set -eu
 cd "$(dirname "$0")/.."

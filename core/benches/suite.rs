@@ -903,24 +903,29 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
         }
     );
     println!("{title}");
-    // SANDALYST_BENCH_ONLY=staging measures the staging table alone.
-    let only_staging = std::env::var("SANDALYST_BENCH_ONLY").as_deref() == Ok("staging");
+    // SANDALYST_BENCH_ONLY=tables|loop|reference|staging measures that table alone.
+    let only = std::env::var("SANDALYST_BENCH_ONLY").ok();
+    let wanted = |section: &str| only.as_deref().is_none_or(|o| o == section);
     let mut all = Vec::new();
-    if !only_staging {
+    if wanted("tables") {
         all.extend(tables(&plan, dir.path())?);
+    }
+    if wanted("loop") {
         all.push(loop_overhead(&plan, dir.path()).await?);
     }
-    if docker {
+    if docker && (wanted("reference") || wanted("staging")) {
         let engine = docker::connect().await?;
         let tag = match std::env::var("SANDALYST_IMAGE") {
             Ok(t) => t,
             Err(_) => image::ensure(&engine, &|l| eprintln!("{l}")).await?,
         };
-        if !only_staging {
+        if wanted("reference") {
             all.push(reference_and_session(&plan, dir.path(), &tag).await?);
         }
-        all.push(staging(&plan, dir.path(), &tag).await?);
-    } else {
+        if wanted("staging") {
+            all.push(staging(&plan, dir.path(), &tag).await?);
+        }
+    } else if !docker {
         println!("\n(sandbox tables left out)");
     }
     Ok(std::iter::once(title)
