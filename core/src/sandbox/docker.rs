@@ -434,7 +434,7 @@ impl DockerSandbox {
             attach_stdin: Some(true),
             user: Some(image::USER.into()),
             working_dir: Some(image::WORKDIR.into()),
-            env: Some(vec!["HOME=/tmp".into(), "MPLBACKEND=Agg".into()]),
+            env: Some(sandbox_env(c)),
             labels: Some(labels),
             network_disabled: Some(!c.network),
             host_config: Some(host),
@@ -1420,6 +1420,18 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
 }
 
 /// A path relative to `/workspace`: not empty, not absolute, no `..`, no NUL.
+/// The sandbox's environment. Numeric libraries start one thread per CPU they see,
+/// which is the host's count, not the container's limit: on a many-core host a 1-CPU
+/// sandbox would run dozens of OpenBLAS threads against its quota. They get the limit.
+fn sandbox_env(c: &SandboxConfig) -> Vec<String> {
+    let threads = (c.nano_cpus.max(1) as u64).div_ceil(1_000_000_000);
+    let mut env = vec!["HOME=/tmp".to_string(), "MPLBACKEND=Agg".to_string()];
+    for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
+        env.push(format!("{var}={threads}"));
+    }
+    env
+}
+
 fn check_rel(rel: &str) -> anyhow::Result<()> {
     if rel.is_empty()
         || rel.starts_with('/')
@@ -1707,6 +1719,20 @@ mod made_tests {
             security_opt: Some(vec!["no-new-privileges".into()]),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn numeric_libraries_get_as_many_threads_as_the_cpu_limit() {
+        let with = |nano_cpus| {
+            sandbox_env(&SandboxConfig {
+                nano_cpus,
+                ..SandboxConfig::default()
+            })
+        };
+        assert!(with(1_000_000_000).contains(&"OPENBLAS_NUM_THREADS=1".to_string()));
+        assert!(with(500_000_000).contains(&"OMP_NUM_THREADS=1".to_string()));
+        assert!(with(2_500_000_000).contains(&"MKL_NUM_THREADS=3".to_string()));
+        assert!(with(1_000_000_000).contains(&"MPLBACKEND=Agg".to_string()));
     }
 
     #[test]
