@@ -47,11 +47,22 @@ def plural(n, pair):
 
 
 def mad_scale(v):
+    """1.4826 x the median absolute deviation of the finite values (nan if none)."""
     v = np.asarray(v, dtype=float)
     v = v[np.isfinite(v)]
-    if len(v) == 0:
+    n = len(v)
+    if n == 0:
         return float("nan")
-    return 1.4826 * float(np.median(np.abs(v - np.median(v))))
+    # np.median's result, bit for bit, without its overhead (the model fit below calls
+    # this thousands of times): the middle order statistic, or the mean of the two.
+    h = n // 2
+    kth = [h] if n % 2 else [h - 1, h]
+
+    def mid(p):
+        return p[h] if n % 2 else (p[h - 1] + p[h]) / 2.0
+
+    m = mid(np.partition(v, kth))
+    return 1.4826 * float(mid(np.partition(np.abs(v - m), kth)))
 
 
 # ---- 1. load, clean, regularise -----------------------------------------------------
@@ -233,7 +244,9 @@ def huber_fit(X, r, iters=30):
         u = np.abs(res) / (1.345 * s)
         w = np.sqrt(np.where(u <= 1, 1.0, 1.0 / np.maximum(u, 1e-12)))
         nb = np.linalg.lstsq(X * w[:, None], r * w, rcond=None)[0]
-        if np.allclose(nb, beta, rtol=1e-6, atol=1e-9):
+        # np.allclose(nb, beta, rtol=1e-6, atol=1e-9), spelled out as numpy does it
+        # (its own checks cost more than the test)
+        if np.all((np.abs(nb - beta) <= 1e-9 + 1e-6 * np.abs(beta)) & np.isfinite(beta) | (nb == beta)):
             beta = nb
             break
         beta = nb
@@ -295,25 +308,37 @@ if use_temp:
 
     best = None
     n_ok = int(ok.sum())
+    # Candidates whose design is the same (a degree term without support is dropped, so
+    # its balance point no longer matters; two splits can give the same step) share one
+    # fit: it is a function of the design alone, so the search and its result are the
+    # same, for a fraction of the fits.
+    fits = {}
     for split in (None, 0.15, 0.3, 0.5):
         w_ok = activity_weight(act_ok, split)
+        w_key = w_ok.tobytes()
         for hb in range(6, 25, 2):
             for cb in range(max(hb, 12), 29, 2):
                 X = degree_design(tc_ok, hb, cb, w_ok)
                 # a degree term needs support: >= 5 % of the readings beyond its balance point
-                if np.mean(tc_ok < hb) < 0.05:
+                heat = not np.mean(tc_ok < hb) < 0.05
+                cool = not np.mean(tc_ok > cb) < 0.05
+                if not heat:
                     X[:, 1:3] = 0.0
-                if np.mean(tc_ok > cb) < 0.05:
+                if not cool:
                     X[:, 3:5] = 0.0
-                keys = [None, ("h", hb, split, 1), ("h", hb, split, 0), ("c", cb, split, 1), ("c", cb, split, 0)]
-                Xc = X.copy()
-                for c in range(1, 5):
-                    if X[:, c].any():
-                        Xc[:, c] = centered(keys[c], X[:, c])
-                beta = nonneg_huber(Xc, r0)
-                res = r0 - Xc @ beta
-                # penalise each slope in use (BIC-like) so a term must earn its place
-                loss = huber_loss(res, s0) + math.log(n_ok) * int(np.sum(np.abs(beta[1:]) > 1e-12))
+                design = (w_key, hb if heat else None, cb if cool else None)
+                if design not in fits:
+                    keys = [None, ("h", hb, split, 1), ("h", hb, split, 0), ("c", cb, split, 1), ("c", cb, split, 0)]
+                    Xc = X.copy()
+                    for c in range(1, 5):
+                        if X[:, c].any():
+                            Xc[:, c] = centered(keys[c], X[:, c])
+                    beta = nonneg_huber(Xc, r0)
+                    res = r0 - Xc @ beta
+                    # penalise each slope in use (BIC-like) so a term must earn its place
+                    loss = huber_loss(res, s0) + math.log(n_ok) * int(np.sum(np.abs(beta[1:]) > 1e-12))
+                    fits[design] = (loss, beta)
+                loss, beta = fits[design]
                 if best is None or loss < best[0] - 1e-9:
                     best = (loss, hb, cb, split, beta, X)
     _, HB, CB, SPLIT, beta, X = best
