@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 
 MODE = CONFIG.get("mode", "full")  # "full", or "simple" (fallback: no temperature model)
 Z_T = float(CONFIG.get("z_threshold", 3.5))  # a reading is flagged at |z| >= Z_T
@@ -666,8 +667,26 @@ zooms = MODE == "full" and len(top_events) > 0
 ncols = max(2, len(top_events))
 rows = [3.2, 1.3] + ([1.1] if have_temp else []) + ([2.3] if zooms else [])
 fig = plt.figure(figsize=(14, 3.0 + 2.2 * len(rows)), layout="constrained")
+class ViewDateLocator(mdates.AutoDateLocator):
+    """AutoDateLocator that keeps the ticks it found while the view stays the same: the
+    layout asks each axis for its ticks about twenty times a draw, and these ticks
+    depend on the view alone (not on the size of the axes)."""
+
+    _memo = None
+
+    def __call__(self):
+        view = (id(self.axis), *self.axis.get_view_interval())
+        if self._memo is None or self._memo[0] != view:
+            self._memo = (view, super().__call__())
+        return np.array(self._memo[1])
+
+
 class DateWords(mdates.ConciseDateFormatter):
-    """Concise dates with the month names of the report's language."""
+    """Concise dates with the month names of the report's language. Keeps the labels
+    (and the offset text that goes with them) of the last ticks it was given, which the
+    layout asks for again and again."""
+
+    _memo = None
 
     def words(self, s):
         for en, local in zip(ANOMALY_TEXTS["en"]["months"], T["months"]):
@@ -675,7 +694,13 @@ class DateWords(mdates.ConciseDateFormatter):
         return out(s)
 
     def format_ticks(self, values):
-        return [self.words(s) for s in super().format_ticks(values)]
+        axis = self._locator.axis
+        key = (tuple(values), bool(axis and axis.get_inverted()))  # what the labels depend on
+        if self._memo is None or self._memo[0] != key:
+            labels = [self.words(s) for s in super().format_ticks(values)]
+            self._memo = (key, labels, self.offset_string)
+        self.offset_string = self._memo[2]
+        return list(self._memo[1])
 
     def get_offset(self):
         return self.words(super().get_offset())
@@ -749,7 +774,7 @@ if have_temp:
     ax3.grid(alpha=0.3)
     row += 1
 for ax in fig.axes:
-    loc = mdates.AutoDateLocator()
+    loc = ViewDateLocator()
     ax.xaxis.set_major_locator(loc)
     ax.xaxis.set_major_formatter(DateWords(loc))
 if zooms:
@@ -765,7 +790,7 @@ if zooms:
         _day = grid[e["_a"]]
         ax.set_title(out(T["closeup"] % (e["event_id"], T["dir"][e["direction"]],
                                          T["days_short"][_day.day_of_week] + _day.strftime(" %Y-%m-%d"))), fontsize=9)
-        loc = mdates.AutoDateLocator(maxticks=5)
+        loc = ViewDateLocator(maxticks=5)
         ax.xaxis.set_major_locator(loc)
         ax.xaxis.set_major_formatter(DateWords(loc))
         ax.tick_params(labelsize=7.5)
@@ -778,7 +803,14 @@ chart_words = []
 for ax in fig.axes:
     legend = ax.get_legend()
     chart_words += [ax.get_title(), ax.get_ylabel()] + ([x.get_text() for x in legend.get_texts()] if legend else [])
-fig.savefig(OUT["png"], dpi=120,
+for ax in fig.axes:
+    for axis in (ax.xaxis, ax.yaxis):
+        # No minor ticks, so none to drop where they overlap the major ones (matplotlib
+        # would ask the locator for the major ticks once more on every call to find out).
+        if isinstance(axis.get_minor_locator(), mticker.NullLocator):
+            axis.remove_overlapping_locs = False
+# zlib level 1: the same pixels, written in about half the time, for a file ~10 % larger
+fig.savefig(OUT["png"], dpi=120, pil_kwargs={"compress_level": 1},
             metadata={"Title": chart_title, "Description": " | ".join(w for w in chart_words if w)})
 plt.close(fig)
 
