@@ -6,7 +6,8 @@
 //! `docker cp` of the same file for staging, Python's `csv` module reading the whole
 //! file for tables, a fresh `python3 -c pass` for the loop's cost per turn. The
 //! reference case runs against a scripted Responses-wire server on 127.0.0.1 (the test
-//! suite's own, `core/tests/wire`), so no turn waits on a real model.
+//! suite's own, `core/tests/wire`, without the 1 ms it waits between SSE chunks in the
+//! tests), so no turn waits on a model.
 //!
 //! The tiny size exists so the test suite can prove that the bench still runs; its
 //! numbers mean nothing.
@@ -408,7 +409,7 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
     // Cold: a fresh command-line run, the model a scripted server on loopback.
     let mut cold = Vec::new();
     for i in 0..plan.n {
-        let server = WireServer::start(responses_script()).await;
+        let server = WireServer::paced(responses_script(), Duration::ZERO).await;
         let data = dir.join(format!("cold-{i}"));
         let mut c = offline_cli(&data.join("out"), &data);
         c.args(["--model", "openai:gpt-5.4"])
@@ -437,7 +438,7 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
         let s = sessions.create(config.clone()).await?;
         s.add_files(vec![input.clone()]).await?;
         warm_up(&s).await;
-        let server = WireServer::start(responses_script()).await;
+        let server = WireServer::paced(responses_script(), Duration::ZERO).await;
         let cfg = wire::config(
             ProviderKind::OpenAi,
             "gpt-5.4",
@@ -531,7 +532,7 @@ async fn cold_phases(
     ];
     let mut phases: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for i in 0..plan.n {
-        let server = WireServer::start(responses_script()).await;
+        let server = WireServer::paced(responses_script(), Duration::ZERO).await;
         let cfg = wire::config(
             ProviderKind::OpenAi,
             "gpt-5.4",

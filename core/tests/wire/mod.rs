@@ -85,6 +85,12 @@ pub struct WireServer {
 
 impl WireServer {
     pub async fn start(script: Vec<Answer>) -> WireServer {
+        Self::paced(script, Duration::from_millis(1)).await
+    }
+
+    /// A server that waits `pace` between SSE chunks (`start`: 1 ms, so a client sees
+    /// them apart); the benchmark's zero-latency model uses none.
+    pub async fn paced(script: Vec<Answer>, pace: Duration) -> WireServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -97,7 +103,7 @@ impl WireServer {
                 };
                 let (rec, script) = (rec.clone(), script.clone());
                 tokio::spawn(async move {
-                    let _ = serve(sock, rec, script).await;
+                    let _ = serve(sock, rec, script, pace).await;
                 });
             }
         });
@@ -113,6 +119,7 @@ async fn serve(
     mut sock: TcpStream,
     rec: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<Answer>>>,
+    pace: Duration,
 ) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
@@ -198,7 +205,9 @@ async fn serve(
             .await?;
         sock.flush().await?;
         // Separate network reads, so the client really sees the pieces apart.
-        tokio::time::sleep(Duration::from_millis(1)).await;
+        if !pace.is_zero() {
+            tokio::time::sleep(pace).await;
+        }
     }
     match end {
         End::Close => finish(sock, b"0\r\n\r\n").await,
