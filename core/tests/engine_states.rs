@@ -1,7 +1,8 @@
 //! Podman reports a container whose process ended as `stopped` (until its clean-up
-//! makes it `exited`), a state the Engine API does not have. Listing the sandboxes
-//! must not fail on it: an engine double on loopback answers the container list with
-//! such a container, as Podman 4.3 did in CI.
+//! makes it `exited`), a state the Engine API does not have, and refuses a `status`
+//! filter naming a state it does not have (`restarting`, `dead`). Listing the
+//! sandboxes must not fail on either: an engine double on loopback answers as Podman
+//! 4.3 did in CI.
 
 use std::collections::HashMap;
 
@@ -20,7 +21,8 @@ fn summary(id: &str, state: &str) -> serde_json::Value {
 }
 
 /// Answer every request with the container list: with a `status` filter, the listed
-/// states' containers; without, also the `stopped` one. Returns the queries seen.
+/// states' containers, or Podman's error for a state it does not know; without, all
+/// of them, the `stopped` one too. Returns the queries seen.
 async fn engine(listener: TcpListener, seen: tokio::sync::mpsc::UnboundedSender<String>) {
     loop {
         let Ok((mut sock, _)) = listener.accept().await else {
@@ -40,18 +42,63 @@ async fn engine(listener: TcpListener, seen: tokio::sync::mpsc::UnboundedSender<
             let target = head.split(' ').nth(1).unwrap_or("").to_string();
             let query = percent_decode(target.split_once('?').map_or("", |(_, q)| q));
             let _ = seen.send(query.clone());
-            let mut list = vec![summary("running1", "running"), summary("exited1", "exited")];
-            if !query.contains("\"status\"") {
-                list.push(summary("stopped1", "stopped"));
-            }
-            let body = serde_json::to_string(&list).unwrap();
+            let all = [
+                ("running1", "running"),
+                ("exited1", "exited"),
+                ("stopped1", "stopped"),
+            ];
+            let states = filters(&query).get("status").cloned();
+            let (code, body) = match states {
+                Some(states) => match states.iter().find(|s| PODMAN_REFUSES.contains(&s.as_str())) {
+                    Some(bad) => (
+                        "500 Internal Server Error",
+                        serde_json::json!({
+                            "cause": "invalid argument",
+                            "message": format!("unknown container state: {bad}: invalid argument"),
+                            "response": 500,
+                        })
+                        .to_string(),
+                    ),
+                    None => (
+                        "200 OK",
+                        serde_json::to_string(
+                            &all.iter()
+                                .filter(|(_, state)| states.iter().any(|s| s == state))
+                                .map(|(id, state)| summary(id, state))
+                                .collect::<Vec<_>>(),
+                        )
+                        .unwrap(),
+                    ),
+                },
+                None => (
+                    "200 OK",
+                    serde_json::to_string(
+                        &all.iter()
+                            .map(|(id, state)| summary(id, state))
+                            .collect::<Vec<_>>(),
+                    )
+                    .unwrap(),
+                ),
+            };
             let reply = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {code}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
             let _ = sock.write_all(reply.as_bytes()).await;
         });
     }
+}
+
+/// States of the Engine API that Podman 4.3 refuses in a filter.
+const PODMAN_REFUSES: [&str; 2] = ["restarting", "dead"];
+
+/// The `filters` parameter of a decoded query.
+fn filters(query: &str) -> HashMap<String, Vec<String>> {
+    query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("filters="))
+        .map(|f| serde_json::from_str(f).unwrap())
+        .unwrap_or_default()
 }
 
 fn percent_decode(s: &str) -> String {
@@ -90,18 +137,25 @@ async fn a_podman_stopped_container_does_not_break_the_listing() {
         .expect("the listing survives an unknown state");
     assert_eq!(ids, ["running1", "exited1"]);
 
-    // First the plain list (which fails to parse), then one restricted to known states.
+    // First the plain list (which fails to parse), then one query per known state,
+    // each with the label; never `stopped`.
     let queries: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
-    assert_eq!(queries.len(), 2, "{queries:?}");
     assert!(!queries[0].contains("\"status\""), "{queries:?}");
-    let filters: HashMap<String, Vec<String>> = serde_json::from_str(
-        queries[1]
-            .split('&')
-            .find_map(|kv| kv.strip_prefix("filters="))
-            .unwrap(),
-    )
-    .unwrap();
-    assert!(filters["status"].contains(&"exited".to_string()));
-    assert!(!filters["status"].contains(&"stopped".to_string()));
-    assert_eq!(filters["label"], ["sandalyst.run=run-1"]);
+    let asked: Vec<HashMap<String, Vec<String>>> =
+        queries[1..].iter().map(|q| filters(q)).collect();
+    assert!(
+        asked.iter().all(|f| f["label"] == ["sandalyst.run=run-1"]),
+        "{asked:?}"
+    );
+    assert!(asked.iter().all(|f| f["status"].len() == 1), "{asked:?}");
+    let states: Vec<&str> = asked.iter().map(|f| f["status"][0].as_str()).collect();
+    assert!(
+        states.contains(&"exited") && states.contains(&"running"),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&"restarting"),
+        "a state Podman refuses was asked and skipped"
+    );
+    assert!(!states.contains(&"stopped"), "{states:?}");
 }

@@ -163,10 +163,28 @@ async fn labelled(
         // Podman reports a container whose process ended as `stopped` until its
         // clean-up makes it `exited`, a state the Engine API (and bollard) do not
         // know: list the known states only; the stopped ones are not running, and
-        // the next sweep sees them as `exited`.
-        Err(bollard::errors::Error::JsonDataError { .. }) => list(Some(&KNOWN_STATES))
-            .await
-            .context("listing Sandalyst containers"),
+        // the next sweep sees them as `exited`. One state a query: Podman refuses a
+        // filter naming a state it does not have (`restarting`, `dead`).
+        Err(bollard::errors::Error::JsonDataError { .. }) => {
+            let mut found = Vec::new();
+            let mut refused = None;
+            for state in KNOWN_STATES {
+                match list(Some(&[state])).await {
+                    Ok(l) => found.extend(l),
+                    Err(
+                        e @ bollard::errors::Error::DockerResponseServerError {
+                            status_code: 400 | 500,
+                            ..
+                        },
+                    ) => refused = Some(e),
+                    Err(e) => return Err(e).context("listing Sandalyst containers"),
+                }
+            }
+            match refused {
+                Some(e) if found.is_empty() => Err(e).context("listing Sandalyst containers"),
+                _ => Ok(found),
+            }
+        }
         r => r.context("listing Sandalyst containers"),
     }
 }
@@ -657,22 +675,15 @@ impl DockerSandbox {
             .map(|b| (format!("workspace/input/{}", b.dest), b.source.clone()))
             .collect();
         if !links.is_empty() {
-            let (tx, reader) = ChannelReader::pair(8);
-            let pump = tokio::spawn(async move {
-                while let Some(chunk) = stream.next().await {
-                    let item = chunk.map_err(std::io::Error::other);
-                    let stop = item.is_err();
-                    if tx.send(item).await.is_err() || stop {
-                        break;
-                    }
-                }
-            });
-            let file = std::fs::File::create(dest)
-                .with_context(|| format!("cannot create {}", dest.display()))?;
-            let written =
-                tokio::task::spawn_blocking(move || resolve_links(reader, file, &links, max_bytes))
-                    .await
-                    .context("writing the workspace archive")?;
+            let (reader, pump) = pump_to_reader(stream);
+            let path = dest.to_path_buf();
+            let written = tokio::task::spawn_blocking(move || {
+                let file = std::fs::File::create(&path)
+                    .with_context(|| format!("cannot create {}", path.display()))?;
+                resolve_links(reader, file, &links, max_bytes)
+            })
+            .await
+            .context("writing the workspace archive")?;
             pump.abort();
             return written.with_context(|| format!("cannot write {}", dest.display()));
         }
@@ -951,19 +962,10 @@ impl Sandbox for DockerSandbox {
         let opts = DownloadFromContainerOptionsBuilder::new()
             .path("/workspace/output")
             .build();
-        let mut stream = self
+        let stream = self
             .docker
             .download_from_container(&self.container, Some(opts));
-        let (tx, reader) = ChannelReader::pair(8);
-        let pump = tokio::spawn(async move {
-            while let Some(chunk) = stream.next().await {
-                let item = chunk.map_err(std::io::Error::other);
-                let stop = item.is_err();
-                if tx.send(item).await.is_err() || stop {
-                    break;
-                }
-            }
-        });
+        let (reader, pump) = pump_to_reader(stream);
         let (dest, limits) = (dest.to_path_buf(), limits.clone());
         let collected = tokio::task::spawn_blocking(move || {
             crate::workspace::collect_chosen(reader, "output/", &dest, &limits, chosen.as_ref())
@@ -1430,6 +1432,27 @@ fn sandbox_env(c: &SandboxConfig) -> Vec<String> {
         env.push(format!("{var}={threads}"));
     }
     env
+}
+
+/// Feeds an engine download into a blocking reader (for tar parsing off the runtime);
+/// abort the task once the reader is done.
+fn pump_to_reader(
+    mut stream: impl futures_util::Stream<Item = Result<bytes::Bytes, bollard::errors::Error>>
+        + Send
+        + Unpin
+        + 'static,
+) -> (ChannelReader, tokio::task::JoinHandle<()>) {
+    let (tx, reader) = ChannelReader::pair(8);
+    let pump = tokio::spawn(async move {
+        while let Some(chunk) = stream.next().await {
+            let item = chunk.map_err(std::io::Error::other);
+            let stop = item.is_err();
+            if tx.send(item).await.is_err() || stop {
+                break;
+            }
+        }
+    });
+    (reader, pump)
 }
 
 fn check_rel(rel: &str) -> anyhow::Result<()> {
