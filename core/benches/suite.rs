@@ -438,14 +438,7 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
         let s = sessions.create(config.clone()).await?;
         s.add_files(vec![input.clone()]).await?;
         warm_up(&s).await;
-        let server = WireServer::paced(responses_script(), Duration::ZERO).await;
-        let cfg = wire::config(
-            ProviderKind::OpenAi,
-            "gpt-5.4",
-            &format!("{}/v1", server.base),
-            "OPENAI_API_KEY",
-        );
-        let model = OpenAiResponses::new(cfg)?;
+        let (server, model) = scripted_responses().await?;
         let start = Instant::now();
         let mut h = s.ask("Find the anomalies.".into(), Box::new(model))?;
         let mut cell_ms = 0;
@@ -515,6 +508,20 @@ async fn reference_and_session(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Re
     Ok(t)
 }
 
+/// The reference case's zero-latency model: the scripted Responses server on loopback
+/// (kept alive by the caller) and a client of it.
+async fn scripted_responses() -> anyhow::Result<(WireServer, OpenAiResponses)> {
+    let server = WireServer::paced(responses_script(), Duration::ZERO).await;
+    let cfg = wire::config(
+        ProviderKind::OpenAi,
+        "gpt-5.4",
+        &format!("{}/v1", server.base),
+        "OPENAI_API_KEY",
+    );
+    let model = OpenAiResponses::new(cfg)?;
+    Ok((server, model))
+}
+
 /// Where a cold run's time goes: the command-line run's path (`run::execute`) in this
 /// process, its events timed as they are emitted.
 async fn cold_phases(
@@ -532,14 +539,7 @@ async fn cold_phases(
     ];
     let mut phases: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for i in 0..plan.n {
-        let server = WireServer::paced(responses_script(), Duration::ZERO).await;
-        let cfg = wire::config(
-            ProviderKind::OpenAi,
-            "gpt-5.4",
-            &format!("{}/v1", server.base),
-            "OPENAI_API_KEY",
-        );
-        let mut model = OpenAiResponses::new(cfg)?;
+        let (_server, mut model) = scripted_responses().await?;
         let store = sandalyst::store::Store::open(dir.join(format!("phases-{i}")))?;
         let mut req = sandalyst::run::RunRequest::new(
             vec![repo().join("examples/building_energy.csv")],

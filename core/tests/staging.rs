@@ -328,17 +328,7 @@ async fn a_session_says_which_path_its_inputs_took_and_what_changed_on_the_host(
             },
         ]
     );
-    let seen = log.lock().unwrap().clone();
-    let last: Vec<String> = seen
-        .last()
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolOutput { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect();
+    let last = outputs_seen(&log);
     assert!(last.last().unwrap().contains("CHANGED"), "{last:?}");
 
     // run.json: each file's path, and the change seen with the size taken again.
@@ -362,9 +352,17 @@ async fn a_session_says_which_path_its_inputs_took_and_what_changed_on_the_host(
     let log = model.log.clone();
     let h = session.ask("again".into(), Box::new(model)).unwrap();
     h.outcome().await;
-    let seen = log.lock().unwrap().clone();
-    let out: Vec<String> = seen
-        .last()
+    let out = outputs_seen(&log);
+    assert!(out.last().unwrap().contains("['small.csv']"), "{out:?}");
+    session.close().await;
+}
+
+/// The tool outputs the scripted model saw in its last request.
+fn outputs_seen(
+    log: &std::sync::Arc<std::sync::Mutex<Vec<sandalyst::model::scripted::Seen>>>,
+) -> Vec<String> {
+    let seen = log.lock().unwrap();
+    seen.last()
         .unwrap()
         .items
         .iter()
@@ -372,7 +370,5 @@ async fn a_session_says_which_path_its_inputs_took_and_what_changed_on_the_host(
             Item::ToolOutput { output, .. } => Some(output.clone()),
             _ => None,
         })
-        .collect();
-    assert!(out.last().unwrap().contains("['small.csv']"), "{out:?}");
-    session.close().await;
+        .collect()
 }
