@@ -166,6 +166,17 @@ export function reduce(state, ev) {
 }
 
 /// A set-up stage as a sentence.
+// Why a file was copied rather than mounted, said only where it is news to the user;
+// small, added-later and restored files are copied as a matter of course.
+const COPY_WHY = {
+  forced: 'copying was asked for',
+  remote_engine: 'the engine is not on this machine',
+  engine_not_supported: 'this engine cannot mount it',
+  engine_sees_other_files: 'the engine sees other files than this app',
+  not_world_readable: 'the file is not readable by all users',
+  too_many_files: 'more than 32 large files',
+};
+
 export function setupText(ev) {
   switch (ev.stage) {
     case 'engine': return `Engine: ${ev.name} ${ev.version}`;
@@ -176,7 +187,7 @@ export function setupText(ev) {
     case 'staging': return `Staging ${ev.files} file(s) into the sandbox…`;
     case 'staged': return ev.method === 'bind_mount'
       ? `${ev.files} file(s) mounted read-only (no copy).`
-      : `${ev.files} file(s) copied${ev.reason ? ` (${String(ev.reason).replace(/_/g, ' ')})` : ''}.`;
+      : `${ev.files} file(s) copied into the sandbox${COPY_WHY[ev.reason] ? ` (${COPY_WHY[ev.reason]})` : ''}.`;
     case 'sandbox_ready': return `Sandbox ready (${(ev.millis / 1000).toFixed(1)} s).`;
     case 'workspace_restored': return 'The files of the earlier sandbox were restored.';
     case 'sandbox_released': return 'The idle sandbox was released; it comes back on the next ask.';
