@@ -255,6 +255,9 @@ async function run() {
     entry.state = { ...entry.state, id: askId };
     entry.view.el.dataset.ask = askId;
     app.asks.set(askId, entry);
+    // Events that came before the id did were drawn under the temporary id, which a
+    // frame firing from now on no longer finds: draw under the real one.
+    scheduleDraw(askId);
     if (app.running === tempId) app.running = askId;
     $('#prompt').value = '';
   } catch (e) {
