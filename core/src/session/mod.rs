@@ -1032,17 +1032,32 @@ impl Session {
         if changed.is_empty() {
             return;
         }
+        let sources: Vec<(String, PathBuf)> = self
+            .meta()
+            .files
+            .iter()
+            .filter(|f| changed.contains(&f.name))
+            .map(|f| (f.name.clone(), PathBuf::from(&f.source)))
+            .collect();
+        let sizes: Vec<(String, u64)> = blocking(move || {
+            Ok(sources
+                .into_iter()
+                .map(|(name, source)| (name, std::fs::metadata(source).map_or(0, |m| m.len())))
+                .collect())
+        })
+        .await
+        .unwrap_or_default();
         let fresh: Vec<StagedFile> = {
             let mut run = self.inner.run.lock().unwrap();
             run.meta
                 .files
                 .iter_mut()
-                .filter(|f| changed.contains(&f.name))
-                .map(|f| {
+                .filter_map(|f| {
+                    let (_, bytes) = sizes.iter().find(|(name, _)| *name == f.name)?;
                     f.changed_on_host = true;
-                    f.bytes = std::fs::metadata(&f.source).map_or(0, |m| m.len());
+                    f.bytes = *bytes;
                     f.sha256.clear();
-                    f.clone()
+                    Some(f.clone())
                 })
                 .collect()
         };
