@@ -261,12 +261,13 @@ async fn engine_allows_binds(docker: &Docker, podman: bool) -> Result<(), CopyRe
     if !cfg!(unix) {
         return Err(CopyReason::RemoteEngine);
     }
-    // The client does not say where it connected; `engine::connect` (which every
-    // caller uses) goes where DOCKER_HOST says, else to a local socket.
-    let place = match std::env::var("DOCKER_HOST") {
-        Ok(h) if !h.is_empty() => h,
-        _ => "unix:///var/run/docker.sock".to_string(),
-    };
+    // The client does not say where it connected. `engine::connect` (which every
+    // caller uses) tries `engine::candidates` in order; an engine that is not Podman
+    // is at the first of them: DOCKER_HOST, else Docker's own socket.
+    let place = super::engine::candidates()
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     if !place.starts_with("unix://") {
         return Err(CopyReason::RemoteEngine);
     }
