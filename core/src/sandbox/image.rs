@@ -287,7 +287,11 @@ async fn build_inner(
         BuildMethod::Auto => unreachable!("resolved above"),
     }
     let Some(built) = inspect(docker, &tag).await? else {
-        bail!("the build finished but the engine has no image {tag}; run `sandalyst image build` again and check the Docker daemon's log");
+        let engine = super::engine::describe(docker, "")
+            .await
+            .map(|e| format!("{} {}", e.name(), e.version))
+            .unwrap_or_else(|_| "the engine".into());
+        bail!("the build finished but {engine} has no image {tag}; run `sandalyst image build` again and check {engine}'s log");
     };
     if let (Some(old), Some(new)) = (previous, built.id) {
         if old != new {
@@ -513,21 +517,56 @@ async fn build_offline(
     ));
 
     // 2. Import (`docker import`), the tar streamed from disk.
-    let started = Instant::now();
-    let (repo, version) = tag.rsplit_once(':').expect("the tag has a version");
+    import_offline_rootfs(docker, &rootfs, tag, progress).await?;
+    drop(work); // the tar is no longer needed
+    Ok(())
+}
+
+/// Import the offline recipe's root filesystem as `tag`, with the image settings and
+/// labels of the recipe; returns the image id.
+pub async fn import_offline_rootfs(
+    docker: &Docker,
+    rootfs: &Path,
+    tag: &str,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<String> {
     let mut changes = import_changes();
     changes.push(format!("LABEL {LABEL_RECIPE}={}", recipe_hash()));
     changes.push(format!("LABEL {LABEL_METHOD}=offline"));
+    import_rootfs(docker, rootfs, tag, changes, progress).await
+}
+
+/// Import a root filesystem tar as image `tag` (`docker import`, the tar streamed from
+/// disk) and return the image id. The result is tagged by its id afterwards: Podman's
+/// Docker-compatible import ignores the tag asked for and names the image
+/// `REPO:latest`, so without that a Podman-only machine never gets the image.
+async fn import_rootfs(
+    docker: &Docker,
+    rootfs: &Path,
+    tag: &str,
+    changes: Vec<String>,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<String> {
+    let started = Instant::now();
+    let (repo, version) = tag
+        .rsplit_once(':')
+        .with_context(|| format!("the image tag {tag:?} has no version"))?;
+    let latest = format!("{repo}:latest");
+    let latest_before = inspect(docker, &latest).await?.and_then(|i| i.id);
     let opts = CreateImageOptionsBuilder::new()
         .from_src("-")
         .repo(repo)
         .tag(version)
-        .changes(changes)
+        .changes(changes.clone())
         .message("sandalyst offline build (docker/offline/build-rootfs.sh)")
         .build();
-    let file = tokio::fs::File::open(&rootfs).await?;
+    let file = tokio::fs::File::open(rootfs)
+        .await
+        .with_context(|| format!("cannot read the root filesystem {}", rootfs.display()))?;
     let body = bollard::body_try_stream(tokio_util::io::ReaderStream::with_capacity(file, 1 << 20));
     let mut stream = docker.create_image(Some(opts), Some(body), None);
+    // Docker and Podman both end the import with the new image's id as the status.
+    let mut imported: Option<String> = None;
     while let Some(item) = stream.next().await {
         match item {
             Ok(info) => {
@@ -537,11 +576,16 @@ async fn build_offline(
                         detail.message.unwrap_or_default().trim()
                     );
                 }
-                if let Some(status) = info.status {
-                    let status = status.trim();
-                    if !status.is_empty() {
-                        progress(&format!("import: {status}"));
-                    }
+                let status = info.status.unwrap_or_default();
+                let status = status.trim();
+                let id = [info.id.as_deref().unwrap_or(""), status]
+                    .into_iter()
+                    .find(|s| s.starts_with("sha256:"))
+                    .map(str::to_string);
+                if id.is_some() {
+                    imported = id;
+                } else if !status.is_empty() {
+                    progress(&format!("import: {status}"));
                 }
             }
             Err(bollard::errors::Error::DockerStreamError { error }) => {
@@ -550,15 +594,84 @@ async fn build_offline(
                     error.trim()
                 )
             }
-            Err(e) => bail!("importing the sandbox root filesystem into Docker failed: {e}"),
+            Err(e) => bail!("importing the sandbox root filesystem into the engine failed: {e}"),
         }
+    }
+    let id = match imported {
+        Some(id) => id,
+        // An engine that did not say: the tag asked for, if it took it.
+        None => inspect(docker, tag)
+            .await?
+            .and_then(|i| i.id)
+            .with_context(|| {
+                format!("the engine imported the root filesystem but named no image id and has no {tag}")
+            })?,
+    };
+    let opts = bollard::query_parameters::TagImageOptionsBuilder::new()
+        .repo(repo)
+        .tag(version)
+        .build();
+    docker
+        .tag_image(&id, Some(opts))
+        .await
+        .map_err(|e| anyhow!("tagging the imported image {id} as {tag} failed: {e}"))?;
+    // Podman 4 reads only the first of the import's settings (bollard sends them as
+    // one newline-joined value; Podman wants one parameter each): where they did not
+    // all take, a build with only those instructions (no RUN, no pull) adds them.
+    let made = inspect(docker, &id).await?;
+    if !made.as_ref().is_some_and(|m| settings_applied(&changes, m)) {
+        progress(
+            "the engine did not apply the image settings on import: adding them with a build step",
+        );
+        let dockerfile = format!("FROM {id}\n{}\n", changes.join("\n"));
+        build_context(
+            docker,
+            dockerfile_tar(&dockerfile)?,
+            tag,
+            &HashMap::new(),
+            progress,
+        )
+        .await
+        .map_err(|why| anyhow!("setting up the imported image {id} as {tag} failed: {why}"))?;
+    }
+    // The `latest` name Podman gave it on its own goes again (only if this import made it).
+    let latest_now = inspect(docker, &latest).await?.and_then(|i| i.id);
+    if latest_before.is_none() && latest_now.as_deref() == Some(id.as_str()) {
+        let opts = RemoveImageOptionsBuilder::new().noprune(true).build();
+        let _ = docker.remove_image(&latest, Some(opts), None).await;
     }
     progress(&format!(
         "imported in {:.1} s",
         started.elapsed().as_secs_f64()
     ));
-    drop(work); // the tar is no longer needed
-    Ok(())
+    let id = inspect(docker, tag).await?.and_then(|i| i.id).unwrap_or(id);
+    Ok(id)
+}
+
+/// The image shows the user and labels that `changes` set.
+fn settings_applied(changes: &[String], image: &bollard::models::ImageInspect) -> bool {
+    let config = image.config.as_ref();
+    let labels = config.and_then(|c| c.labels.as_ref());
+    changes.iter().all(|c| {
+        if let Some(user) = c.strip_prefix("USER ") {
+            config.and_then(|c| c.user.as_deref()) == Some(user)
+        } else if let Some((k, v)) = c.strip_prefix("LABEL ").and_then(|l| l.split_once('=')) {
+            labels.and_then(|l| l.get(k)).map(String::as_str) == Some(v)
+        } else {
+            true
+        }
+    })
+}
+
+/// A build context holding only `Dockerfile`.
+fn dockerfile_tar(text: &str) -> Result<Vec<u8>> {
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(text.len() as u64);
+    header.set_mode(0o644);
+    header.set_entry_type(tar::EntryType::Regular);
+    tar.append_data(&mut header, "Dockerfile", text.as_bytes())?;
+    Ok(tar.into_inner()?)
 }
 
 /// Run the rootfs script, forwarding each output line to `progress`; on failure, an

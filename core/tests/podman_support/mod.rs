@@ -20,6 +20,8 @@ pub struct Service {
     child: Child,
     pub socket: PathBuf,
     _dir: tempfile::TempDir,
+    /// A store of the service's own (root, runroot), emptied when it stops.
+    store: Option<(String, String)>,
 }
 
 impl Service {
@@ -32,6 +34,16 @@ impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some((root, runroot)) = &self.store {
+            // Whatever the store still has mounted goes, so its folder can be removed
+            // (`podman system reset` would also touch the machine's network settings).
+            let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+            for target in mounts.lines().filter_map(|l| l.split_whitespace().nth(1)) {
+                if target.starts_with(root.as_str()) || target.starts_with(runroot.as_str()) {
+                    let _ = Command::new("umount").args(["-l", target]).status();
+                }
+            }
+        }
     }
 }
 
@@ -49,6 +61,21 @@ pub fn start_rootless(image: &str, user: &str) -> Service {
         setup.display(),
         String::from_utf8_lossy(&o.stderr)
     );
+    spawn_rootless(user, false)
+}
+
+/// A rootless API service as `user` over a store of its own in a temporary folder, so
+/// it starts with no image. The user is made by scripts/setup-podman.sh --rootless.
+pub fn start_rootless_empty(user: &str) -> Service {
+    let known = Command::new("id").arg(user).output().unwrap();
+    assert!(
+        known.status.success(),
+        "user {user} is missing: run scripts/setup-podman.sh --rootless {user} IMAGE (scripts/test.sh does)"
+    );
+    spawn_rootless(user, true)
+}
+
+fn spawn_rootless(user: &str, own_store: bool) -> Service {
     let id = |flag: &str| -> u32 {
         let o = Command::new("id").args([flag, user]).output().unwrap();
         text(&o.stdout).trim().parse().unwrap()
@@ -58,11 +85,28 @@ pub fn start_rootless(image: &str, user: &str) -> Service {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
     let socket = dir.path().join("podman.sock");
+    let store = own_store.then(|| {
+        let at = |name: &str| dir.path().join(name).display().to_string();
+        (at("root"), at("runroot"))
+    });
+    let store_args: Vec<String> = store
+        .iter()
+        .flat_map(|(root, runroot)| {
+            [
+                "--root".into(),
+                root.clone(),
+                "--runroot".into(),
+                runroot.clone(),
+            ]
+        })
+        .collect();
     // setpriv execs podman: the pid we hold is the service's own.
     let child = Command::new("setpriv")
         .arg(format!("--reuid={uid}"))
         .arg(format!("--regid={gid}"))
-        .args(["--clear-groups", "podman", "system", "service", "--time=0"])
+        .args(["--clear-groups", "podman"])
+        .args(&store_args)
+        .args(["system", "service", "--time=0"])
         .arg(format!("unix://{}", socket.display()))
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
@@ -79,6 +123,7 @@ pub fn start_rootless(image: &str, user: &str) -> Service {
         child,
         socket,
         _dir: dir,
+        store,
     }
 }
 
@@ -119,6 +164,37 @@ pub fn start_rootful(image: &str) -> Service {
         child,
         socket,
         _dir: dir,
+        store: None,
+    }
+}
+
+/// A rootful API service over a store of its own (`--root`/`--runroot` in a temporary
+/// folder), so it starts with no image at all: a machine with Podman and nothing else.
+/// Podman is installed by scripts/setup-podman.sh (scripts/test.sh runs it).
+pub fn start_rootful_empty() -> Service {
+    assert!(
+        Command::new("podman").arg("--version").output().is_ok(),
+        "podman is not installed: run scripts/setup-podman.sh IMAGE (scripts/test.sh does)"
+    );
+    // On the disk, not a tmpfs: the store holds a whole image.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let socket = dir.path().join("podman.sock");
+    let store = |name: &str| dir.path().join(name).display().to_string();
+    let (root, runroot) = (store("root"), store("runroot"));
+    let child = Command::new("podman")
+        .args(["--root", &root, "--runroot", &runroot])
+        .args(["system", "service", "--time=0"])
+        .arg(format!("unix://{}", socket.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting `podman system service`");
+    wait_for_socket(&socket);
+    Service {
+        child,
+        socket,
+        _dir: dir,
+        store: Some((root, runroot)),
     }
 }
 
