@@ -108,6 +108,31 @@ async fn floods<W: WireFormat>(p: &Provider<W>, w: Wire, flood: Flood) {
             assert!(text.concat().starts_with(endless::TEXT), "{ctx}");
             assert_eq!(streamed, text.concat(), "{ctx}");
         }
+        Flood::Reasoning => {
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Reasoning,
+                    cap: caps.reasoning_bytes
+                }),
+                "{ctx}"
+            );
+            let summary: String = reply
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Reasoning { summary, .. } => Some(summary.as_str()),
+                    _ => None,
+                })
+                .collect();
+            // Kept up to the cap (less the trailing space some providers trim).
+            let n = summary.len();
+            assert!(
+                n + 1 >= caps.reasoning_bytes && n <= caps.reasoning_bytes,
+                "{ctx}: {n}"
+            );
+            assert!(text.is_empty() && args.is_empty(), "{ctx}");
+        }
         Flood::Arguments => {
             assert_eq!(
                 reply.cut,
@@ -151,6 +176,13 @@ async fn endless_text_is_cut_at_its_cap_in_every_wire_format() {
     floods(&RESPONSES, Wire::Responses, Flood::Text).await;
     floods(&CHAT, Wire::Chat, Flood::Text).await;
     floods(&MESSAGES, Wire::Messages, Flood::Text).await;
+}
+
+#[tokio::test]
+async fn endless_reasoning_is_cut_at_its_cap_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Reasoning).await;
+    floods(&CHAT, Wire::Chat, Flood::Reasoning).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Reasoning).await;
 }
 
 #[tokio::test]
@@ -481,6 +513,7 @@ async fn cli_flood(w: Wire, flood: Flood) -> (usize, usize) {
     assert!(ran.ok, "{ctx}: {}", ran.stderr);
     let (said, cap) = match flood {
         Flood::Text => ("its text passed 1.0 MiB", caps.text_bytes),
+        Flood::Reasoning => ("its reasoning passed 1.0 MiB", caps.reasoning_bytes),
         Flood::Arguments => (
             "its tool-call arguments passed 4.0 MiB",
             caps.arguments_bytes,

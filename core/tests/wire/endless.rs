@@ -1,5 +1,6 @@
-//! Providers that stream without end, in each wire format: text that never stops, a
-//! tool call whose arguments never stop, and one SSE line that never ends. Each is an
+//! Providers that stream without end, in each wire format: text (or reasoning) that
+//! never stops, a tool call whose arguments never stop, and one SSE line that never
+//! ends. Each is an
 //! [`Answer::Endless`] that stops only when the client stops reading (or at `limit`).
 
 use serde_json::json;
@@ -9,6 +10,7 @@ use super::Answer;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flood {
     Text,
+    Reasoning,
     Arguments,
     Line,
 }
@@ -44,6 +46,17 @@ fn sse(kind: &str, v: serde_json::Value) -> String {
 pub fn responses(flood: Flood, limit: usize) -> Answer {
     let mut head = super::responses::Events::new().partial();
     let (piece, tail) = match flood {
+        Flood::Reasoning => {
+            head.push(sse("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "rs_0", "type": "reasoning", "summary": []}})));
+            head.push(sse("response.reasoning_summary_part.added", json!({"type": "response.reasoning_summary_part.added", "item_id": "rs_0", "output_index": 0, "summary_index": 0, "part": {"type": "summary_text", "text": ""}})));
+            (
+                sse(
+                    "response.reasoning_summary_text.delta",
+                    json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_0", "output_index": 0, "summary_index": 0, "delta": TEXT}),
+                ),
+                vec![],
+            )
+        }
         Flood::Text | Flood::Line => {
             head.push(sse("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_0", "type": "message", "status": "in_progress", "role": "assistant", "content": []}})));
             if flood == Flood::Line {
@@ -107,6 +120,12 @@ pub fn chat(flood: Flood, limit: usize) -> Answer {
             limit,
             tail: end,
         },
+        Flood::Reasoning => Answer::Endless {
+            head: vec![chunk(json!({"role": "assistant", "content": ""}), None)],
+            piece: chunk(json!({"reasoning_content": TEXT}), None),
+            limit,
+            tail: end,
+        },
         Flood::Arguments => Answer::Endless {
             head: vec![chunk(
                 json!({"tool_calls": [{"index": 0, "id": CALL_ID, "type": "function", "function": {"name": "python", "arguments": "{\"code\": \""}}]}),
@@ -142,6 +161,21 @@ pub fn messages(flood: Flood, limit: usize) -> Answer {
         sse("message_stop", json!({"type": "message_stop"})),
     ];
     match flood {
+        Flood::Reasoning => {
+            head.push(sse(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+            ));
+            Answer::Endless {
+                head,
+                piece: sse(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": TEXT}}),
+                ),
+                limit,
+                tail: end,
+            }
+        }
         Flood::Text | Flood::Line => {
             head.push(sse(
                 "content_block_start",
