@@ -9,6 +9,10 @@
 //! streams that end early or carry garbage; they wait with exponential backoff and
 //! jitter, or as long as the server asked (`retry-after-ms`, `Retry-After`).
 //!
+//! Every answer is read against the reply's caps ([`super::caps`]): content through the
+//! decoder's [`Budget`], one SSE event, a whole body and an error body by size here; a
+//! reply at its cap is returned cut (never retried) and the rest is not read.
+//!
 //! Failures come back as an [`anyhow::Error`] holding a [`ModelError`].
 
 use std::marker::PhantomData;
