@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
 
+use crate::model::caps::Cut;
 use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
 use crate::sandbox::{OutputEntry, Sandbox};
@@ -85,6 +86,8 @@ pub struct Agent<'a> {
     /// What made the ask fail, kept typed (e.g. a `ModelError`) for the caller.
     pub failure: Option<anyhow::Error>,
     reminded: bool,
+    /// Replies in a row that passed a cap ([`crate::model::caps`]).
+    cuts: u32,
 }
 
 enum Next {
@@ -113,6 +116,7 @@ impl<'a> Agent<'a> {
             outputs: Vec::new(),
             failure: None,
             reminded: false,
+            cuts: 0,
         }
     }
 
@@ -171,6 +175,10 @@ impl<'a> Agent<'a> {
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
             self.push(item.clone(), usage)?;
         }
+        if let Some(cut) = reply.cut {
+            return self.was_cut(cut, &calls);
+        }
+        self.cuts = 0;
         if calls.is_empty() {
             return self.answered(&reply, task);
         }
@@ -224,6 +232,14 @@ impl<'a> Agent<'a> {
                 other => break other.map_err(|e| e.context("the model failed"))?,
             }
         };
+        if let Some(cut) = reply.cut {
+            self.host.emit(EventKind::Status {
+                message: format!(
+                    "the model's reply was cut: {}, the most Sandalyst reads of one reply; the rest was not read, and the model is told",
+                    cut.describe()
+                ),
+            });
+        }
         self.usage += reply.usage;
         self.host.emit(EventKind::Usage {
             input_tokens: reply.usage.input_tokens,
@@ -234,6 +250,44 @@ impl<'a> Agent<'a> {
             cost_usd: self.cost(),
         });
         Ok(Some(reply))
+    }
+
+    /// A reply that passed a cap: none of its calls run (their arguments may be cut),
+    /// and the model is told why, in each call's result or in a note. A second such
+    /// reply in a row ends the ask: the model keeps running away.
+    fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Next> {
+        self.cuts += 1;
+        let why = format!(
+            "your last reply was cut: {}, the most the app reads of one reply, so the rest of it was dropped",
+            cut.describe()
+        );
+        if self.cuts >= 2 {
+            return Err(ModelError::ReplyTooLarge {
+                message: format!(
+                    "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",
+                    cut.describe()
+                ),
+            }
+            .into());
+        }
+        for (call_id, _, _) in calls {
+            self.push(
+                Item::ToolOutput {
+                    call_id: call_id.clone(),
+                    output: format!(
+                        "Not run: {why}, and this call's arguments may be incomplete. Make the call again, shorter: \
+                         write large content to a file in several smaller calls."
+                    ),
+                    is_error: true,
+                    images: Vec::new(),
+                },
+                None,
+            )?;
+        }
+        if calls.is_empty() {
+            self.push(Item::User { text: format!("[from the app] Note: {why}. Continue: call a tool, or give the final answer in shorter form.") }, None)?;
+        }
+        Ok(Next::Continue)
     }
 
     /// A reply without tool calls: the answer, unless it was cut off or the files the

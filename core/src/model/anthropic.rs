@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::caps::{Budget, Part};
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
 use super::http::{join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat};
@@ -193,8 +194,8 @@ enum Block {
         name: String,
         /// `input_json_delta` pieces.
         json: String,
-        /// The `input` of `content_block_start`, used when no deltas follow.
-        initial: Value,
+        /// The `input` of `content_block_start` as JSON text, used when no deltas follow.
+        initial: String,
     },
     Thinking(String),
     Other,
@@ -210,6 +211,7 @@ pub struct MessagesDecoder {
     output_tokens: u64,
     /// `stop_reason: "max_tokens"`: the reply hit its token cap.
     cut_off: bool,
+    budget: Budget,
 }
 
 impl MessagesDecoder {
@@ -227,6 +229,10 @@ impl MessagesDecoder {
 }
 
 impl Decoder for MessagesDecoder {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+
     fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
         let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
             Fault::transient(format!(
@@ -247,13 +253,21 @@ impl Decoder for MessagesDecoder {
                 let s = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                 let block = match b["type"].as_str().unwrap_or("") {
                     "text" => {
-                        let text = s("text");
+                        let mut text = String::new();
+                        self.budget.append(Part::Text, &mut text, &s("text"));
                         if !text.is_empty() {
                             (ctx.on_delta)(Delta::Text { text: text.clone() });
                         }
                         Block::Text(text)
                     }
                     "tool_use" => {
+                        let mut initial = String::new();
+                        if let Some(input) = b.get("input").filter(|i| i.is_object()) {
+                            let text = input.to_string();
+                            if text != "{}" {
+                                self.budget.append(Part::Arguments, &mut initial, &text);
+                            }
+                        }
                         (ctx.on_delta)(Delta::ToolCall {
                             call_id: s("id"),
                             name: s("name"),
@@ -263,10 +277,15 @@ impl Decoder for MessagesDecoder {
                             id: s("id"),
                             name: s("name"),
                             json: String::new(),
-                            initial: b.get("input").cloned().unwrap_or(Value::Null),
+                            initial,
                         }
                     }
-                    "thinking" => Block::Thinking(s("thinking")),
+                    "thinking" => {
+                        let mut thought = String::new();
+                        self.budget
+                            .append(Part::Reasoning, &mut thought, &s("thinking"));
+                        Block::Thinking(thought)
+                    }
                     _ => Block::Other,
                 };
                 self.blocks.insert(index, block);
@@ -279,22 +298,26 @@ impl Decoder for MessagesDecoder {
                     d["type"].as_str().unwrap_or(""),
                 ) {
                     (Some(Block::Text(t)), "text_delta") => {
-                        t.push_str(text("text"));
-                        (ctx.on_delta)(Delta::Text {
-                            text: text("text").into(),
-                        });
+                        let piece = self.budget.append(Part::Text, t, text("text"));
+                        if !piece.is_empty() {
+                            (ctx.on_delta)(Delta::Text { text: piece.into() });
+                        }
                     }
                     (Some(Block::ToolUse { id, name, json, .. }), "input_json_delta") => {
-                        json.push_str(text("partial_json"));
-                        if !text("partial_json").is_empty() {
+                        let piece = self
+                            .budget
+                            .append(Part::Arguments, json, text("partial_json"));
+                        if !piece.is_empty() {
                             (ctx.on_delta)(Delta::ToolCall {
                                 call_id: id.clone(),
                                 name: name.clone(),
-                                arguments: text("partial_json").into(),
+                                arguments: piece.into(),
                             });
                         }
                     }
-                    (Some(Block::Thinking(t)), "thinking_delta") => t.push_str(text("thinking")),
+                    (Some(Block::Thinking(t)), "thinking_delta") => {
+                        self.budget.append(Part::Reasoning, t, text("thinking"));
+                    }
                     _ => {}
                 }
             }
@@ -341,8 +364,8 @@ impl Decoder for MessagesDecoder {
                     name,
                     arguments: if !json.trim().is_empty() {
                         json
-                    } else if initial.is_object() {
-                        initial.to_string()
+                    } else if !initial.is_empty() {
+                        initial
                     } else {
                         "{}".into()
                     },
@@ -360,6 +383,7 @@ impl Decoder for MessagesDecoder {
                 cached_tokens: self.cache_read,
             },
             cut_off: self.cut_off,
+            cut: None,
         })
     }
 }

@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::caps::{Budget, Part};
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
 use super::http::{
@@ -200,20 +201,21 @@ pub struct ChatDecoder {
     finished: bool,
     /// `finish_reason: "length"`: the reply hit its token cap.
     cut_off: bool,
+    budget: Budget,
 }
 
 impl ChatDecoder {
     /// One choice's `delta` (streamed) or `message` (whole body).
     fn absorb(&mut self, m: &Value, ctx: &Context) {
         if let Some(t) = m.get("content").and_then(Value::as_str) {
-            self.text.push_str(t);
+            let t = self.budget.append(Part::Text, &mut self.text, t);
             if !t.is_empty() {
                 (ctx.on_delta)(Delta::Text { text: t.into() });
             }
         }
         for k in ["reasoning_content", "reasoning"] {
             if let Some(t) = m.get(k).and_then(Value::as_str) {
-                self.reasoning.push_str(t);
+                self.budget.append(Part::Reasoning, &mut self.reasoning, t);
                 break;
             }
         }
@@ -259,11 +261,13 @@ impl ChatDecoder {
                 .get("arguments")
                 .map(tool_args::from_wire)
                 .unwrap_or_default();
-            call.arguments.push_str(&piece);
+            let piece = self
+                .budget
+                .append(Part::Arguments, &mut call.arguments, &piece);
             (ctx.on_delta)(Delta::ToolCall {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: piece,
+                arguments: piece.into(),
             });
         }
     }
@@ -288,6 +292,10 @@ impl ChatDecoder {
 }
 
 impl Decoder for ChatDecoder {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+
     fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
         let data = ev.data.trim();
         if data == "[DONE]" {
@@ -389,6 +397,7 @@ impl Decoder for ChatDecoder {
             items,
             usage: self.usage,
             cut_off: self.cut_off,
+            cut: None,
         })
     }
 }

@@ -55,6 +55,10 @@ pub enum ModelError {
     /// page), a 4xx the server explains.
     #[error("{message}")]
     BadRequest { message: String },
+    /// A reply larger than the app reads ([`crate::model::caps::ReplyCaps`]): a body
+    /// that is not streamed, or replies cut at their caps again and again.
+    #[error("{message}")]
+    ReplyTooLarge { message: String },
     /// The ask was cancelled while the model was being asked.
     #[error("cancelled")]
     Cancelled,
@@ -73,6 +77,7 @@ impl ModelError {
             ModelError::RateLimited { .. } => "rate_limited",
             ModelError::Unavailable { .. } => "unavailable",
             ModelError::BadRequest { .. } => "bad_request",
+            ModelError::ReplyTooLarge { .. } => "reply_too_large",
             ModelError::Cancelled => "cancelled",
             ModelError::Other { .. } => "other",
         }
@@ -101,6 +106,9 @@ impl ModelError {
                 message: f(&message),
             },
             ModelError::BadRequest { message } => ModelError::BadRequest {
+                message: f(&message),
+            },
+            ModelError::ReplyTooLarge { message } => ModelError::ReplyTooLarge {
                 message: f(&message),
             },
             ModelError::Cancelled => ModelError::Cancelled,

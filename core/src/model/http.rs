@@ -9,6 +9,10 @@
 //! streams that end early or carry garbage; they wait with exponential backoff and
 //! jitter, or as long as the server asked (`retry-after-ms`, `Retry-After`).
 //!
+//! Every answer is read against the reply's caps ([`super::caps`]): content through the
+//! decoder's [`Budget`], one SSE event, a whole body and an error body by size here; a
+//! reply at its cap is returned cut (never retried) and the rest is not read.
+//!
 //! Failures come back as an [`anyhow::Error`] holding a [`ModelError`].
 
 use std::marker::PhantomData;
@@ -19,6 +23,7 @@ use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use super::caps::{Budget, Capped, ReplyCaps};
 use super::config::ProviderConfig;
 use super::error::{self, Context, Fault, ModelError};
 use super::pricing::Price;
@@ -68,6 +73,8 @@ pub struct HttpSettings {
     /// Reasoning models can think for minutes before their first byte.
     pub idle_timeout: Duration,
     pub retry: RetryPolicy,
+    /// How much of one reply is read (validated in [`Transport::new`]).
+    pub caps: ReplyCaps,
 }
 
 impl Default for HttpSettings {
@@ -76,12 +83,18 @@ impl Default for HttpSettings {
             connect_timeout: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            caps: ReplyCaps::default(),
         }
     }
 }
 
 /// How a provider reads the answer to one attempt. A fresh decoder is made per attempt.
 pub trait Decoder {
+    /// The caps this reply spends its content against: every piece of text, reasoning
+    /// and arguments goes through it. The transport sets its caps before the first
+    /// event and stops reading once it reports a cut.
+    fn budget(&mut self) -> &mut Budget;
+
     /// One SSE event. Returns true when it was the last one (the reply is complete).
     fn event(&mut self, event: &sse::Event, ctx: &Context) -> Result<bool, Fault>;
 
@@ -161,6 +174,10 @@ impl Transport {
             extra_headers,
             settings,
         } = spec;
+        settings
+            .caps
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         reqwest::Url::parse(&url).map_err(|e| {
             anyhow::anyhow!(
                 "the base URL for {provider} is not a URL ({e}): {}",
@@ -237,6 +254,7 @@ impl Transport {
         let mut attempt = 1;
         loop {
             let mut d = decoder();
+            *d.budget() = Budget::new(self.settings.caps);
             let (message, after, rate_limited) =
                 match self.attempt(&body, &mut d, on_delta, cancel).await {
                     Ok(reply) => return Ok(reply),
@@ -343,12 +361,14 @@ impl Transport {
             }
         };
 
+        let caps = self.settings.caps;
         if !status.is_success() {
             let mut text = Vec::new();
             // An error body is small; a cut-off one still says enough.
             while let Ok(Some(chunk)) = next().await {
-                text.extend_from_slice(&chunk);
-                if text.len() > 64 * 1024 {
+                let room = caps.error_body_bytes - text.len();
+                text.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if text.len() >= caps.error_body_bytes {
                     break;
                 }
             }
@@ -378,26 +398,45 @@ impl Transport {
         if content_type.starts_with("application/json") {
             let mut text = Vec::new();
             while let Some(chunk) = next().await? {
+                // Half a JSON body cannot be read: past the cap the reply is refused.
+                if text.len() + chunk.len() > caps.body_bytes {
+                    return Err(Fault::Fatal(ModelError::ReplyTooLarge {
+                        message: format!(
+                            "{} at {} sent a reply larger than {}, the most Sandalyst reads of one reply",
+                            self.provider,
+                            self.endpoint,
+                            super::caps::human(caps.body_bytes)
+                        ),
+                    }));
+                }
                 text.extend_from_slice(&chunk);
             }
             decoder.json(&String::from_utf8_lossy(&text), &ctx)?;
-            return decoder.finish(true);
+            return cut_or_whole(decoder);
         }
 
-        let mut parser = sse::Parser::new();
+        let mut parser = sse::Parser::with_limit(caps.event_bytes);
         loop {
             let Some(chunk) = next().await? else {
                 let complete = match parser.finish() {
                     Some(ev) => decoder.event(&ev, &ctx)?,
                     None => false,
                 };
+                if decoder.budget().cut().is_some() {
+                    return cut_or_whole(decoder);
+                }
                 return decoder.finish(complete);
             };
             for ev in parser.push(&chunk) {
-                if decoder.event(&ev, &ctx)? {
-                    // The reply is whole; whatever else the server sends is not needed.
-                    return decoder.finish(true);
+                if decoder.event(&ev, &ctx)? || decoder.budget().cut().is_some() {
+                    // The reply is whole, or at its cap: the rest is not read (returning
+                    // drops the stream, which closes the connection).
+                    return cut_or_whole(decoder);
                 }
+            }
+            if parser.overflowed() {
+                decoder.budget().cut_by(Capped::Event, caps.event_bytes);
+                return cut_or_whole(decoder);
             }
         }
     }
@@ -424,6 +463,15 @@ impl Transport {
         };
         Fault::transient(what)
     }
+}
+
+/// The decoded reply, marked cut when the budget says so; a cut reply is what came up
+/// to the cap, so it counts as complete.
+fn cut_or_whole<D: Decoder>(decoder: &mut D) -> Result<Reply, Fault> {
+    let cut = decoder.budget().cut();
+    let mut reply = decoder.finish(true)?;
+    reply.cut = cut;
+    Ok(reply)
 }
 
 /// A reqwest error and its causes, without the URL (we name the endpoint ourselves).

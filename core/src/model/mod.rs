@@ -7,6 +7,7 @@
 //! Responses, Chat Completions servers, Anthropic Messages; chosen in [`config`]).
 
 pub mod anthropic;
+pub mod caps;
 pub mod chat_completions;
 pub mod config;
 pub mod error;
@@ -134,6 +135,9 @@ pub struct Reply {
     pub usage: Usage,
     /// The reply stopped at the output-token limit: it is not a complete answer.
     pub cut_off: bool,
+    /// The reply passed one of the app's caps ([`caps::ReplyCaps`]): what came up to
+    /// the cap is kept, the rest was never read, and its calls must not run.
+    pub cut: Option<caps::Cut>,
 }
 
 impl Reply {

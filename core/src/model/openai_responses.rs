@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::caps::{Budget, Part};
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
 use super::http::{
@@ -196,14 +197,15 @@ pub struct ResponsesDecoder {
     usage: Usage,
     /// Why the response stopped early (`response.incomplete`), e.g. max_output_tokens.
     incomplete: Option<String>,
+    budget: Budget,
+}
+
+fn at<'a>(outputs: &'a mut BTreeMap<u64, Output>, v: &Value) -> Option<&'a mut Output> {
+    let i = v.get("output_index")?.as_u64()?;
+    outputs.get_mut(&i)
 }
 
 impl ResponsesDecoder {
-    fn at(&mut self, v: &Value) -> Option<&mut Output> {
-        let i = v.get("output_index")?.as_u64()?;
-        self.outputs.get_mut(&i)
-    }
-
     /// Record an item from `output_item.added` (a skeleton) or `.done` (final).
     fn item(&mut self, v: &Value, done: bool, ctx: &Context) {
         let Some(i) = v.get("output_index").and_then(Value::as_u64) else {
@@ -253,8 +255,9 @@ impl ResponsesDecoder {
         match (self.outputs.get_mut(&i), done) {
             // The final item is authoritative, except where it is empty and deltas
             // already gave us the content (servers that skip the final copy).
-            (Some(old), true) => merge(old, new),
+            (Some(old), true) => merge(old, new, &mut self.budget),
             _ => {
+                let new = within(new, &mut self.budget);
                 // A call is shown as soon as it starts, by name.
                 if let Output::Call {
                     call_id,
@@ -274,11 +277,30 @@ impl ResponsesDecoder {
     }
 }
 
-fn merge(old: &mut Output, new: Output) {
+/// A new item's content, as much as the budget allows.
+fn within(new: Output, budget: &mut Budget) -> Output {
+    let mut empty = match &new {
+        Output::Message(_) => Output::Message(String::new()),
+        Output::Call { .. } => Output::Call {
+            call_id: String::new(),
+            name: String::new(),
+            arguments: String::new(),
+        },
+        Output::Reasoning { .. } => Output::Reasoning {
+            summary: Vec::new(),
+            encrypted: None,
+        },
+        Output::Other => Output::Other,
+    };
+    merge(&mut empty, new, budget);
+    empty
+}
+
+fn merge(old: &mut Output, new: Output, budget: &mut Budget) {
     match (&mut *old, new) {
         (Output::Message(t), Output::Message(n)) => {
             if !n.is_empty() {
-                *t = n;
+                budget.replace(Part::Text, t, &n);
             }
         }
         (
@@ -300,7 +322,7 @@ fn merge(old: &mut Output, new: Output) {
                 *name = n;
             }
             if !a.is_empty() {
-                *arguments = a;
+                budget.replace(Part::Arguments, arguments, &a);
             }
         }
         (
@@ -311,10 +333,18 @@ fn merge(old: &mut Output, new: Output) {
             },
         ) => {
             if !s.is_empty() {
-                *summary = s;
+                let held: usize = summary.iter().map(String::len).sum();
+                budget.release(Part::Reasoning, held);
+                *summary = s
+                    .iter()
+                    .map(|p| budget.take(Part::Reasoning, p).to_string())
+                    .collect();
             }
-            if e.is_some() {
-                *encrypted = e;
+            if let Some(e) = e {
+                let mut kept = encrypted.take().unwrap_or_default();
+                budget.replace(Part::Reasoning, &mut kept, &e);
+                // A cut encrypted copy is useless to the server: keep none.
+                *encrypted = (kept.len() == e.len()).then_some(kept);
             }
         }
         (_, new) => *old = new,
@@ -332,6 +362,10 @@ fn parse_usage(response: &Value) -> Usage {
 }
 
 impl Decoder for ResponsesDecoder {
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+
     fn event(&mut self, ev: &sse::Event, ctx: &Context) -> Result<bool, Fault> {
         if ev.data.trim() == "[DONE]" {
             return Ok(false);
@@ -347,55 +381,55 @@ impl Decoder for ResponsesDecoder {
             .and_then(Value::as_str)
             .unwrap_or(&ev.event)
             .to_string();
-        let delta = || v.get("delta").and_then(Value::as_str).unwrap_or("");
+        let delta = v.get("delta").and_then(Value::as_str).unwrap_or("");
+        let budget = &mut self.budget;
         match kind.as_str() {
             "response.output_item.added" => self.item(&v, false, ctx),
             "response.output_item.done" => self.item(&v, true, ctx),
             "response.output_text.delta" | "response.refusal.delta" => {
-                let d = delta().to_string();
-                if let Some(Output::Message(t)) = self.at(&v) {
-                    t.push_str(&d);
-                    (ctx.on_delta)(Delta::Text { text: d });
+                if let Some(Output::Message(t)) = at(&mut self.outputs, &v) {
+                    let d = budget.append(Part::Text, t, delta);
+                    if !d.is_empty() {
+                        (ctx.on_delta)(Delta::Text { text: d.into() });
+                    }
                 }
             }
             "response.function_call_arguments.delta" => {
-                let d = delta().to_string();
                 if let Some(Output::Call {
                     call_id,
                     name,
                     arguments,
-                }) = self.at(&v)
+                }) = at(&mut self.outputs, &v)
                 {
-                    arguments.push_str(&d);
-                    (ctx.on_delta)(Delta::ToolCall {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        arguments: d,
-                    });
+                    let d = budget.append(Part::Arguments, arguments, delta);
+                    if !d.is_empty() {
+                        (ctx.on_delta)(Delta::ToolCall {
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                            arguments: d.into(),
+                        });
+                    }
                 }
             }
             "response.function_call_arguments.done" => {
-                if let Some(a) = v
-                    .get("arguments")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                {
-                    if let Some(Output::Call { arguments, .. }) = self.at(&v) {
-                        *arguments = a;
+                if let Some(a) = v.get("arguments").and_then(Value::as_str) {
+                    if let Some(Output::Call { arguments, .. }) = at(&mut self.outputs, &v) {
+                        budget.replace(Part::Arguments, arguments, a);
                     }
                 }
             }
             "response.reasoning_summary_part.added" => {
-                if let Some(Output::Reasoning { summary, .. }) = self.at(&v) {
+                if let Some(Output::Reasoning { summary, .. }) = at(&mut self.outputs, &v) {
                     summary.push(String::new());
                 }
             }
             "response.reasoning_summary_text.delta" => {
-                let d = delta().to_string();
-                if let Some(Output::Reasoning { summary, .. }) = self.at(&v) {
-                    match summary.last_mut() {
-                        Some(last) => last.push_str(&d),
-                        None => summary.push(d),
+                if let Some(Output::Reasoning { summary, .. }) = at(&mut self.outputs, &v) {
+                    if summary.is_empty() {
+                        summary.push(String::new());
+                    }
+                    if let Some(last) = summary.last_mut() {
+                        budget.append(Part::Reasoning, last, delta);
                     }
                 }
             }
@@ -468,6 +502,7 @@ impl Decoder for ResponsesDecoder {
             items,
             usage: self.usage,
             cut_off,
+            cut: None,
         })
     }
 }

@@ -24,6 +24,8 @@ pub enum Step {
     ContextTooLong,
     /// A reply with its token counts (for cost budgets).
     Costly(Vec<Item>, Usage),
+    /// A reply that passed one of the app's caps: these items are what came up to it.
+    Cut(Vec<Item>, super::caps::Cut),
 }
 
 /// What a scripted model was asked, for assertions.
@@ -148,7 +150,10 @@ impl Model for ScriptedModel {
             tools: request.tools.iter().map(|t| t.name.clone()).collect(),
         });
         let step = self.steps.pop_front();
-        if let Some(Step::Reply(items) | Step::CutOff(items) | Step::Costly(items, _)) = &step {
+        if let Some(
+            Step::Reply(items) | Step::CutOff(items) | Step::Costly(items, _) | Step::Cut(items, _),
+        ) = &step
+        {
             stream(items, request.on_delta);
         }
         match step {
@@ -159,6 +164,11 @@ impl Model for ScriptedModel {
             Some(Step::CutOff(items)) => Ok(Reply {
                 items,
                 cut_off: true,
+                ..Reply::default()
+            }),
+            Some(Step::Cut(items, cut)) => Ok(Reply {
+                items,
+                cut: Some(cut),
                 ..Reply::default()
             }),
             Some(Step::Costly(items, usage)) => Ok(Reply {

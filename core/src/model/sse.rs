@@ -5,7 +5,9 @@
 //! LF); a blank line dispatches; lines starting with `:` are comments (keep-alives);
 //! one space after the colon is dropped. It is push-based (feed it chunks as they
 //! arrive) so a line split across network reads is handled, and it works on bytes so a
-//! multi-byte UTF-8 character split across reads is too.
+//! multi-byte UTF-8 character split across reads is too. One event may hold at most
+//! a limit of bytes ([`Parser::with_limit`]): past it the parser keeps nothing more and
+//! says so ([`Parser::overflowed`]), so a line without end cannot grow the process.
 
 /// One dispatched event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,7 +17,6 @@ pub struct Event {
     pub data: String,
 }
 
-#[derive(Default)]
 pub struct Parser {
     /// Bytes of a line not finished yet.
     line: Vec<u8>,
@@ -25,6 +26,16 @@ pub struct Parser {
     data: Vec<String>,
     /// Whether any field was seen since the last dispatch (a lone blank line is no event).
     pending: bool,
+    /// Bytes of the event being read (its lines so far).
+    size: usize,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Parser::with_limit(usize::MAX)
+    }
 }
 
 impl Parser {
@@ -32,9 +43,31 @@ impl Parser {
         Parser::default()
     }
 
+    /// A parser that stops at the first event larger than `limit` bytes.
+    pub fn with_limit(limit: usize) -> Parser {
+        Parser {
+            line: Vec::new(),
+            after_cr: false,
+            event: String::new(),
+            data: Vec::new(),
+            pending: false,
+            size: 0,
+            limit,
+            overflowed: false,
+        }
+    }
+
+    /// An event passed the limit: nothing after it was (or will be) parsed.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
     /// Feed the next chunk of the body; returns the events it completed.
     pub fn push(&mut self, mut chunk: &[u8]) -> Vec<Event> {
         let mut out = Vec::new();
+        if self.overflowed {
+            return out;
+        }
         if self.after_cr {
             self.after_cr = false;
             if chunk.first() == Some(&b'\n') {
@@ -62,6 +95,13 @@ impl Parser {
                         .iter()
                         .position(|b| *b == b'\n' || *b == b'\r')
                         .map_or(chunk.len(), |p| i + p);
+                    self.size += end - i;
+                    if self.size > self.limit {
+                        self.overflowed = true;
+                        self.line = Vec::new();
+                        self.data = Vec::new();
+                        return out;
+                    }
                     self.line.extend_from_slice(&chunk[i..end]);
                     i = end;
                 }
@@ -74,6 +114,9 @@ impl Parser {
     /// servers close the connection right after the last `data:` line.
     pub fn finish(&mut self) -> Option<Event> {
         let mut out = Vec::new();
+        if self.overflowed {
+            return None;
+        }
         if !self.line.is_empty() {
             self.end_line(&mut out);
         }
@@ -88,6 +131,8 @@ impl Parser {
             return;
         }
         if line[0] == b':' {
+            // Keep-alives are not part of the event.
+            self.size -= line.len().min(self.size);
             return;
         }
         let text = String::from_utf8_lossy(&line);
@@ -113,6 +158,7 @@ impl Parser {
     }
 
     fn dispatch(&mut self, out: &mut Vec<Event>) {
+        self.size = 0;
         if !self.pending {
             return;
         }
@@ -172,5 +218,27 @@ mod tests {
             vec![ev("", "caf\u{e9} \u{1f600}")]
         );
         assert_eq!(all(&[b"\n\n: only a comment\n\n"]), vec![]);
+    }
+
+    #[test]
+    fn an_event_past_the_limit_stops_the_parser_and_keeps_nothing_of_it() {
+        let mut p = Parser::with_limit(32);
+        let mut got = p.push(b"data: small\n\ndata: ");
+        assert_eq!(got, vec![ev("", "small")]);
+        assert!(!p.overflowed());
+        // One line without end, fed in pieces: the parser holds at most the limit.
+        for _ in 0..1000 {
+            got.extend(p.push(&[b'x'; 64]));
+            assert!(p.line.len() <= 32);
+        }
+        assert!(p.overflowed());
+        got.extend(p.push(b"\n\ndata: later\n\n"));
+        got.extend(p.finish());
+        assert_eq!(got, vec![ev("", "small")]);
+        // Many lines of one event count together; a dispatch starts the count again.
+        let mut p = Parser::with_limit(32);
+        assert_eq!(p.push(b"data: 0123456789\n\ndata: 0123456789\n\n").len(), 2);
+        p.push(b"data: 0123456789\ndata: 0123456789\ndata: 0123456789\n");
+        assert!(p.overflowed());
     }
 }

@@ -477,11 +477,16 @@ impl Session {
         }
         self.save_meta().await?;
         if !self.inner.items.lock().unwrap().is_empty() {
-            let names: Vec<String> = added
+            let names: Vec<InputSummary> = added
                 .iter()
-                .map(|f| format!("input/{} ({} bytes)", f.name, f.bytes))
+                .map(|f| InputSummary {
+                    name: f.name.clone(),
+                    bytes: f.bytes,
+                    head: None,
+                })
                 .collect();
-            self.note(format!("The user added files: {}.", names.join(", ")));
+            let names = instructions::added_files(&names);
+            self.note(format!("The user added files: {names}."));
         }
         self.touch();
         self.warm();
@@ -1078,14 +1083,19 @@ impl Session {
     async fn input_summaries(&self) -> Vec<InputSummary> {
         let files = self.meta().files;
         blocking(move || {
-            Ok(files
+            let mut summaries: Vec<InputSummary> = files
                 .iter()
                 .map(|f| InputSummary {
                     name: f.name.clone(),
                     bytes: f.bytes,
-                    head: text_head(Path::new(&f.source)),
+                    head: None,
                 })
-                .collect())
+                .collect();
+            // Only the inputs described in detail are opened.
+            for i in instructions::in_detail(&summaries) {
+                summaries[i].head = text_head(Path::new(&files[i].source));
+            }
+            Ok(summaries)
         })
         .await
         .unwrap_or_default()

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod chat;
+pub mod endless;
 pub mod messages;
 pub mod reference;
 pub mod responses;
@@ -40,6 +41,15 @@ pub enum Answer {
     },
     /// `200 application/json`, not streamed.
     Json(Value),
+    /// A provider that streams without end: `head`, then `piece` again and again
+    /// (batched, without pacing) until the client stops reading or `limit` bytes were
+    /// written, then `tail` and the end of the stream.
+    Endless {
+        head: Vec<String>,
+        piece: String,
+        limit: usize,
+        tail: Vec<String>,
+    },
 }
 
 impl Answer {
@@ -81,6 +91,8 @@ impl Received {
 pub struct WireServer {
     pub base: String,
     received: Arc<Mutex<Vec<Received>>>,
+    /// Bytes of `Answer::Endless` pieces written so far.
+    sent: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl WireServer {
@@ -96,22 +108,33 @@ impl WireServer {
         let received = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let rec = received.clone();
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = sent.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((sock, _)) = listener.accept().await else {
                     return;
                 };
-                let (rec, script) = (rec.clone(), script.clone());
+                let (rec, script, counter) = (rec.clone(), script.clone(), counter.clone());
                 tokio::spawn(async move {
-                    let _ = serve(sock, rec, script, pace).await;
+                    let _ = serve(sock, rec, script, pace, counter).await;
                 });
             }
         });
-        WireServer { base, received }
+        WireServer {
+            base,
+            received,
+            sent,
+        }
     }
 
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
+    }
+
+    /// Bytes of endless pieces written to clients so far.
+    pub fn sent(&self) -> usize {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -120,6 +143,7 @@ async fn serve(
     rec: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<Answer>>>,
     pace: Duration,
+    sent: Arc<std::sync::atomic::AtomicUsize>,
 ) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
@@ -192,6 +216,35 @@ async fn serve(
             );
             return finish(sock, s.as_bytes()).await;
         }
+        Answer::Endless {
+            head,
+            piece,
+            limit,
+            tail,
+        } => {
+            sock.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+            )
+            .await?;
+            for c in head {
+                sock.write_all(format!("{:x}\r\n{c}\r\n", c.len()).as_bytes())
+                    .await?;
+            }
+            let batch = piece.repeat((65536 / piece.len().max(1)).max(1));
+            let framed = format!("{:x}\r\n{batch}\r\n", batch.len());
+            let mut written = 0;
+            while written < limit {
+                // A client that stopped reading closes the connection: the write fails.
+                sock.write_all(framed.as_bytes()).await?;
+                written += batch.len();
+                sent.fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+            for c in tail {
+                sock.write_all(format!("{:x}\r\n{c}\r\n", c.len()).as_bytes())
+                    .await?;
+            }
+            return finish(sock, b"0\r\n\r\n").await;
+        }
         Answer::Sse(c) => (c, End::Close),
         Answer::SseThenDrop(c) => (c, End::Drop),
         Answer::SseThenHang(c) => (c, End::Hang),
@@ -244,6 +297,7 @@ pub fn fast_http() -> HttpSettings {
             max_delay: Duration::from_millis(50),
             max_retry_after: Duration::from_secs(5),
         },
+        ..HttpSettings::default()
     }
 }
 
