@@ -248,8 +248,18 @@ async fn a_second_process_is_told_who_owns_the_session_and_the_owners_ask_is_unt
     assert!(!viewed.is_owned(), "the lock outlived the sandbox");
 
     // And B, once nobody owns it.
-    let mut b = start_ask(dir.path(), &data, &id, "B again", "print('B')");
+    let read_a = "print('B sees', open('output/from_a.txt').read())";
+    let mut b = start_ask(dir.path(), &data, &id, "B again", read_a);
     assert!(wait_for_exit(&mut b).success());
+    let transcript = std::fs::read_to_string(data.join(&id).join("transcript.jsonl")).unwrap();
+    let of_b: Vec<&str> = transcript
+        .lines()
+        .filter(|l| l.contains(r#""ask":"ask-4""#))
+        .collect();
+    assert!(
+        of_b.iter().any(|l| l.contains("B sees A was here")),
+        "{of_b:?}"
+    );
     let ids: Vec<String> = asks(&data, &id).into_iter().map(|(i, _)| i).collect();
     assert_eq!(ids, ["ask-1", "ask-2", "ask-3", "ask-4"]);
     assert!(asks(&data, &id).iter().all(|(_, s)| *s == finished()));
