@@ -51,7 +51,7 @@ async fn the_limits_asked_for_are_the_limits_the_container_has() {
     )
     .await
     .unwrap();
-    let name = format!("sandalyst-{id}");
+    let name = sb.container_id().expect("created").to_string();
     let h = docker
         .inspect_container(&name, None)
         .await

@@ -64,16 +64,21 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
     let (tx, mut rx) = tokio::sync::watch::channel(None::<String>);
     let emit = |ev: Event| {
         if let EventKind::ToolCall { .. } = ev.kind {
-            let _ = tx.send(Some(format!("sandalyst-{}", ev.session_id)));
+            let _ = tx.send(Some(ev.session_id.clone()));
         }
     };
     let docker = common::engine().await;
     let killer = tokio::spawn(async move {
         rx.changed().await.unwrap();
-        let name = rx.borrow().clone().unwrap();
+        let run = rx.borrow().clone().unwrap();
         tokio::time::sleep(Duration::from_secs(1)).await;
+        // Found by the run's label: names are unique to each start.
+        let ids = sandalyst::sandbox::docker::containers_of_run(&docker, &run)
+            .await
+            .unwrap();
+        assert_eq!(ids.len(), 1, "{ids:?}");
         docker
-            .kill_container(&name, None::<KillContainerOptions>)
+            .kill_container(&ids[0], None::<KillContainerOptions>)
             .await
             .unwrap();
     });

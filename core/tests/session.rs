@@ -173,6 +173,8 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
         let model =
             ScriptedModel::new([py("c1", "set x 7\nwrite output/x.txt seven"), say("x is 7")]);
         ask(&session, "make x", model).await;
+        // As when the first process ends: its sandbox goes, and with it the lock.
+        session.close().await;
         session.id().to_string()
     };
     // A new process: new Sessions over the same folder.
@@ -666,4 +668,83 @@ async fn a_call_id_used_again_in_a_later_ask_keeps_its_own_result() {
     assert_eq!(skipped, 1);
     assert_eq!(replayed.len(), 1);
     assert_eq!(replayed[0].code, "print fine");
+}
+
+#[tokio::test]
+async fn one_owner_writes_a_session_and_looking_at_it_takes_no_lock() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    assert!(!session.is_owned(), "a new, idle session keeps no lock");
+    let id = session.id().to_string();
+    // A second `Sessions` over the same folder stands for another process: its lock
+    // handle conflicts like one.
+    let other = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
+    let run_json = session.dir().join("run.json");
+    let before = std::fs::read(&run_json).unwrap();
+    let viewed = other.open(&id).await.unwrap();
+    assert_eq!(std::fs::read(&run_json).unwrap(), before, "opening wrote");
+    assert!(!viewed.is_owned());
+
+    session
+        .add_files(vec![f.file("d.csv", "a\n1\n")])
+        .await
+        .unwrap();
+    assert!(session.is_owned(), "the sandbox it starts keeps the lock");
+    let busy = |e: SessionError| {
+        assert_eq!(e.code(), "session_busy", "{e}");
+        assert!(e
+            .to_string()
+            .contains(&format!("pid {}", std::process::id())));
+    };
+    busy(
+        viewed
+            .add_files(vec![f.file("e.csv", "b\n2\n")])
+            .await
+            .unwrap_err(),
+    );
+    busy(viewed.remove_file("d.csv").await.unwrap_err());
+    busy(
+        viewed
+            .set_config(SessionConfig::default())
+            .await
+            .unwrap_err(),
+    );
+    busy(other.rename(&id, "theirs").await.unwrap_err());
+    busy(other.delete(&id).await.unwrap_err());
+    match viewed.ask("q".into(), Box::new(ScriptedModel::new([say("no")]))) {
+        Err(e) => busy(e),
+        Ok(_) => panic!("asked a session another owner holds"),
+    }
+    assert!(!viewed.is_busy(), "a refused ask left the session busy");
+
+    let (_, first) = ask(&session, "first", ScriptedModel::new([say("one")])).await;
+    assert_eq!(first.status, RunStatus::Finished);
+    assert!(
+        session.is_owned(),
+        "the live sandbox keeps the lock after the ask"
+    );
+    session.release().await;
+    assert!(!session.is_owned(), "released with the sandbox");
+
+    // Now the other may write, and it sees the first owner's ask.
+    let (_, second) = ask(&viewed, "second", ScriptedModel::new([say("two")])).await;
+    assert_eq!(
+        (second.ask_id.as_str(), second.status),
+        ("ask-2", RunStatus::Finished)
+    );
+    assert_eq!(viewed.meta().asks[0].prompt, "first");
+    busy(
+        session
+            .add_files(vec![f.file("f.csv", "c\n3\n")])
+            .await
+            .unwrap_err(),
+    );
+    viewed.release().await;
+    assert!(!viewed.is_owned());
+    // A rename takes the lock, reads the session again and lets go.
+    f.sessions.rename(&id, "mine").await.unwrap();
+    assert!(!session.is_owned());
+    let ids: Vec<String> = session.meta().asks.into_iter().map(|a| a.id).collect();
+    assert_eq!(ids, ["ask-1", "ask-2"]);
+    assert_eq!(other.open(&id).await.unwrap().meta().title, "mine");
 }

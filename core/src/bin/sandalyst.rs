@@ -486,6 +486,9 @@ async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
         Arc::new(DockerFactory),
     )?;
     let session = sessions.open(&a.session).await?;
+    // Before anything is printed or started: a session another process owns is
+    // refused in one line (`session_busy`, exit 1).
+    session.claim().await?;
     let printer = Printer::new(a.agent.verbose);
     spawn_setup_printer(&session, printer.clone());
     if !a.inputs.is_empty() {

@@ -809,13 +809,14 @@ pub async fn check(docker: &Docker, image_name: &str) -> Result<ImageReport, Ima
         ..Default::default()
     };
     let opts = CreateContainerOptionsBuilder::new().name(&name).build();
-    docker
+    let created = docker
         .create_container(Some(opts), body)
         .await
         .map_err(|e| engine(&format!("creating a container from {image_name}"), e))?;
-    let result = run_check(docker, &name, image_name).await;
+    let result = run_check(docker, &created.id, image_name).await;
     let rm = RemoveContainerOptionsBuilder::new().force(true).build();
-    let _ = docker.remove_container(&name, Some(rm)).await;
+    // By the id the engine returned: only the container this call made.
+    let _ = docker.remove_container(&created.id, Some(rm)).await;
     let report = result?;
     if let Ok(mut seen) = CHECKED.lock() {
         seen.get_or_insert_with(HashSet::new).insert(id);

@@ -5,7 +5,10 @@
 //! volume at `/workspace` and a tmpfs `/tmp`, memory/CPU/process limits; inputs
 //! copied in, or on a local engine bind-mounted read-only (see `bind`). Every
 //! container and volume carries the run id and its owner process as labels, so
-//! leftovers of a process that died are found and removed at the next start.
+//! leftovers of a process that died are found and removed at the next start. Names
+//! are unique to one start of one process (`sandalyst-<run>-<random>`), and a sandbox
+//! removes only what it made: its container by the id the engine returned, its volume
+//! after checking that the volume's owner label is this process.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -44,6 +47,8 @@ use crate::workspace::{
 
 pub const RUN_LABEL: &str = "sandalyst.run";
 const OWNER_LABEL: &str = "sandalyst.owner";
+/// Which start of which process made a container or volume (its name's suffix).
+const START_LABEL: &str = "sandalyst.start";
 /// How long an interrupted call may take to stop before its kernel is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
@@ -228,7 +233,10 @@ pub(crate) async fn exec_quiet(
 pub struct DockerSandbox {
     docker: Docker,
     run_id: String,
+    /// The container's name, unique to this start (see the module notes).
     container: String,
+    /// The id the engine gave the container, once it was created: what `close` removes.
+    container_id: std::sync::OnceLock<String>,
     volume: String,
     config: SandboxConfig,
     kernel: Mutex<Option<Kernel>>,
@@ -324,12 +332,16 @@ impl DockerSandbox {
         plan: Plan,
         podman: bool,
     ) -> anyhow::Result<DockerSandbox> {
-        let name = format!("sandalyst-{run_id}");
+        // Unique to this start: another process (or an earlier start) with the same
+        // session never collides with it, and it never names theirs.
+        let start = format!("{:08x}", rand::random::<u32>());
+        let name = format!("sandalyst-{run_id}-{start}");
         // Registered before anything exists, so a concurrent clean-up never takes it.
         ACTIVE.lock().unwrap().insert(run_id.to_string());
         let labels = HashMap::from([
             (RUN_LABEL.to_string(), run_id.to_string()),
             (OWNER_LABEL.to_string(), owner_id().to_string()),
+            (START_LABEL.to_string(), format!("{}/{start}", owner_id())),
         ]);
         // Bind-mounted inputs take no room in the workspace.
         let room = config.workspace_bytes + plan.copies.total_bytes();
@@ -365,6 +377,7 @@ impl DockerSandbox {
             docker: docker.clone(),
             run_id: run_id.to_string(),
             container: name.clone(),
+            container_id: std::sync::OnceLock::new(),
             volume: name.clone(),
             config: config.clone(),
             kernel: Mutex::new(None),
@@ -462,10 +475,12 @@ impl DockerSandbox {
         let opts = CreateContainerOptionsBuilder::new()
             .name(&self.container)
             .build();
-        self.docker
+        let created = self
+            .docker
             .create_container(Some(opts), body)
             .await
             .with_context(|| format!("creating the sandbox container from image {}", c.image))?;
+        let _ = self.container_id.set(created.id);
         // What the engine made, not what was asked: a limit it dropped fails the start.
         let made = self
             .docker
@@ -1206,44 +1221,75 @@ exit $rc"#;
         // Held until the container is gone: closing it first would make the container
         // stop by itself while it is being removed (Podman then refuses the removal).
         let lease = self.lease.lock().await.take();
+        let removed = match self.container_id.get() {
+            Some(id) => self.remove_container(id).await,
+            // Not created, or its creation's answer was lost: what this start made, if
+            // anything, is found by its start label (never by its name).
+            None => {
+                // An engine that does not answer leaves it to the sweep.
+                let mine = format!("{START_LABEL}={}", self.start_label());
+                let found = labelled(&self.docker, mine).await.unwrap_or_default();
+                for id in found.into_iter().filter_map(|c| c.id) {
+                    let _ = self.remove_container(&id).await;
+                }
+                Ok(())
+            }
+        };
+        drop(lease);
+        self.remove_own_volume().await;
+        removed
+            .map_err(|e| anyhow::anyhow!("removing the sandbox container {}: {e}", self.container))
+    }
+}
+
+impl DockerSandbox {
+    /// The container's id as the engine gave it (None before it was created).
+    pub fn container_id(&self) -> Option<&str> {
+        self.container_id.get().map(String::as_str)
+    }
+
+    /// Remove container `id` (this sandbox's own); gone already is fine.
+    async fn remove_container(&self, id: &str) -> Result<(), bollard::errors::Error> {
         let opts = RemoveContainerOptionsBuilder::new()
             .force(true)
             .v(true)
             .build();
-        let mut removed = self
-            .docker
-            .remove_container(&self.container, Some(opts.clone()))
-            .await;
+        let mut removed = self.docker.remove_container(id, Some(opts.clone())).await;
         if matches!(&removed, Err(bollard::errors::Error::DockerResponseServerError { status_code, .. }) if *status_code >= 500)
         {
             // A container that was stopping on its own (e.g. its PID 1 ended) can
             // refuse a forced removal for a moment.
             tokio::time::sleep(Duration::from_millis(500)).await;
-            removed = self
-                .docker
-                .remove_container(&self.container, Some(opts))
-                .await;
+            removed = self.docker.remove_container(id, Some(opts)).await;
         }
-        drop(lease);
-        let vol = self
-            .docker
-            .remove_volume(
-                &self.volume,
-                Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
-            )
-            .await;
-        match (removed, vol) {
-            (
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }),
-                _,
-            )
-            | (Ok(()), _) => Ok(()),
-            (Err(e), _) => Err(anyhow::anyhow!(
-                "removing the sandbox container {}: {e}",
-                self.container
-            )),
+        match removed {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            r => r,
+        }
+    }
+
+    /// This start's label value: this process and the name's random suffix.
+    fn start_label(&self) -> String {
+        let suffix = self.container.rsplit('-').next().unwrap_or_default();
+        format!("{}/{suffix}", owner_id())
+    }
+
+    /// Remove the workspace volume this sandbox created, after checking that it is
+    /// the one this start made (its start label).
+    async fn remove_own_volume(&self) {
+        let Ok(vol) = self.docker.inspect_volume(&self.volume).await else {
+            return; // gone already, or the engine does not answer: the sweep takes it
+        };
+        if vol.labels.get(START_LABEL) == Some(&self.start_label()) {
+            let _ = self
+                .docker
+                .remove_volume(
+                    &self.volume,
+                    Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
+                )
+                .await;
         }
     }
 }

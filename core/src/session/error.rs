@@ -8,6 +8,13 @@ use serde::{Deserialize, Serialize};
 pub enum SessionError {
     #[error("an ask is already running in this session; wait for it to end or stop it")]
     Busy,
+    /// Another process owns the session (holds its lock) and may be writing it; it can
+    /// still be read. `owner` says which process, e.g. "sandalyst ask, pid 1234 on
+    /// laptop, since 13:05 UTC".
+    #[error(
+        "session {id} is in use by {owner}; try again when it is done (it can still be viewed)"
+    )]
+    SessionBusy { id: String, owner: String },
     #[error("the prompt is empty; say what you want done with the files")]
     EmptyPrompt,
     #[error("no session with id {id:?}")]
@@ -48,7 +55,7 @@ pub enum SessionError {
 /// A [`SessionError`] as it travels in an event: a stable code and the sentence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorInfo {
-    /// `busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
+    /// `busy`, `session_busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
     /// `image_missing`, `image_unusable`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
     pub code: String,
     pub message: String,
@@ -58,6 +65,7 @@ impl SessionError {
     pub fn code(&self) -> &'static str {
         match self {
             SessionError::Busy => "busy",
+            SessionError::SessionBusy { .. } => "session_busy",
             SessionError::EmptyPrompt => "empty_prompt",
             SessionError::NotFound { .. } => "not_found",
             SessionError::BadInput { .. } => "bad_input",

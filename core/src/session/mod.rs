@@ -11,6 +11,14 @@
 //!   session closed, released after idling or crashed reopens in a new container with
 //!   its workspace restored and its conversation intact, and the model is told that
 //!   the Python state is gone.
+//! - One process writes a session at a time: it holds the session's lock
+//!   ([`crate::store::lock`]) from the first write (an ask, files added or removed, a
+//!   rename, new settings, a sandbox start) for as long as a sandbox or an ask is
+//!   live, and lets go when the sandbox is released. Opening a session to look at it
+//!   takes no lock, so a window that only shows a session never stops a terminal from
+//!   asking it. Another process that wants to write gets
+//!   [`SessionError::SessionBusy`] naming the owner. Whenever this process takes the
+//!   lock it reads the session again from disk, since another may have asked meanwhile.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -48,6 +56,7 @@ use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};
 use crate::model::{Item, Model, Usage};
 use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
     AskMeta, Provenance, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS,
 };
@@ -211,16 +220,22 @@ impl Sessions {
     pub async fn create(&self, config: SessionConfig) -> Result<Session, SessionError> {
         config.validate()?;
         let store = self.store.clone();
-        let run = blocking(move || {
-            store.create_run(RunMeta {
+        let (run, lock) = blocking(move || {
+            let run = store.create_run(RunMeta {
                 created: chrono::Utc::now().to_rfc3339(),
                 ..RunMeta::default()
-            })
+            })?;
+            // Nobody else knows the new id yet: the lock is free.
+            let lock = SessionLock::try_acquire(&run.path)?;
+            Ok((run, lock))
         })
         .await
         .map_err(SessionError::storage)?;
         let session = Session::new(run, config, Vec::new(), self.factory.clone());
-        session.save_settings().await?;
+        *session.inner.lock.lock().unwrap() = Some(lock);
+        let saved = session.save_settings().await;
+        session.let_go_if_idle();
+        saved?;
         self.open
             .lock()
             .unwrap()
@@ -229,43 +244,31 @@ impl Sessions {
     }
 
     /// The session `id`: the open one, or reopened from disk (no container yet: one
-    /// starts on the next ask or file, with the last workspace restored).
+    /// starts on the next ask or file, with the last workspace restored). Opening takes
+    /// no lock and writes nothing, except that an ask left in progress by a process
+    /// that is gone (its lock is free) is marked interrupted, under the lock. A session
+    /// open here but owned by no process is read again, as another may have asked it.
     pub async fn open(&self, id: &str) -> Result<Session, SessionError> {
-        if let Some(s) = self.open.lock().unwrap().get(id) {
-            return Ok(s.clone());
+        let not_found = |_| SessionError::NotFound { id: id.into() };
+        let cached = self.open.lock().unwrap().get(id).cloned();
+        if let Some(s) = cached {
+            let inner = s.inner.clone();
+            blocking(move || inner.refresh()).await.map_err(not_found)?;
+            return Ok(s);
         }
         let (store, owned) = (self.store.clone(), id.to_string());
-        let (mut run, items, config) = blocking(move || {
+        let loaded = blocking(move || {
             let run = store.open_run(&owned)?;
-            let items = repair(run.transcript()?.into_iter().map(|e| e.item).collect());
-            let config = std::fs::read_to_string(run.path.join(SETTINGS))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default();
-            Ok((run, items, config))
+            load_for_viewing(&run.path)
         })
         .await
-        .map_err(|_| SessionError::NotFound { id: id.into() })?;
-        if run.meta.files.is_empty() {
-            // Runs from before sessions recorded only the paths given.
-            run.meta.files = run
-                .meta
-                .inputs
-                .iter()
-                .map(|p| StagedFile {
-                    name: Path::new(p)
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    bytes: 0,
-                    source: p.clone(),
-                    ..Default::default()
-                })
-                .collect();
-        }
-        run.meta.owner = crate::owner::owner_id().to_string();
-        let session = Session::new(run, config, items, self.factory.clone());
-        session.save_meta().await?;
+        .map_err(not_found)?;
+        let session = Session::new(
+            loaded.run,
+            loaded.config.unwrap_or_default(),
+            loaded.items,
+            self.factory.clone(),
+        );
         let mut open = self.open.lock().unwrap();
         Ok(open.entry(id.to_string()).or_insert(session).clone())
     }
@@ -297,8 +300,11 @@ impl Sessions {
             });
         }
         let session = self.open(id).await?;
+        session.claim().await?;
         session.inner.run.lock().unwrap().meta.title = title.to_string();
-        session.save_meta().await
+        let saved = session.save_meta().await;
+        session.let_go_if_idle();
+        saved
     }
 
     /// Remove the session's container and its folder. Refused while an ask runs.
@@ -307,12 +313,19 @@ impl Sessions {
         if session.is_busy() {
             return Err(SessionError::Busy);
         }
+        session.claim().await?;
+        // Held until the folder is gone, so no other process starts writing it meanwhile.
+        let lock = session.inner.lock.lock().unwrap().take();
         session.close().await;
         self.open.lock().unwrap().remove(id);
         let (store, id) = (self.store.clone(), id.to_string());
-        blocking(move || store.delete(&id))
-            .await
-            .map_err(SessionError::storage)
+        blocking(move || {
+            let deleted = store.delete(&id);
+            drop(lock);
+            deleted
+        })
+        .await
+        .map_err(SessionError::storage)
     }
 
     /// Release every open session's container (the app is closing).
@@ -353,6 +366,10 @@ struct Inner {
     archived: AtomicBool,
     /// Saves of `run.json` one at a time, each writing the state as of its turn.
     saving: tokio::sync::Mutex<()>,
+    /// The session's lock while this process owns it (see the module notes).
+    lock: Mutex<Option<SessionLock>>,
+    /// Takings of the lock (and reads of the session from disk) one at a time.
+    claiming: Mutex<()>,
 }
 
 struct Live {
@@ -369,11 +386,7 @@ impl Session {
     ) -> Session {
         let mut notes = Vec::new();
         if !items.is_empty() {
-            notes.push(
-                "This session was reopened in a new sandbox: the Python variables and imports of \
-                 earlier calls are gone, but the files in input/ and output/ are as they were."
-                    .to_string(),
-            );
+            notes.push(REOPENED.to_string());
         }
         let asks = run.meta.asks.len() as u64;
         Session {
@@ -393,6 +406,8 @@ impl Session {
                 closed: AtomicBool::new(false),
                 archived: AtomicBool::new(false),
                 saving: tokio::sync::Mutex::new(()),
+                lock: Mutex::new(None),
+                claiming: Mutex::new(()),
             }),
         }
     }
@@ -414,6 +429,59 @@ impl Session {
         self.inner.busy.load(Ordering::SeqCst)
     }
 
+    /// This process owns the session now (holds its lock): it may write it.
+    pub fn is_owned(&self) -> bool {
+        self.inner.lock.lock().unwrap().is_some()
+    }
+
+    /// Take the session's lock for this process (reading the session again from
+    /// disk), unless it holds it already. Refused with [`SessionError::SessionBusy`]
+    /// while another process owns it. Every write takes it; a front end may take it
+    /// first to say "busy" before anything else happens.
+    pub async fn claim(&self) -> Result<(), SessionError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.claim())
+            .await
+            .map_err(|e| SessionError::Storage {
+                message: format!("taking the session's lock: {e}"),
+            })?
+    }
+
+    /// Let the lock go when nothing keeps it: no ask, no sandbox live or starting.
+    fn let_go_if_idle(&self) {
+        // A slot that is taken means a sandbox is starting or in use: it keeps the lock.
+        if let Ok(slot) = self.inner.sandbox.try_lock() {
+            self.let_go_with(&slot);
+        }
+    }
+
+    /// [`Self::let_go_if_idle`] for a caller that holds the sandbox slot.
+    fn let_go_with(&self, slot: &Option<Live>) {
+        let mut lock = self.inner.lock.lock().unwrap();
+        // Read under the lock's mutex: an ask sets `busy` under it before it relies
+        // on holding the lock.
+        if slot.is_none() && !self.is_busy() {
+            lock.take();
+        }
+    }
+
+    /// Mark the session busy (one ask at a time). Set under the lock's mutex, so a
+    /// concurrent [`Self::let_go_with`] either sees it or has let go before the ask claims.
+    fn start_busy(&self) -> Result<(), SessionError> {
+        {
+            let _lock = self.inner.lock.lock().unwrap();
+            if self.inner.busy.swap(true, Ordering::SeqCst) {
+                return Err(SessionError::Busy);
+            }
+        }
+        Ok(())
+    }
+
+    fn end_busy(&self) {
+        self.inner.busy.store(false, Ordering::SeqCst);
+        self.let_go_if_idle();
+    }
+
     /// The session's metadata as saved (title, files, asks, outputs).
     pub fn meta(&self) -> RunMeta {
         self.inner.run.lock().unwrap().meta.clone()
@@ -432,8 +500,11 @@ impl Session {
     /// container).
     pub async fn set_config(&self, config: SessionConfig) -> Result<(), SessionError> {
         config.validate()?;
+        self.claim().await?;
         *self.inner.config.lock().unwrap() = config;
-        self.save_settings().await
+        let saved = self.save_settings().await;
+        self.let_go_if_idle();
+        saved
     }
 
     /// Every event of the session: set-up, staging, and every ask's events.
@@ -458,11 +529,18 @@ impl Session {
                 ..Default::default()
             })
             .collect();
+        self.claim().await?;
+        // The sandbox (started below) keeps the lock; a refusal here lets it go.
+        let refuse = |e: SessionError| {
+            self.let_go_if_idle();
+            Err(e)
+        };
         {
             let mut run = self.inner.run.lock().unwrap();
             for f in &added {
                 if run.meta.files.iter().any(|g| g.name == f.name) {
-                    return Err(SessionError::BadInput {
+                    drop(run);
+                    return refuse(SessionError::BadInput {
                         message: format!(
                             "input/{} is already in this session; remove it first or rename the new file",
                             f.name
@@ -475,7 +553,9 @@ impl Session {
                 .inputs
                 .extend(added.iter().map(|f| f.source.clone()));
         }
-        self.save_meta().await?;
+        if let Err(e) = self.save_meta().await {
+            return refuse(e);
+        }
         if !self.inner.items.lock().unwrap().is_empty() {
             let names: Vec<InputSummary> = added
                 .iter()
@@ -506,6 +586,11 @@ impl Session {
             })
             .await
             .unwrap_or_default();
+            // Written only by the owner; if another process owns the session by now,
+            // these hashes are left unrecorded (the file is not ours to rewrite).
+            if session.claim().await.is_err() {
+                return;
+            }
             {
                 let mut run = session.inner.run.lock().unwrap();
                 for (name, hash) in hashed {
@@ -515,11 +600,19 @@ impl Session {
                 }
             }
             let _ = session.save_meta().await;
+            session.let_go_if_idle();
         });
     }
 
     /// Remove an input file from the session (the original is untouched).
     pub async fn remove_file(&self, name: &str) -> Result<(), SessionError> {
+        self.claim().await?;
+        let removed = self.remove_file_owned(name).await;
+        self.let_go_if_idle();
+        removed
+    }
+
+    async fn remove_file_owned(&self, name: &str) -> Result<(), SessionError> {
         {
             let mut run = self.inner.run.lock().unwrap();
             let before = run.meta.files.len();
@@ -565,8 +658,13 @@ impl Session {
         if prompt.trim().is_empty() {
             return Err(SessionError::EmptyPrompt);
         }
-        if self.inner.busy.swap(true, Ordering::SeqCst) {
-            return Err(SessionError::Busy);
+        self.start_busy()?;
+        // The ask's id comes from the session as on disk, so the lock is taken here
+        // (a short read, off the runtime's threads where the runtime allows it).
+        let inner = self.inner.clone();
+        if let Err(e) = in_place(move || inner.claim()) {
+            self.end_busy();
+            return Err(e);
         }
         let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
         let (tx, events) = mpsc::unbounded_channel();
@@ -577,7 +675,7 @@ impl Session {
             let outcome = session
                 .run_ask(&id, &prompt, model.as_mut(), Some(tx), &token)
                 .await;
-            session.inner.busy.store(false, Ordering::SeqCst);
+            session.end_busy();
             outcome
         });
         Ok(AskHandle {
@@ -599,12 +697,14 @@ impl Session {
         if prompt.trim().is_empty() {
             return Err(SessionError::EmptyPrompt);
         }
-        if self.inner.busy.swap(true, Ordering::SeqCst) {
-            return Err(SessionError::Busy);
+        self.start_busy()?;
+        if let Err(e) = self.claim().await {
+            self.end_busy();
+            return Err(e);
         }
         let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
         let outcome = self.run_ask(&ask_id, prompt, model, events, cancel).await;
-        self.inner.busy.store(false, Ordering::SeqCst);
+        self.end_busy();
         Ok(outcome)
     }
 
@@ -629,6 +729,8 @@ impl Session {
                     .into(),
             );
         }
+        // Without a sandbox (and no ask), another process may have the session.
+        self.let_go_with(&slot);
     }
 
     /// Release the container for good (the app closes the session).
@@ -877,7 +979,18 @@ impl Session {
     async fn sandbox(&self) -> Result<Arc<dyn Sandbox>, SessionError> {
         let mut slot = self.inner.sandbox.lock().await;
         if slot.is_none() {
-            *slot = Some(self.start_sandbox().await?);
+            // A sandbox writes the session (staging, archives): only its owner starts one.
+            let started = match self.claim().await {
+                Ok(()) => self.start_sandbox().await,
+                Err(e) => Err(e),
+            };
+            match started {
+                Ok(live) => *slot = Some(live),
+                Err(e) => {
+                    self.let_go_with(&slot);
+                    return Err(e);
+                }
+            }
             self.spawn_idle_watch();
         }
         let live = slot.as_mut().expect("just started");
@@ -1121,7 +1234,21 @@ impl Session {
         self.broadcast(ask_id, EventKind::Status { message });
     }
 
+    /// Only the owner writes: a save without the lock is refused (nothing calls one).
+    fn check_owned(&self) -> Result<(), SessionError> {
+        if self.is_owned() {
+            return Ok(());
+        }
+        Err(SessionError::Storage {
+            message: format!(
+                "session {} was not saved: this process does not own it (no lock)",
+                self.id()
+            ),
+        })
+    }
+
     async fn save_meta(&self) -> Result<(), SessionError> {
+        self.check_owned()?;
         let _turn = self.inner.saving.lock().await;
         let (path, meta) = {
             let run = self.inner.run.lock().unwrap();
@@ -1133,11 +1260,131 @@ impl Session {
     }
 
     async fn save_settings(&self) -> Result<(), SessionError> {
+        self.check_owned()?;
         let text = serde_json::to_string_pretty(&self.config()).expect("settings serialize");
         let path = self.inner.dir.join(SETTINGS);
         blocking(move || Ok(std::fs::write(&path, text)?))
             .await
             .map_err(SessionError::storage)
+    }
+}
+
+impl Inner {
+    /// Take the lock unless held, then adopt the session as on disk (see
+    /// [`Session::claim`]). Blocking: called off the runtime's threads.
+    fn claim(&self) -> Result<(), SessionError> {
+        let _one = self.claiming.lock().unwrap();
+        if self.lock.lock().unwrap().is_some() {
+            return Ok(());
+        }
+        let lock = SessionLock::try_acquire(&self.dir).map_err(|e| match e {
+            LockError::Held { holder } => SessionError::SessionBusy {
+                id: self.id.clone(),
+                owner: holder,
+            },
+            e @ LockError::Io { .. } => SessionError::Storage {
+                message: e.to_string(),
+            },
+        })?;
+        let mut loaded = load(&self.dir).map_err(SessionError::storage)?;
+        // The lock was free, so whoever left an ask in progress is gone.
+        if loaded.run.meta.mark_interrupted() {
+            loaded.run.save().map_err(SessionError::storage)?;
+        }
+        loaded.run.meta.owner = crate::owner::owner_id().to_string();
+        self.adopt(loaded);
+        *self.lock.lock().unwrap() = Some(lock);
+        Ok(())
+    }
+
+    /// Read the session again when no process of ours owns it (it may have been
+    /// asked elsewhere). Blocking.
+    fn refresh(&self) -> anyhow::Result<()> {
+        let _one = self.claiming.lock().unwrap();
+        if self.lock.lock().unwrap().is_some() {
+            return Ok(());
+        }
+        self.adopt(load_for_viewing(&self.dir)?);
+        Ok(())
+    }
+
+    fn adopt(&self, loaded: Loaded) {
+        let had_items = !self.items.lock().unwrap().is_empty();
+        if !had_items && !loaded.items.is_empty() {
+            self.notes.lock().unwrap().push(REOPENED.to_string());
+        }
+        self.asks
+            .store(loaded.run.meta.asks.len() as u64, Ordering::SeqCst);
+        *self.run.lock().unwrap() = loaded.run;
+        *self.items.lock().unwrap() = loaded.items;
+        if let Some(config) = loaded.config {
+            *self.config.lock().unwrap() = config;
+        }
+    }
+}
+
+const REOPENED: &str = "This session was reopened in a new sandbox: the Python variables and \
+     imports of earlier calls are gone, but the files in input/ and output/ are as they were.";
+
+/// A session as read from its folder.
+struct Loaded {
+    run: RunDir,
+    items: Vec<Item>,
+    /// `None` when `session.json` is missing or unreadable.
+    config: Option<SessionConfig>,
+}
+
+/// Read the session in `dir`: metadata, conversation and settings. Blocking.
+fn load(dir: &Path) -> anyhow::Result<Loaded> {
+    let mut run = RunDir::read(dir.to_path_buf())?;
+    if run.meta.files.is_empty() {
+        // Runs from before sessions recorded only the paths given.
+        run.meta.files = run
+            .meta
+            .inputs
+            .iter()
+            .map(|p| StagedFile {
+                name: Path::new(p)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes: 0,
+                source: p.clone(),
+                ..Default::default()
+            })
+            .collect();
+    }
+    let items = repair(run.transcript()?.into_iter().map(|e| e.item).collect());
+    let config = std::fs::read_to_string(dir.join(SETTINGS))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Ok(Loaded { run, items, config })
+}
+
+/// [`load`] for a session opened to be looked at: no lock is kept, but an ask left in
+/// progress by a process that is gone (the lock is free) is marked interrupted.
+fn load_for_viewing(dir: &Path) -> anyhow::Result<Loaded> {
+    let loaded = load(dir)?;
+    if !loaded.run.meta.in_progress() {
+        return Ok(loaded);
+    }
+    let Ok(_held) = SessionLock::try_acquire(dir) else {
+        return Ok(loaded); // its owner is at work
+    };
+    let mut loaded = load(dir)?;
+    if loaded.run.meta.mark_interrupted() {
+        loaded.run.save()?;
+    }
+    Ok(loaded)
+}
+
+/// Run short blocking work from synchronous code on the runtime: moved off the
+/// worker thread on a multi-threaded runtime, inline on a single-threaded one.
+fn in_place<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }
 

@@ -7,11 +7,13 @@
 //! <root>/<run id>/workspace.tar     the whole workspace after the latest ask
 //! <root>/<run id>/session.json      the session's settings (tools, limits, sandbox)
 //! <root>/<run id>/figures/          figures that cells displayed
+//! <root>/<run id>/lock              held by the one process that writes the session
 //! ```
 //! A run folder holds one session: a conversation of one or more asks. A new session
 //! always gets a new folder; nothing here writes into another session's folder except
 //! to mark a session whose process died in the middle of an ask as interrupted.
 
+pub mod lock;
 mod render;
 
 pub use render::render_transcript;
@@ -222,17 +224,21 @@ impl Store {
     }
 
     /// Mark runs left "in progress" by a process that no longer exists as interrupted.
+    /// A session's lock is held by whoever runs an ask in it, so a run whose lock is
+    /// free was left by a process that is gone (see [`lock`]).
     pub fn mark_interrupted(&self) -> anyhow::Result<Vec<String>> {
         let mut marked = Vec::new();
         for meta in self.list()? {
-            // A session with no ask yet was not interrupted: nothing was running.
-            let idle = meta.asks.is_empty() && meta.prompt.is_empty();
-            if meta.status.is_none() && !idle && crate::owner::owner_is_gone(&meta.owner) {
-                let mut run = self.open_run(&meta.id)?;
-                run.meta.status = Some(RunStatus::Interrupted);
-                for ask in run.meta.asks.iter_mut().filter(|a| a.status.is_none()) {
-                    ask.status = Some(RunStatus::Interrupted);
-                }
+            if !meta.in_progress() {
+                continue;
+            }
+            let path = self.root.join(&meta.id);
+            let Ok(_held) = lock::SessionLock::try_acquire(&path) else {
+                continue; // a live owner (or an unreadable folder): not ours to change
+            };
+            // Read again under the lock: the owner may have ended the ask meanwhile.
+            let mut run = RunDir::read(path)?;
+            if run.meta.mark_interrupted() {
                 run.save()?;
                 marked.push(meta.id);
             }
@@ -260,7 +266,36 @@ pub struct RunDir {
     pub meta: RunMeta,
 }
 
+impl RunMeta {
+    /// An ask was started and has not ended (as far as this file says).
+    pub fn in_progress(&self) -> bool {
+        // A session with no ask yet was not interrupted: nothing was running.
+        let idle = self.asks.is_empty() && self.prompt.is_empty();
+        (self.status.is_none() && !idle) || self.asks.iter().any(|a| a.status.is_none())
+    }
+
+    /// Mark what is in progress as interrupted; true when anything changed. Only for
+    /// a caller holding the session's lock, which proves the last writer is gone.
+    pub fn mark_interrupted(&mut self) -> bool {
+        if !self.in_progress() {
+            return false;
+        }
+        self.status = Some(RunStatus::Interrupted);
+        for ask in self.asks.iter_mut().filter(|a| a.status.is_none()) {
+            ask.status = Some(RunStatus::Interrupted);
+        }
+        true
+    }
+}
+
 impl RunDir {
+    /// The run in folder `path`, read from disk.
+    pub fn read(path: PathBuf) -> anyhow::Result<RunDir> {
+        let meta = read_meta(&path)
+            .with_context(|| format!("cannot read the session in {}", path.display()))?;
+        Ok(RunDir { path, meta })
+    }
+
     pub fn outputs_dir(&self) -> PathBuf {
         self.path.join(OUTPUTS)
     }
@@ -436,10 +471,13 @@ mod tests {
         idle.meta.owner = other.meta.owner.clone();
         idle.save().unwrap();
         assert_eq!(store.list().unwrap().len(), 3);
+        // `run` is mid-ask in a live owner, which holds its lock; `other`'s is free.
+        let held = lock::SessionLock::try_acquire(&run.path).unwrap();
         assert_eq!(
             store.mark_interrupted().unwrap(),
             vec![other.meta.id.clone()]
         );
+        drop(held);
         assert_eq!(
             store.open_run(&other.meta.id).unwrap().meta.status,
             Some(RunStatus::Interrupted)
