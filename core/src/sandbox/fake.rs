@@ -50,6 +50,7 @@ impl SandboxFactory for FakeFactory {
         _config: &SandboxConfig,
         manifest: &Manifest,
         _setup: SetupSink<'_>,
+        _cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
         if let Some(e) = self.fail_with.lock().unwrap().clone() {
             return Err(e);
