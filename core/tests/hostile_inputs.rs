@@ -487,3 +487,96 @@ async fn a_hash_of_a_large_input_does_not_hold_the_exit() {
     let id = session_id(&data).unwrap();
     assert_eq!(containers(&id).await, 0);
 }
+
+/// Between asks a chat waits for its next line; SIGTERM then closes the session
+/// (its warm container removed) and exits 130, instead of quitting with it left.
+/// A second signal while the first one's clean-up runs quits at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_an_idle_chat_cleanly_and_a_second_signal_quits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("energy.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let model = replay(
+        dir.path(),
+        serde_json::json!([{ "python": "import time\nprint('sleeping', flush=True)\ntime.sleep(300)" }]),
+    );
+    let chat = |data: &Path| {
+        let mut c = cli(data);
+        c.stdin(Stdio::piped())
+            .args(["chat", "--model", &model, "-i"])
+            .arg(&input);
+        Running::spawn(c)
+    };
+    let mut idle = chat(&data);
+    let stdin = idle.child.stdin.take().unwrap();
+    idle.wait_for_line("sandbox ready");
+    let id = session_id(&data).unwrap();
+    assert_eq!(containers(&id).await, 1);
+    idle.signal("TERM");
+    let e = tokio::task::spawn_blocking(move || idle.wait(BOUND))
+        .await
+        .unwrap();
+    drop(stdin);
+    assert_eq!(e.code, Some(130), "{}", e.stderr());
+    assert!(
+        e.stderr().contains(&format!("session {id} kept")),
+        "{}",
+        e.stderr()
+    );
+    assert_eq!(containers(&id).await, 0, "{}", e.stderr());
+
+    let data2 = dir.path().join("data2");
+    let mut busy = chat(&data2);
+    let mut stdin = busy.child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"sleep\n").unwrap();
+    busy.wait_for_line("python:");
+    let id = session_id(&data2).unwrap();
+    busy.signal("TERM");
+    busy.signal("TERM");
+    let sent = Instant::now();
+    let e = tokio::task::spawn_blocking(move || busy.wait(BOUND))
+        .await
+        .unwrap();
+    drop(stdin);
+    assert_eq!(e.code, Some(130), "{}", e.stderr());
+    let took = e.at.duration_since(sent);
+    eprintln!("exited {took:?} after a second SIGTERM");
+    assert!(
+        took < Duration::from_secs(5),
+        "exited {took:?} after two signals"
+    );
+    // Quitting at once leaves the container to stop by itself (its lease closed);
+    // this test removes what its own run left.
+    let docker = common::engine().await;
+    for c in sandalyst::sandbox::docker::containers_of_run(&docker, &id)
+        .await
+        .unwrap()
+    {
+        let opts = bollard::query_parameters::RemoveContainerOptionsBuilder::new()
+            .force(true)
+            .v(true)
+            .build();
+        let _ = docker.remove_container(&c, Some(opts)).await;
+    }
+    let filters = std::collections::HashMap::from([(
+        "label".to_string(),
+        vec![format!("{}={id}", sandalyst::sandbox::docker::RUN_LABEL)],
+    )]);
+    let vols = docker
+        .list_volumes(Some(
+            bollard::query_parameters::ListVolumesOptionsBuilder::new()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .unwrap();
+    for v in vols.volumes.unwrap_or_default() {
+        let _ = docker
+            .remove_volume(
+                &v.name,
+                None::<bollard::query_parameters::RemoveVolumeOptions>,
+            )
+            .await;
+    }
+}
