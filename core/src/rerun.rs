@@ -139,9 +139,9 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
     let names: Vec<String> = old.iter().map(|f| format!("input/{}", f.name)).collect();
     let mut replaced: Vec<(String, PathBuf, u64)> = Vec::new();
     for path in new {
-        let meta = std::fs::metadata(path)
-            .with_context(|| format!("cannot read the new input {}", path.display()))?;
-        if !meta.is_file() {
+        // Classified before it is opened: a FIFO, socket or device is refused.
+        let (kind, meta) = crate::workspace::inputs::classify_top(path)?;
+        if kind != crate::workspace::Kind::File {
             bail!(
                 "{} is not a file; a re-run replaces input files one by one",
                 path.display()
@@ -520,8 +520,7 @@ impl Model for Replay {
 
 fn sha256_of(path: &Path) -> anyhow::Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (mut file, _) = crate::workspace::open_input(path)?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher)?;
     Ok(format!("{:x}", hasher.finalize()))

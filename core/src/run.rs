@@ -93,26 +93,18 @@ pub async fn execute(
     if req.prompt.trim().is_empty() {
         bail!("the prompt is empty; say what you want done with the files");
     }
-    Manifest::from_paths(&req.inputs)?;
+    // Classified (special files refused) off the async runtime, before anything else.
+    let inputs = req.inputs.clone();
+    tokio::task::spawn_blocking(move || Manifest::from_paths(&inputs)).await??;
     if let Some(out) = &req.out {
         check_writable(out)?;
     }
-    // The engine and the image are checked before the session exists, so that their
-    // failures are errors of the command, with nothing left behind.
-    let engine = docker::connect().await?;
-    let progress = |p: custom::BuildProgress| {
-        emit(Event::now(
-            "",
-            None,
-            crate::agent::EventKind::Status {
-                message: p.to_string(),
-            },
-        ))
-    };
-    let s = &req.sandbox;
-    req.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
-        .await
-        .map_err(crate::session::SessionError::from)?;
+    // Until the session exists nothing is left behind: a cancel simply stops here.
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(Cancelled.into()),
+        r = prepare(&mut req, emit) => r?,
+    }
     let sessions = Sessions::new(store.root().to_path_buf(), Arc::new(DockerFactory))?;
     let session = sessions.create(req.session_config()).await?;
     let mut setup = session.subscribe();
@@ -158,6 +150,31 @@ pub async fn execute(
         cost_usd: outcome.cost_usd,
         turns: outcome.turns,
     })
+}
+
+/// A run cancelled (Ctrl-C, SIGTERM) before its session existed.
+#[derive(Debug, thiserror::Error)]
+#[error("cancelled")]
+pub struct Cancelled;
+
+/// The engine and the image, checked before the session exists, so that their
+/// failures are errors of the command, with nothing left behind.
+async fn prepare(req: &mut RunRequest, emit: &(dyn Fn(Event) + Send + Sync)) -> anyhow::Result<()> {
+    let engine = docker::connect().await?;
+    let progress = |p: custom::BuildProgress| {
+        emit(Event::now(
+            "",
+            None,
+            crate::agent::EventKind::Status {
+                message: p.to_string(),
+            },
+        ))
+    };
+    let s = &req.sandbox;
+    req.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
+        .await
+        .map_err(crate::session::SessionError::from)?;
+    Ok(())
 }
 
 /// Session-level events (set-up, staging) go out as they come; the ask's own events

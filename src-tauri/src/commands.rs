@@ -368,21 +368,32 @@ pub async fn delete_session(state: State<'_, AppState>, session_id: String) -> R
         .map_err(|e| e.to_string())
 }
 
+/// The session's files after an add, and what was said about the folders' entries
+/// (links followed, entries left out), for the page to show.
+#[derive(Serialize)]
+pub struct AddedFiles {
+    pub files: Vec<StagedFile>,
+    pub notes: Vec<String>,
+}
+
 /// Stage files or folders (absolute paths from a drop or the dialog); the sandbox
-/// starts in the background. Returns the session's files.
+/// starts in the background. A FIFO, socket or device is refused with a sentence.
 #[tauri::command]
 pub async fn add_files(
     state: State<'_, AppState>,
     session_id: String,
     paths: Vec<String>,
-) -> Result<Vec<StagedFile>, String> {
+) -> Result<AddedFiles, String> {
     let s = state.session(&session_id).await?;
     let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
     if paths.iter().any(|p| !p.is_absolute()) {
         return Err("files must be given with their full path".into());
     }
-    s.add_files(paths).await.map_err(|e| e.to_string())?;
-    Ok(s.meta().files)
+    let added = s.add_inputs(paths).await.map_err(|e| e.to_string())?;
+    Ok(AddedFiles {
+        files: s.meta().files,
+        notes: added.notes,
+    })
 }
 
 #[tauri::command]

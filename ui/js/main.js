@@ -179,9 +179,13 @@ async function addPaths(paths) {
   if (!paths || !paths.length) return;
   try {
     const s = await ensureSession();
-    app.files = await invoke('add_files', { sessionId: s.id, paths });
+    const added = await invoke('add_files', { sessionId: s.id, paths });
+    app.files = added.files;
     drawFiles();
-    toast(`Added ${paths.length === 1 ? fmt.baseName(paths[0]) : `${paths.length} items`}.`);
+    const what = `Added ${paths.length === 1 ? fmt.baseName(paths[0]) : `${paths.length} items`}.`;
+    // Links followed and entries left out are said, never skipped silently.
+    if (added.notes?.length) toast([what, ...added.notes].join('\n'), 15000);
+    else toast(what);
   } catch (e) { toast(String(e), 8000); }
 }
 

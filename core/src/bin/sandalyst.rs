@@ -274,9 +274,20 @@ enum RunsCommand {
     },
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("the async runtime starts");
+    let code = runtime.block_on(run_command(cli));
+    // Blocking work still under way (a hash, a read of a slow disk) does not keep
+    // the process once the command is done.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
+}
+
+async fn run_command(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd_run(args).await,
         Command::Chat(args) => cmd_chat(args).await,
@@ -287,6 +298,10 @@ async fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<run::Cancelled>().is_some() => {
+            eprintln!("cancelled");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
@@ -333,6 +348,8 @@ impl Interrupts {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
+            // SIGINT's handler too, now (tokio::signal::ctrl_c() below shares it).
+            let _ = signal(SignalKind::interrupt());
             Interrupts {
                 term: signal(SignalKind::terminate()).ok(),
                 hup: signal(SignalKind::hangup()).ok(),
@@ -342,8 +359,9 @@ impl Interrupts {
         Interrupts {}
     }
 
-    /// The next interrupt; false when signals cannot be listened for.
-    async fn next(&mut self) -> bool {
+    /// The next interrupt: `Some(true)` for SIGTERM or SIGHUP (end the process),
+    /// `Some(false)` for Ctrl-C; `None` when signals cannot be listened for.
+    async fn next(&mut self) -> Option<bool> {
         #[cfg(unix)]
         {
             async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
@@ -355,26 +373,50 @@ impl Interrupts {
                 }
             }
             tokio::select! {
-                r = tokio::signal::ctrl_c() => r.is_ok(),
-                _ = recv(&mut self.term) => true,
-                _ = recv(&mut self.hup) => true,
+                r = tokio::signal::ctrl_c() => r.is_ok().then_some(false),
+                _ = recv(&mut self.term) => Some(true),
+                _ = recv(&mut self.hup) => Some(true),
             }
         }
         #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await.is_ok()
+        tokio::signal::ctrl_c().await.is_ok().then_some(false)
     }
 }
 
+/// How long the first interrupt's cancel and clean-up may take before the process
+/// exits anyway (an engine that stopped answering must not keep it alive).
+const GRACE: Duration = Duration::from_secs(10);
+
 /// The first Ctrl-C (or SIGTERM, SIGHUP) cancels whatever token is current; a second
-/// one quits at once.
+/// one quits at once, and so does the end of [`GRACE`].
 fn on_ctrl_c(current: Arc<Mutex<Option<CancellationToken>>>) {
+    on_signals(current, None)
+}
+
+/// [`on_ctrl_c`], where SIGTERM and SIGHUP also cancel `quit` (the chat ends after
+/// the ask, where Ctrl-C stops only the ask).
+fn on_signals(current: Arc<Mutex<Option<CancellationToken>>>, quit: Option<CancellationToken>) {
+    // Listening from now on, not from whenever the task first runs: a signal that
+    // came before would kill the process with nothing cleaned up.
+    let mut interrupts = Interrupts::new();
     tokio::spawn(async move {
-        let mut interrupts = Interrupts::new();
-        while interrupts.next().await {
+        while let Some(terminate) = interrupts.next().await {
+            if let (true, Some(quit)) = (terminate, &quit) {
+                quit.cancel();
+            }
             match current.lock().unwrap().take() {
                 Some(token) => {
                     eprintln!("\ncancelling (press Ctrl-C again to quit at once)...");
                     token.cancel();
+                    // A plain thread: it fires even if the async runtime is stuck.
+                    std::thread::spawn(|| {
+                        std::thread::sleep(GRACE);
+                        eprintln!(
+                            "the clean-up did not finish in {} s; quitting",
+                            GRACE.as_secs()
+                        );
+                        std::process::exit(130);
+                    });
                 }
                 None => {
                     eprintln!();
@@ -383,6 +425,18 @@ fn on_ctrl_c(current: Arc<Mutex<Option<CancellationToken>>>) {
             }
         }
     });
+}
+
+/// `work`, unless `token` is cancelled first (then `None`).
+async fn unless_cancelled<T>(
+    token: &CancellationToken,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        _ = token.cancelled() => None,
+        r = work => Some(r),
+    }
 }
 
 fn exit_code(status: &RunStatus) -> ExitCode {
@@ -433,13 +487,20 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
     eprintln!("session {} ({})", session.id(), session.dir().display());
     let printer = Printer::new(a.agent.verbose);
     spawn_setup_printer(&session, printer.clone());
+    // Between asks (and while files are added) an interrupt ends the chat: the
+    // session is closed, its container removed.
+    let quit = CancellationToken::new();
+    let current = Arc::new(Mutex::new(Some(quit.clone())));
+    on_signals(current.clone(), Some(quit.clone()));
     if !a.inputs.is_empty() {
-        for f in session.add_files(a.inputs.clone()).await? {
+        let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
+            session.close().await;
+            return Ok(ExitCode::from(130));
+        };
+        for f in added? {
             eprintln!("  input/{} ({} bytes)", f.name, f.bytes);
         }
     }
-    let current = Arc::new(Mutex::new(None));
-    on_ctrl_c(current.clone());
     let interactive = std::io::stdin().is_terminal();
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut last = RunStatus::Finished;
@@ -450,7 +511,12 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
             eprint!("> ");
             let _ = std::io::stderr().flush();
         }
-        let Some(line) = lines.next_line().await? else {
+        *current.lock().unwrap() = Some(quit.clone());
+        let Some(line) = unless_cancelled(&quit, lines.next_line()).await else {
+            last = RunStatus::Cancelled;
+            break;
+        };
+        let Some(line) = line? else {
             break;
         };
         let prompt = line.trim();
@@ -470,6 +536,9 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         let outcome = follow(handle, &printer).await;
         *current.lock().unwrap() = None;
         last = outcome.status.clone();
+        if quit.is_cancelled() {
+            break;
+        }
     }
     session.close().await;
     eprintln!(
@@ -491,13 +560,24 @@ async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
     session.claim().await?;
     let printer = Printer::new(a.agent.verbose);
     spawn_setup_printer(&session, printer.clone());
+    // An interrupt while files are added closes the session (and its container).
+    let quit = CancellationToken::new();
+    let current = Arc::new(Mutex::new(Some(quit.clone())));
+    on_ctrl_c(current.clone());
     if !a.inputs.is_empty() {
-        session.add_files(a.inputs.clone()).await?;
+        let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
+            session.close().await;
+            return Ok(ExitCode::from(130));
+        };
+        added?;
     }
     let model = model_for(&a.agent)?;
     let handle = session.ask(a.prompt.clone(), model)?;
-    let current = Arc::new(Mutex::new(Some(handle.canceller())));
-    on_ctrl_c(current);
+    *current.lock().unwrap() = Some(handle.canceller());
+    if quit.is_cancelled() {
+        handle.cancel();
+        *current.lock().unwrap() = None;
+    }
     let outcome = follow(handle, &printer).await;
     session.close().await;
     Ok(exit_code(&outcome.status))

@@ -309,6 +309,7 @@ mod tests {
                 input(dir.path(), "small.csv", 10, 0o644),
                 input(dir.path(), "private.csv", big, 0o600),
             ],
+            ..Manifest::default()
         };
         let p = plan(&m, Ok(()));
         assert_eq!(p.binds.len(), 1);
@@ -345,7 +346,13 @@ mod tests {
         let inputs = (0..BIND_MAX_FILES + 2)
             .map(|i| input(dir.path(), &format!("f{i}"), (1 << 20) + i, 0o644))
             .collect();
-        let p = plan(&Manifest { inputs }, Ok(()));
+        let p = plan(
+            &Manifest {
+                inputs,
+                ..Manifest::default()
+            },
+            Ok(()),
+        );
         assert_eq!(p.binds.len(), BIND_MAX_FILES);
         let too_many: Vec<_> = p
             .report

@@ -300,6 +300,18 @@ impl DockerSandbox {
         config: &SandboxConfig,
         manifest: &Manifest,
     ) -> anyhow::Result<DockerSandbox> {
+        Self::start_or_cancel(docker, run_id, config, manifest, &CancellationToken::new()).await
+    }
+
+    /// [`DockerSandbox::start`] that stops when `cancel` fires: at the next step (a
+    /// staging upload at once), with the container and volume it made removed.
+    pub async fn start_or_cancel(
+        docker: &Docker,
+        run_id: &str,
+        config: &SandboxConfig,
+        manifest: &Manifest,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<DockerSandbox> {
         let podman = super::engine::is_podman(docker).await;
         let plan = if manifest.inputs.is_empty() {
             Plan::default()
@@ -313,13 +325,13 @@ impl DockerSandbox {
                 .context("planning the staging of the inputs")?
         };
         if plan.binds.is_empty() {
-            return Self::start_planned(docker, run_id, config, plan, podman).await;
+            return Self::start_planned(docker, run_id, config, plan, podman, cancel).await;
         }
-        match Self::start_planned(docker, run_id, config, plan, podman).await {
-            Err(e) if e.downcast_ref::<StagingError>().is_some() => {
+        match Self::start_planned(docker, run_id, config, plan, podman, cancel).await {
+            Err(e) if e.downcast_ref::<StagingError>().is_some() && !cancel.is_cancelled() => {
                 // Copies work wherever the engine is.
                 let plan = Plan::copy_all(manifest, CopyReason::EngineSeesOtherFiles);
-                Self::start_planned(docker, run_id, config, plan, podman).await
+                Self::start_planned(docker, run_id, config, plan, podman, cancel).await
             }
             r => r,
         }
@@ -331,7 +343,11 @@ impl DockerSandbox {
         config: &SandboxConfig,
         plan: Plan,
         podman: bool,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<DockerSandbox> {
+        if cancel.is_cancelled() {
+            bail!("cancelled before the sandbox was made");
+        }
         // Unique to this start: another process (or an earlier start) with the same
         // session never collides with it, and it never names theirs.
         let start = format!("{:08x}", rand::random::<u32>());
@@ -388,7 +404,7 @@ impl DockerSandbox {
             bound: std::sync::Mutex::new(plan.binds.clone()),
             staged: std::sync::Mutex::new(plan.report.clone()),
         };
-        match sandbox.create_and_stage(labels, &plan).await {
+        match sandbox.create_and_stage(labels, &plan, cancel).await {
             Ok(()) => Ok(sandbox),
             Err(e) => {
                 let _ = sandbox.close().await;
@@ -401,7 +417,17 @@ impl DockerSandbox {
         &self,
         labels: HashMap<String, String>,
         plan: &Plan,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<()> {
+        // Engine requests that create something are never dropped half-way (the
+        // engine would finish them after the clean-up): the cancel is looked at
+        // between them, and drops only the kernel start and the uploads.
+        let stop = || -> anyhow::Result<()> {
+            if cancel.is_cancelled() {
+                bail!("cancelled while the sandbox was starting");
+            }
+            Ok(())
+        };
         let c = &self.config;
         let host = HostConfig {
             network_mode: Some(if c.network { "bridge" } else { "none" }.into()),
@@ -475,6 +501,7 @@ impl DockerSandbox {
         let opts = CreateContainerOptionsBuilder::new()
             .name(&self.container)
             .build();
+        stop()?;
         let created = self
             .docker
             .create_container(Some(opts), body)
@@ -491,6 +518,7 @@ impl DockerSandbox {
         if let Err(wrong) = bind::check_mounts(&plan.binds, made.mounts.as_ref()) {
             bail!("the engine did not apply the sandbox's settings ({wrong}); refusing to run code in it");
         }
+        stop()?;
         self.docker
             .start_container(
                 &self.container,
@@ -499,6 +527,7 @@ impl DockerSandbox {
             .await
             .context("starting the sandbox container")?;
         self.take_lease().await?;
+        stop()?;
         // The kernel starts (and IPython loads) while the inputs are uploaded and the
         // mounts checked.
         // Absolute targets: a relative one would leave `/workspace`, the folder the
@@ -508,14 +537,23 @@ impl DockerSandbox {
             .iter()
             .map(|b| (b.dest.clone(), b.target.clone()))
             .collect();
-        let (kernel, staged) = tokio::join!(
-            Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
-            async {
-                self.upload(workspace_tar(&plan.copies, true, links))
-                    .await?;
-                self.check_bound(&plan.binds).await
-            }
-        );
+        let started = async {
+            tokio::join!(
+                Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
+                async {
+                    self.upload(workspace_tar(&plan.copies, true, links))
+                        .await?;
+                    self.check_bound(&plan.binds).await
+                }
+            )
+        };
+        // Dropping the upload ends its tar stream: the thread reading the inputs
+        // stops at its next chunk.
+        let (kernel, staged) = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => bail!("cancelled while the inputs were being staged"),
+            r = started => r,
+        };
         let kernel = kernel?;
         if let Err(e) = staged {
             kernel.kill(&self.docker, &self.container).await;
@@ -1617,8 +1655,10 @@ fn write_workspace_tar(
         tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
     }
     for f in inputs {
-        let file = std::fs::File::open(&f.source)?;
-        let len = file.metadata()?.len();
+        // Never blocks, and refuses a file that is no longer regular (a FIFO swapped in).
+        let (file, meta) =
+            crate::workspace::open_input(&f.source).map_err(std::io::Error::other)?;
+        let len = meta.len();
         let mut h = tar_header(tar::EntryType::Regular, 0o444, len, ROOT, mtime);
         // A file that grows while being staged is cut at the size it had when opened.
         tar.append_data(
@@ -1661,9 +1701,7 @@ fn resolve_links(
         let source = links.get(path.to_string_lossy().as_ref());
         match (source, kind) {
             (Some(source), tar::EntryType::Symlink) => {
-                let file = std::fs::File::open(source)
-                    .with_context(|| format!("cannot read input {}", source.display()))?;
-                let meta = file.metadata()?;
+                let (file, meta) = crate::workspace::open_input(source)?;
                 let mtime = meta
                     .modified()
                     .ok()

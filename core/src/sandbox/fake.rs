@@ -50,6 +50,7 @@ impl SandboxFactory for FakeFactory {
         _config: &SandboxConfig,
         manifest: &Manifest,
         _setup: SetupSink<'_>,
+        _cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
         if let Some(e) = self.fail_with.lock().unwrap().clone() {
             return Err(e);
@@ -220,7 +221,15 @@ impl Sandbox for FakeSandbox {
 
     async fn add_inputs(&self, manifest: &Manifest) -> anyhow::Result<()> {
         for f in &manifest.inputs {
-            let bytes = tokio::fs::read(&f.source).await?;
+            // As the Docker sandbox reads inputs: never blocking on a swapped-in FIFO.
+            let source = f.source.clone();
+            let bytes = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<u8>> {
+                let (mut file, _) = crate::workspace::open_input(&source)?;
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut file, &mut bytes)?;
+                Ok(bytes)
+            })
+            .await??;
             self.put(&format!("input/{}", f.dest), bytes);
         }
         Ok(())

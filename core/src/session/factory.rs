@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
 
 use super::SessionError;
 use crate::agent::SetupStage;
@@ -21,13 +22,16 @@ pub type SetupSink<'a> = &'a (dyn Fn(SetupStage) + Send + Sync);
 pub trait SandboxFactory: Send + Sync {
     /// Start a sandbox for session `id` with `manifest` staged in `input/`.
     /// `config.image` empty means the default image, or the derived image of
-    /// `config.packages` (built when missing); see [`custom::resolve`].
+    /// `config.packages` (built when missing); see [`custom::resolve`]. When `cancel`
+    /// fires (the session closes) the start stops promptly, with whatever it created
+    /// removed again.
     async fn start(
         &self,
         id: &str,
         config: &SandboxConfig,
         manifest: &Manifest,
         setup: SetupSink<'_>,
+        cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError>;
 }
 
@@ -43,7 +47,50 @@ impl SandboxFactory for DockerFactory {
         config: &SandboxConfig,
         manifest: &Manifest,
         setup: SetupSink<'_>,
+        cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        // Until the container exists nothing of ours is on the engine: the set-up
+        // (engine checks, leftovers, an image build) is simply dropped on cancel.
+        let prepared = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(cancelled()),
+            p = self.prepare(config, setup) => p?,
+        };
+        setup(SetupStage::ContainerStarting);
+        setup(SetupStage::Staging {
+            files: manifest.inputs.len(),
+            bytes: manifest.total_bytes(),
+        });
+        let (engine, config) = prepared;
+        let sandbox = DockerSandbox::start_or_cancel(&engine, id, &config, manifest, cancel)
+            .await
+            .map_err(|e| {
+                if cancel.is_cancelled() {
+                    cancelled()
+                } else {
+                    SessionError::Sandbox {
+                        message: format!("{e:#}"),
+                    }
+                }
+            })?;
+        Ok(Arc::new(sandbox))
+    }
+}
+
+fn cancelled() -> SessionError {
+    SessionError::Sandbox {
+        message: "cancelled before the sandbox was ready".into(),
+    }
+}
+
+impl DockerFactory {
+    /// The engine, checked and cleaned of leftovers, and the config with its image
+    /// resolved (built when missing).
+    async fn prepare(
+        &self,
+        config: &SandboxConfig,
+        setup: SetupSink<'_>,
+    ) -> Result<(bollard::Docker, SandboxConfig), SessionError> {
         let unavailable = |e: anyhow::Error| SessionError::EngineUnavailable {
             message: format!("{e:#}"),
         };
@@ -105,16 +152,6 @@ impl SandboxFactory for DockerFactory {
         setup(SetupStage::ImageReady {
             tag: config.image.clone(),
         });
-        setup(SetupStage::ContainerStarting);
-        setup(SetupStage::Staging {
-            files: manifest.inputs.len(),
-            bytes: manifest.total_bytes(),
-        });
-        let sandbox = DockerSandbox::start(&engine, id, &config, manifest)
-            .await
-            .map_err(|e| SessionError::Sandbox {
-                message: format!("{e:#}"),
-            })?;
-        Ok(Arc::new(sandbox))
+        Ok((engine, config))
     }
 }

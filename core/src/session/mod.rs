@@ -137,6 +137,18 @@ impl SessionConfig {
     }
 }
 
+/// At most this many notes about an add's folders are said (the rest as a count).
+const MAX_NOTES: usize = 50;
+
+/// What [`Session::add_inputs`] staged, and what it said about the folders' entries.
+#[derive(Clone, Debug, Serialize)]
+pub struct Added {
+    pub files: Vec<StagedFile>,
+    /// One line each: "input/docs/latest.csv -> /data/x.csv (a link, followed)",
+    /// "left out input/docs/pipe: it is a named pipe (FIFO); ...".
+    pub notes: Vec<String>,
+}
+
 /// A session as the history list shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionSummary {
@@ -370,6 +382,8 @@ struct Inner {
     lock: Mutex<Option<SessionLock>>,
     /// Takings of the lock (and reads of the session from disk) one at a time.
     claiming: Mutex<()>,
+    /// Cancelled by [`Session::close`]: a start, a staging or a hash under way stops.
+    closing: CancellationToken,
 }
 
 struct Live {
@@ -408,6 +422,7 @@ impl Session {
                 saving: tokio::sync::Mutex::new(()),
                 lock: Mutex::new(None),
                 claiming: Mutex::new(()),
+                closing: CancellationToken::new(),
             }),
         }
     }
@@ -514,11 +529,21 @@ impl Session {
 
     /// Stage files (or folders) as `input/NAME`. The sandbox starts in the background
     /// if it is not running; a running one receives them at once, and the model is
-    /// told on its next turn.
+    /// told on its next turn. A path that is not a regular file or folder is refused
+    /// (`bad_input`); what was said about the folders' entries (links followed,
+    /// entries left out) goes out as status events.
     pub async fn add_files(&self, paths: Vec<PathBuf>) -> Result<Vec<StagedFile>, SessionError> {
+        self.add_inputs(paths).await.map(|a| a.files)
+    }
+
+    /// [`Session::add_files`], also returning the notes about the folders' entries
+    /// (for a front end that shows them beside the files).
+    pub async fn add_inputs(&self, paths: Vec<PathBuf>) -> Result<Added, SessionError> {
+        // Classified and opened (without blocking) off the async runtime.
         let manifest = blocking(move || Manifest::from_paths(&paths))
             .await
             .map_err(SessionError::bad_input)?;
+        let notes = manifest.note_lines(MAX_NOTES);
         let added: Vec<StagedFile> = manifest
             .inputs
             .iter()
@@ -568,20 +593,29 @@ impl Session {
             let names = instructions::added_files(&names);
             self.note(format!("The user added files: {names}."));
         }
+        for line in &notes {
+            self.status(None, line.clone());
+        }
         self.touch();
         self.warm();
         self.hash_in_background(&added);
-        Ok(added)
+        Ok(Added {
+            files: added,
+            notes,
+        })
     }
 
-    /// Fill in the inputs' SHA-256 (for provenance) without holding up the caller.
+    /// Fill in the inputs' SHA-256 (for provenance) without holding up the caller; it
+    /// stops when the session closes, so a large input never holds up an exit.
     fn hash_in_background(&self, files: &[StagedFile]) {
         let (session, files) = (self.clone(), files.to_vec());
+        let closing = self.inner.closing.clone();
         tokio::spawn(async move {
             let hashed = blocking(move || {
+                let stop = || closing.is_cancelled();
                 Ok(files
                     .into_iter()
-                    .filter_map(|f| Some((f.name, sha256_of(Path::new(&f.source)).ok()?)))
+                    .filter_map(|f| Some((f.name, sha256_of(Path::new(&f.source), &stop).ok()?)))
                     .collect::<Vec<_>>())
             })
             .await
@@ -647,7 +681,10 @@ impl Session {
         let session = self.clone();
         tokio::spawn(async move {
             if let Err(e) = session.sandbox().await {
-                session.broadcast(None, EventKind::Error { error: e.info() });
+                // A start stopped by the session closing is no error to report.
+                if !session.inner.closing.is_cancelled() {
+                    session.broadcast(None, EventKind::Error { error: e.info() });
+                }
             }
         });
     }
@@ -733,9 +770,11 @@ impl Session {
         self.let_go_with(&slot);
     }
 
-    /// Release the container for good (the app closes the session).
+    /// Release the container for good (the app closes the session). A sandbox still
+    /// starting or staging stops at once and removes what it made; hashing stops.
     pub async fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
+        self.inner.closing.cancel();
         self.release().await;
     }
 
@@ -762,10 +801,18 @@ impl Session {
         });
         let begun = self.begin_ask(ask_id, prompt, &model.describe()).await;
         let sandbox = match begun {
-            Ok(()) => tokio::select! {
-                s = self.sandbox() => s,
-                _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
-            },
+            // The start runs in its own task: a cancelled ask stops waiting for it but
+            // does not drop it half-way (it would leave its container behind); it
+            // finishes, or stops and cleans up when the session closes.
+            Ok(()) => {
+                let session = self.clone();
+                let start = tokio::spawn(async move { session.sandbox().await });
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
+                    s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
+                }
+            }
             Err(e) => Err(e),
         };
         let (mut status, mut error, mut turns, mut usage) =
@@ -1014,12 +1061,13 @@ impl Session {
                     bytes: manifest.total_bytes(),
                 }),
             );
-            live.sandbox
-                .add_inputs(&manifest)
-                .await
-                .map_err(|e| SessionError::Sandbox {
-                    message: format!("staging the new files: {e:#}"),
-                })?;
+            let staged = tokio::select! {
+                r = live.sandbox.add_inputs(&manifest) => r,
+                _ = self.inner.closing.cancelled() => Err(anyhow::anyhow!("the session is closing")),
+            };
+            staged.map_err(|e| SessionError::Sandbox {
+                message: format!("staging the new files: {e:#}"),
+            })?;
             live.staged.extend(missing.iter().map(|f| f.name.clone()));
             let added: BTreeSet<&str> = manifest.inputs.iter().map(|f| f.dest.as_str()).collect();
             let report: Vec<StagedInput> = live
@@ -1057,7 +1105,13 @@ impl Session {
         let sandbox = self
             .inner
             .factory
-            .start(self.id(), &config.sandbox, &manifest, &setup)
+            .start(
+                self.id(),
+                &config.sandbox,
+                &manifest,
+                &setup,
+                &self.inner.closing,
+            )
             .await?;
         let mut staged: BTreeSet<String> = manifest.inputs.iter().map(|f| f.dest.clone()).collect();
         self.record_staging(&sandbox.staging()).await;
@@ -1568,10 +1622,12 @@ fn title_from(prompt: &str) -> String {
 }
 
 /// The first lines of a text file (a CSV's header and rows), for the instructions.
+/// Opened without blocking: a path that is no longer a regular file has no head.
 fn text_head(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut buf = vec![0u8; 2048];
-    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
+    let (file, _) = crate::workspace::open_input(path).ok()?;
+    let n = file.take(buf.len() as u64).read(&mut buf).ok()?;
     let text = std::str::from_utf8(&buf[..n]).ok()?;
     if text.contains('\0') {
         return None;
@@ -1584,11 +1640,12 @@ fn text_head(path: &Path) -> Option<String> {
     Some(lines.join("\n"))
 }
 
-fn sha256_of(path: &Path) -> std::io::Result<String> {
+/// The SHA-256 of a regular file (opened without blocking), unless `stop` says to stop.
+fn sha256_of(path: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file = std::fs::File::open(path)?;
+    let (file, _) = crate::workspace::open_input(path).map_err(std::io::Error::other)?;
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
+    crate::workspace::inputs::read_chunks(file, stop, |chunk| hasher.update(chunk))?;
     Ok(format!("{:x}", hasher.finalize()))
 }
 

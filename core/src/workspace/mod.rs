@@ -7,13 +7,17 @@
 //! and count caps; anything else is refused and reported, never written.
 
 mod collect;
+pub mod inputs;
 mod stream;
 
 pub use collect::{
     choose_outputs, collect, collect_chosen, Chosen, CollectLimits, Collected, CollectedFile,
     Refused,
 };
+pub use inputs::{open_input, InputNote, Kind, Refusal};
 pub use stream::{ChannelReader, ChannelWriter};
+
+use inputs::Entry;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -138,26 +142,53 @@ impl StagingMode {
 #[derive(Clone, Debug, Default)]
 pub struct Manifest {
     pub inputs: Vec<InputFile>,
+    /// What the user is told about the folders' entries: links followed, entries left out.
+    pub notes: Vec<InputNote>,
 }
 
 impl Manifest {
     /// Build a manifest from user-given paths: a file goes to `input/<name>`, a folder's
-    /// files to `input/<folder>/<relative path>`. Every file is opened now, so an
-    /// unreadable input fails before any container exists.
+    /// files to `input/<folder>/<relative path>`. Each path is classified before it is
+    /// opened ([`inputs`]): a given path that is not a regular file or folder is refused
+    /// ([`Refusal`]); inside a folder, links are followed or left out and unsuitable
+    /// entries left out, each with a [`InputNote`]. Every file is opened (without
+    /// blocking) now, so an unreadable input fails before any container exists.
+    /// Blocking: call it off the async runtime.
     pub fn from_paths(paths: &[PathBuf]) -> anyhow::Result<Manifest> {
-        let mut inputs = Vec::new();
+        let mut m = Manifest::default();
         for path in paths {
-            let meta = std::fs::metadata(path)
-                .with_context(|| format!("cannot read input {}", path.display()))?;
+            let (kind, _) = inputs::classify_top(path)?;
             let name = file_name(path)?;
-            if meta.is_dir() {
-                add_dir(path, &name, &mut inputs)?;
+            if kind == Kind::Dir {
+                let root = path
+                    .canonicalize()
+                    .with_context(|| format!("cannot read input {}", path.display()))?;
+                let mut walk = Walk {
+                    root: &root,
+                    hidden: Vec::new(),
+                    bad_names: 0,
+                    out: &mut m,
+                };
+                walk.dir(&root, &root, &name, true)?;
+                let (hidden, bad_names) = (walk.hidden, walk.bad_names);
+                if !hidden.is_empty() {
+                    m.notes.push(InputNote::Hidden {
+                        folder: name.clone(),
+                        names: hidden,
+                    });
+                }
+                if bad_names > 0 {
+                    m.notes.push(InputNote::BadNames {
+                        folder: name.clone(),
+                        count: bad_names,
+                    });
+                }
             } else {
-                inputs.push(input_file(path, name)?);
+                m.inputs.push(input_file(path, name)?);
             }
         }
         let mut seen = BTreeSet::new();
-        for f in &inputs {
+        for f in &m.inputs {
             if !seen.insert(f.dest.as_str()) {
                 bail!(
                     "two inputs would both be staged as input/{}; rename one of them",
@@ -165,21 +196,41 @@ impl Manifest {
                 );
             }
         }
-        Ok(Manifest { inputs })
+        Ok(m)
     }
 
     /// A manifest of files already named (a session's inputs staged again): each
-    /// `(source, dest)` is a file read now and staged as `input/<dest>`.
+    /// `(source, dest)` is a file checked and opened now (without blocking) and staged
+    /// as `input/<dest>`. Blocking: call it off the async runtime.
     pub fn from_named(files: &[(PathBuf, String)]) -> anyhow::Result<Manifest> {
         let inputs = files
             .iter()
-            .map(|(source, dest)| input_file(source, dest.clone()))
+            .map(|(source, dest)| {
+                inputs::classify_top(source)?;
+                input_file(source, dest.clone())
+            })
             .collect::<anyhow::Result<_>>()?;
-        Ok(Manifest { inputs })
+        Ok(Manifest {
+            inputs,
+            notes: Vec::new(),
+        })
     }
 
     pub fn total_bytes(&self) -> u64 {
         self.inputs.iter().map(|f| f.bytes).sum()
+    }
+
+    /// The notes as lines for the user, at most `max` of them and a count of the rest
+    /// (a folder of thousands of links is not thousands of lines).
+    pub fn note_lines(&self, max: usize) -> Vec<String> {
+        let mut lines: Vec<String> = self.notes.iter().take(max).map(|n| n.to_string()).collect();
+        if self.notes.len() > max {
+            lines.push(format!(
+                "... and {} more note(s) about the input folders",
+                self.notes.len() - max
+            ));
+        }
+        lines
     }
 
     /// The workspace as a tar stream: `input/` with the staged files and an empty
@@ -210,38 +261,108 @@ fn file_name(path: &Path) -> anyhow::Result<String> {
 }
 
 fn input_file(source: &Path, dest: String) -> anyhow::Result<InputFile> {
-    let file = std::fs::File::open(source)
-        .with_context(|| format!("cannot read input {}", source.display()))?;
-    let bytes = file.metadata()?.len();
+    let (_, meta) = open_input(source)?;
     Ok(InputFile {
         source: source.to_path_buf(),
         dest,
-        bytes,
+        bytes: meta.len(),
     })
 }
 
-fn add_dir(dir: &Path, prefix: &str, out: &mut Vec<InputFile>) -> anyhow::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read input folder {}", dir.display()))?
-        .collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
+/// One input folder being walked.
+struct Walk<'a> {
+    /// The folder given, canonical.
+    root: &'a Path,
+    /// Hidden entries left out, as `input/` paths.
+    hidden: Vec<String>,
+    bad_names: usize,
+    out: &'a mut Manifest,
+}
+
+impl Walk<'_> {
+    /// Stage the folder `dir` (canonically `here`) as `input/<prefix>`. A folder that
+    /// cannot be listed fails the add when it is the one given (`given`), and is left
+    /// out with a note when it is inside it.
+    fn dir(&mut self, dir: &Path, here: &Path, prefix: &str, given: bool) -> anyhow::Result<()> {
+        let listed = std::fs::read_dir(dir).and_then(|r| r.collect::<Result<Vec<_>, _>>());
+        let mut entries = match listed {
+            Ok(e) => e,
+            Err(e) if given => {
+                return Err(e)
+                    .with_context(|| format!("cannot read input folder {}", dir.display()))
+            }
+            Err(e) => {
+                self.left_out(
+                    prefix,
+                    inputs::Why::Unreadable {
+                        reason: e.to_string(),
+                    },
+                );
+                return Ok(());
+            }
         };
-        if name.starts_with('.') {
-            continue;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                self.bad_names += 1;
+                continue;
+            };
+            let dest = format!("{prefix}/{name}");
+            if name.starts_with('.') {
+                self.hidden.push(dest);
+                continue;
+            }
+            // lstat: what the entry itself is, links not followed, nothing opened.
+            let ty = match entry.file_type() {
+                Ok(t) => t,
+                Err(e) => {
+                    self.left_out(
+                        &dest,
+                        inputs::Why::Unreadable {
+                            reason: e.to_string(),
+                        },
+                    );
+                    continue;
+                }
+            };
+            let path = entry.path();
+            match inputs::classify_entry(&path, ty, self.root, here) {
+                Ok(Entry::File) => self.file(&path, dest),
+                Ok(Entry::Dir) => self.dir(&path, &here.join(&name), &dest, false)?,
+                Ok(Entry::Link { target, kind }) => {
+                    self.out.notes.push(InputNote::Followed {
+                        dest: dest.clone(),
+                        target: target.clone(),
+                    });
+                    if kind == Kind::Dir {
+                        self.dir(&target, &target, &dest, false)?;
+                    } else {
+                        self.file(&target, dest);
+                    }
+                }
+                Err(why) => self.left_out(&dest, why),
+            }
         }
-        let ty = entry.file_type()?;
-        let dest = format!("{prefix}/{name}");
-        if ty.is_dir() {
-            add_dir(&entry.path(), &dest, out)?;
-        } else if ty.is_file() {
-            out.push(input_file(&entry.path(), dest)?);
-        }
-        // Symlinks inside a staged folder are skipped: they may point anywhere.
+        Ok(())
     }
-    Ok(())
+
+    fn file(&mut self, source: &Path, dest: String) {
+        match open_input(source) {
+            Ok((_, meta)) => self.out.inputs.push(InputFile {
+                source: source.to_path_buf(),
+                dest,
+                bytes: meta.len(),
+            }),
+            Err(r) => self.left_out(&dest, r.why),
+        }
+    }
+
+    fn left_out(&mut self, dest: &str, why: inputs::Why) {
+        self.out.notes.push(InputNote::LeftOut {
+            dest: dest.to_string(),
+            why,
+        });
+    }
 }
 
 fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()> {
@@ -264,8 +385,8 @@ fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()>
         tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
     }
     for f in inputs {
-        let file = std::fs::File::open(&f.source)?;
-        let len = file.metadata()?.len();
+        let (file, meta) = open_input(&f.source).map_err(std::io::Error::other)?;
+        let len = meta.len();
         let mut h = header(tar::EntryType::Regular, 0o644, len);
         // A file that grows while being staged is cut at the size it had when opened.
         tar.append_data(
@@ -347,6 +468,68 @@ mod tests {
         );
         let json = serde_json::to_string(&CopyReason::NotWorldReadable).unwrap();
         assert_eq!(json, "\"not_world_readable\"");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_says_what_it_followed_and_what_it_left_out() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.csv"), "1,2\n").unwrap();
+        std::fs::create_dir(outside.path().join("more")).unwrap();
+        std::fs::write(outside.path().join("more/y.csv"), "3\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir(&docs).unwrap();
+        std::fs::write(docs.join("a.csv"), "a\n").unwrap();
+        std::fs::write(docs.join(".DS_Store"), "").unwrap();
+        symlink(outside.path().join("x.csv"), docs.join("latest.csv")).unwrap();
+        symlink(outside.path().join("more"), docs.join("more")).unwrap();
+        symlink("/nonexistent/z.csv", docs.join("gone.csv")).unwrap();
+        symlink("/dev/zero", docs.join("zero")).unwrap();
+        let m = Manifest::from_paths(std::slice::from_ref(&docs)).unwrap();
+        let dests: Vec<_> = m.inputs.iter().map(|f| f.dest.as_str()).collect();
+        assert_eq!(dests, ["docs/a.csv", "docs/latest.csv", "docs/more/y.csv"]);
+        assert_eq!(m.inputs[1].bytes, 4);
+        let lines = m.note_lines(10);
+        let x = outside.path().canonicalize().unwrap().join("x.csv");
+        assert!(
+            lines.contains(&format!(
+                "input/docs/latest.csv -> {} (a link, followed)",
+                x.display()
+            )),
+            "{lines:?}"
+        );
+        assert!(lines.contains(
+            &"left out input/docs/gone.csv: it is a link to /nonexistent/z.csv, which does not exist".to_string()
+        ), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with(
+                "left out input/docs/zero: it is a link to /dev/zero, which is a character device"
+            )),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("1 hidden entry") && l.contains("docs/.DS_Store")),
+            "{lines:?}"
+        );
+        assert_eq!(m.note_lines(1).len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_special_file_given_is_refused_and_typed() {
+        let err = Manifest::from_paths(&[PathBuf::from("/dev/zero")]).unwrap_err();
+        let refusal = err.downcast_ref::<Refusal>().expect("typed");
+        assert_eq!(refusal.path, Path::new("/dev/zero"));
+        assert_eq!(
+            err.to_string(),
+            "input /dev/zero is a character device; only regular files and folders can be staged"
+        );
+        let named = Manifest::from_named(&[("/dev/zero".into(), "zero".into())]).unwrap_err();
+        assert!(named.downcast_ref::<Refusal>().is_some());
     }
 
     #[test]

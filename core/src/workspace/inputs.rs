@@ -1,0 +1,564 @@
+//! What may be staged, decided before anything is opened. An input is looked at with
+//! `lstat`/`stat` only: regular files and folders are staged; named pipes, sockets and
+//! devices are refused (opening a FIFO blocks until a writer comes, reading
+//! `/dev/zero` never ends). Inside an input folder a symlink is followed when it
+//! points at a readable regular file or folder outside that folder, and refused with
+//! its reason otherwise. Files are then opened with [`open_input`], which cannot block
+//! and checks that what it opened is still a regular file, so a path swapped for a
+//! FIFO between the check and the read fails instead of hanging.
+
+use std::fs::{File, FileType, Metadata};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// What a path is, as `lstat` or `stat` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+    Other,
+}
+
+impl Kind {
+    pub fn of(ty: FileType) -> Kind {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if ty.is_fifo() {
+                return Kind::Fifo;
+            }
+            if ty.is_socket() {
+                return Kind::Socket;
+            }
+            if ty.is_char_device() {
+                return Kind::CharDevice;
+            }
+            if ty.is_block_device() {
+                return Kind::BlockDevice;
+            }
+        }
+        if ty.is_symlink() {
+            Kind::Symlink
+        } else if ty.is_dir() {
+            Kind::Dir
+        } else if ty.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+
+    /// As a person names it: "a named pipe (FIFO)".
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File => "a regular file",
+            Kind::Dir => "a folder",
+            Kind::Symlink => "a symbolic link",
+            Kind::Fifo => "a named pipe (FIFO)",
+            Kind::Socket => "a socket",
+            Kind::CharDevice => "a character device",
+            Kind::BlockDevice => "a block device",
+            Kind::Other => "not a regular file or folder",
+        }
+    }
+
+    fn stageable(self) -> bool {
+        matches!(self, Kind::File | Kind::Dir)
+    }
+}
+
+/// Why a path cannot be staged; shown after the path ("input X is ...").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// A FIFO, socket or device (or a link to one: `via` is the link's target).
+    Special { kind: Kind, via: Option<PathBuf> },
+    /// A link whose target does not exist.
+    Dangling { target: PathBuf },
+    /// A link that resolves to itself (directly or through other links or folders).
+    Loop { target: PathBuf },
+    /// A link to something inside the folder being staged (staged there already, or a loop).
+    IntoFolder { target: PathBuf },
+    /// Reading it (or its folder) failed: permission denied, an I/O error.
+    Unreadable { reason: String },
+    /// It was a regular file when checked and something else when opened.
+    Changed { kind: Kind },
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const ONLY: &str = "only regular files and folders can be staged";
+        match self {
+            Why::Special { kind, via: None } => write!(f, "is {}; {ONLY}", kind.name()),
+            Why::Special {
+                kind,
+                via: Some(target),
+            } => write!(
+                f,
+                "is a link to {}, which is {}; {ONLY}",
+                target.display(),
+                kind.name()
+            ),
+            Why::Dangling { target } => {
+                write!(f, "is a link to {}, which does not exist", target.display())
+            }
+            Why::Loop { target } => write!(
+                f,
+                "is a link to {}, which leads back to itself (a loop)",
+                target.display()
+            ),
+            Why::IntoFolder { target } => write!(
+                f,
+                "is a link to {}, inside the folder being staged (it is staged there once already)",
+                target.display()
+            ),
+            Why::Unreadable { reason } => write!(f, "cannot be read ({reason})"),
+            Why::Changed { kind } => write!(
+                f,
+                "changed while it was being staged: it is now {}; {ONLY}",
+                kind.name()
+            ),
+        }
+    }
+}
+
+/// A path refused as an input, typed (the session reports it as `bad_input`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct Refusal {
+    pub path: PathBuf,
+    pub why: Why,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.why {
+            Why::Unreadable { reason } => {
+                write!(f, "cannot read input {} ({reason})", self.path.display())
+            }
+            why => write!(f, "input {} {why}", self.path.display()),
+        }
+    }
+}
+
+impl Refusal {
+    fn new(path: &Path, why: Why) -> Refusal {
+        Refusal {
+            path: path.to_path_buf(),
+            why,
+        }
+    }
+
+    fn io(path: &Path, e: &std::io::Error) -> Refusal {
+        Refusal::new(
+            path,
+            Why::Unreadable {
+                reason: io_reason(e),
+            },
+        )
+    }
+}
+
+/// What the user is told about an input folder's entries: nothing is left out, or
+/// taken from elsewhere, without a word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputNote {
+    /// `input/<dest>` is a link, followed: its content comes from `target`.
+    Followed { dest: String, target: PathBuf },
+    /// `input/<dest>` was not staged.
+    LeftOut { dest: String, why: Why },
+    /// Hidden entries (names starting with '.') of `input/<folder>` were not staged.
+    Hidden { folder: String, names: Vec<String> },
+    /// Entries of `input/<folder>` whose names are not valid UTF-8 were not staged.
+    BadNames { folder: String, count: usize },
+}
+
+impl std::fmt::Display for InputNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputNote::Followed { dest, target } => {
+                write!(f, "input/{dest} -> {} (a link, followed)", target.display())
+            }
+            InputNote::LeftOut { dest, why } => write!(f, "left out input/{dest}: it {why}"),
+            InputNote::Hidden { folder, names } => {
+                let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+                let more = names.len().saturating_sub(shown.len());
+                write!(
+                    f,
+                    "left out {} hidden entr{} of input/{folder} ({}{})",
+                    names.len(),
+                    if names.len() == 1 { "y" } else { "ies" },
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(", and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            InputNote::BadNames { folder, count } => write!(
+                f,
+                "left out {count} entr{} of input/{folder} whose names are not valid UTF-8",
+                if *count == 1 { "y" } else { "ies" }
+            ),
+        }
+    }
+}
+
+/// A top-level input: what it is, with links followed (a file or folder given by a
+/// link is staged under the target's name, as before). Anything but a regular file
+/// or folder is refused.
+pub fn classify_top(path: &Path) -> Result<(Kind, Metadata), Refusal> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Refusal::new(
+            path,
+            Why::Unreadable {
+                reason: "no such file or folder".into(),
+            },
+        ),
+        _ if is_loop(&e) => Refusal::new(
+            path,
+            Why::Loop {
+                target: std::fs::read_link(path).unwrap_or_else(|_| path.to_path_buf()),
+            },
+        ),
+        _ => Refusal::io(path, &e),
+    })?;
+    let kind = Kind::of(meta.file_type());
+    if !kind.stageable() {
+        return Err(Refusal::new(path, Why::Special { kind, via: None }));
+    }
+    Ok((kind, meta))
+}
+
+/// An entry of an input folder, as found by `read_dir`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Entry {
+    File,
+    Dir,
+    /// A link to a readable file or folder outside `root`: `target` is canonical.
+    Link {
+        target: PathBuf,
+        kind: Kind,
+    },
+}
+
+/// Classify `path`, an entry of the folder `here` (canonical) walked while staging the
+/// input folder `root` (canonical), whose own type `lstat` gave as `ty`.
+pub fn classify_entry(path: &Path, ty: FileType, root: &Path, here: &Path) -> Result<Entry, Why> {
+    match Kind::of(ty) {
+        Kind::File => return Ok(Entry::File),
+        Kind::Dir => return Ok(Entry::Dir),
+        Kind::Symlink => {}
+        kind => return Err(Why::Special { kind, via: None }),
+    }
+    let shown = std::fs::read_link(path).unwrap_or_else(|_| path.to_path_buf());
+    // The link as written, resolved against its folder, for the messages.
+    let written = match path.parent() {
+        Some(dir) if shown.is_relative() => dir.join(&shown),
+        _ => shown.clone(),
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Why::Dangling { target: written })
+        }
+        Err(e) if is_loop(&e) => return Err(Why::Loop { target: written }),
+        Err(e) => {
+            return Err(Why::Unreadable {
+                reason: io_reason(&e),
+            })
+        }
+    };
+    let target = std::fs::canonicalize(path).map_err(|e| Why::Unreadable {
+        reason: io_reason(&e),
+    })?;
+    let kind = Kind::of(meta.file_type());
+    if !kind.stageable() {
+        return Err(Why::Special {
+            kind,
+            via: Some(target),
+        });
+    }
+    // A folder that holds the link itself would be walked forever.
+    if kind == Kind::Dir && (here.starts_with(&target) || root.starts_with(&target)) {
+        return Err(Why::Loop { target });
+    }
+    if target.starts_with(root) {
+        return Err(Why::IntoFolder { target });
+    }
+    // The user must be able to read what the link leads to: a folder is listed, a
+    // file opened (without blocking, and checked again) and closed.
+    match kind {
+        Kind::Dir => {
+            std::fs::read_dir(&target).map_err(|e| Why::Unreadable {
+                reason: io_reason(&e),
+            })?;
+        }
+        _ => {
+            open_input(&target).map_err(|r| r.why)?;
+        }
+    }
+    Ok(Entry::Link { target, kind })
+}
+
+/// Open an input for reading without ever blocking: `O_NONBLOCK` (a FIFO swapped in
+/// since the check opens at once instead of waiting for a writer), `O_NOCTTY`, then
+/// the opened file itself must be a regular file. Returns it with its metadata.
+pub fn open_input(path: &Path) -> Result<(File, Metadata), Refusal> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Refusal::new(
+            path,
+            Why::Unreadable {
+                reason: "no such file".into(),
+            },
+        ),
+        _ => Refusal::io(path, &e),
+    })?;
+    let meta = file.metadata().map_err(|e| Refusal::io(path, &e))?;
+    let kind = Kind::of(meta.file_type());
+    if kind != Kind::File {
+        return Err(Refusal::new(path, Why::Changed { kind }));
+    }
+    #[cfg(unix)]
+    clear_nonblock(&file);
+    Ok((file, meta))
+}
+
+/// Regular files ignore `O_NONBLOCK` on Linux, but not every file system promises it:
+/// reads go back to blocking once the file is known to be regular.
+#[cfg(unix)]
+fn clear_nonblock(file: &File) {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function borrows, with integer arguments only.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Read `file` to its end in chunks, giving each to `sink`; stops with `Interrupted`
+/// as soon as `stop()` says so (the session closing), so a large input being hashed
+/// never holds up the process's exit.
+pub fn read_chunks(
+    mut file: impl Read,
+    stop: &dyn Fn() -> bool,
+    mut sink: impl FnMut(&[u8]),
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        if stop() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped: the session is closing",
+            ));
+        }
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        sink(&buf[..n]);
+    }
+}
+
+fn is_loop(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// An I/O error as a short phrase: "permission denied".
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::NotFound => "no such file or folder".into(),
+        _ => {
+            let text = e.to_string();
+            // "Permission denied (os error 13)" -> "permission denied"
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(c) => c.to_lowercase().chain(chars).collect(),
+                None => text.to_string(),
+            }
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn fifo(path: &Path) {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    }
+
+    fn entry(path: &Path, root: &Path) -> Result<Entry, Why> {
+        let ty = std::fs::symlink_metadata(path).unwrap().file_type();
+        let here = path.parent().unwrap().canonicalize().unwrap();
+        classify_entry(path, ty, root, &here)
+    }
+
+    #[test]
+    fn special_files_are_named_and_refused_without_being_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p");
+        fifo(&p);
+        // Opening this FIFO for reading would block (no writer): classify_top must not.
+        let e = classify_top(&p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "input {} is a named pipe (FIFO); only regular files and folders can be staged",
+                p.display()
+            )
+        );
+        let sock = dir.path().join("s.sock");
+        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        assert!(matches!(
+            classify_top(&sock).unwrap_err().why,
+            Why::Special {
+                kind: Kind::Socket,
+                via: None
+            }
+        ));
+        assert!(matches!(
+            classify_top(Path::new("/dev/zero")).unwrap_err().why,
+            Why::Special {
+                kind: Kind::CharDevice,
+                ..
+            }
+        ));
+        assert_eq!(classify_top(dir.path()).unwrap().0, Kind::Dir);
+        let missing = classify_top(&dir.path().join("nope")).unwrap_err();
+        assert!(missing.to_string().contains("no such file"), "{missing}");
+    }
+
+    #[test]
+    fn open_input_never_blocks_and_checks_the_opened_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("swapped.csv");
+        // As if a regular file had been swapped for a FIFO after the check.
+        fifo(&p);
+        let e = open_input(&p).unwrap_err();
+        assert_eq!(e.why, Why::Changed { kind: Kind::Fifo });
+        assert!(open_input(Path::new("/dev/zero")).is_err());
+        let f = dir.path().join("ok.csv");
+        std::fs::write(&f, "a,b\n").unwrap();
+        let (mut file, meta) = open_input(&f).unwrap();
+        assert_eq!(meta.len(), 4);
+        let mut s = String::new();
+        file.read_to_string(&mut s).unwrap();
+        assert_eq!(s, "a,b\n");
+    }
+
+    #[test]
+    fn links_in_a_folder_are_followed_or_refused_with_their_reason() {
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("x.csv");
+        std::fs::write(&target, "1").unwrap();
+        std::fs::create_dir(outside.path().join("sub")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let link = |name: &str, to: &Path| {
+            let p = root.join(name);
+            symlink(to, &p).unwrap();
+            p
+        };
+        match entry(&link("latest.csv", &target), &root).unwrap() {
+            Entry::Link { target: t, kind } => {
+                assert_eq!(t, target.canonicalize().unwrap());
+                assert_eq!(kind, Kind::File);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            entry(&link("d", &outside.path().join("sub")), &root).unwrap(),
+            Entry::Link {
+                kind: Kind::Dir,
+                ..
+            }
+        ));
+        let dangling = entry(&link("gone.csv", Path::new("/nonexistent/x.csv")), &root);
+        assert_eq!(
+            dangling.unwrap_err().to_string(),
+            "is a link to /nonexistent/x.csv, which does not exist"
+        );
+        let zero = entry(&link("zero", Path::new("/dev/zero")), &root).unwrap_err();
+        assert!(
+            matches!(
+                zero,
+                Why::Special {
+                    kind: Kind::CharDevice,
+                    via: Some(_)
+                }
+            ),
+            "{zero:?}"
+        );
+        // a -> b -> a
+        let a = root.join("a");
+        symlink(root.join("b"), &a).unwrap();
+        symlink(&a, root.join("b")).unwrap();
+        assert!(matches!(entry(&a, &root).unwrap_err(), Why::Loop { .. }));
+        // A link to the folder itself, and to a folder above it, would be walked forever.
+        assert!(matches!(
+            entry(&link("self", Path::new(".")), &root).unwrap_err(),
+            Why::Loop { .. }
+        ));
+        assert!(matches!(
+            entry(&link("up", Path::new("..")), &root).unwrap_err(),
+            Why::Loop { .. }
+        ));
+        std::fs::write(root.join("real.csv"), "2").unwrap();
+        let inside = entry(&link("alias.csv", Path::new("real.csv")), &root).unwrap_err();
+        assert!(matches!(inside, Why::IntoFolder { .. }), "{inside:?}");
+        let p = root.join("pipe");
+        fifo(&p);
+        assert_eq!(
+            entry(&p, &root).unwrap_err(),
+            Why::Special {
+                kind: Kind::Fifo,
+                via: None
+            }
+        );
+    }
+
+    #[test]
+    fn reading_in_chunks_stops_when_asked() {
+        let data = vec![7u8; 3 << 20];
+        let mut seen = 0;
+        read_chunks(&data[..], &|| false, |c| seen += c.len()).unwrap();
+        assert_eq!(seen, data.len());
+        let calls = std::cell::Cell::new(0);
+        let stop = || {
+            calls.set(calls.get() + 1);
+            calls.get() > 1
+        };
+        let e = read_chunks(&data[..], &stop, |_| {}).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted);
+    }
+}
