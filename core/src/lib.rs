@@ -28,4 +28,5 @@ pub mod run;
 pub mod sandbox;
 pub mod session;
 pub mod store;
+pub mod terminal;
 pub mod workspace;

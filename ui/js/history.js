@@ -11,7 +11,8 @@ export function renderHistory(sessions, currentId, { onOpen, onRename, onDelete 
   }
   for (const s of sessions) {
     const title = h('span', { class: 'h-title' }, s.title || 'Untitled session');
-    const meta = h('span', { class: 'h-meta muted' }, [when(s.created), statusWord(s.status), s.asks > 1 ? `${s.asks} asks` : ''].filter(Boolean).join(' · '));
+    // A folder that cannot be read is listed with why, not hidden.
+    const meta = h('span', { class: 'h-meta muted' }, s.unreadable ? `unreadable: ${s.unreadable}` : [when(s.created), statusWord(s.status), s.asks > 1 ? `${s.asks} asks` : ''].filter(Boolean).join(' · '));
     const open = h('button', { class: 'h-open', onclick: () => onOpen(s.id), title: s.title || '' }, title, meta);
     const rename = h('button', { class: 'ghost h-act h-rename-btn', title: 'Rename', 'aria-label': 'Rename', onclick: (e) => { e.stopPropagation(); startRename(li, s, onRename); } }, '✎');
     const del = h('button', { class: 'ghost h-act h-delete-btn', title: 'Delete', 'aria-label': 'Delete', onclick: (e) => { e.stopPropagation(); onDelete(s); } }, '✕');

@@ -412,7 +412,7 @@ fn matching_image_end(events: &[Event], from: usize) -> usize {
 
 /// The text of inline events (a heading, an image's alt text), raw HTML included as the
 /// text it is shown as.
-fn plain_text(events: &[Event]) -> String {
+pub(super) fn plain_text(events: &[Event]) -> String {
     let mut s = String::new();
     for e in events {
         match e {
@@ -424,7 +424,7 @@ fn plain_text(events: &[Event]) -> String {
     s.trim().to_string()
 }
 
-fn blocked_image_text(dest: &str, alt: &str) -> String {
+pub(super) fn blocked_image_text(dest: &str, alt: &str) -> String {
     let prefix = if alt.is_empty() {
         String::new()
     } else {
@@ -543,7 +543,7 @@ fn is_data_image(url: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
-fn link_allowed(href: &str) -> bool {
+pub(super) fn link_allowed(href: &str) -> bool {
     url_size_ok(href) && matches!(classify(href), Dest::Web | Dest::Mailto | Dest::Relative)
 }
 
@@ -552,7 +552,7 @@ fn url_size_ok(url: &str) -> bool {
 }
 
 /// The `src` an image may have, or `None` if it must not load.
-fn image_src(src: &str, base: Option<&str>) -> Option<String> {
+pub(super) fn image_src(src: &str, base: Option<&str>) -> Option<String> {
     match classify(src) {
         Dest::DataImage => Some(src.to_string()),
         Dest::Relative if url_size_ok(src) => {

@@ -2,6 +2,7 @@
 //!
 //! Everything here reads files written by model code, so every byte is hostile input:
 //! - [`markdown`]: a report rendered to HTML that is sanitised against an allow-list;
+//! - [`markdown_inert`]: Markdown made inert for another renderer (a notebook viewer);
 //! - [`table`]: a page of a CSV file, read as a stream, and as HTML with escaped cells;
 //! - [`image`]: PNG metadata, with a pixel limit checked before decoding;
 //! - [`escape_html`] and [`safe_display_name`] for file names and any other text.
@@ -13,6 +14,7 @@ pub mod excel;
 pub mod export;
 pub mod image;
 pub mod markdown;
+pub mod markdown_inert;
 pub mod table;
 mod text;
 

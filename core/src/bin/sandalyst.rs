@@ -17,6 +17,7 @@ use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::{custom, docker, image, packages};
 use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
 use sandalyst::store::{self, Store};
+use sandalyst::terminal::{escape, escape_lines};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -303,7 +304,7 @@ async fn run_command(cli: Cli) -> ExitCode {
             ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", escape_lines(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }
@@ -498,7 +499,7 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(130));
         };
         for f in added? {
-            eprintln!("  input/{} ({} bytes)", f.name, f.bytes);
+            eprintln!("  input/{} ({} bytes)", escape(&f.name), f.bytes);
         }
     }
     let interactive = std::io::stdin().is_terminal();
@@ -593,7 +594,7 @@ async fn follow(mut handle: sandalyst::session::AskHandle, printer: &Printer) ->
         eprintln!("{line}");
     }
     if let Some(answer) = &outcome.answer {
-        println!("{answer}");
+        println!("{}", escape_lines(answer));
     }
     outcome
 }
@@ -624,9 +625,19 @@ impl Printer {
         Printer { verbose }
     }
 
+    /// Everything printed passes [`escape_lines`] (names, model text and outputs come
+    /// from the model and its code); single-line names are escaped whole.
     fn print(&self, ev: &Event) {
+        let mut buf = Vec::new();
+        self.write(ev, &mut buf);
+        let text = String::from_utf8_lossy(&buf);
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(escape_lines(&text).as_bytes());
+    }
+
+    fn write(&self, ev: &Event, err: &mut Vec<u8>) {
         let v = self.verbose;
-        let mut err = std::io::stderr().lock();
         let _ = match &ev.kind {
             EventKind::Setup(stage) => match stage {
                 SetupStage::Engine { name, version } => writeln!(err, "  engine: {name} {version}"),
@@ -666,11 +677,11 @@ impl Printer {
             EventKind::TurnStarted { turn, max_turns } => writeln!(err, "turn {turn}/{max_turns}"),
             EventKind::Text { text } => writeln!(err, "  assistant: {}", indent(text, v, 12)),
             EventKind::ToolCall { name, code, .. } => {
-                writeln!(err, "  {name}: {}", indent(code, v, 3))
+                writeln!(err, "  {}: {}", escape(name), indent(code, v, 3))
             }
             EventKind::CellOutput { .. } if !v => Ok(()),
             EventKind::CellOutput { text, .. } => write!(err, "{text}"),
-            EventKind::CellImage { path, .. } => writeln!(err, "  figure: {path}"),
+            EventKind::CellImage { path, .. } => writeln!(err, "  figure: {}", escape(path)),
             EventKind::CellResult {
                 status,
                 duration_ms,
@@ -701,7 +712,7 @@ impl Printer {
                 )
             }
             EventKind::Artifact { path, bytes, .. } => {
-                writeln!(err, "  wrote output/{path} ({bytes} bytes)")
+                writeln!(err, "  wrote output/{} ({bytes} bytes)", escape(path))
             }
             EventKind::Usage { .. }
             | EventKind::TextDelta { .. }
@@ -827,7 +838,7 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                 eprintln!("image {} is up to date", st.tag);
                 st.tag
             } else {
-                image::build(&engine, method, &|line| eprintln!("  {line}")).await?
+                image::build(&engine, method, &|line| eprintln!("  {}", escape(line))).await?
             };
             if packages.is_empty() {
                 println!("{base}");
@@ -844,8 +855,8 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
 /// A derived build's progress as lines on stderr: steps flush left, output indented.
 fn print_build(p: custom::BuildProgress) {
     match &p {
-        custom::BuildProgress::Line { text } => eprintln!("    {text}"),
-        _ => eprintln!("  {p}"),
+        custom::BuildProgress::Line { text } => eprintln!("    {}", escape(text)),
+        _ => eprintln!("  {}", escape(&p.to_string())),
     }
 }
 
@@ -855,11 +866,12 @@ async fn image_section() -> anyhow::Result<config::ImageSection> {
     Ok(file.image)
 }
 
-/// Print to stdout; a reader that went away (`| head`) ends the command quietly.
+/// Print to stdout, control characters escaped; a reader that went away (`| head`)
+/// ends the command quietly.
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
-        .write_all(text.as_bytes())
+        .write_all(escape_lines(text).as_bytes())
         .and_then(|()| stdout.flush())
     {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -873,7 +885,8 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
         RunsCommand::List { data_dir } => {
             let store = open_store(data_dir)?;
             let _ = store.mark_interrupted();
-            for m in store.list()? {
+            let listing = store.scan()?;
+            for m in listing.runs {
                 let status = m
                     .status
                     .map(|s| s.to_string())
@@ -897,7 +910,15 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                     status,
                     m.asks.len().max(usize::from(!m.prompt.is_empty())),
                     m.outputs.len(),
-                    title
+                    escape(&title)
+                ));
+            }
+            // Named, not hidden: a folder whose run.json is gone, torn or hostile.
+            for u in listing.unreadable {
+                out(&format!(
+                    "{}  unreadable: {}\n",
+                    escape(&u.folder),
+                    escape(&u.reason)
                 ));
             }
         }
@@ -919,10 +940,10 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             if notebook || script {
                 let formats = sandalyst::export::Formats { notebook, script };
                 for path in sandalyst::export::to_folder(&run, &dir, formats)? {
-                    println!("{}", path.display());
+                    println!("{}", escape(&path.display().to_string()));
                 }
             } else {
-                println!("{}", run.export(&dir)?.display());
+                println!("{}", escape(&run.export(&dir)?.display().to_string()));
             }
         }
     }
@@ -957,10 +978,10 @@ async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
             "call {} of {} ({}, from {} of session {}) failed on the new data:\n{}",
             f.index,
             outcome.cells,
-            f.call_id,
-            f.ask,
+            escape(&f.call_id),
+            escape(&f.ask),
             outcome.source,
-            f.output.trim_end()
+            escape_lines(f.output.trim_end())
         );
         eprintln!("{}", outcome.continue_hint());
         println!("{}", outcome.outputs_dir.display());

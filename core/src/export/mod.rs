@@ -61,6 +61,15 @@ pub struct Formats {
 /// runs as it is. Returns the files written.
 pub fn to_folder(run: &RunDir, dir: &Path, formats: Formats) -> anyhow::Result<Vec<PathBuf>> {
     use anyhow::Context;
+    // Names come from run.json: each must stay inside input/ before anything is written.
+    for f in &run.meta.files {
+        if !plain_relative(&f.name) {
+            anyhow::bail!(
+                "the session lists an input named {:?}, which is not a plain path inside input/; nothing was exported",
+                f.name
+            );
+        }
+    }
     let mut written = Vec::new();
     if formats.notebook {
         written.push(notebook::write(run, dir)?);
@@ -78,6 +87,15 @@ pub fn to_folder(run: &RunDir, dir: &Path, formats: Formats) -> anyhow::Result<V
         }
     }
     Ok(written)
+}
+
+/// `name` is a relative path of plain components (no root, `..`, `.` or prefix).
+fn plain_relative(name: &str) -> bool {
+    use std::path::Component;
+    !name.is_empty()
+        && Path::new(name)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
 }
 
 /// One step of a recorded analysis, in the order it happened.
@@ -370,8 +388,10 @@ pub fn image_of(run: &RunDir) -> String {
         .unwrap_or_default()
 }
 
-/// The header facts both exports start with: the inputs, the outputs and their makers.
+/// The header facts both exports start with: the inputs, the outputs and their makers,
+/// each one line with its control characters escaped (names come from model code).
 fn header_lines(meta: &RunMeta) -> (Vec<String>, Vec<String>) {
+    use crate::terminal::escape;
     let inputs = meta
         .files
         .iter()
@@ -381,15 +401,18 @@ fn header_lines(meta: &RunMeta) -> (Vec<String>, Vec<String>) {
             } else {
                 format!(", sha256 {}", f.sha256)
             };
-            format!("input/{} ({} bytes{hash})", f.name, f.bytes)
+            escape(&format!("input/{} ({} bytes{hash})", f.name, f.bytes)).into_owned()
         })
         .collect();
     let outputs = meta
         .outputs
         .iter()
-        .map(|o| match meta.provenance.get(&o.path) {
-            Some(p) => format!("output/{} (made by {} call {})", o.path, p.ask, p.call_id),
-            None => format!("output/{}", o.path),
+        .map(|o| {
+            let line = match meta.provenance.get(&o.path) {
+                Some(p) => format!("output/{} (made by {} call {})", o.path, p.ask, p.call_id),
+                None => format!("output/{}", o.path),
+            };
+            escape(&line).into_owned()
         })
         .collect();
     (inputs, outputs)

@@ -3,6 +3,12 @@
 //! its traceback and the figures it showed; shell calls as `%%bash` cells. A call that
 //! failed in the session is kept with its error and tagged `raises-exception`, so
 //! "Run all" goes on past it as it did in the session.
+//!
+//! The Markdown (the requests, the assistant's words, the header) comes from the model
+//! and a notebook viewer renders it: it goes through
+//! [`inert_markdown`](crate::artifacts::markdown_inert::inert_markdown), so remote
+//! images, unsafe links and raw HTML are neutralised as in the app's own renderer, and
+//! its control characters are escaped.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +17,9 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::{cells, header_lines, target, Block, Cell, Tool};
+use crate::artifacts::markdown_inert::inert_markdown;
 use crate::store::RunDir;
+use crate::terminal::{escape, escape_lines};
 
 /// The file name of the exported notebook.
 pub const FILE: &str = "analysis.ipynb";
@@ -34,14 +42,20 @@ pub fn build(run: &RunDir) -> anyhow::Result<Value> {
     let (inputs, outputs) = header_lines(meta);
     let mut intro = format!(
         "# {}\n\nExported from Sandalyst session `{}` on {}.\n\n",
-        if meta.title.is_empty() {
+        escape(if meta.title.is_empty() {
             "Sandalyst analysis"
         } else {
             &meta.title
-        },
-        meta.id,
+        }),
+        escape(&meta.id),
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
     );
+    intro.push_str(&format!(
+        "**The code cells were written by a language model.** They ran in Sandalyst's \
+         sandbox (no network, no privileges); `sandalyst rerun {} -i FILE` replays them \
+         there on new files. Read them before you run them anywhere else.\n\n",
+        escape(&meta.id)
+    ));
     intro.push_str(
         "Run it from the folder that holds `input/` (in the sandbox, `/workspace`); the \
          code writes to `output/`.\n\n**Inputs**\n\n",
@@ -57,7 +71,7 @@ pub fn build(run: &RunDir) -> anyhow::Result<Value> {
     }
     let image = super::image_of(run);
     if !image.is_empty() {
-        intro.push_str(&format!("\nSandbox image: `{}`\n", image));
+        intro.push_str(&format!("\nSandbox image: `{}`\n", escape(&image)));
     }
     out.push(markdown("intro", &intro));
     let mut count = 0u64;
@@ -68,7 +82,7 @@ pub fn build(run: &RunDir) -> anyhow::Result<Value> {
                 let quoted: Vec<String> = prompt.lines().map(|l| format!("> {l}")).collect();
                 out.push(markdown(
                     &id,
-                    &format!("## {ask}\n\n{}\n", quoted.join("\n")),
+                    &format!("## {}\n\n{}\n", escape(ask), quoted.join("\n")),
                 ));
             }
             Block::Text { text, .. } => out.push(markdown(&id, text)),
@@ -103,8 +117,10 @@ pub fn source_of(cell: &Cell) -> String {
     }
 }
 
+/// A Markdown cell of model-made text, made inert (see the module doc).
 fn markdown(id: &str, text: &str) -> Value {
-    json!({"cell_type": "markdown", "id": id, "metadata": {}, "source": lines(text)})
+    let text = inert_markdown(&escape_lines(text));
+    json!({"cell_type": "markdown", "id": id, "metadata": {}, "source": lines(&text)})
 }
 
 fn code(id: &str, cell: &Cell, count: u64) -> anyhow::Result<Value> {

@@ -2,8 +2,16 @@
 //! every Python call in order, shell calls as `subprocess.run`, and the few IPython-only
 //! lines translated (`!cmd`, `%%bash`, `%%time`) or commented out (other magics), with
 //! `display()` defined when IPython is not there. Runs with `python3 analysis.py`
-//! from the folder that holds `input/`. Calls that failed in the session are kept as
-//! comments.
+//! from the folder that holds `input/` (in the sandbox, `/workspace`). Calls that
+//! failed in the session are kept as comments.
+//!
+//! The code was written by a model and ran in the sandbox (no network, no privileges):
+//! the script says so at the top and refuses to run anywhere but a Sandalyst sandbox
+//! (which sets [`SANDBOX_MARKER`]) unless it is given [`OUTSIDE_FLAG`] or
+//! [`OUTSIDE_VARIABLE`]`=1`. Every text that is not code (the header, the requests,
+//! the assistant's words, failed calls) is a comment or docstring with its control
+//! characters escaped, so no line of it can turn into code (Python also ends a line
+//! at a lone `\r`) or act on a terminal that shows the file.
 
 use std::path::{Path, PathBuf};
 
@@ -11,9 +19,18 @@ use anyhow::Context;
 
 use super::{cells, header_lines, target, Block, Tool};
 use crate::store::RunDir;
+use crate::terminal::{escape, escape_lines};
 
 /// The file name of the exported script.
 pub const FILE: &str = "analysis.py";
+
+/// The environment variable every sandbox sets to `1`; with `/workspace` there, the
+/// script knows it is in one.
+pub const SANDBOX_MARKER: &str = crate::sandbox::MARKER_ENV;
+/// The command-line flag that lets the script run outside a sandbox.
+pub const OUTSIDE_FLAG: &str = "--run-outside-sandbox";
+/// The environment variable (`=1`) that lets the script run outside a sandbox.
+pub const OUTSIDE_VARIABLE: &str = "SANDALYST_RUN_OUTSIDE_SANDBOX";
 
 /// Write the session's script as `dir/analysis.py` (`dir` is created; an existing
 /// script is not overwritten). Returns its path.
@@ -24,10 +41,34 @@ pub fn write(run: &RunDir, dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-const PRELUDE: &str = r#"import os
+/// The first code of the script: nothing the model wrote runs before it.
+fn guard(id: &str) -> String {
+    let refusal = format!(
+        "refused: this script holds code written by a model and is meant to run in the \
+         Sandalyst sandbox (sandalyst rerun {} -i FILE); to run it on this machine, read it \
+         first, then: python3 ",
+        escape(id)
+    );
+    let how = format!(" {OUTSIDE_FLAG} (or set {OUTSIDE_VARIABLE}=1)");
+    format!(
+        r#"import os
 import subprocess
 import sys
 
+# Code written by a model runs only in the sandbox it was written for, unless you say so.
+if "{OUTSIDE_FLAG}" in sys.argv[1:]:
+    sys.argv.remove("{OUTSIDE_FLAG}")
+elif os.environ.get("{OUTSIDE_VARIABLE}") != "1" and not (
+    os.environ.get("{SANDBOX_MARKER}") == "1" and os.path.isdir("/workspace")
+):
+    sys.exit({} + sys.argv[0] + {})
+"#,
+        py_str(&refusal),
+        py_str(&how)
+    )
+}
+
+const PRELUDE: &str = r#"
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.makedirs("output", exist_ok=True)
 if not os.path.isdir("input"):
@@ -62,18 +103,30 @@ pub fn build(run: &RunDir) -> anyhow::Result<String> {
     } else {
         &meta.title
     };
+    let id = escape(&meta.id);
     let mut s = String::from("#!/usr/bin/env python3\n");
     s.push_str(&format!(
         "\"\"\"{}\n\nExported from Sandalyst session {} on {}.\n",
-        doc_safe(title),
-        meta.id,
+        doc_safe(&escape(title)),
+        doc_safe(&id),
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC")
+    ));
+    s.push_str(&format!(
+        "\nWARNING: the code below was written by a language model. It ran in Sandalyst's\n\
+         sandbox (no network, no privileges, a read-only system, limits), which is where\n\
+         it is meant to run; this replays its calls there on new input files:\n\
+         \n    sandalyst rerun {id} -i FILE\n\n\
+         By default this script refuses to run outside a Sandalyst sandbox. Read it before\n\
+         you run it anywhere else, where it has your files, network and permissions:\n\
+         \n    cd FOLDER-THAT-HOLDS-input && python3 analysis.py {OUTSIDE_FLAG}\n\
+         \n(or set {OUTSIDE_VARIABLE}=1 instead of the flag).\n",
+        id = doc_safe(&id)
     ));
     let image = super::image_of(run);
     if !image.is_empty() {
         s.push_str(&format!(
-            "Image: {} (Python 3 with numpy, pandas, scipy, matplotlib).\n",
-            image
+            "\nImage: {} (Python 3 with numpy, pandas, scipy, matplotlib).\n",
+            doc_safe(&escape(&image))
         ));
     }
     s.push_str("\nInputs (in input/ beside where you run this):\n");
@@ -86,13 +139,18 @@ pub fn build(run: &RunDir) -> anyhow::Result<String> {
             s.push_str(&format!("  {}\n", doc_safe(l)));
         }
     }
-    s.push_str("\nRun: cd FOLDER-THAT-HOLDS-input && python3 analysis.py\n\"\"\"\n\n");
+    s.push_str("\"\"\"\n\n");
+    s.push_str(&guard(&meta.id));
     s.push_str(PRELUDE);
     let mut n = 0;
     for block in &blocks {
         match block {
             Block::Ask { id, prompt } => {
-                s.push_str(&format!("\n# {}\n# {id}: the request\n", "=".repeat(76)));
+                s.push_str(&format!(
+                    "\n# {}\n# {}: the request\n",
+                    "=".repeat(76),
+                    escape(id)
+                ));
                 s.push_str(&comment(prompt));
             }
             Block::Text { text, .. } => {
@@ -103,8 +161,8 @@ pub fn build(run: &RunDir) -> anyhow::Result<String> {
                 n += 1;
                 s.push_str(&format!(
                     "\n# --- cell {n} ({}, call {}, {}) ---\n",
-                    cell.ask,
-                    cell.call_id,
+                    escape(&cell.ask),
+                    escape(&cell.call_id),
                     cell.tool.name()
                 ));
                 let code = match cell.tool {
@@ -209,14 +267,15 @@ fn py_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
-/// Text as `# ` comment lines.
+/// Text as `# ` comment lines, control characters escaped (a lone `\r` or a form
+/// feed would otherwise end the comment for Python, or act on a terminal).
 fn comment(text: &str) -> String {
     let mut s = String::new();
     for l in text.trim_end().lines() {
         if l.is_empty() {
             s.push_str("#\n");
         } else {
-            s.push_str(&format!("# {l}\n"));
+            s.push_str(&format!("# {}\n", escape_lines(l)));
         }
     }
     s

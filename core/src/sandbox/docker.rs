@@ -1510,9 +1510,14 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
 /// The sandbox's environment. Numeric libraries start one thread per CPU they see,
 /// which is the host's count, not the container's limit: on a many-core host a 1-CPU
 /// sandbox would run dozens of OpenBLAS threads against its quota. They get the limit.
+/// [`super::MARKER_ENV`] marks it as a sandbox.
 fn sandbox_env(c: &SandboxConfig) -> Vec<String> {
     let threads = (c.nano_cpus.max(1) as u64).div_ceil(1_000_000_000);
-    let mut env = vec!["HOME=/tmp".to_string(), "MPLBACKEND=Agg".to_string()];
+    let mut env = vec![
+        "HOME=/tmp".to_string(),
+        "MPLBACKEND=Agg".to_string(),
+        format!("{}=1", super::MARKER_ENV),
+    ];
     for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
         env.push(format!("{var}={threads}"));
     }
@@ -1841,6 +1846,7 @@ mod made_tests {
         assert!(with(500_000_000).contains(&"OMP_NUM_THREADS=1".to_string()));
         assert!(with(2_500_000_000).contains(&"MKL_NUM_THREADS=3".to_string()));
         assert!(with(1_000_000_000).contains(&"MPLBACKEND=Agg".to_string()));
+        assert!(with(1_000_000_000).contains(&"SANDALYST_SANDBOX=1".to_string()));
     }
 
     #[test]

@@ -23,6 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::workspace::{CollectLimits, Collected, Manifest, StagedInput, StagingMode};
 
+/// Every sandbox sets this variable to `1`, so code can tell it runs in one (an
+/// exported script refuses to run anywhere else by default, see `export::script`).
+pub const MARKER_ENV: &str = "SANDALYST_SANDBOX";
+
 /// How a call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -159,6 +159,10 @@ pub struct SessionSummary {
     /// The latest ask's status; `None` while one runs or before the first.
     pub status: Option<RunStatus>,
     pub files: Vec<StagedFile>,
+    /// Why the session's folder cannot be read, when it cannot (it is listed all the
+    /// same, so nothing disappears from the history without a word).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 /// How an ask ended, for the caller that owns its handle.
@@ -285,11 +289,11 @@ impl Sessions {
         Ok(open.entry(id.to_string()).or_insert(session).clone())
     }
 
-    /// Every session, newest first.
+    /// Every session, newest first; folders that cannot be read come last, with why.
     pub fn list(&self) -> anyhow::Result<Vec<SessionSummary>> {
-        let mut all: Vec<SessionSummary> = self
-            .store
-            .list()?
+        let listing = self.store.scan()?;
+        let mut all: Vec<SessionSummary> = listing
+            .runs
             .into_iter()
             .map(|m| SessionSummary {
                 title: title_of(&m),
@@ -298,9 +302,19 @@ impl Sessions {
                 asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
                 status: m.status,
                 files: m.files,
+                unreadable: None,
             })
             .collect();
         all.reverse();
+        all.extend(listing.unreadable.into_iter().map(|u| SessionSummary {
+            title: crate::artifacts::display_name(&u.folder),
+            id: u.folder,
+            created: String::new(),
+            asks: 0,
+            status: None,
+            files: Vec::new(),
+            unreadable: Some(u.reason),
+        }));
         Ok(all)
     }
 

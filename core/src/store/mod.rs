@@ -204,23 +204,46 @@ impl Store {
     }
 
     pub fn open_run(&self, id: &str) -> anyhow::Result<RunDir> {
-        if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
-            bail!("no run with id {id:?}");
+        if !is_run_id(id) {
+            bail!(
+                "no readable run with id {} in {}: run ids look like 20261201-013714-55a1",
+                crate::terminal::escape(id),
+                self.root.display()
+            );
         }
         let path = self.root.join(id);
-        let meta = read_meta(&path)
+        let meta = checked_meta(&path, id)
             .with_context(|| format!("no readable run with id {id} in {}", self.root.display()))?;
         Ok(RunDir { path, meta })
     }
 
-    /// All runs, oldest first. Unreadable folders are skipped.
+    /// All runs, oldest first. Unreadable folders are left out (see [`Store::scan`]).
     pub fn list(&self) -> anyhow::Result<Vec<RunMeta>> {
-        let mut runs: Vec<RunMeta> = std::fs::read_dir(&self.root)?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| read_meta(&e.path()).ok())
-            .collect();
-        runs.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(runs)
+        Ok(self.scan()?.runs)
+    }
+
+    /// All runs, oldest first, and the folders that look like runs but cannot be read,
+    /// each with the reason, so a listing can name them instead of hiding them.
+    pub fn scan(&self) -> anyhow::Result<Listing> {
+        let mut listing = Listing::default();
+        for entry in std::fs::read_dir(&self.root)?.filter_map(|e| e.ok()) {
+            let folder = entry.file_name().to_string_lossy().into_owned();
+            if folder.starts_with('.') || !entry.path().is_dir() {
+                continue;
+            }
+            match checked_meta(&entry.path(), &folder) {
+                Ok(meta) => listing.runs.push(meta),
+                // A folder that is neither named nor marked as a run is someone else's.
+                Err(_) if !is_run_id(&folder) && !entry.path().join(META).exists() => {}
+                Err(e) => listing.unreadable.push(Unreadable {
+                    folder,
+                    reason: format!("{e:#}"),
+                }),
+            }
+        }
+        listing.runs.sort_by(|a, b| a.id.cmp(&b.id));
+        listing.unreadable.sort_by(|a, b| a.folder.cmp(&b.folder));
+        Ok(listing)
     }
 
     /// Mark runs left "in progress" by a process that no longer exists as interrupted.
@@ -256,9 +279,54 @@ fn new_id() -> String {
     )
 }
 
+/// What [`Store::scan`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    pub runs: Vec<RunMeta>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A folder of the history that is not a readable run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The folder's name (raw: escape it before showing it).
+    pub folder: String,
+    /// Why, in one sentence.
+    pub reason: String,
+}
+
+/// An id in the store's own format (`YYYYMMDD-HHMMSS-xxxx`, see `new_id`): the only
+/// ids that are ever joined onto a path.
+pub fn is_run_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 15 => c == b'-',
+            0..=14 => c.is_ascii_digit(),
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+        })
+}
+
 fn read_meta(dir: &Path) -> anyhow::Result<RunMeta> {
-    let text = std::fs::read_to_string(dir.join(META))?;
-    Ok(serde_json::from_str(&text)?)
+    let text = std::fs::read_to_string(dir.join(META))
+        .with_context(|| format!("its {META} cannot be read"))?;
+    serde_json::from_str(&text).with_context(|| format!("its {META} is not valid"))
+}
+
+/// The metadata of folder `dir` named `folder`, refused unless the id it holds is a
+/// run id and the folder's own name: ids from disk end up in paths and names.
+fn checked_meta(dir: &Path, folder: &str) -> anyhow::Result<RunMeta> {
+    let meta = read_meta(dir)?;
+    if meta.id != folder {
+        bail!(
+            "its {META} names the id {:?}, not the folder's name {folder:?}",
+            meta.id
+        );
+    }
+    if !is_run_id(folder) {
+        bail!("its name is not a run id (YYYYMMDD-HHMMSS-xxxx)");
+    }
+    Ok(meta)
 }
 
 pub struct RunDir {
@@ -366,9 +434,11 @@ impl RunDir {
             .collect())
     }
 
-    /// Copy the run (metadata, transcript, outputs, archive) into `dest/<id>`.
+    /// Copy the run (metadata, transcript, outputs, archive) into `dest/<id>`, the id
+    /// being the folder's own name (never one read from a file).
     pub fn export(&self, dest: &Path) -> anyhow::Result<PathBuf> {
-        let target = dest.join(&self.meta.id);
+        let name = self.path.file_name().context("a run folder has a name")?;
+        let target = dest.join(name);
         if target.exists() {
             bail!("{} already exists; choose another folder", target.display());
         }
@@ -486,5 +556,75 @@ mod tests {
         // A session with no ask yet was not running anything.
         assert_eq!(store.open_run(&idle.meta.id).unwrap().meta.status, None);
         assert!(store.open_run("../etc").is_err());
+    }
+
+    #[test]
+    fn ids_from_disk_must_be_the_folders_own_and_unreadable_runs_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_path_buf()).unwrap();
+        let good = store.create_run(RunMeta::default()).unwrap();
+        let folder = |name: &str, meta: &str| {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join(META), meta).unwrap();
+        };
+        let meta = |id: &str| {
+            serde_json::to_string(&RunMeta {
+                id: id.into(),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        folder("20260101-000000-0001", &meta("/tmp/elsewhere"));
+        folder("20260101-000000-0002", &meta("../../x"));
+        folder("20260101-000000-0003", "{not json");
+        // Named as the folder, but not a run id: refused too.
+        folder("evil", &meta("evil"));
+        std::fs::create_dir(dir.path().join("20260101-000000-0004")).unwrap();
+        // Not a run: neither named nor marked as one.
+        std::fs::create_dir(dir.path().join("cache")).unwrap();
+        std::fs::write(dir.path().join("desktop-settings.json"), "{}").unwrap();
+
+        let listing = store.scan().unwrap();
+        let ids: Vec<&str> = listing.runs.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, vec![good.meta.id.as_str()]);
+        let bad: Vec<(&str, &str)> = listing
+            .unreadable
+            .iter()
+            .map(|u| (u.folder.as_str(), u.reason.as_str()))
+            .collect();
+        assert_eq!(bad.len(), 5, "{bad:?}");
+        assert!(
+            bad[0].1.contains("names the id \"/tmp/elsewhere\""),
+            "{bad:?}"
+        );
+        assert!(bad[1].1.contains("names the id \"../../x\""), "{bad:?}");
+        assert!(bad[2].1.starts_with("its run.json is not valid"), "{bad:?}");
+        assert!(
+            bad[3].1.starts_with("its run.json cannot be read"),
+            "{bad:?}"
+        );
+        assert_eq!(
+            bad[4],
+            ("evil", "its name is not a run id (YYYYMMDD-HHMMSS-xxxx)")
+        );
+        assert_eq!(store.list().unwrap().len(), 1);
+        for id in [
+            "20260101-000000-0001",
+            "20260101-000000-0003",
+            "evil",
+            "/tmp/x",
+            "",
+        ] {
+            assert!(store.open_run(id).is_err(), "{id}");
+        }
+        assert!(is_run_id(&good.meta.id) && !is_run_id("20260101-000000-00g1"));
+        // Exported under the folder's own name.
+        let out = tempfile::tempdir().unwrap();
+        let exported = store
+            .open_run(&good.meta.id)
+            .unwrap()
+            .export(out.path())
+            .unwrap();
+        assert_eq!(exported, out.path().join(&good.meta.id));
     }
 }

@@ -1,27 +1,37 @@
-//! A run's transcript as text a person reads (`sandalyst runs show`).
+//! A run's transcript as text a person reads (`sandalyst runs show`), safe to print on
+//! a terminal: names are escaped as one line, texts and outputs keep only their lines
+//! and tabs (see [`crate::terminal`]).
 
 use super::{Entry, RunMeta};
 use crate::agent::tool_source;
 use crate::model::Item;
+use crate::terminal::escape as e1;
 
 pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
+    crate::terminal::escape_lines(&render(meta, entries)).into_owned()
+}
+
+fn render(meta: &RunMeta, entries: &[Entry]) -> String {
     let mut s = String::new();
     let status = meta
         .status
         .as_ref()
         .map(|st| st.to_string())
         .unwrap_or_else(|| "in progress".into());
-    s.push_str(&format!("session {}  ({})\n", meta.id, status));
+    s.push_str(&format!("session {}  ({})\n", e1(&meta.id), status));
     if !meta.title.is_empty() {
-        s.push_str(&format!("title: {}\n", meta.title));
+        s.push_str(&format!("title: {}\n", e1(&meta.title)));
     }
     s.push_str(&format!(
         "created {}  model {}  turns {}\n",
-        meta.created, meta.model, meta.turns
+        e1(&meta.created),
+        e1(&meta.model),
+        meta.turns
     ));
-    s.push_str(&format!("inputs: {}\n", meta.inputs.join(", ")));
+    let inputs: Vec<_> = meta.inputs.iter().map(|i| e1(i)).collect();
+    s.push_str(&format!("inputs: {}\n", inputs.join(", ")));
     if let Some(source) = &meta.rerun_of {
-        s.push_str(&format!("re-run of session {source} on new inputs\n"));
+        s.push_str(&format!("re-run of session {} on new inputs\n", e1(source)));
     }
     if let Some(line) = crate::model::pricing::usage_line(&meta.usage, meta.cost_usd) {
         s.push_str(&line);
@@ -32,7 +42,7 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
     for e in entries {
         if e.ask.is_some() && e.ask != ask {
             ask = e.ask.clone();
-            s.push_str(&format!("=== {}\n\n", ask.as_deref().unwrap_or("")));
+            s.push_str(&format!("=== {}\n\n", e1(ask.as_deref().unwrap_or(""))));
         }
         match &e.item {
             Item::User { text } => s.push_str(&format!("--- user\n{}\n\n", text.trim_end())),
@@ -49,7 +59,7 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
                 name,
                 arguments,
             } => {
-                s.push_str(&format!("--- {name} ({call_id})\n"));
+                s.push_str(&format!("--- {} ({})\n", e1(name), e1(call_id)));
                 for line in tool_source(arguments).lines() {
                     s.push_str(&format!("    {line}\n"));
                 }
@@ -71,13 +81,13 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
     if !meta.outputs.is_empty() {
         s.push_str("outputs:\n");
         for f in &meta.outputs {
-            s.push_str(&format!("  {} ({} bytes)", f.path, f.bytes));
+            s.push_str(&format!("  {} ({} bytes)", e1(&f.path), f.bytes));
             if let Some(p) = meta.provenance.get(&f.path) {
                 s.push_str(&format!(
                     "  made by {} call {} ({}, {:.2} s)",
-                    p.ask,
-                    p.call_id,
-                    p.tool,
+                    e1(&p.ask),
+                    e1(&p.call_id),
+                    e1(&p.tool),
                     p.duration_ms as f64 / 1000.0
                 ));
             }
@@ -85,7 +95,7 @@ pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {
         }
     }
     for r in &meta.refused {
-        s.push_str(&format!("  refused {}: {}\n", r.path, r.reason));
+        s.push_str(&format!("  refused {}: {}\n", e1(&r.path), e1(&r.reason)));
     }
     s
 }
