@@ -1057,6 +1057,7 @@ impl Session {
         let (check, host) = {
             let (archive, outputs_dir) = (archive.clone(), outputs_dir.clone());
             blocking(move || {
+                recover::recover_swap(&outputs_dir, &outputs_dir.with_extension("old"))?;
                 Ok((
                     crate::store::check_archive(&archive),
                     recover::host_outputs(&outputs_dir),
@@ -1449,6 +1450,8 @@ impl Host for AskHost<'_> {
 /// Replace `dest` with `fresh` (both folders of the session).
 async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
     let old = dest.with_extension("old");
+    let (d, o) = (dest.to_path_buf(), old.clone());
+    blocking(move || Ok(recover::recover_swap(&d, &o)?)).await?;
     let _ = tokio::fs::remove_dir_all(&old).await;
     if tokio::fs::try_exists(dest).await.unwrap_or(false) {
         tokio::fs::rename(dest, &old).await?;
@@ -1458,7 +1461,11 @@ async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
     }
     tokio::fs::rename(fresh, dest).await?;
     let _ = tokio::fs::remove_dir_all(&old).await;
-    Ok(())
+    // The renames are on disk before the archive and run.json speak of them.
+    let parent = dest
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    blocking(move || Ok(crate::store::sync_dir(&parent)?)).await
 }
 
 /// A transcript cut short by a crash may end with calls that have no output; every

@@ -53,6 +53,17 @@ pub(super) fn host_outputs(dir: &Path) -> Vec<HostFile> {
     out
 }
 
+/// A crash between the two renames that swap in new outputs leaves `old` and no
+/// `dest`: the old copy (whole, and the one the archive matches) goes back rather
+/// than being removed as a leftover.
+pub(super) fn recover_swap(dest: &Path, old: &Path) -> std::io::Result<bool> {
+    if std::fs::symlink_metadata(dest).is_err() && old.is_dir() {
+        std::fs::rename(old, dest)?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// The host's output files that a restored archive lacks or holds an older copy
 /// of: the archive is from an earlier ask than the last collection (its write was
 /// killed, failed or was over the size cap), so these must be put back.
@@ -189,6 +200,19 @@ mod tests {
         };
         let host = [hf("old.csv", 5), hf("changed.csv", 20), hf("new.md", 5)];
         assert_eq!(newer_than_archive(&host, &index), ["changed.csv", "new.md"]);
+    }
+
+    #[test]
+    fn a_swap_cut_between_its_renames_gets_the_old_outputs_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dest, old) = (dir.path().join("outputs"), dir.path().join("outputs.old"));
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("r.md"), "kept").unwrap();
+        assert!(recover_swap(&dest, &old).unwrap());
+        assert_eq!(std::fs::read(dest.join("r.md")).unwrap(), b"kept");
+        // With outputs/ in place, an outputs.old is a leftover and stays one.
+        std::fs::create_dir(&old).unwrap();
+        assert!(!recover_swap(&dest, &old).unwrap());
     }
 
     #[test]
