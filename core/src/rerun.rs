@@ -297,9 +297,9 @@ pub async fn prepare(
         rerun_of: Some(source.to_string()),
         ..RunMeta::default()
     })?;
-    std::fs::write(
-        run.path.join(SETTINGS),
-        serde_json::to_string_pretty(&config)?,
+    crate::store::write_atomic(
+        &run.path.join(SETTINGS),
+        serde_json::to_string_pretty(&config)?.as_bytes(),
     )?;
     let session = sessions.open(&run.meta.id).await?;
     let prompt = prompt_for(&src.meta, &files, cells.len(), skipped);

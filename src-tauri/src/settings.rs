@@ -82,11 +82,9 @@ pub fn load(data_root: &Path) -> Settings {
 pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
     packages(s)?;
     std::fs::create_dir_all(data_root)?;
-    let tmp = path(data_root).with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(s)?)
-        .with_context(|| format!("cannot save the settings in {}", data_root.display()))?;
-    std::fs::rename(&tmp, path(data_root))?;
-    Ok(())
+    // Written beside the old file, synced and renamed over it: a crash keeps one whole.
+    sandalyst::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(s)?)
+        .with_context(|| format!("cannot save the settings in {}", data_root.display()))
 }
 
 /// The packages of the settings, every name checked by the core.

@@ -925,7 +925,16 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
         RunsCommand::Show { id, data_dir } => {
             let store = open_store(data_dir)?;
             let run = store.open_run(&id)?;
-            out(&store::render_transcript(&run.meta, &run.transcript()?));
+            let read = run.read_transcript()?;
+            out(&store::render_transcript(&run.meta, &read.entries));
+            if !read.unreadable.is_empty() {
+                let lines: Vec<String> = read.unreadable.iter().map(|n| n.to_string()).collect();
+                out(&format!(
+                    "note: line(s) {} of {} are not readable entries and are not shown above\n",
+                    lines.join(", "),
+                    store::TRANSCRIPT
+                ));
+            }
             out(&format!("folder: {}\n", run.path.display()));
         }
         RunsCommand::Export {

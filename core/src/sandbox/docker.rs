@@ -29,7 +29,6 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +39,7 @@ use super::{
     image, ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream,
 };
 use crate::owner::{owner_id, owner_is_gone};
+use crate::store::AtomicFile;
 use crate::workspace::{
     ChannelReader, ChannelWriter, CollectLimits, Collected, CopyReason, InputFile, Manifest,
     StagedInput, StagingMethod, StagingMode,
@@ -711,11 +711,15 @@ impl DockerSandbox {
         Ok(parse_find(&out))
     }
 
+    /// Stream the workspace into a temporary file beside `dest` and rename it over
+    /// `dest` only once it is whole and within `max_bytes`: the last good archive
+    /// stays until then, and a failed or killed write leaves no half archive under
+    /// the real name.
     async fn write_archive(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
         let opts = DownloadFromContainerOptionsBuilder::new()
             .path(image::WORKDIR)
             .build();
-        let mut stream = self
+        let stream = self
             .docker
             .download_from_container(&self.container, Some(opts));
         // Bind-mounted inputs are symlinks in the workspace: the archive holds their
@@ -728,37 +732,44 @@ impl DockerSandbox {
             .filter(|b| b.live)
             .map(|b| (format!("workspace/input/{}", b.dest), b.source.clone()))
             .collect();
-        if !links.is_empty() {
-            let (reader, pump) = pump_to_reader(stream);
-            let path = dest.to_path_buf();
-            let written = tokio::task::spawn_blocking(move || {
-                let file = std::fs::File::create(&path)
-                    .with_context(|| format!("cannot create {}", path.display()))?;
-                resolve_links(reader, file, &links, max_bytes)
-            })
-            .await
-            .context("writing the workspace archive")?;
-            pump.abort();
-            return written.with_context(|| format!("cannot write {}", dest.display()));
-        }
-        let mut file = tokio::fs::File::create(dest)
-            .await
-            .with_context(|| format!("cannot create {}", dest.display()))?;
-        let mut written = 0u64;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.context("reading the workspace archive")?;
-            written += chunk.len() as u64;
-            if written > max_bytes {
-                bail!("the workspace is larger than the {max_bytes} byte archive limit; it was not kept");
+        let (reader, pump) = pump_to_reader(stream);
+        let path = dest.to_path_buf();
+        let written = tokio::task::spawn_blocking(move || -> anyhow::Result<u64> {
+            let file = AtomicFile::create(&path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            let out = CountingWriter {
+                inner: std::io::BufWriter::new(file),
+                written: 0,
+                max: max_bytes,
+            };
+            let out = if links.is_empty() {
+                let mut out = out;
+                std::io::copy(&mut { reader }, &mut out)
+                    .context("writing the workspace archive")?;
+                out
+            } else {
+                resolve_links(reader, out, &links)?
+            };
+            let written = out.written;
+            let file = out
+                .inner
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .context("writing the workspace archive")?;
+            // The engine may end a stream early without an error: only a whole tar
+            // may replace the last good one.
+            if let crate::store::ArchiveCheck::Unreadable { reason } =
+                crate::store::check_archive(file.temp_path())
+            {
+                bail!("the engine sent an incomplete workspace archive: {reason}");
             }
-            file.write_all(&chunk)
-                .await
-                .with_context(|| format!("cannot write {}", dest.display()))?;
-        }
-        file.sync_all()
-            .await
-            .with_context(|| format!("cannot write {}", dest.display()))?;
-        Ok(written)
+            file.commit().context("saving the workspace archive")?;
+            Ok(written)
+        })
+        .await
+        .context("writing the workspace archive")?;
+        pump.abort();
+        written.with_context(|| format!("cannot write {}", dest.display()))
     }
 
     /// Kill a process group in the container. Asked of the running kernel first: it
@@ -1031,12 +1042,7 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
-        let result = self.write_archive(dest, max_bytes).await;
-        if result.is_err() {
-            // A partial archive is worse than none: it would look complete.
-            let _ = tokio::fs::remove_file(dest).await;
-        }
-        result
+        self.write_archive(dest, max_bytes).await
     }
 
     async fn list_outputs(&self) -> anyhow::Result<Vec<OutputEntry>> {
@@ -1236,6 +1242,20 @@ exit $rc"#;
         self.upload(stream)
             .await
             .with_context(|| format!("restoring the workspace from {}", archive.display()))
+    }
+
+    async fn upload_outputs(&self, src: &Path, files: &[String]) -> anyhow::Result<()> {
+        let (writer, stream) = ChannelWriter::pair(8);
+        let fail = writer.failer();
+        let (src, files) = (src.to_path_buf(), files.to_vec());
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = write_outputs_tar(writer, &src, &files) {
+                fail(e);
+            }
+        });
+        self.upload(stream)
+            .await
+            .context("copying the session's outputs into output/")
     }
 
     async fn python_env(&self) -> Result<PythonEnv, PackagesError> {
@@ -1682,20 +1702,53 @@ fn write_workspace_tar(
     Ok(())
 }
 
+/// Files of the host's copy of `output/` (paths relative to `src`) as a tar for
+/// `/workspace`, owned and writable by the sandbox user as the code made them.
+/// Regular files only: a link on the host is never followed into the sandbox.
+fn write_outputs_tar(writer: ChannelWriter, src: &Path, files: &[String]) -> std::io::Result<()> {
+    let (mtime, uid) = (now_secs(), crate::workspace::SANDBOX_UID);
+    let mut tar = tar::Builder::new(writer);
+    let mut dirs = BTreeSet::from(["output".to_string()]);
+    for rel in files {
+        let mut path = Path::new("output").join(rel);
+        while let Some(parent) = path.parent() {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            dirs.insert(parent.to_string_lossy().into_owned());
+            path = parent.to_path_buf();
+        }
+    }
+    for dir in &dirs {
+        let mut h = tar_header(tar::EntryType::Directory, 0o755, 0, uid, mtime);
+        tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
+    }
+    for rel in files {
+        let path = src.join(rel);
+        if !std::fs::symlink_metadata(&path)?.is_file() {
+            continue;
+        }
+        let file = std::fs::File::open(&path)?;
+        let len = file.metadata()?.len();
+        let mut h = tar_header(tar::EntryType::Regular, 0o644, len, uid, mtime);
+        tar.append_data(
+            &mut h,
+            format!("output/{rel}"),
+            std::io::Read::take(file, len),
+        )?;
+    }
+    tar.into_inner()?.finish();
+    Ok(())
+}
+
 /// Copy a workspace tar (as the engine sends it) to `out`, with each symlink named in
 /// `links` (archive path -> host file) replaced by the host file's content as a
 /// read-only regular file. Returns the bytes written.
 fn resolve_links(
     reader: ChannelReader,
-    out: std::fs::File,
+    out: CountingWriter<std::io::BufWriter<AtomicFile>>,
     links: &HashMap<String, std::path::PathBuf>,
-    max_bytes: u64,
-) -> anyhow::Result<u64> {
-    let out = CountingWriter {
-        inner: std::io::BufWriter::new(out),
-        written: 0,
-        max: max_bytes,
-    };
+) -> anyhow::Result<CountingWriter<std::io::BufWriter<AtomicFile>>> {
     let mut archive = tar::Archive::new(reader);
     let mut tar = tar::Builder::new(out);
     for entry in archive.entries().context("reading the workspace archive")? {
@@ -1729,13 +1782,7 @@ fn resolve_links(
             }
         }
     }
-    let mut out = tar.into_inner()?;
-    std::io::Write::flush(&mut out.inner)?;
-    out.inner
-        .get_ref()
-        .sync_all()
-        .context("syncing the workspace archive")?;
-    Ok(out.written)
+    Ok(tar.into_inner()?)
 }
 
 /// A writer that counts what passes and fails past `max` bytes.

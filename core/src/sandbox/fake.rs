@@ -289,8 +289,10 @@ impl Sandbox for FakeSandbox {
             tar.append_data(&mut h, format!("workspace/{path}"), &bytes[..])?;
         }
         let data = tar.into_inner()?;
-        tokio::fs::write(dest, &data).await?;
-        Ok(data.len() as u64)
+        let (path, len) = (dest.to_path_buf(), data.len() as u64);
+        // Like the Docker backend: the last good archive stays until this one is whole.
+        tokio::task::spawn_blocking(move || crate::store::write_atomic(&path, &data)).await??;
+        Ok(len)
     }
 
     async fn close(&self) -> anyhow::Result<()> {

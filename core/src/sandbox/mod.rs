@@ -198,6 +198,16 @@ pub trait Sandbox: Send + Sync {
     /// Unpack a workspace archive (as written by `archive_workspace`) into
     /// `/workspace`, for a session reopened in a new container.
     async fn restore_workspace(&self, archive: &Path) -> anyhow::Result<()>;
+    /// Copy files of the host folder `src` (paths relative to it) into
+    /// `/workspace/output`, for a workspace rebuilt from the session's outputs.
+    async fn upload_outputs(&self, src: &Path, files: &[String]) -> anyhow::Result<()> {
+        for rel in files {
+            let path = src.join(rel);
+            let bytes = tokio::task::spawn_blocking(move || std::fs::read(path)).await??;
+            self.write_file(&format!("output/{rel}"), &bytes).await?;
+        }
+        Ok(())
+    }
     /// Copy `/workspace/output` into `dest`, refusing unsafe entries.
     async fn collect_outputs(
         &self,

@@ -90,7 +90,7 @@ impl SessionError {
 
     pub fn storage(e: anyhow::Error) -> SessionError {
         SessionError::Storage {
-            message: format!("{e:#}"),
+            message: storage_message(&e),
         }
     }
 
@@ -114,8 +114,33 @@ impl SessionError {
             Some(_) => SessionError::Model { message },
             None if message.starts_with("the model failed") => SessionError::Model { message },
             None if message.starts_with("the sandbox failed") => SessionError::Sandbox { message },
-            None => SessionError::Storage { message },
+            None => SessionError::Storage {
+                message: storage_message(e),
+            },
         }
+    }
+}
+
+/// True when the disk (or the user's quota) ran out somewhere in `e`'s chain, told
+/// by the operating system's error kind, not by the message.
+pub fn disk_full(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+            )
+        })
+    })
+}
+
+/// A storage failure's sentence; a full disk says so first, since that is what the
+/// user must fix.
+pub fn storage_message(e: &anyhow::Error) -> String {
+    if disk_full(e) {
+        format!("the disk is full (nothing already saved was lost): {e:#}")
+    } else {
+        format!("{e:#}")
     }
 }
 

@@ -38,6 +38,7 @@
 
 mod error;
 mod factory;
+mod recover;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -58,7 +59,8 @@ use crate::model::{Item, Model, Usage};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
-    AskMeta, Provenance, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES, SETTINGS,
+    ArchiveCheck, AskMeta, Provenance, RunDir, RunMeta, StagedFile, Store, ARCHIVE, FIGURES,
+    SETTINGS,
 };
 use crate::workspace::{
     CollectLimits, CollectedFile, CopyReason, Manifest, StagedInput, StagingMethod,
@@ -279,12 +281,20 @@ impl Sessions {
         })
         .await
         .map_err(not_found)?;
+        let unreadable = loaded.unreadable;
         let session = Session::new(
             loaded.run,
             loaded.config.unwrap_or_default(),
             loaded.items,
             self.factory.clone(),
         );
+        if unreadable > 0 {
+            // Nothing is left out without a word (a cut last line is set aside and
+            // reported at the next ask).
+            session.note(format!(
+                "{unreadable} line(s) of the saved conversation could not be read and are left out of it (kept on disk)."
+            ));
+        }
         let mut open = self.open.lock().unwrap();
         Ok(open.entry(id.to_string()).or_insert(session).clone())
     }
@@ -414,6 +424,7 @@ impl Session {
     ) -> Session {
         let mut notes = Vec::new();
         if !items.is_empty() {
+            // What became of the files is said when the sandbox starts (see start_sandbox).
             notes.push(REOPENED.to_string());
         }
         let asks = run.meta.asks.len() as u64;
@@ -776,7 +787,7 @@ impl Session {
             }
             self.note(
                 "The sandbox was restarted after a pause: the Python variables and imports of \
-                 earlier calls are gone, but the files in input/ and output/ are as they were."
+                 earlier calls are gone."
                     .into(),
             );
         }
@@ -855,6 +866,7 @@ impl Session {
             agent.tools = config.tools;
             agent.limits = config.limits.clone();
             agent.show_images = config.show_images;
+            let before = self.outputs_before(sandbox.as_ref()).await;
             let notes = self.take_notes();
             let task = if notes.is_empty() {
                 prompt.to_string()
@@ -864,9 +876,15 @@ impl Session {
             status = agent.run(&task, cancel).await;
             (turns, usage) = (agent.turns, agent.usage);
             error = agent.failure.take().map(|e| SessionError::from_failure(&e));
+            // A disk that filled up says so in the status too, not only in the error.
+            if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
+                (&mut status, &error)
+            {
+                message.clone_from(m);
+            }
             *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
             self.check_changed_inputs(sandbox.as_ref()).await;
-            self.collect(&host, sandbox.as_ref(), &config, &mut status)
+            self.collect(&host, sandbox.as_ref(), &config, &before, &mut status)
                 .await;
         }
         if let Err(e) = &sandbox {
@@ -887,15 +905,20 @@ impl Session {
         }
         let answer = self.last_answer();
         let cost_usd = model.price().map(|p| p.cost(&usage));
-        let outputs = self
-            .end_ask(ask_id, &status, turns, usage, cost_usd)
-            .await
-            .unwrap_or_else(|e| {
-                host.emit(EventKind::Status {
-                    message: format!("{e}"),
-                });
-                Vec::new()
-            });
+        let outputs = match self.end_ask(ask_id, &status, turns, usage, cost_usd).await {
+            Ok(outputs) => outputs,
+            // run.json keeps its last good state; the ask did not end as recorded.
+            Err(e) => {
+                if error.is_none() {
+                    host.emit(EventKind::Error { error: e.info() });
+                }
+                status = RunStatus::Failed {
+                    message: e.to_string(),
+                };
+                error = error.or(Some(e));
+                self.meta().outputs
+            }
+        };
         self.touch();
         host.emit(EventKind::AskFinished {
             status: status.clone(),
@@ -918,6 +941,7 @@ impl Session {
     }
 
     async fn begin_ask(&self, ask_id: &str, prompt: &str, model: &str) -> Result<(), SessionError> {
+        self.repair_transcript(ask_id).await?;
         {
             let mut run = self.inner.run.lock().unwrap();
             let m = &mut run.meta;
@@ -947,6 +971,7 @@ impl Session {
         host: &AskHost<'_>,
         sandbox: &dyn Sandbox,
         config: &SessionConfig,
+        before: &recover::OutputsBefore,
         status: &mut RunStatus,
     ) {
         // Collected beside the last outputs, then swapped in: files the code deleted
@@ -954,6 +979,13 @@ impl Session {
         let fresh = self.inner.dir.join("outputs.new");
         let _ = tokio::fs::remove_dir_all(&fresh).await;
         let collected = match sandbox.collect_outputs(&fresh, &config.collect).await {
+            Ok(c) => {
+                self.keep_earlier_outputs(host, sandbox, before, &fresh, c)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let collected = match collected {
             Ok(c) => swap_dirs(&fresh, &self.outputs_dir()).await.map(|()| c),
             Err(e) => Err(e),
         };
@@ -969,9 +1001,13 @@ impl Session {
                 run.meta.refused = collected.refused;
             }
             Err(e) => {
+                // What was written of the new copy goes: on a full disk it holds the
+                // room the rest of the ask needs.
+                let _ = tokio::fs::remove_dir_all(&fresh).await;
                 if !matches!(status, RunStatus::Failed { .. }) {
+                    let e = e.context("collecting outputs (the earlier outputs are kept)");
                     *status = RunStatus::Failed {
-                        message: format!("collecting outputs: {e:#}"),
+                        message: error::storage_message(&e),
                     };
                 }
             }
@@ -982,10 +1018,102 @@ impl Session {
             .await
         {
             Ok(_) => self.inner.archived.store(true, Ordering::SeqCst),
+            Err(e) if error::disk_full(&e) => {
+                let e = e.context("the workspace archive was not kept (an earlier one stays)");
+                let message = error::storage_message(&e);
+                host.emit(EventKind::Status {
+                    message: message.clone(),
+                });
+                if !matches!(status, RunStatus::Failed { .. }) {
+                    *status = RunStatus::Failed { message };
+                }
+            }
             Err(e) => host.emit(EventKind::Status {
                 message: format!("workspace archive not kept: {e:#}"),
             }),
         }
+    }
+
+    /// Files of the host's outputs from before the ask that the code could not
+    /// have deleted (it never saw them, or they are still there but did not come
+    /// back) are carried into the new copy, so `outputs/` never loses them.
+    async fn keep_earlier_outputs(
+        &self,
+        host: &AskHost<'_>,
+        sandbox: &dyn Sandbox,
+        before: &recover::OutputsBefore,
+        fresh: &Path,
+        mut collected: crate::workspace::Collected,
+    ) -> anyhow::Result<crate::workspace::Collected> {
+        let now: Option<BTreeSet<String>> = sandbox
+            .list_outputs()
+            .await
+            .ok()
+            .map(|l| l.into_iter().map(|e| e.path).collect());
+        let keep = recover::to_keep(before, &collected.files, now.as_ref());
+        if keep.is_empty() {
+            return Ok(collected);
+        }
+        let (old, new) = (self.outputs_dir(), fresh.to_path_buf());
+        let (kept, clashed) = blocking(move || Ok(recover::carry_over(&old, &new, &keep)?))
+            .await
+            .map_err(|e| e.context("keeping the earlier outputs"))?;
+        if !kept.is_empty() {
+            let names: Vec<&str> = kept.iter().take(10).map(|f| f.path.as_str()).collect();
+            host.emit(EventKind::Status {
+                message: format!(
+                    "kept {} earlier output(s) the sandbox did not have: {}{}",
+                    kept.len(),
+                    names.join(", "),
+                    if kept.len() > names.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        for name in clashed {
+            host.emit(EventKind::Status {
+                message: format!(
+                    "the earlier output {name} was replaced: the code made a folder of that name"
+                ),
+            });
+        }
+        collected.files.extend(kept);
+        collected.files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(collected)
+    }
+
+    /// What `output/` holds as the ask begins, on the host and in the sandbox.
+    async fn outputs_before(&self, sandbox: &dyn Sandbox) -> recover::OutputsBefore {
+        let dir = self.outputs_dir();
+        let host = blocking(move || Ok(recover::host_outputs(&dir)))
+            .await
+            .unwrap_or_default();
+        let visible = sandbox
+            .list_outputs()
+            .await
+            .ok()
+            .map(|l| l.into_iter().map(|e| e.path).collect());
+        recover::OutputsBefore { host, visible }
+    }
+
+    /// Set a torn last transcript line aside before this ask appends, and say so.
+    async fn repair_transcript(&self, ask_id: &str) -> Result<(), SessionError> {
+        let session = self.clone();
+        let moved = blocking(move || Ok(session.inner.run.lock().unwrap().repair_transcript()?))
+            .await
+            .map_err(SessionError::storage)?;
+        if moved > 0 {
+            let text = format!(
+                "the last line of this session's transcript was cut short by an earlier crash; its {moved} bytes were set aside in {} and the conversation goes on from the line before",
+                crate::store::torn_path(Path::new(crate::store::TRANSCRIPT)).display()
+            );
+            self.status(Some(ask_id), text.clone());
+            self.note(format!("The {text}."));
+        }
+        Ok(())
     }
 
     async fn end_ask(
@@ -1100,10 +1228,27 @@ impl Session {
         let started = Instant::now();
         let config = self.config();
         let archive = self.inner.dir.join(ARCHIVE);
-        let restore = tokio::fs::try_exists(&archive).await.unwrap_or(false);
-        // A restored workspace holds the inputs already; otherwise stage them fresh.
-        let files = self.meta().files;
-        let manifest = if restore {
+        let outputs_dir = self.outputs_dir();
+        let meta = self.meta();
+        // An earlier ask ran (not the one starting now): its workspace is expected back.
+        let reopened = meta.asks.iter().any(|a| a.status.is_some())
+            || (meta.asks.is_empty() && !meta.prompt.is_empty());
+        let (check, host) = {
+            let (archive, outputs_dir) = (archive.clone(), outputs_dir.clone());
+            blocking(move || {
+                recover::recover_swap(&outputs_dir, &outputs_dir.with_extension("old"))?;
+                Ok((
+                    crate::store::check_archive(&archive),
+                    recover::host_outputs(&outputs_dir),
+                ))
+            })
+            .await
+            .map_err(SessionError::storage)?
+        };
+        let complete = matches!(check, ArchiveCheck::Complete(_));
+        // A whole archive holds the inputs already; otherwise stage them fresh.
+        let files = meta.files;
+        let manifest = if complete {
             Manifest::default()
         } else {
             let paths: Vec<(PathBuf, String)> = files
@@ -1129,8 +1274,11 @@ impl Session {
             .await?;
         let mut staged: BTreeSet<String> = manifest.inputs.iter().map(|f| f.dest.clone()).collect();
         self.record_staging(&sandbox.staging()).await;
-        if restore {
-            match sandbox.restore_workspace(&archive).await {
+        let all: Vec<String> = host.iter().map(|f| f.rel.clone()).collect();
+        // What the model is told of the files (None: a first start, nothing to say),
+        // and whether the user hears it too (not when all is as it was).
+        let (story, unusual) = match check {
+            ArchiveCheck::Complete(index) => match sandbox.restore_workspace(&archive).await {
                 Ok(()) => {
                     staged.extend(files.iter().map(|f| f.name.clone()));
                     self.broadcast(None, EventKind::Setup(SetupStage::WorkspaceRestored));
@@ -1144,12 +1292,53 @@ impl Session {
                         })
                         .collect();
                     self.record_staging(&restored).await;
+                    let newer = recover::newer_than_archive(&host, &index);
+                    if newer.is_empty() {
+                        let story = "input/, output/ and the other files of the workspace were restored from the archive of the last ask, as they were";
+                        (reopened.then(|| story.to_string()), false)
+                    } else {
+                        let n = newer.len();
+                        let story = match sandbox.upload_outputs(&outputs_dir, &newer).await {
+                            Ok(()) => format!(
+                                "the workspace was restored from its archive, which is older than the session's last outputs: {n} file(s) of output/ were brought up to date from the app's copy; other files written since that archive are gone"
+                            ),
+                            Err(e) => format!(
+                                "the workspace was restored from its archive, which is older than the session's last outputs, and the {n} newer file(s) of output/ could not be put back ({e:#}); the app still has them"
+                            ),
+                        };
+                        (Some(story), true)
+                    }
                 }
-                Err(e) => self.status(
-                    None,
-                    format!("the earlier workspace could not be restored ({e:#}); staging the input files again"),
-                ),
+                Err(e) => {
+                    // Inputs are staged again by `sandbox()` (none is marked staged).
+                    let why = format!("the workspace archive could not be restored ({e:#})");
+                    (
+                        Some(self.rebuild_outputs(sandbox.as_ref(), &why, &all).await),
+                        true,
+                    )
+                }
+            },
+            ArchiveCheck::Unreadable { reason } => {
+                let why = format!("the workspace archive could not be read ({reason})");
+                (
+                    Some(self.rebuild_outputs(sandbox.as_ref(), &why, &all).await),
+                    true,
+                )
             }
+            ArchiveCheck::Missing if reopened || !all.is_empty() => {
+                let why = "the workspace archive was missing";
+                (
+                    Some(self.rebuild_outputs(sandbox.as_ref(), why, &all).await),
+                    true,
+                )
+            }
+            ArchiveCheck::Missing => (None, false),
+        };
+        if let Some(story) = story {
+            if unusual {
+                self.status(None, story.clone());
+            }
+            self.note(format!("The files: {story}."));
         }
         self.broadcast(
             None,
@@ -1158,6 +1347,21 @@ impl Session {
             }),
         );
         Ok(Live { sandbox, staged })
+    }
+
+    /// Put the session's outputs (the app's copy) into a workspace started without
+    /// its archive, and say what came back.
+    async fn rebuild_outputs(&self, sandbox: &dyn Sandbox, why: &str, files: &[String]) -> String {
+        if files.is_empty() {
+            return recover::rebuilt(why, 0);
+        }
+        match sandbox.upload_outputs(&self.outputs_dir(), files).await {
+            Ok(()) => recover::rebuilt(why, files.len()),
+            Err(e) => format!(
+                "{why}; input/ was staged again from the user's files, but the {} file(s) of output/ could not be put back ({e:#}); the app still has them; files written elsewhere in the workspace are gone",
+                files.len()
+            ),
+        }
     }
 
     /// Release the container once the session has been idle for `idle_release`.
@@ -1322,7 +1526,7 @@ impl Session {
             let run = self.inner.run.lock().unwrap();
             (run.path.clone(), run.meta.clone())
         };
-        blocking(move || RunDir { path, meta }.save())
+        blocking(move || RunDir::new(path, meta).save())
             .await
             .map_err(SessionError::storage)
     }
@@ -1331,7 +1535,7 @@ impl Session {
         self.check_owned()?;
         let text = serde_json::to_string_pretty(&self.config()).expect("settings serialize");
         let path = self.inner.dir.join(SETTINGS);
-        blocking(move || Ok(std::fs::write(&path, text)?))
+        blocking(move || Ok(crate::store::write_atomic(&path, text.as_bytes())?))
             .await
             .map_err(SessionError::storage)
     }
@@ -1392,7 +1596,7 @@ impl Inner {
 }
 
 const REOPENED: &str = "This session was reopened in a new sandbox: the Python variables and \
-     imports of earlier calls are gone, but the files in input/ and output/ are as they were.";
+     imports of earlier calls are gone.";
 
 /// A session as read from its folder.
 struct Loaded {
@@ -1400,6 +1604,8 @@ struct Loaded {
     items: Vec<Item>,
     /// `None` when `session.json` is missing or unreadable.
     config: Option<SessionConfig>,
+    /// Lines of the transcript that are not entries (kept on disk, left out).
+    unreadable: usize,
 }
 
 /// Read the session in `dir`: metadata, conversation and settings. Blocking.
@@ -1422,11 +1628,17 @@ fn load(dir: &Path) -> anyhow::Result<Loaded> {
             })
             .collect();
     }
-    let items = repair(run.transcript()?.into_iter().map(|e| e.item).collect());
+    let read = run.read_transcript()?;
+    let items = repair(read.entries.into_iter().map(|e| e.item).collect());
     let config = std::fs::read_to_string(dir.join(SETTINGS))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    Ok(Loaded { run, items, config })
+    Ok(Loaded {
+        run,
+        items,
+        config,
+        unreadable: read.unreadable.len(),
+    })
 }
 
 /// [`load`] for a session opened to be looked at: no lock is kept, but an ask left in
@@ -1570,6 +1782,8 @@ impl Host for AskHost<'_> {
 /// Replace `dest` with `fresh` (both folders of the session).
 async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
     let old = dest.with_extension("old");
+    let (d, o) = (dest.to_path_buf(), old.clone());
+    blocking(move || Ok(recover::recover_swap(&d, &o)?)).await?;
     let _ = tokio::fs::remove_dir_all(&old).await;
     if tokio::fs::try_exists(dest).await.unwrap_or(false) {
         tokio::fs::rename(dest, &old).await?;
@@ -1579,7 +1793,11 @@ async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
     }
     tokio::fs::rename(fresh, dest).await?;
     let _ = tokio::fs::remove_dir_all(&old).await;
-    Ok(())
+    // The renames are on disk before the archive and run.json speak of them.
+    let parent = dest
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    blocking(move || Ok(crate::store::sync_dir(&parent)?)).await
 }
 
 /// A transcript cut short by a crash may end with calls that have no output; every

@@ -1,8 +1,9 @@
 //! Run history on disk: one folder per run under the data directory.
 //!
 //! ```text
-//! <root>/<run id>/run.json          metadata, rewritten atomically (write + rename)
+//! <root>/<run id>/run.json          metadata, rewritten atomically (see `atomic`)
 //! <root>/<run id>/transcript.jsonl  one line per conversation item, appended and synced
+//! <root>/<run id>/transcript.jsonl.torn  cut-off last lines set aside (see `transcript`)
 //! <root>/<run id>/outputs/          what the agent wrote to output/
 //! <root>/<run id>/workspace.tar     the whole workspace after the latest ask
 //! <root>/<run id>/session.json      the session's settings (tools, limits, sandbox)
@@ -13,10 +14,16 @@
 //! always gets a new folder; nothing here writes into another session's folder except
 //! to mark a session whose process died in the middle of an ask as interrupted.
 
+mod archive;
+mod atomic;
 pub mod lock;
 mod render;
+mod transcript;
 
+pub use archive::{check_archive, ArchiveCheck, ArchiveIndex};
+pub use atomic::{sync_dir, write_atomic, AtomicFile};
 pub use render::render_transcript;
+pub use transcript::torn_path;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -185,7 +192,7 @@ impl Store {
                 Ok(()) => {
                     meta.id = id;
                     meta.owner = crate::owner::owner_id().to_string();
-                    let run = RunDir { path, meta };
+                    let run = RunDir::new(path, meta);
                     run.save()?;
                     return Ok(run);
                 }
@@ -214,7 +221,7 @@ impl Store {
         let path = self.root.join(id);
         let meta = checked_meta(&path, id)
             .with_context(|| format!("no readable run with id {id} in {}", self.root.display()))?;
-        Ok(RunDir { path, meta })
+        Ok(RunDir::new(path, meta))
     }
 
     /// All runs, oldest first. Unreadable folders are left out (see [`Store::scan`]).
@@ -332,6 +339,17 @@ fn checked_meta(dir: &Path, folder: &str) -> anyhow::Result<RunMeta> {
 pub struct RunDir {
     pub path: PathBuf,
     pub meta: RunMeta,
+    /// The transcript's tail was checked (and a torn line set aside) since this
+    /// folder was opened or an append last failed.
+    tail_checked: std::sync::atomic::AtomicBool,
+}
+
+/// A transcript as read: the entries, and the lines that could not be read.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    /// 1-based numbers of lines that are not entries (kept in the file, not shown).
+    pub unreadable: Vec<usize>,
 }
 
 impl RunMeta {
@@ -357,11 +375,19 @@ impl RunMeta {
 }
 
 impl RunDir {
+    pub fn new(path: PathBuf, meta: RunMeta) -> RunDir {
+        RunDir {
+            path,
+            meta,
+            tail_checked: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
     /// The run in folder `path`, read from disk.
     pub fn read(path: PathBuf) -> anyhow::Result<RunDir> {
         let meta = read_meta(&path)
             .with_context(|| format!("cannot read the session in {}", path.display()))?;
-        Ok(RunDir { path, meta })
+        Ok(RunDir::new(path, meta))
     }
 
     pub fn outputs_dir(&self) -> PathBuf {
@@ -370,20 +396,9 @@ impl RunDir {
 
     /// Rewrite the metadata atomically, so a crash leaves the old or the new file.
     pub fn save(&self) -> anyhow::Result<()> {
-        // A name of its own per save, so two saves at once never share a half-written file.
-        static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self
-            .path
-            .join(format!("{META}.{}-{n}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(&self.meta)?;
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, self.path.join(META))
-        };
-        write().with_context(|| format!("cannot save run metadata in {}", self.path.display()))
+        write_atomic(&self.path.join(META), text.as_bytes())
+            .with_context(|| format!("cannot save run metadata in {}", self.path.display()))
     }
 
     /// Append one item to the transcript (synced to disk a moment later, see
@@ -407,31 +422,68 @@ impl RunDir {
         };
         let mut line = serde_json::to_string(&entry)?;
         line.push('\n');
+        let path = self.path.join(TRANSCRIPT);
+        let checked = &self.tail_checked;
         let write = || -> std::io::Result<()> {
+            if !checked.load(std::sync::atomic::Ordering::SeqCst) {
+                self.repair_transcript()?;
+            }
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(self.path.join(TRANSCRIPT))?;
-            f.write_all(line.as_bytes())
+                .open(&path)?;
+            let before = f.metadata()?.len();
+            if let Err(e) = f.write_all(line.as_bytes()) {
+                // Part of the line may be on disk (a full disk): cut it off again, or
+                // have the next append do it.
+                if f.set_len(before).is_err() {
+                    checked.store(false, std::sync::atomic::Ordering::SeqCst);
+                }
+                return Err(e);
+            }
+            Ok(())
         };
         write().with_context(|| {
             format!("cannot append to the transcript in {}", self.path.display())
         })?;
-        sync_later(self.path.join(TRANSCRIPT));
+        sync_later(path);
         Ok(())
     }
 
+    /// Set a torn last line of the transcript aside (into `transcript.jsonl.torn`)
+    /// so the next append starts on a line of its own. Returns the bytes moved.
+    /// Appends do this once by themselves; a caller may do it first to report it.
+    pub fn repair_transcript(&self) -> std::io::Result<u64> {
+        let moved = transcript::repair_tail(&self.path.join(TRANSCRIPT))?;
+        self.tail_checked
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(moved)
+    }
+
+    /// The transcript's entries; lines that cannot be read are left out (see
+    /// [`RunDir::read_transcript`] for which).
     pub fn transcript(&self) -> anyhow::Result<Vec<Entry>> {
-        let text = match std::fs::read_to_string(self.path.join(TRANSCRIPT)) {
+        Ok(self.read_transcript()?.entries)
+    }
+
+    /// The transcript's entries and the numbers of the lines that are not entries.
+    pub fn read_transcript(&self) -> anyhow::Result<Transcript> {
+        let text = match std::fs::read(self.path.join(TRANSCRIPT)) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        // A line cut short by a crash is skipped, not fatal.
-        Ok(text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect())
+        let mut out = Transcript::default();
+        for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+            if line.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice(line) {
+                Ok(entry) => out.entries.push(entry),
+                Err(_) => out.unreadable.push(i + 1),
+            }
+        }
+        Ok(out)
     }
 
     /// Copy the run (metadata, transcript, outputs, archive) into `dest/<id>`, the id
@@ -626,5 +678,41 @@ mod tests {
             .export(out.path())
             .unwrap();
         assert_eq!(exported, out.path().join(&good.meta.id));
+    }
+
+    #[test]
+    fn an_append_after_a_torn_line_starts_a_line_of_its_own_and_keeps_the_torn_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_path_buf()).unwrap();
+        let run = store.create_run(RunMeta::default()).unwrap();
+        let user = |t: &str| Item::User { text: t.into() };
+        run.append(&user("first"), None).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(run.path.join(TRANSCRIPT))
+            .unwrap()
+            .write_all(b"{\"at\": \"cut sh")
+            .unwrap();
+        let read = run.read_transcript().unwrap();
+        assert_eq!((read.entries.len(), read.unreadable), (1, vec![2]));
+        // A folder opened again (a new process) checks the tail before its first append.
+        let run = store.open_run(&run.meta.id).unwrap();
+        run.append(&user("second"), None).unwrap();
+        run.append(&user("third"), None).unwrap();
+        let read = run.read_transcript().unwrap();
+        assert!(read.unreadable.is_empty(), "{:?}", read.unreadable);
+        let texts: Vec<String> = read
+            .entries
+            .iter()
+            .map(|e| match &e.item {
+                Item::User { text } => text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(texts, ["first", "second", "third"]);
+        assert_eq!(
+            std::fs::read(torn_path(&run.path.join(TRANSCRIPT))).unwrap(),
+            b"{\"at\": \"cut sh\n"
+        );
     }
 }

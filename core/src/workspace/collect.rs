@@ -217,7 +217,8 @@ fn write_file(entry: &mut impl Read, target: &Path, size: u64) -> anyhow::Result
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(target);
-        anyhow::anyhow!("cannot write output {}: {e}", target.display())
+        // The io::Error stays in the chain: a full disk is told by its kind.
+        anyhow::Error::new(e).context(format!("cannot write output {}", target.display()))
     })
 }
 
