@@ -130,10 +130,13 @@ fn spawn_rootless(user: &str, own_store: bool) -> Service {
 fn wait_for_socket(socket: &Path) {
     let started = Instant::now();
     while !socket.exists() {
+        // What the service said, where it keeps a log beside its socket.
+        let log = std::fs::read_to_string(socket.with_file_name("service.log"));
         assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "podman system service made no socket at {} within 30 s",
-            socket.display()
+            started.elapsed() < Duration::from_secs(60),
+            "podman system service made no socket at {} within 60 s; it said:\n{}",
+            socket.display(),
+            log.unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -186,7 +189,7 @@ pub fn start_rootful_empty() -> Service {
         .args(["system", "service", "--time=0"])
         .arg(format!("unix://{}", socket.display()))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("service.log")).unwrap())
         .spawn()
         .expect("starting `podman system service`");
     wait_for_socket(&socket);
