@@ -439,6 +439,41 @@ async fn a_deleted_archive_is_rebuilt_from_the_outputs_and_the_model_is_told() {
 }
 
 #[tokio::test]
+async fn a_rebuild_whose_original_input_is_gone_goes_on_without_it_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let (sessions, session) = session_with_outputs(&root, dir.path()).await;
+    sessions.close_all().await;
+    std::fs::remove_file(session.dir().join("workspace.tar")).unwrap();
+    std::fs::remove_file(dir.path().join("energy.csv")).unwrap();
+
+    let sessions = Sessions::new(root.clone(), Arc::new(DockerFactory)).unwrap();
+    let session = sessions.open(session.id()).await.unwrap();
+    let before = files_of(&session.outputs_dir());
+    let look = "import os\n\
+        print('outputs', sorted(os.listdir('output')))\n\
+        print('inputs', sorted(os.listdir('input')))";
+    let (outcome, statuses, prompt) = ask(
+        &session,
+        "look again",
+        vec![ScriptedModel::python("c1", look), say("looked")],
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    let told = "1 input file(s) could not be staged again: input/energy.csv (its original";
+    assert!(prompt.contains(told), "the model was told: {prompt}");
+    assert!(statuses.iter().any(|s| s.contains(told)), "{statuses:?}");
+    let seen = observations(&session.items());
+    assert!(seen.contains("inputs []"), "{seen}");
+    assert!(
+        seen.contains("outputs ['chart.png', 'report.md', 'sub']"),
+        "{seen}"
+    );
+    assert_kept(&before, &files_of(&session.outputs_dir()));
+    session.close().await;
+}
+
+#[tokio::test]
 async fn a_truncated_archive_is_not_restored_and_the_workspace_is_rebuilt_from_the_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sessions");

@@ -1248,16 +1248,23 @@ impl Session {
         let complete = matches!(check, ArchiveCheck::Complete(_));
         // A whole archive holds the inputs already; otherwise stage them fresh.
         let files = meta.files;
-        let manifest = if complete {
-            Manifest::default()
+        // On a rebuild, an input whose original is gone from the user's disk is left
+        // out (and said) rather than failing every later ask of the session.
+        let (manifest, gone) = if complete {
+            (Manifest::default(), Vec::new())
         } else {
             let paths: Vec<(PathBuf, String)> = files
                 .iter()
                 .map(|f| (PathBuf::from(&f.source), f.name.clone()))
                 .collect();
-            blocking(move || Manifest::from_named(&paths))
-                .await
-                .map_err(SessionError::bad_input)?
+            blocking(move || {
+                let (there, gone): (Vec<_>, Vec<_>) = paths
+                    .into_iter()
+                    .partition(|(src, _)| !reopened || std::fs::symlink_metadata(src).is_ok());
+                Ok((Manifest::from_named(&there)?, gone))
+            })
+            .await
+            .map_err(SessionError::bad_input)?
         };
         let me = self.clone();
         let setup = move |stage: SetupStage| me.broadcast(None, EventKind::Setup(stage));
@@ -1274,6 +1281,21 @@ impl Session {
             .await?;
         let mut staged: BTreeSet<String> = manifest.inputs.iter().map(|f| f.dest.clone()).collect();
         self.record_staging(&sandbox.staging()).await;
+        if !gone.is_empty() {
+            // Counted as staged: nothing to stage until the user adds them again.
+            staged.extend(gone.iter().map(|(_, name)| name.clone()));
+            let list: Vec<String> = gone
+                .iter()
+                .map(|(src, name)| format!("input/{name} (its original {} is gone)", src.display()))
+                .collect();
+            let text = format!(
+                "{} input file(s) could not be staged again: {}",
+                gone.len(),
+                list.join(", ")
+            );
+            self.status(None, text.clone());
+            self.note(format!("{text}."));
+        }
         let all: Vec<String> = host.iter().map(|f| f.rel.clone()).collect();
         // What the model is told of the files (None: a first start, nothing to say),
         // and whether the user hears it too (not when all is as it was).
