@@ -536,6 +536,12 @@ async fn cli_flood(w: Wire, flood: Flood) -> (usize, usize) {
     if flood == Flood::Arguments {
         assert!(second.contains(&format!("Not run: {told}")), "{ctx}");
     }
+    // What was cut is not sent back: the next request stays small.
+    assert!(
+        second.len() < 128 << 10,
+        "{ctx}: the request after the cut has {} bytes",
+        second.len()
+    );
     assert!(
         ran.peak < PEAK,
         "{ctx}: the process grew to {} MiB",

@@ -125,3 +125,68 @@ mod tests {
         }
     }
 }
+
+/// What of a reply cut at a size cap stays in the conversation: at most this much of
+/// its text, and none of its calls' arguments, so the next requests do not resend
+/// megabytes the model cannot use (the user saw them stream by).
+const CUT_KEEP: usize = 16 << 10;
+
+/// The item of a cut reply as the history keeps it (see [`CUT_KEEP`]).
+pub fn stub_cut(item: Item) -> Item {
+    let short = |text: String| {
+        if text.len() <= CUT_KEEP {
+            return text;
+        }
+        let mut end = CUT_KEEP;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(
+            "{}\n[... the app cut this reply here: it passed the size limit of one reply]",
+            &text[..end]
+        )
+    };
+    match item {
+        Item::Assistant { text } => Item::Assistant { text: short(text) },
+        Item::ToolCall { call_id, name, .. } => Item::ToolCall {
+            call_id,
+            name,
+            arguments: r#"{"note": "the arguments passed the app's size limit of one reply and were cut; the call was not run"}"#.into(),
+        },
+        Item::Reasoning { summary, .. } => Item::Reasoning {
+            summary: short(summary),
+            encrypted_content: None,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_reply_keeps_a_short_text_and_no_arguments() {
+        let long = "é".repeat(CUT_KEEP); // two bytes a char: the cut lands inside one
+        let Item::Assistant { text } = stub_cut(Item::Assistant { text: long }) else {
+            panic!()
+        };
+        assert!(text.len() < CUT_KEEP + 100 && text.ends_with("size limit of one reply]"));
+        let call = stub_cut(Item::ToolCall {
+            call_id: "c".into(),
+            name: "python".into(),
+            arguments: format!("{{\"code\": \"{}", "x".repeat(4 << 20)),
+        });
+        let Item::ToolCall {
+            arguments, name, ..
+        } = call
+        else {
+            panic!()
+        };
+        assert_eq!(name, "python");
+        let v: serde_json::Value = serde_json::from_str(&arguments).unwrap();
+        assert!(v["note"].as_str().unwrap().contains("not run"));
+        let short = Item::Assistant { text: "ok".into() };
+        assert_eq!(stub_cut(short.clone()), short);
+    }
+}

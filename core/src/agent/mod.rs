@@ -173,7 +173,11 @@ impl<'a> Agent<'a> {
         let calls: Vec<_> = reply.tool_calls().map(owned_call).collect();
         for (i, item) in reply.items.iter().enumerate() {
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
-            self.push(item.clone(), usage)?;
+            let item = match reply.cut {
+                Some(_) => context::stub_cut(item.clone()),
+                None => item.clone(),
+            };
+            self.push(item, usage)?;
         }
         if let Some(cut) = reply.cut {
             return self.was_cut(cut, &calls);
