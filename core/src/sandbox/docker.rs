@@ -1708,17 +1708,7 @@ fn write_workspace_tar(
 fn write_outputs_tar(writer: ChannelWriter, src: &Path, files: &[String]) -> std::io::Result<()> {
     let (mtime, uid) = (now_secs(), crate::workspace::SANDBOX_UID);
     let mut tar = tar::Builder::new(writer);
-    let mut dirs = BTreeSet::from(["output".to_string()]);
-    for rel in files {
-        let mut path = Path::new("output").join(rel);
-        while let Some(parent) = path.parent() {
-            if parent.as_os_str().is_empty() {
-                break;
-            }
-            dirs.insert(parent.to_string_lossy().into_owned());
-            path = parent.to_path_buf();
-        }
-    }
+    let dirs = crate::workspace::folders_of("output", files.iter().map(String::as_str));
     for dir in &dirs {
         let mut h = tar_header(tar::EntryType::Directory, 0o755, 0, uid, mtime);
         tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;

@@ -365,13 +365,12 @@ impl Walk<'_> {
     }
 }
 
-fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()> {
-    let mut tar = tar::Builder::new(writer);
-    let mut dirs = BTreeSet::new();
-    dirs.insert("input".to_string());
-    dirs.insert("output".to_string());
-    for f in inputs {
-        let mut path = Path::new("input").join(&f.dest);
+/// `top` and every folder above the files `rels` (relative to `top`), for the folder
+/// entries a tar of those files needs first.
+pub(crate) fn folders_of<'a>(top: &str, rels: impl Iterator<Item = &'a str>) -> BTreeSet<String> {
+    let mut dirs = BTreeSet::from([top.to_string()]);
+    for rel in rels {
+        let mut path = Path::new(top).join(rel);
         while let Some(parent) = path.parent() {
             if parent.as_os_str().is_empty() {
                 break;
@@ -380,6 +379,13 @@ fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()>
             path = parent.to_path_buf();
         }
     }
+    dirs
+}
+
+fn write_tar(writer: ChannelWriter, inputs: &[InputFile]) -> std::io::Result<()> {
+    let mut tar = tar::Builder::new(writer);
+    let mut dirs = folders_of("input", inputs.iter().map(|f| f.dest.as_str()));
+    dirs.insert("output".to_string());
     for dir in &dirs {
         let mut h = header(tar::EntryType::Directory, 0o755, 0);
         tar.append_data(&mut h, format!("{dir}/"), std::io::empty())?;
