@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use sandalyst::agent::{EventKind, SetupStage};
 use sandalyst::model::scripted::{ScriptedModel, Step};
-use sandalyst::sandbox::fake::FakeFactory;
 use sandalyst::sandbox::{docker, image};
+use sandalyst::session::FakeFactory;
 use sandalyst::session::{DockerFactory, SandboxFactory, Session, SessionConfig, Sessions};
 
 fn stats(name: &str, mut samples: Vec<Duration>) {

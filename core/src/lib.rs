@@ -23,6 +23,7 @@ pub mod artifacts;
 pub mod export;
 pub mod model;
 pub mod owner;
+pub mod protocol;
 pub mod rerun;
 pub mod run;
 pub mod sandbox;

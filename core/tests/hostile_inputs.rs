@@ -587,7 +587,7 @@ async fn sigterm_ends_an_idle_chat_cleanly_and_a_second_signal_quits_at_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
     use sandalyst::agent::EventKind;
-    use sandalyst::sandbox::fake::FakeFactory;
+    use sandalyst::session::FakeFactory;
     use sandalyst::session::{SessionConfig, Sessions};
     let dir = tempfile::tempdir().unwrap();
     let sessions = Sessions::new(

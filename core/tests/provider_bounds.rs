@@ -23,7 +23,7 @@ use sandalyst::model::http::{HttpModel, WireFormat};
 use sandalyst::model::openai_responses::Responses;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Delta, Item};
-use sandalyst::sandbox::fake::FakeFactory;
+use sandalyst::session::FakeFactory;
 use sandalyst::session::{SessionConfig, Sessions};
 use serde_json::json;
 use wire::endless::{self, Flood, Wire};

@@ -11,7 +11,7 @@ use sandalyst::model::chat_completions::{text_calls, Chat};
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::http::HttpModel;
 use sandalyst::model::Model;
-use sandalyst::sandbox::fake::FakeFactory;
+use sandalyst::session::FakeFactory;
 use sandalyst::session::{AskOutcome, SessionConfig, Sessions};
 use serde_json::json;
 use wire::chat::{text_stream, MODEL};

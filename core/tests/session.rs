@@ -10,7 +10,7 @@ use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
 use sandalyst::model::pricing::Price;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Item, Usage};
-use sandalyst::sandbox::fake::FakeFactory;
+use sandalyst::session::FakeFactory;
 use sandalyst::session::{AskOutcome, Session, SessionConfig, SessionError, Sessions};
 use serde_json::json;
 

@@ -4,61 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::protocol::RunStatus;
 use crate::sandbox::{ExecStatus, Stream};
 use crate::workspace::{CopyReason, StagedInput, StagingMethod};
-
-/// How an ask ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The model gave its final answer.
-    Finished,
-    /// The turn limit was reached before a final answer.
-    MaxTurns {
-        turns: u32,
-    },
-    /// The wall-time limit was reached.
-    TimeLimit {
-        seconds: u64,
-    },
-    /// The ask's cost budget was spent.
-    CostLimit {
-        usd: f64,
-    },
-    Cancelled,
-    /// Something outside the model's control failed (provider, sandbox, disk).
-    Failed {
-        message: String,
-    },
-    /// The app stopped in the middle of the run (found at a later start).
-    Interrupted,
-}
-
-impl RunStatus {
-    pub fn is_success(&self) -> bool {
-        matches!(self, RunStatus::Finished)
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunStatus::Finished => write!(f, "finished"),
-            RunStatus::MaxTurns { turns } => {
-                write!(f, "stopped: reached the limit of {turns} turns")
-            }
-            RunStatus::TimeLimit { seconds } => {
-                write!(f, "stopped: reached the time limit of {seconds} s")
-            }
-            RunStatus::CostLimit { usd } => {
-                write!(f, "stopped: reached the cost budget of ${usd:.2}")
-            }
-            RunStatus::Cancelled => write!(f, "cancelled"),
-            RunStatus::Failed { message } => write!(f, "failed: {message}"),
-            RunStatus::Interrupted => write!(f, "interrupted: the app stopped during the run"),
-        }
-    }
-}
 
 /// One event of a session: who, when, and what.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -234,7 +182,7 @@ pub enum EventKind {
     },
     /// An error the UI can branch on; the ask may still go on (e.g. a refused output).
     Error {
-        error: crate::session::ErrorInfo,
+        error: crate::protocol::ErrorInfo,
     },
     AskFinished {
         status: RunStatus,

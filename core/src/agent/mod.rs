@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+pub use crate::protocol::tool_source;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
 
@@ -411,7 +412,7 @@ impl<'a> Agent<'a> {
     fn failed(&mut self, e: anyhow::Error) -> RunStatus {
         // A typed failure's sentence stands alone (a replay that stopped is not "the
         // model failed: ...").
-        let message = match e.downcast_ref::<crate::session::SessionError>() {
+        let message = match e.downcast_ref::<crate::protocol::SessionError>() {
             Some(typed) => typed.to_string(),
             None => format!("{e:#}"),
         };
@@ -463,16 +464,4 @@ fn is_context_error(e: &anyhow::Error) -> bool {
         e.downcast_ref::<ModelError>(),
         Some(ModelError::ContextTooLong { .. })
     )
-}
-
-/// The code or command inside a call's arguments, for display; the raw text if unparsable.
-pub fn tool_source(arguments: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(arguments)
-        .ok()
-        .and_then(|v| {
-            ["code", "command", "path"]
-                .iter()
-                .find_map(|k| v.get(k).and_then(|s| s.as_str()).map(str::to_owned))
-        })
-        .unwrap_or_else(|| arguments.to_string())
 }

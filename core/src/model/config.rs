@@ -47,7 +47,6 @@ use super::http::{display_url, HttpSettings};
 use super::pricing::{self, Price};
 use super::secret::{ApiKey, Credentials, KeySource};
 use super::Model;
-use crate::sandbox::custom::{BuildOptions, PackageError, Packages};
 
 /// The keychain service under which keys are stored.
 pub const KEYCHAIN_SERVICE: &str = "sandalyst";
@@ -211,7 +210,8 @@ pub struct ConfigFile {
     pub image: ImageSection,
 }
 
-/// The `[image]` section: packages for a derived image, and how it is built here.
+/// The `[image]` section: packages for a derived image, and how it is built here
+/// (checked and turned into build settings by `sandbox::custom`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImageSection {
@@ -223,21 +223,6 @@ pub struct ImageSection {
     pub ca_file: Option<PathBuf>,
     /// The build container's network mode, e.g. `host`.
     pub build_network: Option<String>,
-}
-
-impl ImageSection {
-    /// The package lists, every name checked.
-    pub fn packages(&self) -> Result<Packages, PackageError> {
-        Packages::new(&self.pip, &self.apt)
-    }
-
-    pub fn build_options(&self) -> BuildOptions {
-        BuildOptions {
-            ca_file: self.ca_file.clone(),
-            network: self.build_network.clone().filter(|n| !n.trim().is_empty()),
-            force: false,
-        }
-    }
 }
 
 impl ConfigFile {

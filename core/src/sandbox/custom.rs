@@ -376,6 +376,22 @@ pub struct BuildOptions {
     pub force: bool,
 }
 
+/// The config file's `[image]` section as what a build takes.
+impl crate::model::config::ImageSection {
+    /// The package lists, every name checked.
+    pub fn packages(&self) -> Result<Packages, PackageError> {
+        Packages::new(&self.pip, &self.apt)
+    }
+
+    pub fn build_options(&self) -> BuildOptions {
+        BuildOptions {
+            ca_file: self.ca_file.clone(),
+            network: self.build_network.clone().filter(|n| !n.trim().is_empty()),
+            force: false,
+        }
+    }
+}
+
 /// Progress of a derived build, typed for a UI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -15,15 +15,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream};
-use crate::session::{SandboxFactory, SessionError, SetupSink};
+use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, Stream};
 use crate::workspace::{CollectLimits, Collected, CollectedFile, Manifest};
 
 #[derive(Default)]
@@ -32,38 +31,6 @@ pub struct FakeSandbox {
     vars: Mutex<BTreeMap<String, String>>,
     clock: AtomicUsize,
     pub closed: std::sync::atomic::AtomicBool,
-}
-
-/// Starts [`FakeSandbox`]es and remembers them, so a test can look inside.
-#[derive(Default)]
-pub struct FakeFactory {
-    pub started: Mutex<Vec<Arc<FakeSandbox>>>,
-    /// When set, starting fails with this error (e.g. an engine that does not answer).
-    pub fail_with: Mutex<Option<SessionError>>,
-}
-
-#[async_trait]
-impl SandboxFactory for FakeFactory {
-    async fn start(
-        &self,
-        _id: &str,
-        _config: &SandboxConfig,
-        manifest: &Manifest,
-        _setup: SetupSink<'_>,
-        _cancel: &CancellationToken,
-    ) -> Result<Arc<dyn Sandbox>, SessionError> {
-        if let Some(e) = self.fail_with.lock().unwrap().clone() {
-            return Err(e);
-        }
-        let sb = Arc::new(FakeSandbox::default());
-        sb.add_inputs(manifest)
-            .await
-            .map_err(|e| SessionError::Sandbox {
-                message: format!("{e:#}"),
-            })?;
-        self.started.lock().unwrap().push(sb.clone());
-        Ok(sb)
-    }
 }
 
 impl FakeSandbox {

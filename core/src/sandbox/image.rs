@@ -44,7 +44,7 @@ pub const BASE_IMAGE: &str = "python:3.12-slim";
 
 /// User the sandbox runs as (`analyst`), as `uid:gid`.
 pub const USER: &str = "1000:1000";
-pub const UID: u32 = 1000;
+pub const UID: u32 = crate::workspace::SANDBOX_UID as u32;
 pub const GID: u32 = 1000;
 
 /// The working directory and workspace mount point.

@@ -1,105 +1,10 @@
-//! Errors of the session API, typed so that a UI can branch on them (a banner for
-//! an engine that does not answer, a key prompt for a refused key) without
-//! matching strings. Each message is a sentence for the person at the screen.
+//! How the session classifies what ended an ask into a typed [`SessionError`] (the
+//! type itself is in [`crate::protocol`], at the bottom of the core, so that lower
+//! layers can return it).
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum SessionError {
-    #[error("an ask is already running in this session; wait for it to end or stop it")]
-    Busy,
-    /// Another process owns the session (holds its lock) and may be writing it; it can
-    /// still be read. `owner` says which process, e.g. "sandalyst ask, pid 1234 on
-    /// laptop, since 13:05 UTC".
-    #[error(
-        "session {id} is in use by {owner}; try again when it is done (it can still be viewed)"
-    )]
-    SessionBusy { id: String, owner: String },
-    #[error("the prompt is empty; say what you want done with the files")]
-    EmptyPrompt,
-    #[error("no session with id {id:?}")]
-    NotFound { id: String },
-    /// A file that cannot be staged, a name used twice, a folder that cannot be written.
-    #[error("{message}")]
-    BadInput { message: String },
-    /// No container engine answers; `message` says where it looked and how to start one.
-    #[error("{message}")]
-    EngineUnavailable { message: String },
-    /// The sandbox image is missing and could not be built.
-    #[error("{message}")]
-    ImageMissing { message: String },
-    /// The image is there but cannot host the sandbox (no python3, no IPython).
-    #[error("{message}")]
-    ImageUnusable { message: String },
-    /// The sandbox failed to start or stopped working.
-    #[error("{message}")]
-    Sandbox { message: String },
-    /// The provider refused the API key.
-    #[error("{message}")]
-    ModelAuth { message: String },
-    /// The conversation no longer fits the model's context window.
-    #[error("{message}")]
-    ContextTooLong { message: String },
-    /// Any other failure of the model's provider.
-    #[error("{message}")]
-    Model { message: String },
-    /// The session folder could not be read or written.
-    #[error("{message}")]
-    Storage { message: String },
-    /// A re-run stopped at a recorded cell that failed on the new data; the session
-    /// can be continued with a model from there.
-    #[error("{message}")]
-    ReplayFailed { message: String },
-}
-
-/// A [`SessionError`] as it travels in an event: a stable code and the sentence.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ErrorInfo {
-    /// `busy`, `session_busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
-    /// `image_missing`, `image_unusable`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
-    pub code: String,
-    pub message: String,
-}
+pub use crate::protocol::{disk_full, storage_message, ErrorInfo, SessionError};
 
 impl SessionError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            SessionError::Busy => "busy",
-            SessionError::SessionBusy { .. } => "session_busy",
-            SessionError::EmptyPrompt => "empty_prompt",
-            SessionError::NotFound { .. } => "not_found",
-            SessionError::BadInput { .. } => "bad_input",
-            SessionError::EngineUnavailable { .. } => "engine_unavailable",
-            SessionError::ImageMissing { .. } => "image_missing",
-            SessionError::ImageUnusable { .. } => "image_unusable",
-            SessionError::Sandbox { .. } => "sandbox",
-            SessionError::ModelAuth { .. } => "model_auth",
-            SessionError::ContextTooLong { .. } => "context_too_long",
-            SessionError::Model { .. } => "model",
-            SessionError::Storage { .. } => "storage",
-            SessionError::ReplayFailed { .. } => "replay_failed",
-        }
-    }
-
-    pub fn info(&self) -> ErrorInfo {
-        ErrorInfo {
-            code: self.code().into(),
-            message: self.to_string(),
-        }
-    }
-
-    pub fn storage(e: anyhow::Error) -> SessionError {
-        SessionError::Storage {
-            message: storage_message(&e),
-        }
-    }
-
-    pub fn bad_input(e: anyhow::Error) -> SessionError {
-        SessionError::BadInput {
-            message: format!("{e:#}"),
-        }
-    }
-
     /// Classify what ended an ask: the provider's typed error when the chain holds
     /// one, else a failure of the sandbox or of the disk.
     pub fn from_failure(e: &anyhow::Error) -> SessionError {
@@ -121,29 +26,6 @@ impl SessionError {
     }
 }
 
-/// True when the disk (or the user's quota) ran out somewhere in `e`'s chain, told
-/// by the operating system's error kind, not by the message.
-pub fn disk_full(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
-            )
-        })
-    })
-}
-
-/// A storage failure's sentence; a full disk says so first, since that is what the
-/// user must fix.
-pub fn storage_message(e: &anyhow::Error) -> String {
-    if disk_full(e) {
-        format!("the disk is full (nothing already saved was lost): {e:#}")
-    } else {
-        format!("{e:#}")
-    }
-}
-
 impl From<crate::sandbox::custom::ImageError> for SessionError {
     fn from(e: crate::sandbox::custom::ImageError) -> SessionError {
         use crate::sandbox::custom::ImageError as E;
@@ -157,11 +39,5 @@ impl From<crate::sandbox::custom::ImageError> for SessionError {
             | E::CaFile { .. }
             | E::NotFound { .. } => SessionError::ImageMissing { message },
         }
-    }
-}
-
-impl Serialize for SessionError {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.info().serialize(s)
     }
 }

@@ -3,7 +3,7 @@
 //! starts a hardened container; a test hands the session an in-memory factory
 //! instead, so the loop and sessions are tested without Docker.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +12,7 @@ use super::SessionError;
 use crate::agent::SetupStage;
 use crate::sandbox::custom::{self, BuildProgress};
 use crate::sandbox::docker::{self, DockerSandbox};
+use crate::sandbox::fake::FakeSandbox;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::Manifest;
 
@@ -153,5 +154,37 @@ impl DockerFactory {
             tag: config.image.clone(),
         });
         Ok((engine, config))
+    }
+}
+
+/// Starts [`FakeSandbox`]es and remembers them, so a test can look inside.
+#[derive(Default)]
+pub struct FakeFactory {
+    pub started: Mutex<Vec<Arc<FakeSandbox>>>,
+    /// When set, starting fails with this error (e.g. an engine that does not answer).
+    pub fail_with: Mutex<Option<SessionError>>,
+}
+
+#[async_trait]
+impl SandboxFactory for FakeFactory {
+    async fn start(
+        &self,
+        _id: &str,
+        _config: &SandboxConfig,
+        manifest: &Manifest,
+        _setup: SetupSink<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        if let Some(e) = self.fail_with.lock().unwrap().clone() {
+            return Err(e);
+        }
+        let sb = Arc::new(FakeSandbox::default());
+        sb.add_inputs(manifest)
+            .await
+            .map_err(|e| SessionError::Sandbox {
+                message: format!("{e:#}"),
+            })?;
+        self.started.lock().unwrap().push(sb.clone());
+        Ok(sb)
     }
 }

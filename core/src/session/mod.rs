@@ -51,7 +51,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use error::{ErrorInfo, SessionError};
-pub use factory::{DockerFactory, SandboxFactory, SetupSink};
+pub use factory::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
 
 use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};

@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::RunStatus;
 use crate::model::{Item, Usage};
+use crate::protocol::RunStatus;
 use crate::workspace::{CollectedFile, CopyReason, Refused, StagingMethod};
 
 pub const META: &str = "run.json";

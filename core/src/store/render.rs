@@ -3,8 +3,8 @@
 //! and tabs (see [`crate::terminal`]).
 
 use super::{Entry, RunMeta};
-use crate::agent::tool_source;
 use crate::model::Item;
+use crate::protocol::tool_source;
 use crate::terminal::escape as e1;
 
 pub fn render_transcript(meta: &RunMeta, entries: &[Entry]) -> String {

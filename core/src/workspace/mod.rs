@@ -28,7 +28,7 @@ use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 
 /// The uid/gid that owns the workspace inside the sandbox.
-pub const SANDBOX_UID: u64 = crate::sandbox::image::UID as u64;
+pub const SANDBOX_UID: u64 = 1000;
 
 /// One file to stage: where it is on the host and where it goes under `input/`.
 #[derive(Clone, Debug, PartialEq, Eq)]
