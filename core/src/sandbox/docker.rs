@@ -174,15 +174,26 @@ async fn labelled(
             let mut found = Vec::new();
             let mut refused = None;
             for state in KNOWN_STATES {
-                match list(Some(&[state])).await {
-                    Ok(l) => found.extend(l),
-                    Err(
-                        e @ bollard::errors::Error::DockerResponseServerError {
-                            status_code: 400 | 500,
-                            ..
-                        },
-                    ) => refused = Some(e),
-                    Err(e) => return Err(e).context("listing Sandalyst containers"),
+                // Podman's `exited` filter also matches its `stopped` containers: a
+                // moment later its clean-up has made them `exited`; past that they are
+                // left for the next sweep (they are not running).
+                for attempt in 0..5 {
+                    match list(Some(&[state])).await {
+                        Ok(l) => found.extend(l),
+                        Err(bollard::errors::Error::JsonDataError { .. }) if attempt < 4 => {
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            continue;
+                        }
+                        Err(bollard::errors::Error::JsonDataError { .. }) => {}
+                        Err(
+                            e @ bollard::errors::Error::DockerResponseServerError {
+                                status_code: 400 | 500,
+                                ..
+                            },
+                        ) => refused = Some(e),
+                        Err(e) => return Err(e).context("listing Sandalyst containers"),
+                    }
+                    break;
                 }
             }
             match refused {
