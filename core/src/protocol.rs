@@ -1,7 +1,7 @@
 //! The shared types at the bottom of the core: how an ask ended ([`RunStatus`]), the
 //! typed errors every front end branches on ([`SessionError`], with a stable code, and
-//! [`ErrorInfo`] as it travels in an event), and how a tool call's code is read out
-//! of its arguments. This module uses nothing else of the crate, so every layer can
+//! [`ErrorInfo`] as it travels in an event), how a tool call's code is read out of its
+//! arguments, and how the app's own words to the model are marked. This module uses nothing else of the crate, so every layer can
 //! use it without a circle.
 
 use serde::{Deserialize, Serialize};
@@ -195,4 +195,18 @@ pub fn tool_source(arguments: &str) -> String {
                 .find_map(|k| v.get(k).and_then(|s| s.as_str()).map(str::to_owned))
         })
         .unwrap_or_else(|| arguments.to_string())
+}
+
+/// Marks the app's own words to the model in a user turn (notes, reminders, the last
+/// call for an answer), so they are never taken for the user's request.
+pub const APP_NOTE: &str = "[from the app]";
+
+/// `text` as the app's note to the model.
+pub fn app_note(text: &str) -> String {
+    format!("{APP_NOTE} {text}")
+}
+
+/// A user turn that is (or starts with) the app's note, not the user's words.
+pub fn is_app_note(text: &str) -> bool {
+    text.starts_with(APP_NOTE)
 }

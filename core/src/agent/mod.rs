@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::protocol::app_note;
 pub use crate::protocol::tool_source;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
@@ -290,7 +291,7 @@ impl<'a> Agent<'a> {
             )?;
         }
         if calls.is_empty() {
-            self.push(Item::User { text: format!("[from the app] Note: {why}. Continue: call a tool, or give the final answer in shorter form.") }, None)?;
+            self.push(Item::User { text: app_note(&format!("Note: {why}. Continue: call a tool, or give the final answer in shorter form.")) }, None)?;
         }
         Ok(Next::Continue)
     }
@@ -308,18 +309,25 @@ impl<'a> Agent<'a> {
             } else {
                 "Your last reply held no answer text."
             };
-            self.push(Item::User { text: format!("[from the app] {why} Continue: call a tool, or give the final answer in shorter form.") }, None)?;
+            self.push(
+                Item::User {
+                    text: app_note(&format!(
+                        "{why} Continue: call a tool, or give the final answer in shorter form."
+                    )),
+                },
+                None,
+            )?;
             return Ok(Next::Continue);
         }
         let missing = observe::missing_outputs(task, &self.outputs);
         if !self.reminded && !missing.is_empty() {
             self.reminded = true;
-            let text = format!(
-                "[from the app] The task asks for {} but {} not exist yet. Create {}, or say in your answer why not.",
+            let text = app_note(&format!(
+                "The task asks for {} but {} not exist yet. Create {}, or say in your answer why not.",
                 missing.join(", "),
                 if missing.len() == 1 { "it does" } else { "they do" },
                 if missing.len() == 1 { "it" } else { "them" },
-            );
+            ));
             self.push(Item::User { text }, None)?;
             return Ok(Next::Continue);
         }
@@ -328,9 +336,9 @@ impl<'a> Agent<'a> {
 
     /// After a limit: one last turn without tools, so the user always gets a write-up.
     async fn wrap_up(&mut self, status: RunStatus) -> RunStatus {
-        let text = format!(
-            "[from the app] The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone."
-        );
+        let text = app_note(&format!(
+            "The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone."
+        ));
         if self.push(Item::User { text }, None).is_err() {
             return status;
         }

@@ -871,7 +871,10 @@ impl Session {
             let task = if notes.is_empty() {
                 prompt.to_string()
             } else {
-                format!("{prompt}\n\n[from the app] {}", notes.join(" "))
+                format!(
+                    "{prompt}\n\n{}",
+                    crate::protocol::app_note(&notes.join(" "))
+                )
             };
             status = agent.run(&task, cancel).await;
             (turns, usage) = (agent.turns, agent.usage);
@@ -1153,7 +1156,7 @@ impl Session {
     fn last_answer(&self) -> Option<String> {
         let items = self.inner.items.lock().unwrap();
         let last_user = items.iter().rposition(
-            |i| matches!(i, Item::User { text } if !text.starts_with("[from the app]")),
+            |i| matches!(i, Item::User { text } if !crate::protocol::is_app_note(text)),
         )?;
         items[last_user..].iter().rev().find_map(|i| match i {
             Item::Assistant { text } if !text.trim().is_empty() => Some(text.clone()),

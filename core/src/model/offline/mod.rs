@@ -664,10 +664,10 @@ fn task_and_outputs(items: &[Item]) -> (String, OutputNames, usize) {
     (text.to_string(), names, start)
 }
 
-/// Notes the app adds to the conversation (reminders, files added, the kernel being
-/// new) start with this, as their own message or after the user's words; they are not
-/// the user's task.
-const APP_NOTE: &str = "[from the app]";
+// Notes the app adds to the conversation (reminders, files added, the kernel being
+// new) start with APP_NOTE, as their own message or after the user's words; they are
+// not the user's task.
+use crate::protocol::APP_NOTE;
 
 /// The user's own words of a message: what comes before an app note on its own lines.
 fn without_app_notes(text: &str) -> &str {
