@@ -626,5 +626,17 @@ async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
         }
     };
     assert_eq!(said, added.notes[0]);
+    // The model is told what was left out, with its first request.
+    let model = sandalyst::model::scripted::ScriptedModel::new([]);
+    let log = model.log.clone();
+    let h = session
+        .ask("list the files".into(), Box::new(model))
+        .unwrap();
+    h.outcome().await;
+    let first = format!("{:?}", log.lock().unwrap()[0].items);
+    assert!(
+        first.contains("While staging the user's folders: left out input/docs/zero"),
+        "{first}"
+    );
     session.close().await;
 }

@@ -621,6 +621,13 @@ impl Session {
         for line in &notes {
             self.status(None, line.clone());
         }
+        if !notes.is_empty() {
+            // The model hears it too: a folder it looks at may lack files the user sees.
+            self.note(format!(
+                "While staging the user's folders: {}.",
+                notes.join("; ")
+            ));
+        }
         self.touch();
         self.warm();
         self.hash_in_background(&added);
