@@ -34,15 +34,51 @@ impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if let Some((root, runroot)) = &self.store {
+        if self.store.is_some() {
             // Whatever the store still has mounted goes, so its folder can be removed
             // (`podman system reset` would also touch the machine's network settings).
-            let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-            for target in mounts.lines().filter_map(|l| l.split_whitespace().nth(1)) {
-                if target.starts_with(root.as_str()) || target.starts_with(runroot.as_str()) {
-                    let _ = Command::new("umount").args(["-l", target]).status();
+            // Podman's clean-up helpers (conmon's `container cleanup`) may mount the
+            // store again a moment after the service is gone: look until it stays
+            // unmounted.
+            let dir = self._dir.path().to_path_buf();
+            for _ in 0..20 {
+                if unmount_under(&dir) == 0 {
+                    std::thread::sleep(Duration::from_millis(250));
+                    if unmount_under(&dir) == 0 {
+                        break;
+                    }
                 }
+                std::thread::sleep(Duration::from_millis(250));
             }
+        }
+    }
+}
+
+/// Lazily unmount every mount below `dir`; returns how many there were.
+fn unmount_under(dir: &Path) -> usize {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let below: Vec<&str> = mounts
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|t| Path::new(t).starts_with(dir))
+        .collect();
+    for target in &below {
+        let _ = Command::new("umount").args(["-l", target]).status();
+    }
+    below.len()
+}
+
+/// Stores of empty-store services from runs that ended before their clean-up (a
+/// killed test): unmounted and removed, so they do not pile up in the target folder.
+fn remove_stale_stores(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.join("root").is_dir() && path.join("service.log").is_file() {
+            unmount_under(&path);
+            let _ = std::fs::remove_dir_all(&path);
         }
     }
 }
@@ -180,6 +216,7 @@ pub fn start_rootful_empty() -> Service {
         "podman is not installed: run scripts/setup-podman.sh IMAGE (scripts/test.sh does)"
     );
     // On the disk, not a tmpfs: the store holds a whole image.
+    remove_stale_stores(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let socket = dir.path().join("podman.sock");
     let store = |name: &str| dir.path().join(name).display().to_string();
