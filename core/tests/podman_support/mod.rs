@@ -22,6 +22,8 @@ pub struct Service {
     _dir: tempfile::TempDir,
     /// A store of the service's own (root, runroot), emptied when it stops.
     store: Option<(String, String)>,
+    /// Where a store of its own keeps its run state, when apart from `_dir`.
+    _run: Option<tempfile::TempDir>,
 }
 
 impl Service {
@@ -40,16 +42,40 @@ impl Drop for Service {
             // Podman's clean-up helpers (conmon's `container cleanup`) may mount the
             // store again a moment after the service is gone: look until it stays
             // unmounted.
-            let dir = self._dir.path().to_path_buf();
+            // Podman's exec sessions leave conmon processes that run a clean-up of the
+            // store five minutes after they end; they would mount it again.
+            kill_processes_naming(self._dir.path());
+            let mut dirs = vec![self._dir.path().to_path_buf()];
+            dirs.extend(self._run.as_ref().map(|r| r.path().to_path_buf()));
+            let unmount = || dirs.iter().map(|d| unmount_under(d)).sum::<usize>();
             for _ in 0..20 {
-                if unmount_under(&dir) == 0 {
+                if unmount() == 0 {
                     std::thread::sleep(Duration::from_millis(250));
-                    if unmount_under(&dir) == 0 {
+                    if unmount() == 0 {
                         break;
                     }
                 }
                 std::thread::sleep(Duration::from_millis(250));
             }
+        }
+    }
+}
+
+/// SIGKILL every process whose command line names `dir` (never this one).
+fn kill_processes_naming(dir: &Path) {
+    let me = std::process::id().to_string();
+    let needle = dir.display().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let pid = p.file_name().to_string_lossy().into_owned();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&needle) {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
         }
     }
 }
@@ -77,6 +103,7 @@ fn remove_stale_stores(tmp: &Path) {
     for e in entries.flatten() {
         let path = e.path();
         if path.join("root").is_dir() && path.join("service.log").is_file() {
+            kill_processes_naming(&path);
             unmount_under(&path);
             let _ = std::fs::remove_dir_all(&path);
         }
@@ -160,6 +187,7 @@ fn spawn_rootless(user: &str, own_store: bool) -> Service {
         socket,
         _dir: dir,
         store,
+        _run: None,
     }
 }
 
@@ -204,6 +232,7 @@ pub fn start_rootful(image: &str) -> Service {
         socket,
         _dir: dir,
         store: None,
+        _run: None,
     }
 }
 
@@ -219,8 +248,14 @@ pub fn start_rootful_empty() -> Service {
     remove_stale_stores(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let socket = dir.path().join("podman.sock");
-    let store = |name: &str| dir.path().join(name).display().to_string();
-    let (root, runroot) = (store("root"), store("runroot"));
+    // Podman refuses a run root path of more than 50 characters (a CI target folder's
+    // is longer): the run state, which is small, goes to a short folder of its own.
+    let run = tempfile::Builder::new()
+        .prefix("sandalyst-pm")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = dir.path().join("root").display().to_string();
+    let runroot = run.path().join("runroot").display().to_string();
     let child = Command::new("podman")
         .args(["--root", &root, "--runroot", &runroot])
         .args(["system", "service", "--time=0"])
@@ -235,6 +270,7 @@ pub fn start_rootful_empty() -> Service {
         socket,
         _dir: dir,
         store: Some((root, runroot)),
+        _run: Some(run),
     }
 }
 
