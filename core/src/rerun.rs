@@ -176,7 +176,7 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
                 name: name.clone(),
                 bytes: *bytes,
                 source: abs.display().to_string(),
-                sha256: sha256_of(abs)?,
+                sha256: crate::workspace::inputs::sha256_of(abs, &|| false)?,
                 ..Default::default()
             }),
             None => {
@@ -194,7 +194,7 @@ pub fn match_inputs(old: &[StagedFile], new: &[PathBuf]) -> anyhow::Result<Vec<S
                     name: f.name.clone(),
                     bytes: f.bytes,
                     source: abs.display().to_string(),
-                    sha256: sha256_of(&abs)?,
+                    sha256: crate::workspace::inputs::sha256_of(&abs, &|| false)?,
                     ..Default::default()
                 });
             }
@@ -516,14 +516,6 @@ impl Model for Replay {
             ..Reply::default()
         })
     }
-}
-
-fn sha256_of(path: &Path) -> anyhow::Result<String> {
-    use sha2::{Digest, Sha256};
-    let (mut file, _) = crate::workspace::open_input(path)?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(format!("{:x}", hasher.finalize()))
 }
 
 #[cfg(test)]

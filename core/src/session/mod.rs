@@ -647,7 +647,13 @@ impl Session {
                 let stop = || closing.is_cancelled();
                 Ok(files
                     .into_iter()
-                    .filter_map(|f| Some((f.name, sha256_of(Path::new(&f.source), &stop).ok()?)))
+                    .filter_map(|f| {
+                        Some((
+                            f.name,
+                            crate::workspace::inputs::sha256_of(Path::new(&f.source), &stop)
+                                .ok()?,
+                        ))
+                    })
                     .collect::<Vec<_>>())
             })
             .await
@@ -1902,15 +1908,6 @@ fn text_head(path: &Path) -> Option<String> {
         .map(|l| l.chars().take(200).collect())
         .collect();
     Some(lines.join("\n"))
-}
-
-/// The SHA-256 of a regular file (opened without blocking), unless `stop` says to stop.
-fn sha256_of(path: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let (file, _) = crate::workspace::open_input(path).map_err(std::io::Error::other)?;
-    let mut hasher = Sha256::new();
-    crate::workspace::inputs::read_chunks(file, stop, |chunk| hasher.update(chunk))?;
-    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Blocking file work off the async runtime.

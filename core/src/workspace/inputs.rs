@@ -350,6 +350,16 @@ fn clear_nonblock(file: &File) {
     }
 }
 
+/// The SHA-256 of a regular input file (opened without blocking), in hex, unless
+/// `stop` says to stop first (then an `Interrupted` error).
+pub fn sha256_of(path: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let (file, _) = open_input(path).map_err(std::io::Error::other)?;
+    let mut hasher = Sha256::new();
+    read_chunks(file, stop, |chunk| hasher.update(chunk))?;
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
 /// Read `file` to its end in chunks, giving each to `sink`; stops with `Interrupted`
 /// as soon as `stop()` says so (the session closing), so a large input being hashed
 /// never holds up the process's exit.
