@@ -640,3 +640,43 @@ async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
     );
     session.close().await;
 }
+
+/// Ctrl-C in a chat stops only the running ask: the chat is still there past the
+/// grace period that bounds an exit's clean-up, and answers the next ask.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_in_a_chat_stops_the_ask_and_the_chat_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("energy.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let model = replay(
+        dir.path(),
+        // The replay starts again with each ask: the first sleeps, the next does not.
+        serde_json::json!([
+            { "python": "import os, time\nif os.path.exists('/tmp/slept'):\n    print('second ask ran')\nelse:\n    open('/tmp/slept', 'w').close()\n    print('sleeping', flush=True)\n    time.sleep(300)" },
+            { "say": "done" }
+        ]),
+    );
+    let mut chat = cli(&data);
+    chat.stdin(Stdio::piped())
+        .args(["chat", "--model", &model, "-i"])
+        .arg(&input);
+    let mut child = Running::spawn(chat);
+    let mut stdin = child.child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"sleep a while\n").unwrap();
+    child.wait_for_line("python:");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    child.signal("INT");
+    child.wait_for_line("ask cancelled");
+    // Longer than the 10 s that an exiting process gives its clean-up.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    std::io::Write::write_all(&mut stdin, b"go on\n").unwrap();
+    drop(stdin);
+    let e = tokio::task::spawn_blocking(move || child.wait(BOUND))
+        .await
+        .unwrap();
+    let stderr = e.stderr();
+    assert!(stderr.contains("second ask ran"), "{stderr}");
+    assert!(!stderr.contains("did not finish"), "{stderr}");
+    assert_eq!(e.code, Some(0), "{stderr}");
+}

@@ -409,14 +409,18 @@ fn on_signals(current: Arc<Mutex<Option<CancellationToken>>>, quit: Option<Cance
                 Some(token) => {
                     eprintln!("\ncancelling (press Ctrl-C again to quit at once)...");
                     token.cancel();
+                    // Not when only the ask stops (Ctrl-C in a chat): the chat goes on.
+                    let ends_process = terminate || quit.is_none();
                     // A plain thread: it fires even if the async runtime is stuck.
-                    std::thread::spawn(|| {
-                        std::thread::sleep(GRACE);
-                        eprintln!(
-                            "the clean-up did not finish in {} s; quitting",
-                            GRACE.as_secs()
-                        );
-                        std::process::exit(130);
+                    ends_process.then(|| {
+                        std::thread::spawn(|| {
+                            std::thread::sleep(GRACE);
+                            eprintln!(
+                                "the clean-up did not finish in {} s; quitting",
+                                GRACE.as_secs()
+                            );
+                            std::process::exit(130);
+                        })
                     });
                 }
                 None => {
