@@ -7,7 +7,7 @@
 //! path. It adds no information and takes no decision: each output goes with the ask
 //! its provenance names.
 
-use sandalyst::agent::{ArtifactKind, EventKind, RunStatus};
+use sandalyst::agent::{ArtifactKind, EventKind};
 use sandalyst::model::Item;
 use sandalyst::session::Session;
 use sandalyst::store::{RunDir, Store};
@@ -20,18 +20,6 @@ pub struct PastAsk {
     pub started_at: String,
     pub ended_at: Option<String>,
     pub events: Vec<EventKind>,
-}
-
-fn code_of(arguments: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(v) => v
-            .get("code")
-            .or_else(|| v.get("command"))
-            .and_then(|c| c.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| arguments.to_string()),
-        Err(_) => arguments.to_string(),
-    }
 }
 
 pub fn past_asks(s: &Session) -> Vec<PastAsk> {
@@ -64,7 +52,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                     } => events.push(EventKind::ToolCall {
                         call_id: call_id.clone(),
                         name: name.clone(),
-                        code: code_of(arguments),
+                        code: sandalyst::protocol::tool_source(arguments),
                     }),
                     Item::ToolOutput {
                         call_id,
@@ -116,12 +104,20 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                 total_output_tokens: a.usage.output_tokens,
                 cost_usd: a.cost_usd,
             });
-            events.push(EventKind::AskFinished {
-                status: a.status.clone().unwrap_or(RunStatus::Interrupted),
-                turns: a.turns,
-                answer: None,
-                outputs_dir: String::new(),
-            });
+            match &a.status {
+                Some(status) => events.push(EventKind::AskFinished {
+                    status: status.clone(),
+                    turns: a.turns,
+                    answer: None,
+                    outputs_dir: String::new(),
+                }),
+                // Opening marks the asks of a process that is gone as interrupted, so
+                // one without an ending is running now, in another process (a terminal):
+                // it is drawn as running, not as ended.
+                None => events.push(EventKind::Status {
+                    message: "This ask is running in another process (a terminal, say); open the session again to see how it ends.".into(),
+                }),
+            }
             PastAsk {
                 ask_id: a.id.clone(),
                 prompt: a.prompt.clone(),

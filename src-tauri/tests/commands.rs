@@ -206,3 +206,40 @@ fn sessions_list_rename_delete() {
     assert_eq!(call(&f, "list_sessions", json!({})).unwrap(), json!([]));
     assert!(!f.dir.exists());
 }
+
+/// An ask that another process is running (it holds the session's lock) is drawn as
+/// running, with a word on where, never as interrupted.
+#[test]
+fn an_ask_running_in_another_process_is_not_drawn_as_interrupted() {
+    let f = fixture();
+    let meta_path = f.dir.join("run.json");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["prompt"] = json!("from a terminal");
+    meta["asks"] = json!([{
+        "id": "ask-1", "prompt": "from a terminal", "model": "m",
+        "created": "2026-12-01T10:00:00Z", "status": null
+    }]);
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    // The other process: its lock on the session's folder (a second open file
+    // description conflicts like another process's).
+    let held = sandalyst::store::lock::SessionLock::try_acquire(&f.dir).unwrap();
+    let opened = call(&f, "open_session", json!({ "sessionId": f.session })).unwrap();
+    let events = opened["asks"][0]["events"].as_array().unwrap();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert!(kinds.contains(&"ask_started"), "{events:?}");
+    assert!(!kinds.contains(&"ask_finished"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("running in another process"))),
+        "{events:?}"
+    );
+    drop(held);
+    // Its owner gone (the lock free), the next open says interrupted.
+    let opened = call(&f, "open_session", json!({ "sessionId": f.session })).unwrap();
+    let events = opened["asks"][0]["events"].as_array().unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "ask_finished", "{events:?}");
+    assert_eq!(last["status"]["status"], "interrupted", "{events:?}");
+}
