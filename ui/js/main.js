@@ -144,8 +144,9 @@ async function openSession(id) {
   for (const a of s.asks || []) {
     let st = newAsk(a.ask_id, a.prompt, a.started_at ? Date.parse(a.started_at) : Date.now());
     for (const ev of a.events || []) st = reduce(st, { ...ev, at: a.ended_at ?? a.started_at });
-    if (st.status === 'running') st = reduce(st, { type: 'ask_finished', status: { status: 'interrupted' }, at: a.ended_at });
-    const view = new AskView(app.session.id, st, { onStop: stop });
+    // Asks of a process that is gone come marked interrupted; one still without an
+    // ending is running in another process, and is drawn so (it cannot be stopped here).
+    const view = new AskView(app.session.id, st, st.status === 'running' ? {} : { onStop: stop });
     app.asks.set(a.ask_id, { state: st, view });
     $('#asks').append(view.el);
   }

@@ -122,6 +122,7 @@ export class AskView {
     this.el = h('article', { class: 'ask', dataset: { ask: state.id || '' } });
     this.prompt = h('div', { class: 'user-prompt' }, state.prompt);
     this.stats = h('div', { class: 'ask-stats muted' });
+    this.canStop = Boolean(onStop);
     this.stop = h('button', { class: 'danger small', onclick: () => onStop?.(), title: 'Stop (Esc)' }, 'Stop');
     this.head = h('div', { class: 'ask-head' }, this.stats, this.stop);
     this.itemsEl = h('div', { class: 'items' });
@@ -205,7 +206,8 @@ export class AskView {
     if (s.status !== 'running') for (const c of this.artifactKeys.values()) c.load(true);
     this.notice.textContent = s.notice ?? '';
     this.error.textContent = s.error ?? '';
-    this.stop.hidden = s.status !== 'running';
+    // An ask running in another process (a terminal) cannot be stopped from here.
+    this.stop.hidden = s.status !== 'running' || !this.canStop;
     this.el.classList.toggle('running', s.status === 'running');
     this.tick();
     if (s.status !== 'running') {
