@@ -545,12 +545,12 @@ async fn cold_phases(
             vec![repo().join("examples/building_energy.csv")],
             std::fs::read_to_string(repo().join("examples/anomaly_task.md"))?,
         );
-        req.sandbox.image = tag.to_string();
+        req.config.sandbox.image = tag.to_string();
         let seen = std::sync::Mutex::new(Vec::new());
         let emit = |e: sandalyst::agent::Event| seen.lock().unwrap().push((Instant::now(), e.kind));
         let start = Instant::now();
         let cancel = tokio_util::sync::CancellationToken::new();
-        sandalyst::run::execute(&store, req, &mut model, &emit, &cancel).await?;
+        sandalyst::run::execute(&sandalyst::session::Sessions::new(store.root().to_path_buf(), std::sync::Arc::new(sandalyst::session::DockerFactory))?, req, &mut model, &emit, &cancel).await?;
         let end = Instant::now();
         let seen = seen.into_inner().unwrap();
         let at = |f: &dyn Fn(&EventKind) -> bool| {

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod agent;
+pub mod api;
 pub mod artifacts;
 pub mod export;
 pub mod model;

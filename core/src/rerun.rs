@@ -34,14 +34,13 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context};
 use async_trait::async_trait;
 use serde::Serialize;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Event, RunStatus};
 use crate::export::{self, Block, Cell, Tool};
 use crate::model::{Item, Model, Reply, Request};
-use crate::session::{Session, SessionConfig, SessionError, Sessions};
-use crate::store::{RunMeta, StagedFile, Store, SETTINGS};
+use crate::session::{pump, Session, SessionError, Sessions};
+use crate::store::{RunMeta, StagedFile};
 use crate::workspace::CollectedFile;
 
 /// How a re-run ended.
@@ -237,8 +236,7 @@ pub async fn prepare(
     source: &str,
     inputs: Vec<PathBuf>,
 ) -> anyhow::Result<Rerun> {
-    let store = Store::open(sessions.root().to_path_buf())?;
-    let src = store.open_run(source)?;
+    let (src, mut config) = sessions.read(source).await?;
     if src.meta.status.is_none() && !src.meta.asks.is_empty() {
         bail!("session {source} is still running an ask; re-run it once the ask has ended");
     }
@@ -253,10 +251,6 @@ pub async fn prepare(
         let old = src.meta.files.clone();
         tokio::task::spawn_blocking(move || match_inputs(&old, &inputs)).await??
     };
-    let mut config: SessionConfig = std::fs::read_to_string(src.path.join(SETTINGS))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
     config.limits.max_turns = config.limits.max_turns.max(cells.len() as u32 + 3);
     if config.limits.max_turns > 1000 {
         bail!(
@@ -281,27 +275,16 @@ pub async fn prepare(
 
     // The new session's folder is written before the session opens it, so the link to
     // the source and the staged inputs are part of its record from the start.
-    let title = format!(
-        "Re-run: {}",
-        if src.meta.title.is_empty() {
-            &src.meta.prompt
-        } else {
-            &src.meta.title
-        }
-    );
-    let run = store.create_run(RunMeta {
+    let title = format!("Re-run: {}", src.meta.display_title());
+    let meta = RunMeta {
         created: chrono::Utc::now().to_rfc3339(),
         title: title.chars().take(200).collect(),
         inputs: files.iter().map(|f| f.source.clone()).collect(),
         files: files.clone(),
         rerun_of: Some(source.to_string()),
         ..RunMeta::default()
-    })?;
-    crate::store::write_atomic(
-        &run.path.join(SETTINGS),
-        serde_json::to_string_pretty(&config)?.as_bytes(),
-    )?;
-    let session = sessions.open(&run.meta.id).await?;
+    };
+    let session = sessions.create_from(meta, config).await?;
     let prompt = prompt_for(&src.meta, &files, cells.len(), skipped);
     Ok(Rerun {
         session,
@@ -350,20 +333,10 @@ impl Rerun {
             state: state.clone(),
             issued: Vec::new(),
         };
-        let mut setup = session.subscribe();
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let setup = session.subscribe();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let ask = session.ask_with(&prompt, &mut model, Some(tx), cancel);
-        tokio::pin!(ask);
-        let outcome = loop {
-            tokio::select! {
-                o = &mut ask => break o?,
-                Some(ev) = rx.recv() => emit(ev),
-                Ok(ev) = setup.recv() => if ev.ask_id.is_none() { emit(ev) },
-            }
-        };
-        while let Ok(ev) = rx.try_recv() {
-            emit(ev);
-        }
+        let outcome = pump(ask, &mut rx, Some(setup), emit).await?;
         session.release().await;
         let state = state.lock().unwrap().clone();
         let mut status = outcome.status;

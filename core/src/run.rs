@@ -4,65 +4,35 @@
 //! archive, remove the container.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Event, Limits, RunStatus, ToolSet};
+use crate::agent::{Event, RunStatus};
 use crate::model::{Model, Usage};
+use crate::sandbox::custom;
 use crate::sandbox::docker;
-use crate::sandbox::{custom, SandboxConfig};
-use crate::session::{DockerFactory, SessionConfig, Sessions};
-use crate::store::Store;
-use crate::workspace::{CollectLimits, CollectedFile, Manifest};
+use crate::session::{pump, SessionConfig, Sessions};
+use crate::workspace::{CollectedFile, Manifest};
 
 /// Everything a run needs to know besides the model.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
     pub inputs: Vec<PathBuf>,
     pub prompt: String,
-    /// The user's own instructions, added to the built-in ones.
-    pub instructions: String,
-    pub tools: ToolSet,
-    pub limits: Limits,
-    pub sandbox: SandboxConfig,
-    pub collect: CollectLimits,
-    pub show_images: bool,
-    /// Largest workspace archive kept, in bytes.
-    pub max_archive_bytes: u64,
+    /// The session's settings (tools, limits, sandbox, collection).
+    pub config: SessionConfig,
     /// Also copy the outputs here.
     pub out: Option<PathBuf>,
 }
 
 impl RunRequest {
     pub fn new(inputs: Vec<PathBuf>, prompt: String) -> RunRequest {
-        let d = SessionConfig::default();
         RunRequest {
             inputs,
             prompt,
-            instructions: d.instructions,
-            tools: d.tools,
-            limits: d.limits,
-            sandbox: d.sandbox,
-            collect: d.collect,
-            show_images: d.show_images,
-            max_archive_bytes: d.max_archive_bytes,
+            config: SessionConfig::default(),
             out: None,
-        }
-    }
-
-    fn session_config(&self) -> SessionConfig {
-        SessionConfig {
-            instructions: self.instructions.clone(),
-            tools: self.tools,
-            limits: self.limits.clone(),
-            sandbox: self.sandbox.clone(),
-            collect: self.collect.clone(),
-            show_images: self.show_images,
-            max_archive_bytes: self.max_archive_bytes,
-            ..SessionConfig::default()
         }
     }
 }
@@ -84,7 +54,7 @@ pub struct RunOutcome {
 /// are returned as `Err`; once it exists, every ending is an outcome with a status
 /// and the folder records it.
 pub async fn execute(
-    store: &Store,
+    sessions: &Sessions,
     mut req: RunRequest,
     model: &mut dyn Model,
     emit: &(dyn Fn(Event) + Send + Sync),
@@ -105,26 +75,17 @@ pub async fn execute(
         _ = cancel.cancelled() => return Err(Cancelled.into()),
         r = prepare(&mut req, emit) => r?,
     }
-    let sessions = Sessions::new(store.root().to_path_buf(), Arc::new(DockerFactory))?;
-    let session = sessions.create(req.session_config()).await?;
-    let mut setup = session.subscribe();
+    let session = sessions.create(req.config.clone()).await?;
+    let setup = session.subscribe();
     session.add_files(req.inputs.clone()).await?;
 
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let ask = session.ask_with(&req.prompt, model, Some(tx), cancel);
-    tokio::pin!(ask);
-    let outcome = loop {
-        tokio::select! {
-            o = &mut ask => break o?,
-            Some(ev) = rx.recv() => emit(ev),
-            ev = setup.recv() => forward_setup(ev, emit),
-        }
-    };
-    while let Ok(ev) = rx.try_recv() {
-        emit(ev);
-    }
+    let outcome = pump(ask, &mut rx, Some(setup), emit).await?;
+    // What closing says (a workspace archive not kept) goes out too.
+    let mut closing = session.subscribe();
     session.close().await;
-    while let Ok(ev) = setup.try_recv() {
+    while let Ok(ev) = closing.try_recv() {
         if ev.ask_id.is_none() {
             emit(ev);
         }
@@ -170,24 +131,11 @@ async fn prepare(req: &mut RunRequest, emit: &(dyn Fn(Event) + Send + Sync)) -> 
             },
         ))
     };
-    let s = &req.sandbox;
-    req.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
+    let s = &req.config.sandbox;
+    req.config.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
         .await
         .map_err(crate::session::SessionError::from)?;
     Ok(())
-}
-
-/// Session-level events (set-up, staging) go out as they come; the ask's own events
-/// arrive on the ask's channel.
-fn forward_setup(
-    ev: Result<Event, broadcast::error::RecvError>,
-    emit: &(dyn Fn(Event) + Send + Sync),
-) {
-    if let Ok(ev) = ev {
-        if ev.ask_id.is_none() {
-            emit(ev);
-        }
-    }
 }
 
 /// Fail early, before any work, when the output folder cannot be written.

@@ -22,10 +22,10 @@ async fn run_with(
     std::fs::write(&input, "t,v\n1,2\n").unwrap();
     let store = Store::open(dir.path().join("runs")).unwrap();
     let mut req = RunRequest::new(vec![input], "do it".into());
-    req.sandbox = common::config(&docker).await;
-    req.limits.max_turns = max_turns;
-    req.limits.call_timeout = Duration::from_secs(60);
-    let outcome = run::execute(&store, req, model, &|_| {}, cancel)
+    req.config.sandbox = common::config(&docker).await;
+    req.config.limits.max_turns = max_turns;
+    req.config.limits.call_timeout = Duration::from_secs(60);
+    let outcome = run::execute(&common::sessions(&store), req, model, &|_| {}, cancel)
         .await
         .unwrap();
     assert_eq!(

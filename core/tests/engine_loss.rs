@@ -51,8 +51,8 @@ async fn the_engine_stopping_mid_run_ends_it_clearly_and_leaves_nothing() {
     std::fs::write(&input, "t,v\n1,2\n").unwrap();
     let store = Store::open(dir.path().join("runs")).unwrap();
     let mut req = RunRequest::new(vec![input.clone()], "engine loss".into());
-    req.sandbox.image = image;
-    req.sandbox.memory_bytes = 1 << 30;
+    req.config.sandbox.image = image;
+    req.config.sandbox.memory_bytes = 1 << 30;
     let mut model = ScriptedModel::new([
         ScriptedModel::python(
             "c1",
@@ -71,7 +71,7 @@ async fn the_engine_stopping_mid_run_ends_it_clearly_and_leaves_nothing() {
         }
     };
     let started = std::time::Instant::now();
-    let outcome = run::execute(&store, req, &mut model, &emit, &CancellationToken::new())
+    let outcome = run::execute(&common::sessions(&store), req, &mut model, &emit, &CancellationToken::new())
         .await
         .unwrap();
     assert!(

@@ -29,13 +29,13 @@ fn input_in(dir: &Path) -> PathBuf {
 async fn request(input: &Path) -> RunRequest {
     let docker = common::engine().await;
     let mut req = RunRequest::new(vec![input.to_path_buf()], "fault".into());
-    req.sandbox = common::config(&docker).await;
-    req.limits.call_timeout = Duration::from_secs(60);
+    req.config.sandbox = common::config(&docker).await;
+    req.config.limits.call_timeout = Duration::from_secs(60);
     req
 }
 
 async fn execute(store: &Store, req: RunRequest, model: &mut ScriptedModel) -> RunOutcome {
-    let outcome = run::execute(store, req, model, &|_| {}, &CancellationToken::new())
+    let outcome = run::execute(&common::sessions(store), req, model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     let docker = common::engine().await;
@@ -83,7 +83,7 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
             .unwrap();
     });
     let req = request(&input).await;
-    let outcome = run::execute(&store, req, &mut model, &emit, &CancellationToken::new())
+    let outcome = run::execute(&common::sessions(&store), req, &mut model, &emit, &CancellationToken::new())
         .await
         .unwrap();
     killer.await.unwrap();
@@ -205,7 +205,7 @@ async fn a_full_host_disk_while_extracting_fails_clearly_and_spares_earlier_runs
         "open('output/small.txt','w').write('fits')",
     )]);
     let mut req = request(&input).await;
-    req.max_archive_bytes = 1 << 20;
+    req.config.max_archive_bytes = 1 << 20;
     let earlier = execute(&store, req.clone(), &mut first).await;
     assert_eq!(earlier.status, RunStatus::Finished);
     let earlier_meta = std::fs::read(earlier.run_dir.join("run.json")).unwrap();

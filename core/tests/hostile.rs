@@ -40,13 +40,13 @@ async fn hostile(steps: Vec<Step>, tweak: impl FnOnce(&mut RunRequest)) -> Done 
     let before = sha(&input);
     let store = Store::open(dir.path().join("runs")).unwrap();
     let mut req = RunRequest::new(vec![input.clone()], "hostile".into());
-    req.sandbox = common::config(&docker).await;
-    req.limits.call_timeout = Duration::from_secs(60);
+    req.config.sandbox = common::config(&docker).await;
+    req.config.limits.call_timeout = Duration::from_secs(60);
     tweak(&mut req);
     let mut all = steps;
     all.push(ScriptedModel::python("alive", ALIVE));
     let mut model = ScriptedModel::new(all);
-    let outcome = run::execute(&store, req, &mut model, &|_| {}, &CancellationToken::new())
+    let outcome = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(sha(&input), before, "the user's input changed");
@@ -273,7 +273,7 @@ async fn a_fork_bomb_hits_the_pids_limit_and_the_run_goes_on() {
             sh("sleep 300 & sleep 301 & echo started"),
             py("import os\nprint('left', sum(1 for p in os.listdir('/proc') if p.isdigit() and b'30' in open('/proc/%s/cmdline' % p, 'rb').read()))"),
         ],
-        |r| r.limits.call_timeout = Duration::from_secs(5),
+        |r| r.config.limits.call_timeout = Duration::from_secs(5),
     )
     .await;
     assert!(
@@ -305,7 +305,7 @@ async fn a_memory_bomb_is_killed_and_the_kernel_restarts() {
             py("x = 1\nhog = b'x' * (3 << 30)"),
             py("print('x' in globals())"),
         ],
-        |r| r.sandbox.memory_bytes = 512 << 20,
+        |r| r.config.sandbox.memory_bytes = 512 << 20,
     )
     .await;
     let o = &d.observations[0];
@@ -325,7 +325,7 @@ async fn a_memory_bomb_is_killed_and_the_kernel_restarts() {
 async fn an_infinite_loop_is_interrupted_at_the_timeout() {
     let d = hostile(
         vec![py("n = 0\nwhile True:\n    n += 1"), py("print(n > 0)")],
-        |r| r.limits.call_timeout = Duration::from_secs(3),
+        |r| r.config.limits.call_timeout = Duration::from_secs(3),
     )
     .await;
     assert!(
@@ -381,8 +381,8 @@ for path in ['output/fill.bin', '/tmp/fill.bin']:
 import os; os.remove('output/fill.bin')
 "#;
     let d = hostile(vec![py(code)], |r| {
-        r.sandbox.workspace_bytes = 64 << 20;
-        r.sandbox.tmp_bytes = 16 << 20;
+        r.config.sandbox.workspace_bytes = 64 << 20;
+        r.config.sandbox.tmp_bytes = 16 << 20;
     })
     .await;
     let o = &d.observations[0];
@@ -410,8 +410,8 @@ with open('output/sparse.bin', 'wb') as f:
 print('made')
 "#;
     let d = hostile(vec![py(code)], |r| {
-        r.collect.max_files = 2000;
-        r.max_archive_bytes = 256 << 20;
+        r.config.collect.max_files = 2000;
+        r.config.max_archive_bytes = 256 << 20;
     })
     .await;
     assert!(d.observations[0].contains("made"), "{}", d.observations[0]);

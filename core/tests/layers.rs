@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "export",    // notebooks and scripts of a session
     "run",       // one ask in a new session
     "rerun",     // a session's calls again on new inputs
+    "api",       // the one API every front end calls
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -46,9 +46,9 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
         vec![root.join("examples/building_energy.csv")],
         prompt.clone(),
     );
-    req.sandbox = common::config(&docker).await;
-    req.limits.call_timeout = Duration::from_secs(120);
-    let outcome = run::execute(&store, req, model, &|_| {}, &CancellationToken::new())
+    req.config.sandbox = common::config(&docker).await;
+    req.config.limits.call_timeout = Duration::from_secs(120);
+    let outcome = run::execute(&common::sessions(&store), req, model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.status);

@@ -69,9 +69,9 @@ async fn reference_case(root: &Path) -> String {
     let prompt =
         std::fs::read_to_string(common::repo_root().join("examples/anomaly_task.md")).unwrap();
     let mut req = RunRequest::new(vec![energy_csv()], prompt);
-    req.sandbox = common::config(&docker).await;
+    req.config.sandbox = common::config(&docker).await;
     let mut model = OfflineAnalyst::new();
-    let out = run::execute(&store, req, &mut model, &|_| {}, &CancellationToken::new())
+    let out = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(out.status, RunStatus::Finished);
@@ -113,8 +113,8 @@ async fn habits(root: &Path) -> String {
     }]));
     let mut model = ScriptedModel::new(script);
     let mut req = RunRequest::new(vec![energy_csv()], "Daily totals, please".into());
-    req.sandbox = common::config(&docker).await;
-    let out = run::execute(&store, req, &mut model, &|_| {}, &CancellationToken::new())
+    req.config.sandbox = common::config(&docker).await;
+    let out = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(out.status, RunStatus::Finished);
@@ -587,8 +587,8 @@ async fn a_cell_failing_on_new_data_stops_the_replay_and_a_model_continues() {
         Step::Reply(vec![Item::Assistant { text: "Total written.".into() }]),
     ]);
     let mut req = RunRequest::new(vec![old.join("sales.csv")], "Total sales".into());
-    req.sandbox = common::config(&docker).await;
-    let first = run::execute(&store, req, &mut model, &|_| {}, &CancellationToken::new())
+    req.config.sandbox = common::config(&docker).await;
+    let first = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(

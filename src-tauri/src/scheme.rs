@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use percent_encoding::percent_decode_str;
 use tauri::http::{header, Request, Response, StatusCode};
 
-use crate::paths::{self, check_session_id, resolve_inside};
+use sandalyst::api::files::{self as paths, check_session_id, resolve_inside};
 
 pub const SCHEME: &str = "sandalyst";
 
@@ -32,19 +32,7 @@ pub fn base_url(session_id: &str) -> String {
     format!("{}{session_id}/", root_url())
 }
 
-/// The content type of a file the scheme serves, by extension; `None` for anything
-/// that is not an image.
-pub fn image_type(name: &str) -> Option<&'static str> {
-    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        _ => return None,
-    })
-}
+pub use sandalyst::api::preview::image_type;
 
 /// Split `/<session>/<rel>` into its decoded parts.
 pub fn parse_path(path: &str) -> Result<(String, String), paths::Refused> {

@@ -1,9 +1,7 @@
 //! The shell's commands on Tauri's mock runtime: what the page may ask for, and what
 //! it is refused (paths outside the session, `..`, symlinks, relative destinations).
 
-use std::sync::Arc;
-
-use sandalyst::session::{DockerFactory, SessionConfig};
+use sandalyst::api::SessionConfig;
 use sandalyst_desktop::commands::AppState;
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
@@ -23,15 +21,15 @@ fn fixture() -> Fixture {
     let data = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.csv"), "k\nsecret\n").unwrap();
-    let state = AppState::open(data.path().to_path_buf(), Arc::new(DockerFactory)).unwrap();
-    let sessions = state.sessions.clone();
+    let state = AppState::open(data.path().to_path_buf()).unwrap();
+    let api = state.app.clone();
     let app = sandalyst_desktop::builder(tauri::test::mock_builder(), state)
         .build(mock_context(noop_assets()))
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
         .unwrap();
-    let s = tauri::async_runtime::block_on(sessions.create(SessionConfig::default())).unwrap();
+    let s = tauri::async_runtime::block_on(api.create_session(SessionConfig::default())).unwrap();
     let dir = s.dir().to_path_buf();
     let out = dir.join("outputs");
     std::fs::create_dir_all(&out).unwrap();

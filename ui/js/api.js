@@ -1,10 +1,12 @@
 // The backend, as the views call it: the app's commands, one Channel per ask, native
 // drag-drop and the dialog plugin. Nothing else in the page talks to Tauri.
 
+import { AppError } from './errors.js';
+
 const T = window.__TAURI__;
 
 export function invoke(cmd, args = {}) {
-  return T.core.invoke(cmd, args);
+  return T.core.invoke(cmd, args).catch((e) => { throw new AppError(e); });
 }
 
 /// A channel whose messages go to `onmessage`, in order.

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { tokenize } from '../js/highlight.js';
 import { zoomAt, fit, actual, pan, MAX_SCALE } from '../js/zoom.js';
 import { actionFor, SHORTCUTS } from '../js/shortcuts.js';
+import { AppError } from '../js/errors.js';
 
 test('highlighting keeps every character and marks keywords, strings, comments, numbers', () => {
   const code = "import pandas as pd  # load\ndf = pd.read_csv('input/a.csv')\nprint(len(df) * 2.5)\n";
@@ -39,4 +40,15 @@ test('shortcuts: typing in a text field is typing', () => {
   assert.equal(actionFor(k('o', { ctrlKey: true }), false), 'add');
   assert.equal(actionFor(k(',', { metaKey: true }), false), 'settings');
   assert.ok(SHORTCUTS.every((s) => s.label && s.keys));
+});
+
+test('a command refusal keeps its code and reads as its message', () => {
+  const e = new AppError({ code: 'session_busy', message: 'session X is in use by sandalyst ask' });
+  assert.equal(e.code, 'session_busy');
+  assert.equal(String(e), 'session X is in use by sandalyst ask');
+  assert.ok(e instanceof Error);
+  // A plain string (a refusal from Tauri itself) still reads as itself.
+  const s = new AppError('command not found');
+  assert.equal(s.code, 'unknown');
+  assert.equal(String(s), 'command not found');
 });

@@ -9,14 +9,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
-use sandalyst::model::config;
-use sandalyst::model::pricing::usage_line;
-use sandalyst::model::Model;
-use sandalyst::run::{self, RunRequest};
-use sandalyst::sandbox::{custom, docker, image, packages};
-use sandalyst::session::{AskOutcome, DockerFactory, Session, SessionConfig, Sessions};
-use sandalyst::store::{self, Store};
+use sandalyst::api::engine::{BuildNote, ImageBuild};
+use sandalyst::api::settings::{Configured, Flags};
+use sandalyst::api::{
+    self, usage_line, App, Ask, AskOutcome, Event, EventKind, RunRequest, RunStatus, SessionConfig,
+    SetupStage,
+};
 use sandalyst::terminal::{escape, escape_lines};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
@@ -172,44 +170,37 @@ struct AgentArgs {
 }
 
 impl AgentArgs {
-    /// The session settings from the flags, and the `[image]` section of the config file.
-    async fn config(&self) -> anyhow::Result<SessionConfig> {
-        let section = image_section().await?;
-        let mut c = self.flags_config();
-        if c.sandbox.image.is_empty() {
-            c.sandbox.packages = section.packages()?;
-            c.sandbox.build = section.build_options();
-            if c.sandbox.build.ca_file.is_none() {
-                c.sandbox.build.ca_file = std::env::var_os("SANDALYST_BUILD_CA_FILE")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from);
-            }
-        } else if !section.pip.is_empty() || !section.apt.is_empty() {
-            eprintln!(
-                "note: the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
-                c.sandbox.image
-            );
+    /// The flags as the core takes them.
+    fn flags(&self) -> Flags {
+        Flags {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_turns: self.max_turns,
+            timeout_secs: self.timeout,
+            call_timeout_secs: self.call_timeout,
+            max_cost_usd: self.max_cost,
+            instructions: self.instructions.clone(),
+            no_images: self.no_images,
+            network: self.network,
+            no_shell: self.no_shell,
+            allow_no_limits: self.allow_no_limits,
+            memory_mib: self.memory,
+            cpus: self.cpus,
+            image: self.image.clone(),
         }
-        Ok(c)
     }
 
-    fn flags_config(&self) -> SessionConfig {
-        let mut c = SessionConfig {
-            instructions: self.instructions.clone().unwrap_or_default(),
-            show_images: !self.no_images,
-            ..SessionConfig::default()
-        };
-        c.limits.max_turns = self.max_turns;
-        c.limits.wall_time = Duration::from_secs(self.timeout);
-        c.limits.call_timeout = Duration::from_secs(self.call_timeout);
-        c.limits.max_cost_usd = self.max_cost;
-        c.tools.shell = !self.no_shell;
-        c.sandbox.network = self.network;
-        c.sandbox.allow_no_limits = self.allow_no_limits;
-        c.sandbox.memory_bytes = self.memory << 20;
-        c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;
-        c.sandbox.image = self.image.clone().unwrap_or_default();
-        c
+    /// The session settings of the flags and the config file; its notes printed.
+    async fn config(&self) -> anyhow::Result<SessionConfig> {
+        let Configured { config, notes } = self.flags().session_config().await?;
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+        Ok(config)
+    }
+
+    fn app(&self) -> anyhow::Result<App> {
+        App::open(api::data_root(self.data_dir.clone())?)
     }
 }
 
@@ -294,12 +285,12 @@ async fn run_command(cli: Cli) -> ExitCode {
         Command::Chat(args) => cmd_chat(args).await,
         Command::Ask(args) => cmd_ask(args).await,
         Command::Image(cmd) => cmd_image(cmd).await,
-        Command::Runs(cmd) => cmd_runs(cmd),
+        Command::Runs(cmd) => cmd_runs(cmd).await,
         Command::Rerun(args) => cmd_rerun(args).await,
     };
     match result {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<run::Cancelled>().is_some() => {
+        Err(e) if e.downcast_ref::<api::Cancelled>().is_some() => {
             eprintln!("cancelled");
             ExitCode::from(130)
         }
@@ -310,29 +301,22 @@ async fn run_command(cli: Cli) -> ExitCode {
     }
 }
 
-fn open_store(dir: Option<PathBuf>) -> anyhow::Result<Store> {
-    Store::open(data_root(dir)?)
-}
-
-fn data_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    match dir {
-        Some(d) => Ok(d),
-        None => store::default_root(),
-    }
+fn open_app(dir: Option<PathBuf>) -> anyhow::Result<App> {
+    App::open(api::data_root(dir)?)
 }
 
 /// The model from --model/--base-url, the environment, the config file and the keychain.
-fn model_for(a: &AgentArgs) -> anyhow::Result<Box<dyn Model>> {
+fn model_for(a: &AgentArgs) -> anyhow::Result<Box<dyn api::Model>> {
     open_model(a, true)
 }
 
 /// The model, saying why it is the offline analyst when `say_why`.
-fn open_model(a: &AgentArgs, say_why: bool) -> anyhow::Result<Box<dyn Model>> {
-    let selection = config::from_environment(a.model.as_deref(), a.base_url.as_deref())?;
-    if let (config::Selection::Offline { why }, true) = (&selection, say_why) {
+fn open_model(a: &AgentArgs, say_why: bool) -> anyhow::Result<Box<dyn api::Model>> {
+    let (model, why) = a.flags().model()?;
+    if let (Some(why), true) = (why, say_why) {
         eprintln!("note: {why}");
     }
-    selection.open()
+    Ok(model)
 }
 
 /// Waits for Ctrl-C, or (on Unix) SIGTERM or SIGHUP, which are handled the same way:
@@ -461,21 +445,16 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut model = model_for(&a.agent)?;
     eprintln!("model: {}", model.describe());
-    let store = open_store(a.agent.data_dir.clone())?;
-    let c = a.agent.config().await?;
+    let app = a.agent.app()?;
     let mut req = RunRequest::new(a.inputs.clone(), prompt);
     req.out = a.out.clone();
-    req.instructions = c.instructions;
-    req.limits = c.limits;
-    req.tools = c.tools;
-    req.sandbox = c.sandbox;
-    req.show_images = c.show_images;
+    req.config = a.agent.config().await?;
 
     let cancel = CancellationToken::new();
     on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
     let printer = Printer::new(a.agent.verbose);
     let emit = move |ev: Event| printer.print(&ev);
-    let outcome = run::execute(&store, req, model.as_mut(), &emit, &cancel).await?;
+    let outcome = app.run(req, model.as_mut(), &emit, &cancel).await?;
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
@@ -484,14 +463,11 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
-    let sessions = Sessions::new(
-        data_root(a.agent.data_dir.clone())?,
-        Arc::new(DockerFactory),
-    )?;
-    let session = sessions.create(a.agent.config().await?).await?;
+    let app = a.agent.app()?;
+    let session = app.create_session(a.agent.config().await?).await?;
     eprintln!("session {} ({})", session.id(), session.dir().display());
     let printer = Printer::new(a.agent.verbose);
-    spawn_setup_printer(&session, printer.clone());
+    watch(&app, session.id(), &printer).await?;
     // Between asks (and while files are added) an interrupt ends the chat: the
     // session is closed, its container removed.
     let quit = CancellationToken::new();
@@ -530,7 +506,7 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         }
         let model = open_model(&a.agent, first)?;
         first = false;
-        let handle = match session.ask(prompt.to_string(), model) {
+        let handle = match app.ask(&session, prompt.to_string(), model) {
             Ok(h) => h,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -555,16 +531,13 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
-    let sessions = Sessions::new(
-        data_root(a.agent.data_dir.clone())?,
-        Arc::new(DockerFactory),
-    )?;
-    let session = sessions.open(&a.session).await?;
+    let app = a.agent.app()?;
+    let session = app.session(&a.session).await?;
     // Before anything is printed or started: a session another process owns is
     // refused in one line (`session_busy`, exit 1).
     session.claim().await?;
     let printer = Printer::new(a.agent.verbose);
-    spawn_setup_printer(&session, printer.clone());
+    watch(&app, session.id(), &printer).await?;
     // An interrupt while files are added closes the session (and its container).
     let quit = CancellationToken::new();
     let current = Arc::new(Mutex::new(Some(quit.clone())));
@@ -577,7 +550,7 @@ async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
         added?;
     }
     let model = model_for(&a.agent)?;
-    let handle = session.ask(a.prompt.clone(), model)?;
+    let handle = app.ask(&session, a.prompt.clone(), model)?;
     *current.lock().unwrap() = Some(handle.canceller());
     if quit.is_cancelled() {
         handle.cancel();
@@ -589,11 +562,9 @@ async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Print an ask's events as they come, then its answer on stdout.
-async fn follow(mut handle: sandalyst::session::AskHandle, printer: &Printer) -> AskOutcome {
-    while let Some(ev) = handle.events.recv().await {
-        printer.print(&ev);
-    }
-    let outcome = handle.outcome().await;
+async fn follow(ask: Ask, printer: &Printer) -> AskOutcome {
+    let p = printer.clone();
+    let outcome = ask.follow(&move |ev| p.print(&ev)).await;
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
@@ -604,17 +575,10 @@ async fn follow(mut handle: sandalyst::session::AskHandle, printer: &Printer) ->
 }
 
 /// Set-up progress of the session (engine, image, staging) as it happens.
-fn spawn_setup_printer(session: &Session, printer: Printer) {
-    let mut rx = session.subscribe();
-    tokio::spawn(async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) if ev.ask_id.is_none() => printer.print(&ev),
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(_) => return,
-            }
-        }
-    });
+async fn watch(app: &App, id: &str, printer: &Printer) -> anyhow::Result<()> {
+    let p = printer.clone();
+    app.watch(id, move |ev| p.print(&ev)).await?;
+    Ok(())
 }
 
 /// Events as progress lines on stderr. Deltas are not printed: the complete text
@@ -757,10 +721,10 @@ fn indent(text: &str, verbose: bool, lines: usize) -> String {
 }
 
 async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
-    let engine = docker::connect().await?;
     match cmd {
         ImageCommand::Status => {
-            let st = image::status(&engine).await?;
+            let st = api::engine::image_report().await?;
+            let build_hint = "no (`sandalyst image build` builds it; a run builds it too)";
             println!("image:   {}", st.tag);
             if st.present {
                 println!(
@@ -769,47 +733,30 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                     st.created.unwrap_or_default()
                 );
             } else {
-                println!("present: no (`sandalyst image build` builds it; a run builds it too)");
+                println!("present: {build_hint}");
             }
             for t in &st.stale_tags {
                 println!("older:   {t} (no longer used)");
             }
-            // The Python packages of the image runs use: the derived one when it is
-            // configured and built, else the built-in one.
-            let mut used = st.present.then(|| st.tag.clone());
-            let packages = image_section().await?.packages()?;
-            if !packages.is_empty() {
-                let tag = custom::derived_tag(&st.tag, &packages);
-                let there = custom::present(&engine, &tag).await?.is_some();
-                println!("custom:  {tag} ({packages})");
-                println!(
-                    "present: {}",
-                    if there {
-                        "yes"
-                    } else {
-                        "no (`sandalyst image build` builds it; a run builds it too)"
-                    }
-                );
-                if there {
-                    used = Some(tag);
-                }
+            if let Some(c) = &st.custom {
+                println!("custom:  {} ({})", c.tag, c.packages);
+                println!("present: {}", if c.present { "yes" } else { build_hint });
             }
-            if let Some(tag) = used {
-                // Read from the image itself (cached by image id after the first time).
-                match packages::for_image(&engine, &tag).await {
-                    Ok(env) => {
-                        let mut text = format!(
-                            "python:  {} ({tag})\npackages ({}):\n",
-                            env.python,
-                            env.packages.len()
-                        );
-                        for p in &env.packages {
-                            text.push_str(&format!("  {:<28} {}\n", p.name, p.version));
-                        }
-                        out(&text);
+            match st.python {
+                Some(Ok(py)) => {
+                    let mut text = format!(
+                        "python:  {} ({})\npackages ({}):\n",
+                        py.version,
+                        py.tag,
+                        py.packages.len()
+                    );
+                    for (name, version) in &py.packages {
+                        text.push_str(&format!("  {name:<28} {version}\n"));
                     }
-                    Err(e) => println!("packages: unknown ({e})"),
+                    out(&text);
                 }
+                Some(Err(e)) => println!("packages: unknown ({e})"),
+                None => {}
             }
         }
         ImageCommand::Build {
@@ -821,53 +768,30 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             build_network,
             force,
         } => {
-            let method = match (offline, dockerfile) {
-                (true, _) => image::BuildMethod::Offline,
-                (_, true) => image::BuildMethod::Dockerfile,
-                _ => image::BuildMethod::Auto,
+            let build = ImageBuild {
+                offline,
+                dockerfile,
+                pip,
+                apt,
+                ca_file,
+                build_network,
+                force,
             };
-            let section = image_section().await?;
-            // The command line's lists replace the config file's, as a whole.
-            let packages = if pip.is_empty() && apt.is_empty() {
-                section.packages()?
-            } else {
-                custom::Packages::new(&pip, &apt)?
-            };
-            let mut options = section.build_options();
-            options.ca_file = ca_file.or(options.ca_file);
-            options.network = build_network.or(options.network);
-            options.force = force;
-            let st = image::status(&engine).await?;
-            let base = if st.present {
-                eprintln!("image {} is up to date", st.tag);
-                st.tag
-            } else {
-                image::build(&engine, method, &|line| eprintln!("  {}", escape(line))).await?
-            };
-            if packages.is_empty() {
-                println!("{base}");
-            } else {
-                let tag = custom::ensure(&engine, &base, &packages, &options, &print_build).await?;
-                eprintln!("image {tag} ({packages}) is ready");
-                println!("{tag}");
-            }
+            println!("{}", api::engine::build_images(build, &print_build).await?);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// A derived build's progress as lines on stderr: steps flush left, output indented.
-fn print_build(p: custom::BuildProgress) {
-    match &p {
-        custom::BuildProgress::Line { text } => eprintln!("    {}", escape(text)),
-        _ => eprintln!("  {}", escape(&p.to_string())),
+/// A build's progress as lines on stderr: steps flush left, output indented.
+fn print_build(note: BuildNote<'_>) {
+    match note {
+        BuildNote::UpToDate(tag) => eprintln!("image {tag} is up to date"),
+        BuildNote::Base(line) => eprintln!("  {}", escape(line)),
+        BuildNote::Derived { text, line: true } => eprintln!("    {}", escape(&text)),
+        BuildNote::Derived { text, line: false } => eprintln!("  {}", escape(&text)),
+        BuildNote::Ready { tag, packages } => eprintln!("image {tag} ({packages}) is ready"),
     }
-}
-
-/// The config file's `[image]` section (read off the async runtime).
-async fn image_section() -> anyhow::Result<config::ImageSection> {
-    let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
-    Ok(file.image)
 }
 
 /// Print to stdout, control characters escaped; a reader that went away (`| head`)
@@ -884,41 +808,22 @@ fn out(text: &str) {
     }
 }
 
-fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
+async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         RunsCommand::List { data_dir } => {
-            let store = open_store(data_dir)?;
-            let _ = store.mark_interrupted();
-            let listing = store.scan()?;
-            for m in listing.runs {
-                let status = m
-                    .status
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| "in progress".into());
-                let prompt: String = m
-                    .prompt
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(60)
-                    .collect();
-                let title = if m.title.is_empty() {
-                    prompt
-                } else {
-                    m.title.clone()
-                };
+            let list = open_app(data_dir)?.list_runs().await?;
+            for r in list.runs {
                 out(&format!(
                     "{}  {:<28}  {} ask(s)  {} output(s)  {}\n",
-                    m.id,
-                    status,
-                    m.asks.len().max(usize::from(!m.prompt.is_empty())),
-                    m.outputs.len(),
-                    escape(&title)
+                    r.id,
+                    r.status,
+                    r.asks,
+                    r.outputs,
+                    escape(&r.title)
                 ));
             }
             // Named, not hidden: a folder whose run.json is gone, torn or hostile.
-            for u in listing.unreadable {
+            for u in list.unreadable {
                 out(&format!(
                     "{}  unreadable: {}\n",
                     escape(&u.folder),
@@ -927,19 +832,7 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             }
         }
         RunsCommand::Show { id, data_dir } => {
-            let store = open_store(data_dir)?;
-            let run = store.open_run(&id)?;
-            let read = run.read_transcript()?;
-            out(&store::render_transcript(&run.meta, &read.entries));
-            if !read.unreadable.is_empty() {
-                let lines: Vec<String> = read.unreadable.iter().map(|n| n.to_string()).collect();
-                out(&format!(
-                    "note: line(s) {} of {} are not readable entries and are not shown above\n",
-                    lines.join(", "),
-                    store::TRANSCRIPT
-                ));
-            }
-            out(&format!("folder: {}\n", run.path.display()));
+            out(&open_app(data_dir)?.show_run(&id).await?);
         }
         RunsCommand::Export {
             id,
@@ -948,15 +841,15 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             script,
             data_dir,
         } => {
-            let store = open_store(data_dir)?;
-            let run = store.open_run(&id)?;
+            let app = open_app(data_dir)?;
             if notebook || script {
-                let formats = sandalyst::export::Formats { notebook, script };
-                for path in sandalyst::export::to_folder(&run, &dir, formats)? {
+                let formats = api::exports::Formats { notebook, script };
+                for path in app.export_analysis(&id, dir, formats).await? {
                     println!("{}", escape(&path.display().to_string()));
                 }
             } else {
-                println!("{}", escape(&run.export(&dir)?.display().to_string()));
+                let copied = app.copy_session(&id, dir).await?;
+                println!("{}", escape(&copied.display().to_string()));
             }
         }
     }
@@ -964,13 +857,13 @@ fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
-    let sessions = Sessions::new(data_root(a.data_dir)?, Arc::new(DockerFactory))?;
+    let app = open_app(a.data_dir)?;
     let cancel = CancellationToken::new();
     on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
     let printer = Printer::new(a.verbose);
     let emit = move |ev: Event| printer.print(&ev);
-    let outcome =
-        sandalyst::rerun::execute(&sessions, &a.session, a.inputs, &emit, &cancel).await?;
+    let rerun = app.rerun(&a.session, a.inputs).await?;
+    let outcome = app.replay(rerun, &emit, Some(cancel)).await?;
     eprintln!(
         "session {} re-ran session {}: {} of {} call(s) ran{}",
         outcome.session_id,

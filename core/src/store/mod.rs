@@ -352,7 +352,34 @@ pub struct Transcript {
     pub unreadable: Vec<usize>,
 }
 
+/// The first line of a request, shortened to about 60 characters at a word.
+pub fn title_from(prompt: &str) -> String {
+    let line = prompt
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(60).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(a, _)| a);
+    format!("{cut}…")
+}
+
 impl RunMeta {
+    /// The session's name as every front end shows it: its title, else the first line
+    /// of its first request (shortened), else "New session".
+    pub fn display_title(&self) -> String {
+        if !self.title.is_empty() {
+            self.title.clone()
+        } else if !self.prompt.is_empty() {
+            title_from(&self.prompt)
+        } else {
+            "New session".into()
+        }
+    }
+
     /// An ask was started and has not ended (as far as this file says).
     pub fn in_progress(&self) -> bool {
         // A session with no ask yet was not interrupted: nothing was running.
@@ -557,6 +584,20 @@ fn sync_now(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_are_short_first_lines() {
+        assert_eq!(title_from("\n  Find anomalies\nmore"), "Find anomalies");
+        let long = "look for abnormal energy-use events, ignore normal operating noise, explain the method";
+        let t = title_from(long);
+        assert!(t.ends_with('…') && t.chars().count() <= 61, "{t}");
+        let mut m = RunMeta::default();
+        assert_eq!(m.display_title(), "New session");
+        m.prompt = long.into();
+        assert_eq!(m.display_title(), t);
+        m.title = "Mine".into();
+        assert_eq!(m.display_title(), "Mine");
+    }
 
     #[test]
     fn runs_are_created_listed_and_a_dead_owner_is_marked_interrupted() {

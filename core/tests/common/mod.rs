@@ -64,3 +64,12 @@ pub fn repo_root() -> PathBuf {
         .unwrap()
         .to_path_buf()
 }
+
+/// The sessions of `store`'s folder, with sandboxes from the Docker engine.
+pub fn sessions(store: &sandalyst::store::Store) -> sandalyst::session::Sessions {
+    sandalyst::session::Sessions::new(
+        store.root().to_path_buf(),
+        std::sync::Arc::new(sandalyst::session::DockerFactory),
+    )
+    .unwrap()
+}

@@ -1,16 +1,15 @@
-//! Previews of one file of a session, as the page shows them. The work is the core's
-//! (`sandalyst::artifacts`); this module only picks the preview for a file and says
+//! Previews of one file of a session, as a front end shows them. The work is
+//! [`crate::artifacts`]'s; this module only picks the preview for a file and says
 //! where its images are served.
 
 use std::io::Read;
 use std::path::Path;
 
-use sandalyst::artifacts::csv_index::SortBy;
-use sandalyst::artifacts::{self, markdown, table};
 use serde::Serialize;
 
-use crate::paths::resolve_inside;
-use crate::scheme;
+use super::files::resolve_inside;
+use crate::artifacts::csv_index::SortBy;
+use crate::artifacts::{self, markdown, table};
 
 /// First page of a table preview.
 pub const FIRST_PAGE_ROWS: usize = 200;
@@ -61,14 +60,15 @@ fn ext(name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The preview of `rel` in the session folder `root` of session `session_id`.
-pub fn preview(session_id: &str, root: &Path, rel: &str) -> anyhow::Result<FilePreview> {
+/// The preview of `rel` in the session folder `root`, whose files the front end
+/// finds under the URL `url_base` (`sandalyst://localhost/<id>/`).
+pub fn preview(url_base: &str, root: &Path, rel: &str) -> anyhow::Result<FilePreview> {
     let path = resolve_inside(root, rel)?;
     let dir = rel
         .rsplit_once('/')
         .map(|(d, _)| format!("{d}/"))
         .unwrap_or_default();
-    let base = format!("{}{}", scheme::base_url(session_id), url_path(&dir));
+    let base = format!("{url_base}{}", url_path(&dir));
     preview_at(&path, rel, Some(&base))
 }
 
@@ -114,7 +114,7 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
                 truncated: r.truncated,
             }
         }
-        e if scheme::image_type(&name).is_some() && base.is_some() => {
+        e if image_type(&name).is_some() && base.is_some() => {
             let (width, height) = if e == "png" {
                 let info = artifacts::preview_png(path)?;
                 (Some(info.width), Some(info.height))
@@ -142,21 +142,46 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
     })
 }
 
+/// Which page of a table a front end wants.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct PageRequest {
+    /// The sheet of a workbook; `None` for CSV/TSV.
+    pub sheet: Option<String>,
+    /// Sorted by one column (CSV only).
+    pub sort: Option<SortBy>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
 /// A page of a table file (CSV/TSV, or a sheet of a workbook), in the file's order or
 /// sorted by one column (CSV only).
-pub fn table_page(
-    path: &Path,
-    sheet: Option<&str>,
-    sort: Option<SortBy>,
-    offset: usize,
-    limit: usize,
-) -> anyhow::Result<table::CsvPage> {
-    match (sheet, sort) {
+pub fn table_page(path: &Path, page: PageRequest) -> anyhow::Result<table::CsvPage> {
+    let PageRequest {
+        sheet,
+        sort,
+        offset,
+        limit,
+    } = page;
+    match (sheet.as_deref(), sort) {
         (Some(_), Some(_)) => anyhow::bail!("only CSV tables can be sorted"),
         (Some(sheet), None) => artifacts::excel::preview_sheet(path, sheet, offset, limit),
         (None, Some(by)) => artifacts::csv_index::sorted_page(path, by, offset, limit),
         (None, None) => artifacts::csv_index::page(path, offset, limit),
     }
+}
+
+/// The content type of a file that is shown as an image, by extension; `None` for
+/// anything that is not an image.
+pub fn image_type(name: &str) -> Option<&'static str> {
+    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    })
 }
 
 /// Percent-encode each segment of a relative path for a URL.
@@ -183,6 +208,8 @@ fn read_text(path: &Path, max: usize) -> anyhow::Result<(String, bool)> {
 mod tests {
     use super::*;
 
+    const BASE: &str = "sandalyst://localhost/s1/";
+
     #[test]
     fn report_images_point_at_the_scheme_and_hostile_markup_is_inert() {
         let dir = tempfile::tempdir().unwrap();
@@ -192,15 +219,12 @@ mod tests {
             "# Report\n\n![chart](energy.png)\n\n<script>window.x=1</script>\n\n<img src=x onerror=alert(1)>\n\n[go](javascript:alert(1))\n",
         )
         .unwrap();
-        let p = preview("s1", dir.path(), "outputs/r.md").unwrap();
+        let p = preview(BASE, dir.path(), "outputs/r.md").unwrap();
         let Preview::Report { html, .. } = p.preview else {
             panic!()
         };
         assert!(
-            html.contains(&format!(
-                "src=\"{}outputs/energy.png\"",
-                scheme::base_url("s1")
-            )),
+            html.contains(&format!("src=\"{BASE}outputs/energy.png\"")),
             "{html}"
         );
         assert!(!html.contains("<script"), "{html}");
@@ -216,11 +240,11 @@ mod tests {
     fn csv_preview_and_refused_paths() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("t.csv"), "a,b\n<b>1</b>,2\n").unwrap();
-        let p = preview("s1", dir.path(), "t.csv").unwrap();
+        let p = preview(BASE, dir.path(), "t.csv").unwrap();
         let Preview::Table { page } = p.preview else {
             panic!()
         };
         assert_eq!(page.rows[0][0], "<b>1</b>");
-        assert!(preview("s1", dir.path(), "../t.csv").is_err());
+        assert!(preview(BASE, dir.path(), "../t.csv").is_err());
     }
 }

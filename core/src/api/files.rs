@@ -1,4 +1,4 @@
-//! Every path that comes from the page is checked here before a file is touched.
+//! Every path that comes from a front end is checked here before a file is touched.
 //!
 //! The page names a file as a session id plus a path relative to that session's
 //! folder (`outputs/energy_anomalies.png`). A name is accepted only when it is a plain

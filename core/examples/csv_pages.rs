@@ -1,10 +1,20 @@
 //! Measures table pages of a 1,000,000-row CSV as the desktop reads them (first page
 //! of the preview, then pages anywhere through the row index). See BENCHMARKS.md.
 //!
-//! cargo run --release -p sandalyst-desktop --example csv_pages
+//! cargo run --release -p sandalyst --example csv_pages
 
 use std::io::Write;
 use std::time::Instant;
+
+use sandalyst::api::preview::{self, PageRequest, Preview};
+
+fn page(offset: usize) -> PageRequest {
+    PageRequest {
+        offset,
+        limit: 200,
+        ..PageRequest::default()
+    }
+}
 
 fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -28,16 +38,16 @@ fn main() -> anyhow::Result<()> {
     println!("file: 1,000,000 rows, {:.1} MB", bytes as f64 / 1e6);
     let root = dir.path();
     let t = Instant::now();
-    let p = sandalyst_desktop::preview::preview("s", root, "million.csv")?;
+    let p = preview::preview("sandalyst://localhost/s/", root, "million.csv")?;
     println!("first page (200 rows, preview_file): {:?}", t.elapsed());
-    if let sandalyst_desktop::preview::Preview::Table { page } = &p.preview {
+    if let Preview::Table { page } = &p.preview {
         println!(
             "  total_rows known on the first page: {:?}",
             page.total_rows
         );
     }
     let t = Instant::now();
-    let pg = sandalyst_desktop::preview::table_page(&path, None, None, 500_000, 200)?;
+    let pg = preview::table_page(&path, page(500_000))?;
     println!(
         "first page far away (row 500,000; builds the index): {:?}",
         t.elapsed()
@@ -48,7 +58,7 @@ fn main() -> anyhow::Result<()> {
     let offsets: Vec<usize> = (0..200).map(|i| (i * 4_999 + 123) % 999_800).collect();
     for &o in &offsets {
         let t = Instant::now();
-        let pg = sandalyst_desktop::preview::table_page(&path, None, None, o, 200)?;
+        let pg = preview::table_page(&path, page(o))?;
         let e = t.elapsed();
         assert_eq!(pg.rows[0][4], format!("row {o}"));
         worst = worst.max(e);

@@ -1,18 +1,19 @@
-//! The desktop's settings: which model, the control settings of the sandbox and the
-//! agent, kept as JSON in the data folder. API keys are never here: they go to the OS
-//! keychain through the core (`model::config::keychain_store`) and only a masked form
-//! ever reaches the page.
+//! Settings into a session's configuration and a model, in one place for every front
+//! end: the desktop's settings file ([`Settings`], JSON in the data folder), the
+//! command line's flags ([`Flags`]), the config file's `[image]` section, the
+//! environment and the OS keychain. API keys are never in a settings file: they go
+//! to the keychain ([`save_api_key`]) and only a masked form ever reaches the page.
 
 use std::path::{Path, PathBuf};
-
 use std::time::Duration;
 
 use anyhow::Context;
-use sandalyst::model::config::{self, ConfigFile, Selection, Sources};
-use sandalyst::model::Model;
-use sandalyst::sandbox::custom::{PackageError, Packages};
-use sandalyst::session::SessionConfig;
 use serde::{Deserialize, Serialize};
+
+use crate::model::config::{self, ImageSection, Selection};
+use crate::model::Model;
+use crate::sandbox::custom::{PackageError, Packages};
+use crate::session::SessionConfig;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -83,7 +84,7 @@ pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
     packages(s)?;
     std::fs::create_dir_all(data_root)?;
     // Written beside the old file, synced and renamed over it: a crash keeps one whole.
-    sandalyst::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(s)?)
+    crate::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(s)?)
         .with_context(|| format!("cannot save the settings in {}", data_root.display()))
 }
 
@@ -142,11 +143,101 @@ pub fn session_config(s: &Settings) -> SessionConfig {
         // Saved settings passed the check (`save`); a hand-edited file that does not
         // is shown in the dialog, and its sessions run on the default image.
         c.sandbox.packages = packages(s).unwrap_or_default();
-        c.sandbox.build.ca_file = std::env::var_os("SANDALYST_BUILD_CA_FILE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from);
+        c.sandbox.build.ca_file = build_ca_file();
     }
     c
+}
+
+/// The CA file a package build trusts, from `SANDALYST_BUILD_CA_FILE`.
+fn build_ca_file() -> Option<PathBuf> {
+    std::env::var_os("SANDALYST_BUILD_CA_FILE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The command line's agent flags, as given (the shell only copies them here).
+#[derive(Clone, Debug, Default)]
+pub struct Flags {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: u32,
+    pub timeout_secs: u64,
+    pub call_timeout_secs: u64,
+    pub max_cost_usd: Option<f64>,
+    pub instructions: Option<String>,
+    pub no_images: bool,
+    pub network: bool,
+    pub no_shell: bool,
+    pub allow_no_limits: bool,
+    pub memory_mib: i64,
+    pub cpus: f64,
+    pub image: Option<String>,
+}
+
+/// A session's configuration and what the user should know about it.
+pub struct Configured {
+    pub config: SessionConfig,
+    /// E.g. that the config file's packages are not added to an image the user named.
+    pub notes: Vec<String>,
+}
+
+impl Flags {
+    /// The session settings of the flags, with the config file's `[image]` packages
+    /// and build options on the default image (read off the async runtime).
+    pub async fn session_config(&self) -> anyhow::Result<Configured> {
+        let section = image_section().await?;
+        let mut c = self.flags_config();
+        let mut notes = Vec::new();
+        if c.sandbox.image.is_empty() {
+            c.sandbox.packages = section.packages()?;
+            c.sandbox.build = section.build_options();
+            if c.sandbox.build.ca_file.is_none() {
+                c.sandbox.build.ca_file = build_ca_file();
+            }
+        } else if !section.pip.is_empty() || !section.apt.is_empty() {
+            notes.push(format!(
+                "the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
+                c.sandbox.image
+            ));
+        }
+        Ok(Configured { config: c, notes })
+    }
+
+    fn flags_config(&self) -> SessionConfig {
+        let mut c = SessionConfig {
+            instructions: self.instructions.clone().unwrap_or_default(),
+            show_images: !self.no_images,
+            ..SessionConfig::default()
+        };
+        c.limits.max_turns = self.max_turns;
+        c.limits.wall_time = Duration::from_secs(self.timeout_secs);
+        c.limits.call_timeout = Duration::from_secs(self.call_timeout_secs);
+        c.limits.max_cost_usd = self.max_cost_usd;
+        c.tools.shell = !self.no_shell;
+        c.sandbox.network = self.network;
+        c.sandbox.allow_no_limits = self.allow_no_limits;
+        c.sandbox.memory_bytes = self.memory_mib << 20;
+        c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;
+        c.sandbox.image = self.image.clone().unwrap_or_default();
+        c
+    }
+
+    /// The model of `--model`/`--base-url`, the environment, the config file and the
+    /// keychain, and why it is the offline analyst when it is.
+    pub fn model(&self) -> anyhow::Result<(Box<dyn Model>, Option<String>)> {
+        let selection = config::from_environment(self.model.as_deref(), self.base_url.as_deref())?;
+        let why = match &selection {
+            Selection::Offline { why } => Some(why.clone()),
+            _ => None,
+        };
+        Ok((selection.open()?, why))
+    }
+}
+
+/// The config file's `[image]` section (read off the async runtime).
+pub async fn image_section() -> anyhow::Result<ImageSection> {
+    let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
+    Ok(file.image)
 }
 
 /// The model for `spec` (`offline`, `replay:FILE`, `provider:model`), with the base URL
@@ -154,7 +245,7 @@ pub fn session_config(s: &Settings) -> SessionConfig {
 pub fn open_model(spec: &str, s: &Settings) -> anyhow::Result<Box<dyn Model>> {
     let spec = spec.trim();
     if spec.is_empty() || spec == "offline" {
-        return Ok(Box::new(sandalyst::model::offline::OfflineAnalyst::new()));
+        return Ok(Box::new(crate::model::offline::OfflineAnalyst::new()));
     }
     let same = model_spec(s) == spec;
     let mut with = s.clone();
@@ -171,23 +262,49 @@ pub fn selection(s: &Settings) -> anyhow::Result<Selection> {
 }
 
 fn selection_of(spec: &str, s: &Settings) -> anyhow::Result<Selection> {
-    let env = |k: &str| std::env::var(k).ok();
-    let file_path = config::config_path(&env);
-    let file = match &file_path {
-        Some(p) => ConfigFile::load(p)?,
-        None => ConfigFile::default(),
-    };
-    let base = (!s.base_url.trim().is_empty()).then(|| s.base_url.trim().to_string());
-    config::resolve(
-        Some(spec),
-        base.as_deref(),
-        &file,
-        file_path.as_deref(),
-        &Sources {
-            env: &env,
-            keychain: &config::keychain_lookup,
-        },
-    )
+    let base = Some(s.base_url.trim()).filter(|b| !b.is_empty());
+    config::from_environment(Some(spec), base)
+}
+
+/// The model the next ask uses, as a person reads it, and why it is the offline
+/// analyst when it is (no provider configured, or a configuration that does not work).
+pub fn describe_model(s: &Settings) -> (String, Option<String>) {
+    match selection(s) {
+        Ok(Selection::Provider(p)) => (p.describe(), None),
+        Ok(Selection::Offline { why }) => ("the offline analyst".to_string(), Some(why)),
+        Ok(Selection::Replay(p)) => (format!("a replay of {}", p.display()), None),
+        Err(e) => (
+            "the offline analyst".to_string(),
+            Some(super::Error::from(e).message),
+        ),
+    }
+}
+
+/// The providers whose key can be kept in the keychain.
+const KEYED: [&str; 3] = ["openai", "anthropic", "openai-compatible"];
+
+/// Store a provider's key in the OS keychain (off the async runtime); returns its
+/// masked form.
+pub async fn save_api_key(provider: String, key: String) -> Result<String, super::Error> {
+    if !KEYED.contains(&provider.as_str()) {
+        return Err(super::Error::bad_input(
+            "keys are stored for openai, anthropic or openai-compatible",
+        ));
+    }
+    let key = key.trim().to_string();
+    let masked = mask(&key);
+    tokio::task::spawn_blocking(move || config::keychain_store(&provider, &key))
+        .await
+        .map_err(anyhow::Error::from)??;
+    Ok(masked)
+}
+
+/// The masked key stored for a provider, if any (looked up off the async runtime).
+pub async fn api_key_status(provider: String) -> Option<String> {
+    tokio::task::spawn_blocking(move || config::keychain_lookup(&provider).map(|k| mask(&k)))
+        .await
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

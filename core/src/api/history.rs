@@ -1,17 +1,19 @@
-//! A reopened session's earlier asks, as the events the page draws them from.
+//! A reopened session's earlier asks, as the events a front end draws them from.
 //!
 //! The core keeps each ask's conversation items (`transcript.jsonl`) and metadata
 //! (`run.json`); live events are not stored. This turns the items of each ask back
-//! into the event shapes the page already knows (`ask_started`, `text`, `tool_call`,
-//! `cell_result`, `artifact`, `usage`, `ask_finished`), so the run view has one code
-//! path. It adds no information and takes no decision: each output goes with the ask
-//! its provenance names.
+//! into the event shapes a live ask sends (`ask_started`, `text`, `tool_call`,
+//! `cell_result`, `artifact`, `usage`, `ask_finished`), so a front end has one
+//! code path for live and past asks. It adds no information and takes no decision:
+//! each output goes with the ask its provenance names.
 
-use sandalyst::agent::{ArtifactKind, EventKind};
-use sandalyst::model::Item;
-use sandalyst::session::Session;
-use sandalyst::store::{RunDir, Store};
 use serde::Serialize;
+
+use crate::agent::{ArtifactKind, EventKind};
+use crate::model::Item;
+use crate::protocol::tool_source;
+use crate::session::Session;
+use crate::store::RunDir;
 
 #[derive(Serialize)]
 pub struct PastAsk {
@@ -24,9 +26,9 @@ pub struct PastAsk {
 
 pub fn past_asks(s: &Session) -> Vec<PastAsk> {
     let meta = s.meta();
-    let entries = Store::open(s.dir().parent().unwrap_or(s.dir()).to_path_buf())
-        .and_then(|st| st.open_run(s.id()))
-        .and_then(|run: RunDir| run.transcript())
+    // A transcript that cannot be read leaves the asks drawn from run.json alone.
+    let entries = RunDir::new(s.dir().to_path_buf(), meta.clone())
+        .transcript()
         .unwrap_or_default();
     let last = meta.asks.len().saturating_sub(1);
     meta.asks
@@ -52,7 +54,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                     } => events.push(EventKind::ToolCall {
                         call_id: call_id.clone(),
                         name: name.clone(),
-                        code: sandalyst::protocol::tool_source(arguments),
+                        code: tool_source(arguments),
                     }),
                     Item::ToolOutput {
                         call_id,

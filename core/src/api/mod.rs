@@ -1,0 +1,440 @@
+//! The one API every front end calls: the command line (`src/bin/sandalyst.rs`) and
+//! the desktop shell (`src-tauri`) only translate to and from it (flags in, lines
+//! out; commands in, channel events out) and reach no other module of the core.
+//!
+//! [`App`] holds the sessions of one data folder and the sandbox factory they start
+//! their sandboxes from (Docker by default; a test passes the in-memory one):
+//!
+//! - sessions: [`App::create_session`], [`App::session`], [`App::list_sessions`],
+//!   [`App::rename_session`], [`App::delete_session`], [`App::view`] (a session with
+//!   its past asks as the same events live asks send, [`history`]);
+//! - asks: [`App::ask`] returns an [`Ask`] whose events [`Ask::follow`] pumps, and
+//!   [`App::cancel`] stops a session's running ask or re-run by its id; [`App::run`]
+//!   is a session with one ask, [`App::rerun`] a replay on new data;
+//! - files and previews: [`App::add_files`], [`App::remove_file`], [`App::preview`],
+//!   [`App::table_page`]; exports: [`exports`]; settings: [`settings`]; the engine
+//!   and the image: [`engine`].
+//!
+//! Errors cross into a front end as [`Error`], `{code, message}`, the code read from
+//! the typed error in the chain.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use sandalyst::api::{App, SessionConfig};
+//! let app = App::open(sandalyst::api::data_root(None)?)?;
+//! let session = app.create_session(SessionConfig::default()).await?;
+//! app.add_files(session.id(), vec!["examples/building_energy.csv".into()]).await?;
+//! let model = Box::new(sandalyst::api::OfflineAnalyst::new());
+//! let ask = app.ask(&session, "Find anomalies".into(), model)?;
+//! let outcome = ask.follow(&|event| println!("{}", serde_json::to_string(&event).unwrap())).await;
+//! println!("{}", outcome.status);
+//! # Ok(()) }
+//! ```
+
+pub mod engine;
+pub mod error;
+pub mod exports;
+pub mod files;
+pub mod history;
+pub mod preview;
+pub mod runs;
+pub mod settings;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+pub use error::{Cancelled, Error};
+
+// What a front end shows or passes back, so that it needs no other module of the core.
+pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
+pub use crate::artifacts::csv_index::SortBy;
+pub use crate::artifacts::table::CsvPage;
+pub use crate::model::offline::OfflineAnalyst;
+pub use crate::model::pricing::usage_line;
+pub use crate::model::Model;
+pub use crate::protocol::{RunStatus, SessionError};
+pub use crate::rerun::{Rerun, RerunOutcome};
+pub use crate::run::{RunOutcome, RunRequest};
+pub use crate::session::{
+    Added, AskOutcome, SandboxFactory, Session, SessionConfig, SessionSummary,
+};
+pub use crate::store::StagedFile;
+
+use crate::session::{AskHandle, DockerFactory, Sessions};
+
+/// Where sessions are kept: `dir` when given, else `SANDALYST_DATA_DIR`, else the
+/// user's data folder (the command line and the desktop share it).
+pub fn data_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(d) = dir {
+        return Ok(d);
+    }
+    match std::env::var_os("SANDALYST_DATA_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => crate::store::default_root(),
+    }
+}
+
+/// The sessions of one data folder, and the asks running in this process.
+#[derive(Clone)]
+pub struct App {
+    sessions: Sessions,
+    /// The cancel of each session's running ask or re-run.
+    running: Running,
+    /// The task forwarding each session's set-up events (one per session).
+    watchers: Arc<Mutex<HashMap<String, tokio::task::JoinHandle<()>>>>,
+}
+
+/// A session with what a front end draws: its files and its earlier asks.
+#[derive(Serialize)]
+pub struct SessionView {
+    pub id: String,
+    pub title: String,
+    pub files: Vec<StagedFile>,
+    pub busy: bool,
+    /// Earlier asks, each as the events a front end replays to draw it.
+    pub asks: Vec<history::PastAsk>,
+}
+
+/// The session's files after an add, and what was said about the folders' entries
+/// (links followed, entries left out).
+#[derive(Serialize)]
+pub struct AddedFiles {
+    pub files: Vec<StagedFile>,
+    pub notes: Vec<String>,
+}
+
+/// Per session: the id of the ask (or re-run) running in this process, and its cancel.
+type Running = Arc<Mutex<HashMap<String, (String, CancellationToken)>>>;
+
+/// Forget a finished ask, unless a newer one of the session took its place.
+fn done(running: &Running, session_id: &str, ask_id: &str) {
+    let mut map = running.lock().unwrap();
+    if map.get(session_id).is_some_and(|(a, _)| a == ask_id) {
+        map.remove(session_id);
+    }
+}
+
+/// A running ask (or re-run) of this process.
+pub struct Ask {
+    pub ask_id: String,
+    pub session_id: String,
+    handle: AskHandle,
+    setup: Option<tokio::sync::broadcast::Receiver<Event>>,
+    running: Running,
+}
+
+impl Ask {
+    /// Stop the model and interrupt the running code.
+    pub fn cancel(&self) {
+        self.handle.cancel();
+    }
+
+    /// A token that cancels this ask (for a Ctrl-C handler).
+    pub fn canceller(&self) -> CancellationToken {
+        self.handle.canceller()
+    }
+
+    /// Every event of the ask to `emit` as it happens, then how it ended.
+    pub async fn follow(self, emit: &(dyn Fn(Event) + Send + Sync)) -> AskOutcome {
+        let Ask {
+            handle,
+            setup,
+            running,
+            session_id,
+            ask_id,
+        } = self;
+        let outcome = handle.follow(setup, emit).await;
+        done(&running, &session_id, &ask_id);
+        outcome
+    }
+}
+
+impl App {
+    /// The sessions of `root`, whose sandboxes are containers of the engine that
+    /// `DOCKER_HOST` (or the local socket) names.
+    pub fn open(root: PathBuf) -> anyhow::Result<App> {
+        App::with_factory(root, Arc::new(DockerFactory))
+    }
+
+    /// The sessions of `root`, with sandboxes from `factory`. Asks left in progress by
+    /// a process that is gone are marked interrupted.
+    pub fn with_factory(root: PathBuf, factory: Arc<dyn SandboxFactory>) -> anyhow::Result<App> {
+        std::fs::create_dir_all(&root)?;
+        Ok(App {
+            sessions: Sessions::new(root, factory)?,
+            running: Arc::default(),
+            watchers: Arc::default(),
+        })
+    }
+
+    /// The data folder.
+    pub fn root(&self) -> &Path {
+        self.sessions.root()
+    }
+
+    // ---- sessions ----------------------------------------------------------------------
+
+    pub async fn create_session(&self, config: SessionConfig) -> Result<Session, SessionError> {
+        self.sessions.create(config).await
+    }
+
+    /// The session `id` (an id a front end sent is checked first).
+    pub async fn session(&self, id: &str) -> Result<Session, Error> {
+        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        Ok(self.sessions.open(id).await?)
+    }
+
+    /// The folder of session `id`, if it is a session of this data folder.
+    pub fn session_dir(&self, id: &str) -> Option<PathBuf> {
+        files::check_session_id(id).ok()?;
+        let dir = self.root().join(id);
+        dir.is_dir().then_some(dir)
+    }
+
+    fn dir_of(&self, id: &str) -> Result<PathBuf, Error> {
+        self.session_dir(id)
+            .ok_or_else(|| Error::new("not_found", "that session no longer exists"))
+    }
+
+    /// Every session, newest first; folders that cannot be read come last, with why.
+    pub async fn list_sessions(&self) -> Result<Vec<SessionSummary>, Error> {
+        let sessions = self.sessions.clone();
+        blocking(move || sessions.list()).await
+    }
+
+    pub async fn rename_session(&self, id: &str, title: &str) -> Result<(), Error> {
+        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        Ok(self.sessions.rename(id, title).await?)
+    }
+
+    /// Delete a session (refused while an ask runs), its container and its folder.
+    pub async fn delete_session(&self, id: &str) -> Result<(), Error> {
+        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        if let Some(w) = self.watchers.lock().unwrap().remove(id) {
+            w.abort();
+        }
+        Ok(self.sessions.delete(id).await?)
+    }
+
+    /// A session with its files and past asks (read off the async runtime).
+    pub async fn view(&self, id: &str) -> Result<SessionView, Error> {
+        let s = self.session(id).await?;
+        tokio::task::spawn_blocking(move || {
+            let meta = s.meta();
+            SessionView {
+                id: s.id().to_string(),
+                title: meta.display_title(),
+                files: meta.files.clone(),
+                busy: s.is_busy(),
+                asks: history::past_asks(&s),
+            }
+        })
+        .await
+        .map_err(|e| Error::from(anyhow::Error::from(e)))
+    }
+
+    /// The session's own events (set-up, staging, engine errors) to `emit` as they
+    /// come, until another watch of the same session starts.
+    pub async fn watch(
+        &self,
+        id: &str,
+        emit: impl Fn(Event) + Send + 'static,
+    ) -> Result<(), Error> {
+        let s = self.session(id).await?;
+        let task = s.watch(emit);
+        if let Some(old) = self.watchers.lock().unwrap().insert(id.to_string(), task) {
+            old.abort();
+        }
+        Ok(())
+    }
+
+    /// Release every open session's container (the app is closing).
+    pub async fn close_all(&self) {
+        self.sessions.close_all().await
+    }
+
+    // ---- files -------------------------------------------------------------------------
+
+    /// Stage files or folders into the session; its sandbox starts in the background.
+    /// A FIFO, socket or device is refused with a sentence.
+    pub async fn add_files(&self, id: &str, paths: Vec<PathBuf>) -> Result<AddedFiles, Error> {
+        let s = self.session(id).await?;
+        let added = s.add_inputs(paths).await?;
+        Ok(AddedFiles {
+            files: s.meta().files,
+            notes: added.notes,
+        })
+    }
+
+    pub async fn remove_file(&self, id: &str, name: &str) -> Result<Vec<StagedFile>, Error> {
+        let s = self.session(id).await?;
+        s.remove_file(name).await?;
+        Ok(s.meta().files)
+    }
+
+    /// The file of session `id` at `path` (relative to its folder) to open, or with
+    /// `reveal` the folder that holds it, for a file manager.
+    pub fn file_to_open(&self, id: &str, path: &str, reveal: bool) -> Result<PathBuf, Error> {
+        let root = self.dir_of(id)?;
+        let file = files::resolve_inside(&root, path).map_err(anyhow::Error::from)?;
+        Ok(match (reveal, file.parent()) {
+            (true, Some(parent)) => parent.to_path_buf(),
+            (true, None) => root,
+            (false, _) => file,
+        })
+    }
+
+    /// The original of the input file `name` of a session (the user chose it).
+    async fn input_source(&self, id: &str, name: &str) -> Result<PathBuf, Error> {
+        let s = self.session(id).await?;
+        s.meta()
+            .files
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| PathBuf::from(f.source))
+            .ok_or_else(|| Error::bad_input(format!("{name} is not a file of this session")))
+    }
+
+    /// A preview of a file of the session folder (`path` relative to it; its images
+    /// under `url_base`), or of an input file (`input`: `path` is its name).
+    pub async fn preview(
+        &self,
+        id: &str,
+        path: String,
+        input: bool,
+        url_base: String,
+    ) -> Result<preview::FilePreview, Error> {
+        if input {
+            let source = self.input_source(id, &path).await?;
+            return blocking(move || preview::preview_input(&source, &path)).await;
+        }
+        let root = self.dir_of(id)?;
+        blocking(move || preview::preview(&url_base, &root, &path)).await
+    }
+
+    /// A page of a table file of the session (or of an input), in the file's order or
+    /// sorted by one column.
+    pub async fn table_page(
+        &self,
+        id: &str,
+        path: String,
+        input: bool,
+        page: preview::PageRequest,
+    ) -> Result<CsvPage, Error> {
+        let file = if input {
+            self.input_source(id, &path).await?
+        } else {
+            files::resolve_inside(&self.dir_of(id)?, &path).map_err(anyhow::Error::from)?
+        };
+        blocking(move || preview::table_page(&file, page)).await
+    }
+
+    // ---- asks --------------------------------------------------------------------------
+
+    /// Ask `session` with `model`; the ask's events come from [`Ask::follow`], and
+    /// [`App::cancel`] stops it.
+    pub fn ask(
+        &self,
+        session: &Session,
+        prompt: String,
+        model: Box<dyn Model>,
+    ) -> Result<Ask, SessionError> {
+        let handle = session.ask(prompt, model)?;
+        self.running.lock().unwrap().insert(
+            session.id().to_string(),
+            (handle.ask_id.clone(), handle.canceller()),
+        );
+        Ok(Ask {
+            ask_id: handle.ask_id.clone(),
+            session_id: session.id().to_string(),
+            handle,
+            setup: None,
+            running: self.running.clone(),
+        })
+    }
+
+    /// Ask session `id` as the desktop does: the model `model` (a spec such as
+    /// `openai:gpt-5.4`, or `offline`) and the session settings of `settings`, which
+    /// apply from this ask unless one is running.
+    pub async fn ask_with_settings(
+        &self,
+        id: &str,
+        prompt: String,
+        model: String,
+        settings: &settings::Settings,
+    ) -> Result<Ask, Error> {
+        if prompt.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt.into());
+        }
+        let s = self.session(id).await?;
+        let current = settings.clone();
+        let model = blocking(move || settings::open_model(&model, &current)).await?;
+        if !s.is_busy() {
+            s.set_config(settings::session_config(settings)).await?;
+        }
+        Ok(self.ask(&s, prompt, model)?)
+    }
+
+    /// Stop the session's running ask or re-run: the model stream ends and the code is
+    /// interrupted. False when nothing runs there in this process.
+    pub fn cancel(&self, session_id: &str) -> bool {
+        match self.running.lock().unwrap().get(session_id) {
+            Some((_, c)) => {
+                c.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// One task from start to end (`sandalyst run`): a session with one ask.
+    pub async fn run(
+        &self,
+        request: RunRequest,
+        model: &mut dyn Model,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<RunOutcome> {
+        crate::run::execute(&self.sessions, request, model, emit, cancel).await
+    }
+
+    /// Prepare a re-run of session `source` on new `inputs`: the new session exists
+    /// (in the history) when this returns; [`App::replay`] runs it.
+    pub async fn rerun(&self, source: &str, inputs: Vec<PathBuf>) -> anyhow::Result<Rerun> {
+        files::check_session_id(source)
+            .map_err(|e| anyhow::Error::new(Error::new("not_found", e.to_string())))?;
+        crate::rerun::prepare(&self.sessions, source, inputs).await
+    }
+
+    /// Replay a prepared re-run; [`App::cancel`] with its session id stops it.
+    pub async fn replay(
+        &self,
+        rerun: Rerun,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: Option<CancellationToken>,
+    ) -> anyhow::Result<RerunOutcome> {
+        let id = rerun.session_id().to_string();
+        let cancel = cancel.unwrap_or_default();
+        self.running
+            .lock()
+            .unwrap()
+            .insert(id.clone(), ("rerun".into(), cancel.clone()));
+        let outcome = rerun.run(emit, &cancel).await;
+        done(&self.running, &id, "rerun");
+        outcome
+    }
+}
+
+/// `f` off the async runtime (file and keychain work), its error as an [`Error`].
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(anyhow::Error::from)?
+        .map_err(Error::from)
+}

@@ -1,0 +1,88 @@
+//! Earlier sessions as the command line lists and shows them (`sandalyst runs list`,
+//! `runs show`): rows and text, read from the store without taking any lock.
+
+use serde::Serialize;
+
+use super::{blocking, App, Error};
+use crate::store::{render_transcript, Store, TRANSCRIPT};
+
+/// One line of the listing.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRow {
+    pub id: String,
+    /// `finished`, `failed: ...`, `in progress`, ...
+    pub status: String,
+    pub asks: usize,
+    pub outputs: usize,
+    pub title: String,
+}
+
+/// A folder of the data folder that cannot be read, named with why.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnreadableRow {
+    pub folder: String,
+    pub reason: String,
+}
+
+/// Every session oldest first, then the folders that cannot be read.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunList {
+    pub runs: Vec<RunRow>,
+    pub unreadable: Vec<UnreadableRow>,
+}
+
+impl App {
+    pub async fn list_runs(&self) -> Result<RunList, Error> {
+        let root = self.root().to_path_buf();
+        blocking(move || {
+            let listing = Store::open(root)?.scan()?;
+            let runs = listing
+                .runs
+                .into_iter()
+                .map(|m| RunRow {
+                    status: m
+                        .status
+                        .as_ref()
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "in progress".into()),
+                    asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
+                    outputs: m.outputs.len(),
+                    title: m.display_title(),
+                    id: m.id,
+                })
+                .collect();
+            let unreadable = listing
+                .unreadable
+                .into_iter()
+                .map(|u| UnreadableRow {
+                    folder: u.folder,
+                    reason: u.reason,
+                })
+                .collect();
+            Ok(RunList { runs, unreadable })
+        })
+        .await
+    }
+
+    /// Session `id`'s transcript as text a person reads (safe to print on a terminal),
+    /// with a note on lines that could not be read and the folder it is in.
+    pub async fn show_run(&self, id: &str) -> Result<String, Error> {
+        let root = self.root().to_path_buf();
+        let id = id.to_string();
+        blocking(move || {
+            let run = Store::open(root)?.open_run(&id)?;
+            let read = run.read_transcript()?;
+            let mut text = render_transcript(&run.meta, &read.entries);
+            if !read.unreadable.is_empty() {
+                let lines: Vec<String> = read.unreadable.iter().map(|n| n.to_string()).collect();
+                text.push_str(&format!(
+                    "note: line(s) {} of {TRANSCRIPT} are not readable entries and are not shown above\n",
+                    lines.join(", "),
+                ));
+            }
+            text.push_str(&format!("folder: {}\n", run.path.display()));
+            Ok(text)
+        })
+        .await
+    }
+}

@@ -1,0 +1,558 @@
+//! One ask: the loop run on the session's conversation, its outputs brought back and
+//! kept with their provenance, and the loop's view of the session ([`AskHost`]).
+
+use super::*;
+
+impl Session {
+    /// Ask: run the agent loop on this conversation with `model`. Returns at once; the
+    /// work happens in a spawned task that the handle owns.
+    pub fn ask(&self, prompt: String, model: Box<dyn Model>) -> Result<AskHandle, SessionError> {
+        if prompt.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
+        self.start_busy()?;
+        // The ask's id comes from the session as on disk, so the lock is taken here
+        // (a short read, off the runtime's threads where the runtime allows it).
+        let inner = self.inner.clone();
+        if let Err(e) = in_place(move || inner.claim()) {
+            self.end_busy();
+            return Err(e);
+        }
+        let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
+        let (tx, events) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let (session, id, token) = (self.clone(), ask_id.clone(), cancel.clone());
+        let task = tokio::spawn(async move {
+            let mut model = model;
+            let outcome = session
+                .run_ask(&id, &prompt, model.as_mut(), Some(tx), &token)
+                .await;
+            session.end_busy();
+            outcome
+        });
+        Ok(AskHandle {
+            ask_id,
+            events,
+            cancel,
+            task,
+        })
+    }
+
+    /// Ask with a borrowed model, awaited in place (the one-shot `run` path).
+    pub async fn ask_with(
+        &self,
+        prompt: &str,
+        model: &mut dyn Model,
+        events: Option<mpsc::UnboundedSender<Event>>,
+        cancel: &CancellationToken,
+    ) -> Result<AskOutcome, SessionError> {
+        if prompt.trim().is_empty() {
+            return Err(SessionError::EmptyPrompt);
+        }
+        self.start_busy()?;
+        if let Err(e) = self.claim().await {
+            self.end_busy();
+            return Err(e);
+        }
+        let ask_id = format!("ask-{}", self.inner.asks.fetch_add(1, Ordering::SeqCst) + 1);
+        let outcome = self.run_ask(&ask_id, prompt, model, events, cancel).await;
+        self.end_busy();
+        Ok(outcome)
+    }
+
+    pub(super) async fn run_ask(
+        &self,
+        ask_id: &str,
+        prompt: &str,
+        model: &mut dyn Model,
+        tx: Option<mpsc::UnboundedSender<Event>>,
+        cancel: &CancellationToken,
+    ) -> AskOutcome {
+        let host = AskHost {
+            session: self,
+            ask_id,
+            tx,
+            calls: Mutex::default(),
+        };
+        let config = self.config();
+        host.emit(EventKind::AskStarted {
+            prompt: prompt.into(),
+            model: model.describe(),
+        });
+        let begun = self.begin_ask(ask_id, prompt, &model.describe()).await;
+        let sandbox = match begun {
+            // The start runs in its own task: a cancelled ask stops waiting for it but
+            // does not drop it half-way (it would leave its container behind); it
+            // finishes, or stops and cleans up when the session closes.
+            Ok(()) => {
+                let session = self.clone();
+                let start = tokio::spawn(async move { session.sandbox().await });
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
+                    s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let (mut status, mut error, mut turns, mut usage) =
+            (RunStatus::Cancelled, None, 0, Usage::default());
+        if let Ok(sandbox) = &sandbox {
+            // Before the inputs are described to the model: their sizes may have moved.
+            self.check_changed_inputs(sandbox.as_ref()).await;
+            let summaries = self.input_summaries().await;
+            // What the image holds, read once per sandbox; the fixed sentence where the
+            // sandbox cannot say (the in-memory fake, a broken custom image).
+            let libraries = match sandbox.python_env().await {
+                Ok(env) => crate::sandbox::packages::describe(&env),
+                Err(_) => instructions::LIBRARIES.to_string(),
+            };
+            let mut agent = Agent::new(model, sandbox.as_ref(), &host, self.items());
+            agent.instructions = instructions::build(&instructions::Context {
+                inputs: &summaries,
+                tools: config.tools,
+                vision: config.show_images && agent.model.vision(),
+                network: config.sandbox.network,
+                limits: &config.limits,
+                memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
+                libraries: &libraries,
+                extra: &config.instructions,
+            });
+            agent.tools = config.tools;
+            agent.limits = config.limits.clone();
+            agent.show_images = config.show_images;
+            let before = self.outputs_before(sandbox.as_ref()).await;
+            let notes = self.take_notes();
+            let task = if notes.is_empty() {
+                prompt.to_string()
+            } else {
+                format!(
+                    "{prompt}\n\n{}",
+                    crate::protocol::app_note(&notes.join(" "))
+                )
+            };
+            status = agent.run(&task, cancel).await;
+            (turns, usage) = (agent.turns, agent.usage);
+            error = agent.failure.take().map(|e| SessionError::from_failure(&e));
+            // A disk that filled up says so in the status too, not only in the error.
+            if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
+                (&mut status, &error)
+            {
+                message.clone_from(m);
+            }
+            *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
+            self.check_changed_inputs(sandbox.as_ref()).await;
+            self.collect(&host, sandbox.as_ref(), &config, &before, &mut status)
+                .await;
+        }
+        if let Err(e) = &sandbox {
+            if !cancel.is_cancelled() {
+                status = RunStatus::Failed {
+                    message: e.to_string(),
+                };
+                error = Some(e.clone());
+            }
+        }
+        if let (RunStatus::Failed { message }, None) = (&status, &error) {
+            error = Some(SessionError::Storage {
+                message: message.clone(),
+            });
+        }
+        if let Some(e) = &error {
+            host.emit(EventKind::Error { error: e.info() });
+        }
+        let answer = self.last_answer();
+        let cost_usd = model.price().map(|p| p.cost(&usage));
+        let outputs = match self.end_ask(ask_id, &status, turns, usage, cost_usd).await {
+            Ok(outputs) => outputs,
+            // run.json keeps its last good state; the ask did not end as recorded.
+            Err(e) => {
+                if error.is_none() {
+                    host.emit(EventKind::Error { error: e.info() });
+                }
+                status = RunStatus::Failed {
+                    message: e.to_string(),
+                };
+                error = error.or(Some(e));
+                self.meta().outputs
+            }
+        };
+        self.touch();
+        host.emit(EventKind::AskFinished {
+            status: status.clone(),
+            turns,
+            answer: answer.clone(),
+            outputs_dir: self.outputs_dir().display().to_string(),
+        });
+        AskOutcome {
+            session_id: self.id().to_string(),
+            ask_id: ask_id.to_string(),
+            status,
+            turns,
+            usage,
+            cost_usd,
+            answer,
+            outputs_dir: self.outputs_dir(),
+            outputs,
+            error,
+        }
+    }
+
+    pub(super) async fn begin_ask(
+        &self,
+        ask_id: &str,
+        prompt: &str,
+        model: &str,
+    ) -> Result<(), SessionError> {
+        self.repair_transcript(ask_id).await?;
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            let m = &mut run.meta;
+            if m.prompt.is_empty() {
+                m.prompt = prompt.to_string();
+                m.model = model.to_string();
+            }
+            if m.title.is_empty() {
+                m.title = crate::store::title_from(prompt);
+            }
+            m.status = None;
+            self.inner.archived.store(false, Ordering::SeqCst);
+            m.asks.push(AskMeta {
+                id: ask_id.to_string(),
+                prompt: prompt.to_string(),
+                model: model.to_string(),
+                created: chrono::Utc::now().to_rfc3339(),
+                ..AskMeta::default()
+            });
+        }
+        self.save_meta().await
+    }
+
+    /// Bring `output/` back into the session folder and keep the workspace archive.
+    pub(super) async fn collect(
+        &self,
+        host: &AskHost<'_>,
+        sandbox: &dyn Sandbox,
+        config: &SessionConfig,
+        before: &recover::OutputsBefore,
+        status: &mut RunStatus,
+    ) {
+        // Collected beside the last outputs, then swapped in: files the code deleted
+        // go, and a failed collection leaves the last good outputs in place.
+        let fresh = self.inner.dir.join("outputs.new");
+        let _ = tokio::fs::remove_dir_all(&fresh).await;
+        let collected = match sandbox.collect_outputs(&fresh, &config.collect).await {
+            Ok(c) => {
+                self.keep_earlier_outputs(host, sandbox, before, &fresh, c)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let collected = match collected {
+            Ok(c) => swap_dirs(&fresh, &self.outputs_dir()).await.map(|()| c),
+            Err(e) => Err(e),
+        };
+        match collected {
+            Ok(collected) => {
+                for r in &collected.refused {
+                    host.emit(EventKind::Status {
+                        message: format!("refused output {}: {}", r.path, r.reason),
+                    });
+                }
+                let mut run = self.inner.run.lock().unwrap();
+                run.meta.outputs = collected.files;
+                run.meta.refused = collected.refused;
+            }
+            Err(e) => {
+                // What was written of the new copy goes: on a full disk it holds the
+                // room the rest of the ask needs.
+                let _ = tokio::fs::remove_dir_all(&fresh).await;
+                if !matches!(status, RunStatus::Failed { .. }) {
+                    let e = e.context("collecting outputs (the earlier outputs are kept)");
+                    *status = RunStatus::Failed {
+                        message: error::storage_message(&e),
+                    };
+                }
+            }
+        }
+        let archive = self.inner.dir.join(ARCHIVE);
+        match sandbox
+            .archive_workspace(&archive, config.max_archive_bytes)
+            .await
+        {
+            Ok(_) => self.inner.archived.store(true, Ordering::SeqCst),
+            Err(e) if error::disk_full(&e) => {
+                let e = e.context("the workspace archive was not kept (an earlier one stays)");
+                let message = error::storage_message(&e);
+                host.emit(EventKind::Status {
+                    message: message.clone(),
+                });
+                if !matches!(status, RunStatus::Failed { .. }) {
+                    *status = RunStatus::Failed { message };
+                }
+            }
+            Err(e) => host.emit(EventKind::Status {
+                message: format!("workspace archive not kept: {e:#}"),
+            }),
+        }
+    }
+
+    /// Files of the host's outputs from before the ask that the code could not
+    /// have deleted (it never saw them, or they are still there but did not come
+    /// back) are carried into the new copy, so `outputs/` never loses them.
+    pub(super) async fn keep_earlier_outputs(
+        &self,
+        host: &AskHost<'_>,
+        sandbox: &dyn Sandbox,
+        before: &recover::OutputsBefore,
+        fresh: &Path,
+        mut collected: crate::workspace::Collected,
+    ) -> anyhow::Result<crate::workspace::Collected> {
+        let now: Option<BTreeSet<String>> = sandbox
+            .list_outputs()
+            .await
+            .ok()
+            .map(|l| l.into_iter().map(|e| e.path).collect());
+        let keep = recover::to_keep(before, &collected.files, now.as_ref());
+        if keep.is_empty() {
+            return Ok(collected);
+        }
+        let (old, new) = (self.outputs_dir(), fresh.to_path_buf());
+        let (kept, clashed) = blocking(move || Ok(recover::carry_over(&old, &new, &keep)?))
+            .await
+            .map_err(|e| e.context("keeping the earlier outputs"))?;
+        if !kept.is_empty() {
+            let names: Vec<&str> = kept.iter().take(10).map(|f| f.path.as_str()).collect();
+            host.emit(EventKind::Status {
+                message: format!(
+                    "kept {} earlier output(s) the sandbox did not have: {}{}",
+                    kept.len(),
+                    names.join(", "),
+                    if kept.len() > names.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        for name in clashed {
+            host.emit(EventKind::Status {
+                message: format!(
+                    "the earlier output {name} was replaced: the code made a folder of that name"
+                ),
+            });
+        }
+        collected.files.extend(kept);
+        collected.files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(collected)
+    }
+
+    /// What `output/` holds as the ask begins, on the host and in the sandbox.
+    pub(super) async fn outputs_before(&self, sandbox: &dyn Sandbox) -> recover::OutputsBefore {
+        let dir = self.outputs_dir();
+        let host = blocking(move || Ok(recover::host_outputs(&dir)))
+            .await
+            .unwrap_or_default();
+        let visible = sandbox
+            .list_outputs()
+            .await
+            .ok()
+            .map(|l| l.into_iter().map(|e| e.path).collect());
+        recover::OutputsBefore { host, visible }
+    }
+
+    /// Set a torn last transcript line aside before this ask appends, and say so.
+    pub(super) async fn repair_transcript(&self, ask_id: &str) -> Result<(), SessionError> {
+        let session = self.clone();
+        let moved = blocking(move || Ok(session.inner.run.lock().unwrap().repair_transcript()?))
+            .await
+            .map_err(SessionError::storage)?;
+        if moved > 0 {
+            let text = format!(
+                "the last line of this session's transcript was cut short by an earlier crash; its {moved} bytes were set aside in {} and the conversation goes on from the line before",
+                crate::store::torn_path(Path::new(crate::store::TRANSCRIPT)).display()
+            );
+            self.status(Some(ask_id), text.clone());
+            self.note(format!("The {text}."));
+        }
+        Ok(())
+    }
+
+    pub(super) async fn end_ask(
+        &self,
+        ask_id: &str,
+        status: &RunStatus,
+        turns: u32,
+        usage: Usage,
+        cost_usd: Option<f64>,
+    ) -> Result<Vec<CollectedFile>, SessionError> {
+        let outputs = {
+            let mut run = self.inner.run.lock().unwrap();
+            let m = &mut run.meta;
+            let now = chrono::Utc::now().to_rfc3339();
+            if let Some(a) = m.asks.iter_mut().find(|a| a.id == ask_id) {
+                a.status = Some(status.clone());
+                a.finished = Some(now.clone());
+                a.turns = turns;
+                a.usage = usage;
+                a.cost_usd = cost_usd;
+            }
+            m.status = Some(status.clone());
+            m.finished = Some(now);
+            m.turns += turns;
+            m.usage += usage;
+            m.cost_usd = match (m.cost_usd, cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            m.outputs.clone()
+        };
+        self.save_meta().await?;
+        Ok(outputs)
+    }
+
+    /// The last assistant text since the user's latest words: the ask's answer.
+    pub(super) fn last_answer(&self) -> Option<String> {
+        let items = self.inner.items.lock().unwrap();
+        let last_user = items.iter().rposition(
+            |i| matches!(i, Item::User { text } if !crate::protocol::is_app_note(text)),
+        )?;
+        items[last_user..].iter().rev().find_map(|i| match i {
+            Item::Assistant { text } if !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        })
+    }
+}
+
+/// The loop's view of the session during one ask.
+pub(super) struct AskHost<'a> {
+    session: &'a Session,
+    ask_id: &'a str,
+    tx: Option<mpsc::UnboundedSender<Event>>,
+    /// Each call's tool and code, then its duration, for the provenance of artifacts.
+    calls: Mutex<HashMap<String, (String, String, u64)>>,
+}
+
+impl AskHost<'_> {
+    /// Remember which call made an output file (kept in `run.json` with the ask).
+    pub(super) fn trace(&self, kind: &EventKind) {
+        let mut calls = self.calls.lock().unwrap();
+        match kind {
+            EventKind::ToolCall {
+                call_id,
+                name,
+                code,
+            } => {
+                calls.insert(call_id.clone(), (name.clone(), code.clone(), 0));
+            }
+            EventKind::CellResult {
+                call_id,
+                duration_ms,
+                ..
+            } => {
+                if let Some(c) = calls.get_mut(call_id) {
+                    c.2 = *duration_ms;
+                }
+            }
+            EventKind::Artifact {
+                call_id,
+                path,
+                bytes,
+                ..
+            } => {
+                let Some((tool, code, duration_ms)) = calls.get(call_id).cloned() else {
+                    return;
+                };
+                let mut run = self.session.inner.run.lock().unwrap();
+                let inputs = run
+                    .meta
+                    .files
+                    .iter()
+                    .map(|f| (f.name.clone(), f.sha256.clone()))
+                    .collect();
+                run.meta.provenance.insert(
+                    path.clone(),
+                    Provenance {
+                        ask: self.ask_id.to_string(),
+                        call_id: call_id.clone(),
+                        tool,
+                        code,
+                        duration_ms,
+                        bytes: *bytes,
+                        at: chrono::Utc::now().to_rfc3339(),
+                        inputs,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Host for AskHost<'_> {
+    fn emit(&self, kind: EventKind) {
+        self.trace(&kind);
+        let event = Event::now(self.session.id(), Some(self.ask_id), kind);
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(event.clone());
+        }
+        let _ = self.session.inner.events.send(event);
+    }
+
+    fn record(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        self.session
+            .inner
+            .run
+            .lock()
+            .unwrap()
+            .append_in(Some(self.ask_id), item, usage)
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        self.session.take_notes()
+    }
+
+    fn outputs_dir(&self) -> Option<PathBuf> {
+        Some(self.session.outputs_dir())
+    }
+
+    fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {
+        let safe: String = call_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let rel = format!("{FIGURES}/{}-{safe}-{index}.png", self.ask_id);
+        let path = self.session.inner.dir.join(&rel);
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        std::fs::write(&path, png)?;
+        Ok(rel)
+    }
+}
+
+/// Replace `dest` with `fresh` (both folders of the session).
+pub(super) async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
+    let old = dest.with_extension("old");
+    let (d, o) = (dest.to_path_buf(), old.clone());
+    blocking(move || Ok(recover::recover_swap(&d, &o)?)).await?;
+    let _ = tokio::fs::remove_dir_all(&old).await;
+    if tokio::fs::try_exists(dest).await.unwrap_or(false) {
+        tokio::fs::rename(dest, &old).await?;
+    }
+    if !tokio::fs::try_exists(fresh).await.unwrap_or(false) {
+        tokio::fs::create_dir_all(fresh).await?;
+    }
+    tokio::fs::rename(fresh, dest).await?;
+    let _ = tokio::fs::remove_dir_all(&old).await;
+    // The renames are on disk before the archive and run.json speak of them.
+    let parent = dest
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    blocking(move || Ok(crate::store::sync_dir(&parent)?)).await
+}
