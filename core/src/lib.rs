@@ -20,6 +20,7 @@
 
 pub mod agent;
 pub mod artifacts;
+pub mod conversation;
 pub mod export;
 pub mod model;
 pub mod owner;
