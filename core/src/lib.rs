@@ -19,6 +19,7 @@
 //! ```
 
 pub mod agent;
+pub mod analyst;
 pub mod artifacts;
 pub mod conversation;
 pub mod export;

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "owner",        // which process owns what
     "terminal",     // text safe for a terminal
     "artifacts",    // previews of outputs
+    "analyst",      // the offline analyst (rule-based, not an LLM), a Model
     "model",        // the providers, and which one a run uses
     "workspace",    // what goes in, what comes out
     "store",        // session history on disk

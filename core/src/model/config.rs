@@ -400,7 +400,7 @@ impl Selection {
     /// The model itself.
     pub fn open(self) -> anyhow::Result<Box<dyn Model>> {
         Ok(match self {
-            Selection::Offline { .. } => Box::new(super::offline::OfflineAnalyst::new()),
+            Selection::Offline { .. } => Box::new(crate::analyst::OfflineAnalyst::new()),
             Selection::Replay(script) => {
                 Box::new(super::scripted::ScriptedModel::from_json_file(&script)?)
             }

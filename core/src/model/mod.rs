@@ -9,7 +9,6 @@ pub mod chat_completions;
 pub mod config;
 pub mod error;
 pub mod http;
-pub mod offline;
 pub mod openai_responses;
 pub mod pricing;
 pub mod scripted;
@@ -22,3 +21,8 @@ pub mod tool_args;
 pub use crate::conversation::{
     no_deltas, Delta, ImagePart, Item, Model, Reply, Request, ToolSpec, Usage,
 };
+
+/// The offline analyst's old place, kept for the callers that still name it.
+pub mod offline {
+    pub use crate::analyst::{request, OfflineAnalyst, MAX_CALLS};
+}
