@@ -11,6 +11,7 @@ pub mod error;
 pub mod http;
 pub mod openai_responses;
 pub mod pricing;
+pub mod providers;
 pub mod scripted;
 pub mod secret;
 pub mod sse;
