@@ -9,20 +9,22 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may use any module before it.
 const LAYERS: &[&str] = &[
-    "protocol",  // shared types: run status, typed errors, tool sources
-    "owner",     // which process owns what
-    "terminal",  // text safe for a terminal
-    "artifacts", // previews of outputs
-    "model",     // the Model trait and its providers
-    "workspace", // what goes in, what comes out
-    "store",     // session history on disk
-    "sandbox",   // the Sandbox trait and its engines
-    "agent",     // the loop
-    "session",   // a conversation: one sandbox, one workspace, many asks
-    "export",    // notebooks and scripts of a session
-    "run",       // one ask in a new session
-    "rerun",     // a session's calls again on new inputs
-    "api",       // the one API every front end calls
+    "protocol",     // shared types: run status, typed errors, tool sources
+    "conversation", // the Model trait and the conversation's items, usage, prices
+    "owner",        // which process owns what
+    "terminal",     // text safe for a terminal
+    "artifacts",    // previews of outputs
+    "analyst",      // the offline analyst (rule-based, not an LLM), a Model
+    "model",        // the providers, and which one a run uses
+    "workspace",    // what goes in, what comes out
+    "store",        // session history on disk
+    "sandbox",      // the Sandbox trait and its engines
+    "agent",        // the loop
+    "session",      // a conversation: one sandbox, one workspace, many asks
+    "export",       // notebooks and scripts of a session
+    "run",          // one ask in a new session
+    "rerun",        // a session's calls again on new inputs
+    "api",          // the one API every front end calls
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -53,7 +53,7 @@ pub use error::{Cancelled, Error};
 pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
 pub use crate::artifacts::csv_index::SortBy;
 pub use crate::artifacts::table::CsvPage;
-pub use crate::model::offline::OfflineAnalyst;
+pub use crate::analyst::OfflineAnalyst;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{RunStatus, SessionError};

@@ -245,7 +245,7 @@ pub async fn image_section() -> anyhow::Result<ImageSection> {
 pub fn open_model(spec: &str, s: &Settings) -> anyhow::Result<Box<dyn Model>> {
     let spec = spec.trim();
     if spec.is_empty() || spec == "offline" {
-        return Ok(Box::new(crate::model::offline::OfflineAnalyst::new()));
+        return Ok(Box::new(crate::analyst::OfflineAnalyst::new()));
     }
     let same = model_spec(s) == spec;
     let mut with = s.clone();

@@ -12,6 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
+// A cut is part of the reply, so its types sit with the conversation; named here too.
+pub use crate::conversation::{human, Capped, Cut};
+
 /// The caps of one reply, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplyCaps {
@@ -84,37 +87,6 @@ impl ReplyCaps {
             ));
         }
         Ok(())
-    }
-}
-
-/// What passed its cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Capped {
-    Text,
-    Reasoning,
-    Arguments,
-    /// One SSE event (a line without end, say).
-    Event,
-}
-
-/// Why a reply was cut: what passed its cap, and the cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cut {
-    pub what: Capped,
-    pub cap: usize,
-}
-
-impl Cut {
-    /// "its text passed 1.0 MiB", for sentences about the reply.
-    pub fn describe(&self) -> String {
-        let what = match self.what {
-            Capped::Text => "its text",
-            Capped::Reasoning => "its reasoning",
-            Capped::Arguments => "its tool-call arguments",
-            Capped::Event => "one event of the stream",
-        };
-        format!("{what} passed {}", human(self.cap))
     }
 }
 
@@ -213,15 +185,6 @@ fn floor_boundary(s: &str, at: usize) -> usize {
         i -= 1;
     }
     i
-}
-
-/// A size in words: "1.0 MiB", "64 KiB", "900 bytes".
-pub fn human(n: usize) -> String {
-    match n {
-        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
-        n if n >= KIB => format!("{} KiB", n / KIB),
-        n => format!("{n} bytes"),
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Which model a run uses and how to reach it.
+//! Which model a run uses and how to reach it. What each provider is (its names, wire,
+//! default base URL, key variable, keychain account) is its row in [`super::providers`].
 //!
 //! Sources, strongest first: the `--model PROVIDER:MODEL` and `--base-url` flags, the
 //! environment (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, the key variables), the config
@@ -45,63 +46,12 @@ use serde::Deserialize;
 
 use super::http::{display_url, HttpSettings};
 use super::pricing::{self, Price};
+use super::providers::{self, Wire};
 use super::secret::{ApiKey, Credentials, KeySource};
 use super::Model;
 
-/// The keychain service under which keys are stored.
-pub const KEYCHAIN_SERVICE: &str = "sandalyst";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// The OpenAI Responses API.
-    OpenAi,
-    /// Any server speaking Chat Completions: Ollama, llama.cpp, vLLM, LM Studio, gateways.
-    OpenAiCompatible,
-    /// The Anthropic Messages API.
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// The name used in `--model`, the config file and the keychain.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::OpenAiCompatible => "openai-compatible",
-            ProviderKind::Anthropic => "anthropic",
-        }
-    }
-
-    /// The variable that holds the key unless the config file names another.
-    pub fn key_var(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAi => "OPENAI_API_KEY",
-            ProviderKind::OpenAiCompatible => "SANDALYST_COMPATIBLE_API_KEY",
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-        }
-    }
-
-    fn base_url_var(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
-            // Not OPENAI_BASE_URL: that points at OpenAI-proper and travels with its key.
-            ProviderKind::OpenAiCompatible => None,
-            ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
-        }
-    }
-
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::OpenAi => Some("https://api.openai.com/v1"),
-            ProviderKind::OpenAiCompatible => None,
-            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
-        }
-    }
-
-    /// A key is required when talking to the provider's own service.
-    fn needs_key(self) -> bool {
-        self != ProviderKind::OpenAiCompatible
-    }
-}
+// The table of providers names them; they are named here too, where callers found them.
+pub use super::providers::{ProviderKind, KEYCHAIN_SERVICE};
 
 /// What `--model` names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +67,13 @@ pub enum ModelSpec {
     },
 }
 
-const SPEC_HELP: &str = "use openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with --base-url), ollama:MODEL, replay:FILE or offline";
+/// What `--model` takes, for its errors.
+fn spec_help() -> String {
+    format!(
+        "use {}, replay:FILE or offline",
+        providers::model_flag_help()
+    )
+}
 
 impl FromStr for ModelSpec {
     type Err = anyhow::Error;
@@ -140,26 +96,23 @@ impl FromStr for ModelSpec {
             } else {
                 String::new()
             };
-            bail!("unknown model `{s}`: it names no provider{guess}; {SPEC_HELP}");
+            bail!(
+                "unknown model `{s}`: it names no provider{guess}; {}",
+                spec_help()
+            );
         };
         let model = model.trim();
         if model.is_empty() {
-            bail!("`{s}` names no model after the colon; {SPEC_HELP}");
+            bail!("`{s}` names no model after the colon; {}", spec_help());
         }
-        let (kind, preset_base_url) = match provider.trim().to_ascii_lowercase().as_str() {
-            "openai" => (ProviderKind::OpenAi, None),
-            "anthropic" => (ProviderKind::Anthropic, None),
-            "openai-compatible" | "compatible" | "chat" => (ProviderKind::OpenAiCompatible, None),
-            "ollama" => (
-                ProviderKind::OpenAiCompatible,
-                Some("http://localhost:11434/v1"),
-            ),
-            other => bail!("unknown provider `{other}` in `{s}`; {SPEC_HELP}"),
+        let Some(row) = providers::find(provider) else {
+            let other = provider.trim().to_ascii_lowercase();
+            bail!("unknown provider `{other}` in `{s}`; {}", spec_help());
         };
         Ok(ModelSpec::Provider {
-            kind,
+            kind: row.kind,
             model: model.to_string(),
-            preset_base_url,
+            preset_base_url: row.preset_base_url(),
         })
     }
 }
@@ -245,19 +198,16 @@ impl ConfigFile {
         if let Err(e) = file.image.packages() {
             bail!("the config file {}: [image] {e}", path.display());
         }
-        for kind in [
-            ProviderKind::OpenAi,
-            ProviderKind::OpenAiCompatible,
-            ProviderKind::Anthropic,
-        ] {
+        for kind in ProviderKind::ALL {
             if file.section(kind).api_key.is_some() {
+                let row = kind.row();
                 bail!(
                     "the config file {} holds an api_key for {}; keys do not belong in a plain-text file. \
                      Remove it and set {} or store the key in the OS keychain (service \"{KEYCHAIN_SERVICE}\", account \"{}\")",
                     path.display(),
-                    kind.name(),
-                    kind.key_var(),
-                    kind.name()
+                    row.name,
+                    row.key_var,
+                    row.keychain_account
                 );
             }
         }
@@ -359,11 +309,7 @@ impl ProviderConfig {
 
     /// e.g. "openai:gpt-5.4 (OpenAI Responses API at <https://api.openai.com/v1>)".
     pub fn describe(&self) -> String {
-        let api = match self.kind {
-            ProviderKind::OpenAi => "OpenAI Responses API",
-            ProviderKind::OpenAiCompatible => "Chat Completions",
-            ProviderKind::Anthropic => "Anthropic Messages API",
-        };
+        let api = self.kind.row().wire.title();
         format!(
             "{}:{} ({api} at {})",
             self.kind.name(),
@@ -374,12 +320,10 @@ impl ProviderConfig {
 
     /// The provider itself.
     pub fn open(self) -> anyhow::Result<Box<dyn Model>> {
-        Ok(match self.kind {
-            ProviderKind::OpenAi => Box::new(super::openai_responses::OpenAiResponses::new(self)?),
-            ProviderKind::OpenAiCompatible => {
-                Box::new(super::chat_completions::ChatCompletions::new(self)?)
-            }
-            ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(self)?),
+        Ok(match self.kind.row().wire {
+            Wire::OpenAiResponses => Box::new(super::openai_responses::OpenAiResponses::new(self)?),
+            Wire::ChatCompletions => Box::new(super::chat_completions::ChatCompletions::new(self)?),
+            Wire::AnthropicMessages => Box::new(super::anthropic::Anthropic::new(self)?),
         })
     }
 }
@@ -400,7 +344,7 @@ impl Selection {
     /// The model itself.
     pub fn open(self) -> anyhow::Result<Box<dyn Model>> {
         Ok(match self {
-            Selection::Offline { .. } => Box::new(super::offline::OfflineAnalyst::new()),
+            Selection::Offline { .. } => Box::new(crate::analyst::OfflineAnalyst::new()),
             Selection::Replay(script) => {
                 Box::new(super::scripted::ScriptedModel::from_json_file(&script)?)
             }
@@ -426,6 +370,66 @@ pub fn resolve(
     let where_file = file_path
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "the config file".into());
+    let (kind, model, preset_base_url) =
+        match named_model(model_flag, base_url_flag, file, &where_file)? {
+            Named::Other(selection) => return Ok(selection),
+            Named::Provider(kind, model, preset) => (kind, model, preset),
+        };
+    let section = file.section(kind);
+    let env = |var: &str| {
+        (src.env)(var)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let base_url = base_url(
+        kind,
+        preset_base_url,
+        base_url_flag,
+        section,
+        &env,
+        &where_file,
+    )?;
+    let (credentials, key_var) = credentials(kind, section, &env, src.keychain);
+    let row = kind.row();
+    let at_default = row.base_url == Some(base_url.trim_end_matches('/'));
+    if credentials.key.is_none() && row.key_required && at_default {
+        bail!(
+            "no API key for {}: set {key_var}, or store the key in the OS keychain (service \"{KEYCHAIN_SERVICE}\", account \"{}\")",
+            row.name,
+            row.keychain_account
+        );
+    }
+    Ok(Selection::Provider(Box::new(ProviderConfig {
+        kind,
+        base_url,
+        credentials,
+        key_var,
+        http: http_settings(section),
+        max_tokens: section.max_tokens,
+        reasoning_effort: section.reasoning_effort.clone(),
+        reasoning_summary: section.reasoning_summary.clone(),
+        price: price(file, kind, &model),
+        vision: section.vision,
+        context_window: section.context_window.filter(|n| *n > 0),
+        model,
+    })))
+}
+
+/// What the flags and the config file name: a provider's model, or a model that
+/// needs nothing more (the offline analyst, a replay).
+enum Named {
+    Provider(ProviderKind, String, Option<&'static str>),
+    Other(Selection),
+}
+
+/// The model `--model` names, else the config file's `model`; the offline analyst
+/// when neither does. `--base-url` only goes with a provider.
+fn named_model(
+    model_flag: Option<&str>,
+    base_url_flag: Option<&str>,
+    file: &ConfigFile,
+    where_file: &str,
+) -> anyhow::Result<Named> {
     let spec_text = model_flag
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -435,52 +439,58 @@ pub fn resolve(
         if base_url_flag.is_some() {
             bail!("--base-url needs a model too, e.g. --model openai-compatible:qwen2.5-coder");
         }
-        return Ok(Selection::Offline {
+        return Ok(Named::Other(Selection::Offline {
             why: format!(
                 "no model configured (no --model, no `model` in {where_file}); using the built-in offline analyst, which is rule-based, not an LLM"
             ),
-        });
+        }));
     };
-    let (kind, model, preset_base_url) = match spec_text.parse::<ModelSpec>()? {
+    Ok(match spec_text.parse::<ModelSpec>()? {
         ModelSpec::Offline => {
             if base_url_flag.is_some() {
                 bail!("--base-url does not apply to the offline analyst");
             }
-            return Ok(Selection::Offline {
+            Named::Other(Selection::Offline {
                 why: "the built-in offline analyst (rule-based, not an LLM) was asked for".into(),
-            });
+            })
         }
         ModelSpec::Replay(script) => {
             if base_url_flag.is_some() {
                 bail!("--base-url does not apply to a replay");
             }
-            return Ok(Selection::Replay(script));
+            Named::Other(Selection::Replay(script))
         }
         ModelSpec::Provider {
             kind,
             model,
             preset_base_url,
-        } => (kind, model, preset_base_url),
-    };
-    let section = file.section(kind);
-    let env = |var: &str| {
-        (src.env)(var)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
+        } => Named::Provider(kind, model, preset_base_url),
+    })
+}
 
+/// Where the provider is: `--base-url`, its variable, the config file, what `--model`
+/// implied (`ollama:`), its default; an http(s) URL.
+fn base_url(
+    kind: ProviderKind,
+    preset_base_url: Option<&'static str>,
+    base_url_flag: Option<&str>,
+    section: &Section,
+    env: &dyn Fn(&str) -> Option<String>,
+    where_file: &str,
+) -> anyhow::Result<String> {
+    let row = kind.row();
     let base_url = base_url_flag
         .map(str::to_owned)
-        .or_else(|| kind.base_url_var().and_then(env))
+        .or_else(|| row.base_url_var.and_then(env))
         .or_else(|| section.base_url.clone())
         .or_else(|| preset_base_url.map(str::to_owned))
-        .or_else(|| kind.default_base_url().map(str::to_owned));
+        .or_else(|| row.base_url.map(str::to_owned));
     let Some(base_url) = base_url else {
         bail!(
             "{} needs the server's base URL: pass --base-url (Ollama: http://localhost:11434/v1, \
              llama.cpp server: http://localhost:8080/v1, vLLM: http://localhost:8000/v1, \
              LM Studio: http://localhost:1234/v1) or set base_url under [openai-compatible] in {where_file}",
-            kind.name()
+            row.name
         );
     };
     let parsed = reqwest::Url::parse(&base_url).map_err(|e| {
@@ -495,33 +505,40 @@ pub fn resolve(
             display_url(&base_url)
         );
     }
+    Ok(base_url)
+}
 
+/// The key: from the variable (the config file may name another), else the keychain;
+/// with the variable that normally holds it, for hints.
+fn credentials(
+    kind: ProviderKind,
+    section: &Section,
+    env: &dyn Fn(&str) -> Option<String>,
+    keychain: &dyn Fn(&str) -> Option<String>,
+) -> (Credentials, String) {
+    let row = kind.row();
     let key_var = section
         .api_key_env
         .clone()
-        .unwrap_or_else(|| kind.key_var().to_string());
+        .unwrap_or_else(|| row.key_var.to_string());
     let credentials = match env(&key_var).and_then(ApiKey::new) {
         Some(key) => Credentials {
             key: Some(key),
             source: KeySource::Env(key_var.clone()),
         },
-        None => match (src.keychain)(kind.name()).and_then(ApiKey::new) {
+        None => match keychain(row.keychain_account).and_then(ApiKey::new) {
             Some(key) => Credentials {
                 key: Some(key),
-                source: KeySource::Keychain(kind.name().into()),
+                source: KeySource::Keychain(row.keychain_account.into()),
             },
             None => Credentials::none(),
         },
     };
-    let at_default = kind.default_base_url() == Some(base_url.trim_end_matches('/'));
-    if credentials.key.is_none() && kind.needs_key() && at_default {
-        bail!(
-            "no API key for {}: set {key_var}, or store the key in the OS keychain (service \"{KEYCHAIN_SERVICE}\", account \"{}\")",
-            kind.name(),
-            kind.name()
-        );
-    }
+    (credentials, key_var)
+}
 
+/// The section's timeouts and attempts over the defaults (each at least 1).
+fn http_settings(section: &Section) -> HttpSettings {
     let mut http = HttpSettings::default();
     if let Some(s) = section.connect_timeout_secs {
         http.connect_timeout = Duration::from_secs(s.max(1));
@@ -532,26 +549,16 @@ pub fn resolve(
     if let Some(n) = section.max_attempts {
         http.retry.max_attempts = n.max(1);
     }
-    let price = file
-        .prices
+    http
+}
+
+/// The config file's price for `provider:model` (or just the model), else the table's.
+fn price(file: &ConfigFile, kind: ProviderKind, model: &str) -> Option<Price> {
+    file.prices
         .get(&format!("{}:{model}", kind.name()))
-        .or_else(|| file.prices.get(&model))
+        .or_else(|| file.prices.get(model))
         .copied()
-        .or_else(|| pricing::lookup(kind.name(), &model));
-    Ok(Selection::Provider(Box::new(ProviderConfig {
-        kind,
-        base_url,
-        credentials,
-        key_var,
-        http,
-        max_tokens: section.max_tokens,
-        reasoning_effort: section.reasoning_effort.clone(),
-        reasoning_summary: section.reasoning_summary.clone(),
-        price,
-        vision: section.vision,
-        context_window: section.context_window.filter(|n| *n > 0),
-        model,
-    })))
+        .or_else(|| pricing::lookup(kind.name(), model))
 }
 
 /// [`resolve`] against the real environment, config file and keychain.

@@ -6,42 +6,12 @@
 //! than 272K input tokens costs more) and Anthropic's cache-write premium (cache writes
 //! are counted as plain input).
 
-use serde::{Deserialize, Serialize};
-
 use super::Usage;
+// The price is part of the Model trait, so it sits with the conversation; named here too.
+pub use crate::conversation::Price;
 
 /// When the built-in prices were taken from the providers' pricing pages.
 pub const PRICES_AS_OF: &str = "2026-06";
-
-/// US dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Price {
-    pub input: f64,
-    /// Input tokens served from the provider's prompt cache; defaults to `input`.
-    #[serde(default)]
-    pub cached_input: Option<f64>,
-    pub output: f64,
-}
-
-impl Price {
-    const fn new(input: f64, cached_input: f64, output: f64) -> Price {
-        Price {
-            input,
-            cached_input: Some(cached_input),
-            output,
-        }
-    }
-
-    /// The cost of `usage`; `input_tokens` includes the cached ones.
-    pub fn cost(&self, usage: &Usage) -> f64 {
-        let cached = usage.cached_tokens.min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
-        (fresh as f64 * self.input
-            + cached as f64 * self.cached_input.unwrap_or(self.input)
-            + usage.output_tokens as f64 * self.output)
-            / 1e6
-    }
-}
 
 /// (provider, model, price). Longer names come first where one is a prefix of another.
 const TABLE: &[(&str, &str, Price)] = &[

@@ -27,7 +27,7 @@
 //! let sessions = Sessions::new(sandalyst::store::default_root()?, Arc::new(DockerFactory))?;
 //! let session = sessions.create(SessionConfig::default()).await?;
 //! session.add_files(vec!["examples/building_energy.csv".into()]).await?;
-//! let model = Box::new(sandalyst::model::offline::OfflineAnalyst::new());
+//! let model = Box::new(sandalyst::analyst::OfflineAnalyst::new());
 //! let mut ask = session.ask("Find anomalies".into(), model)?;
 //! while let Some(event) = ask.events.recv().await {
 //!     println!("{}", serde_json::to_string(&event)?);

@@ -23,13 +23,15 @@
 
 use super::ProviderKind;
 
+// The defaults for names the table does not know are the providers' rows
+// (`model::providers`); named here too.
 /// The context window assumed for a model behind a compatible server that the table
 /// does not know: what Ollama and llama.cpp are commonly run with, or less than it.
-pub const COMPATIBLE_CONTEXT: u64 = 32_768;
+pub const COMPATIBLE_CONTEXT: u64 = ProviderKind::OpenAiCompatible.row().context_window;
 /// For an OpenAI model the table does not know.
-pub const OPENAI_DEFAULT_CONTEXT: u64 = 128_000;
+pub const OPENAI_DEFAULT_CONTEXT: u64 = ProviderKind::OpenAi.row().context_window;
 /// For a Claude model the table does not know (every current one has at least this).
-pub const ANTHROPIC_DEFAULT_CONTEXT: u64 = 200_000;
+pub const ANTHROPIC_DEFAULT_CONTEXT: u64 = ProviderKind::Anthropic.row().context_window;
 
 /// What the table says about one model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,39 +86,21 @@ fn lookup(name: &str) -> Option<(bool, u64)> {
 
 /// What `model` of provider `kind` can take, before any override from the config.
 pub fn known(kind: ProviderKind, model: &str) -> Capabilities {
-    match kind {
-        ProviderKind::OpenAi => {
-            let (vision, context_window) = lookup(model).unwrap_or((true, OPENAI_DEFAULT_CONTEXT));
-            Capabilities {
-                vision,
-                context_window,
-            }
-        }
-        ProviderKind::Anthropic => {
-            let (vision, context_window) =
-                lookup(model).unwrap_or((true, ANTHROPIC_DEFAULT_CONTEXT));
-            Capabilities {
-                vision,
-                context_window,
-            }
-        }
-        ProviderKind::OpenAiCompatible => {
-            // A gateway names models `vendor/model`.
-            let base = model.rsplit('/').next().unwrap_or(model);
-            match lookup(base) {
-                Some((vision, context_window)) => Capabilities {
-                    vision,
-                    context_window,
-                },
-                None => {
-                    let lower = base.to_ascii_lowercase();
-                    Capabilities {
-                        vision: LOCAL_VISION.iter().any(|v| lower.contains(v)),
-                        context_window: COMPATIBLE_CONTEXT,
-                    }
-                }
-            }
-        }
+    let row = kind.row();
+    // A gateway names models `vendor/model`.
+    let base = match kind {
+        ProviderKind::OpenAiCompatible => model.rsplit('/').next().unwrap_or(model),
+        ProviderKind::OpenAi | ProviderKind::Anthropic => model,
+    };
+    // Else the provider's defaults; a local model also takes images when its name says so.
+    let (vision, context_window) = lookup(base).unwrap_or_else(|| {
+        let lower = base.to_ascii_lowercase();
+        let named = LOCAL_VISION.iter().any(|v| lower.contains(v));
+        (row.vision || named, row.context_window)
+    });
+    Capabilities {
+        vision,
+        context_window,
     }
 }
 

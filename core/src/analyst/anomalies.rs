@@ -9,8 +9,10 @@
 
 use serde_json::Value;
 
+use super::numbers::{fmt_num, num};
+use super::outputs::OutputNames;
+use super::profile::{NoTarget, Profile, Target, MIN_ROWS};
 use super::request::Lang;
-use super::{fmt_num, num, NoTarget, OutputNames, Profile, Target, MIN_ROWS};
 
 /// The words of one language. `{}` marks where a value goes, in order ([`fill`]).
 pub(super) struct Words {
@@ -507,7 +509,7 @@ mod tests {
     #[test]
     fn nothing_to_analyse_is_said_in_the_language_with_what_was_found() {
         let profile = Profile {
-            files: vec![super::super::FileEntry {
+            files: vec![super::super::profile::FileEntry {
                 path: "input/notes.pdf".into(),
                 status: "not tabular".into(),
                 ..Default::default()

@@ -7,7 +7,7 @@
 //! spaces, so "Región", "region" and "REGION" are the same word.
 //!
 //! ```
-//! use sandalyst::model::offline::request::{recognise, Lang, Skill};
+//! use sandalyst::analyst::request::{recognise, Lang, Skill};
 //! let r = recognise("¿Qué región tuvo más ventas en febrero?");
 //! assert_eq!((r.skill, r.lang), (Skill::Aggregate, Lang::Es));
 //! ```

@@ -14,8 +14,11 @@
 
 use serde_json::{json, Value};
 
+use super::outputs::OutputNames;
+use super::phase::Phase;
+use super::profile::Table;
 use super::request::{Lang, Recognised, Skill};
-use super::{compose_skill, OutputNames, Phase, Table};
+use super::scripts::compose_skill;
 
 pub(super) const PROFILE_PY: &str = include_str!("profile.py");
 pub(super) const AGGREGATE_PY: &str = include_str!("aggregate.py");
@@ -202,7 +205,9 @@ fn cell(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), super::fmt_num),
+        Value::Number(n) => n
+            .as_f64()
+            .map_or_else(|| n.to_string(), super::numbers::fmt_num),
         other => other.to_string(),
     }
 }
@@ -310,7 +315,7 @@ pub fn to_ascii(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::offline::request::recognise;
+    use crate::analyst::request::recognise;
 
     #[test]
     fn answer_text_has_headline_table_files_and_footer() {
@@ -352,7 +357,7 @@ mod tests {
             (o.csv.as_str(), o.png.as_str(), o.md.as_str()),
             ("output/answer.csv", "output/answer.png", "output/answer.md")
         );
-        let named = super::super::output_names("save output/by_region.png");
+        let named = super::super::outputs::output_names("save output/by_region.png");
         let o = outputs_for(Phase::Profile, &named);
         assert_eq!(
             (o.csv.as_str(), o.png.as_str()),

@@ -1,0 +1,328 @@
+//! Deciding the next step from the conversation: which skill the task asks for, what
+//! the planner's earlier calls gave, and so the next script to run or the final
+//! answer. Failures are handled here, once each (see the module docs of the analyst).
+
+use serde_json::Value;
+
+use super::outputs::{output_names, OutputNames};
+use super::phase::Phase;
+use super::profile::{choose_target, Profile, Table, MIN_ROWS};
+use super::request::{self, recognise, Recognised, Skill};
+use super::scripts::{analysis_code, inspect_code, validation_code};
+use super::transcript::{error_summary, own_turns, tagged_json, task_and_outputs, Turn};
+use super::{anomalies, skills, MAX_CALLS};
+use crate::conversation::Item;
+
+/// What the planner does next.
+#[derive(Debug)]
+pub(super) enum Next {
+    Call(Phase, String, String),
+    Finish(String),
+}
+
+/// What the planner knows when it decides the next step.
+struct Plan<'a> {
+    task: String,
+    /// The skill, language and operation of the task.
+    rec: Recognised,
+    outputs: OutputNames,
+    turns: Vec<Turn<'a>>,
+    /// The latest successful inspection, if any.
+    profile: Option<Profile>,
+    /// The answer to the previous question in this conversation, if any: a follow-up
+    /// ("now by month") keeps its table, measure and operation.
+    previous: Option<Value>,
+}
+
+pub(super) fn plan(items: &[Item]) -> Next {
+    let (task, mut outputs, start) = task_and_outputs(items);
+    let mut rec = recognise(&task);
+    if rec.skill != Skill::Anomalies {
+        outputs = output_names(&task);
+    }
+    let turns = own_turns(&items[start..]);
+    let Some(last) = turns.last().copied() else {
+        let narration = if rec.skill == Skill::Anomalies {
+            anomalies::words(rec.lang).step1.to_string()
+        } else {
+            skills::inspect_narration(rec.lang)
+        };
+        return Next::Call(Phase::Inspect, inspect_code(), narration);
+    };
+    if turns.len() >= MAX_CALLS {
+        let (steps, why) = (turns.len().to_string(), error_summary(last.output));
+        let stopped = anomalies::words(rec.lang).stopped;
+        return Next::Finish(anomalies::fill(stopped, &[&steps, last.phase.name(), &why]));
+    }
+    let profile = turns
+        .iter()
+        .rev()
+        .filter(|t| t.phase == Phase::Inspect && !t.is_error)
+        .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
+        .and_then(|v| serde_json::from_value::<Profile>(v).ok());
+    if rec.unsure {
+        let columns: Vec<String> = profile
+            .iter()
+            .flat_map(|p| p.tables.iter())
+            .flat_map(|t| t.column_names.iter().cloned())
+            .collect();
+        if request::names_a_column(&task, &columns) {
+            rec.skill = Skill::Aggregate;
+        }
+    }
+    let previous = items[..start].iter().rev().find_map(|i| match i {
+        Item::ToolOutput {
+            output,
+            is_error: false,
+            ..
+        } => tagged_json(output, "SANDALYST_ANSWER")
+            .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true)),
+        _ => None,
+    });
+    let plan = Plan {
+        task,
+        rec,
+        outputs,
+        turns,
+        profile,
+        previous,
+    };
+    match last.phase {
+        Phase::Inspect if plan.rec.skill != Skill::Anomalies && plan.profile.is_some() => {
+            plan.skill_step(skills::phase_of_skill(plan.rec.skill))
+        }
+        Phase::Inspect => plan.after_inspect(last),
+        Phase::Analyse | Phase::AnalyseSimple => plan.after_analysis(last),
+        Phase::Validate => plan.after_validation(last),
+        Phase::Profile | Phase::Aggregate | Phase::Relate => plan.after_skill(last),
+    }
+}
+
+impl Plan<'_> {
+    /// Run a skill's script on the table the task is about, or explain why not.
+    fn skill_step(&self, phase: Phase) -> Next {
+        let profile = self.profile.as_ref().expect("checked by the caller");
+        let earlier = self
+            .previous
+            .as_ref()
+            .and_then(|a| a.get("input"))
+            .and_then(Value::as_str);
+        let Some(table) = skills::choose_table(&profile.tables, &self.task, earlier) else {
+            // No table: the anomaly planner's explanations cover every case.
+            return match choose_target(profile, &self.task) {
+                Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),
+                Ok(_) => Next::Finish("I found no table to answer from.".into()),
+            };
+        };
+        let others: Vec<&Table> = profile
+            .tables
+            .iter()
+            .filter(|t| t.path != table.path)
+            .collect();
+        let outputs = skills::outputs_for(phase, &self.outputs);
+        Next::Call(
+            phase,
+            skills::skill_code(
+                phase,
+                table,
+                &others,
+                &self.task,
+                &self.rec,
+                self.previous.as_ref(),
+                &outputs,
+            ),
+            skills::narration(phase, table, self.rec.lang),
+        )
+    }
+
+    /// The answer from a skill's script; a question the data cannot answer gets the
+    /// profile instead, once.
+    fn after_skill(&self, last: Turn) -> Next {
+        let answer = last
+            .output
+            .filter(|_| !last.is_error)
+            .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"));
+        let ok = answer
+            .as_ref()
+            .and_then(|a| a.get("ok"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        let lang = self.rec.lang;
+        if ok {
+            let answer = answer.expect("ok implies an answer");
+            let prefix = if last.phase != Phase::Profile {
+                None
+            } else if let Some(why) = self.skill_failure() {
+                Some(skills::fallback_note(lang, &why))
+            } else if self.rec.skill == Skill::Unsupported {
+                Some(skills::cannot_text(lang).to_string())
+            } else {
+                None
+            };
+            return Next::Finish(skills::answer_text(&self.rec, &answer, prefix.as_deref()));
+        }
+        let why = answer
+            .as_ref()
+            .and_then(|a| a.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| error_summary(last.output));
+        if last.phase != Phase::Profile && self.count(Phase::Profile) == 0 {
+            return self.skill_step(Phase::Profile);
+        }
+        let mut text = match self.rec.skill {
+            Skill::Unsupported => format!("{}\n\n", skills::cannot_text(lang)),
+            _ => String::new(),
+        };
+        text.push_str(&match lang {
+            request::Lang::En => format!("I could not profile the data ({why})."),
+            request::Lang::Es => format!("No pude describir los datos ({why})."),
+        });
+        Next::Finish(text)
+    }
+
+    /// Why the skill's own script did not answer, when the profile stands in for it.
+    fn skill_failure(&self) -> Option<String> {
+        self.turns
+            .iter()
+            .find(|t| matches!(t.phase, Phase::Aggregate | Phase::Relate))
+            .map(|t| {
+                t.output
+                    .filter(|_| !t.is_error)
+                    .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"))
+                    .and_then(|a| a.get("reason").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_else(|| error_summary(t.output))
+            })
+    }
+
+    /// The anomaly skill's words in the request's language.
+    fn words(&self) -> &'static anomalies::Words {
+        anomalies::words(self.rec.lang)
+    }
+
+    fn count(&self, phase: Phase) -> usize {
+        self.turns.iter().filter(|t| t.phase == phase).count()
+    }
+
+    /// Analyse what the inspection found, retry it once, or explain why not.
+    fn after_inspect(&self, last: Turn) -> Next {
+        if let Some(profile) = &self.profile {
+            match choose_target(profile, &self.task) {
+                Ok(target) => Next::Call(
+                    Phase::Analyse,
+                    analysis_code(&target, &self.outputs, false, &self.rec),
+                    anomalies::analysis_narration(self.words(), &target, &self.outputs),
+                ),
+                Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),
+            }
+        } else if self.count(Phase::Inspect) < 2 {
+            let why = error_summary(last.output);
+            let narration = anomalies::fill(self.words().inspect_retry, &[&why]);
+            Next::Call(Phase::Inspect, inspect_code(), narration)
+        } else {
+            let why = error_summary(last.output);
+            Next::Finish(anomalies::fill(self.words().inspect_failed, &[&why]))
+        }
+    }
+
+    /// Validate the outputs, fall back once to the simple analysis, or explain.
+    fn after_analysis(&self, last: Turn) -> Next {
+        let result = last
+            .output
+            .filter(|_| !last.is_error)
+            .and_then(|o| tagged_json(o, "SANDALYST_RESULT"));
+        if let Some(result) = result {
+            return Next::Call(
+                Phase::Validate,
+                validation_code(&self.outputs, &result, &self.rec),
+                anomalies::validation_narration(self.words(), &self.outputs),
+            );
+        }
+        let target = self
+            .profile
+            .as_ref()
+            .and_then(|p| choose_target(p, &self.task).ok());
+        match (last.phase, target) {
+            (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
+                Phase::AnalyseSimple,
+                analysis_code(&target, &self.outputs, true, &self.rec),
+                anomalies::fallback_narration(self.words(), &error_summary(last.output)),
+            ),
+            _ => {
+                let first = self
+                    .turns
+                    .iter()
+                    .find(|t| t.phase == Phase::Analyse)
+                    .map(|t| error_summary(t.output));
+                let w = self.words();
+                let why = error_summary(last.output);
+                let mut s = w.not_completed.to_string();
+                s.push_str(&match (first, last.phase) {
+                    (Some(f), Phase::AnalyseSimple) => anomalies::fill(w.both_failed, &[&f, &why]),
+                    _ => anomalies::fill(w.step_failed, &[&why]),
+                });
+                let o = &self.outputs;
+                s.push_str(&anomalies::fill(w.may_be_missing, &[&o.csv, &o.png, &o.md]));
+                Next::Finish(s)
+            }
+        }
+    }
+
+    /// Summarise the run for the user.
+    fn after_validation(&self, last: Turn) -> Next {
+        let analysis = self
+            .turns
+            .iter()
+            .rev()
+            .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple) && !t.is_error)
+            .find_map(|t| {
+                t.output
+                    .and_then(|o| tagged_json(o, "SANDALYST_RESULT"))
+                    .map(|r| (t.phase, r))
+            });
+        let fallback_reason = self
+            .turns
+            .iter()
+            .find(|t| t.phase == Phase::Analyse && t.is_error)
+            .map(|t| error_summary(t.output));
+        let validation = if last.is_error {
+            Err(error_summary(last.output))
+        } else {
+            last.output
+                .and_then(|o| tagged_json(o, "SANDALYST_VALIDATION"))
+                .ok_or_else(|| "the validation printed no verdict".to_string())
+        };
+        match analysis {
+            Some((_, result)) => {
+                let mut text = anomalies::final_text(
+                    self.words(),
+                    &result,
+                    &self.outputs,
+                    fallback_reason.as_deref(),
+                    &validation,
+                );
+                let analysed = result.get("input").and_then(Value::as_str).unwrap_or("");
+                let others: Vec<String> = self
+                    .profile
+                    .iter()
+                    .flat_map(|p| p.tables.iter())
+                    .filter(|t| {
+                        t.path != analysed
+                            && !t.time.is_empty()
+                            && !t.measures.is_empty()
+                            && t.rows >= MIN_ROWS
+                    })
+                    .map(|t| t.path.clone())
+                    .collect();
+                if !others.is_empty() {
+                    text.push_str(&anomalies::also_inspected(self.words(), &others));
+                }
+                if self.rec.ascii {
+                    text = skills::to_ascii(&text);
+                }
+                Next::Finish(text)
+            }
+            None => Next::Finish(self.words().no_result.into()),
+        }
+    }
+}

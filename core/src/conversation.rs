@@ -1,0 +1,245 @@
+//! The conversation's shared types and the [`Model`] trait: how the agent loop asks for
+//! its next move.
+//!
+//! A model sees the run's instructions, the provider-neutral conversation so far
+//! ([`Item`]s) and the tools it may call, and answers with assistant text and/or tool
+//! calls ([`Reply`]); a reply with no tool call ends the run. The types sit at the
+//! bottom of the core, beside [`crate::protocol`], so every layer (the offline analyst,
+//! the providers, the store, the loop) can use them without reaching up into `model`.
+//! The providers, their configuration and the built-in price table are in `model`.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// One entry of the conversation; the same shape whatever provider produced it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Item {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+    },
+    /// `arguments` is the raw JSON text the model sent; it may be invalid.
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolOutput {
+        call_id: String,
+        output: String,
+        is_error: bool,
+        /// Pictures that go back to a vision model with this result: charts the call
+        /// wrote to `output/`, figures it showed, or what `view_image` asked for.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
+    },
+    /// What the model said about its reasoning. `encrypted_content` is the provider's
+    /// opaque copy of the reasoning (OpenAI Responses), sent back on later turns so the
+    /// model keeps its chain of thought without server-side state; never shown.
+    Reasoning {
+        summary: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
+}
+
+/// An image for the model, already scaled (at most 1568 px on the long side).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// `image/png` or `image/jpeg`.
+    pub media_type: String,
+    /// Base64 of the image bytes.
+    pub data: String,
+    /// Where it came from, e.g. `output/chart.png` or `figure 1 of call_3`.
+    #[serde(default)]
+    pub label: String,
+}
+
+/// Part of a reply as it streams, for the live view; the final [`Reply`] is the record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Delta {
+    /// More assistant text.
+    Text { text: String },
+    /// More of a tool call's JSON arguments (`name` may be empty after the first delta).
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// The provider failed transiently and is being asked again after `wait_ms`.
+    Retry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
+}
+
+/// A tool offered to the model: a name, what it does, and a JSON Schema of its arguments.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts for one model call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_tokens += o.cached_tokens;
+    }
+}
+
+/// What the loop hands to the model for one turn.
+pub struct Request<'a> {
+    pub instructions: &'a str,
+    pub items: &'a [Item],
+    /// Empty for a turn where the model must answer in words (the final summary).
+    pub tools: &'a [ToolSpec],
+    /// Called with each piece of the reply as it streams; may be a no-op.
+    pub on_delta: &'a (dyn Fn(Delta) + Send + Sync),
+}
+
+/// A [`Request::on_delta`] that drops everything.
+pub fn no_deltas(_: Delta) {}
+
+/// The model's answer for one turn: assistant text, reasoning and tool calls, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Reply {
+    pub items: Vec<Item>,
+    pub usage: Usage,
+    /// The reply stopped at the output-token limit: it is not a complete answer.
+    pub cut_off: bool,
+    /// The reply passed one of the app's caps (`model::caps::ReplyCaps`): what came up
+    /// to the cap is kept, the rest was never read, and its calls must not run.
+    pub cut: Option<Cut>,
+}
+
+impl Reply {
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.items.iter().filter_map(|i| match i {
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+    }
+}
+
+/// What passed its cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capped {
+    Text,
+    Reasoning,
+    Arguments,
+    /// One SSE event (a line without end, say).
+    Event,
+}
+
+/// Why a reply was cut: what passed its cap, and the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    pub what: Capped,
+    pub cap: usize,
+}
+
+impl Cut {
+    /// "its text passed 1.0 MiB", for sentences about the reply.
+    pub fn describe(&self) -> String {
+        let what = match self.what {
+            Capped::Text => "its text",
+            Capped::Reasoning => "its reasoning",
+            Capped::Arguments => "its tool-call arguments",
+            Capped::Event => "one event of the stream",
+        };
+        format!("{what} passed {}", human(self.cap))
+    }
+}
+
+/// A size in words: "1.0 MiB", "64 KiB", "900 bytes".
+pub fn human(n: usize) -> String {
+    const KIB: usize = 1 << 10;
+    const MIB: usize = 1 << 20;
+    match n {
+        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
+        n if n >= KIB => format!("{} KiB", n / KIB),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input: f64,
+    /// Input tokens served from the provider's prompt cache; defaults to `input`.
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    pub output: f64,
+}
+
+impl Price {
+    pub const fn new(input: f64, cached_input: f64, output: f64) -> Price {
+        Price {
+            input,
+            cached_input: Some(cached_input),
+            output,
+        }
+    }
+
+    /// The cost of `usage`; `input_tokens` includes the cached ones.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let cached = usage.cached_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        (fresh as f64 * self.input
+            + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + usage.output_tokens as f64 * self.output)
+            / 1e6
+    }
+}
+
+/// How the loop asks for its next move; every model (providers, the offline analyst,
+/// scripted test models) is one of these.
+#[async_trait]
+pub trait Model: Send {
+    /// A short human name, e.g. "offline analyst (rule-based, not an LLM)".
+    fn describe(&self) -> String;
+
+    /// Prices per million tokens, when known, for the estimated cost of a run.
+    fn price(&self) -> Option<Price> {
+        None
+    }
+
+    /// Whether images in tool results can be sent to this model.
+    fn vision(&self) -> bool {
+        false
+    }
+
+    /// The model's context window in tokens, when known; the loop keeps the
+    /// conversation below it by stubbing old tool outputs.
+    fn context_window(&self) -> Option<u64> {
+        None
+    }
+
+    /// Produce the next reply. Must return promptly once `cancel` fires.
+    async fn respond(
+        &mut self,
+        request: Request<'_>,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Reply>;
+}
