@@ -12,9 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Event, Limits, RunStatus, ToolSet};
 use crate::model::{Model, Usage};
-use crate::sandbox::docker;
-use crate::sandbox::{custom, SandboxConfig};
-use crate::session::{DockerFactory, SessionConfig, Sessions};
+use crate::sandbox::{DockerFactory, SandboxConfig, SandboxFactory};
+use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
 use crate::workspace::{CollectLimits, CollectedFile, Manifest};
 
@@ -160,20 +159,14 @@ pub struct Cancelled;
 /// The engine and the image, checked before the session exists, so that their
 /// failures are errors of the command, with nothing left behind.
 async fn prepare(req: &mut RunRequest, emit: &(dyn Fn(Event) + Send + Sync)) -> anyhow::Result<()> {
-    let engine = docker::connect().await?;
-    let progress = |p: custom::BuildProgress| {
+    let progress = |message: String| {
         emit(Event::now(
             "",
             None,
-            crate::agent::EventKind::Status {
-                message: p.to_string(),
-            },
+            crate::agent::EventKind::Status { message },
         ))
     };
-    let s = &req.sandbox;
-    req.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
-        .await
-        .map_err(crate::session::SessionError::from)?;
+    req.sandbox.image = DockerFactory.prepare_image(&req.sandbox, &progress).await?;
     Ok(())
 }
 

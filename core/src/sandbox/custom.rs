@@ -1011,6 +1011,24 @@ pub async fn resolve(
     ensure(docker, &base, packages, options, progress).await
 }
 
+/// An image error as the typed error front ends branch on.
+impl From<ImageError> for crate::protocol::SessionError {
+    fn from(e: ImageError) -> crate::protocol::SessionError {
+        use crate::protocol::SessionError;
+        use ImageError as E;
+        let message = e.to_string();
+        match e {
+            E::BadPackage(_) => SessionError::BadInput { message },
+            E::NoPython { .. } | E::KernelNeeds { .. } => SessionError::ImageUnusable { message },
+            E::Engine { .. }
+            | E::BaseMissing { .. }
+            | E::BuildFailed { .. }
+            | E::CaFile { .. }
+            | E::NotFound { .. } => SessionError::ImageMissing { message },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! The `Sandbox` trait: where the model's code runs, and the Docker backend.
+//! The `Sandbox` trait: where the model's code runs; the [`SandboxFactory`] that
+//! makes sandboxes and answers for their engine; the Docker and in-memory backends.
 //!
 //! The agent loop only sees this trait: run Python in a persistent kernel, run a
 //! shell command, interrupt, bring outputs back, archive the workspace, close.
@@ -9,10 +10,16 @@ mod bind;
 pub mod custom;
 pub mod docker;
 pub mod engine;
+pub mod factory;
 pub mod fake;
 pub mod image;
 mod kernel;
 pub mod packages;
+pub mod report;
+
+pub use docker::DockerFactory;
+pub use factory::{fix_for_this_os, EngineStatus, LineSink, SandboxFactory, SetupSink, SetupStage};
+pub use fake::FakeFactory;
 
 use std::path::Path;
 use std::time::Duration;

@@ -37,7 +37,6 @@
 //! ```
 
 mod error;
-mod factory;
 mod recover;
 
 use std::collections::{BTreeSet, HashMap};
@@ -50,8 +49,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::sandbox::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
 pub use error::{ErrorInfo, SessionError};
-pub use factory::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
 
 use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};

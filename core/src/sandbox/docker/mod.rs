@@ -17,6 +17,7 @@
 //! are over).
 
 mod exec;
+mod factory;
 mod files;
 mod inputs;
 mod removal;
@@ -41,6 +42,7 @@ use crate::sandbox::packages::{PackagesError, PythonEnv};
 use crate::workspace::{CollectLimits, Collected, CopyReason, Manifest, StagedInput, StagingMode};
 
 pub(crate) use exec::exec_quiet;
+pub use factory::DockerFactory;
 use removal::ACTIVE;
 pub use removal::{containers_of_run, remove_leftovers};
 use start::{engine_allows_binds, StagingError};
