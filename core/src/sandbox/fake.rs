@@ -29,7 +29,7 @@ use super::packages::PackagesError;
 use super::report::{BuildLine, ImageBuild, ImagePython, ImageReport};
 use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream};
 use crate::protocol::SessionError;
-use crate::workspace::{CollectLimits, Collected, CollectedFile, Manifest};
+use crate::workspace::Manifest;
 
 #[derive(Default)]
 pub struct FakeSandbox {
@@ -228,28 +228,18 @@ impl Sandbox for FakeSandbox {
         Ok(())
     }
 
-    async fn collect_outputs(
-        &self,
-        dest: &Path,
-        _limits: &CollectLimits,
-    ) -> anyhow::Result<Collected> {
-        let mut files = Vec::new();
-        for e in self.list_outputs().await? {
-            let target = dest.join(&e.path);
-            if let Some(parent) = target.parent() {
-                tokio::fs::create_dir_all(parent).await?;
+    async fn output_tar(&self) -> anyhow::Result<Box<dyn std::io::Read + Send>> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, (bytes, _)) in self.files.lock().unwrap().iter() {
+            if path.starts_with("output/") {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(bytes.len() as u64);
+                h.set_mode(0o644);
+                h.set_cksum();
+                tar.append_data(&mut h, path, &bytes[..])?;
             }
-            let bytes = self.file(&format!("output/{}", e.path)).unwrap_or_default();
-            tokio::fs::write(&target, &bytes).await?;
-            files.push(CollectedFile {
-                path: e.path,
-                bytes: e.bytes,
-            });
         }
-        Ok(Collected {
-            files,
-            ..Default::default()
-        })
+        Ok(Box::new(std::io::Cursor::new(tar.into_inner()?)))
     }
 
     async fn archive_workspace(&self, dest: &Path, _max_bytes: u64) -> anyhow::Result<u64> {
@@ -368,5 +358,33 @@ impl SandboxFactory for FakeFactory {
             tag: FAKE_IMAGE.into(),
         });
         Ok(FAKE_IMAGE.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::CollectLimits;
+
+    #[tokio::test]
+    async fn outputs_come_back_through_the_one_check() {
+        let sb = FakeSandbox::default();
+        sb.write_file("output/report.md", b"# hi").await.unwrap();
+        sb.write_file("output/big.bin", &[0u8; 100]).await.unwrap();
+        sb.write_file("scratch.txt", b"not an output")
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let limits = CollectLimits {
+            max_file_bytes: 50,
+            ..CollectLimits::default()
+        };
+        let got = sb.collect_outputs(dir.path(), &limits).await.unwrap();
+        let files: Vec<_> = got.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["report.md"]);
+        assert_eq!(got.refused.len(), 1);
+        assert_eq!(got.refused[0].path, "big.bin");
+        assert!(got.refused[0].reason.contains("50 byte limit per file"));
+        assert!(!dir.path().join("big.bin").exists());
     }
 }

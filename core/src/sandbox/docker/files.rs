@@ -16,7 +16,7 @@ use super::tars::{self, CountingWriter};
 use super::{engine_error, DockerSandbox};
 use crate::sandbox::{image, OutputEntry};
 use crate::store::AtomicFile;
-use crate::workspace::{ChannelReader, ChannelWriter, CollectLimits, Collected};
+use crate::workspace::{ChannelReader, ChannelWriter};
 
 impl DockerSandbox {
     /// Unpack a tar stream into `/workspace` (the archive API writes only to volumes).
@@ -113,36 +113,17 @@ impl DockerSandbox {
         written.with_context(|| format!("cannot write {}", dest.display()))
     }
 
-    pub(super) async fn collect_into(
-        &self,
-        dest: &Path,
-        limits: &CollectLimits,
-    ) -> anyhow::Result<Collected> {
-        // When output/ holds more than may come back, the files that matter most
-        // (top-level files, images, tables, Markdown) are chosen before the walk.
-        let listed: Vec<(String, u64)> = self
-            .list_output_files()
-            .await
-            .map(|l| l.into_iter().map(|e| (e.path, e.bytes)).collect())
-            .unwrap_or_default();
-        let total: u64 = listed.iter().map(|e| e.1).sum();
-        let chosen = (listed.len() > limits.max_files || total > limits.max_total_bytes)
-            .then(|| crate::workspace::choose_outputs(&listed, limits));
+    /// A folder or file of the container as the engine's tar stream, for a blocking
+    /// reader; the download stops when the reader is dropped.
+    pub(super) fn download(&self, path: &str) -> Download {
         let opts = DownloadFromContainerOptionsBuilder::new()
-            .path("/workspace/output")
+            .path(path)
             .build();
         let stream = self
             .docker
             .download_from_container(&self.container, Some(opts));
         let (reader, pump) = pump_to_reader(stream);
-        let (dest, limits) = (dest.to_path_buf(), limits.clone());
-        let collected = tokio::task::spawn_blocking(move || {
-            crate::workspace::collect_chosen(reader, "output/", &dest, &limits, chosen.as_ref())
-        })
-        .await
-        .context("collecting outputs")?;
-        pump.abort();
-        collected
+        Download { reader, pump }
     }
 
     pub(super) async fn list_output_files(&self) -> anyhow::Result<Vec<OutputEntry>> {
@@ -325,4 +306,22 @@ pub(super) fn parse_find(out: &[u8]) -> Vec<OutputEntry> {
             })
         })
         .collect()
+}
+
+/// An engine download read as a blocking reader; dropping it ends the download.
+pub(super) struct Download {
+    reader: ChannelReader,
+    pump: tokio::task::JoinHandle<()>,
+}
+
+impl std::io::Read for Download {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reader.read(buf)
+    }
+}
+
+impl Drop for Download {
+    fn drop(&mut self) {
+        self.pump.abort();
+    }
 }

@@ -40,7 +40,7 @@ use super::{ExecResult, OutputEntry, OutputSink, Sandbox, SandboxConfig};
 use crate::sandbox::bind::{self, Bound, Plan};
 use crate::sandbox::kernel::Kernel;
 use crate::sandbox::packages::{PackagesError, PythonEnv};
-use crate::workspace::{CollectLimits, Collected, CopyReason, Manifest, StagedInput, StagingMode};
+use crate::workspace::{CopyReason, Manifest, StagedInput, StagingMode};
 
 pub(crate) use exec::exec_quiet;
 pub use factory::DockerFactory;
@@ -192,12 +192,8 @@ impl Sandbox for DockerSandbox {
         self.run_shell(command, timeout, cancel, on_output).await
     }
 
-    async fn collect_outputs(
-        &self,
-        dest: &Path,
-        limits: &CollectLimits,
-    ) -> anyhow::Result<Collected> {
-        self.collect_into(dest, limits).await
+    async fn output_tar(&self) -> anyhow::Result<Box<dyn std::io::Read + Send>> {
+        Ok(Box::new(self.download("/workspace/output")))
     }
 
     async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64> {
