@@ -1,70 +1,29 @@
-//! The persistent Python kernel (`kernel.py`) from the host's side: the protocol,
-//! whatever process carries it.
+//! The host side of the persistent Python kernel (`kernel.py`), driven over one
+//! exec's stdin/stdout inside the container.
 //!
-//! Requests are JSON lines on the kernel's stdin; replies are JSON lines on its
-//! stdout: the cell's output while it runs (`stream`), its result, and answers to side
-//! requests (`list_outputs`). Anything else the process writes outside a cell is kept
-//! as "stray" output and handed to the next reply. [`run_cell`] decides how a call
-//! ends: its reply, an interrupt at the timeout or on cancel (with a grace period),
-//! or a kernel that died or broke the protocol and is replaced.
-//!
-//! The transport is a [`Spawned`] kernel a backend starts: its stdin, its stdout and
-//! stderr as [`Frame`]s, and a [`KernelProcess`] to learn its exit code or kill it.
-//! A Docker exec is one (see `docker::kernel_exec`).
+//! Replies are JSON lines on stdout: the cell's output while it runs (`stream`), its
+//! result, and answers to side requests (`list_outputs`). Anything else the process
+//! writes outside a cell is kept as "stray" output and handed to the next reply.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
-use async_trait::async_trait;
 use base64::Engine;
-use futures_util::{Stream as FuturesStream, StreamExt};
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::Docker;
+use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Stream};
+use super::{OutputEntry, OutputSink, Stream};
 
-/// The kernel's source, passed with `python3 -u -c` so it always matches this binary.
-pub(crate) const KERNEL_SOURCE: &str = include_str!("kernel.py");
+/// The kernel's source, passed with `python3 -c` so it always matches this binary.
+const KERNEL_SOURCE: &str = include_str!("kernel.py");
 const STRAY_CAP: usize = 16 << 10;
-/// How long an interrupted call may take to stop before its kernel is killed.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
-
-/// The environment the kernel process is started with.
-pub(crate) fn kernel_env(output_cap: usize) -> Vec<String> {
-    vec![
-        format!("SANDALYST_OUTPUT_CAP={output_cap}"),
-        // IPython's profile folder: under the tmpfs, never the read-only root.
-        "IPYTHONDIR=/tmp/ipython".to_string(),
-    ]
-}
-
-/// A piece of what the kernel process wrote.
-pub(crate) enum Frame {
-    Stdout(bytes::Bytes),
-    Stderr(bytes::Bytes),
-}
-
-/// A kernel process a backend started (`python3 -u -c KERNEL_SOURCE` as the sandbox
-/// user in the workspace, with [`kernel_env`]).
-pub(crate) struct Spawned {
-    pub input: Pin<Box<dyn AsyncWrite + Send>>,
-    /// Ends when the process is gone (or its transport failed).
-    pub output: Pin<Box<dyn FuturesStream<Item = Frame> + Send>>,
-    pub process: Arc<dyn KernelProcess>,
-}
-
-/// What the host may do to a kernel process besides talking to it.
-#[async_trait]
-pub(crate) trait KernelProcess: Send + Sync {
-    /// Its exit code once it has ended; `None` when that is not known soon.
-    async fn exit_code(&self) -> Option<i64>;
-    /// SIGKILL process `pid` and its process group (the processes its cells started).
-    async fn kill(&self, pid: u32);
-}
 
 /// The longest protocol line the host accepts: a reply holds two capped streams
 /// (JSON escaping can make them six times longer) and a few base64 figures. A longer
@@ -75,23 +34,11 @@ fn max_line(output_cap: usize) -> usize {
     (16 << 20usize).max(output_cap.saturating_mul(16))
 }
 
-/// How a cell ended, as the kernel says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum ReplyStatus {
-    Ok,
-    /// It stopped at an interrupt.
-    Interrupted,
-    /// It raised (also any status no kernel sends).
-    #[serde(other)]
-    Error,
-}
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct KernelReply {
     #[serde(default)]
     pub id: Option<u64>,
-    pub status: ReplyStatus,
+    pub status: String,
     #[serde(default)]
     pub stdout: String,
     #[serde(default)]
@@ -146,7 +93,7 @@ pub(crate) struct Kernel {
     input: Pin<Box<dyn AsyncWrite + Send>>,
     events: mpsc::Receiver<Event>,
     stray: Arc<Mutex<String>>,
-    process: Arc<dyn KernelProcess>,
+    exec_id: String,
     pub pid: u32,
     next_id: u64,
     /// The id of the cell running now (its stream chunks and reply carry it).
@@ -218,13 +165,39 @@ pub(crate) enum Wait {
 }
 
 impl Kernel {
-    /// Take over a spawned kernel process and wait (up to 60 s) for it to be ready.
-    pub async fn start(spawned: Spawned, output_cap: usize) -> anyhow::Result<Kernel> {
-        let Spawned {
-            input,
-            mut output,
-            process,
-        } = spawned;
+    pub async fn start(
+        docker: &Docker,
+        container: &str,
+        output_cap: usize,
+    ) -> anyhow::Result<Kernel> {
+        let exec = docker
+            .create_exec(
+                container,
+                CreateExecOptions {
+                    cmd: Some(vec!["python3", "-u", "-c", KERNEL_SOURCE]),
+                    user: Some(super::image::USER),
+                    working_dir: Some(super::image::WORKDIR),
+                    env: Some(vec![
+                        &format!("SANDALYST_OUTPUT_CAP={output_cap}"),
+                        // IPython's profile folder: under the tmpfs, never the read-only root.
+                        "IPYTHONDIR=/tmp/ipython",
+                    ]),
+                    attach_stdin: Some(true),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    tty: Some(false),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| crate::sandbox::docker::engine_error("starting the Python kernel", e))?;
+        let StartExecResults::Attached { mut output, input } = docker
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| crate::sandbox::docker::engine_error("starting the Python kernel", e))?
+        else {
+            bail!("the Docker engine did not attach to the Python kernel");
+        };
         let (tx, events) = mpsc::channel(16);
         let stray = Arc::new(Mutex::new(String::new()));
         let stray_w = stray.clone();
@@ -233,7 +206,7 @@ impl Kernel {
             let mut line = Vec::new();
             while let Some(frame) = output.next().await {
                 match frame {
-                    Frame::Stdout(message) => {
+                    Ok(LogOutput::StdOut { message }) => {
                         // Frames are not lines: buffer and split on newlines.
                         for &b in message.iter() {
                             if b != b'\n' {
@@ -260,9 +233,11 @@ impl Kernel {
                             }
                         }
                     }
-                    Frame::Stderr(message) => {
+                    Ok(LogOutput::StdErr { message }) => {
                         push_capped(&stray_w, &String::from_utf8_lossy(&message))
                     }
+                    Ok(_) => {}
+                    Err(_) => break,
                 }
             }
             let _ = tx.send(Event::Exited).await;
@@ -271,7 +246,7 @@ impl Kernel {
             input,
             events,
             stray,
-            process,
+            exec_id: exec.id,
             pid: 0,
             next_id: 0,
             current: 0,
@@ -405,145 +380,44 @@ impl Kernel {
     }
 
     /// The exit code of the kernel process, once it has ended. The future holds only
-    /// the process handle, since the kernel's writer is not `Sync`.
-    pub fn exit_code(&self) -> impl std::future::Future<Output = Option<i64>> + Send + 'static {
-        let process = self.process.clone();
-        async move { process.exit_code().await }
+    /// the exec id, since the kernel's writer is not `Sync`.
+    pub fn exit_code(
+        &self,
+        docker: &Docker,
+    ) -> impl std::future::Future<Output = Option<i64>> + Send + 'static {
+        let (exec_id, docker) = (self.exec_id.clone(), docker.clone());
+        async move {
+            for _ in 0..20 {
+                if let Ok(info) = docker.inspect_exec(&exec_id).await {
+                    if info.running != Some(true) {
+                        return info.exit_code;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            None
+        }
     }
 
     /// Close stdin and kill the process and its process group (the processes its
-    /// cells started): closing the stream alone leaves it running.
-    pub async fn kill(mut self) {
-        // Each step bounded: a kernel that flooded its channel may leave the other
+    /// cells started): dropping the stream alone leaves it running.
+    pub async fn kill(mut self, docker: &Docker, container: &str) {
+        // Each step bounded: a kernel that flooded its channel may leave the engine's
         // side of the connection stuck, and a call must still end.
         let _ = tokio::time::timeout(Duration::from_secs(2), self.input.shutdown()).await;
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.process.kill(self.pid)).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            crate::sandbox::docker::exec_quiet(
+                docker,
+                container,
+                &format!(
+                    "kill -KILL {pid} 2>/dev/null; kill -KILL -- -{pid} 2>/dev/null",
+                    pid = self.pid
+                ),
+            ),
+        )
+        .await;
     }
-}
-
-/// What a call needs besides its code.
-pub(crate) struct Cell<'a> {
-    pub code: &'a str,
-    pub timeout: Duration,
-    /// Bytes of each stream forwarded live.
-    pub live_cap: usize,
-    /// The sandbox's memory limit, named when the kernel was killed for it.
-    pub memory_bytes: i64,
-}
-
-const LOST: &str = "a fresh kernel will start on the next call; all variables and imports were lost (files in /workspace are kept)";
-
-/// Run one cell in the kernel of `slot` (started with `start` when there is none):
-/// its reply; on timeout or `cancel` an interrupt and up to [`INTERRUPT_GRACE`] for
-/// it to stop; a kernel that died, broke the protocol or would not stop is killed
-/// and the slot left empty, with a note saying the state was lost.
-pub(crate) async fn run_cell<F>(
-    slot: &mut Option<Kernel>,
-    start: impl FnOnce() -> F,
-    cell: Cell<'_>,
-    cancel: &CancellationToken,
-    on_output: OutputSink<'_>,
-) -> anyhow::Result<ExecResult>
-where
-    F: std::future::Future<Output = anyhow::Result<Kernel>>,
-{
-    let started = Instant::now();
-    if slot.is_none() {
-        *slot = Some(start().await?);
-    }
-    let kernel = slot.as_mut().expect("kernel just started");
-    kernel.take_stray();
-    let first = match kernel.send_execute(cell.code, cell.live_cap).await {
-        Err(_) => Wait::Exited,
-        Ok(()) => tokio::select! {
-            w = kernel.wait(cell.timeout, on_output) => w,
-            _ = cancel.cancelled() => Wait::TimedOut,
-        },
-    };
-    let interrupted_as = if cancel.is_cancelled() {
-        ExecStatus::Cancelled
-    } else {
-        ExecStatus::Timeout
-    };
-    let outcome = match first {
-        Wait::TimedOut => {
-            let _ = kernel.send_interrupt().await;
-            match kernel.wait(INTERRUPT_GRACE, on_output).await {
-                Wait::Reply(reply) => {
-                    let mut r = fill(result(interrupted_as, started), reply, kernel.take_stray());
-                    r.note = Some(match interrupted_as {
-                        ExecStatus::Timeout => format!(
-                            "interrupted after the {} s time limit; the kernel's state is kept",
-                            cell.timeout.as_secs()
-                        ),
-                        _ => "interrupted because the run was cancelled".into(),
-                    });
-                    return Ok(r);
-                }
-                other => other,
-            }
-        }
-        w => w,
-    };
-    let kernel = slot.take().expect("kernel present");
-    match outcome {
-        Wait::Reply(reply) => {
-            let status = match reply.status {
-                ReplyStatus::Ok => ExecStatus::Ok,
-                ReplyStatus::Interrupted => interrupted_as,
-                ReplyStatus::Error => ExecStatus::Error,
-            };
-            let stray = kernel.take_stray();
-            *slot = Some(kernel);
-            Ok(fill(result(status, started), reply, stray))
-        }
-        Wait::Exited => {
-            let mut r = result(ExecStatus::KernelRestarted, started);
-            r.stderr = kernel.take_stray();
-            r.note = Some(match kernel.broken() {
-                Some(why) => format!("{why}, so the kernel was restarted; {LOST}"),
-                None => {
-                    let code = kernel.exit_code().await;
-                    format!("{}; {LOST}", memory_note(code, cell.memory_bytes))
-                }
-            });
-            kernel.kill().await;
-            Ok(r)
-        }
-        Wait::TimedOut => {
-            let mut r = result(interrupted_as, started);
-            r.stderr = kernel.take_stray();
-            r.note = Some(format!(
-                "the code did not stop when interrupted (e.g. a long call in C code), so the kernel was killed; {LOST}"
-            ));
-            kernel.kill().await;
-            Ok(r)
-        }
-    }
-}
-
-/// Why the kernel process ended, from its exit code.
-fn memory_note(code: Option<i64>, memory_bytes: i64) -> String {
-    match code {
-        Some(137) => format!(
-            "the Python kernel was killed (exit code 137), most likely because it exceeded the sandbox memory limit of {} MiB",
-            memory_bytes >> 20
-        ),
-        Some(c) => format!("the Python kernel exited with code {c}"),
-        None => "the Python kernel stopped".to_string(),
-    }
-}
-
-fn result(status: ExecStatus, started: Instant) -> ExecResult {
-    ExecResult::empty(status, started.elapsed().as_millis() as u64)
-}
-
-fn fill(mut r: ExecResult, mut reply: KernelReply, stray: String) -> ExecResult {
-    r.figures = reply.png_figures();
-    r.stdout = reply.stdout;
-    r.stderr = reply.stderr + &stray;
-    r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
-    r
 }
 
 fn parse_line(line: &[u8]) -> Option<Event> {
@@ -569,132 +443,5 @@ fn push_capped(buf: &Mutex<String>, text: &str) {
         if cut < text.len() {
             b.push_str("\n[... further stray output dropped ...]\n");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use tokio::io::{AsyncBufReadExt, BufReader};
-
-    /// The process side of the stand-in kernel: it exited as the OOM killer leaves it.
-    #[derive(Default)]
-    struct Process {
-        killed: AtomicBool,
-    }
-
-    #[async_trait]
-    impl KernelProcess for Process {
-        async fn exit_code(&self) -> Option<i64> {
-            Some(137)
-        }
-        async fn kill(&self, _pid: u32) {
-            self.killed.store(true, Ordering::SeqCst);
-        }
-    }
-
-    /// A kernel speaking the protocol over in-memory pipes, no container: a cell
-    /// `fail` raises, `hang` runs until interrupted, `die` ends the process, anything
-    /// else is printed back.
-    fn stand_in() -> (Spawned, Arc<Process>) {
-        let (host, kernel) = tokio::io::duplex(1 << 16);
-        let (tx, rx) = mpsc::channel::<Frame>(16);
-        let out = |v: serde_json::Value| Frame::Stdout(format!("{v}\n").into());
-        tokio::spawn(async move {
-            let _ = tx
-                .send(out(serde_json::json!({"type": "ready", "pid": 7})))
-                .await;
-            let mut lines = BufReader::new(kernel).lines();
-            let mut running = None;
-            while let Ok(Some(line)) = lines.next_line().await {
-                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-                let reply = match (v["type"].as_str(), v["code"].as_str()) {
-                    (Some("execute"), Some("hang")) => {
-                        running = v["id"].as_u64();
-                        continue;
-                    }
-                    (Some("execute"), Some("die")) => return,
-                    (Some("execute"), Some("fail")) => serde_json::json!({"type": "result",
-                        "id": v["id"], "status": "error", "traceback": "ValueError"}),
-                    (Some("execute"), Some(code)) => {
-                        let chunk = serde_json::json!({"type": "stream", "id": v["id"],
-                            "name": "stdout", "text": code});
-                        let _ = tx.send(out(chunk)).await;
-                        serde_json::json!({"type": "result", "id": v["id"], "status": "ok",
-                            "stdout": code})
-                    }
-                    (Some("interrupt"), _) => serde_json::json!({"type": "result",
-                        "id": running.take(), "status": "interrupted"}),
-                    _ => continue,
-                };
-                let _ = tx.send(out(reply)).await;
-            }
-        });
-        let output =
-            futures_util::stream::unfold(
-                rx,
-                |mut rx| async move { rx.recv().await.map(|f| (f, rx)) },
-            );
-        let process = Arc::new(Process::default());
-        let spawned = Spawned {
-            input: Box::pin(host),
-            output: Box::pin(output),
-            process: process.clone(),
-        };
-        (spawned, process)
-    }
-
-    async fn run(slot: &mut Option<Kernel>, code: &str, live: &Mutex<String>) -> ExecResult {
-        let cell = Cell {
-            code,
-            timeout: Duration::from_millis(200),
-            live_cap: 1 << 20,
-            memory_bytes: 2 << 20,
-        };
-        let on_output = |_: Stream, text: &str| live.lock().unwrap().push_str(text);
-        let start = || async { Kernel::start(stand_in().0, 1 << 20).await };
-        let cancel = CancellationToken::new();
-        run_cell(slot, start, cell, &cancel, &on_output)
-            .await
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_protocol_runs_over_any_transport() {
-        let live = Mutex::new(String::new());
-        let (spawned, process) = stand_in();
-        let mut slot = Some(Kernel::start(spawned, 1 << 20).await.unwrap());
-        let r = run(&mut slot, "hello", &live).await;
-        assert_eq!((r.status, r.stdout.as_str()), (ExecStatus::Ok, "hello"));
-        assert_eq!(live.lock().unwrap().as_str(), "hello");
-        let r = run(&mut slot, "fail", &live).await;
-        assert_eq!(r.status, ExecStatus::Error);
-        assert_eq!(r.traceback.as_deref(), Some("ValueError"));
-        // At the timeout the cell is interrupted and the kernel kept.
-        let r = run(&mut slot, "hang", &live).await;
-        assert_eq!(r.status, ExecStatus::Timeout);
-        assert!(r.note.unwrap().contains("the kernel's state is kept"));
-        assert!(slot.is_some());
-        // A kernel that dies is killed, named by its exit code, and replaced next time.
-        let r = run(&mut slot, "die", &live).await;
-        assert_eq!(r.status, ExecStatus::KernelRestarted);
-        assert!(r.note.unwrap().contains("memory limit of 2 MiB"), "note");
-        assert!(process.killed.load(Ordering::SeqCst) && slot.is_none());
-        let r = run(&mut slot, "again", &live).await;
-        assert_eq!(r.status, ExecStatus::Ok);
-    }
-
-    #[test]
-    fn reply_statuses_are_typed() {
-        let status = |s: &str| {
-            serde_json::from_str::<KernelReply>(&format!(r#"{{"status": "{s}"}}"#))
-                .unwrap()
-                .status
-        };
-        assert_eq!(status("ok"), ReplyStatus::Ok);
-        assert_eq!(status("interrupted"), ReplyStatus::Interrupted);
-        assert_eq!(status("error"), ReplyStatus::Error);
-        assert_eq!(status("something else"), ReplyStatus::Error);
     }
 }

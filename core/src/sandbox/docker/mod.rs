@@ -20,7 +20,6 @@ mod exec;
 mod factory;
 mod files;
 mod inputs;
-mod kernel_exec;
 mod removal;
 mod spec;
 mod start;

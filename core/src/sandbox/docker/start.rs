@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{engine_error, spec, tars, DockerSandbox, ACTIVE, OWNER_LABEL, RUN_LABEL, START_LABEL};
 use crate::owner::owner_id;
 use crate::sandbox::bind::{self, Plan};
+use crate::sandbox::kernel::Kernel;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::CopyReason;
 
@@ -169,11 +170,14 @@ impl DockerSandbox {
             .map(|b| (b.dest.clone(), b.target.clone()))
             .collect();
         let started = async {
-            tokio::join!(self.start_kernel(), async {
-                self.upload(tars::workspace_tar(&plan.copies, true, links))
-                    .await?;
-                self.check_bound(&plan.binds).await
-            })
+            tokio::join!(
+                Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
+                async {
+                    self.upload(tars::workspace_tar(&plan.copies, true, links))
+                        .await?;
+                    self.check_bound(&plan.binds).await
+                }
+            )
         };
         // Dropping the upload ends its tar stream: the thread reading the inputs
         // stops at its next chunk.
@@ -184,7 +188,7 @@ impl DockerSandbox {
         };
         let kernel = kernel?;
         if let Err(e) = staged {
-            kernel.kill().await;
+            kernel.kill(&self.docker, &self.container).await;
             return Err(e.context("staging the input files into the workspace"));
         }
         *self.kernel.lock().await = Some(kernel);
