@@ -550,7 +550,17 @@ async fn cold_phases(
         let emit = |e: sandalyst::agent::Event| seen.lock().unwrap().push((Instant::now(), e.kind));
         let start = Instant::now();
         let cancel = tokio_util::sync::CancellationToken::new();
-        sandalyst::run::execute(&sandalyst::session::Sessions::new(store.root().to_path_buf(), std::sync::Arc::new(sandalyst::session::DockerFactory))?, req, &mut model, &emit, &cancel).await?;
+        sandalyst::run::execute(
+            &sandalyst::session::Sessions::new(
+                store.root().to_path_buf(),
+                std::sync::Arc::new(sandalyst::session::DockerFactory),
+            )?,
+            req,
+            &mut model,
+            &emit,
+            &cancel,
+        )
+        .await?;
         let end = Instant::now();
         let seen = seen.into_inner().unwrap();
         let at = |f: &dyn Fn(&EventKind) -> bool| {

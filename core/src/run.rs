@@ -10,8 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Event, RunStatus};
 use crate::model::{Model, Usage};
-use crate::sandbox::custom;
-use crate::sandbox::docker;
 use crate::session::{pump, SessionConfig, Sessions};
 use crate::workspace::{CollectedFile, Manifest};
 
@@ -73,7 +71,7 @@ pub async fn execute(
     tokio::select! {
         biased;
         _ = cancel.cancelled() => return Err(Cancelled.into()),
-        r = prepare(&mut req, emit) => r?,
+        r = prepare(sessions, &mut req, emit) => r?,
     }
     let session = sessions.create(req.config.clone()).await?;
     let setup = session.subscribe();
@@ -120,21 +118,20 @@ pub struct Cancelled;
 
 /// The engine and the image, checked before the session exists, so that their
 /// failures are errors of the command, with nothing left behind.
-async fn prepare(req: &mut RunRequest, emit: &(dyn Fn(Event) + Send + Sync)) -> anyhow::Result<()> {
-    let engine = docker::connect().await?;
-    let progress = |p: custom::BuildProgress| {
+async fn prepare(
+    sessions: &Sessions,
+    req: &mut RunRequest,
+    emit: &(dyn Fn(Event) + Send + Sync),
+) -> anyhow::Result<()> {
+    let progress = |message: String| {
         emit(Event::now(
             "",
             None,
-            crate::agent::EventKind::Status {
-                message: p.to_string(),
-            },
+            crate::agent::EventKind::Status { message },
         ))
     };
-    let s = &req.config.sandbox;
-    req.config.sandbox.image = custom::resolve(&engine, &s.image, &s.packages, &s.build, &progress)
-        .await
-        .map_err(crate::session::SessionError::from)?;
+    let sandbox = &req.config.sandbox;
+    req.config.sandbox.image = sessions.factory().prepare_image(sandbox, &progress).await?;
     Ok(())
 }
 

@@ -71,9 +71,15 @@ async fn the_engine_stopping_mid_run_ends_it_clearly_and_leaves_nothing() {
         }
     };
     let started = std::time::Instant::now();
-    let outcome = run::execute(&common::sessions(&store), req, &mut model, &emit, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &emit,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "the run noticed quickly"

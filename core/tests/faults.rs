@@ -35,9 +35,15 @@ async fn request(input: &Path) -> RunRequest {
 }
 
 async fn execute(store: &Store, req: RunRequest, model: &mut ScriptedModel) -> RunOutcome {
-    let outcome = run::execute(&common::sessions(store), req, model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = run::execute(
+        &common::sessions(store),
+        req,
+        model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let docker = common::engine().await;
     assert_eq!(
         common::containers_labelled(&docker, &outcome.run_id).await,
@@ -83,9 +89,15 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
             .unwrap();
     });
     let req = request(&input).await;
-    let outcome = run::execute(&common::sessions(&store), req, &mut model, &emit, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &emit,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     killer.await.unwrap();
     let docker = common::engine().await;
     assert_eq!(

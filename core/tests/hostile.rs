@@ -46,9 +46,15 @@ async fn hostile(steps: Vec<Step>, tweak: impl FnOnce(&mut RunRequest)) -> Done 
     let mut all = steps;
     all.push(ScriptedModel::python("alive", ALIVE));
     let mut model = ScriptedModel::new(all);
-    let outcome = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(sha(&input), before, "the user's input changed");
     assert_eq!(
         common::containers_labelled(&docker, &outcome.run_id).await,

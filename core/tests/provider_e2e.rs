@@ -48,9 +48,15 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
     );
     req.config.sandbox = common::config(&docker).await;
     req.config.limits.call_timeout = Duration::from_secs(120);
-    let outcome = run::execute(&common::sessions(&store), req, model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = run::execute(
+        &common::sessions(&store),
+        req,
+        model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.status);
     assert_eq!(outcome.turns, 3);
     assert_eq!(

@@ -71,9 +71,15 @@ async fn reference_case(root: &Path) -> String {
     let mut req = RunRequest::new(vec![energy_csv()], prompt);
     req.config.sandbox = common::config(&docker).await;
     let mut model = OfflineAnalyst::new();
-    let out = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let out = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.status, RunStatus::Finished);
     out.run_id
 }
@@ -114,9 +120,15 @@ async fn habits(root: &Path) -> String {
     let mut model = ScriptedModel::new(script);
     let mut req = RunRequest::new(vec![energy_csv()], "Daily totals, please".into());
     req.config.sandbox = common::config(&docker).await;
-    let out = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let out = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.status, RunStatus::Finished);
     out.run_id
 }
@@ -588,9 +600,15 @@ async fn a_cell_failing_on_new_data_stops_the_replay_and_a_model_continues() {
     ]);
     let mut req = RunRequest::new(vec![old.join("sales.csv")], "Total sales".into());
     req.config.sandbox = common::config(&docker).await;
-    let first = run::execute(&common::sessions(&store), req, &mut model, &|_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
+    let first = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &|_| {},
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         std::fs::read_to_string(first.outputs_dir.join("total.txt")).unwrap(),
         "8"

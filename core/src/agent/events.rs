@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::RunStatus;
 use crate::sandbox::{ExecStatus, Stream};
-use crate::workspace::{CopyReason, StagedInput, StagingMethod};
 
 /// One event of a session: who, when, and what.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -47,56 +46,8 @@ impl ArtifactKind {
     }
 }
 
-/// Set-up steps before code can run, each a typed stage a UI can show as progress.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "stage", rename_all = "snake_case")]
-pub enum SetupStage {
-    /// The engine answered: which one and its version.
-    Engine {
-        name: String,
-        version: String,
-    },
-    /// Containers left by an earlier process were removed.
-    LeftoversRemoved {
-        count: usize,
-    },
-    /// The sandbox image is being built; `line` is its latest progress line. A build
-    /// of the user's packages also says which of its steps began (`step` of `steps`).
-    ImageBuild {
-        line: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        step: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        steps: Option<u32>,
-    },
-    ImageReady {
-        tag: String,
-    },
-    ContainerStarting,
-    /// Files are being staged into `input/`.
-    Staging {
-        files: usize,
-        bytes: u64,
-    },
-    /// How files reached `input/`: one event per method (and reason for copies).
-    /// `bind_mount` is the host file itself, read-only (zero copy, local engines);
-    /// `copy` went through the engine as a tar stream.
-    Staged {
-        method: StagingMethod,
-        files: usize,
-        bytes: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<CopyReason>,
-    },
-    /// The sandbox is ready for code.
-    SandboxReady {
-        millis: u64,
-    },
-    /// The workspace of an earlier container was restored (a reopened session).
-    WorkspaceRestored,
-    /// The container was released after the session was idle; it comes back on the next ask.
-    SandboxReleased,
-}
+/// Set-up steps before code can run (they belong to the sandbox layer, which reports them).
+pub use crate::sandbox::SetupStage;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -193,35 +144,6 @@ pub enum EventKind {
     },
 }
 
-impl SetupStage {
-    /// The `Staged` events for what a sandbox reports: one per method and reason, in
-    /// the order they first occur.
-    pub fn staged(inputs: &[StagedInput]) -> Vec<SetupStage> {
-        let mut groups: Vec<(StagingMethod, Option<CopyReason>, usize, u64)> = Vec::new();
-        for i in inputs {
-            match groups
-                .iter_mut()
-                .find(|g| g.0 == i.method && g.1 == i.reason)
-            {
-                Some(g) => {
-                    g.2 += 1;
-                    g.3 += i.bytes;
-                }
-                None => groups.push((i.method, i.reason, 1, i.bytes)),
-            }
-        }
-        groups
-            .into_iter()
-            .map(|(method, reason, files, bytes)| SetupStage::Staged {
-                method,
-                files,
-                bytes,
-                reason,
-            })
-            .collect()
-    }
-}
-
 impl Event {
     pub fn now(session_id: &str, ask_id: Option<&str>, kind: EventKind) -> Event {
         Event {
@@ -236,6 +158,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::{CopyReason, StagedInput, StagingMethod};
 
     #[test]
     fn staged_events_group_by_method_and_reason_with_a_pinned_shape() {

@@ -130,8 +130,11 @@ impl Seen {
                     .await
                 {
                     let rel = f.path.clone();
-                    let _ =
-                        tokio::task::spawn_blocking(move || keep_copy(&dir, &rel, &bytes)).await;
+                    // Through the same check as the final collection.
+                    let _ = tokio::task::spawn_blocking(move || {
+                        crate::workspace::keep_live_copy(&dir, &rel, &bytes)
+                    })
+                    .await;
                 }
             }
             host.emit(EventKind::Artifact {
@@ -201,31 +204,6 @@ impl Seen {
             images: self.images,
         })
     }
-}
-
-/// Write `bytes` as `dir/rel`: plain relative names only (the name comes from the
-/// sandbox), never through a link, and nothing left behind when it does not fit.
-fn keep_copy(dir: &std::path::Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::path::{Component, Path};
-    let safe = !rel.is_empty()
-        && Path::new(rel)
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)));
-    if !safe {
-        anyhow::bail!("refused output name {rel:?}");
-    }
-    let dest = dir.join(rel);
-    let parent = dest.parent().expect("has a parent");
-    std::fs::create_dir_all(parent)?;
-    if std::fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_file()) {
-        anyhow::bail!("refused output {rel:?}: not a regular file on the host");
-    }
-    let tmp = parent.join(format!(".{}.part", std::process::id()));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &dest));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    Ok(written?)
 }
 
 /// Files in `now` that are new or differ from `before` in size or time.
@@ -362,23 +340,6 @@ mod tests {
             .map(|f| f.path.clone())
             .collect();
         assert_eq!(paths, ["b.png", "c.md"]);
-    }
-
-    #[test]
-    fn live_copies_take_plain_names_only_and_never_follow_links() {
-        let dir = tempfile::tempdir().unwrap();
-        keep_copy(dir.path(), "sub/a.csv", b"x").unwrap();
-        assert_eq!(std::fs::read(dir.path().join("sub/a.csv")).unwrap(), b"x");
-        assert!(keep_copy(dir.path(), "../escape.txt", b"x").is_err());
-        assert!(keep_copy(dir.path(), "/etc/x", b"x").is_err());
-        #[cfg(unix)]
-        {
-            let target = dir.path().join("target.txt");
-            std::fs::write(&target, b"keep").unwrap();
-            std::os::unix::fs::symlink(&target, dir.path().join("link.txt")).unwrap();
-            assert!(keep_copy(dir.path(), "link.txt", b"x").is_err());
-            assert_eq!(std::fs::read(&target).unwrap(), b"keep");
-        }
     }
 
     #[test]

@@ -51,9 +51,9 @@ pub use error::{Cancelled, Error};
 
 // What a front end shows or passes back, so that it needs no other module of the core.
 pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
+pub use crate::analyst::OfflineAnalyst;
 pub use crate::artifacts::csv_index::SortBy;
 pub use crate::artifacts::table::CsvPage;
-pub use crate::analyst::OfflineAnalyst;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{RunStatus, SessionError};

@@ -542,21 +542,7 @@ pub async fn build(
     if present(docker, base).await?.is_none() {
         return Err(ImageError::BaseMissing { base: base.into() });
     }
-    let ca = match &options.ca_file {
-        Some(path) => {
-            let p = path.clone();
-            let read = tokio::task::spawn_blocking(move || std::fs::read(&p))
-                .await
-                .map_err(|e| ImageError::Engine {
-                    message: e.to_string(),
-                })?;
-            Some(read.map_err(|e| ImageError::CaFile {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?)
-        }
-        None => None,
-    };
+    let ca = read_ca(options).await?;
     progress(BuildProgress::Started {
         tag: tag.clone(),
         base: base.into(),
@@ -568,9 +554,56 @@ pub async fn build(
                 message: format!("making the build context: {e}"),
             }
         })?;
+    if let Some(failed) = run_build(docker, &tag, context, options, progress).await? {
+        return Err(failed.into_error(tag));
+    }
+    let Some(built) = present(docker, &tag).await? else {
+        return Err(ImageError::BuildFailed {
+            tag: tag.clone(),
+            tool: "docker".into(),
+            message: format!("the build ended but the engine has no image {tag}"),
+        });
+    };
+    if let (Some(old), Some(new)) = (previous, built.id) {
+        drop_replaced(docker, &old, &new).await;
+    }
+    progress(BuildProgress::Done {
+        tag: tag.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+        cached: false,
+    });
+    Ok(tag)
+}
+
+/// Read the CA file a build trusts, if one is given.
+async fn read_ca(options: &BuildOptions) -> Result<Option<Vec<u8>>, ImageError> {
+    let Some(path) = &options.ca_file else {
+        return Ok(None);
+    };
+    let p = path.clone();
+    let read = tokio::task::spawn_blocking(move || std::fs::read(&p))
+        .await
+        .map_err(|e| ImageError::Engine {
+            message: e.to_string(),
+        })?;
+    Ok(Some(read.map_err(|e| ImageError::CaFile {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?))
+}
+
+/// Run the engine's build of `tag` from `context`, turning its output into progress;
+/// `Some` when the build failed, with what is needed to say why.
+async fn run_build(
+    docker: &Docker,
+    tag: &str,
+    context: Vec<u8>,
+    options: &BuildOptions,
+    progress: ProgressSink<'_>,
+) -> Result<Option<Failed>, ImageError> {
     let mut opts = BuildImageOptionsBuilder::new()
         .dockerfile("Dockerfile")
-        .t(&tag)
+        .t(tag)
         .rm(true)
         .forcerm(true)
         .pull("false");
@@ -582,17 +615,20 @@ pub async fn build(
     // The output of the step that runs, to quote pip's or apt's words if it fails.
     let mut step_lines: Vec<String> = Vec::new();
     let mut tool = "docker";
-    let failure = loop {
+    loop {
         let Some(item) = stream.next().await else {
-            break None;
+            return Ok(None);
         };
         let info = match item {
             Ok(info) => info,
-            Err(bollard::errors::Error::DockerStreamError { error }) => break Some(error),
+            Err(bollard::errors::Error::DockerStreamError { error }) => {
+                return Ok(Some(Failed::new(tool, step_lines, error)))
+            }
             Err(e) => return Err(engine(&format!("building {tag}"), e)),
         };
         if let Some(detail) = info.error_detail {
-            break Some(detail.message.unwrap_or_default());
+            let error = detail.message.unwrap_or_default();
+            return Ok(Some(Failed::new(tool, step_lines, error)));
         }
         for text in [info.stream, info.status].into_iter().flatten() {
             // The classic builder colours a step's stderr (ESC[91m ... ESC[0m).
@@ -623,12 +659,36 @@ pub async fn build(
                         tool = "pip";
                     }
                     step_lines.push(l.to_string());
-                    line(l);
+                    progress(BuildProgress::Line { text: l.into() });
                 }
             }
         }
-    };
-    if let Some(engine_message) = failure {
+    }
+}
+
+/// A failed build: the tool that ran last, its lines, and the engine's message.
+struct Failed {
+    tool: &'static str,
+    step_lines: Vec<String>,
+    engine_message: String,
+}
+
+impl Failed {
+    fn new(tool: &'static str, step_lines: Vec<String>, engine_message: String) -> Failed {
+        Failed {
+            tool,
+            step_lines,
+            engine_message,
+        }
+    }
+
+    /// The error a person reads: the tool's own words where they say it.
+    fn into_error(self, tag: String) -> ImageError {
+        let Failed {
+            tool,
+            step_lines,
+            engine_message,
+        } = self;
         let mut message =
             tool_message(tool, &step_lines).unwrap_or_else(|| engine_message.trim().to_string());
         // pip then says "no matching distribution", which hides the real cause.
@@ -639,33 +699,21 @@ pub async fn build(
                 " ({tool} could not verify the TLS certificate of the package server: where a proxy intercepts TLS, give its CA with --ca-file FILE or ca_file in [image])"
             ));
         }
-        return Err(ImageError::BuildFailed {
+        ImageError::BuildFailed {
             tag,
             tool: tool.into(),
             message,
-        });
-    }
-    let Some(built) = present(docker, &tag).await? else {
-        return Err(ImageError::BuildFailed {
-            tag: tag.clone(),
-            tool: "docker".into(),
-            message: format!("the build ended but the engine has no image {tag}"),
-        });
-    };
-    if let (Some(old), Some(new)) = (previous, built.id) {
-        if old != new {
-            // A forced rebuild moved the tag: drop the untagged image, unless a
-            // container still uses it.
-            let opts = bollard::query_parameters::RemoveImageOptionsBuilder::new().build();
-            let _ = docker.remove_image(&old, Some(opts), None).await;
         }
     }
-    progress(BuildProgress::Done {
-        tag: tag.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-        cached: false,
-    });
-    Ok(tag)
+}
+
+/// A forced rebuild moved the tag from `old` to `new`: drop the untagged image,
+/// unless a container still uses it.
+async fn drop_replaced(docker: &Docker, old: &str, new: &str) {
+    if old != new {
+        let opts = bollard::query_parameters::RemoveImageOptionsBuilder::new().build();
+        let _ = docker.remove_image(old, Some(opts), None).await;
+    }
 }
 
 /// `text` without terminal escape sequences (`ESC [ ... letter`).
@@ -1009,6 +1057,24 @@ pub async fn resolve(
         return Ok(base);
     }
     ensure(docker, &base, packages, options, progress).await
+}
+
+/// An image error as the typed error front ends branch on.
+impl From<ImageError> for crate::protocol::SessionError {
+    fn from(e: ImageError) -> crate::protocol::SessionError {
+        use crate::protocol::SessionError;
+        use ImageError as E;
+        let message = e.to_string();
+        match e {
+            E::BadPackage(_) => SessionError::BadInput { message },
+            E::NoPython { .. } | E::KernelNeeds { .. } => SessionError::ImageUnusable { message },
+            E::Engine { .. }
+            | E::BaseMissing { .. }
+            | E::BuildFailed { .. }
+            | E::CaFile { .. }
+            | E::NotFound { .. } => SessionError::ImageMissing { message },
+        }
+    }
 }
 
 #[cfg(test)]

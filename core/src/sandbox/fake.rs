@@ -1,4 +1,5 @@
-//! An in-memory [`Sandbox`] for testing the loop and sessions without Docker.
+//! An in-memory [`Sandbox`] and its [`FakeFactory`], for testing the loop and
+//! sessions without Docker.
 //!
 //! Its "Python" is a tiny line language, enough to show state kept between calls,
 //! files made and read, output streamed while a call runs, figures, errors and
@@ -15,15 +16,20 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, Stream};
-use crate::workspace::{CollectLimits, Collected, CollectedFile, Manifest};
+use super::custom::Packages;
+use super::factory::{EngineStatus, LineSink, SandboxFactory, SetupSink};
+use super::packages::PackagesError;
+use super::report::{BuildLine, ImageBuild, ImagePython, ImageReport};
+use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream};
+use crate::protocol::SessionError;
+use crate::workspace::Manifest;
 
 #[derive(Default)]
 pub struct FakeSandbox {
@@ -222,28 +228,18 @@ impl Sandbox for FakeSandbox {
         Ok(())
     }
 
-    async fn collect_outputs(
-        &self,
-        dest: &Path,
-        _limits: &CollectLimits,
-    ) -> anyhow::Result<Collected> {
-        let mut files = Vec::new();
-        for e in self.list_outputs().await? {
-            let target = dest.join(&e.path);
-            if let Some(parent) = target.parent() {
-                tokio::fs::create_dir_all(parent).await?;
+    async fn output_tar(&self) -> anyhow::Result<Box<dyn std::io::Read + Send>> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, (bytes, _)) in self.files.lock().unwrap().iter() {
+            if path.starts_with("output/") {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(bytes.len() as u64);
+                h.set_mode(0o644);
+                h.set_cksum();
+                tar.append_data(&mut h, path, &bytes[..])?;
             }
-            let bytes = self.file(&format!("output/{}", e.path)).unwrap_or_default();
-            tokio::fs::write(&target, &bytes).await?;
-            files.push(CollectedFile {
-                path: e.path,
-                bytes: e.bytes,
-            });
         }
-        Ok(Collected {
-            files,
-            ..Default::default()
-        })
+        Ok(Box::new(std::io::Cursor::new(tar.into_inner()?)))
     }
 
     async fn archive_workspace(&self, dest: &Path, _max_bytes: u64) -> anyhow::Result<u64> {
@@ -265,5 +261,130 @@ impl Sandbox for FakeSandbox {
     async fn close(&self) -> anyhow::Result<()> {
         self.closed.store(true, Ordering::SeqCst);
         Ok(())
+    }
+}
+
+/// Starts [`FakeSandbox`]es and remembers them, so a test can look inside. Its
+/// "engine" always answers and its one image, [`FAKE_IMAGE`], is always there.
+#[derive(Default)]
+pub struct FakeFactory {
+    pub started: Mutex<Vec<Arc<FakeSandbox>>>,
+    /// When set, starting fails with this error (e.g. an engine that does not answer).
+    pub fail_with: Mutex<Option<SessionError>>,
+}
+
+/// The tag the fake factory reports for every image.
+pub const FAKE_IMAGE: &str = "sandalyst-fake:latest";
+
+#[async_trait]
+impl SandboxFactory for FakeFactory {
+    async fn start(
+        &self,
+        _id: &str,
+        _config: &SandboxConfig,
+        manifest: &Manifest,
+        _setup: SetupSink<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        if let Some(e) = self.fail_with.lock().unwrap().clone() {
+            return Err(e);
+        }
+        let sb = Arc::new(FakeSandbox::default());
+        sb.add_inputs(manifest)
+            .await
+            .map_err(|e| SessionError::Sandbox {
+                message: format!("{e:#}"),
+            })?;
+        self.started.lock().unwrap().push(sb.clone());
+        Ok(sb)
+    }
+
+    async fn prepare_image(
+        &self,
+        config: &SandboxConfig,
+        _progress: LineSink<'_>,
+    ) -> Result<String, SessionError> {
+        if let Some(e) = self.fail_with.lock().unwrap().clone() {
+            return Err(e);
+        }
+        Ok(match config.image.as_str() {
+            "" => FAKE_IMAGE.to_string(),
+            own => own.to_string(),
+        })
+    }
+
+    async fn engine_status(&self) -> EngineStatus {
+        EngineStatus {
+            reachable: true,
+            message: None,
+            fix: None,
+            engine: Some("in-memory sandbox".into()),
+            missing: Vec::new(),
+            image_tag: FAKE_IMAGE.into(),
+            image_present: Some(true),
+            image_bytes: None,
+        }
+    }
+
+    async fn build_image(
+        &self,
+        progress: &(dyn for<'s> Fn(&'s str) + Send + Sync),
+    ) -> anyhow::Result<String> {
+        progress("nothing to build for the in-memory sandbox");
+        Ok(FAKE_IMAGE.into())
+    }
+
+    async fn image_report(&self, _packages: &Packages) -> anyhow::Result<ImageReport> {
+        Ok(ImageReport {
+            tag: FAKE_IMAGE.into(),
+            present: true,
+            size_bytes: None,
+            created: None,
+            stale_tags: Vec::new(),
+            custom: None,
+            python: Some(ImagePython {
+                tag: FAKE_IMAGE.into(),
+                env: Err(PackagesError::Unsupported.to_string()),
+            }),
+        })
+    }
+
+    async fn build_images(
+        &self,
+        _build: &ImageBuild,
+        progress: &(dyn Fn(BuildLine) + Send + Sync),
+    ) -> anyhow::Result<String> {
+        progress(BuildLine::UpToDate {
+            tag: FAKE_IMAGE.into(),
+        });
+        Ok(FAKE_IMAGE.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::CollectLimits;
+
+    #[tokio::test]
+    async fn outputs_come_back_through_the_one_check() {
+        let sb = FakeSandbox::default();
+        sb.write_file("output/report.md", b"# hi").await.unwrap();
+        sb.write_file("output/big.bin", &[0u8; 100]).await.unwrap();
+        sb.write_file("scratch.txt", b"not an output")
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let limits = CollectLimits {
+            max_file_bytes: 50,
+            ..CollectLimits::default()
+        };
+        let got = sb.collect_outputs(dir.path(), &limits).await.unwrap();
+        let files: Vec<_> = got.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["report.md"]);
+        assert_eq!(got.refused.len(), 1);
+        assert_eq!(got.refused[0].path, "big.bin");
+        assert!(got.refused[0].reason.contains("50 byte limit per file"));
+        assert!(!dir.path().join("big.bin").exists());
     }
 }

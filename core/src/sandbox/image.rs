@@ -118,8 +118,9 @@ const RECIPE: &[RecipeFile] = &[
 const RECIPE_FORMAT: &str = "sandalyst-image-v1";
 
 /// How to build the image.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BuildMethod {
+    #[default]
     /// Dockerfile if its base image is present locally, else offline if `mmdebstrap`
     /// is installed, else an error saying what to do.
     Auto,

@@ -1,4 +1,5 @@
-//! The `Sandbox` trait: where the model's code runs, and the Docker backend.
+//! The `Sandbox` trait: where the model's code runs; the [`SandboxFactory`] that
+//! makes sandboxes and answers for their engine; the Docker and in-memory backends.
 //!
 //! The agent loop only sees this trait: run Python in a persistent kernel, run a
 //! shell command, interrupt, bring outputs back, archive the workspace, close.
@@ -9,14 +10,21 @@ mod bind;
 pub mod custom;
 pub mod docker;
 pub mod engine;
+pub mod factory;
 pub mod fake;
 pub mod image;
 mod kernel;
 pub mod packages;
+pub mod report;
+
+pub use docker::DockerFactory;
+pub use factory::{fix_for_this_os, EngineStatus, LineSink, SandboxFactory, SetupSink, SetupStage};
+pub use fake::FakeFactory;
 
 use std::path::Path;
 use std::time::Duration;
 
+use anyhow::Context;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -208,12 +216,36 @@ pub trait Sandbox: Send + Sync {
         }
         Ok(())
     }
-    /// Copy `/workspace/output` into `dest`, refusing unsafe entries.
+    /// `/workspace/output` as a tar stream (entries under `output/`), read on a
+    /// blocking thread. Backends only move the bytes: what comes out is checked by
+    /// `collect_outputs`.
+    async fn output_tar(&self) -> anyhow::Result<Box<dyn std::io::Read + Send>>;
+    /// Copy `/workspace/output` into `dest` through the one check of what leaves a
+    /// sandbox ([`crate::workspace::collect_chosen`]): unsafe entries refused, the
+    /// caps of `limits` applied. When output/ holds more than may come back, the files
+    /// that matter most (top-level files, images, tables, Markdown) are chosen first.
+    /// Not for backends to override.
     async fn collect_outputs(
         &self,
         dest: &Path,
         limits: &CollectLimits,
-    ) -> anyhow::Result<Collected>;
+    ) -> anyhow::Result<Collected> {
+        let listed: Vec<(String, u64)> = self
+            .list_outputs()
+            .await
+            .map(|l| l.into_iter().map(|e| (e.path, e.bytes)).collect())
+            .unwrap_or_default();
+        let total: u64 = listed.iter().map(|e| e.1).sum();
+        let chosen = (listed.len() > limits.max_files || total > limits.max_total_bytes)
+            .then(|| crate::workspace::choose_outputs(&listed, limits));
+        let reader = self.output_tar().await?;
+        let (dest, limits) = (dest.to_path_buf(), limits.clone());
+        tokio::task::spawn_blocking(move || {
+            crate::workspace::collect_chosen(reader, "output/", &dest, &limits, chosen.as_ref())
+        })
+        .await
+        .context("collecting outputs")?
+    }
     /// Write the whole workspace as a tar archive to `dest`.
     async fn archive_workspace(&self, dest: &Path, max_bytes: u64) -> anyhow::Result<u64>;
     /// The Python interpreter and packages of the sandbox's image, read once per

@@ -25,19 +25,3 @@ impl SessionError {
         }
     }
 }
-
-impl From<crate::sandbox::custom::ImageError> for SessionError {
-    fn from(e: crate::sandbox::custom::ImageError) -> SessionError {
-        use crate::sandbox::custom::ImageError as E;
-        let message = e.to_string();
-        match e {
-            E::BadPackage(_) => SessionError::BadInput { message },
-            E::NoPython { .. } | E::KernelNeeds { .. } => SessionError::ImageUnusable { message },
-            E::Engine { .. }
-            | E::BaseMissing { .. }
-            | E::BuildFailed { .. }
-            | E::CaFile { .. }
-            | E::NotFound { .. } => SessionError::ImageMissing { message },
-        }
-    }
-}

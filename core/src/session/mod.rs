@@ -40,7 +40,6 @@ mod ask;
 mod config;
 mod disk;
 mod error;
-mod factory;
 mod handle;
 mod inputs;
 mod lifecycle;
@@ -57,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::sandbox::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
 pub use config::SessionConfig;
 pub use error::{ErrorInfo, SessionError};
 pub use handle::{pump, AskHandle, AskOutcome};
@@ -66,8 +66,6 @@ pub use registry::{SessionSummary, Sessions};
 // The parts of one session, each in its room, see each other's helpers.
 use disk::*;
 use handle::*;
-
-pub use factory::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
 
 use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};

@@ -44,6 +44,11 @@ impl Sessions {
         self.store.root()
     }
 
+    /// Where these sessions' sandboxes come from.
+    pub fn factory(&self) -> &dyn SandboxFactory {
+        self.factory.as_ref()
+    }
+
     pub async fn create(&self, config: SessionConfig) -> Result<Session, SessionError> {
         config.validate()?;
         let store = self.store.clone();

@@ -4,15 +4,16 @@
 //! originals are only ever read) turned into a tar *stream*, so a 1 GB file is never
 //! held in memory. Out: a tar stream of `output/` unpacked by [`collect`] with every
 //! entry checked: regular files and folders only, no absolute paths or `..`, size
-//! and count caps; anything else is refused and reported, never written.
+//! and count caps; anything else is refused and reported, never written. The same
+//! module (`extract`) checks the live copies made while a call runs.
 
-mod collect;
+mod extract;
 pub mod inputs;
 mod stream;
 
-pub use collect::{
-    choose_outputs, collect, collect_chosen, Chosen, CollectLimits, Collected, CollectedFile,
-    Refused,
+pub use extract::{
+    choose_outputs, collect, collect_chosen, keep_live_copy, Chosen, CollectLimits, Collected,
+    CollectedFile, Refused,
 };
 pub use inputs::{open_input, InputNote, Kind, Refusal};
 pub use stream::{ChannelReader, ChannelWriter};

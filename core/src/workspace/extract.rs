@@ -1,4 +1,8 @@
-//! Unpacking a sandbox's outputs onto the host, treating every entry as hostile.
+//! The one check of everything that comes out of a sandbox onto the host, whatever
+//! the backend: the outputs collected when an ask ends (a tar stream of `output/`,
+//! see [`collect_chosen`]) and the live copies made while a call runs
+//! ([`keep_live_copy`]). Every entry is treated as hostile: regular files and folders
+//! only, no absolute paths or `..`, never written through a link, size and count caps.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -222,6 +226,32 @@ fn write_file(entry: &mut impl Read, target: &Path, size: u64) -> anyhow::Result
     })
 }
 
+/// Write one output file the sandbox reported (`rel` relative to `output/`) as
+/// `dir/rel`, while the call that made it still runs: plain relative names only,
+/// never through a link, and nothing left behind when it does not fit. The ask's
+/// final collection replaces the folder with its own checked copy.
+pub fn keep_live_copy(dir: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let safe = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+    if !safe {
+        anyhow::bail!("refused output name {rel:?}");
+    }
+    let dest = dir.join(rel);
+    let parent = dest.parent().expect("has a parent");
+    std::fs::create_dir_all(parent)?;
+    if std::fs::symlink_metadata(&dest).is_ok_and(|m| !m.is_file()) {
+        anyhow::bail!("refused output {rel:?}: not a regular file on the host");
+    }
+    let tmp = parent.join(format!(".{}.part", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &dest));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(written?)
+}
+
 /// The path as normal components only, or None if it is absolute or climbs out.
 fn safe_relative(name: &str) -> Option<PathBuf> {
     let mut rel = PathBuf::new();
@@ -375,5 +405,22 @@ mod tests {
         let got = collect(&bytes[..], "output/", dir.path(), &limits).unwrap();
         assert_eq!(got.files.len(), 2);
         assert_eq!(got.refused.len(), 3);
+    }
+
+    #[test]
+    fn live_copies_take_plain_names_only_and_never_follow_links() {
+        let dir = tempfile::tempdir().unwrap();
+        keep_live_copy(dir.path(), "sub/a.csv", b"x").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("sub/a.csv")).unwrap(), b"x");
+        assert!(keep_live_copy(dir.path(), "../escape.txt", b"x").is_err());
+        assert!(keep_live_copy(dir.path(), "/etc/x", b"x").is_err());
+        #[cfg(unix)]
+        {
+            let target = dir.path().join("target.txt");
+            std::fs::write(&target, b"keep").unwrap();
+            std::os::unix::fs::symlink(&target, dir.path().join("link.txt")).unwrap();
+            assert!(keep_live_copy(dir.path(), "link.txt", b"x").is_err());
+            assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        }
     }
 }

@@ -1,0 +1,280 @@
+//! The container a sandbox asks for and the check that the engine made it so: no
+//! network unless asked, uid 1000, all capabilities dropped, no-new-privileges,
+//! read-only root, size-limited tmpfs mounts, memory/CPU/process limits.
+
+use std::collections::HashMap;
+
+use anyhow::bail;
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits, VolumeCreateRequest,
+};
+
+use crate::sandbox::bind::Bound;
+use crate::sandbox::{image, SandboxConfig};
+
+/// The workspace volume: tmpfs-backed (writable under a read-only root), `room` bytes.
+pub(super) fn volume(
+    name: &str,
+    labels: HashMap<String, String>,
+    room: u64,
+    podman: bool,
+) -> VolumeCreateRequest {
+    // Podman 4 takes `size=` on a volume as a disk quota (and fails without
+    // project quotas); tmpfs's own `nr_blocks` (pages) gives it the same cap.
+    let size = if podman {
+        format!("nr_blocks={}", room.div_ceil(4096).max(1))
+    } else {
+        format!("size={room}")
+    };
+    VolumeCreateRequest {
+        name: Some(name.to_string()),
+        driver: Some("local".into()),
+        driver_opts: Some(HashMap::from([
+            ("type".to_string(), "tmpfs".to_string()),
+            ("device".to_string(), "tmpfs".to_string()),
+            (
+                "o".to_string(),
+                format!("{size},uid=1000,gid=1000,mode=0755,nosuid,nodev"),
+            ),
+        ])),
+        labels: Some(labels),
+        ..Default::default()
+    }
+}
+
+/// The container for one sandbox: `volume` at `/workspace`, `binds` read-only, the
+/// limits and switches of `c`, and `labels` naming its run, owner and start.
+pub(super) fn container(
+    c: &SandboxConfig,
+    labels: HashMap<String, String>,
+    volume: &str,
+    binds: &[Bound],
+    podman: bool,
+) -> ContainerCreateBody {
+    let host = HostConfig {
+        network_mode: Some(if c.network { "bridge" } else { "none" }.into()),
+        memory: Some(c.memory_bytes),
+        memory_swap: Some(c.memory_bytes),
+        nano_cpus: Some(c.nano_cpus),
+        pids_limit: Some(c.pids_limit),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        readonly_rootfs: Some(true),
+        tmpfs: Some({
+            let mut t = HashMap::from([(
+                "/tmp".to_string(),
+                format!("rw,nosuid,nodev,noexec,size={}", c.tmp_bytes),
+            )]);
+            // Podman puts writable, unbounded tmpfs mounts on /run and /var/tmp
+            // of a read-only container; read-only ones of our own replace them,
+            // so only /workspace and /tmp are writable, as on Docker.
+            if podman {
+                for dir in ["/run", "/var/tmp"] {
+                    t.insert(dir.to_string(), "ro,nosuid,nodev,noexec,size=64k".into());
+                }
+            }
+            t
+        }),
+        mounts: Some(
+            std::iter::once(Mount {
+                target: Some(image::WORKDIR.into()),
+                source: Some(volume.to_string()),
+                typ: Some(MountType::VOLUME),
+                ..Default::default()
+            })
+            .chain(binds.iter().map(Bound::mount))
+            .collect(),
+        ),
+        // Podman raises the container's open-file and process rlimits to the
+        // maximum, which fails where the engine itself may not raise them (no
+        // CAP_SYS_RESOURCE); explicit, modest values work everywhere. The pids
+        // limit above stays the real bound on processes.
+        ulimits: podman.then(|| {
+            ["nofile", "nproc"]
+                .iter()
+                .map(|n| ResourcesUlimits {
+                    name: Some(n.to_string()),
+                    soft: Some(4096),
+                    hard: Some(4096),
+                })
+                .collect()
+        }),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(c.image.clone()),
+        // PID 1 (under the image's tini) lives as long as its stdin is open. This
+        // process holds that stdin (the lease, attached below); when it dies
+        // without cleaning up (SIGKILL, a crash), the engine closes the stdin of
+        // its only attached client (StdinOnce), `cat` ends and the container
+        // stops by itself.
+        cmd: Some(vec!["sh".into(), "-c".into(), "cat >/dev/null".into()]),
+        open_stdin: Some(true),
+        stdin_once: Some(true),
+        attach_stdin: Some(true),
+        user: Some(image::USER.into()),
+        working_dir: Some(image::WORKDIR.into()),
+        env: Some(sandbox_env(c)),
+        labels: Some(labels),
+        network_disabled: Some(!c.network),
+        host_config: Some(host),
+        ..Default::default()
+    }
+}
+
+/// Compare the limits and switches of a created container (its inspected host
+/// config) with what was asked; every difference is named.
+pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> anyhow::Result<()> {
+    let Some(h) = made else {
+        bail!("the engine did not report the sandbox container's settings; refusing to run code in it");
+    };
+    let mut wrong = Vec::new();
+    let mut expect = |what: &str, want: String, got: String| {
+        if want != got {
+            wrong.push(format!("{what}: asked {want}, got {got}"));
+        }
+    };
+    let show = |v: Option<i64>| v.map_or("none".to_string(), |v| v.to_string());
+    // Resource limits, unless the user accepted running without them (an engine
+    // that cannot enforce them, e.g. rootless Podman on cgroup v1, reports them as 0).
+    if !asked.allow_no_limits {
+        expect("memory", asked.memory_bytes.to_string(), show(h.memory));
+        expect(
+            "memory+swap",
+            asked.memory_bytes.to_string(),
+            show(h.memory_swap),
+        );
+        expect(
+            "process limit",
+            asked.pids_limit.to_string(),
+            show(h.pids_limit),
+        );
+        // CPU as nano-CPUs, or as the quota/period an engine may turn it into.
+        let cpus = match (h.nano_cpus, h.cpu_quota, h.cpu_period) {
+            (Some(n), _, _) if n > 0 => Some(n),
+            (_, Some(q), Some(p)) if q > 0 && p > 0 => Some(q * 1_000_000_000 / p),
+            _ => None,
+        };
+        expect("CPU (nano-CPUs)", asked.nano_cpus.to_string(), show(cpus));
+    }
+    expect(
+        "read-only root",
+        "true".into(),
+        h.readonly_rootfs.unwrap_or(false).to_string(),
+    );
+    if !asked.network {
+        expect(
+            "network",
+            "none".into(),
+            h.network_mode.clone().unwrap_or_default(),
+        );
+    }
+    let opts = h.security_opt.clone().unwrap_or_default();
+    if !opts.iter().any(|o| o.starts_with("no-new-privileges")) {
+        wrong.push(format!("no-new-privileges: asked, got {opts:?}"));
+    }
+    if !wrong.is_empty() {
+        bail!(
+            "the engine did not apply the sandbox's settings ({}); refusing to run code in it",
+            wrong.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// The sandbox's environment. Numeric libraries start one thread per CPU they see,
+/// which is the host's count, not the container's limit: on a many-core host a 1-CPU
+/// sandbox would run dozens of OpenBLAS threads against its quota. They get the limit.
+/// [`crate::sandbox::MARKER_ENV`] marks it as a sandbox.
+pub(super) fn sandbox_env(c: &SandboxConfig) -> Vec<String> {
+    let threads = (c.nano_cpus.max(1) as u64).div_ceil(1_000_000_000);
+    let mut env = vec![
+        "HOME=/tmp".to_string(),
+        "MPLBACKEND=Agg".to_string(),
+        format!("{}=1", crate::sandbox::MARKER_ENV),
+    ];
+    for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
+        env.push(format!("{var}={threads}"));
+    }
+    env
+}
+
+#[cfg(test)]
+mod made_tests {
+    use super::*;
+
+    fn made(c: &SandboxConfig) -> HostConfig {
+        HostConfig {
+            memory: Some(c.memory_bytes),
+            memory_swap: Some(c.memory_bytes),
+            nano_cpus: Some(c.nano_cpus),
+            pids_limit: Some(c.pids_limit),
+            readonly_rootfs: Some(true),
+            network_mode: Some("none".into()),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn numeric_libraries_get_as_many_threads_as_the_cpu_limit() {
+        let with = |nano_cpus| {
+            sandbox_env(&SandboxConfig {
+                nano_cpus,
+                ..SandboxConfig::default()
+            })
+        };
+        assert!(with(1_000_000_000).contains(&"OPENBLAS_NUM_THREADS=1".to_string()));
+        assert!(with(500_000_000).contains(&"OMP_NUM_THREADS=1".to_string()));
+        assert!(with(2_500_000_000).contains(&"MKL_NUM_THREADS=3".to_string()));
+        assert!(with(1_000_000_000).contains(&"MPLBACKEND=Agg".to_string()));
+        assert!(with(1_000_000_000).contains(&"SANDALYST_SANDBOX=1".to_string()));
+    }
+
+    #[test]
+    fn a_dropped_or_changed_limit_fails_the_start_and_is_named() {
+        let c = SandboxConfig::default();
+        check_made(&c, Some(&made(&c))).unwrap();
+        // CPU given back as quota/period is the same limit.
+        let h = HostConfig {
+            nano_cpus: Some(0),
+            cpu_quota: Some(100_000),
+            cpu_period: Some(100_000),
+            ..made(&c)
+        };
+        check_made(&c, Some(&h)).unwrap();
+        let h = HostConfig {
+            memory: Some(0),
+            pids_limit: None,
+            readonly_rootfs: Some(false),
+            network_mode: Some("bridge".into()),
+            ..made(&c)
+        };
+        let e = check_made(&c, Some(&h)).unwrap_err().to_string();
+        for what in [
+            "memory: asked 2147483648, got 0",
+            "process limit: asked 256, got none",
+            "read-only root: asked true, got false",
+            "network: asked none, got bridge",
+        ] {
+            assert!(e.contains(what), "{e}");
+        }
+        assert!(check_made(&c, None).is_err());
+        // Accepted to run without limits: only the limits may be missing.
+        let accepted = SandboxConfig {
+            allow_no_limits: true,
+            ..c.clone()
+        };
+        let h = HostConfig {
+            memory: Some(0),
+            pids_limit: Some(0),
+            ..made(&c)
+        };
+        check_made(&accepted, Some(&h)).unwrap();
+        let h = HostConfig {
+            readonly_rootfs: Some(false),
+            ..h
+        };
+        assert!(check_made(&accepted, Some(&h)).is_err());
+    }
+}
