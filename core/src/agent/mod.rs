@@ -14,6 +14,9 @@ pub mod instructions;
 pub mod observe;
 pub mod tools;
 
+#[cfg(test)]
+mod tests;
+
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
