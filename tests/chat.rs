@@ -3,6 +3,8 @@
 //! session continued after its process was killed, and the offline analyst's honest
 //! answer to a follow-up it cannot do.
 
+use crate::common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -75,6 +77,9 @@ fn wait_for(rx: &mpsc::Receiver<String>, needle: &str) {
 
 #[test]
 fn chat_keeps_the_kernel_between_asks_and_a_killed_session_continues() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let input = dir.path().join("data.csv");
@@ -147,6 +152,9 @@ fn chat_keeps_the_kernel_between_asks_and_a_killed_session_continues() {
 
 #[test]
 fn the_offline_analyst_answers_the_reference_case_then_says_what_it_cannot_do() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let task = std::fs::read_to_string(repo().join("examples/anomaly_task.md"))
         .unwrap()

@@ -1,6 +1,8 @@
 //! End to end through the `sandalyst` command line, with the offline analyst and the
 //! real Docker sandbox; and the command line's answers to bad input.
 
+use crate::common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -167,6 +169,9 @@ fn check_reference_case(input: &Path, events: &Path, names: [&str; 3], prompt: &
 
 #[test]
 fn reference_case_through_the_command_line() {
+    if common::no_engine_skip() {
+        return;
+    }
     let r = repo();
     let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
     check_reference_case(
@@ -180,6 +185,9 @@ fn reference_case_through_the_command_line() {
 
 #[test]
 fn offline_analyst_on_a_file_it_has_never_seen() {
+    if common::no_engine_skip() {
+        return;
+    }
     let r = repo();
     check_reference_case(
         &r.join("tests/fixtures/chiller_plant.csv"),
@@ -192,6 +200,9 @@ fn offline_analyst_on_a_file_it_has_never_seen() {
 
 #[test]
 fn a_spanish_request_gets_the_same_events_with_a_spanish_report_and_answer() {
+    if common::no_engine_skip() {
+        return;
+    }
     let r = repo();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -252,6 +263,9 @@ fn a_spanish_request_gets_the_same_events_with_a_spanish_report_and_answer() {
 
 #[test]
 fn runs_list_show_and_export() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let input = dir.path().join("t.csv");
@@ -290,6 +304,9 @@ fn runs_list_show_and_export() {
 
 #[test]
 fn image_status_lists_the_python_packages_read_from_the_image() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let o = sandalyst(&["image", "status"], dir.path());
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -432,6 +449,9 @@ fn containers_of(run_id: &str) -> usize {
 
 #[test]
 fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_next_start() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let code = "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)";
     let (mut child, input, data, run_dir) = start_slow_run(dir.path(), code);
@@ -480,6 +500,9 @@ fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_nex
 
 #[test]
 fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (child, _, _, run_dir) = start_slow_run(dir.path(), "import time\ntime.sleep(120)");
     let started = std::time::Instant::now();
@@ -513,6 +536,9 @@ fn ctrl_c_interrupts_the_code_removes_the_container_and_exits_130() {
 /// that are not package names are refused in one line, from the flags or the file.
 #[test]
 fn own_packages_from_image_build_and_the_config_file() {
+    if common::no_engine_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     // Behind a proxy that intercepts TLS the build needs its CA; the host's trust

@@ -9,6 +9,8 @@
 //! requests of one file share one session (one container), so later ones are follow-ups
 //! on the same kernel.
 
+use crate::common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -263,6 +265,9 @@ async fn ask_case(session: &Session, case: &Value, loaded: bool) -> Vec<String> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_on_ordinary_tables_get_the_right_skill_and_numbers() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
     let dir = fixtures();
     let cases: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();

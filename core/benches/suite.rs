@@ -6,13 +6,13 @@
 //! `docker cp` of the same file for staging, Python's `csv` module reading the whole
 //! file for tables, a fresh `python3 -c pass` for the loop's cost per turn. The
 //! reference case runs against a scripted Responses-wire server on 127.0.0.1 (the test
-//! suite's own, `core/tests/wire`, without the 1 ms it waits between SSE chunks in the
+//! suite's own, `core/tests/common/wire`, without the 1 ms it waits between SSE chunks in the
 //! tests), so no turn waits on a model.
 //!
 //! The tiny size exists so the test suite can prove that the bench still runs; its
 //! numbers mean nothing.
 
-#[path = "../tests/wire/mod.rs"]
+#[path = "../tests/common/wire/mod.rs"]
 mod wire;
 
 use std::io::Write;
@@ -944,7 +944,7 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-#[allow(dead_code)] // the test suite includes this file for `run` (core/tests/bench_suite.rs)
+#[allow(dead_code)] // the test suite includes this file for `run` (core/tests/docker/bench_suite.rs)
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let size = if args.iter().any(|a| a == "--tiny") {

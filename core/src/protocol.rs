@@ -185,12 +185,23 @@ impl Serialize for SessionError {
     }
 }
 
+/// The argument of each tool that holds what the call runs or looks at: the tools'
+/// schemas, the parsing of calls, their display, reruns and exports name them here.
+pub mod tool_arg {
+    /// `python`: the source to run.
+    pub const CODE: &str = "code";
+    /// `shell`: the command line.
+    pub const COMMAND: &str = "command";
+    /// `view_image`: the file, relative to `/workspace`.
+    pub const PATH: &str = "path";
+}
+
 /// The code or command inside a call's arguments, for display; the raw text if unparsable.
 pub fn tool_source(arguments: &str) -> String {
     serde_json::from_str::<serde_json::Value>(arguments)
         .ok()
         .and_then(|v| {
-            ["code", "command", "path"]
+            [tool_arg::CODE, tool_arg::COMMAND, tool_arg::PATH]
                 .iter()
                 .find_map(|k| v.get(k).and_then(|s| s.as_str()).map(str::to_owned))
         })

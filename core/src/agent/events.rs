@@ -1,6 +1,6 @@
 //! What a session reports as it goes: the command line prints these as progress
 //! lines, the desktop receives them on one channel per ask. `docs/EVENTS.md`
-//! documents every kind; `tests/events.rs` pins their serialized shape.
+//! documents every kind; `core/tests/fast/session.rs` pins their serialized shape.
 
 use serde::{Deserialize, Serialize};
 

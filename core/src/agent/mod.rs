@@ -1,8 +1,12 @@
-//! The agent loop: `run(task)` calls `step()` until the model answers without a
-//! tool call or a limit ends the ask; `step()` asks the model, executes its tool
-//! calls in the sandbox and appends what they produced. A tool's failure is an
-//! observation for the model, never a crash. Every item is handed to the [`Host`]
-//! as soon as it exists, so a crash loses nothing already said or done.
+//! The agent loop: `run(task)` calls `step()` until an outcome ends the ask; `step()`
+//! asks the model, executes its tool calls in the sandbox and appends what they
+//! produced. How a step ends is one `Outcome`, decided in `run`: recoverable ones (a
+//! failed cell, bad arguments, a cut or empty reply, a missing output) were already
+//! told to the model and the loop goes on; a limit gets one tool-less turn for the
+//! write-up; an answer or a cancel ends the ask; a failure outside the model's control
+//! (provider, sandbox, disk) ends it `Failed`, kept typed in [`Agent::failure`]. Every
+//! item is handed to the [`Host`] as soon as it exists, so a crash loses nothing
+//! already said or done.
 //!
 //! The helpers that shape what the model sees live beside it: [`observe`] (output
 //! budget, artifacts and images after each call), [`context`] (keeping the history
@@ -13,6 +17,9 @@ pub mod events;
 pub mod instructions;
 pub mod observe;
 pub mod tools;
+
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
@@ -92,9 +99,19 @@ pub struct Agent<'a> {
     cuts: u32,
 }
 
-enum Next {
+/// How a turn ends, decided in one place ([`Agent::run`]). A recoverable outcome (a
+/// failed cell, bad arguments, a cut or empty reply, a missing file) has already been
+/// told to the model, as a call's result or a note, and the loop goes on; the others
+/// end the ask with a status.
+enum Outcome {
+    /// The model has something new to read: go on.
     Continue,
-    Stop(RunStatus),
+    /// The model answered, or the user cancelled.
+    Ended(RunStatus),
+    /// A limit was reached: one more turn, without tools, for the write-up.
+    Limit(RunStatus),
+    /// Something outside the model's control failed (provider, sandbox, disk).
+    Failed(anyhow::Error),
 }
 
 impl<'a> Agent<'a> {
@@ -129,40 +146,55 @@ impl<'a> Agent<'a> {
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         loop {
-            if self.turns >= self.limits.max_turns {
-                return self
-                    .wrap_up(RunStatus::MaxTurns { turns: self.turns })
-                    .await;
-            }
-            if let Some(status) = self.over_budget() {
-                return self.wrap_up(status).await;
-            }
-            // At the deadline the step is interrupted (model stream and code), not dropped.
-            let (step, timed_out) = {
-                let step_cancel = cancel.child_token();
-                let step = self.step(task, &step_cancel);
-                tokio::pin!(step);
-                tokio::select! {
-                    s = &mut step => (s, false),
-                    _ = tokio::time::sleep_until(deadline) => {
-                        step_cancel.cancel();
-                        (step.await, true)
-                    }
-                }
+            let outcome = match self.limit_reached() {
+                Some(limit) => Outcome::Limit(limit),
+                None => self.step_until(deadline, task, cancel).await,
             };
-            if timed_out && !cancel.is_cancelled() {
-                let seconds = self.limits.wall_time.as_secs();
-                return self.wrap_up(RunStatus::TimeLimit { seconds }).await;
-            }
-            match step {
-                Ok(Next::Continue) => {}
-                Ok(Next::Stop(status)) => return status,
-                Err(e) => return self.failed(e),
+            match outcome {
+                Outcome::Continue => {}
+                Outcome::Ended(status) => return status,
+                Outcome::Limit(limit) => return self.wrap_up(limit).await,
+                Outcome::Failed(e) => return self.failed(e),
             }
         }
     }
 
-    async fn step(&mut self, task: &str, cancel: &CancellationToken) -> anyhow::Result<Next> {
+    /// The turn and spend limits, checked before each turn; the time limit interrupts
+    /// the turn it runs out in ([`Agent::step_until`]).
+    fn limit_reached(&self) -> Option<RunStatus> {
+        if self.turns >= self.limits.max_turns {
+            return Some(RunStatus::MaxTurns { turns: self.turns });
+        }
+        let (max, spent) = (self.limits.max_cost_usd?, self.cost()?);
+        (spent >= max).then_some(RunStatus::CostLimit { usd: max })
+    }
+
+    /// One step; at the deadline it is interrupted (model stream and code), not
+    /// dropped, and the time limit is the outcome unless the user cancelled.
+    async fn step_until(
+        &mut self,
+        deadline: tokio::time::Instant,
+        task: &str,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let seconds = self.limits.wall_time.as_secs();
+        let step_cancel = cancel.child_token();
+        let step = self.step(task, &step_cancel);
+        tokio::pin!(step);
+        let (outcome, timed_out) = tokio::select! {
+            s = &mut step => (s, false),
+            _ = tokio::time::sleep_until(deadline) => {
+                step_cancel.cancel();
+                (step.await, true)
+            }
+        };
+        if timed_out && !cancel.is_cancelled() {
+            return Outcome::Limit(RunStatus::TimeLimit { seconds });
+        }
+        outcome.unwrap_or_else(Outcome::Failed)
+    }
+
+    async fn step(&mut self, task: &str, cancel: &CancellationToken) -> anyhow::Result<Outcome> {
         self.turns += 1;
         self.host.emit(EventKind::TurnStarted {
             turn: self.turns,
@@ -170,7 +202,7 @@ impl<'a> Agent<'a> {
         });
         let specs = self.tools.specs(self.show_images && self.model.vision());
         let Some(reply) = self.query(&specs, cancel).await? else {
-            return Ok(Next::Stop(RunStatus::Cancelled));
+            return Ok(Outcome::Ended(RunStatus::Cancelled));
         };
         let calls: Vec<_> = reply.tool_calls().map(owned_call).collect();
         for (i, item) in reply.items.iter().enumerate() {
@@ -192,10 +224,10 @@ impl<'a> Agent<'a> {
             let output = self.execute(&call_id, &name, &arguments, cancel).await?;
             self.push(output, None)?;
             if cancel.is_cancelled() {
-                return Ok(Next::Stop(RunStatus::Cancelled));
+                return Ok(Outcome::Ended(RunStatus::Cancelled));
             }
         }
-        Ok(Next::Continue)
+        Ok(Outcome::Continue)
     }
 
     /// Ask the model, streaming its deltas as events; `None` when cancelled.
@@ -261,20 +293,20 @@ impl<'a> Agent<'a> {
     /// A reply that passed a cap: none of its calls run (their arguments may be cut),
     /// and the model is told why, in each call's result or in a note. A second such
     /// reply in a row ends the ask: the model keeps running away.
-    fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Next> {
+    fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Outcome> {
         self.cuts += 1;
         let why = format!(
             "your last reply was cut: {}, the most the app reads of one reply, so the rest of it was dropped",
             cut.describe()
         );
         if self.cuts >= 2 {
-            return Err(ModelError::ReplyTooLarge {
+            return Ok(Outcome::Failed(ModelError::ReplyTooLarge {
                 message: format!(
                     "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",
                     cut.describe()
                 ),
             }
-            .into());
+            .into()));
         }
         for (call_id, _, _) in calls {
             self.push(
@@ -293,12 +325,12 @@ impl<'a> Agent<'a> {
         if calls.is_empty() {
             self.push(Item::User { text: app_note(&format!("Note: {why}. Continue: call a tool, or give the final answer in shorter form.")) }, None)?;
         }
-        Ok(Next::Continue)
+        Ok(Outcome::Continue)
     }
 
     /// A reply without tool calls: the answer, unless it was cut off or the files the
     /// task asked for are missing (one reminder).
-    fn answered(&mut self, reply: &Reply, task: &str) -> anyhow::Result<Next> {
+    fn answered(&mut self, reply: &Reply, task: &str) -> anyhow::Result<Outcome> {
         let has_text = reply
             .items
             .iter()
@@ -317,7 +349,7 @@ impl<'a> Agent<'a> {
                 },
                 None,
             )?;
-            return Ok(Next::Continue);
+            return Ok(Outcome::Continue);
         }
         let missing = observe::missing_outputs(task, &self.outputs);
         if !self.reminded && !missing.is_empty() {
@@ -329,9 +361,9 @@ impl<'a> Agent<'a> {
                 if missing.len() == 1 { "it" } else { "them" },
             ));
             self.push(Item::User { text }, None)?;
-            return Ok(Next::Continue);
+            return Ok(Outcome::Continue);
         }
-        Ok(Next::Stop(RunStatus::Finished))
+        Ok(Outcome::Ended(RunStatus::Finished))
     }
 
     /// After a limit: one last turn without tools, so the user always gets a write-up.
@@ -431,11 +463,6 @@ impl<'a> Agent<'a> {
 
     fn cost(&self) -> Option<f64> {
         self.model.price().map(|p| p.cost(&self.usage))
-    }
-
-    fn over_budget(&self) -> Option<RunStatus> {
-        let (max, spent) = (self.limits.max_cost_usd?, self.cost()?);
-        (spent >= max).then_some(RunStatus::CostLimit { usd: max })
     }
 }
 

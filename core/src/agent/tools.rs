@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::model::ToolSpec;
+use crate::protocol::tool_arg;
 use crate::sandbox::{ExecResult, ExecStatus};
 
 /// Which tools a run allows.
@@ -32,8 +33,8 @@ impl ToolSet {
                 description: "Run Python code in a persistent kernel in /workspace. State persists between calls. Returns stdout, stderr and any traceback.".into(),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"code": {"type": "string", "description": "Python source to execute"}},
-                    "required": ["code"],
+                    "properties": {(tool_arg::CODE): {"type": "string", "description": "Python source to execute"}},
+                    "required": [tool_arg::CODE],
                     "additionalProperties": false
                 }),
             });
@@ -44,8 +45,8 @@ impl ToolSet {
                 description: "Run a shell command (sh -c) in /workspace. Returns stdout, stderr and the exit code.".into(),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"command": {"type": "string", "description": "The command line to run"}},
-                    "required": ["command"],
+                    "properties": {(tool_arg::COMMAND): {"type": "string", "description": "The command line to run"}},
+                    "required": [tool_arg::COMMAND],
                     "additionalProperties": false
                 }),
             });
@@ -56,8 +57,8 @@ impl ToolSet {
                 description: "Look at an image file in /workspace (PNG or JPEG), e.g. a chart you saved, to check it. Charts written to output/ are shown to you automatically after the call that wrote them.".into(),
                 parameters: json!({
                     "type": "object",
-                    "properties": {"path": {"type": "string", "description": "Path relative to /workspace, e.g. output/chart.png"}},
-                    "required": ["path"],
+                    "properties": {(tool_arg::PATH): {"type": "string", "description": "Path relative to /workspace, e.g. output/chart.png"}},
+                    "required": [tool_arg::PATH],
                     "additionalProperties": false
                 }),
             });
@@ -76,9 +77,9 @@ pub enum Call {
 /// Parse a call's raw JSON arguments into something to execute.
 pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, String> {
     let (field, enabled) = match name {
-        "python" => ("code", tools.python),
-        "shell" => ("command", tools.shell),
-        "view_image" => ("path", true),
+        "python" => (tool_arg::CODE, tools.python),
+        "shell" => (tool_arg::COMMAND, tools.shell),
+        "view_image" => (tool_arg::PATH, true),
         _ => {
             let names: Vec<_> = tools.specs(false).into_iter().map(|s| s.name).collect();
             return Err(format!(

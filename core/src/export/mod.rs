@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::Item;
+use crate::protocol::tool_arg;
 use crate::store::{Provenance, RunDir, RunMeta, FIGURES};
 
 /// Which call made each output file (path under `output/`), with its code, duration
@@ -211,9 +212,9 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                     _ => continue,
                 };
                 let field = if tool == Tool::Python {
-                    "code"
+                    tool_arg::CODE
                 } else {
-                    "command"
+                    tool_arg::COMMAND
                 };
                 let Some(code) = serde_json::from_str::<serde_json::Value>(arguments)
                     .ok()

@@ -934,7 +934,20 @@ mod tests {
     /// image FROM the sandbox image, which the suite's set-up builds.
     #[tokio::test]
     async fn build_context_for_real() {
-        let docker = Docker::connect_with_local_defaults().unwrap();
+        // Skipped in one line where no engine answers, unless one is required (CI).
+        let Ok(docker) = crate::sandbox::docker::connect().await else {
+            let required = std::env::var("SANDALYST_REQUIRE_ENGINE");
+            assert!(
+                !required.is_ok_and(|v| !v.is_empty() && v != "0"),
+                "no engine answers, and SANDALYST_REQUIRE_ENGINE is set"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped build_context_for_real: no container engine answers"
+            );
+            return;
+        };
         let base = default_tag();
         assert!(
             inspect(&docker, &base).await.unwrap().is_some(),

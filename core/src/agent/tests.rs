@@ -1,0 +1,589 @@
+//! The loop alone: a stub [`Host`] that keeps what it is handed, the in-memory sandbox
+//! (or one that is broken), and a scripted model. One test for each way an ask ends,
+//! and for the outcomes that only become a message to the model. Each trace pins the
+//! items recorded and the events emitted, in order, so a change to the loop that
+//! changes what the transcript or the window sees fails here first.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::model::caps::{Capped, Cut};
+use crate::model::pricing::Price;
+use crate::model::scripted::{ScriptedModel, Step};
+use crate::sandbox::fake::FakeSandbox;
+use crate::sandbox::{ExecResult, OutputSink};
+use crate::workspace::{CollectLimits, Collected, Manifest};
+
+/// A host that keeps every event and recorded item, and hands out queued notes.
+#[derive(Default)]
+struct Stub {
+    events: Mutex<Vec<EventKind>>,
+    recorded: Mutex<Vec<Item>>,
+    notes: Mutex<Vec<String>>,
+    /// Recording fails (a full disk) from this many items on.
+    fail_after: Option<usize>,
+}
+
+impl Host for Stub {
+    fn emit(&self, kind: EventKind) {
+        self.events.lock().unwrap().push(kind);
+    }
+
+    fn record(&self, item: &Item, _usage: Option<&Usage>) -> anyhow::Result<()> {
+        let mut recorded = self.recorded.lock().unwrap();
+        if self.fail_after.is_some_and(|n| recorded.len() >= n) {
+            anyhow::bail!("no space left on device");
+        }
+        recorded.push(item.clone());
+        Ok(())
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap())
+    }
+
+    fn save_figure(&self, call_id: &str, index: usize, _png: &[u8]) -> anyhow::Result<String> {
+        Ok(format!("figures/{call_id}-{index}.png"))
+    }
+}
+
+/// A sandbox whose engine is gone: every call fails.
+struct Broken;
+
+#[async_trait]
+impl Sandbox for Broken {
+    async fn python(
+        &self,
+        _code: &str,
+        _timeout: Duration,
+        _cancel: &CancellationToken,
+        _on_output: OutputSink<'_>,
+    ) -> anyhow::Result<ExecResult> {
+        anyhow::bail!("the engine stopped answering")
+    }
+    async fn shell(
+        &self,
+        _command: &str,
+        _timeout: Duration,
+        _cancel: &CancellationToken,
+        _on_output: OutputSink<'_>,
+    ) -> anyhow::Result<ExecResult> {
+        anyhow::bail!("the engine stopped answering")
+    }
+    async fn list_outputs(&self) -> anyhow::Result<Vec<OutputEntry>> {
+        Ok(Vec::new())
+    }
+    async fn read_file(&self, rel: &str, _max_bytes: u64) -> anyhow::Result<Vec<u8>> {
+        anyhow::bail!("no file {rel}")
+    }
+    async fn add_inputs(&self, _manifest: &Manifest) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn remove_input(&self, _name: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn restore_workspace(&self, _archive: &std::path::Path) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn output_tar(&self) -> anyhow::Result<Box<dyn std::io::Read + Send>> {
+        anyhow::bail!("the engine stopped answering")
+    }
+    async fn collect_outputs(
+        &self,
+        _dest: &std::path::Path,
+        _limits: &CollectLimits,
+    ) -> anyhow::Result<Collected> {
+        anyhow::bail!("the engine stopped answering")
+    }
+    async fn archive_workspace(&self, _dest: &std::path::Path, _max: u64) -> anyhow::Result<u64> {
+        anyhow::bail!("the engine stopped answering")
+    }
+    async fn close(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// What one ask left behind.
+struct Asked {
+    status: RunStatus,
+    turns: u32,
+    failure: Option<anyhow::Error>,
+    /// What the host recorded, one line per item (`user: ...`, `call python: ...`).
+    items: Vec<String>,
+    /// Every call result in full, as the model read it.
+    outputs: Vec<String>,
+    /// The events' `type`s, deltas and usage left out.
+    events: Vec<String>,
+    raw_events: Vec<EventKind>,
+}
+
+struct Ask<'s> {
+    steps: Vec<Step>,
+    limits: Limits,
+    task: &'static str,
+    sandbox: &'s dyn Sandbox,
+    host: Stub,
+    cancel: CancellationToken,
+    price: Option<Price>,
+}
+
+fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> Ask<'s> {
+    Ask {
+        steps: steps.into_iter().collect(),
+        limits: Limits::default(),
+        task: "look at the data",
+        sandbox,
+        host: Stub::default(),
+        cancel: CancellationToken::new(),
+        price: None,
+    }
+}
+
+impl Ask<'_> {
+    async fn run(self) -> Asked {
+        let mut model = ScriptedModel::new(self.steps);
+        model.price = self.price;
+        let mut agent = Agent::new(&mut model, self.sandbox, &self.host, Vec::new());
+        agent.limits = self.limits;
+        let status = agent.run(self.task, &self.cancel).await;
+        // Persistence on every step: what the loop holds is what the host recorded.
+        assert_eq!(agent.items, *self.host.recorded.lock().unwrap());
+        let (turns, failure) = (agent.turns, agent.failure.take());
+        drop(agent);
+        let raw_events = self.host.events.into_inner().unwrap();
+        let events = raw_events
+            .iter()
+            .filter(|e| {
+                !matches!(
+                    e,
+                    EventKind::TextDelta { .. }
+                        | EventKind::ToolCallDelta { .. }
+                        | EventKind::Usage { .. }
+                )
+            })
+            .map(event_line)
+            .collect();
+        let recorded = self.host.recorded.into_inner().unwrap();
+        let outputs = recorded
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolOutput { output, .. } => Some(output.clone()),
+                _ => None,
+            })
+            .collect();
+        let items = recorded.iter().map(item_line).collect();
+        Asked {
+            status,
+            turns,
+            failure,
+            items,
+            outputs,
+            events,
+            raw_events,
+        }
+    }
+}
+
+fn event_line(e: &EventKind) -> String {
+    match e {
+        EventKind::TurnStarted { turn, max_turns } => format!("turn {turn}/{max_turns}"),
+        EventKind::ToolCall { name, code, .. } => format!("call {name}: {code}"),
+        EventKind::CellOutput { text, .. } => format!("output: {}", text.trim_end()),
+        EventKind::CellResult { status, .. } => format!("result: {status:?}"),
+        EventKind::Text { text } => format!("text: {text}"),
+        EventKind::Status { message } => format!("status: {message}"),
+        other => serde_json::to_value(other).unwrap()["type"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    }
+}
+
+fn item_line(i: &Item) -> String {
+    match i {
+        Item::User { text } => format!("user: {text}"),
+        Item::Assistant { text } => format!("assistant: {text}"),
+        Item::ToolCall {
+            name, arguments, ..
+        } => format!("call {name}: {arguments}"),
+        Item::ToolOutput {
+            output, is_error, ..
+        } => format!(
+            "{}: {}",
+            if *is_error { "error" } else { "output" },
+            output.lines().next().unwrap_or("")
+        ),
+        Item::Reasoning { summary, .. } => format!("reasoning: {summary}"),
+    }
+}
+
+fn py(id: &str, code: &str) -> Step {
+    ScriptedModel::python(id, code)
+}
+
+fn say(text: &str) -> Step {
+    Step::Reply(vec![Item::Assistant { text: text.into() }])
+}
+
+/// The items' lines, each cut to its first `n` characters (timings vary).
+fn heads(lines: &[String], n: usize) -> Vec<String> {
+    lines.iter().map(|l| l.chars().take(n).collect()).collect()
+}
+
+#[tokio::test]
+async fn an_answer_after_a_call_finishes_the_ask() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [py("c1", "print hello"), say("It says hello.")])
+        .run()
+        .await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert_eq!(a.turns, 2);
+    assert!(a.failure.is_none());
+    assert_eq!(
+        heads(&a.items, 40),
+        [
+            "user: look at the data",
+            r#"call python: {"code":"print hello"}"#,
+            "output: status: ok (0.00 s)",
+            "assistant: It says hello.",
+        ]
+    );
+    assert_eq!(
+        a.events,
+        [
+            "turn 1/25",
+            "call python: print hello",
+            "output: hello",
+            "result: Some(Ok)",
+            "turn 2/25",
+            "text: It says hello.",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn errors_are_observations_and_the_ask_goes_on() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(
+        &sandbox,
+        [
+            py("c1", "fail"),
+            Step::Reply(vec![ScriptedModel::call(
+                "c2",
+                "rm",
+                serde_json::json!({"path": "/"}),
+            )]),
+            Step::Reply(vec![Item::ToolCall {
+                call_id: "c3".into(),
+                name: "python".into(),
+                arguments: "{not json".into(),
+            }]),
+            say("Done, despite the errors."),
+        ],
+    )
+    .run()
+    .await;
+    assert_eq!(a.status, RunStatus::Finished);
+    let errors: Vec<_> = a
+        .items
+        .iter()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 3, "{:#?}", a.items);
+    assert!(
+        errors[0].starts_with("error: status: error"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[1].contains("unknown tool `rm`"), "{}", errors[1]);
+    assert!(errors[2].contains("not valid JSON"), "{}", errors[2]);
+    assert_eq!(
+        a.events
+            .iter()
+            .filter(|e| e.starts_with("result: "))
+            .collect::<Vec<_>>(),
+        ["result: Some(Error)", "result: None", "result: None"]
+    );
+}
+
+#[tokio::test]
+async fn the_turn_limit_ends_the_ask_with_a_written_summary() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(
+        &sandbox,
+        [
+            py("c1", "print 1"),
+            py("c2", "print 2"),
+            py("c3", "print 3"),
+            say("Summary: I printed two numbers."),
+        ],
+    );
+    a.limits.max_turns = 2;
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::MaxTurns { turns: 2 });
+    let items = heads(&a.items, 60);
+    // The third call comes in the tool-less wrap-up turn: ignored, only words count.
+    assert_eq!(
+        items[5..],
+        ["user: [from the app] The ask stopped: reached the limit of 2"][..],
+        "{items:#?}"
+    );
+    assert!(!a.items.iter().any(|l| l.contains("print 3")));
+}
+
+#[tokio::test]
+async fn the_wall_time_interrupts_the_running_call_then_asks_for_a_summary() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(&sandbox, [py("c1", "sleep 30000"), say("Out of time.")]);
+    a.limits.wall_time = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let a = a.run().await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(a.status, RunStatus::TimeLimit { seconds: 0 });
+    let items = heads(&a.items, 50);
+    assert!(
+        items[2].starts_with("error: status: cancelled"),
+        "{items:#?}"
+    );
+    assert!(
+        items[3].starts_with("user: [from the app] The ask "),
+        "{items:#?}"
+    );
+    assert_eq!(items[4], "assistant: Out of time.");
+}
+
+#[tokio::test]
+async fn the_cost_budget_is_checked_before_each_turn() {
+    let sandbox = FakeSandbox::default();
+    let usage = Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 0,
+        cached_tokens: 0,
+    };
+    let call = ScriptedModel::call("c1", "python", serde_json::json!({"code": "print 1"}));
+    let mut a = ask(
+        &sandbox,
+        [
+            Step::Costly(vec![call], usage),
+            py("c2", "print 2"),
+            say("Spent."),
+        ],
+    );
+    a.limits.max_cost_usd = Some(1.0);
+    a.price = Some(Price {
+        input: 2.0,
+        cached_input: None,
+        output: 0.0,
+    });
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::CostLimit { usd: 1.0 });
+    assert_eq!(a.turns, 1);
+    assert!(!a.items.iter().any(|l| l.contains("print 2")));
+    let cost = a.raw_events.iter().find_map(|e| match e {
+        EventKind::Usage { cost_usd, .. } => *cost_usd,
+        _ => None,
+    });
+    assert_eq!(cost, Some(2.0));
+}
+
+#[tokio::test]
+async fn cancelling_stops_a_model_that_never_answers() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [py("c1", "print 1"), Step::Hang]);
+    let cancel = a.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::Cancelled);
+    assert_eq!(a.turns, 2);
+    assert!(a.failure.is_none());
+}
+
+#[tokio::test]
+async fn cancelling_interrupts_running_code() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [py("c1", "sleep 30000"), say("never")]);
+    let cancel = a.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::Cancelled);
+    // The interrupted call's result is kept: the transcript stays whole.
+    assert_eq!(a.items.len(), 3, "{:#?}", a.items);
+    assert!(
+        a.items[2].starts_with("error: status: cancelled"),
+        "{}",
+        a.items[2]
+    );
+}
+
+#[tokio::test]
+async fn a_model_error_fails_the_ask_and_keeps_it_typed() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [Step::Fail("the provider is down".into())])
+        .run()
+        .await;
+    assert_eq!(
+        a.status,
+        RunStatus::Failed {
+            message: "the model failed: the provider is down".into()
+        }
+    );
+    assert!(a.failure.is_some());
+}
+
+#[tokio::test]
+async fn a_context_too_long_reply_shrinks_the_history_once() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [Step::ContextTooLong, Step::ContextTooLong])
+        .run()
+        .await;
+    // Nothing to shrink in a one-item history: the error is the model's.
+    let RunStatus::Failed { message } = &a.status else {
+        panic!("{:?}", a.status)
+    };
+    assert!(message.starts_with("the model failed: "), "{message}");
+    assert!(matches!(
+        a.failure.as_ref().unwrap().downcast_ref::<ModelError>(),
+        Some(ModelError::ContextTooLong { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_broken_sandbox_fails_the_ask() {
+    let a = ask(&Broken, [py("c1", "print 1"), say("never")])
+        .run()
+        .await;
+    assert_eq!(
+        a.status,
+        RunStatus::Failed {
+            message: "the sandbox failed: the engine stopped answering".into()
+        }
+    );
+    assert_eq!(a.turns, 1);
+}
+
+#[tokio::test]
+async fn a_transcript_that_cannot_be_written_fails_the_ask() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(&sandbox, [py("c1", "print 1"), say("never")]);
+    a.host.fail_after = Some(2);
+    let a = a.run().await;
+    assert_eq!(
+        a.status,
+        RunStatus::Failed {
+            message: "no space left on device".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn missing_outputs_get_one_reminder() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(&sandbox, [say("Here it is."), say("I could not make it.")]);
+    a.task = "plot it to output/chart.png";
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert_eq!(
+        a.items,
+        [
+            "user: plot it to output/chart.png",
+            "assistant: Here it is.",
+            "user: [from the app] The task asks for output/chart.png but it does not exist yet. \
+             Create it, or say in your answer why not.",
+            "assistant: I could not make it.",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_or_cut_off_reply_is_not_an_answer() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(
+        &sandbox,
+        [
+            say("  "),
+            Step::CutOff(vec![Item::Assistant {
+                text: "The answer is".into(),
+            }]),
+            say("The answer is 42."),
+        ],
+    )
+    .run()
+    .await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert_eq!(a.turns, 3);
+    assert_eq!(
+        heads(&a.items, 60)[2..],
+        [
+            "user: [from the app] Your last reply held no answer text. Co",
+            "assistant: The answer is",
+            "user: [from the app] Your last reply was cut off at the outp",
+            "assistant: The answer is 42.",
+        ][..]
+    );
+}
+
+#[tokio::test]
+async fn a_cut_reply_runs_nothing_and_two_in_a_row_fail_the_ask() {
+    let sandbox = FakeSandbox::default();
+    let cut = Cut {
+        what: Capped::Arguments,
+        cap: 1024,
+    };
+    let call = ScriptedModel::call(
+        "c1",
+        "python",
+        serde_json::json!({"code": "write output/x.txt y"}),
+    );
+    let a = ask(
+        &sandbox,
+        [
+            Step::Cut(vec![call.clone()], cut),
+            Step::Cut(vec![call], cut),
+        ],
+    )
+    .run()
+    .await;
+    assert!(sandbox.file("output/x.txt").is_none(), "a cut call ran");
+    let RunStatus::Failed { message } = &a.status else {
+        panic!("{:?}", a.status)
+    };
+    assert!(message.contains("twice in a row"), "{message}");
+    assert!(matches!(
+        a.failure.as_ref().unwrap().downcast_ref::<ModelError>(),
+        Some(ModelError::ReplyTooLarge { .. })
+    ));
+    assert!(
+        a.items[2].starts_with("error: Not run: your last reply was cut"),
+        "{:#?}",
+        a.items
+    );
+}
+
+#[tokio::test]
+async fn notes_from_the_host_reach_the_model_with_the_next_result() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [py("c1", "print 1"), say("Noted.")]);
+    a.host
+        .notes
+        .lock()
+        .unwrap()
+        .push("the user added more.csv".into());
+    let a = a.run().await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert_eq!(a.outputs.len(), 1);
+    assert!(
+        a.outputs[0].contains("the user added more.csv"),
+        "{}",
+        a.outputs[0]
+    );
+}

@@ -1,0 +1,220 @@
+//! Files of a running sandbox against the real daemon: outputs listed, files read,
+//! inputs added and removed (and read-only), a workspace restored in a new container.
+
+use crate::common;
+
+use std::time::Duration;
+
+use sandalyst::sandbox::{ExecStatus, Sandbox};
+use sandalyst::workspace::Manifest;
+use tokio_util::sync::CancellationToken;
+
+const T: Duration = Duration::from_secs(60);
+
+async fn py(sb: &impl Sandbox, code: &str) -> sandalyst::sandbox::ExecResult {
+    let r = sb
+        .python(code, T, &CancellationToken::new(), &|_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
+    r
+}
+
+#[tokio::test]
+async fn list_outputs_sees_new_and_changed_files_with_or_without_a_kernel() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let (sb, _) = common::sandbox(&docker, "list", &[]).await;
+    assert_eq!(sb.list_outputs().await.unwrap(), vec![]);
+    py(
+        &sb,
+        "import os\nos.makedirs('output/sub', exist_ok=True)\nopen('output/a.txt', 'w').write('hello')\nopen('output/sub/b.csv', 'w').write('x\\n1\\n')\nos.symlink('/etc/passwd', 'output/link')\nopen('not-an-output.txt', 'w').write('no')",
+    )
+    .await;
+    let first = sb.list_outputs().await.unwrap();
+    let names: Vec<_> = first.iter().map(|e| (e.path.as_str(), e.bytes)).collect();
+    assert_eq!(names, [("a.txt", 5), ("sub/b.csv", 4)]);
+    assert!(first[0].modified_ns > 1_600_000_000 * 1_000_000_000);
+
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    py(&sb, "open('output/a.txt', 'a').write('!')").await;
+    let second = sb.list_outputs().await.unwrap();
+    assert_eq!(second[0].bytes, 6);
+    assert!(second[0].modified_ns > first[0].modified_ns);
+    assert_eq!(second[1], first[1], "unchanged");
+
+    // With the kernel dead (its restart is lazy), the listing comes from an exec.
+    let r = sb
+        .python(
+            "import os\nos._exit(1)",
+            T,
+            &CancellationToken::new(),
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, ExecStatus::KernelRestarted);
+    let third = sb.list_outputs().await.unwrap();
+    assert_eq!(third, second);
+    sb.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_file_returns_one_regular_file_within_the_limit() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let (sb, _) = common::sandbox(&docker, "read", &[]).await;
+    py(
+        &sb,
+        "import os\nos.makedirs('output/d', exist_ok=True)\nopen('output/d/r.md', 'w').write('# report')\nopen('output/big.bin', 'wb').write(b'0' * 100_000)\nos.symlink('/etc/passwd', 'output/link')\nos.mkfifo('output/fifo')",
+    )
+    .await;
+    assert_eq!(
+        sb.read_file("output/d/r.md", 100).await.unwrap(),
+        b"# report"
+    );
+    assert_eq!(
+        sb.read_file("./output/big.bin", 100_000)
+            .await
+            .unwrap()
+            .len(),
+        100_000
+    );
+    let cases = [
+        ("output/big.bin", 99_999, "larger than"),
+        ("output/d", 1 << 20, "not a regular file"),
+        ("output/link", 1 << 20, "not a regular file"),
+        ("output/fifo", 1 << 20, "not a regular file"),
+        ("output/missing.txt", 1 << 20, "no such file"),
+        ("/etc/passwd", 1 << 20, "refused"),
+        ("output/../../etc/passwd", 1 << 20, "refused"),
+        ("", 1 << 20, "refused"),
+    ];
+    for (rel, max, why) in cases {
+        let err = sb.read_file(rel, max).await.unwrap_err().to_string();
+        assert!(err.contains(why), "{rel}: {err}");
+    }
+    sb.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn inputs_are_read_only_and_can_be_added_and_removed_while_running() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.csv");
+    std::fs::write(&first, "a\n1\n").unwrap();
+    let (sb, _) = common::sandbox(&docker, "inputs", std::slice::from_ref(&first)).await;
+    let code = "import os\n\
+        for what, f in [('write', lambda: open('input/first.csv', 'a').write('x')),\n\
+        \x20               ('create', lambda: open('input/new.csv', 'w').write('x')),\n\
+        \x20               ('remove', lambda: os.remove('input/first.csv')),\n\
+        \x20               ('chmod', lambda: os.chmod('input/first.csv', 0o666)),\n\
+        \x20               ('chmod dir', lambda: os.chmod('input', 0o777))]:\n\
+        \x20   try:\n\
+        \x20       f(); print('ALLOWED', what)\n\
+        \x20   except OSError as e:\n\
+        \x20       print('denied', what)\n\
+        print(open('input/first.csv').read(), end='')\n\
+        print(oct(os.stat('input/first.csv').st_mode & 0o777), oct(os.stat('input').st_mode & 0o777))";
+    let r = py(&sb, code).await;
+    assert!(!r.stdout.contains("ALLOWED"), "{}", r.stdout);
+    assert_eq!(r.stdout.matches("denied").count(), 5, "{}", r.stdout);
+    assert!(r.stdout.ends_with("a\n1\n0o444 0o555\n"), "{}", r.stdout);
+
+    // Added while the kernel runs: a file and a folder; read-only as well.
+    let more = dir.path().join("more");
+    std::fs::create_dir_all(more.join("sub")).unwrap();
+    std::fs::write(more.join("sub/m.txt"), "m").unwrap();
+    let second = dir.path().join("second.json");
+    std::fs::write(&second, "{}").unwrap();
+    sb.add_inputs(&Manifest::from_paths(&[second, more]).unwrap())
+        .await
+        .unwrap();
+    let r = py(
+        &sb,
+        "import os\nprint(sorted(os.listdir('input')), open('input/more/sub/m.txt').read())\nprint(oct(os.stat('input/second.json').st_mode & 0o777), oct(os.stat('input/more/sub').st_mode & 0o777), os.access('input', os.W_OK))",
+    )
+    .await;
+    assert_eq!(
+        r.stdout, "['first.csv', 'more', 'second.json'] m\n0o444 0o555 False\n",
+        "{r:?}"
+    );
+    // The outputs folder is untouched by an addition.
+    py(&sb, "open('output/keep.txt', 'w').write('k')").await;
+    sb.add_inputs(&Manifest::from_paths(std::slice::from_ref(&first)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(sb.list_outputs().await.unwrap().len(), 1);
+
+    sb.remove_input("first.csv").await.unwrap();
+    sb.remove_input("more").await.unwrap();
+    let r = py(
+        &sb,
+        "import os\nprint(sorted(os.listdir('input')), os.access('input', os.W_OK))",
+    )
+    .await;
+    assert_eq!(r.stdout, "['second.json'] False\n", "{r:?}");
+    let err = sb.remove_input("first.csv").await.unwrap_err().to_string();
+    assert!(err.contains("no such input"), "{err}");
+    let err = sb
+        .remove_input("../output/keep.txt")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refused"), "{err}");
+    sb.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_workspace_archive_restores_into_a_new_container() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("data.csv");
+    std::fs::write(&input, "a\n1\n").unwrap();
+    let (old, _) = common::sandbox(&docker, "archive", std::slice::from_ref(&input)).await;
+    py(
+        &old,
+        "import os\nos.makedirs('output/charts', exist_ok=True)\nopen('output/charts/c.png', 'wb').write(b'png')\nopen('notes.txt', 'w').write('scratch')",
+    )
+    .await;
+    let archive = dir.path().join("ws.tar");
+    old.archive_workspace(&archive, 1 << 30).await.unwrap();
+    old.close().await.unwrap();
+
+    let (new, _) = common::sandbox(&docker, "restore", &[]).await;
+    new.restore_workspace(&archive).await.unwrap();
+    let r = py(
+        &new,
+        "import os\nprint(open('input/data.csv').read(), end='')\nprint(open('notes.txt').read())\nprint(oct(os.stat('input/data.csv').st_mode & 0o777), os.access('input', os.W_OK))\nn = open('output/after.txt', 'w').write('writable')",
+    )
+    .await;
+    assert_eq!(r.stdout, "a\n1\nscratch\n0o444 False\n", "{r:?}");
+    let outputs: Vec<_> = new
+        .list_outputs()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(outputs, ["after.txt", "charts/c.png"]);
+    assert_eq!(
+        new.read_file("output/charts/c.png", 10).await.unwrap(),
+        b"png"
+    );
+    sb_missing_archive(&new, dir.path()).await;
+    new.close().await.unwrap();
+}
+
+async fn sb_missing_archive(sb: &impl Sandbox, dir: &std::path::Path) {
+    let err = sb
+        .restore_workspace(&dir.join("nope.tar"))
+        .await
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("nope.tar"), "{err:#}");
+}

@@ -1,0 +1,664 @@
+//! Replies and requests stay bounded whatever the provider sends: local servers that
+//! speak each wire format and stream text without end, a tool call whose arguments
+//! never end, or one SSE line that never ends. The reply is cut at its cap (what came
+//! up to it kept, the rest never read), the model and the user are told, a cut call
+//! does not run, and the process's memory stays bounded (the real `sandalyst` binary,
+//! its peak resident size read from /proc). And a folder of 20,000 inputs makes a
+//! first request of a few thousand tokens.
+
+use crate::common;
+
+use crate::common::wire;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use sandalyst::agent::{EventKind, RunStatus};
+use sandalyst::model::anthropic::Messages;
+use sandalyst::model::caps::{Capped, Cut, ReplyCaps};
+use sandalyst::model::chat_completions::Chat;
+use sandalyst::model::config::ProviderKind;
+use sandalyst::model::error::ModelError;
+use sandalyst::model::http::{HttpModel, WireFormat};
+use sandalyst::model::openai_responses::Responses;
+use sandalyst::model::scripted::{ScriptedModel, Step};
+use sandalyst::model::{Delta, Item};
+use sandalyst::session::FakeFactory;
+use sandalyst::session::{SessionConfig, Sessions};
+use serde_json::json;
+use wire::endless::{self, Flood, Wire};
+use wire::scenarios::Provider;
+use wire::{Answer, WireServer, TEST_KEY};
+
+const RESPONSES: Provider<Responses> =
+    Provider::new(ProviderKind::OpenAi, "gpt-5.4", "/v1", "OPENAI_API_KEY");
+const CHAT: Provider<Chat> = Provider::new(
+    ProviderKind::OpenAiCompatible,
+    wire::chat::MODEL,
+    "/v1",
+    "SANDALYST_COMPATIBLE_API_KEY",
+);
+const MESSAGES: Provider<Messages> = Provider::new(
+    ProviderKind::Anthropic,
+    wire::messages::MODEL,
+    "",
+    "ANTHROPIC_API_KEY",
+);
+
+const KIB: usize = 1 << 10;
+const MIB: usize = 1 << 20;
+
+/// Small caps, so the library tests are quick; the command line runs the defaults.
+fn small() -> ReplyCaps {
+    ReplyCaps {
+        text_bytes: 64 * KIB,
+        reasoning_bytes: 64 * KIB,
+        arguments_bytes: 128 * KIB,
+        event_bytes: 256 * KIB,
+        body_bytes: 256 * KIB,
+        error_body_bytes: 16 * KIB,
+    }
+}
+
+/// The endless servers stop here if the client never does (then the test fails).
+const LIMIT: usize = 96 * MIB;
+
+/// One turn against an endless stream with the small caps: the reply is cut where it
+/// should be, the deltas hold exactly what was kept, and the server was stopped.
+async fn floods<W: WireFormat>(p: &Provider<W>, w: Wire, flood: Flood) {
+    let caps = small();
+    let server = WireServer::paced(vec![endless::answer(w, flood, LIMIT)], Duration::ZERO).await;
+    let (reply, deltas) = p
+        .ask_full(&server, &wire::user("go"), &wire::tools(), |c| {
+            c.http.caps = caps
+        })
+        .await;
+    let reply = reply.unwrap_or_else(|e| panic!("{w:?} {flood:?}: {e:#}"));
+    let streamed: String = deltas
+        .iter()
+        .map(|d| match d {
+            Delta::Text { text } => text.as_str(),
+            Delta::ToolCall { arguments, .. } => arguments.as_str(),
+            Delta::Retry { .. } => panic!("a cut reply is not retried"),
+        })
+        .collect();
+    let (text, args): (Vec<&str>, Vec<&str>) = (
+        reply
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Assistant { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect(),
+        reply.tool_calls().map(|(_, _, a)| a).collect(),
+    );
+    let ctx = format!("{w:?} {flood:?}");
+    match flood {
+        Flood::Text => {
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Text,
+                    cap: caps.text_bytes
+                }),
+                "{ctx}"
+            );
+            assert_eq!(text.concat().len(), caps.text_bytes, "{ctx}");
+            assert!(text.concat().starts_with(endless::TEXT), "{ctx}");
+            assert_eq!(streamed, text.concat(), "{ctx}");
+        }
+        Flood::Reasoning => {
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Reasoning,
+                    cap: caps.reasoning_bytes
+                }),
+                "{ctx}"
+            );
+            let summary: String = reply
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Reasoning { summary, .. } => Some(summary.as_str()),
+                    _ => None,
+                })
+                .collect();
+            // Kept up to the cap (less the trailing space some providers trim).
+            let n = summary.len();
+            assert!(
+                n + 1 >= caps.reasoning_bytes && n <= caps.reasoning_bytes,
+                "{ctx}: {n}"
+            );
+            assert!(text.is_empty() && args.is_empty(), "{ctx}");
+        }
+        Flood::Arguments => {
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Arguments,
+                    cap: caps.arguments_bytes
+                }),
+                "{ctx}"
+            );
+            let (id, name, _) = reply.tool_calls().next().unwrap();
+            assert_eq!((id, name), (endless::CALL_ID, "python"), "{ctx}");
+            assert_eq!(args.concat().len(), caps.arguments_bytes, "{ctx}");
+            assert!(args.concat().starts_with("{\"code\": \"x = 1"), "{ctx}");
+            assert_eq!(streamed, args.concat(), "{ctx}");
+        }
+        Flood::Line => {
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Event,
+                    cap: caps.event_bytes
+                }),
+                "{ctx}"
+            );
+            // Nothing of the unfinished event is kept.
+            assert!(text.concat().is_empty() && args.is_empty(), "{ctx}");
+        }
+    }
+    // The client stopped reading: the server's writes failed long before its limit.
+    let sent = server.sent();
+    assert!(sent < LIMIT / 4, "{ctx}: the server wrote {sent} bytes");
+    assert_eq!(
+        server.received().len(),
+        1,
+        "{ctx}: a cut reply is not asked again"
+    );
+}
+
+#[tokio::test]
+async fn endless_text_is_cut_at_its_cap_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Text).await;
+    floods(&CHAT, Wire::Chat, Flood::Text).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Text).await;
+}
+
+#[tokio::test]
+async fn endless_reasoning_is_cut_at_its_cap_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Reasoning).await;
+    floods(&CHAT, Wire::Chat, Flood::Reasoning).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Reasoning).await;
+}
+
+#[tokio::test]
+async fn endless_tool_arguments_are_cut_at_their_cap_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Arguments).await;
+    floods(&CHAT, Wire::Chat, Flood::Arguments).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Arguments).await;
+}
+
+#[tokio::test]
+async fn an_sse_line_without_end_is_cut_at_the_event_cap_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Line).await;
+    floods(&CHAT, Wire::Chat, Flood::Line).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Line).await;
+}
+
+#[tokio::test]
+async fn a_whole_body_past_its_cap_is_refused_and_caps_are_validated() {
+    // A server that does not stream and answers with more than the body cap.
+    let big = "z".repeat(300 * KIB);
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": big}, "finish_reason": "stop"}]});
+    let server = WireServer::start(vec![Answer::Json(body)]).await;
+    let (r, _) = CHAT
+        .ask_full(&server, &wire::user("go"), &wire::tools(), |c| {
+            c.http.caps = small()
+        })
+        .await;
+    let e = r.unwrap_err();
+    assert!(
+        matches!(
+            e.downcast_ref::<ModelError>(),
+            Some(ModelError::ReplyTooLarge { .. })
+        ),
+        "{e:#}"
+    );
+    assert!(
+        e.to_string()
+            .contains("sent a reply larger than 256 KiB, the most Sandalyst reads of one reply"),
+        "{e:#}"
+    );
+    assert_eq!(server.received().len(), 1, "not asked again");
+
+    // Within the body cap, the text is still held to its own.
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "z".repeat(100 * KIB)}, "finish_reason": "stop"}]});
+    let server = WireServer::start(vec![Answer::Json(body)]).await;
+    let (r, _) = CHAT
+        .ask_full(&server, &wire::user("go"), &wire::tools(), |c| {
+            c.http.caps = small()
+        })
+        .await;
+    let r = r.unwrap();
+    assert_eq!(r.cut.map(|c| c.what), Some(Capped::Text));
+    assert!(matches!(&r.items[0], Item::Assistant { text } if text.len() == 64 * KIB));
+
+    // Caps enter the core through the provider's settings, and are checked there.
+    let server = WireServer::start(vec![]).await;
+    let mut config = CHAT.config(&server);
+    config.http.caps.text_bytes = 0;
+    let e = HttpModel::<Chat>::new(config).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the reply cap for text is 0 bytes; it must be between 1 KiB and 256.0 MiB"
+    );
+}
+
+/// The loop with a reply that passed a cap: its call does not run, the model reads why
+/// in the call's result, the user gets a status line; a second cut in a row ends the
+/// ask with a typed error.
+#[tokio::test]
+async fn a_cut_call_is_not_run_and_two_cuts_in_a_row_end_the_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let factory = std::sync::Arc::new(FakeFactory::default());
+    let sessions = Sessions::new(dir.path().join("sessions"), factory.clone()).unwrap();
+    let session = sessions.create(SessionConfig::default()).await.unwrap();
+    let args_cut = Cut {
+        what: Capped::Arguments,
+        cap: 4 * MIB,
+    };
+    let model = ScriptedModel::new([
+        Step::Cut(
+            vec![ScriptedModel::call(
+                "c1",
+                "python",
+                json!({"code": "write output/never.txt ran"}),
+            )],
+            args_cut,
+        ),
+        Step::Reply(vec![Item::Assistant {
+            text: "Stopped.".into(),
+        }]),
+    ]);
+    let log = model.log.clone();
+    let mut handle = session.ask("go".into(), Box::new(model)).unwrap();
+    let mut statuses = Vec::new();
+    while let Some(ev) = handle.events.recv().await {
+        if let EventKind::Status { message } = ev.kind {
+            statuses.push(message);
+        }
+    }
+    let outcome = handle.outcome().await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    assert!(
+        statuses.iter().any(|m| m
+            == "the model's reply was cut: its tool-call arguments passed 4.0 MiB, the most Sandalyst reads of one reply; the rest was not read, and the model is told"),
+        "{statuses:?}"
+    );
+    assert!(!session.outputs_dir().join("never.txt").exists());
+    let started = factory.started.lock().unwrap().clone();
+    assert!(started.iter().all(|s| s.file("output/never.txt").is_none()));
+    let seen = log.lock().unwrap().clone();
+    let result = seen[1]
+        .items
+        .iter()
+        .find_map(|i| match i {
+            Item::ToolOutput {
+                call_id,
+                output,
+                is_error: true,
+                ..
+            } if call_id == "c1" => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the cut call has an error result");
+    assert!(
+        result.starts_with(
+            "Not run: your last reply was cut: its tool-call arguments passed 4.0 MiB"
+        ),
+        "{result}"
+    );
+
+    // Text cut twice in a row: the model keeps running away, and the ask stops.
+    let text_cut = Cut {
+        what: Capped::Text,
+        cap: MIB,
+    };
+    let runaway = || Item::Assistant {
+        text: "and on ".repeat(100),
+    };
+    let model = ScriptedModel::new([
+        Step::Cut(vec![runaway()], text_cut),
+        Step::Cut(vec![runaway()], text_cut),
+        Step::Reply(vec![Item::Assistant {
+            text: "never asked".into(),
+        }]),
+    ]);
+    let log = model.log.clone();
+    let handle = session.ask("again".into(), Box::new(model)).unwrap();
+    let outcome = handle.outcome().await;
+    let RunStatus::Failed { message } = &outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert_eq!(
+        message,
+        "the model's replies passed the app's size limit twice in a row (the last: its text passed 1.0 MiB); the ask stops"
+    );
+    assert_eq!(
+        outcome.error.as_ref().map(|e| e.info().code),
+        Some("model".to_string())
+    );
+    let seen = log.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    let note = seen[1].items.last().unwrap();
+    assert!(
+        matches!(note, Item::User { text } if text.starts_with("[from the app] Note: your last reply was cut: its text passed 1.0 MiB")),
+        "{note:?}"
+    );
+}
+
+// ---- the command line -------------------------------------------------------------------
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+struct Ran {
+    ok: bool,
+    stderr: String,
+    /// The child's peak resident set (VmHWM), in bytes.
+    peak: usize,
+}
+
+fn vm_hwm(pid: u32) -> Option<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The real binary, with none of the user's own provider settings; its peak memory
+/// is read from /proc while it runs (VmHWM only grows, so the last reading is the peak
+/// up to a few milliseconds before the end).
+fn sandalyst(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Ran {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+    c.args(args)
+        .current_dir(repo())
+        .env("SANDALYST_DATA_DIR", dir.join("data"))
+        .env("SANDALYST_CONFIG", dir.join("config.toml"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "SANDALYST_COMPATIBLE_API_KEY",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+        c.env_remove(var);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let mut peak = 0;
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(hwm) = vm_hwm(child.id()) {
+            peak = peak.max(hwm);
+        }
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(600) {
+            let _ = child.kill();
+            panic!("sandalyst did not end within 10 minutes");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ran {
+        ok: status.success(),
+        stderr: reader.join().unwrap(),
+        peak,
+    }
+}
+
+/// The model flag and environment that reach `server` through each wire format.
+fn model_args(w: Wire, server: &WireServer) -> (Vec<String>, Vec<(&'static str, String)>) {
+    match w {
+        Wire::Responses => (
+            vec!["--model".into(), "openai:gpt-5.4".into()],
+            vec![
+                ("OPENAI_API_KEY", TEST_KEY.into()),
+                ("OPENAI_BASE_URL", format!("{}/v1", server.base)),
+            ],
+        ),
+        Wire::Chat => (
+            vec![
+                "--model".into(),
+                "openai-compatible:M".into(),
+                "--base-url".into(),
+                format!("{}/v1", server.base),
+            ],
+            vec![],
+        ),
+        Wire::Messages => (
+            vec!["--model".into(), "anthropic:claude-sonnet-4-5".into()],
+            vec![
+                ("ANTHROPIC_API_KEY", TEST_KEY.into()),
+                ("ANTHROPIC_BASE_URL", server.base.clone()),
+            ],
+        ),
+    }
+}
+
+const FINAL: &str = "Stopped after the cut.";
+
+/// A plain final answer in each wire format.
+fn final_answer(w: Wire) -> Answer {
+    Answer::Sse(match w {
+        Wire::Responses => wire::responses::Events::new()
+            .text(0, FINAL, 8)
+            .completed(10, 0, 5),
+        Wire::Chat => wire::chat::text_stream(FINAL),
+        Wire::Messages => wire::messages::Events::new(10, 0, 0)
+            .text(FINAL)
+            .end("end_turn", 5),
+    })
+}
+
+/// The longest line of the run's transcript.
+fn longest_transcript_line(data: &Path) -> usize {
+    let mut longest = 0;
+    for entry in std::fs::read_dir(data).unwrap() {
+        let t = entry.unwrap().path().join("transcript.jsonl");
+        if let Ok(text) = std::fs::read_to_string(&t) {
+            longest = longest.max(text.lines().map(str::len).max().unwrap_or(0));
+        }
+    }
+    longest
+}
+
+/// The peak the process may reach while the server floods it.
+const PEAK: usize = 150 * MIB;
+
+/// `sandalyst run` against a server that floods the first reply and answers the second
+/// plainly: the ask finishes, the cut is said on stderr and to the model, memory and
+/// the transcript's longest line stay bounded. Returns the peak and bytes sent.
+async fn cli_flood(w: Wire, flood: Flood) -> (usize, usize) {
+    let caps = ReplyCaps::default();
+    let server = WireServer::paced(
+        vec![endless::answer(w, flood, LIMIT), final_answer(w)],
+        Duration::ZERO,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (margs, env) = model_args(w, &server);
+    let mut args = vec![
+        "run",
+        "--input",
+        "examples/building_energy.csv",
+        "--prompt",
+        "How many rows are there?",
+    ];
+    args.extend(margs.iter().map(String::as_str));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let ran = tokio::task::block_in_place(|| sandalyst(&args, dir.path(), &env));
+    let ctx = format!("{w:?} {flood:?}");
+    assert!(ran.ok, "{ctx}: {}", ran.stderr);
+    let (said, cap) = match flood {
+        Flood::Text => ("its text passed 1.0 MiB", caps.text_bytes),
+        Flood::Reasoning => ("its reasoning passed 1.0 MiB", caps.reasoning_bytes),
+        Flood::Arguments => (
+            "its tool-call arguments passed 4.0 MiB",
+            caps.arguments_bytes,
+        ),
+        Flood::Line => ("one event of the stream passed 16.0 MiB", caps.event_bytes),
+    };
+    assert!(
+        ran.stderr.contains(&format!(
+            "  the model's reply was cut: {said}, the most Sandalyst reads of one reply"
+        )),
+        "{ctx}: {}",
+        ran.stderr
+    );
+    assert!(ran.stderr.contains(FINAL), "{ctx}: {}", ran.stderr);
+    let received = server.received();
+    assert_eq!(received.len(), 2, "{ctx}");
+    let second = received[1].body.to_string();
+    let told = format!("your last reply was cut: {said}, the most the app reads of one reply");
+    assert!(second.contains(&told), "{ctx}: the model was not told");
+    if flood == Flood::Arguments {
+        assert!(second.contains(&format!("Not run: {told}")), "{ctx}");
+    }
+    // What was cut is not sent back: the next request stays small.
+    assert!(
+        second.len() < 128 << 10,
+        "{ctx}: the request after the cut has {} bytes",
+        second.len()
+    );
+    assert!(
+        ran.peak < PEAK,
+        "{ctx}: the process grew to {} MiB",
+        ran.peak / MIB
+    );
+    // The server sent several times what was kept (the line: more than its cap).
+    let sent = server.sent();
+    let flooded = if flood == Flood::Line { cap } else { 3 * cap };
+    assert!(sent >= flooded, "{ctx}: only {sent} bytes sent");
+    assert!(
+        sent < LIMIT / 2,
+        "{ctx}: the client read on to {sent} bytes"
+    );
+    // What came up to the cap is kept, and no more.
+    let longest = longest_transcript_line(&dir.path().join("data"));
+    let bound = match flood {
+        Flood::Line => 64 * KIB,
+        _ => cap + cap / 8,
+    };
+    assert!(
+        longest <= bound,
+        "{ctx}: a transcript line of {longest} bytes"
+    );
+    eprintln!(
+        "{ctx}: peak {:.1} MiB, server sent {:.1} MiB, longest transcript line {} bytes",
+        ran.peak as f64 / MIB as f64,
+        sent as f64 / MIB as f64,
+        longest
+    );
+    (ran.peak, sent)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_stays_small_while_a_provider_streams_text_without_end() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    for w in [Wire::Responses, Wire::Chat, Wire::Messages] {
+        cli_flood(w, Flood::Text).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_stays_small_while_tool_arguments_never_end() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    for w in [Wire::Responses, Wire::Chat, Wire::Messages] {
+        cli_flood(w, Flood::Arguments).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_stays_small_while_one_sse_line_never_ends() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    for w in [Wire::Responses, Wire::Chat, Wire::Messages] {
+        cli_flood(w, Flood::Line).await;
+    }
+}
+
+/// 20,000 inputs in one folder (and one file beside it): the first request names a
+/// few of them and counts the rest, in a few thousand tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_of_20000_files_makes_a_small_first_request() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("survey");
+    let docs = input.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..20_000 {
+        let ext = if i % 20 == 0 { "pdf" } else { "txt" };
+        std::fs::write(
+            docs.join(format!("note_{i:05}.{ext}")),
+            format!("note {i}\nsecond line\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(input.join("index.csv"), "id,name\n1,first\n").unwrap();
+    let server = WireServer::start(vec![final_answer(Wire::Chat)]).await;
+    let (margs, _) = model_args(Wire::Chat, &server);
+    let mut args = vec![
+        "run",
+        "--input",
+        input.to_str().unwrap(),
+        "--prompt",
+        "How many notes are there?",
+    ];
+    args.extend(margs.iter().map(String::as_str));
+    let ran = tokio::task::block_in_place(|| sandalyst(&args, dir.path(), &[]));
+    assert!(ran.ok, "{}", ran.stderr);
+    let received = server.received();
+    let first = received[0].body.to_string();
+    let system = received[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    eprintln!(
+        "first request: {} bytes; instructions {} bytes; peak {:.1} MiB\n{system}",
+        first.len(),
+        system.len(),
+        ran.peak as f64 / MIB as f64
+    );
+    assert!(first.len() < 24 * KIB, "{} bytes", first.len());
+    assert!(system.contains("Input files: 20,001 files,"), "{system}");
+    assert!(
+        system.contains("- input/survey/index.csv (16 bytes)\n    | id,name\n"),
+        "{system}"
+    );
+    assert!(
+        system.contains("- input/survey/docs/: 19,971 files, "),
+        "{system}"
+    );
+    assert!(system.contains(" .txt, "), "{system}");
+}

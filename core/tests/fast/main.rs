@@ -1,0 +1,20 @@
+//! The fast tier: everything that runs with no container engine. The loop and sessions
+//! on the in-memory sandbox, the providers against local model servers, the engine's
+//! discovery and listing against doubles, the source checks, and hostile artifacts.
+//! `cargo test -p sandalyst --test fast` runs it; the engine tiers are `docker` and
+//! `podman` (the lib's unit tests and `layers` need no engine either).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod artifacts_hostile;
+mod engine_discovery;
+mod engine_portability;
+mod engine_states;
+mod provider_anthropic;
+mod provider_chat;
+mod provider_config;
+mod provider_loop;
+mod provider_openai;
+mod round_trip;
+mod session;
