@@ -132,13 +132,14 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn symlinks_are_refused_anywhere_in_the_path() {
+        #[cfg(unix)]
+        use std::os::unix::fs::symlink;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("s1");
         std::fs::create_dir_all(root.join("outputs")).unwrap();
         std::fs::write(dir.path().join("secret.txt"), b"s").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("outputs/l.txt"))
-            .unwrap();
-        std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
+        symlink(dir.path().join("secret.txt"), root.join("outputs/l.txt")).unwrap();
+        symlink(dir.path(), root.join("up")).unwrap();
         assert_eq!(
             resolve_inside(&root, "outputs/l.txt"),
             Err(Refused::Symlink)
