@@ -30,6 +30,16 @@ pub use crate::protocol::tool_source;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use tools::ToolSet;
 
+/// Which side failed when an ask ends on an error: attached to the error's chain as
+/// its context, so that the session types the failure from this, not from the words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Failed {
+    #[error("the model failed")]
+    Model,
+    #[error("the sandbox failed")]
+    Sandbox,
+}
+
 use crate::model::caps::Cut;
 use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
@@ -264,10 +274,10 @@ impl<'a> Agent<'a> {
                     let now = context::estimate(&self.instructions, &self.items);
                     shrunk = context::shrink(&mut self.items, &self.instructions, now / 2) > 0;
                     if !shrunk {
-                        return Err(e.context("the model failed"));
+                        return Err(e.context(Failed::Model));
                     }
                 }
-                other => break other.map_err(|e| e.context("the model failed"))?,
+                other => break other.map_err(|e| e.context(Failed::Model))?,
             }
         };
         if let Some(cut) = reply.cut {
@@ -413,11 +423,11 @@ impl<'a> Agent<'a> {
                     .sandbox
                     .python(&code, timeout, cancel, &on_output)
                     .await;
-                seen.ran(r.map_err(|e| e.context("the sandbox failed"))?)
+                seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
             }
             Ok(tools::Call::Shell(cmd)) => {
                 let r = self.sandbox.shell(&cmd, timeout, cancel, &on_output).await;
-                seen.ran(r.map_err(|e| e.context("the sandbox failed"))?)
+                seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
             }
             Ok(tools::Call::ViewImage(path)) => seen.view(self.sandbox, &path).await,
         }
