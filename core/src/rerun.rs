@@ -263,12 +263,7 @@ pub async fn prepare(
     config.tools.shell |= cells.iter().any(|c| c.tool == Tool::Shell);
     // The built-in image of this version, or its derived image of the session's
     // packages (an older tag may be gone); an image the user named is kept.
-    if config.sandbox.image.starts_with("sandalyst-sandbox:")
-        || config
-            .sandbox
-            .image
-            .starts_with("sandalyst-sandbox-custom:")
-    {
+    if crate::sandbox::image::is_ours(&config.sandbox.image) {
         config.sandbox.image.clear();
     }
     config.validate()?;

@@ -280,13 +280,23 @@ pub fn describe_model(s: &Settings) -> (String, Option<String>) {
     }
 }
 
-/// The providers whose key can be kept in the keychain.
-const KEYED: [&str; 3] = ["openai", "anthropic", "openai-compatible"];
+/// The `--model` flag's help: the providers' forms (from the providers' table), a
+/// replay, or the offline analyst.
+pub fn model_help() -> String {
+    format!(
+        "The model: {}, replay:FILE (a JSON list of python/shell/say steps), or offline (the built-in rule-based analyst, not an LLM). Default: `model` in the config file, else offline.",
+        crate::model::providers::model_flag_help()
+    )
+}
 
 /// Store a provider's key in the OS keychain (off the async runtime); returns its
-/// masked form.
+/// masked form. The keychain accounts are the providers' table's.
 pub async fn save_api_key(provider: String, key: String) -> Result<String, super::Error> {
-    if !KEYED.contains(&provider.as_str()) {
+    let keyed: Vec<&str> = crate::model::providers::PROVIDERS
+        .iter()
+        .map(|p| p.keychain_account)
+        .collect();
+    if !keyed.contains(&provider.as_str()) {
         return Err(super::Error::bad_input(
             "keys are stored for openai, anthropic or openai-compatible",
         ));
@@ -310,6 +320,15 @@ pub async fn api_key_status(provider: String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_model_help_names_every_provider_of_the_table() {
+        let help = model_help();
+        for p in crate::model::providers::PROVIDERS {
+            assert!(help.contains(p.keychain_account), "{help}");
+        }
+        assert!(help.starts_with("The model: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with --base-url), ollama:MODEL, replay:FILE"), "{help}");
+    }
 
     #[test]
     fn keys_are_masked_and_settings_round_trip() {

@@ -115,11 +115,8 @@ struct AskArgs {
 /// The model, the agent's limits and the sandbox, shared by run, chat and ask.
 #[derive(Args)]
 struct AgentArgs {
-    /// The model: openai:MODEL, anthropic:MODEL, openai-compatible:MODEL (with
-    /// --base-url), ollama:MODEL, replay:FILE (a JSON list of python/shell/say steps), or
-    /// offline (the built-in rule-based analyst, not an LLM). Default: `model` in the
-    /// config file, else offline.
-    #[arg(long, short = 'm', value_name = "PROVIDER:MODEL")]
+    /// The model (the help text lists the providers of the core's table).
+    #[arg(long, short = 'm', value_name = "PROVIDER:MODEL", help = api::settings::model_help())]
     model: Option<String>,
     /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
     #[arg(long, value_name = "URL")]

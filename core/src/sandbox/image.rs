@@ -179,6 +179,13 @@ pub fn recipe_hash() -> String {
 }
 
 /// `sandalyst-sandbox:<recipe hash>`.
+/// Whether `tag` is one this app makes (the built-in image of any version, or a
+/// derived image of the user's packages), as opposed to an image the user named.
+pub fn is_ours(tag: &str) -> bool {
+    let repo = tag.split_once(':').map_or(tag, |(r, _)| r);
+    repo == REPO || repo == super::custom::CUSTOM_REPO
+}
+
 pub fn default_tag() -> String {
     format!("{REPO}:{}", recipe_hash())
 }
@@ -757,6 +764,15 @@ impl Drop for KillGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_tags_are_told_by_their_repository() {
+        assert!(is_ours(&default_tag()));
+        assert!(is_ours("sandalyst-sandbox-custom:0123456789ab"));
+        assert!(!is_ours("sandalyst-sandbox-mine:1"));
+        assert!(!is_ours("python:3.12-slim"));
+        assert!(!is_ours("registry.example/sandalyst-sandbox:1"));
+    }
 
     #[test]
     fn hash_is_stable_and_short_hex() {
