@@ -21,11 +21,12 @@
 //! ```
 
 pub mod agent;
+pub mod analysis;
 pub mod analyst;
 pub mod api;
 pub mod artifacts;
 pub mod conversation;
-pub mod export;
+
 pub mod model;
 pub mod owner;
 pub mod protocol;

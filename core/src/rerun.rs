@@ -37,7 +37,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Event, RunStatus};
-use crate::export::{self, Block, Cell, Tool};
+use crate::analysis::{self, Block, Cell, Tool};
 use crate::model::{Item, Model, Reply, Request};
 use crate::session::{pump, Session, SessionError, Sessions};
 use crate::store::{RunMeta, StagedFile};
@@ -103,7 +103,7 @@ pub struct ReplayCell {
 pub fn replay_cells(blocks: &[Block]) -> (Vec<ReplayCell>, usize) {
     let mut seen = BTreeSet::new();
     let (mut cells, mut skipped) = (Vec::new(), 0);
-    for cell in export::code_cells(blocks) {
+    for cell in analysis::code_cells(blocks) {
         if !cell.ok() {
             skipped += 1;
             continue;
@@ -240,7 +240,7 @@ pub async fn prepare(
     if src.meta.status.is_none() && !src.meta.asks.is_empty() {
         bail!("session {source} is still running an ask; re-run it once the ask has ended");
     }
-    let blocks = export::cells(&src)?;
+    let blocks = analysis::cells(&src)?;
     let (cells, skipped) = replay_cells(&blocks);
     if cells.is_empty() {
         bail!(

@@ -21,7 +21,7 @@ const LAYERS: &[&str] = &[
     "sandbox",      // the Sandbox trait and its engines
     "agent",        // the loop
     "session",      // a conversation: one sandbox, one workspace, many asks
-    "export",       // notebooks and scripts of a session
+    "analysis",     // a session's executed code: cells, a notebook, a script
     "run",          // one ask in a new session
     "rerun",        // a session's calls again on new inputs
     "api",          // the one API every front end calls

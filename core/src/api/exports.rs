@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{blocking, App, Error};
-use crate::artifacts::export as bundle;
+use crate::artifacts::bundle;
 use crate::store::{META, OUTPUTS, TRANSCRIPT};
 
 /// What goes with the outputs.
@@ -19,7 +19,7 @@ pub struct OutputsExport {
     pub analysis: bool,
 }
 
-pub use crate::export::Formats;
+pub use crate::analysis::Formats;
 
 impl App {
     /// Copy session `id`'s outputs (and what `what` adds) to `dest`, a new folder or a
@@ -49,10 +49,10 @@ impl App {
                 let nb = dir.join("analysis.ipynb");
                 std::fs::write(
                     &nb,
-                    serde_json::to_string_pretty(&crate::export::notebook::build(&run)?)?,
+                    serde_json::to_string_pretty(&crate::analysis::notebook::build(&run)?)?,
                 )?;
                 let py = dir.join("analysis.py");
-                std::fs::write(&py, crate::export::script::build(&run)?)?;
+                std::fs::write(&py, crate::analysis::script::build(&run)?)?;
                 files.push(("analysis.ipynb".to_string(), nb));
                 files.push(("analysis.py".to_string(), py));
             }
@@ -72,7 +72,7 @@ impl App {
     /// into `dir/<id>`; returns the new folder.
     pub async fn copy_session(&self, id: &str, dir: PathBuf) -> Result<PathBuf, Error> {
         let run = self.run_dir(id)?;
-        blocking(move || run.export(&dir)).await
+        blocking(move || run.copy_to(&dir)).await
     }
 
     /// Write session `id`'s analysis into `dir` (`analysis.ipynb`, `analysis.py`, the
@@ -84,7 +84,7 @@ impl App {
         formats: Formats,
     ) -> Result<Vec<PathBuf>, Error> {
         let run = self.run_dir(id)?;
-        blocking(move || crate::export::to_folder(&run, &dir, formats)).await
+        blocking(move || crate::analysis::to_folder(&run, &dir, formats)).await
     }
 
     /// Session `id`'s folder as stored, for reading.

@@ -9,9 +9,9 @@
 //!
 //! This module: an output file's kind, size and, for PNGs, dimensions.
 
+pub mod bundle;
 pub mod csv_index;
 pub mod excel;
-pub mod export;
 pub mod image;
 pub mod markdown;
 pub mod markdown_inert;

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::workspace::{CollectLimits, Collected, Manifest, StagedInput, StagingMode};
 
 /// Every sandbox sets this variable to `1`, so code can tell it runs in one (an
-/// exported script refuses to run anywhere else by default, see `export::script`).
+/// exported script refuses to run anywhere else by default, see `analysis::script`).
 pub const MARKER_ENV: &str = "SANDALYST_SANDBOX";
 
 /// How a call ended.

@@ -515,7 +515,7 @@ impl RunDir {
 
     /// Copy the run (metadata, transcript, outputs, archive) into `dest/<id>`, the id
     /// being the folder's own name (never one read from a file).
-    pub fn export(&self, dest: &Path) -> anyhow::Result<PathBuf> {
+    pub fn copy_to(&self, dest: &Path) -> anyhow::Result<PathBuf> {
         let name = self.path.file_name().context("a run folder has a name")?;
         let target = dest.join(name);
         if target.exists() {
@@ -716,7 +716,7 @@ mod tests {
         let exported = store
             .open_run(&good.meta.id)
             .unwrap()
-            .export(out.path())
+            .copy_to(out.path())
             .unwrap();
         assert_eq!(exported, out.path().join(&good.meta.id));
     }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sandalyst::agent::RunStatus;
-use sandalyst::export::{self, notebook, script};
+use sandalyst::analysis::{self, notebook, script};
 use sandalyst::model::offline::OfflineAnalyst;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::Item;
@@ -169,7 +169,7 @@ async fn collect(sb: &DockerSandbox, dest: &Path) {
 /// lines that hold times. Returns how many text lines differed (all with times).
 fn same_outputs(expected: &Path, got: &Path) -> usize {
     let list = |d: &Path| -> Vec<String> {
-        let mut v: Vec<String> = sandalyst::artifacts::export::files_under(d)
+        let mut v: Vec<String> = sandalyst::artifacts::bundle::files_under(d)
             .unwrap()
             .into_iter()
             .map(|(n, _)| n)
@@ -243,13 +243,13 @@ async fn provenance_maps_each_reference_output_to_the_cell_that_wrote_it() {
     };
     let s = shared().await;
     let run = open_run(&s.root, &s.reference);
-    let prov = export::provenance(&run.meta);
-    let blocks = export::cells(&run).unwrap();
+    let prov = analysis::provenance(&run.meta);
+    let blocks = analysis::cells(&run).unwrap();
     for name in ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"] {
         let p = prov
             .get(name)
             .unwrap_or_else(|| panic!("no provenance for {name}"));
-        let cell = export::code_cells(&blocks)
+        let cell = analysis::code_cells(&blocks)
             .into_iter()
             .find(|c| c.call_id == p.call_id)
             .expect("the cell that made it is in the export");
@@ -258,15 +258,15 @@ async fn provenance_maps_each_reference_output_to_the_cell_that_wrote_it() {
     }
     // A file rewritten by a later cell is traced to that cell.
     let habits = open_run(&s.root, &s.habits);
-    let prov = export::provenance(&habits.meta);
+    let prov = analysis::provenance(&habits.meta);
     assert_eq!(prov["daily.csv"].call_id, "h7");
     // "made by cell 7": the seventh code cell of the notebook and the script.
-    let (n, cell) = export::cell_of(&habits, "daily.csv").unwrap().unwrap();
+    let (n, cell) = analysis::cell_of(&habits, "daily.csv").unwrap().unwrap();
     assert_eq!((n, cell.call_id.as_str()), (7, "h7"));
     assert!(script::build(&habits)
         .unwrap()
         .contains("# --- cell 7 (ask-1, call h7, python) ---"));
-    assert!(export::cell_of(&habits, "nothing.csv").unwrap().is_none());
+    assert!(analysis::cell_of(&habits, "nothing.csv").unwrap().is_none());
     assert_eq!(prov["daily.png"].call_id, "h6");
 }
 
@@ -675,16 +675,16 @@ async fn a_cell_failing_on_new_data_stops_the_replay_and_a_model_continues() {
     let run = open_run(&s.root, &new_id);
     assert_eq!(run.meta.rerun_of.as_deref(), Some(first.run_id.as_str()));
     assert_eq!(run.meta.asks.len(), 2);
-    assert_eq!(export::provenance(&run.meta)["total.txt"].call_id, "fix");
+    assert_eq!(analysis::provenance(&run.meta)["total.txt"].call_id, "fix");
     // The replay's ask ended failed, saying where it stopped.
     let replay_status = run.meta.asks[0].status.clone();
     assert!(
         matches!(&replay_status, Some(RunStatus::Failed { message }) if message.starts_with("The replay stopped at call 2 of 2")),
         "{replay_status:?}"
     );
-    let blocks = export::cells(&run).unwrap();
+    let blocks = analysis::cells(&run).unwrap();
     assert_eq!(
-        export::code_cells(&blocks).len(),
+        analysis::code_cells(&blocks).len(),
         3,
         "two replayed cells and the fix"
     );

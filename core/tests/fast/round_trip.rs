@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::common;
 use sandalyst::agent::RunStatus;
-use sandalyst::export::{self, Formats};
+use sandalyst::analysis::{self, Formats};
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::Item;
 use sandalyst::session::{AskOutcome, FakeFactory, Session, SessionConfig, Sessions};
@@ -67,7 +67,7 @@ async fn a_session_exports_reruns_on_new_data_and_continues_with_a_model() {
 
     // The notebook: valid, every call in order (the failed one too), with outputs.
     let run = open_run(&sessions, &source);
-    let nb = export::notebook::build(&run).unwrap();
+    let nb = analysis::notebook::build(&run).unwrap();
     common::validate_notebook(&nb);
     let code: Vec<String> = nb["cells"]
         .as_array()
@@ -94,7 +94,7 @@ async fn a_session_exports_reruns_on_new_data_and_continues_with_a_model() {
 
     // The folder export: notebook, script and a copy of the input beside them.
     let out = dir.path().join("export");
-    let files = export::to_folder(
+    let files = analysis::to_folder(
         &run,
         &out,
         Formats {

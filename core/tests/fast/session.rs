@@ -649,8 +649,8 @@ async fn a_call_id_used_again_in_a_later_ask_keeps_its_own_result() {
         .unwrap()
         .open_run(session.id())
         .unwrap();
-    let blocks = sandalyst::export::cells(&run).unwrap();
-    let statuses: Vec<(String, String)> = sandalyst::export::code_cells(&blocks)
+    let blocks = sandalyst::analysis::cells(&run).unwrap();
+    let statuses: Vec<(String, String)> = sandalyst::analysis::code_cells(&blocks)
         .iter()
         .map(|c| (c.code.clone(), c.status.clone()))
         .collect();

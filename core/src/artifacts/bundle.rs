@@ -1,4 +1,4 @@
-//! Export of a session's results: its outputs folder (and optionally its transcript)
+//! A bundle of a session's results: its outputs folder (and optionally its transcript)
 //! copied to a folder the user picked, or written as one zip file.
 //!
 //! Outputs were written by model code: only regular files and folders are taken

@@ -7,11 +7,11 @@
 //!
 //! ```no_run
 //! # fn demo() -> anyhow::Result<()> {
-//! use sandalyst::{export, store::Store};
+//! use sandalyst::{analysis, store::Store};
 //! let store = Store::open(sandalyst::store::default_root()?)?;
 //! let run = store.open_run("20261201-013714-55a1")?;
-//! let nb = export::notebook::write(&run, std::path::Path::new("analysis"))?;
-//! let py = export::script::write(&run, std::path::Path::new("analysis"))?;
+//! let nb = analysis::notebook::write(&run, std::path::Path::new("analysis"))?;
+//! let py = analysis::script::write(&run, std::path::Path::new("analysis"))?;
 //! println!("{} {}", nb.display(), py.display());
 //! # Ok(()) }
 //! ```
