@@ -130,8 +130,8 @@ pub async fn api_key_status(provider: String) -> Option<String> {
 }
 
 #[tauri::command]
-pub async fn engine_status() -> engine::EngineStatus {
-    engine::status().await
+pub async fn engine_status(state: State<'_, AppState>) -> Result<engine::EngineStatus> {
+    Ok(engine::status(state.app.factory()).await)
 }
 
 #[derive(Clone, Serialize)]
@@ -144,15 +144,16 @@ pub enum BuildEvent {
 
 /// Build the sandbox image in the background; progress arrives on `on_event`.
 #[tauri::command]
-pub fn build_image(on_event: Channel<BuildEvent>) {
+pub fn build_image(state: State<'_, AppState>, on_event: Channel<BuildEvent>) {
+    let app = state.app.clone();
     tauri::async_runtime::spawn(async move {
         let ch = on_event.clone();
-        let r = engine::build(move |l| {
+        let line = move |l: &str| {
             let _ = ch.send(BuildEvent::Line {
                 text: l.to_string(),
             });
-        })
-        .await;
+        };
+        let r = engine::build(app.factory(), &line).await;
         let _ = on_event.send(match r {
             Ok(tag) => BuildEvent::Done { tag },
             Err(e) => BuildEvent::Failed {

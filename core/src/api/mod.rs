@@ -78,6 +78,12 @@ pub fn data_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Sandboxes from the container engine that `DOCKER_HOST` (or the local socket)
+/// names: what the shells use, for sessions and for the engine and image reports.
+pub fn default_factory() -> Arc<dyn SandboxFactory> {
+    Arc::new(DockerFactory)
+}
+
 /// The sessions of one data folder, and the asks running in this process.
 #[derive(Clone)]
 pub struct App {
@@ -157,7 +163,7 @@ impl App {
     /// The sessions of `root`, whose sandboxes are containers of the engine that
     /// `DOCKER_HOST` (or the local socket) names.
     pub fn open(root: PathBuf) -> anyhow::Result<App> {
-        App::with_factory(root, Arc::new(DockerFactory))
+        App::with_factory(root, default_factory())
     }
 
     /// The sessions of `root`, with sandboxes from `factory`. Asks left in progress by
@@ -174,6 +180,11 @@ impl App {
     /// The data folder.
     pub fn root(&self) -> &Path {
         self.sessions.root()
+    }
+
+    /// Where this app's sandboxes come from (for [`engine`]'s reports and builds).
+    pub fn factory(&self) -> &dyn SandboxFactory {
+        self.sessions.factory()
     }
 
     // ---- sessions ----------------------------------------------------------------------

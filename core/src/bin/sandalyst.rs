@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
-use sandalyst::api::engine::{BuildNote, ImageBuild};
+use sandalyst::api::engine::{BuildLine, BuildRequest};
 use sandalyst::api::settings::{Configured, Flags};
 use sandalyst::api::{
     self, usage_line, App, Ask, AskOutcome, Event, EventKind, RunRequest, RunStatus, SessionConfig,
@@ -718,9 +718,10 @@ fn indent(text: &str, verbose: bool, lines: usize) -> String {
 }
 
 async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
+    let factory = api::default_factory();
     match cmd {
         ImageCommand::Status => {
-            let st = api::engine::image_report().await?;
+            let st = api::engine::image_report(factory.as_ref()).await?;
             let build_hint = "no (`sandalyst image build` builds it; a run builds it too)";
             println!("image:   {}", st.tag);
             if st.present {
@@ -739,20 +740,19 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                 println!("custom:  {} ({})", c.tag, c.packages);
                 println!("present: {}", if c.present { "yes" } else { build_hint });
             }
-            match st.python {
-                Some(Ok(py)) => {
+            match st.python.map(|p| (p.tag, p.env)) {
+                Some((tag, Ok(env))) => {
                     let mut text = format!(
-                        "python:  {} ({})\npackages ({}):\n",
-                        py.version,
-                        py.tag,
-                        py.packages.len()
+                        "python:  {} ({tag})\npackages ({}):\n",
+                        env.python,
+                        env.packages.len()
                     );
-                    for (name, version) in &py.packages {
-                        text.push_str(&format!("  {name:<28} {version}\n"));
+                    for p in &env.packages {
+                        text.push_str(&format!("  {:<28} {}\n", p.name, p.version));
                     }
                     out(&text);
                 }
-                Some(Err(e)) => println!("packages: unknown ({e})"),
+                Some((_, Err(e))) => println!("packages: unknown ({e})"),
                 None => {}
             }
         }
@@ -765,7 +765,7 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             build_network,
             force,
         } => {
-            let build = ImageBuild {
+            let build = BuildRequest {
                 offline,
                 dockerfile,
                 pip,
@@ -774,20 +774,23 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                 build_network,
                 force,
             };
-            println!("{}", api::engine::build_images(build, &print_build).await?);
+            let tag = api::engine::build_images(factory.as_ref(), build, &print_build).await?;
+            println!("{tag}");
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A build's progress as lines on stderr: steps flush left, output indented.
-fn print_build(note: BuildNote<'_>) {
-    match note {
-        BuildNote::UpToDate(tag) => eprintln!("image {tag} is up to date"),
-        BuildNote::Base(line) => eprintln!("  {}", escape(line)),
-        BuildNote::Derived { text, line: true } => eprintln!("    {}", escape(&text)),
-        BuildNote::Derived { text, line: false } => eprintln!("  {}", escape(&text)),
-        BuildNote::Ready { tag, packages } => eprintln!("image {tag} ({packages}) is ready"),
+fn print_build(line: BuildLine) {
+    match line {
+        BuildLine::UpToDate { tag } => eprintln!("image {tag} is up to date"),
+        BuildLine::Base(line) => eprintln!("  {}", escape(&line)),
+        BuildLine::Derived(p) => match &p {
+            api::engine::BuildProgress::Line { text } => eprintln!("    {}", escape(text)),
+            _ => eprintln!("  {}", escape(&p.to_string())),
+        },
+        BuildLine::Ready { tag, packages } => eprintln!("image {tag} ({packages}) is ready"),
     }
 }
 
