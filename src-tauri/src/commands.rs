@@ -280,12 +280,7 @@ pub async fn ask(
     model: String,
     on_event: Channel<Event>,
 ) -> Result<String> {
-    if prompt.trim().is_empty() {
-        return Err(Error::new(
-            "empty_prompt",
-            "say what you want done with the files first",
-        ));
-    }
+    // An empty prompt is refused by the API (`empty_prompt`) before anything is written.
     let current = state.settings.lock().unwrap().clone();
     let ask = state
         .app
@@ -298,7 +293,7 @@ pub async fn ask(
             ),
             _ => e,
         })?;
-    let ask_id = ask.ask_id.clone();
+    let ask_id = ask.ask_id().to_string();
     tauri::async_runtime::spawn(async move {
         ask.follow(&move |ev| {
             let _ = on_event.send(ev);

@@ -126,14 +126,17 @@ fn done(running: &Running, session_id: &str, ask_id: &str) {
 
 /// A running ask (or re-run) of this process.
 pub struct Ask {
-    pub ask_id: String,
     pub session_id: String,
     handle: AskHandle,
-    setup: Option<tokio::sync::broadcast::Receiver<Event>>,
     running: Running,
 }
 
 impl Ask {
+    /// The ask's id in its session (`ask-3`).
+    pub fn ask_id(&self) -> &str {
+        &self.handle.ask_id
+    }
+
     /// Stop the model and interrupt the running code.
     pub fn cancel(&self) {
         self.handle.cancel();
@@ -148,12 +151,11 @@ impl Ask {
     pub async fn follow(self, emit: &(dyn Fn(Event) + Send + Sync)) -> AskOutcome {
         let Ask {
             handle,
-            setup,
             running,
             session_id,
-            ask_id,
         } = self;
-        let outcome = handle.follow(setup, emit).await;
+        let ask_id = handle.ask_id.clone();
+        let outcome = handle.follow(None, emit).await;
         done(&running, &session_id, &ask_id);
         outcome
     }
@@ -360,10 +362,8 @@ impl App {
             (handle.ask_id.clone(), handle.canceller()),
         );
         Ok(Ask {
-            ask_id: handle.ask_id.clone(),
             session_id: session.id().to_string(),
             handle,
-            setup: None,
             running: self.running.clone(),
         })
     }
