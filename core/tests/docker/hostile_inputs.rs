@@ -677,19 +677,22 @@ async fn ctrl_c_in_a_chat_stops_the_ask_and_the_chat_goes_on() {
         dir.path(),
         // The replay starts again with each ask: the first sleeps, the next does not.
         serde_json::json!([
-            { "python": "import os, time\nif os.path.exists('/tmp/slept'):\n    print('second ask ran')\nelse:\n    open('/tmp/slept', 'w').close()\n    print('sleeping', flush=True)\n    time.sleep(300)" },
+            { "python": "import os, time\nif os.path.exists('/tmp/slept'):\n    print('second', 'ask ran')\nelse:\n    open('/tmp/slept', 'w').close()\n    print('marked', '/tmp', flush=True)\n    time.sleep(300)" },
             { "say": "done" }
         ]),
     );
     let mut chat = cli(&data);
     chat.stdin(Stdio::piped())
-        .args(["chat", "--model", &model, "-i"])
+        .args(["chat", "-v", "--model", &model, "-i"])
         .arg(&input);
     let mut child = Running::spawn(chat);
     let mut stdin = child.child.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, b"sleep a while\n").unwrap();
-    child.wait_for_line("python:");
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The cell's own output (shown with -v), not the call's heading: under load the
+    // kernel may still be starting when the heading prints, and an interrupt then
+    // stops the cell before it marks /tmp, so the second ask would sleep too (the
+    // printed line differs from its source, which -v shows too).
+    child.wait_for_line("marked /tmp");
     child.signal("INT");
     child.wait_for_line("ask cancelled");
     // Longer than the 10 s that an exiting process gives its clean-up.
