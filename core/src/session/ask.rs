@@ -74,93 +74,42 @@ impl Session {
             tx,
             calls: Mutex::default(),
         };
-        let config = self.config();
         host.emit(EventKind::AskStarted {
             prompt: prompt.into(),
             model: model.describe(),
         });
-        let begun = self.begin_ask(ask_id, prompt, &model.describe()).await;
-        let sandbox = match begun {
-            // The start runs in its own task: a cancelled ask stops waiting for it but
-            // does not drop it half-way (it would leave its container behind); it
-            // finishes, or stops and cleans up when the session closes.
-            Ok(()) => {
-                let session = self.clone();
-                let start = tokio::spawn(async move { session.sandbox().await });
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
-                    s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
-                }
-            }
+        let sandbox = match self.begin_ask(ask_id, prompt, &model.describe()).await {
+            Ok(()) => self.ready_sandbox(cancel).await,
             Err(e) => Err(e),
         };
-        let (mut status, mut error, mut turns, mut usage) =
-            (RunStatus::Cancelled, None, 0, Usage::default());
-        if let Ok(sandbox) = &sandbox {
-            // Before the inputs are described to the model: their sizes may have moved.
-            self.check_changed_inputs(sandbox.as_ref()).await;
-            let summaries = self.input_summaries().await;
-            // What the image holds, read once per sandbox; the fixed sentence where the
-            // sandbox cannot say (the in-memory fake, a broken custom image).
-            let libraries = match sandbox.python_env().await {
-                Ok(env) => crate::sandbox::packages::describe(&env),
-                Err(_) => instructions::LIBRARIES.to_string(),
-            };
-            let mut agent = Agent::new(model, sandbox.as_ref(), &host, self.items());
-            agent.instructions = instructions::build(&instructions::Context {
-                inputs: &summaries,
-                tools: config.tools,
-                vision: config.show_images && agent.model.vision(),
-                network: config.sandbox.network,
-                limits: &config.limits,
-                memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
-                libraries: &libraries,
-                extra: &config.instructions,
-            });
-            agent.tools = config.tools;
-            agent.limits = config.limits.clone();
-            agent.show_images = config.show_images;
-            let before = self.outputs_before(sandbox.as_ref()).await;
-            let notes = self.take_notes();
-            let task = if notes.is_empty() {
-                prompt.to_string()
-            } else {
-                format!(
-                    "{prompt}\n\n{}",
-                    crate::protocol::app_note(&notes.join(" "))
-                )
-            };
-            status = agent.run(&task, cancel).await;
-            (turns, usage) = (agent.turns, agent.usage);
-            error = agent.failure.take().map(|e| SessionError::from_failure(&e));
-            // A disk that filled up says so in the status too, not only in the error.
-            if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
-                (&mut status, &error)
-            {
-                message.clone_from(m);
+        let mut ran = match &sandbox {
+            Ok(sandbox) => {
+                self.drive(&host, sandbox.as_ref(), model, prompt, cancel)
+                    .await
             }
-            *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
-            self.check_changed_inputs(sandbox.as_ref()).await;
-            self.collect(&host, sandbox.as_ref(), &config, &before, &mut status)
-                .await;
-        }
-        if let Err(e) = &sandbox {
-            if !cancel.is_cancelled() {
-                status = RunStatus::Failed {
+            Err(_) if cancel.is_cancelled() => Ran::default(),
+            Err(e) => Ran {
+                status: RunStatus::Failed {
                     message: e.to_string(),
-                };
-                error = Some(e.clone());
-            }
-        }
-        if let (RunStatus::Failed { message }, None) = (&status, &error) {
-            error = Some(SessionError::Storage {
+                },
+                error: Some(e.clone()),
+                ..Ran::default()
+            },
+        };
+        if let (RunStatus::Failed { message }, None) = (&ran.status, &ran.error) {
+            ran.error = Some(SessionError::Storage {
                 message: message.clone(),
             });
         }
-        if let Some(e) = &error {
+        if let Some(e) = &ran.error {
             host.emit(EventKind::Error { error: e.info() });
         }
+        let Ran {
+            mut status,
+            mut error,
+            turns,
+            usage,
+        } = ran;
         let answer = self.last_answer();
         let cost_usd = model.price().map(|p| p.cost(&usage));
         let outputs = match self.end_ask(ask_id, &status, turns, usage, cost_usd).await {
@@ -196,6 +145,97 @@ impl Session {
             outputs,
             error,
         }
+    }
+
+    /// The session's sandbox, started in its own task: a cancelled ask stops waiting
+    /// for it but does not drop it half-way (it would leave its container behind); it
+    /// finishes, or stops and cleans up when the session closes.
+    async fn ready_sandbox(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        let session = self.clone();
+        let start = tokio::spawn(async move { session.sandbox().await });
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
+            s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
+        }
+    }
+
+    /// The loop on this conversation in a ready sandbox, then its outputs brought back.
+    async fn drive(
+        &self,
+        host: &AskHost<'_>,
+        sandbox: &dyn Sandbox,
+        model: &mut dyn Model,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> Ran {
+        let config = self.config();
+        // Before the inputs are described to the model: their sizes may have moved.
+        self.check_changed_inputs(sandbox).await;
+        let instructions = self.instructions(sandbox, &config, model.vision()).await;
+        let mut agent = Agent::new(model, sandbox, host, self.items());
+        agent.instructions = instructions;
+        agent.tools = config.tools;
+        agent.limits = config.limits.clone();
+        agent.show_images = config.show_images;
+        let before = self.outputs_before(sandbox).await;
+        let notes = self.take_notes();
+        let task = if notes.is_empty() {
+            prompt.to_string()
+        } else {
+            format!(
+                "{prompt}\n\n{}",
+                crate::protocol::app_note(&notes.join(" "))
+            )
+        };
+        let mut status = agent.run(&task, cancel).await;
+        let (turns, usage) = (agent.turns, agent.usage);
+        let error = agent.failure.take().map(|e| SessionError::from_failure(&e));
+        // A disk that filled up says so in the status too, not only in the error.
+        if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
+            (&mut status, &error)
+        {
+            message.clone_from(m);
+        }
+        *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
+        self.check_changed_inputs(sandbox).await;
+        self.collect(host, sandbox, &config, &before, &mut status)
+            .await;
+        Ran {
+            status,
+            error,
+            turns,
+            usage,
+        }
+    }
+
+    /// The system prompt for this sandbox: the inputs, tools, limits and what the
+    /// image holds (read once per sandbox; the fixed sentence where the sandbox cannot
+    /// say: the in-memory fake, a broken custom image).
+    async fn instructions(
+        &self,
+        sandbox: &dyn Sandbox,
+        config: &SessionConfig,
+        model_vision: bool,
+    ) -> String {
+        let summaries = self.input_summaries().await;
+        let libraries = match sandbox.python_env().await {
+            Ok(env) => crate::sandbox::packages::describe(&env),
+            Err(_) => instructions::LIBRARIES.to_string(),
+        };
+        instructions::build(&instructions::Context {
+            inputs: &summaries,
+            tools: config.tools,
+            vision: config.show_images && model_vision,
+            network: config.sandbox.network,
+            limits: &config.limits,
+            memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
+            libraries: &libraries,
+            extra: &config.instructions,
+        })
     }
 
     pub(super) async fn begin_ask(
@@ -555,4 +595,24 @@ pub(super) async fn swap_dirs(fresh: &Path, dest: &Path) -> anyhow::Result<()> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     blocking(move || Ok(crate::store::sync_dir(&parent)?)).await
+}
+
+/// How the loop part of an ask ended (a cancelled ask before its sandbox was ready is
+/// the default: nothing ran).
+struct Ran {
+    status: RunStatus,
+    error: Option<SessionError>,
+    turns: u32,
+    usage: Usage,
+}
+
+impl Default for Ran {
+    fn default() -> Ran {
+        Ran {
+            status: RunStatus::Cancelled,
+            error: None,
+            turns: 0,
+            usage: Usage::default(),
+        }
+    }
 }
