@@ -56,6 +56,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         save_settings,
         save_api_key,
         api_key_status,
+        providers,
         engine_status,
         build_image,
         preview_file,
@@ -121,6 +122,12 @@ pub fn save_settings(state: State<'_, AppState>, settings: Settings) -> Result<(
 #[tauri::command]
 pub async fn save_api_key(provider: String, key: String) -> Result<String> {
     settings::save_api_key(provider, key).await
+}
+
+/// The settings page's provider choices (the core's providers' table).
+#[tauri::command]
+pub fn providers() -> Vec<settings::ProviderChoice> {
+    settings::providers()
 }
 
 /// The masked key stored for a provider, if any.

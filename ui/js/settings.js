@@ -27,10 +27,24 @@ function fill(form, s) {
   for (const k of NUMBERS) form.elements[k].value = s[k];
 }
 
+/// The provider list comes from the core's providers' table, once.
+let choices = null;
+async function fillProviders(select) {
+  choices ??= await invoke('providers');
+  if (select.options.length) return;
+  for (const c of choices) {
+    const o = document.createElement('option');
+    o.value = c.name;
+    o.textContent = c.label;
+    o.title = c.base_url ? `default: ${c.base_url}` : '';
+    select.append(o);
+  }
+}
+
 async function refreshKey(form) {
   const p = form.elements.provider.value;
   const out = $('#key-status');
-  if (p === 'offline') { out.textContent = 'The offline analyst needs no key.'; return; }
+  if (!choices?.find((c) => c.name === p)?.takes_key) { out.textContent = 'The offline analyst needs no key.'; return; }
   out.textContent = 'Looking in the keychain…';
   const masked = await invoke('api_key_status', { provider: p }).catch(() => null);
   out.textContent = masked ? `Key stored in the keychain: ${masked}` : 'No key stored for this provider (an environment variable works too).';
@@ -51,6 +65,7 @@ export async function openSettings(onSaved) {
   const d = $('#settings');
   const form = $('#settings-form');
   const current = await invoke('get_settings');
+  await fillProviders(form.elements.provider);
   fill(form, current);
   form.elements.api_key.value = '';
   refreshKey(form);

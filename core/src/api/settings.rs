@@ -289,6 +289,40 @@ pub fn model_help() -> String {
     )
 }
 
+/// One choice of the settings page's provider list.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProviderChoice {
+    /// What [`Settings::provider`] holds for it.
+    pub name: &'static str,
+    pub label: &'static str,
+    /// Where it is when the base URL is left empty (none: the user must say).
+    pub base_url: Option<&'static str>,
+    /// Whether it takes an API key at all (the offline analyst does not).
+    pub takes_key: bool,
+}
+
+/// The settings page's providers: the offline analyst, then each provider family's
+/// own row of the providers' table (a spelling such as `ollama` shares its family's
+/// key and is written in the CLI's `--model`).
+pub fn providers() -> Vec<ProviderChoice> {
+    let offline = ProviderChoice {
+        name: "offline",
+        label: "Offline analyst (built in, no key)",
+        base_url: None,
+        takes_key: false,
+    };
+    let families = crate::model::providers::PROVIDERS
+        .iter()
+        .filter(|row| row.kind.row().name == row.name)
+        .map(|row| ProviderChoice {
+            name: row.name,
+            label: row.label,
+            base_url: row.base_url,
+            takes_key: true,
+        });
+    std::iter::once(offline).chain(families).collect()
+}
+
 /// Store a provider's key in the OS keychain (off the async runtime); returns its
 /// masked form. The keychain accounts are the providers' table's.
 pub async fn save_api_key(provider: String, key: String) -> Result<String, super::Error> {
@@ -320,6 +354,25 @@ pub async fn api_key_status(provider: String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_settings_page_lists_the_offline_analyst_and_each_family_once() {
+        let names: Vec<&str> = providers().iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            ["offline", "openai", "anthropic", "openai-compatible"]
+        );
+        // Every family's key can be saved under the name the page sends.
+        for p in providers().iter().filter(|p| p.takes_key) {
+            assert!(
+                crate::model::providers::PROVIDERS
+                    .iter()
+                    .any(|row| row.keychain_account == p.name),
+                "{}",
+                p.name
+            );
+        }
+    }
 
     #[test]
     fn the_model_help_names_every_provider_of_the_table() {

@@ -109,6 +109,8 @@ pub struct Provider {
     pub name: &'static str,
     /// Other spellings `--model` takes for it.
     pub aliases: &'static [&'static str],
+    /// How the settings page names it.
+    pub label: &'static str,
     /// Its family: the config file's section and where prices and capabilities are
     /// looked up (serialised as the section's name).
     #[serde(rename = "section")]
@@ -138,6 +140,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider {
         name: "openai",
         aliases: &[],
+        label: "OpenAI (Responses API)",
         kind: ProviderKind::OpenAi,
         wire: Wire::OpenAiResponses,
         base_url: Some("https://api.openai.com/v1"),
@@ -152,6 +155,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider {
         name: "anthropic",
         aliases: &[],
+        label: "Anthropic (Messages API)",
         kind: ProviderKind::Anthropic,
         wire: Wire::AnthropicMessages,
         base_url: Some("https://api.anthropic.com"),
@@ -167,6 +171,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider {
         name: "openai-compatible",
         aliases: &["compatible", "chat"],
+        label: "OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter)",
         kind: ProviderKind::OpenAiCompatible,
         wire: Wire::ChatCompletions,
         base_url: None,
@@ -183,6 +188,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider {
         name: "ollama",
         aliases: &[],
+        label: "Ollama on this machine (Chat Completions)",
         kind: ProviderKind::OpenAiCompatible,
         wire: Wire::ChatCompletions,
         base_url: Some("http://localhost:11434/v1"),
