@@ -24,6 +24,7 @@ pub mod agent;
 pub mod analysis;
 pub mod analyst;
 pub mod api;
+pub mod approval;
 pub mod artifacts;
 pub mod conversation;
 

@@ -266,6 +266,9 @@ pub async fn prepare(
     if crate::sandbox::image::is_ours(&config.sandbox.image) {
         config.sandbox.image.clear();
     }
+    // A re-run never asks: it replays only what ran in the source, which under
+    // approvals is code the analyst approved (edits as edited, rejected calls never ran).
+    config.approval = crate::approval::ApprovalMode::Auto;
     config.validate()?;
 
     // The new session's folder is written before the session opens it, so the link to
@@ -372,6 +375,11 @@ fn prompt_for(src: &RunMeta, files: &[StagedFile], cells: usize, skipped: usize)
         p.push_str(&format!(
             " ({skipped} call(s) that failed in the original are left out)"
         ));
+    }
+    if src.asks.iter().any(|a| !a.approvals.is_empty()) {
+        p.push_str(
+            "; the original ran under approvals, so these are the calls the analyst approved, as approved or edited (rejected calls never ran), and the re-run asks no one",
+        );
     }
     p.push_str(". The original requests were:");
     for a in &src.asks {

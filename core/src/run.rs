@@ -61,6 +61,16 @@ pub async fn execute(
     if req.prompt.trim().is_empty() {
         bail!("the prompt is empty; say what you want done with the files");
     }
+    // Nobody is there to answer: refused before anything starts.
+    if req.config.approval != crate::approval::ApprovalMode::Auto {
+        return Err(crate::protocol::SessionError::BadInput {
+            message: format!(
+                "approvals ({}) need someone to answer them, and `run` asks nobody: use `sandalyst chat` (it asks y/e/n before each call) or --approve auto",
+                req.config.approval
+            ),
+        }
+        .into());
+    }
     // Classified (special files refused) off the async runtime, before anything else.
     let inputs = req.inputs.clone();
     tokio::task::spawn_blocking(move || Manifest::from_paths(&inputs)).await??;

@@ -12,6 +12,7 @@ const LAYERS: &[&str] = &[
     "protocol",     // shared types: run status, typed errors, tool sources
     "conversation", // the Model trait and the conversation's items, usage, prices
     "owner",        // which process owns what
+    "approval",     // which calls wait for the analyst, and the answers
     "terminal",     // text safe for a terminal
     "artifacts",    // previews of outputs
     "analyst",      // the offline analyst (rule-based, not an LLM), a Model

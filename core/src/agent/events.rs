@@ -97,6 +97,23 @@ pub enum EventKind {
         call_id: String,
         path: String,
     },
+    /// A call waits for the analyst before it runs (the session's approval mode):
+    /// `code` as the model wrote it, `reason` the text of its reply. Answered through
+    /// the API (`App::answer_approval`); `approval_resolved` follows.
+    ApprovalRequested {
+        call_id: String,
+        tool: String,
+        code: String,
+        reason: String,
+    },
+    /// How a waiting call was decided (`rejected` with the analyst's reason).
+    ApprovalResolved {
+        call_id: String,
+        resolution: crate::approval::Resolution,
+        reason: Option<String>,
+        /// The call's tool now runs without asking for the rest of the session.
+        always: bool,
+    },
     /// How a call ended, structured (not the text prepared for the model).
     CellResult {
         call_id: String,

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{Decision, PendingCall};
 use crate::protocol::app_note;
 pub use crate::protocol::tool_source;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
@@ -85,7 +86,20 @@ pub trait Host: Send + Sync {
     fn outputs_dir(&self) -> Option<std::path::PathBuf> {
         None
     }
+    /// The analyst's decision on a call before it runs; `None` if the ask was
+    /// cancelled while it waited. A host without approvals lets every call run.
+    fn approve<'a>(
+        &'a self,
+        request: PendingCall,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Decision>> {
+        let _ = (request, cancel);
+        Box::pin(std::future::ready(Some(Decision::Approve)))
+    }
 }
+
+/// A future the host returns (the trait stays object-safe).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 pub struct Agent<'a> {
     pub model: &'a mut dyn Model,
@@ -107,6 +121,34 @@ pub struct Agent<'a> {
     reminded: bool,
     /// Replies in a row that passed a cap ([`crate::model::caps`]).
     cuts: u32,
+    /// Time spent waiting for the analyst's approvals: not counted in the wall time.
+    waiting: std::sync::Arc<WaitClock>,
+}
+
+/// How long the ask has waited for a person, and whether it waits now.
+#[derive(Default)]
+struct WaitClock {
+    state: std::sync::Mutex<(Duration, Option<tokio::time::Instant>)>,
+}
+
+impl WaitClock {
+    fn start(&self) {
+        self.state.lock().unwrap().1 = Some(tokio::time::Instant::now());
+    }
+
+    fn stop(&self) {
+        let mut s = self.state.lock().unwrap();
+        if let Some(since) = s.1.take() {
+            s.0 += since.elapsed();
+        }
+    }
+
+    /// The time waited so far, and whether the ask waits right now.
+    fn waited(&self) -> (Duration, bool) {
+        let s = self.state.lock().unwrap();
+        let now = s.1.map_or(Duration::ZERO, |since| since.elapsed());
+        (s.0 + now, s.1.is_some())
+    }
 }
 
 /// How a turn ends, decided in one place ([`Agent::run`]). A recoverable outcome (a
@@ -146,6 +188,7 @@ impl<'a> Agent<'a> {
             failure: None,
             reminded: false,
             cuts: 0,
+            waiting: Default::default(),
         }
     }
 
@@ -189,13 +232,26 @@ impl<'a> Agent<'a> {
     ) -> Outcome {
         let seconds = self.limits.wall_time.as_secs();
         let step_cancel = cancel.child_token();
+        let clock = self.waiting.clone();
         let step = self.step(task, &step_cancel);
         tokio::pin!(step);
-        let (outcome, timed_out) = tokio::select! {
-            s = &mut step => (s, false),
-            _ = tokio::time::sleep_until(deadline) => {
-                step_cancel.cancel();
-                (step.await, true)
+        let due = || deadline + clock.waited().0;
+        let sleep = tokio::time::sleep_until(due());
+        tokio::pin!(sleep);
+        let (outcome, timed_out) = loop {
+            tokio::select! {
+                s = &mut step => break (s, false),
+                _ = &mut sleep => {
+                    // Time waiting for the analyst moves the deadline.
+                    let (_, waiting) = clock.waited();
+                    let now = tokio::time::Instant::now();
+                    if waiting || due() > now {
+                        sleep.as_mut().reset(due().max(now + Duration::from_millis(100)));
+                        continue;
+                    }
+                    step_cancel.cancel();
+                    break (step.await, true);
+                }
             }
         };
         if timed_out && !cancel.is_cancelled() {
@@ -215,11 +271,30 @@ impl<'a> Agent<'a> {
             return Ok(Outcome::Ended(RunStatus::Cancelled));
         };
         let calls: Vec<_> = reply.tool_calls().map(owned_call).collect();
+        // What the model said comes first; then every call of the reply is decided
+        // before any is kept or runs, so an edit is what the history holds (and a
+        // re-run replays) as the call.
+        let first_call = reply
+            .items
+            .iter()
+            .position(|i| matches!(i, Item::ToolCall { .. }))
+            .unwrap_or(reply.items.len());
+        let mut decisions = Vec::new();
         for (i, item) in reply.items.iter().enumerate() {
+            if i == first_call && reply.cut.is_none() {
+                decisions = self.decide(&calls, &reply, cancel).await;
+            }
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
-            let item = match reply.cut {
-                Some(_) => context::stub_cut(item.clone()),
-                None => item.clone(),
+            let item = match (reply.cut, item) {
+                (Some(_), _) => context::stub_cut(item.clone()),
+                (None, Item::ToolCall { call_id, .. }) => {
+                    let at = calls.iter().position(|(id, _, _)| id == call_id);
+                    match at.and_then(|k| decisions.get(k)) {
+                        Some(Some(Decision::Edit { code })) => tools::edited(item, code),
+                        _ => item.clone(),
+                    }
+                }
+                (None, _) => item.clone(),
             };
             self.push(item, usage)?;
         }
@@ -230,14 +305,56 @@ impl<'a> Agent<'a> {
         if calls.is_empty() {
             return self.answered(&reply, task);
         }
-        for (call_id, name, arguments) in calls {
-            let output = self.execute(&call_id, &name, &arguments, cancel).await?;
+        for ((call_id, name, arguments), decision) in calls.into_iter().zip(decisions) {
+            let arguments = match &decision {
+                Some(Decision::Edit { code }) => tools::with_code(&name, &arguments, code),
+                _ => arguments,
+            };
+            let output = self
+                .execute(&call_id, &name, &arguments, &decision, cancel)
+                .await?;
             self.push(output, None)?;
             if cancel.is_cancelled() {
                 return Ok(Outcome::Ended(RunStatus::Cancelled));
             }
         }
         Ok(Outcome::Continue)
+    }
+
+    /// The analyst's decision on each call, in order (the host lets calls through
+    /// that need none); the time waited is kept off the wall time. `None` for a call
+    /// not decided when the ask was cancelled: it does not run.
+    async fn decide(
+        &mut self,
+        calls: &[(String, String, String)],
+        reply: &Reply,
+        cancel: &CancellationToken,
+    ) -> Vec<Option<Decision>> {
+        let reason: Vec<&str> = reply
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Assistant { text } if !text.trim().is_empty() => Some(text.trim()),
+                _ => None,
+            })
+            .collect();
+        let mut decisions = Vec::new();
+        for (call_id, name, arguments) in calls {
+            let request = PendingCall {
+                call_id: call_id.clone(),
+                tool: name.clone(),
+                code: tool_source(arguments),
+                reason: reason.join("\n\n"),
+            };
+            self.waiting.start();
+            let decision = match cancel.is_cancelled() {
+                true => None,
+                false => self.host.approve(request, cancel).await,
+            };
+            self.waiting.stop();
+            decisions.push(decision);
+        }
+        decisions
     }
 
     /// Ask the model, streaming its deltas as events; `None` when cancelled.
@@ -403,6 +520,7 @@ impl<'a> Agent<'a> {
         call_id: &str,
         name: &str,
         arguments: &str,
+        decision: &Option<Decision>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Item> {
         let host = self.host;
@@ -416,7 +534,19 @@ impl<'a> Agent<'a> {
         let timeout = self.limits.call_timeout;
         let vision = self.show_images && self.model.vision();
         let mut seen = observe::Seen::default();
-        match tools::parse(&self.tools, name, arguments) {
+        if let Some(Decision::Edit { .. }) = decision {
+            seen.notes.push(
+                "The analyst edited this call before it ran: the call above shows the code that ran, not what you wrote.".into(),
+            );
+        }
+        let call = match decision {
+            None => Err("Not run: the ask was cancelled before this call was approved.".into()),
+            Some(Decision::Reject { reason }) => Err(format!(
+                "Not run: the analyst rejected this call. Their reason: {reason}"
+            )),
+            Some(_) => tools::parse(&self.tools, name, arguments),
+        };
+        match call {
             Err(message) => seen.refused(message),
             Ok(tools::Call::Python(code)) => {
                 let r = self

@@ -26,6 +26,8 @@ struct Stub {
     notes: Mutex<Vec<String>>,
     /// Recording fails (a full disk) from this many items on.
     fail_after: Option<usize>,
+    /// The analyst's answers, in order, each after a delay; none: every call runs.
+    answers: Mutex<std::collections::VecDeque<(Duration, Decision)>>,
 }
 
 impl Host for Stub {
@@ -48,6 +50,29 @@ impl Host for Stub {
 
     fn save_figure(&self, call_id: &str, index: usize, _png: &[u8]) -> anyhow::Result<String> {
         Ok(format!("figures/{call_id}-{index}.png"))
+    }
+
+    fn approve<'a>(
+        &'a self,
+        request: PendingCall,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Decision>> {
+        let next = self.answers.lock().unwrap().pop_front();
+        Box::pin(async move {
+            let Some((delay, decision)) = next else {
+                return Some(Decision::Approve);
+            };
+            self.emit(EventKind::ApprovalRequested {
+                call_id: request.call_id,
+                tool: request.tool,
+                code: request.code,
+                reason: request.reason,
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => Some(decision),
+                _ = cancel.cancelled() => None,
+            }
+        })
     }
 }
 
@@ -586,4 +611,111 @@ async fn notes_from_the_host_reach_the_model_with_the_next_result() {
         "{}",
         a.outputs[0]
     );
+}
+
+#[tokio::test]
+async fn approved_edited_and_rejected_calls_and_the_wait_is_off_the_clock() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(
+        &sandbox,
+        [
+            Step::Reply(vec![
+                Item::Assistant {
+                    text: "First I look.".into(),
+                },
+                Item::ToolCall {
+                    call_id: "c1".into(),
+                    name: "python".into(),
+                    arguments: r#"{"code": "print one"}"#.into(),
+                },
+            ]),
+            py("c2", "print two"),
+            Step::Reply(vec![Item::ToolCall {
+                call_id: "c3".into(),
+                name: "shell".into(),
+                arguments: r#"{"command": "rm -rf output"}"#.into(),
+            }]),
+            say("Done."),
+        ],
+    );
+    // Waiting for the person takes longer than the ask's whole wall time.
+    a.limits.wall_time = Duration::from_millis(400);
+    *a.host.answers.lock().unwrap() = [
+        (Duration::from_millis(300), Decision::Approve),
+        (
+            Duration::from_millis(300),
+            Decision::Edit {
+                code: "print twenty".into(),
+            },
+        ),
+        (
+            Duration::from_millis(300),
+            Decision::Reject {
+                reason: "keep the outputs".into(),
+            },
+        ),
+    ]
+    .into();
+    let asked = a.run().await;
+    assert_eq!(asked.status, RunStatus::Finished, "{:?}", asked.items);
+    assert_eq!(
+        heads(&asked.items, 60),
+        [
+            "user: look at the data",
+            "assistant: First I look.",
+            r#"call python: {"code": "print one"}"#,
+            "output: status: ok (0.00 s)",
+            // The edit is the call the history holds; the model is told.
+            r#"call python: {"code":"print twenty"}"#,
+            "output: status: ok (0.00 s)",
+            r#"call shell: {"command": "rm -rf output"}"#,
+            "error: Not run: the analyst rejected this call. Their reason",
+            "assistant: Done.",
+        ]
+    );
+    assert!(asked.outputs[1].contains("The analyst edited this call"));
+    assert!(asked.outputs[2].contains("keep the outputs"));
+    // The reason the model gave is what the person reads with the request; the text
+    // comes before the request.
+    let first = asked
+        .raw_events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::ApprovalRequested { reason, code, .. } => {
+                Some((reason.clone(), code.clone()))
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        first,
+        ("First I look.".to_string(), "print one".to_string())
+    );
+    assert!(asked.outputs[1].contains("twenty"), "{}", asked.outputs[1]);
+    let text_at = asked.events.iter().position(|e| e == "text: First I look.");
+    let request_at = asked.events.iter().position(|e| e == "approval_requested");
+    assert!(text_at < request_at, "{:?}", asked.events);
+}
+
+#[tokio::test]
+async fn a_cancel_while_a_call_waits_runs_nothing_and_answers_every_call() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(&sandbox, [py("c1", "print(1)"), say("never")]);
+    *a.host.answers.lock().unwrap() = [(Duration::from_secs(600), Decision::Approve)].into();
+    let cancel = a.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let asked = a.run().await;
+    assert_eq!(asked.status, RunStatus::Cancelled);
+    assert_eq!(
+        heads(&asked.items, 80),
+        [
+            "user: look at the data",
+            r#"call python: {"code":"print(1)"}"#,
+            "error: Not run: the ask was cancelled before this call was approved.",
+        ]
+    );
+    assert!(!asked.events.iter().any(|e| e.starts_with("output:")));
 }

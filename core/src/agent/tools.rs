@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::model::ToolSpec;
+use crate::model::{Item, ToolSpec};
 use crate::protocol::tool_arg;
 use crate::sandbox::{ExecResult, ExecStatus};
 
@@ -104,6 +104,38 @@ pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, Strin
         "shell" => Call::Shell(text.to_string()),
         _ => Call::ViewImage(text.to_string()),
     })
+}
+
+/// A call's arguments with its code (python) or command (shell) replaced, as the
+/// analyst edited it; other fields are kept.
+pub fn with_code(name: &str, arguments: &str, code: &str) -> String {
+    let field = if name == "shell" {
+        tool_arg::COMMAND
+    } else {
+        tool_arg::CODE
+    };
+    let mut value = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => json!({}),
+    };
+    value[field] = json!(code);
+    value.to_string()
+}
+
+/// A call item with the analyst's edit in place of the model's code.
+pub fn edited(item: &Item, code: &str) -> Item {
+    match item {
+        Item::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => Item::ToolCall {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: with_code(name, arguments, code),
+        },
+        other => other.clone(),
+    }
 }
 
 /// The text the model sees for a call's result.

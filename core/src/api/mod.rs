@@ -52,6 +52,7 @@ pub use error::{Cancelled, Error};
 // What a front end shows or passes back, so that it needs no other module of the core.
 pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
 pub use crate::analyst::OfflineAnalyst;
+pub use crate::approval::{Answer, ApprovalMode, Decision};
 pub use crate::artifacts::csv_index::SortBy;
 pub use crate::artifacts::table::CsvPage;
 pub use crate::model::pricing::usage_line;
@@ -101,6 +102,8 @@ pub struct SessionView {
     pub title: String,
     pub files: Vec<StagedFile>,
     pub busy: bool,
+    /// Which calls wait for the analyst in this session.
+    pub approval: ApprovalMode,
     /// Earlier asks, each as the events a front end replays to draw it.
     pub asks: Vec<history::PastAsk>,
 }
@@ -243,6 +246,7 @@ impl App {
                 title: meta.display_title(),
                 files: meta.files.clone(),
                 busy: s.is_busy(),
+                approval: s.config().approval,
                 asks: history::past_asks(&s),
             }
         })
@@ -388,6 +392,24 @@ impl App {
             s.set_config(settings::session_config(settings)).await?;
         }
         Ok(self.ask(&s, prompt, model)?)
+    }
+
+    /// Answer call `call_id` of session `id`'s ask, which waits for the analyst
+    /// (an `approval_requested` event): approve, edit and approve, or reject.
+    pub async fn answer_approval(
+        &self,
+        id: &str,
+        call_id: &str,
+        answer: Answer,
+    ) -> Result<(), Error> {
+        let s = self.session(id).await?;
+        s.answer_approval(call_id, answer).map_err(|e| {
+            let code = match e {
+                crate::approval::AnswerError::NotPending { .. } => "not_pending",
+                crate::approval::AnswerError::EmptyEdit => "bad_input",
+            };
+            Error::new(code, e.to_string())
+        })
     }
 
     /// Stop the session's running ask or re-run: the model stream ends and the code is

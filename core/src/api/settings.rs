@@ -172,6 +172,9 @@ pub struct Flags {
     pub memory_mib: i64,
     pub cpus: f64,
     pub image: Option<String>,
+    /// `--approve`: which calls wait for the analyst (the config file's `approve`
+    /// when not given).
+    pub approve: Option<crate::approval::ApprovalMode>,
 }
 
 /// A session's configuration and what the user should know about it.
@@ -185,8 +188,11 @@ impl Flags {
     /// The session settings of the flags, with the config file's `[image]` packages
     /// and build options on the default image (read off the async runtime).
     pub async fn session_config(&self) -> anyhow::Result<Configured> {
-        let section = image_section().await?;
+        let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
+        let section = file.image;
         let mut c = self.flags_config();
+        // The flag, else the config file's `approve`, else every call runs.
+        c.approval = self.approve.or(file.approve).unwrap_or_default();
         let mut notes = Vec::new();
         if c.sandbox.image.is_empty() {
             c.sandbox.packages = section.packages()?;

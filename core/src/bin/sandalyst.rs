@@ -142,6 +142,11 @@ struct AgentArgs {
     /// Give the sandbox network access (off by default).
     #[arg(long)]
     network: bool,
+    /// Which calls wait for your approval before they run: auto (none), shell (shell
+    /// calls) or all (every python and shell call). `chat` and `ask` ask y/e/n; `run`
+    /// refuses to start unless auto. Default: `approve` in the config file, else auto.
+    #[arg(long, value_name = "MODE")]
+    approve: Option<api::ApprovalMode>,
     /// Do not offer the shell tool to the model (python only).
     #[arg(long)]
     no_shell: bool,
@@ -184,6 +189,7 @@ impl AgentArgs {
             memory_mib: self.memory,
             cpus: self.cpus,
             image: self.image.clone(),
+            approve: self.approve,
         }
     }
 
@@ -511,7 +517,7 @@ async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
             }
         };
         *current.lock().unwrap() = Some(handle.canceller());
-        let outcome = follow(handle, &printer).await;
+        let outcome = follow_answering(&app, handle, &printer, &mut lines).await;
         *current.lock().unwrap() = None;
         last = outcome.status.clone();
         if quit.is_cancelled() {
@@ -553,22 +559,104 @@ async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
         handle.cancel();
         *current.lock().unwrap() = None;
     }
-    let outcome = follow(handle, &printer).await;
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let outcome = follow_answering(&app, handle, &printer, &mut lines).await;
     session.close().await;
     Ok(exit_code(&outcome.status))
 }
 
-/// Print an ask's events as they come, then its answer on stdout.
-async fn follow(ask: Ask, printer: &Printer) -> AskOutcome {
+type Stdin = tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>;
+
+/// Print an ask's events as they come, answering each call that waits for approval
+/// from `lines` (y/e/n/a); then its answer on stdout. Input that ends while a call
+/// waits stops the ask: nobody is left to answer.
+async fn follow_answering(app: &App, ask: Ask, printer: &Printer, lines: &mut Stdin) -> AskOutcome {
+    let (tx, mut waiting) = tokio::sync::mpsc::unbounded_channel();
     let p = printer.clone();
-    let outcome = ask.follow(&move |ev| p.print(&ev)).await;
+    let emit = move |ev: Event| {
+        p.print(&ev);
+        if let EventKind::ApprovalRequested { call_id, tool, .. } = &ev.kind {
+            let _ = tx.send((call_id.clone(), tool.clone()));
+        }
+    };
+    let (session_id, stop) = (ask.session_id.clone(), ask.canceller());
+    let following = ask.follow(&emit);
+    tokio::pin!(following);
+    let outcome = loop {
+        tokio::select! {
+            o = &mut following => break o,
+            Some((call_id, tool)) = waiting.recv() => {
+                let answer = tokio::select! {
+                    a = read_answer(&tool, lines) => a,
+                    o = &mut following => break o,
+                };
+                let Some(answer) = answer else {
+                    eprintln!("\n  input ended while a call waits for approval; the ask stops");
+                    stop.cancel();
+                    continue;
+                };
+                if let Err(e) = app.answer_approval(&session_id, &call_id, answer).await {
+                    eprintln!("  {}", e.message);
+                }
+            }
+        }
+    };
+    print_end(&outcome);
+    outcome
+}
+
+/// One y/e/n/a answer from the person; `None` when the input ends.
+async fn read_answer(tool: &str, lines: &mut Stdin) -> Option<api::Answer> {
+    loop {
+        eprint!("  run it? [y]es, [e]dit, [n]o, [a]lways allow {tool} in this session: ");
+        let _ = std::io::stderr().flush();
+        let line = lines.next_line().await.ok()??;
+        let (decision, always) = match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => (api::Decision::Approve, false),
+            "a" | "always" => (api::Decision::Approve, true),
+            "n" | "no" => {
+                eprint!("  why not (the model reads this)? ");
+                let _ = std::io::stderr().flush();
+                let reason = lines.next_line().await.ok()??;
+                let reason = match reason.trim() {
+                    "" => "the analyst rejected it without a reason".to_string(),
+                    r => r.to_string(),
+                };
+                (api::Decision::Reject { reason }, false)
+            }
+            "e" | "edit" => {
+                eprintln!(
+                    "  type the code to run instead; end it with a line holding only a dot (.)"
+                );
+                let mut code = Vec::new();
+                loop {
+                    let l = lines.next_line().await.ok()??;
+                    if l.trim_end() == "." {
+                        break;
+                    }
+                    code.push(l);
+                }
+                (
+                    api::Decision::Edit {
+                        code: code.join("\n"),
+                    },
+                    false,
+                )
+            }
+            _ => continue,
+        };
+        return Some(api::Answer { decision, always });
+    }
+}
+
+/// The ask's usage line, then its answer on stdout.
+fn print_end(outcome: &AskOutcome) {
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
     if let Some(answer) = &outcome.answer {
         println!("{}", escape_lines(answer));
     }
-    outcome
 }
 
 /// Set-up progress of the session (engine, image, staging) as it happens.
@@ -644,6 +732,32 @@ impl Printer {
             EventKind::ToolCall { name, code, .. } => {
                 writeln!(err, "  {}: {}", escape(name), indent(code, v, 3))
             }
+            // The whole code, verbose or not: a person is about to decide on it.
+            EventKind::ApprovalRequested { tool, code, .. } => writeln!(
+                err,
+                "  {} call waits for your approval:\n      {}",
+                escape(tool),
+                indent(code, true, 0)
+            ),
+            EventKind::ApprovalResolved {
+                resolution,
+                reason,
+                always,
+                ..
+            } => writeln!(
+                err,
+                "  -> {}{}{}",
+                format!("{resolution:?}").to_lowercase(),
+                reason
+                    .as_ref()
+                    .map(|r| format!(": {}", escape(r)))
+                    .unwrap_or_default(),
+                if *always {
+                    " (this tool runs without asking for the rest of the session)"
+                } else {
+                    ""
+                }
+            ),
             EventKind::CellOutput { .. } if !v => Ok(()),
             EventKind::CellOutput { text, .. } => write!(err, "{text}"),
             EventKind::CellImage { path, .. } => writeln!(err, "  figure: {}", escape(path)),

@@ -161,6 +161,9 @@ pub struct ConfigFile {
     /// The user's own packages, layered on the built-in sandbox image.
     #[serde(default)]
     pub image: ImageSection,
+    /// Which calls wait for the analyst (`auto`, `shell`, `all`), as for `--approve`.
+    #[serde(default)]
+    pub approve: Option<crate::approval::ApprovalMode>,
 }
 
 /// The `[image]` section: packages for a derived image, and how it is built here

@@ -530,6 +530,72 @@ impl AskHost<'_> {
     }
 }
 
+impl AskHost<'_> {
+    /// A call through the session's gate: on at once when the mode (or an "always
+    /// allow") lets it through; else announced, then waited for until the analyst
+    /// answers through the API or the ask is cancelled. Each decision is kept with
+    /// the ask (run.json).
+    async fn approval(
+        &self,
+        request: approval::PendingCall,
+        cancel: &CancellationToken,
+    ) -> Option<approval::Decision> {
+        use approval::{Decision, Resolution};
+        let mode = self.session.config().approval;
+        let gate = &self.session.inner.approvals;
+        let Some(answer) = gate.wait_for(mode, &request.call_id, &request.tool) else {
+            if mode != approval::ApprovalMode::Auto {
+                self.keep_approval(&request, Resolution::Allowed, None);
+            }
+            return Some(Decision::Approve);
+        };
+        self.emit(EventKind::ApprovalRequested {
+            call_id: request.call_id.clone(),
+            tool: request.tool.clone(),
+            code: request.code.clone(),
+            reason: request.reason.clone(),
+        });
+        let answer = tokio::select! {
+            a = answer => a.ok(),
+            _ = cancel.cancelled() => None,
+        };
+        let Some(answer) = answer else {
+            gate.withdraw(&request.call_id);
+            return None;
+        };
+        let (resolution, reason) = match &answer.decision {
+            Decision::Approve => (Resolution::Approved, None),
+            Decision::Edit { .. } => (Resolution::Edited, None),
+            Decision::Reject { reason } => (Resolution::Rejected, Some(reason.clone())),
+        };
+        self.emit(EventKind::ApprovalResolved {
+            call_id: request.call_id.clone(),
+            resolution,
+            reason: reason.clone(),
+            always: answer.always,
+        });
+        self.keep_approval(&request, resolution, reason);
+        Some(answer.decision)
+    }
+
+    fn keep_approval(
+        &self,
+        request: &approval::PendingCall,
+        resolution: approval::Resolution,
+        reason: Option<String>,
+    ) {
+        let mut run = self.session.inner.run.lock().unwrap();
+        if let Some(a) = run.meta.asks.iter_mut().find(|a| a.id == self.ask_id) {
+            a.approvals.push(approval::Record {
+                call_id: request.call_id.clone(),
+                tool: request.tool.clone(),
+                resolution,
+                reason,
+            });
+        }
+    }
+}
+
 impl Host for AskHost<'_> {
     fn emit(&self, kind: EventKind) {
         self.trace(&kind);
@@ -555,6 +621,14 @@ impl Host for AskHost<'_> {
 
     fn outputs_dir(&self) -> Option<PathBuf> {
         Some(self.session.outputs_dir())
+    }
+
+    fn approve<'a>(
+        &'a self,
+        request: approval::PendingCall,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<approval::Decision>> {
+        Box::pin(self.approval(request, cancel))
     }
 
     fn save_figure(&self, call_id: &str, index: usize, png: &[u8]) -> anyhow::Result<String> {

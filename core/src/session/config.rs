@@ -19,6 +19,8 @@ pub struct SessionConfig {
     pub idle_release: Duration,
     /// Largest workspace archive kept after an ask, in bytes.
     pub max_archive_bytes: u64,
+    /// Which calls wait for the analyst before they run.
+    pub approval: crate::approval::ApprovalMode,
 }
 
 impl Default for SessionConfig {
@@ -32,6 +34,7 @@ impl Default for SessionConfig {
             show_images: true,
             idle_release: Duration::from_secs(30 * 60),
             max_archive_bytes: 2 << 30,
+            approval: Default::default(),
         }
     }
 }

@@ -68,7 +68,10 @@ use disk::*;
 use handle::*;
 
 use crate::agent::instructions::{self, InputSummary};
-use crate::agent::{Agent, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet};
+use crate::agent::{
+    Agent, BoxFuture, Event, EventKind, Host, Limits, RunStatus, SetupStage, ToolSet,
+};
+use crate::approval;
 use crate::model::{Item, Model, Usage};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
@@ -115,6 +118,8 @@ struct Inner {
     claiming: Mutex<()>,
     /// Cancelled by [`Session::close`]: a start, a staging or a hash under way stops.
     closing: CancellationToken,
+    /// The calls waiting for the analyst, and the tools always allowed.
+    approvals: crate::approval::Gate,
 }
 
 struct Live {
@@ -155,6 +160,7 @@ impl Session {
                 lock: Mutex::new(None),
                 claiming: Mutex::new(()),
                 closing: CancellationToken::new(),
+                approvals: Default::default(),
             }),
         }
     }
@@ -252,6 +258,20 @@ impl Session {
         let saved = self.save_settings().await;
         self.let_go_if_idle();
         saved
+    }
+
+    /// Answer a call of this session's ask that waits for the analyst.
+    pub fn answer_approval(
+        &self,
+        call_id: &str,
+        answer: approval::Answer,
+    ) -> Result<(), approval::AnswerError> {
+        self.inner.approvals.answer(call_id, answer)
+    }
+
+    /// The calls waiting for the analyst now.
+    pub fn pending_approvals(&self) -> Vec<String> {
+        self.inner.approvals.pending()
     }
 
     /// Every event of the session: set-up, staging, and every ask's events.

@@ -147,6 +147,9 @@ pub struct AskMeta {
     pub usage: Usage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// How each call that went through approval was decided (none in `auto` mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<crate::approval::Record>,
 }
 
 /// One line of `transcript.jsonl`.

@@ -748,3 +748,92 @@ async fn one_owner_writes_a_session_and_looking_at_it_takes_no_lock() {
     assert_eq!(ids, ["ask-1", "ask-2"]);
     assert_eq!(other.open(&id).await.unwrap().meta().title, "mine");
 }
+
+/// Under approvals a call waits for the analyst's answer, given through the session;
+/// the decision is kept with the ask, the rejection reason reaches the model, and an
+/// answer to no waiting call is refused. The events' shapes are pinned.
+#[tokio::test]
+async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
+    use sandalyst::approval::{Answer, AnswerError, ApprovalMode, Decision, Resolution};
+    let f = fixture();
+    let config = SessionConfig {
+        approval: ApprovalMode::All,
+        ..SessionConfig::default()
+    };
+    let session = f.sessions.create(config).await.unwrap();
+    let model = ScriptedModel::new([
+        py("c1", "print one"),
+        py("c2", "print two"),
+        py("c3", "print three"),
+        say("Done."),
+    ]);
+    let answers = [
+        Answer::approve(),
+        Answer {
+            decision: Decision::Edit {
+                code: "print edited".into(),
+            },
+            always: false,
+        },
+        Answer {
+            decision: Decision::Reject {
+                reason: "not this one".into(),
+            },
+            always: false,
+        },
+    ];
+    let mut handle = session.ask("Go".into(), Box::new(model)).unwrap();
+    let (mut events, mut answers) = (Vec::new(), answers.into_iter());
+    while let Some(ev) = handle.events.recv().await {
+        if let EventKind::ApprovalRequested { call_id, .. } = &ev.kind {
+            assert_eq!(session.pending_approvals(), [call_id.clone()]);
+            session
+                .answer_approval(call_id, answers.next().unwrap())
+                .unwrap();
+        }
+        events.push(ev);
+    }
+    let outcome = handle.outcome().await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let json: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(e).unwrap();
+            for k in ["at", "session_id", "ask_id"] {
+                v.as_object_mut().unwrap().remove(k);
+            }
+            v
+        })
+        .filter(|v| v["type"].as_str().unwrap().starts_with("approval_"))
+        .collect();
+    assert_eq!(json.len(), 6);
+    assert_eq!(
+        json[0],
+        json!({"type": "approval_requested", "call_id": "c1", "tool": "python", "code": "print one", "reason": ""})
+    );
+    assert_eq!(
+        json[5],
+        json!({"type": "approval_resolved", "call_id": "c3", "resolution": "rejected", "reason": "not this one", "always": false})
+    );
+    // What ran and what the model read.
+    let outputs = outputs_seen(&session.items());
+    assert!(outputs[1].contains("edited"), "{outputs:?}");
+    assert!(outputs[2].contains("not this one"), "{outputs:?}");
+    let kept: Vec<Resolution> = session.meta().asks[0]
+        .approvals
+        .iter()
+        .map(|r| r.resolution)
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            Resolution::Approved,
+            Resolution::Edited,
+            Resolution::Rejected
+        ]
+    );
+    assert!(matches!(
+        session.answer_approval("c1", Answer::approve()),
+        Err(AnswerError::NotPending { .. })
+    ));
+}
