@@ -60,6 +60,7 @@ pub use crate::model::Model;
 pub use crate::protocol::{RunStatus, SessionError};
 pub use crate::rerun::{Rerun, RerunOutcome};
 pub use crate::run::{RunOutcome, RunRequest};
+pub use crate::sandbox::Isolation;
 pub use crate::session::{
     Added, AskOutcome, SandboxFactory, Session, SessionConfig, SessionSummary,
 };

@@ -175,6 +175,8 @@ pub struct Flags {
     /// `--approve`: which calls wait for the analyst (the config file's `approve`
     /// when not given).
     pub approve: Option<crate::approval::ApprovalMode>,
+    /// `--isolation`: runc, gvisor or auto.
+    pub isolation: crate::sandbox::Isolation,
 }
 
 /// A session's configuration and what the user should know about it.
@@ -221,6 +223,7 @@ impl Flags {
         c.limits.max_cost_usd = self.max_cost_usd;
         c.tools.shell = !self.no_shell;
         c.sandbox.network = self.network;
+        c.sandbox.isolation = self.isolation;
         c.sandbox.allow_no_limits = self.allow_no_limits;
         c.sandbox.memory_bytes = self.memory_mib << 20;
         c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;

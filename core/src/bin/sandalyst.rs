@@ -147,6 +147,11 @@ struct AgentArgs {
     /// refuses to start unless auto. Default: `approve` in the config file, else auto.
     #[arg(long, value_name = "MODE")]
     approve: Option<api::ApprovalMode>,
+    /// What isolates the sandbox: runc (the container, sharing the host's kernel),
+    /// gvisor (runsc, where the engine has it registered: `scripts/setup.sh --gvisor`;
+    /// offline sandboxes only), or auto (runc for now).
+    #[arg(long, value_name = "RUNTIME", default_value = "auto")]
+    isolation: api::Isolation,
     /// Do not offer the shell tool to the model (python only).
     #[arg(long)]
     no_shell: bool,
@@ -190,6 +195,7 @@ impl AgentArgs {
             cpus: self.cpus,
             image: self.image.clone(),
             approve: self.approve,
+            isolation: self.isolation,
         }
     }
 

@@ -137,6 +137,54 @@ pub struct SandboxConfig {
     /// `SANDALYST_STAGING=copy` overrides it.
     #[serde(default)]
     pub staging: StagingMode,
+    /// The isolation runtime, resolved to `runc` or `gvisor` when the sandbox starts.
+    #[serde(default)]
+    pub isolation: Isolation,
+}
+
+/// What isolates the sandbox from the host's kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// The app's choice: runc for now (see `docker::factory`'s `isolation`).
+    #[default]
+    Auto,
+    /// The engine's default runtime: the container shares the host's kernel.
+    Runc,
+    /// gVisor (`runsc`): the code's system calls go to a kernel in user space.
+    Gvisor,
+}
+
+impl Isolation {
+    /// The engine runtime to ask for; `None`: the engine's default.
+    pub fn runtime(self) -> Option<&'static str> {
+        (self == Isolation::Gvisor).then_some("runsc")
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Isolation::Auto => "auto",
+            Isolation::Runc => "runc",
+            Isolation::Gvisor => "gvisor",
+        })
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Isolation::Auto),
+            "runc" => Ok(Isolation::Runc),
+            "gvisor" | "runsc" => Ok(Isolation::Gvisor),
+            other => Err(format!(
+                "unknown isolation {other:?}: use runc (the container alone), gvisor (runsc, a user-space kernel) or auto (the app's choice)"
+            )),
+        }
+    }
 }
 
 impl Default for SandboxConfig {
@@ -156,6 +204,7 @@ impl Default for SandboxConfig {
             packages: custom::Packages::default(),
             build: custom::BuildOptions::default(),
             staging: StagingMode::Auto,
+            isolation: Isolation::Auto,
         }
     }
 }

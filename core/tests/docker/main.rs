@@ -21,6 +21,7 @@ mod engine_orphan;
 mod engine_owner;
 mod engine_tls;
 mod faults;
+mod gvisor;
 mod hostile;
 mod hostile_inputs;
 mod image_formats;

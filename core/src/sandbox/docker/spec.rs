@@ -52,6 +52,7 @@ pub(super) fn container(
     podman: bool,
 ) -> ContainerCreateBody {
     let host = HostConfig {
+        runtime: c.isolation.runtime().map(String::from),
         network_mode: Some(if c.network { "bridge" } else { "none" }.into()),
         memory: Some(c.memory_bytes),
         memory_swap: Some(c.memory_bytes),
@@ -167,6 +168,13 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
             "network",
             "none".into(),
             h.network_mode.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(runtime) = asked.isolation.runtime() {
+        expect(
+            "runtime",
+            runtime.into(),
+            h.runtime.clone().unwrap_or_default(),
         );
     }
     let opts = h.security_opt.clone().unwrap_or_default();
