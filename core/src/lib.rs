@@ -26,7 +26,7 @@ pub mod analyst;
 pub mod api;
 pub mod artifacts;
 pub mod conversation;
-
+pub mod egress;
 pub mod model;
 pub mod owner;
 pub mod protocol;
