@@ -29,7 +29,7 @@ pub enum NetworkMode {
     /// No network at all: the container has no interface but loopback.
     Off,
     /// The container sits on an internal network with no route out; the only thing
-    /// it reaches is the egress proxy, which lets through the
+    /// it reaches is the egress [`Proxy`](super::Proxy), which lets through the
     /// hosts of this list and nothing else (and never a private or link-local
     /// address, unless the user pinned the name to it).
     Allow(Allowlist),
