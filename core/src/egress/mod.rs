@@ -55,3 +55,5 @@ pub use policy::{
 pub use proxy::{OnEvent, Proxy, ProxyHandle, ProxyLimits};
 pub use resolve::{refused_range, AddressRange, Resolver, LOOKUP_TIMEOUT};
 
+#[cfg(test)]
+mod tests;
