@@ -27,7 +27,7 @@ pub mod api;
 pub mod approval;
 pub mod artifacts;
 pub mod conversation;
-
+pub mod egress;
 pub mod model;
 pub mod owner;
 pub mod protocol;

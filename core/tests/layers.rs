@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "analyst",      // the offline analyst (rule-based, not an LLM), a Model
     "model",        // the providers, and which one a run uses
     "workspace",    // what goes in, what comes out
+    "egress",       // the network modes and the egress proxy
     "store",        // session history on disk
     "sandbox",      // the Sandbox trait and its engines
     "agent",        // the loop
