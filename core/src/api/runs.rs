@@ -73,6 +73,7 @@ impl App {
             let run = Store::open(root)?.open_run(&id)?;
             let read = run.read_transcript()?;
             let mut text = render_transcript(&run.meta, &read.entries);
+            text.push_str(&controls(&run));
             if !read.unreadable.is_empty() {
                 let lines: Vec<String> = read.unreadable.iter().map(|n| n.to_string()).collect();
                 text.push_str(&format!(
@@ -85,4 +86,43 @@ impl App {
         })
         .await
     }
+}
+
+/// The session's controls as set (isolation, network, approvals), and how each call
+/// that went through approval was decided.
+fn controls(run: &crate::store::RunDir) -> String {
+    let config: crate::session::SessionConfig =
+        std::fs::read_to_string(run.path.join(crate::store::SETTINGS))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+    let mut s = format!(
+        "controls: isolation {}, network {}, approvals {}\n",
+        config.sandbox.isolation,
+        if config.sandbox.network {
+            "full"
+        } else {
+            "off"
+        },
+        config.approval
+    );
+    for a in &run.meta.asks {
+        for r in &a.approvals {
+            let resolution = serde_json::to_value(r.resolution)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "  {} {} ({}): {resolution}{}\n",
+                crate::terminal::escape(&a.id),
+                crate::terminal::escape(&r.call_id),
+                crate::terminal::escape(&r.tool),
+                r.reason
+                    .as_ref()
+                    .map(|why| format!(", {}", crate::terminal::escape(why)))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    s
 }
