@@ -786,7 +786,7 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
     let (mut events, mut answers) = (Vec::new(), answers.into_iter());
     while let Some(ev) = handle.events.recv().await {
         if let EventKind::ApprovalRequested { call_id, .. } = &ev.kind {
-            assert_eq!(session.pending_approvals(), [call_id.clone()]);
+            assert_eq!(session.pending_approvals(), std::slice::from_ref(call_id));
             session
                 .answer_approval(call_id, answers.next().unwrap())
                 .unwrap();
