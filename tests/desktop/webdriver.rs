@@ -8,7 +8,7 @@
 //! through the `export_session` command, since native dialogs cannot be driven.
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -77,22 +77,30 @@ impl Display {
                 };
             }
         }
-        let n = 90 + (std::process::id() % 100);
-        let name = format!(":{n}");
-        let xvfb = Command::new("Xvfb")
+        // Xvfb picks a free display itself and says which once it is ready: tests that
+        // run at once (in this process or another worktree's) each get their own, and
+        // one ending never takes another's display down.
+        let mut xvfb = Command::new("Xvfb")
             .args([
-                name.as_str(),
+                "-displayfd",
+                "1",
                 "-screen",
                 "0",
                 "1280x900x24",
                 "-nolisten",
                 "tcp",
             ])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("Xvfb is not installed: run scripts/setup-desktop.sh");
-        std::thread::sleep(Duration::from_millis(800));
+        let mut number = String::new();
+        let _ = BufReader::new(xvfb.stdout.take().unwrap()).read_line(&mut number);
+        assert!(
+            !number.trim().is_empty(),
+            "Xvfb did not start (no display number on -displayfd)"
+        );
+        let name = format!(":{}", number.trim());
         Display {
             name,
             xvfb: Some(xvfb),
