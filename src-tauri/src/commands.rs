@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use sandalyst::api::preview::{FilePreview, PageRequest};
 use sandalyst::api::settings::{self, Settings};
 use sandalyst::api::{
-    engine, exports, AddedFiles, App, CsvPage, Error, Event, SessionSummary, SessionView, SortBy,
-    StagedFile,
+    engine, exports, AddedFiles, Answer, App, ApprovalMode, CsvPage, Error, Event, SessionSummary,
+    SessionView, SortBy, StagedFile,
 };
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -51,6 +51,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         remove_file,
         watch_session,
         ask,
+        answer_approval,
         cancel_ask,
         get_settings,
         save_settings,
@@ -278,20 +279,22 @@ pub async fn watch_session(
 }
 
 /// Start an ask; its events arrive on `on_event`, in order, ending with
-/// `ask_finished`. Returns the ask's id at once.
+/// `ask_finished`. Returns the ask's id at once. `approval`: which calls of the
+/// session wait for the analyst from this ask on (none given: the session's mode).
 #[tauri::command]
 pub async fn ask(
     state: State<'_, AppState>,
     session_id: String,
     prompt: String,
     model: String,
+    approval: Option<ApprovalMode>,
     on_event: Channel<Event>,
 ) -> Result<String> {
     // An empty prompt is refused by the API (`empty_prompt`) before anything is written.
     let current = state.settings.lock().unwrap().clone();
     let ask = state
         .app
-        .ask_with_settings(&session_id, prompt, model, &current)
+        .ask_with_settings(&session_id, prompt, model, &current, approval)
         .await
         .map_err(|e| match e.code.as_str() {
             "busy" => Error::new(
@@ -308,6 +311,22 @@ pub async fn ask(
         .await;
     });
     Ok(ask_id)
+}
+
+/// Answer a call that waits for the analyst (an `approval_requested` event): approve,
+/// edit or reject it (`{"decision": ...}`, with `"always": true` to let its tool
+/// through for the rest of the session). `not_pending` when no such call waits.
+#[tauri::command]
+pub async fn answer_approval(
+    state: State<'_, AppState>,
+    session_id: String,
+    call_id: String,
+    answer: Answer,
+) -> Result<()> {
+    state
+        .app
+        .answer_approval(&session_id, &call_id, answer)
+        .await
 }
 
 /// Re-run a session's recorded cells on new input files, without any model, in a new

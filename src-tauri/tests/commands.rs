@@ -241,3 +241,32 @@ fn an_ask_running_in_another_process_is_not_drawn_as_interrupted() {
     assert_eq!(last["type"], "ask_finished", "{events:?}");
     assert_eq!(last["status"]["status"], "interrupted", "{events:?}");
 }
+
+/// A new session takes the settings' approval mode (the page's default for the
+/// composer's select); an answer for a call that does not wait is `not_pending`.
+#[test]
+fn new_sessions_take_the_settings_approval_mode_and_stray_answers_are_refused() {
+    let f = fixture();
+    let opened = call(&f, "open_session", json!({ "sessionId": f.session })).unwrap();
+    assert_eq!(opened["approval"], "auto");
+    let mut settings = call(&f, "get_settings", json!({})).unwrap();
+    assert_eq!(settings["approval"], "auto");
+    settings["approval"] = json!("shell");
+    call(&f, "save_settings", json!({ "settings": settings })).unwrap();
+    let created = call(&f, "create_session", json!({})).unwrap();
+    assert_eq!(created["approval"], "shell");
+
+    let answer = |a: Value| {
+        call(
+            &f,
+            "answer_approval",
+            json!({"sessionId": f.session, "callId": "call_1", "answer": a}),
+        )
+    };
+    let refused = answer(json!({"decision": "approve"})).unwrap_err();
+    let refused: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(refused["code"], "not_pending", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("call_1"));
+    // An answer of no known shape never reaches the core.
+    assert!(answer(json!({"decision": "maybe"})).is_err());
+}

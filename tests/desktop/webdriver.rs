@@ -7,9 +7,12 @@
 //! (`window.sandalyst.addPaths`), since an OS drag cannot be synthesised; export goes
 //! through the `export_session` command, since native dialogs cannot be driven.
 
-use std::net::TcpListener;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -74,22 +77,30 @@ impl Display {
                 };
             }
         }
-        let n = 90 + (std::process::id() % 100);
-        let name = format!(":{n}");
-        let xvfb = Command::new("Xvfb")
+        // Xvfb picks a free display itself and says which once it is ready: tests that
+        // run at once (in this process or another worktree's) each get their own, and
+        // one ending never takes another's display down.
+        let mut xvfb = Command::new("Xvfb")
             .args([
-                name.as_str(),
+                "-displayfd",
+                "1",
                 "-screen",
                 "0",
                 "1280x900x24",
                 "-nolisten",
                 "tcp",
             ])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("Xvfb is not installed: run scripts/setup-desktop.sh");
-        std::thread::sleep(Duration::from_millis(800));
+        let mut number = String::new();
+        let _ = BufReader::new(xvfb.stdout.take().unwrap()).read_line(&mut number);
+        assert!(
+            !number.trim().is_empty(),
+            "Xvfb did not start (no display number on -displayfd)"
+        );
+        let name = format!(":{}", number.trim());
         Display {
             name,
             xvfb: Some(xvfb),
@@ -645,6 +656,362 @@ async fn desktop_end_to_end() {
     )
     .await;
     app.quit().await;
+}
+
+/// A Chat Completions server on 127.0.0.1 (an OpenAI-compatible provider's double): each
+/// POST to `.../chat/completions` gets the next scripted reply as one JSON body (the
+/// client takes those as well as a stream), and every request body is kept, so a test
+/// can read what the model was told.
+struct ChatDouble {
+    /// Up to and including `/v1`, as the settings' base URL.
+    base: String,
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ChatDouble {
+    fn start(replies: Vec<Value>) -> ChatDouble {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}/v1", listener.local_addr().unwrap());
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let kept = bodies.clone();
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(sock) = sock else { return };
+                let (kept, script) = (kept.clone(), script.clone());
+                std::thread::spawn(move || {
+                    let _ = ChatDouble::answer(sock, &kept, &script);
+                });
+            }
+        });
+        ChatDouble { base, bodies }
+    }
+
+    fn answer(
+        mut sock: TcpStream,
+        kept: &Mutex<Vec<Value>>,
+        script: &Mutex<VecDeque<Value>>,
+    ) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        let mut tmp = [0u8; 8192];
+        let head_end = loop {
+            let n = sock.read(&mut tmp)?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&tmp[..n]);
+            if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while buf.len() < head_end + len {
+            let n = sock.read(&mut tmp)?;
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&tmp[..n]);
+        }
+        let (status, reply) = if head.starts_with("post ") && head.contains("/chat/completions ") {
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null));
+            match script.lock().unwrap().pop_front() {
+                Some(r) => ("200 OK", r),
+                None => (
+                    "400 Bad Request",
+                    json!({"error": {"message": "the test's script has no more replies"}}),
+                ),
+            }
+        } else {
+            ("404 Not Found", json!({"error": {"message": "not here"}}))
+        };
+        let body = reply.to_string();
+        write!(
+            sock,
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        sock.flush()
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.bodies.lock().unwrap().clone()
+    }
+}
+
+/// A whole Chat Completions reply: the model's words and at most one call.
+fn chat_reply(text: &str, call: Option<(&str, &str, Value)>) -> Value {
+    let mut message = json!({"role": "assistant", "content": text});
+    if let Some((id, name, args)) = &call {
+        message["tool_calls"] = json!([{"id": id, "type": "function",
+            "function": {"name": name, "arguments": args.to_string()}}]);
+    }
+    json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000, "model": "scripted",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": if call.is_some() { "tool_calls" } else { "stop" }}],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220},
+    })
+}
+
+/// Approvals in the window: a session that asks before every call; the first call run
+/// with Enter, the second edited and run with Ctrl+Enter, the third (a shell command)
+/// rejected with Esc and a reason that the model reads on its next turn. With
+/// SCREENSHOTS_DIR set, the waiting bar is saved there (`13-approve-bar`; run with
+/// GTK_THEME=Adwaita:dark for the dark theme).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_approve_edit_and_reject_in_the_window() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let model = ChatDouble::start(vec![
+        chat_reply(
+            "First I print one.",
+            Some(("call_1", "python", json!({"code": "print('one')"}))),
+        ),
+        chat_reply(
+            "Now two.",
+            Some(("call_2", "python", json!({"code": "print('two')"}))),
+        ),
+        chat_reply(
+            "Then I clear the outputs folder.",
+            Some(("call_3", "shell", json!({"command": "rm -rf output"}))),
+        ),
+        chat_reply("Printed one and edited; the outputs were kept.", None),
+    ]);
+    // The desktop's settings: the double as an OpenAI-compatible provider, the shell
+    // tool on, and new sessions asking before every call.
+    std::fs::write(
+        data.path().join("desktop-settings.json"),
+        json!({"provider": "openai-compatible", "model": "scripted", "base_url": model.base,
+               "shell": true, "approval": "all"})
+        .to_string(),
+    )
+    .unwrap();
+    let app = App::start(&display, data.path(), &[]).await;
+    assert_eq!(
+        app.js("return document.querySelector('#approval').value")
+            .await,
+        json!("all"),
+        "a new session takes the settings' mode"
+    );
+    app.ask("Print a number or two.", "openai-compatible:scripted")
+        .await;
+
+    // Turn 1: the bar appears with the focus; Enter runs the call.
+    let bar_of = |n: usize| {
+        format!("const c = document.querySelectorAll('.ask .cell')[{n}]; return !!c && !!c.querySelector('.approve-bar')")
+    };
+    app.wait_js(&bar_of(0), 240).await;
+    app.wait_js(
+        "return document.activeElement && document.activeElement.classList.contains('approve-bar')",
+        10,
+    )
+    .await;
+    assert!(app
+        .text(".cell.pending .code")
+        .await
+        .contains("print('one')"));
+    assert!(app
+        .text(".cell.pending .approve-bar")
+        .await
+        .contains("always allow python in this session"));
+    maybe_shot(&display, "13-approve-bar").await;
+    app.c()
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}") // Enter
+        .await
+        .unwrap();
+
+    // Turn 2: Edit, new code, Ctrl+Enter.
+    app.wait_js(&bar_of(1), 120).await;
+    assert!(
+        app.text(".ask .cell .outputs").await.contains("one"),
+        "the approved call ran"
+    );
+    app.click(".cell.pending .approve-edit").await;
+    let area = app
+        .c()
+        .find(Locator::Css(".cell.pending textarea.approve-code"))
+        .await
+        .unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("print('edited')").await.unwrap();
+    maybe_shot(&display, "14-approve-edit").await;
+    area.send_keys("\u{E009}\u{E007}\u{E000}") // Ctrl+Enter, then the modifier up
+        .await
+        .unwrap();
+
+    // Turn 3: Esc on the bar asks for a reason; Enter sends it.
+    app.wait_js(&bar_of(2), 120).await;
+    app.wait_js(
+        "return document.activeElement && document.activeElement.classList.contains('approve-bar')",
+        10,
+    )
+    .await;
+    assert!(app
+        .text(".cell.pending .code")
+        .await
+        .contains("rm -rf output"));
+    app.c()
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E00C}") // Escape
+        .await
+        .unwrap();
+    app.wait_js(
+        "return document.activeElement && document.activeElement.classList.contains('approve-reason')",
+        10,
+    )
+    .await;
+    app.c()
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("keep the outputs")
+        .await
+        .unwrap();
+    maybe_shot(&display, "15-approve-reject").await;
+    app.c()
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}") // Enter sends the rejection
+        .await
+        .unwrap();
+
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        120,
+    )
+    .await;
+    let ending = app.text(".ask .ending").await;
+    assert!(
+        ending.starts_with("Finished"),
+        "the ask ended as {ending:?}"
+    );
+    // What ran: one, and the edit instead of two; the shell command did not.
+    let outputs = app
+        .js("return [...document.querySelectorAll('.ask .cell')].map(c => (c.querySelector('.outputs') || {innerText: ''}).innerText)")
+        .await;
+    let outputs: Vec<String> = serde_json::from_value(outputs).unwrap();
+    assert_eq!(outputs.len(), 3, "{outputs:?}");
+    assert!(outputs[0].contains("one"), "{outputs:?}");
+    assert!(outputs[1].contains("edited"), "{outputs:?}");
+    assert!(
+        !outputs.iter().any(|o| o.contains("two")),
+        "the model's own second call never ran: {outputs:?}"
+    );
+    assert!(app
+        .text(".ask .cell:nth-of-type(2) .code")
+        .await
+        .contains("print('edited')"));
+    assert_eq!(outputs[2].trim(), "Rejected: keep the outputs");
+    assert!(app.text("#asks").await.contains("edited by you"));
+    assert_eq!(
+        app.js("return document.querySelectorAll('.approve-bar').length")
+            .await,
+        json!(0)
+    );
+    maybe_shot(&display, "16-approvals-done").await;
+
+    // The model read the rejection's reason on its next (4th) turn.
+    let bodies = model.bodies();
+    assert_eq!(bodies.len(), 4, "one request a turn");
+    assert!(
+        bodies[3].to_string().contains("keep the outputs"),
+        "{}",
+        bodies[3]
+    );
+    assert!(bodies[2].to_string().contains("print('edited')"));
+    assert!(
+        !bodies[2].to_string().contains("print('two')"),
+        "the edit replaced the call"
+    );
+
+    // run.json keeps each decision with its ask.
+    let session_id = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run: Value = serde_json::from_str(
+        &std::fs::read_to_string(data.path().join(&session_id).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    let kept: Vec<(&str, &str)> = run["asks"][0]["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["tool"].as_str().unwrap(),
+                a["resolution"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("python", "approved"),
+            ("python", "edited"),
+            ("shell", "rejected")
+        ]
+    );
+    assert_eq!(run["asks"][0]["approvals"][2]["reason"], "keep the outputs");
+
+    // Reopened from the history, the session draws the same decisions and its mode.
+    app.js("window.sandalyst.newSession(); return true").await;
+    app.js(&format!(
+        "window.sandalyst.openSession({session_id:?}); return true"
+    ))
+    .await;
+    app.wait_js("return !!document.querySelector('.ask .cell-rejected')", 20)
+        .await;
+    assert_eq!(
+        app.text(".ask .cell-rejected").await,
+        "Rejected: keep the outputs"
+    );
+    assert_eq!(
+        app.js("return document.querySelector('#approval').value")
+            .await,
+        json!("all")
+    );
+    maybe_shot(&display, "18-approvals-reopened").await;
+    // The settings say the default of new sessions, in the same words.
+    app.click("#open-settings").await;
+    app.wait_js("return document.querySelector('#settings').open", 10)
+        .await;
+    let chosen = app
+        .js("const s = document.querySelector('#settings-form').elements.approval; s.scrollIntoView({block: 'center'}); return s.selectedOptions[0].textContent")
+        .await;
+    assert!(
+        chosen
+            .as_str()
+            .unwrap()
+            .starts_with("Ask before every call"),
+        "{chosen}"
+    );
+    maybe_shot(&display, "17-settings-approval").await;
+    app.js("document.querySelector('#settings').close(); return true")
+        .await;
+    app.quit().await;
+}
+
+/// [`shot`] when SCREENSHOTS_DIR is set (a test run otherwise writes no pictures).
+async fn maybe_shot(display: &Display, name: &str) {
+    if std::env::var_os("SCREENSHOTS_DIR").is_some() {
+        shot(display, name).await;
+    }
 }
 
 /// Save the window as `docs/screenshots/<name>.png` (or under SCREENSHOTS_DIR), taken

@@ -12,6 +12,7 @@ import { openHelp } from './help.js';
 import { actionFor } from './shortcuts.js';
 import { previewElement } from './artifacts.js';
 import { REFERENCE_PROMPT } from './examples.js';
+import { MODES } from './approval.js';
 
 const app = {
   info: null,
@@ -63,6 +64,19 @@ function renderModels() {
     sel.value = `${s.provider}:${s.model}`;
   }
   if (app.info?.offline) sel.value = 'offline';
+}
+
+// ---- approval picker: which calls of this session wait for the analyst ----
+function renderApprovalModes() {
+  const sel = clear($('#approval'));
+  for (const m of MODES) sel.append(h('option', { value: m.value, title: m.long }, m.short));
+}
+
+/// The session's mode (a new session: the settings' default).
+function showApproval(mode) {
+  const sel = $('#approval');
+  sel.value = MODES.some((m) => m.value === mode) ? mode : 'auto';
+  sel.title = MODES.find((m) => m.value === sel.value).long;
 }
 
 // ---- engine banner ----
@@ -127,6 +141,7 @@ function newSession() {
   app.session = null;
   setTitle(null);
   resetView();
+  showApproval(app.settings?.approval);
   refreshHistory();
   $('#prompt').focus();
 }
@@ -138,6 +153,7 @@ async function openSession(id) {
   resetView();
   app.session = { id: s.id, title: s.title };
   setTitle(s.title);
+  showApproval(s.approval);
   watch(s.id);
   app.files = s.files || [];
   drawFiles();
@@ -237,7 +253,8 @@ async function run() {
   try { s = await ensureSession(); } catch (e) { toast(String(e), 8000); return; }
   const tempId = `pending-${Date.now()}`;
   const entry = { state: newAsk(tempId, prompt), view: null };
-  entry.view = new AskView(s.id, entry.state, { onStop: stop });
+  const onAnswer = (callId, answer) => invoke('answer_approval', { sessionId: s.id, callId, answer });
+  entry.view = new AskView(s.id, entry.state, { onStop: stop, onAnswer });
   app.asks.set(tempId, entry);
   $('#asks').append(entry.view.el);
   app.running = tempId;
@@ -254,7 +271,7 @@ async function run() {
     if (ev.type === 'error' && ev.error?.code === 'engine_unavailable') checkEngine();
   });
   try {
-    const askId = await invoke('ask', { sessionId: s.id, prompt, model: $('#model').value, onEvent });
+    const askId = await invoke('ask', { sessionId: s.id, prompt, model: $('#model').value, approval: $('#approval').value, onEvent });
     app.asks.delete(tempId);
     id = askId;
     entry.state = { ...entry.state, id: askId };
@@ -375,6 +392,7 @@ async function loadInfo() {
   window.sandalystSchemeBase = app.info.scheme_base;
   app.settings = await invoke('get_settings');
   renderModels();
+  if (!app.session) showApproval(app.settings.approval);
   showEmpty();
 }
 
@@ -418,6 +436,8 @@ async function main() {
   window.addEventListener('error', (e) => window.__errors.push(String(e.message)));
   window.addEventListener('unhandledrejection', (e) => window.__errors.push(String(e.reason?.stack ?? e.reason)));
   keys();
+  renderApprovalModes();
+  $('#approval').addEventListener('change', () => showApproval($('#approval').value));
   $('#run').addEventListener('click', run);
   $('#stop').addEventListener('click', stop);
   $('#new-session').addEventListener('click', newSession);

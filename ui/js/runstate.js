@@ -58,6 +58,11 @@ export function endingText(status) {
   }
 }
 
+/// The cell of `callId` waiting for the analyst, as its index, or -1.
+export function pendingCell(state, callId) {
+  return state.items.findIndex((it) => it.kind === 'cell' && it.approval?.state === 'pending' && (callId == null || it.callId === callId));
+}
+
 /// Apply one event. Returns a new state object (items are copied shallowly).
 export function reduce(state, ev) {
   const s = { ...state, items: state.items.slice(), artifacts: state.artifacts.slice() };
@@ -94,6 +99,28 @@ export function reduce(state, ev) {
       items[i] = { ...items[i], name: ev.name ?? items[i].name, code: ev.code ?? codeOf(ev.arguments) };
       break;
     }
+    case 'approval_requested': {
+      // The call waits for the analyst: its cell shows the code as the model wrote
+      // it, and the approve bar, until `approval_resolved`.
+      const i = ensureCell(items, ev.call_id, ev.tool);
+      items[i] = {
+        ...items[i], name: ev.tool ?? items[i].name, code: ev.code ?? items[i].code, running: false,
+        approval: { state: 'pending', tool: ev.tool ?? items[i].name, reason: ev.reason ?? '', answer: null, always: false },
+      };
+      break;
+    }
+    case 'approval_resolved': {
+      // The cell goes on as a normal one; the `tool_call` that follows brings the
+      // code that runs (an edit's), a rejected call only its `cell_result`.
+      const i = ensureCell(items, ev.call_id);
+      const rejected = ev.resolution === 'rejected';
+      const was = items[i].approval ?? { tool: items[i].name, reason: '' };
+      items[i] = {
+        ...items[i], running: !rejected && !items[i].result,
+        approval: { ...was, state: ev.resolution ?? 'approved', answer: rejected ? (ev.reason ?? '') : null, always: !!ev.always },
+      };
+      break;
+    }
     case 'cell_output': {
       const i = ensureCell(items, ev.call_id);
       const outputs = items[i].outputs.slice();
@@ -111,7 +138,9 @@ export function reduce(state, ev) {
     }
     case 'cell_result': {
       const i = ensureCell(items, ev.call_id);
-      const streamed = items[i].outputs.some((o) => o.stream !== 'image');
+      // A rejected call never ran: the text of its result (a past ask's) is only the
+      // refusal the model was sent, which the cell says in the analyst's words.
+      const streamed = items[i].outputs.some((o) => o.stream !== 'image') || items[i].approval?.state === 'rejected';
       const outputs = streamed ? items[i].outputs : [
         ...(ev.stdout ? [{ stream: 'stdout', text: ev.stdout }] : []),
         ...(ev.stderr ? [{ stream: 'stderr', text: ev.stderr }] : []),
@@ -155,6 +184,8 @@ export function reduce(state, ev) {
       for (let i = 0; i < items.length; i++) {
         if (items[i].kind === 'text' && items[i].streaming) items[i] = { ...items[i], streaming: false };
         if (items[i].kind === 'cell' && items[i].running) items[i] = { ...items[i], running: false };
+        // A call still waiting when the ask ended was never answered (a stop, a limit).
+        if (items[i].kind === 'cell' && items[i].approval?.state === 'pending') items[i] = { ...items[i], approval: { ...items[i].approval, state: 'withdrawn' } };
       }
       if (ev.answer && !items.some((it) => it.kind === 'text' && it.text === ev.answer)) items.push({ kind: 'text', text: ev.answer, streaming: false });
       break;

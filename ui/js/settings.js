@@ -4,10 +4,11 @@
 import { $ } from './dom.js';
 import { invoke, channel } from './api.js';
 import { bytes } from './format.js';
+import { MODES } from './approval.js';
 
 const NUMBERS = ['max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
 const CHECKS = ['python', 'shell', 'network', 'show_charts'];
-const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages'];
+const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval'];
 
 /// Form values -> settings object (pure given the form's fields).
 export function readForm(form, base) {
@@ -23,6 +24,7 @@ export function readForm(form, base) {
 
 function fill(form, s) {
   for (const k of TEXTS) form.elements[k].value = s[k] ?? '';
+  if (!form.elements.approval.value) form.elements.approval.value = 'auto';
   for (const k of CHECKS) form.elements[k].checked = !!s[k];
   for (const k of NUMBERS) form.elements[k].value = s[k];
 }
@@ -37,6 +39,17 @@ async function fillProviders(select) {
     o.value = c.name;
     o.textContent = c.label;
     o.title = c.base_url ? `default: ${c.base_url}` : '';
+    select.append(o);
+  }
+}
+
+/// The approval modes, from the one list the composer uses too.
+function fillModes(select) {
+  if (select.options.length) return;
+  for (const m of MODES) {
+    const o = document.createElement('option');
+    o.value = m.value;
+    o.textContent = m.long;
     select.append(o);
   }
 }
@@ -66,6 +79,7 @@ export async function openSettings(onSaved) {
   const form = $('#settings-form');
   const current = await invoke('get_settings');
   await fillProviders(form.elements.provider);
+  fillModes(form.elements.approval);
   fill(form, current);
   form.elements.api_key.value = '';
   refreshKey(form);

@@ -9,6 +9,10 @@ export const SHORTCUTS = [
   { keys: 'Ctrl+,', action: 'settings', label: 'Settings' },
   { keys: 'Ctrl+L', action: 'focus', label: 'Focus the request box' },
   { keys: '?', action: 'help', label: 'This list' },
+  // On the approve bar of a call that waits for you (approval.js's barKey).
+  { keys: 'Enter', action: 'approve', label: 'On the approve bar: run the call that waits' },
+  { keys: 'Escape', action: 'reject', label: 'On the approve bar: reject it (type a reason, Enter sends)' },
+  { keys: 'Ctrl+Enter', action: 'run_edited', label: 'Editing a call that waits: run the edited code' },
 ];
 
 /// The action of a keydown, or null. `inText`: focus is in a text field, where

@@ -3,13 +3,14 @@
 //! The core keeps each ask's conversation items (`transcript.jsonl`) and metadata
 //! (`run.json`); live events are not stored. This turns the items of each ask back
 //! into the event shapes a live ask sends (`ask_started`, `text`, `tool_call`,
-//! `cell_result`, `artifact`, `usage`, `ask_finished`), so a front end has one
-//! code path for live and past asks. It adds no information and takes no decision:
+//! `approval_resolved`, `cell_result`, `artifact`, `usage`, `ask_finished`), so a
+//! front end has one code path for live and past asks. It adds no information and takes no decision:
 //! each output goes with the ask its provenance names.
 
 use serde::Serialize;
 
 use crate::agent::{ArtifactKind, EventKind};
+use crate::approval::Resolution;
 use crate::model::Item;
 use crate::protocol::tool_source;
 use crate::session::Session;
@@ -51,11 +52,25 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         call_id,
                         name,
                         arguments,
-                    } => events.push(EventKind::ToolCall {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        code: tool_source(arguments),
-                    }),
+                    } => {
+                        events.push(EventKind::ToolCall {
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                            code: tool_source(arguments),
+                        });
+                        // How the analyst decided it, as run.json keeps it (a call the
+                        // mode let through was never asked about).
+                        if let Some(r) = a.approvals.iter().find(|r| {
+                            r.call_id == *call_id && r.resolution != Resolution::Allowed
+                        }) {
+                            events.push(EventKind::ApprovalResolved {
+                                call_id: call_id.clone(),
+                                resolution: r.resolution,
+                                reason: r.reason.clone(),
+                                always: false,
+                            });
+                        }
+                    }
                     Item::ToolOutput {
                         call_id,
                         output,

@@ -375,13 +375,15 @@ impl App {
 
     /// Ask session `id` as the desktop does: the model `model` (a spec such as
     /// `openai:gpt-5.4`, or `offline`) and the session settings of `settings`, which
-    /// apply from this ask unless one is running.
+    /// apply from this ask unless one is running. `approval` is the session's own
+    /// choice of which calls wait for the analyst (`None`: the mode it has).
     pub async fn ask_with_settings(
         &self,
         id: &str,
         prompt: String,
         model: String,
         settings: &settings::Settings,
+        approval: Option<ApprovalMode>,
     ) -> Result<Ask, Error> {
         if prompt.trim().is_empty() {
             return Err(SessionError::EmptyPrompt.into());
@@ -390,7 +392,9 @@ impl App {
         let current = settings.clone();
         let model = blocking(move || settings::open_model(&model, &current)).await?;
         if !s.is_busy() {
-            s.set_config(settings::session_config(settings)).await?;
+            let mut config = settings::session_config(settings);
+            config.approval = approval.unwrap_or(s.config().approval);
+            s.set_config(config).await?;
         }
         Ok(self.ask(&s, prompt, model)?)
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::approval::ApprovalMode;
 use crate::model::config::{self, ImageSection, Selection};
 use crate::model::Model;
 use crate::sandbox::custom::{PackageError, Packages};
@@ -43,6 +44,9 @@ pub struct Settings {
     /// versions allowed; Debian names). Checked by the core when saved.
     pub pip_packages: String,
     pub apt_packages: String,
+    /// Which calls of a new session wait for the analyst (a session's own choice is
+    /// kept with it).
+    pub approval: ApprovalMode,
 }
 
 impl Default for Settings {
@@ -65,6 +69,7 @@ impl Default for Settings {
             image_tag: String::new(),
             pip_packages: String::new(),
             apt_packages: String::new(),
+            approval: ApprovalMode::Auto,
         }
     }
 }
@@ -121,6 +126,7 @@ pub fn session_config(s: &Settings) -> SessionConfig {
     let mut c = SessionConfig {
         instructions: s.instructions.trim().to_string(),
         show_images: s.show_charts,
+        approval: s.approval,
         ..SessionConfig::default()
     };
     c.tools.python = s.python;
@@ -174,7 +180,7 @@ pub struct Flags {
     pub image: Option<String>,
     /// `--approve`: which calls wait for the analyst (the config file's `approve`
     /// when not given).
-    pub approve: Option<crate::approval::ApprovalMode>,
+    pub approve: Option<ApprovalMode>,
     /// `--isolation`: runc, gvisor or auto.
     pub isolation: crate::sandbox::Isolation,
 }
@@ -407,6 +413,32 @@ mod tests {
         assert_eq!(load(dir.path()), s);
         assert_eq!(model_spec(&s), "openai:gpt-5.4");
         assert_eq!(model_spec(&Settings::default()), "offline");
+    }
+
+    #[test]
+    fn the_approval_mode_is_the_new_sessions_default_and_old_files_load() {
+        let dir = tempfile::tempdir().unwrap();
+        // A settings file of an earlier version, without the field: every call runs.
+        std::fs::write(
+            path(dir.path()),
+            r#"{"provider": "offline", "shell": true}"#,
+        )
+        .unwrap();
+        let old = load(dir.path());
+        assert!(old.shell, "the file was read");
+        assert_eq!(old.approval, ApprovalMode::Auto);
+        assert_eq!(session_config(&old).approval, ApprovalMode::Auto);
+        let s = Settings {
+            approval: ApprovalMode::Shell,
+            ..Default::default()
+        };
+        save(dir.path(), &s).unwrap();
+        let text = std::fs::read_to_string(path(dir.path())).unwrap();
+        assert!(text.contains(r#""approval": "shell""#), "{text}");
+        assert_eq!(
+            session_config(&load(dir.path())).approval,
+            ApprovalMode::Shell
+        );
     }
 
     #[test]

@@ -836,4 +836,19 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         session.answer_approval("c1", Answer::approve()),
         Err(AnswerError::NotPending { .. })
     ));
+    // A past ask draws its decisions from run.json, after each call (as edited).
+    let past = sandalyst::api::history::past_asks(&session);
+    let drawn: Vec<serde_json::Value> = past[0]
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| v["type"] == "tool_call" || v["type"] == "approval_resolved")
+        .collect();
+    assert_eq!(drawn.len(), 6, "{drawn:?}");
+    assert_eq!(drawn[2]["code"], "print edited");
+    assert_eq!(drawn[3]["resolution"], "edited");
+    assert_eq!(
+        drawn[5],
+        json!({"type": "approval_resolved", "call_id": "c3", "resolution": "rejected", "reason": "not this one", "always": false})
+    );
 }
