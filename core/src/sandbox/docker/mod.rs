@@ -14,8 +14,9 @@
 //! so), `start` (volume, container, lease, kernel, staging), `exec` (python and shell
 //! calls), `files` and `tars` (the workspace through the archive API), `inputs`
 //! (staged files of a running sandbox), `removal` (close, and leftovers of runs that
-//! are over).
+//! are over), `bind` (bind mounts in the engine's terms).
 
+mod bind;
 mod exec;
 mod factory;
 mod files;
@@ -36,7 +37,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::{ExecResult, OutputEntry, OutputSink, Sandbox, SandboxConfig};
-use crate::sandbox::bind::{self, Bound, Plan};
+use crate::sandbox::bind::{Bound, Plan};
 use crate::sandbox::kernel::Kernel;
 use crate::sandbox::packages::{PackagesError, PythonEnv};
 use crate::workspace::{CopyReason, Manifest, StagedInput, StagingMode};
@@ -139,12 +140,12 @@ impl DockerSandbox {
         let podman = crate::sandbox::engine::is_podman(docker).await;
         let plan = if manifest.inputs.is_empty() {
             Plan::default()
-        } else if bind::mode(config.staging) == StagingMode::Copy {
+        } else if crate::sandbox::bind::mode(config.staging) == StagingMode::Copy {
             Plan::copy_all(manifest, CopyReason::Forced)
         } else {
             let engine = engine_allows_binds(docker, podman).await;
             let manifest = manifest.clone();
-            tokio::task::spawn_blocking(move || bind::plan(&manifest, engine))
+            tokio::task::spawn_blocking(move || crate::sandbox::bind::plan(&manifest, engine))
                 .await
                 .context("planning the staging of the inputs")?
         };

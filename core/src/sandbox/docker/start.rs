@@ -11,9 +11,11 @@ use futures_util::StreamExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{engine_error, spec, tars, DockerSandbox, ACTIVE, OWNER_LABEL, RUN_LABEL, START_LABEL};
+use super::{
+    bind, engine_error, spec, tars, DockerSandbox, ACTIVE, OWNER_LABEL, RUN_LABEL, START_LABEL,
+};
 use crate::owner::owner_id;
-use crate::sandbox::bind::{self, Plan};
+use crate::sandbox::bind::Plan;
 use crate::sandbox::kernel::Kernel;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::CopyReason;
