@@ -101,7 +101,7 @@ impl DockerSandbox {
     /// `importlib.metadata` run in this container (as the sandbox user, next to the
     /// kernel, not in it: the model's namespace stays untouched).
     pub(super) async fn read_python_env(&self) -> Result<PythonEnv, PackagesError> {
-        let id = packages::image_id(&self.docker, &self.config.image).await?;
+        let id = super::packages::image_id(&self.docker, &self.config.image).await?;
         if let Some(env) = packages::cached(&id).await {
             return Ok(env);
         }

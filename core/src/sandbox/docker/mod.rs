@@ -14,13 +14,21 @@
 //! so), `start` (volume, container, lease, kernel, staging), `exec` (python and shell
 //! calls), `files` and `tars` (the workspace through the archive API), `inputs`
 //! (staged files of a running sandbox), `removal` (close, and leftovers of runs that
-//! are over), `bind` (bind mounts in the engine's terms).
+//! are over). The engine's side of the sandbox's neutral modules carries their names:
+//! `engine` (connecting to the engine and describing it), `image` (the sandbox image
+//! built, imported, inspected), `custom` (derived images, the check of a user's
+//! image), `packages` (an image's Python packages), `bind` (bind mounts in the
+//! engine's terms).
 
 mod bind;
+pub mod custom;
+pub mod engine;
 mod exec;
 mod factory;
 mod files;
+pub mod image;
 mod inputs;
+pub mod packages;
 mod removal;
 mod spec;
 mod start;
@@ -57,8 +65,8 @@ const START_LABEL: &str = "sandalyst.start";
 /// that it answers.
 pub async fn connect() -> anyhow::Result<Docker> {
     // The search order (DOCKER_HOST, Docker's socket, Podman's rootful then rootless
-    // socket) lives in `engine`.
-    Ok(crate::sandbox::engine::connect().await?.0)
+    // socket) lives in `sandbox::engine`.
+    Ok(engine::connect().await?.0)
 }
 
 /// An engine error as a user reads it: what was being done and what went wrong,
@@ -137,7 +145,7 @@ impl DockerSandbox {
         manifest: &Manifest,
         cancel: &CancellationToken,
     ) -> anyhow::Result<DockerSandbox> {
-        let podman = crate::sandbox::engine::is_podman(docker).await;
+        let podman = engine::is_podman(docker).await;
         let plan = if manifest.inputs.is_empty() {
             Plan::default()
         } else if crate::sandbox::bind::mode(config.staging) == StagingMode::Copy {

@@ -49,7 +49,7 @@ pub(super) async fn engine_allows_binds(docker: &Docker, podman: bool) -> Result
     if podman {
         return Err(CopyReason::EngineNotSupported);
     }
-    match crate::sandbox::engine::describe(docker, &place).await {
+    match super::engine::describe(docker, &place).await {
         Ok(info)
             if info.kind == crate::sandbox::engine::EngineKind::DockerEngine && !info.remote =>
         {
