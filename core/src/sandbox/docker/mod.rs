@@ -18,7 +18,8 @@
 //! `engine` (connecting to the engine and describing it), `image` (the sandbox image
 //! built, imported, inspected), `custom` (derived images, the check of a user's
 //! image), `packages` (an image's Python packages), `bind` (bind mounts in the
-//! engine's terms).
+//! engine's terms); `kernel_exec` is the kernel's transport (an exec carrying the
+//! protocol of `sandbox::kernel`).
 
 mod bind;
 pub mod custom;
@@ -28,6 +29,7 @@ mod factory;
 mod files;
 pub mod image;
 mod inputs;
+mod kernel_exec;
 pub mod packages;
 mod removal;
 mod spec;

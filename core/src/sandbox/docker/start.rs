@@ -16,7 +16,6 @@ use super::{
 };
 use crate::owner::owner_id;
 use crate::sandbox::bind::Plan;
-use crate::sandbox::kernel::Kernel;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::CopyReason;
 
@@ -172,14 +171,11 @@ impl DockerSandbox {
             .map(|b| (b.dest.clone(), b.target.clone()))
             .collect();
         let started = async {
-            tokio::join!(
-                Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
-                async {
-                    self.upload(tars::workspace_tar(&plan.copies, true, links))
-                        .await?;
-                    self.check_bound(&plan.binds).await
-                }
-            )
+            tokio::join!(self.start_kernel(), async {
+                self.upload(tars::workspace_tar(&plan.copies, true, links))
+                    .await?;
+                self.check_bound(&plan.binds).await
+            })
         };
         // Dropping the upload ends its tar stream: the thread reading the inputs
         // stops at its next chunk.
@@ -190,7 +186,7 @@ impl DockerSandbox {
         };
         let kernel = kernel?;
         if let Err(e) = staged {
-            kernel.kill(&self.docker, &self.container).await;
+            kernel.kill().await;
             return Err(e.context("staging the input files into the workspace"));
         }
         *self.kernel.lock().await = Some(kernel);
