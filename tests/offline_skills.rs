@@ -273,7 +273,7 @@ async fn requests_on_ordinary_tables_get_the_right_skill_and_numbers() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
     assert!(cases.len() >= 20);
     let engine = sandalyst::sandbox::docker::connect().await.unwrap();
-    let image = sandalyst::sandbox::image::ensure(&engine, &|_| {})
+    let image = sandalyst::sandbox::docker::image::ensure(&engine, &|_| {})
         .await
         .unwrap();
     let data = tempfile::tempdir().unwrap();

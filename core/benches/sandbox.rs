@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use sandalyst::sandbox::docker::{self, DockerSandbox};
-use sandalyst::sandbox::{image, Sandbox, SandboxConfig};
+use sandalyst::sandbox::{Sandbox, SandboxConfig};
 use sandalyst::workspace::{CollectLimits, Manifest};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +25,7 @@ async fn main() -> anyhow::Result<()> {
     let engine = docker::connect().await?;
     let tag = match std::env::var("SANDALYST_IMAGE") {
         Ok(t) => t,
-        Err(_) => image::ensure(&engine, &|l| eprintln!("{l}")).await?,
+        Err(_) => docker::image::ensure(&engine, &|l| eprintln!("{l}")).await?,
     };
     let config = SandboxConfig {
         image: tag,

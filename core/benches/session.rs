@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use sandalyst::agent::{EventKind, SetupStage};
 use sandalyst::model::scripted::{ScriptedModel, Step};
-use sandalyst::sandbox::{docker, image};
+use sandalyst::sandbox::docker;
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{DockerFactory, SandboxFactory, Session, SessionConfig, Sessions};
 
@@ -67,7 +67,7 @@ async fn new_session(
 async fn main() -> anyhow::Result<()> {
     let engine = docker::connect().await?;
     let mut config = SessionConfig::default();
-    config.sandbox.image = image::ensure(&engine, &|l| eprintln!("{l}")).await?;
+    config.sandbox.image = docker::image::ensure(&engine, &|l| eprintln!("{l}")).await?;
     let dir = tempfile::tempdir()?;
     let input = dir.path().join("data.csv");
     std::fs::write(&input, "t,v\n1,2\n")?;

@@ -30,7 +30,7 @@ use sandalyst::model::openai_responses::OpenAiResponses;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Item, Model, Reply, Request};
 use sandalyst::sandbox::docker::{self, DockerSandbox};
-use sandalyst::sandbox::{image, Sandbox, SandboxConfig};
+use sandalyst::sandbox::{Sandbox, SandboxConfig};
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{DockerFactory, SandboxFactory, Session, SessionConfig, Sessions};
 use sandalyst::workspace::{CopyReason, Manifest, StagingMode};
@@ -928,7 +928,7 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
         let engine = docker::connect().await?;
         let tag = match std::env::var("SANDALYST_IMAGE") {
             Ok(t) => t,
-            Err(_) => image::ensure(&engine, &|l| eprintln!("{l}")).await?,
+            Err(_) => docker::image::ensure(&engine, &|l| eprintln!("{l}")).await?,
         };
         if wanted("reference") {
             all.push(reference_and_session(&plan, dir.path(), &tag).await?);

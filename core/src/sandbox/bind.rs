@@ -1,4 +1,6 @@
-//! Zero-copy staging: which inputs a Docker sandbox gets as read-only bind mounts.
+//! Zero-copy staging: which inputs a sandbox gets as read-only bind mounts, planned
+//! here; the mounts in the engine's terms, and the check of what it made, are the
+//! Docker backend's (`docker::bind`).
 //!
 //! On a local Docker Engine (a unix socket, not Podman, not an engine in a VM) a
 //! world-readable regular file of at least [`BIND_MIN_BYTES`] is bind-mounted
@@ -12,8 +14,6 @@
 //! its folder (`chmod 000`, root's in the sticky /tmp) hides the file for good.
 
 use std::path::{Path, PathBuf};
-
-use bollard::models::{Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType};
 
 use crate::workspace::{CopyReason, InputFile, Manifest, StagedInput, StagingMethod, StagingMode};
 
@@ -77,22 +77,6 @@ impl Bound {
             .rsplit_once('/')
             .map(|(d, _)| d)
             .unwrap_or(&self.target)
-    }
-
-    pub fn mount(&self) -> Mount {
-        Mount {
-            target: Some(self.target.clone()),
-            source: Some(self.source.display().to_string()),
-            typ: Some(MountType::BIND),
-            read_only: Some(true),
-            // Private: nothing mounted later on the host (or in the container) shows
-            // through on the other side.
-            bind_options: Some(MountBindOptions {
-                propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
     }
 
     /// The host file as it is now, when it is no longer what was last seen (`None`
@@ -232,57 +216,9 @@ pub(crate) fn same_files(binds: &[Bound], stat: &str) -> bool {
         })
 }
 
-/// The bind mounts an engine made, checked against the plan: each one read-only,
-/// private and at its place, and (when any was asked) no other bind mount.
-pub(crate) fn check_mounts(
-    binds: &[Bound],
-    made: Option<&Vec<bollard::models::MountPoint>>,
-) -> Result<(), String> {
-    let made: Vec<&bollard::models::MountPoint> = made
-        .into_iter()
-        .flatten()
-        .filter(|m| m.typ.as_deref() == Some("bind"))
-        .collect();
-    let mut wrong = Vec::new();
-    for b in binds {
-        match made
-            .iter()
-            .find(|m| m.destination.as_deref() == Some(b.target.as_str()))
-        {
-            None => wrong.push(format!("bind mount {}: asked, not made", b.target)),
-            Some(m) if m.rw != Some(false) => wrong.push(format!(
-                "bind mount {}: asked read-only, got writable",
-                b.target
-            )),
-            Some(m) if !matches!(m.propagation.as_deref(), None | Some("") | Some("rprivate")) => {
-                wrong.push(format!(
-                    "bind mount {}: asked rprivate propagation, got {}",
-                    b.target,
-                    m.propagation.as_deref().unwrap_or("")
-                ))
-            }
-            Some(_) => {}
-        }
-    }
-    // Checked where binds were asked (Docker Engine only): other engines were never
-    // held to it, and what they list among their mounts is not known here.
-    for m in made.iter().filter(|_| !binds.is_empty()) {
-        let dest = m.destination.as_deref().unwrap_or("");
-        if !binds.iter().any(|b| b.target == dest) {
-            wrong.push(format!("bind mount {dest}: not asked"));
-        }
-    }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(wrong.join("; "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bollard::models::MountPoint;
 
     fn input(dir: &Path, name: &str, bytes: usize, mode: u32) -> InputFile {
         let path = dir.join(name);
@@ -364,7 +300,7 @@ mod tests {
     }
 
     #[test]
-    fn made_mounts_must_be_read_only_private_and_only_those_asked() {
+    fn mounted_files_are_told_by_size_time_and_inode() {
         let b = Bound {
             dest: "x.csv".into(),
             source: "/data/x.csv".into(),
@@ -376,37 +312,6 @@ mod tests {
             },
             live: true,
         };
-        let point = |dest: &str, rw: bool, prop: &str| MountPoint {
-            typ: Some("bind".into()),
-            destination: Some(dest.into()),
-            rw: Some(rw),
-            propagation: Some(prop.into()),
-            ..Default::default()
-        };
-        let ok = vec![point(&b.target, false, "rprivate")];
-        check_mounts(std::slice::from_ref(&b), Some(&ok)).unwrap();
-        let e = check_mounts(
-            std::slice::from_ref(&b),
-            Some(&vec![point(&b.target, true, "rshared")]),
-        )
-        .unwrap_err();
-        assert!(e.contains("asked read-only, got writable"), "{e}");
-        let e = check_mounts(
-            std::slice::from_ref(&b),
-            Some(&vec![
-                point(&b.target, false, "rshared"),
-                point("/etc", false, ""),
-            ]),
-        )
-        .unwrap_err();
-        assert!(
-            e.contains("rshared") && e.contains("/etc: not asked"),
-            "{e}"
-        );
-        assert!(check_mounts(std::slice::from_ref(&b), None).is_err());
-        assert!(check_mounts(&[], None).is_ok());
-        assert!(check_mounts(&[], Some(&vec![point("/etc", false, "")])).is_ok());
-
         assert!(same_files(std::slice::from_ref(&b), "5 1500 42\n"));
         assert!(!same_files(std::slice::from_ref(&b), "5 1500 43\n"));
         assert!(!same_files(std::slice::from_ref(&b), ""));

@@ -2,38 +2,25 @@
 //!
 //! [`Packages`] (pip and apt names, checked where they enter the core) become a
 //! derived image on top of the sandbox image: a Dockerfile generated here, built
-//! through the Engine API from an in-memory context, tagged
+//! from an in-memory context, tagged
 //! `sandalyst-sandbox-custom:<hash of the base tag and the sorted lists>`, so an
 //! unchanged list never rebuilds. Only the build has network; a run from the derived
 //! image is as locked down as any other. A failed build names the tool's own message
 //! (pip's, apt's) and leaves the default image untouched.
 //!
-//! An image named with `--image` was built elsewhere: [`check`] runs its Python once,
-//! with no network, and says what the kernel would miss ([`ImageError::NoPython`],
-//! [`ImageError::KernelNeeds`]), each with a one-line fix.
+//! An image named with `--image` was built elsewhere: its check runs its Python once,
+//! with no network ([`CHECK_SCRIPT`]), and says what the kernel would miss
+//! ([`ImageError::NoPython`], [`ImageError::KernelNeeds`]), each with a one-line fix.
 //!
-//! ```no_run
-//! # async fn demo(docker: &bollard::Docker) -> Result<(), sandalyst::sandbox::custom::ImageError> {
-//! use sandalyst::sandbox::custom::{self, BuildOptions, Packages};
-//! let packages = Packages::new(["tabulate"], [] as [&str; 0])?;
-//! let base = sandalyst::sandbox::image::default_tag();
-//! let tag = custom::build(docker, &base, &packages, &BuildOptions::default(), &|p| println!("{p}")).await?;
-//! # Ok(()) }
-//! ```
+//! Here: the names, the tag, the Dockerfile, how a build's output and a check's are
+//! read, and the errors. Building, checking and picking an image through the engine
+//! are the Docker backend's (`docker::custom`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use bollard::models::{ContainerCreateBody, HostConfig};
-use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder,
-};
-use bollard::Docker;
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -477,106 +464,8 @@ pub enum ImageError {
     },
 }
 
-fn engine(doing: &str, e: bollard::errors::Error) -> ImageError {
-    ImageError::Engine {
-        message: format!("{:#}", super::docker::engine_error(doing, e)),
-    }
-}
-
-/// The image, or `None` when the engine does not have it.
-pub async fn present(
-    docker: &Docker,
-    tag: &str,
-) -> Result<Option<bollard::models::ImageInspect>, ImageError> {
-    match docker.inspect_image(tag).await {
-        Ok(i) => Ok(Some(i)),
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 404, ..
-        }) => Ok(None),
-        Err(e) => Err(engine(&format!("inspecting the image {tag}"), e)),
-    }
-}
-
-/// The derived image of `packages` on `base`, built only when missing.
-pub async fn ensure(
-    docker: &Docker,
-    base: &str,
-    packages: &Packages,
-    options: &BuildOptions,
-    progress: ProgressSink<'_>,
-) -> Result<String, ImageError> {
-    let tag = derived_tag(base, packages);
-    if !options.force && present(docker, &tag).await?.is_some() {
-        return Ok(tag);
-    }
-    build(docker, base, packages, options, progress).await
-}
-
-/// Build the derived image of `packages` on `base` (skipped when it is present and
-/// `options.force` is off); returns its tag.
-pub async fn build(
-    docker: &Docker,
-    base: &str,
-    packages: &Packages,
-    options: &BuildOptions,
-    progress: ProgressSink<'_>,
-) -> Result<String, ImageError> {
-    let started = Instant::now();
-    let tag = derived_tag(base, packages);
-    // One build at a time on this machine: the same lock as the default image's.
-    let line = |l: &str| progress(BuildProgress::Line { text: l.into() });
-    let _lock = image::lock_builds(&line)
-        .await
-        .map_err(|e| ImageError::Engine {
-            message: format!("{e:#}"),
-        })?;
-    let previous = present(docker, &tag).await?.and_then(|i| i.id);
-    if !options.force && previous.is_some() {
-        progress(BuildProgress::Done {
-            tag: tag.clone(),
-            seconds: started.elapsed().as_secs_f64(),
-            cached: true,
-        });
-        return Ok(tag);
-    }
-    if present(docker, base).await?.is_none() {
-        return Err(ImageError::BaseMissing { base: base.into() });
-    }
-    let ca = read_ca(options).await?;
-    progress(BuildProgress::Started {
-        tag: tag.clone(),
-        base: base.into(),
-        packages: packages.to_string(),
-    });
-    let context =
-        context_tar(&dockerfile(base, packages, ca.is_some()), ca.as_deref()).map_err(|e| {
-            ImageError::Engine {
-                message: format!("making the build context: {e}"),
-            }
-        })?;
-    if let Some(failed) = run_build(docker, &tag, context, options, progress).await? {
-        return Err(failed.into_error(tag));
-    }
-    let Some(built) = present(docker, &tag).await? else {
-        return Err(ImageError::BuildFailed {
-            tag: tag.clone(),
-            tool: "docker".into(),
-            message: format!("the build ended but the engine has no image {tag}"),
-        });
-    };
-    if let (Some(old), Some(new)) = (previous, built.id) {
-        drop_replaced(docker, &old, &new).await;
-    }
-    progress(BuildProgress::Done {
-        tag: tag.clone(),
-        seconds: started.elapsed().as_secs_f64(),
-        cached: false,
-    });
-    Ok(tag)
-}
-
 /// Read the CA file a build trusts, if one is given.
-async fn read_ca(options: &BuildOptions) -> Result<Option<Vec<u8>>, ImageError> {
+pub(crate) async fn read_ca(options: &BuildOptions) -> Result<Option<Vec<u8>>, ImageError> {
     let Some(path) = &options.ca_file else {
         return Ok(None);
     };
@@ -592,82 +481,65 @@ async fn read_ca(options: &BuildOptions) -> Result<Option<Vec<u8>>, ImageError> 
     })?))
 }
 
-/// Run the engine's build of `tag` from `context`, turning its output into progress;
-/// `Some` when the build failed, with what is needed to say why.
-async fn run_build(
-    docker: &Docker,
-    tag: &str,
-    context: Vec<u8>,
-    options: &BuildOptions,
-    progress: ProgressSink<'_>,
-) -> Result<Option<Failed>, ImageError> {
-    let mut opts = BuildImageOptionsBuilder::new()
-        .dockerfile("Dockerfile")
-        .t(tag)
-        .rm(true)
-        .forcerm(true)
-        .pull("false");
-    if let Some(mode) = &options.network {
-        opts = opts.networkmode(mode);
+/// A derived build's output as the engine streams it: progress for a UI, and what
+/// is needed to say why the build failed (the tool that ran last, the lines of the
+/// step that ran).
+pub(crate) struct BuildLog {
+    step_lines: Vec<String>,
+    tool: &'static str,
+}
+
+impl BuildLog {
+    pub fn new() -> BuildLog {
+        BuildLog {
+            step_lines: Vec::new(),
+            tool: "docker",
+        }
     }
-    let mut stream =
-        docker.build_image(opts.build(), None, Some(bollard::body_full(context.into())));
-    // The output of the step that runs, to quote pip's or apt's words if it fails.
-    let mut step_lines: Vec<String> = Vec::new();
-    let mut tool = "docker";
-    loop {
-        let Some(item) = stream.next().await else {
-            return Ok(None);
-        };
-        let info = match item {
-            Ok(info) => info,
-            Err(bollard::errors::Error::DockerStreamError { error }) => {
-                return Ok(Some(Failed::new(tool, step_lines, error)))
-            }
-            Err(e) => return Err(engine(&format!("building {tag}"), e)),
-        };
-        if let Some(detail) = info.error_detail {
-            let error = detail.message.unwrap_or_default();
-            return Ok(Some(Failed::new(tool, step_lines, error)));
-        }
-        for text in [info.stream, info.status].into_iter().flatten() {
-            // The classic builder colours a step's stderr (ESC[91m ... ESC[0m).
-            let text = strip_ansi(&text);
-            // apt's and pip's progress rewrites its line with \r: each state is a line.
-            for l in text
-                .split(['\n', '\r'])
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-            {
-                if let Some((step, steps, what)) = parse_step(l) {
-                    step_lines.clear();
-                    tool = if what.contains("self-check") {
-                        "the self-check"
-                    } else {
-                        "docker"
-                    };
-                    progress(BuildProgress::Step {
-                        step,
-                        steps,
-                        what: describe_step(what),
-                    });
+
+    /// One piece of the engine's build output (a `stream` or `status` text).
+    pub fn read(&mut self, text: &str, progress: ProgressSink<'_>) {
+        // The classic builder colours a step's stderr (ESC[91m ... ESC[0m).
+        let text = strip_ansi(text);
+        // apt's and pip's progress rewrites its line with \r: each state is a line.
+        for l in text
+            .split(['\n', '\r'])
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+        {
+            if let Some((step, steps, what)) = parse_step(l) {
+                self.step_lines.clear();
+                self.tool = if what.contains("self-check") {
+                    "the self-check"
                 } else {
-                    // The install script says which tool runs next.
-                    if l.starts_with("apt-get install ") {
-                        tool = "apt";
-                    } else if l.starts_with("pip install ") {
-                        tool = "pip";
-                    }
-                    step_lines.push(l.to_string());
-                    progress(BuildProgress::Line { text: l.into() });
+                    "docker"
+                };
+                progress(BuildProgress::Step {
+                    step,
+                    steps,
+                    what: describe_step(what),
+                });
+            } else {
+                // The install script says which tool runs next.
+                if l.starts_with("apt-get install ") {
+                    self.tool = "apt";
+                } else if l.starts_with("pip install ") {
+                    self.tool = "pip";
                 }
+                self.step_lines.push(l.to_string());
+                progress(BuildProgress::Line { text: l.into() });
             }
         }
+    }
+
+    /// The build failed; the engine said `engine_message`.
+    pub fn failed(self, engine_message: String) -> Failed {
+        Failed::new(self.tool, self.step_lines, engine_message)
     }
 }
 
 /// A failed build: the tool that ran last, its lines, and the engine's message.
-struct Failed {
+pub(crate) struct Failed {
     tool: &'static str,
     step_lines: Vec<String>,
     engine_message: String,
@@ -683,7 +555,7 @@ impl Failed {
     }
 
     /// The error a person reads: the tool's own words where they say it.
-    fn into_error(self, tag: String) -> ImageError {
+    pub fn into_error(self, tag: String) -> ImageError {
         let Failed {
             tool,
             step_lines,
@@ -704,15 +576,6 @@ impl Failed {
             tool: tool.into(),
             message,
         }
-    }
-}
-
-/// A forced rebuild moved the tag from `old` to `new`: drop the untagged image,
-/// unless a container still uses it.
-async fn drop_replaced(docker: &Docker, old: &str, new: &str) {
-    if old != new {
-        let opts = bollard::query_parameters::RemoveImageOptionsBuilder::new().build();
-        let _ = docker.remove_image(old, Some(opts), None).await;
     }
 }
 
@@ -776,7 +639,7 @@ fn tool_message(tool: &str, lines: &[String]) -> Option<String> {
 }
 
 /// The build context: the Dockerfile and, when given, the CA file.
-fn context_tar(dockerfile: &str, ca: Option<&[u8]>) -> std::io::Result<Vec<u8>> {
+pub(crate) fn context_tar(dockerfile: &str, ca: Option<&[u8]>) -> std::io::Result<Vec<u8>> {
     let mut tar = tar::Builder::new(Vec::new());
     let mut files: Vec<(&str, &[u8])> = vec![("Dockerfile", dockerfile.as_bytes())];
     if let Some(ca) = ca {
@@ -793,7 +656,7 @@ fn context_tar(dockerfile: &str, ca: Option<&[u8]>) -> std::io::Result<Vec<u8>> 
     tar.into_inner()
 }
 
-/// What [`check`] found in an image.
+/// What the check of an image found (see `docker::custom::check`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageReport {
     pub image: String,
@@ -805,7 +668,7 @@ pub struct ImageReport {
 }
 
 /// Run in the image to check it: stdlib only, prints one JSON line.
-const CHECK_SCRIPT: &str = r#"
+pub(crate) const CHECK_SCRIPT: &str = r#"
 import json, shutil, sys
 r = {"python": sys.version.split()[0], "missing": [], "absent": []}
 if sys.version_info < (3, 8):
@@ -830,64 +693,6 @@ print("SANDALYST-CHECK " + json.dumps(r))
 /// does not pay for the check twice).
 static CHECKED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
-/// Check that `image` can host the sandbox: it is there, has `python3`, and its
-/// Python imports what the kernel needs. Runs the image once, with no network, as
-/// the sandbox user; about a second.
-pub async fn check(docker: &Docker, image_name: &str) -> Result<ImageReport, ImageError> {
-    let Some(info) = present(docker, image_name).await? else {
-        return Err(ImageError::NotFound {
-            image: image_name.into(),
-        });
-    };
-    let id = info.id.clone().unwrap_or_default();
-    let name = format!(
-        "sandalyst-check-{}-{:08x}",
-        std::process::id(),
-        rand::random::<u32>()
-    );
-    let body = ContainerCreateBody {
-        image: Some(image_name.to_string()),
-        entrypoint: Some(vec!["python3".into()]),
-        cmd: Some(vec!["-c".into(), CHECK_SCRIPT.into()]),
-        user: Some(image::USER.into()),
-        env: Some(vec!["HOME=/tmp".into(), "MPLBACKEND=Agg".into()]),
-        network_disabled: Some(true),
-        labels: Some(HashMap::from([(
-            "sandalyst.check".to_string(),
-            crate::owner::owner_id().to_string(),
-        )])),
-        host_config: Some(HostConfig {
-            network_mode: Some("none".into()),
-            memory: Some(512 << 20),
-            memory_swap: Some(512 << 20),
-            pids_limit: Some(64),
-            cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
-            readonly_rootfs: Some(true),
-            tmpfs: Some(HashMap::from([(
-                "/tmp".to_string(),
-                "rw,nosuid,nodev,noexec,size=64m".to_string(),
-            )])),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let opts = CreateContainerOptionsBuilder::new().name(&name).build();
-    let created = docker
-        .create_container(Some(opts), body)
-        .await
-        .map_err(|e| engine(&format!("creating a container from {image_name}"), e))?;
-    let result = run_check(docker, &created.id, image_name).await;
-    let rm = RemoveContainerOptionsBuilder::new().force(true).build();
-    // By the id the engine returned: only the container this call made.
-    let _ = docker.remove_container(&created.id, Some(rm)).await;
-    let report = result?;
-    if let Ok(mut seen) = CHECKED.lock() {
-        seen.get_or_insert_with(HashSet::new).insert(id);
-    }
-    Ok(report)
-}
-
 /// Whether this process already checked the image with this id.
 pub fn already_checked(id: &str) -> bool {
     CHECKED
@@ -896,70 +701,27 @@ pub fn already_checked(id: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn no_python(image_name: &str) -> ImageError {
+pub(crate) fn no_python(image_name: &str) -> ImageError {
     ImageError::NoPython {
         image: image_name.into(),
         default: image::default_tag(),
     }
 }
 
-async fn run_check(
-    docker: &Docker,
-    name: &str,
+/// Remember that the image with this id was checked.
+pub(crate) fn mark_checked(id: String) {
+    if let Ok(mut seen) = CHECKED.lock() {
+        seen.get_or_insert_with(HashSet::new).insert(id);
+    }
+}
+
+/// What [`CHECK_SCRIPT`] printed in a container that ended with `code` (its whole
+/// output `out`): the report, or what the image lacks for the kernel.
+pub(crate) fn read_check(
     image_name: &str,
+    code: i64,
+    out: &str,
 ) -> Result<ImageReport, ImageError> {
-    if let Err(e) = docker
-        .start_container(
-            name,
-            None::<bollard::query_parameters::StartContainerOptions>,
-        )
-        .await
-    {
-        // Docker refuses to start a container whose entrypoint is not there.
-        let text = e.to_string();
-        if text.contains("executable file not found") || text.contains("no such file or directory")
-        {
-            return Err(no_python(image_name));
-        }
-        return Err(engine(
-            &format!("starting a container from {image_name}"),
-            e,
-        ));
-    }
-    let wait = async {
-        let mut w = docker.wait_container(name, Some(WaitContainerOptionsBuilder::new().build()));
-        let mut code = None;
-        while let Some(item) = w.next().await {
-            match item {
-                Ok(r) => code = Some(r.status_code),
-                // A non-zero exit comes back as this error, with the code.
-                Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => {
-                    code = Some(c)
-                }
-                Err(e) => return Err(engine("waiting for the image check", e)),
-            }
-        }
-        Ok(code.unwrap_or(-1))
-    };
-    let code = match tokio::time::timeout(Duration::from_secs(120), wait).await {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(ImageError::KernelNeeds {
-                image: image_name.into(),
-                missing: vec!["a Python that starts within 2 minutes".into()],
-                fix: "check the image by hand: docker run --rm IMAGE python3 -c 'import IPython'"
-                    .into(),
-            })
-        }
-    };
-    let mut out = String::new();
-    let mut logs = docker.logs(
-        name,
-        Some(LogsOptionsBuilder::new().stdout(true).stderr(true).build()),
-    );
-    while let Some(Ok(chunk)) = logs.next().await {
-        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-    }
     let found = out
         .lines()
         .find_map(|l| l.strip_prefix("SANDALYST-CHECK "))
@@ -1011,52 +773,6 @@ async fn run_check(
         python: found["python"].as_str().unwrap_or("").to_string(),
         absent_libraries: strings("absent"),
     })
-}
-
-/// Where a sandbox's image comes from, as the factory and `run` decide it.
-///
-/// - `config.image` empty (or a Sandalyst tag no longer there): the built-in image,
-///   built when missing; with `packages`, the derived image on it, built when missing.
-/// - Any other `config.image`: used as it is, after [`check`] (images Sandalyst
-///   tagged check themselves when they are built). The packages are not layered on it.
-pub async fn resolve(
-    docker: &Docker,
-    config_image: &str,
-    packages: &Packages,
-    options: &BuildOptions,
-    progress: ProgressSink<'_>,
-) -> Result<String, ImageError> {
-    let ours = config_image.starts_with(&format!("{}:", image::REPO))
-        || config_image.starts_with(&format!("{CUSTOM_REPO}:"));
-    if !config_image.is_empty() {
-        match present(docker, config_image).await? {
-            Some(_) if ours => return Ok(config_image.to_string()),
-            // Checked once per image and process; not by label: an image FROM ours
-            // inherits its labels, and may have lost what the kernel needs.
-            Some(info) => {
-                if !already_checked(info.id.as_deref().unwrap_or_default()) {
-                    check(docker, config_image).await?;
-                }
-                return Ok(config_image.to_string());
-            }
-            None if ours => {} // an older version's tag: today's image instead
-            None => {
-                return Err(ImageError::NotFound {
-                    image: config_image.into(),
-                })
-            }
-        }
-    }
-    let line = |l: &str| progress(BuildProgress::Line { text: l.into() });
-    let base = image::ensure(docker, &line)
-        .await
-        .map_err(|e| ImageError::Engine {
-            message: format!("{e:#}"),
-        })?;
-    if packages.is_empty() {
-        return Ok(base);
-    }
-    ensure(docker, &base, packages, options, progress).await
 }
 
 /// An image error as the typed error front ends branch on.

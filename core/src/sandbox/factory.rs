@@ -27,9 +27,9 @@ pub type LineSink<'a> = &'a (dyn Fn(String) + Send + Sync);
 pub trait SandboxFactory: Send + Sync {
     /// Start a sandbox for session `id` with `manifest` staged in `input/`.
     /// `config.image` empty means the default image, or the derived image of
-    /// `config.packages` (built when missing); see [`super::custom::resolve`]. When
-    /// `cancel` fires (the session closes) the start stops promptly, with whatever it
-    /// created removed again.
+    /// `config.packages` (built when missing), as the backend resolves it (Docker's:
+    /// `docker::custom::resolve`). When `cancel` fires (the session closes) the start
+    /// stops promptly, with whatever it created removed again.
     async fn start(
         &self,
         id: &str,

@@ -9,21 +9,15 @@
 //! Listing costs a container exec (about a second with a cold interpreter), so the
 //! result is cached in a small JSON file named by the image's id: an id names exactly
 //! one content, so the cache can never describe a different image, even when a tag
-//! moves.
-//!
-//! ```no_run
-//! # async fn f(docker: &bollard::Docker) -> Result<(), sandalyst::sandbox::packages::PackagesError> {
-//! let env = sandalyst::sandbox::packages::for_image(docker, "sandalyst-sandbox:0123456789ab").await?;
-//! println!("{}", sandalyst::sandbox::packages::describe(&env));
-//! # Ok(()) }
-//! ```
+//! moves. Here: what is read ([`SCRIPT`], [`parse`]), what the model is told
+//! ([`describe`]) and the cache; running the script in an image is the backend's
+//! (`docker::packages`).
 
 use std::path::PathBuf;
 
-use bollard::Docker;
 use serde::{Deserialize, Serialize};
 
-use super::{image, SandboxConfig};
+use super::image;
 
 /// Printed by [`SCRIPT`], cached as is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,42 +205,6 @@ pub(crate) async fn store(image_id: &str, env: &PythonEnv) {
     {
         let _ = tokio::fs::remove_file(&partial).await;
     }
-}
-
-/// The id of an image the engine holds.
-pub(crate) async fn image_id(docker: &Docker, image: &str) -> Result<String, PackagesError> {
-    docker
-        .inspect_image(image)
-        .await
-        .map_err(|e| PackagesError::Failed(format!("cannot inspect {image}: {e}")))?
-        .id
-        .ok_or_else(|| PackagesError::Failed(format!("the engine gave no id for {image}")))
-}
-
-/// The packages of `image`, from the cache or from a short-lived sandbox of it (the
-/// same container settings as a run, no network, no inputs).
-pub async fn for_image(docker: &Docker, image: &str) -> Result<PythonEnv, PackagesError> {
-    let id = image_id(docker, image).await?;
-    if let Some(env) = cached(&id).await {
-        return Ok(env);
-    }
-    let config = SandboxConfig {
-        image: image.to_string(),
-        ..SandboxConfig::default()
-    };
-    let run_id = format!("packages-{:016x}", rand::random::<u64>());
-    let sandbox = super::docker::DockerSandbox::start(
-        docker,
-        &run_id,
-        &config,
-        &crate::workspace::Manifest::default(),
-    )
-    .await
-    .map_err(|e| PackagesError::Failed(format!("cannot start a sandbox of {image}: {e:#}")))?;
-    // The sandbox caches what it read under the image id.
-    let env = super::Sandbox::python_env(&sandbox).await;
-    let _ = super::Sandbox::close(&sandbox).await;
-    env
 }
 
 #[cfg(test)]

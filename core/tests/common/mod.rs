@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use bollard::Docker;
 use sandalyst::sandbox::docker::{self, DockerSandbox};
-use sandalyst::sandbox::{image, SandboxConfig};
+use sandalyst::sandbox::SandboxConfig;
 use sandalyst::workspace::Manifest;
 
 /// Set (to anything but `0` or empty) where a missing engine must fail the tests that
@@ -114,11 +114,11 @@ pub fn in_own_process(env: &[(&str, &str)]) -> bool {
 
 /// The sandbox image this build uses; it must have been built (scripts/test.sh does).
 /// `SANDALYST_IMAGE` overrides it, as for the command line.
-pub async fn image_tag(docker: &Docker) -> String {
+pub async fn image_tag(engine: &Docker) -> String {
     if let Ok(tag) = std::env::var("SANDALYST_IMAGE") {
         return tag;
     }
-    let st = image::status(docker).await.unwrap();
+    let st = docker::image::status(engine).await.unwrap();
     assert!(
         st.present,
         "image {} is missing: run `cargo run -- image build` (scripts/test.sh does it)",

@@ -22,6 +22,7 @@ use sandalyst::agent::{EventKind, RunStatus, SetupStage};
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::Item;
 use sandalyst::sandbox::custom::{self, BuildOptions, BuildProgress, ImageError, Packages};
+use sandalyst::sandbox::docker::custom as engine_custom;
 use sandalyst::sandbox::docker::DockerSandbox;
 use sandalyst::sandbox::{ExecStatus, Sandbox, SandboxConfig};
 use sandalyst::session::{DockerFactory, SessionConfig, SessionError, Sessions};
@@ -155,7 +156,7 @@ async fn a_session_with_a_pip_package_imports_it_and_has_no_network() {
 
     // Found by its hash from now on, in milliseconds, with no build.
     let t = Instant::now();
-    let again = custom::ensure(&docker, &base, &packages, &build_options(), &|p| {
+    let again = engine_custom::ensure(&docker, &base, &packages, &build_options(), &|p| {
         panic!("no build expected: {p}")
     })
     .await
@@ -190,7 +191,7 @@ async fn a_bad_package_fails_with_pips_words_and_the_default_image_still_runs() 
     let packages = Packages::new([name.as_str()], [] as [&str; 0]).unwrap();
     let seen = Arc::new(Mutex::new(Vec::<BuildProgress>::new()));
     let sink = seen.clone();
-    let err = custom::build(&docker, &base, &packages, &build_options(), &move |p| {
+    let err = engine_custom::build(&docker, &base, &packages, &build_options(), &move |p| {
         sink.lock().unwrap().push(p)
     })
     .await
@@ -231,7 +232,7 @@ async fn a_bad_package_fails_with_pips_words_and_the_default_image_still_runs() 
         "{seen:?}"
     );
     assert!(
-        custom::present(&docker, &custom::derived_tag(&base, &packages))
+        engine_custom::present(&docker, &custom::derived_tag(&base, &packages))
             .await
             .unwrap()
             .is_none()
@@ -325,7 +326,7 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     import_tiny(&docker, &tiny).await;
     let _tiny = Removed(tiny.clone());
     let t = Instant::now();
-    let err = custom::check(&docker, &tiny).await.unwrap_err();
+    let err = engine_custom::check(&docker, &tiny).await.unwrap_err();
     eprintln!(
         "check of an image without python3: {:.2} s",
         t.elapsed().as_secs_f64()
@@ -383,7 +384,7 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     while let Some(item) = s.next().await {
         assert!(item.unwrap().error_detail.is_none());
     }
-    let err = custom::resolve(
+    let err = engine_custom::resolve(
         &docker,
         &no_ipython,
         &Packages::default(),
@@ -403,7 +404,7 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
 
     // The built-in image passes, and says which Python it has.
     let t = Instant::now();
-    let report = custom::check(&docker, &base).await.unwrap();
+    let report = engine_custom::check(&docker, &base).await.unwrap();
     eprintln!(
         "check of the built-in image: {:.2} s",
         t.elapsed().as_secs_f64()
@@ -412,7 +413,7 @@ async fn an_image_without_python_or_ipython_is_refused_with_a_fix() {
     assert!(report.absent_libraries.is_empty(), "{report:?}");
 
     // A name the engine does not have.
-    let err = custom::check(&docker, &format!("sandalyst-test-absent:{suffix}"))
+    let err = engine_custom::check(&docker, &format!("sandalyst-test-absent:{suffix}"))
         .await
         .unwrap_err();
     assert!(matches!(err, ImageError::NotFound { .. }), "{err:?}");

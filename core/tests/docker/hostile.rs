@@ -360,11 +360,14 @@ async fn an_infinite_loop_is_interrupted_at_the_timeout() {
     .await;
     assert!(
         d.observations[0].starts_with("status: timeout")
-            && d.observations[0].contains("KeyboardInterrupt")
+            && d.observations[0].contains("KeyboardInterrupt"),
+        "{:?}",
+        d.observations
     );
     assert!(
         d.observations[1].contains("True"),
-        "the kernel kept its state"
+        "the kernel kept its state: {:?}",
+        d.observations
     );
     went_on(&d);
 }

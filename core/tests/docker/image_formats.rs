@@ -223,5 +223,10 @@ async fn the_image_lists_its_python_packages() {
     // What `sandalyst image status` shows is the same list (from the cache the
     // sandbox wrote, keyed by the image id).
     let tag = common::image_tag(&docker).await;
-    assert_eq!(packages::for_image(&docker, &tag).await.unwrap(), env);
+    assert_eq!(
+        sandalyst::sandbox::docker::packages::for_image(&docker, &tag)
+            .await
+            .unwrap(),
+        env
+    );
 }

@@ -4,7 +4,8 @@
 
 use crate::common;
 
-use sandalyst::sandbox::engine::{self, EngineKind};
+use sandalyst::sandbox::docker::engine;
+use sandalyst::sandbox::engine::{candidates, EngineKind};
 
 #[tokio::test]
 async fn the_engine_is_found_in_the_documented_order_and_named() {
@@ -12,7 +13,7 @@ async fn the_engine_is_found_in_the_documented_order_and_named() {
         return;
     }
     std::env::set_var("DOCKER_HOST", "unix:///nonexistent/engine.sock");
-    assert_eq!(engine::candidates(), ["unix:///nonexistent/engine.sock"]);
+    assert_eq!(candidates(), ["unix:///nonexistent/engine.sock"]);
     let err = format!("{:#}", engine::connect().await.unwrap_err());
     assert!(
         err.contains("DOCKER_HOST=unix:///nonexistent/engine.sock"),
@@ -22,7 +23,7 @@ async fn the_engine_is_found_in_the_documented_order_and_named() {
     std::env::remove_var("DOCKER_HOST");
     std::env::set_var("XDG_RUNTIME_DIR", "/run/user/4242");
     assert_eq!(
-        engine::candidates(),
+        candidates(),
         [
             "unix:///var/run/docker.sock",
             "unix:///run/podman/podman.sock",

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use crate::common::podman::*;
 use futures_util::StreamExt;
+use sandalyst::sandbox::docker::image as docker_image;
 use sandalyst::sandbox::image;
 use tokio::io::AsyncWriteExt;
 
@@ -68,7 +69,7 @@ async fn podman_with_an_empty_store_builds_the_image_and_runs_the_reference_case
     let quiet = |_: &str| {};
     let small = work.path().join("small.tar");
     small_rootfs(&small);
-    let id = image::import_offline_rootfs(&docker, &small, &probe, &quiet)
+    let id = docker_image::import_offline_rootfs(&docker, &small, &probe, &quiet)
         .await
         .unwrap();
     check_image(&docker, &probe, &id).await;
@@ -81,7 +82,7 @@ async fn podman_with_an_empty_store_builds_the_image_and_runs_the_reference_case
         .await
         .unwrap();
     let client = podman_client(&rootless).await;
-    let id = image::import_offline_rootfs(&client, &small, &tag, &quiet)
+    let id = docker_image::import_offline_rootfs(&client, &small, &tag, &quiet)
         .await
         .unwrap();
     check_image(&client, &tag, &id).await;
@@ -103,13 +104,13 @@ async fn podman_with_an_empty_store_builds_the_image_and_runs_the_reference_case
 
     let said = std::sync::Mutex::new(Vec::<String>::new());
     let progress = |line: &str| said.lock().unwrap().push(line.to_string());
-    let id = image::import_offline_rootfs(&podman, &rootfs, &tag, &progress)
+    let id = docker_image::import_offline_rootfs(&podman, &rootfs, &tag, &progress)
         .await
         .unwrap_or_else(|e| panic!("{e:#}\n{:?}", said.lock().unwrap()));
     check_image(&podman, &tag, &id).await;
     step("imported into rootful Podman");
     // What `sandalyst image status` reads: the image is there for this engine.
-    let status = image::status(&podman).await.unwrap();
+    let status = docker_image::status(&podman).await.unwrap();
     assert!(status.present, "{status:?}");
 
     let host = service.host();

@@ -26,7 +26,7 @@ async fn rootless_podman_on_cgroup_v1_is_refused_unless_accepted_and_contains_th
     .await
     .unwrap();
     let engine = podman_client(&service).await;
-    let info = sandalyst::sandbox::engine::describe(&engine, &service.host())
+    let info = sandalyst::sandbox::docker::engine::describe(&engine, &service.host())
         .await
         .unwrap();
     assert!(info.is_podman() && info.rootless, "{info:?}");

@@ -1,5 +1,5 @@
-//! Running things in the container: the Python kernel's calls (timeouts, interrupts,
-//! a kernel that died), shell commands with their process group, and short commands
+//! Running things in the container: Python cells in the kernel (how a cell ends is
+//! `sandbox::kernel`'s), shell commands with their process group, and short commands
 //! whose output is read whole.
 
 use std::time::{Duration, Instant};
@@ -12,12 +12,9 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{engine_error, DockerSandbox};
-use crate::sandbox::kernel::{Kernel, LiveCap, Wait};
+use crate::sandbox::kernel::{self, Cell, LiveCap};
 use crate::sandbox::packages::{self, PackagesError, PythonEnv};
 use crate::sandbox::{image, ExecResult, ExecStatus, OutputSink, Stream};
-
-/// How long an interrupted call may take to stop before its kernel is killed.
-pub(super) const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
 /// Run a short shell command as the sandbox user, ignoring its output.
 pub(crate) async fn exec_quiet(
@@ -101,7 +98,7 @@ impl DockerSandbox {
     /// `importlib.metadata` run in this container (as the sandbox user, next to the
     /// kernel, not in it: the model's namespace stays untouched).
     pub(super) async fn read_python_env(&self) -> Result<PythonEnv, PackagesError> {
-        let id = packages::image_id(&self.docker, &self.config.image).await?;
+        let id = super::packages::image_id(&self.docker, &self.config.image).await?;
         if let Some(env) = packages::cached(&id).await {
             return Ok(env);
         }
@@ -146,17 +143,6 @@ impl DockerSandbox {
         }
     }
 
-    pub(super) fn memory_note(&self, code: Option<i64>) -> String {
-        match code {
-            Some(137) => format!(
-                "the Python kernel was killed (exit code 137), most likely because it exceeded the sandbox memory limit of {} MiB",
-                self.config.memory_bytes >> 20
-            ),
-            Some(c) => format!("the Python kernel exited with code {c}"),
-            None => "the Python kernel stopped".to_string(),
-        }
-    }
-
     pub(super) async fn run_python(
         &self,
         code: &str,
@@ -166,84 +152,14 @@ impl DockerSandbox {
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
         let mut slot = self.kernel.lock().await;
-        if slot.is_none() {
-            *slot = Some(
-                Kernel::start(&self.docker, &self.container, self.config.output_cap_bytes).await?,
-            );
-        }
-        let kernel = slot.as_mut().expect("kernel just started");
-        kernel.take_stray();
-        let first = match kernel
-            .send_execute(code, self.config.output_cap_bytes)
-            .await
-        {
-            Err(_) => Wait::Exited,
-            Ok(()) => tokio::select! {
-                w = kernel.wait(timeout, on_output) => w,
-                _ = cancel.cancelled() => Wait::TimedOut,
-            },
+        let cell = Cell {
+            code,
+            timeout,
+            started,
+            live_cap: self.config.output_cap_bytes,
+            memory_bytes: self.config.memory_bytes,
         };
-        let interrupted_as = if cancel.is_cancelled() {
-            ExecStatus::Cancelled
-        } else {
-            ExecStatus::Timeout
-        };
-        let outcome = match first {
-            Wait::TimedOut => {
-                let _ = kernel.send_interrupt().await;
-                match kernel.wait(INTERRUPT_GRACE, on_output).await {
-                    Wait::Reply(reply) => {
-                        let mut r =
-                            fill(result(interrupted_as, started), reply, kernel.take_stray());
-                        r.note = Some(match interrupted_as {
-                            ExecStatus::Timeout => format!(
-                                "interrupted after the {} s time limit; the kernel's state is kept",
-                                timeout.as_secs()
-                            ),
-                            _ => "interrupted because the run was cancelled".into(),
-                        });
-                        return Ok(r);
-                    }
-                    other => other,
-                }
-            }
-            w => w,
-        };
-        let kernel = slot.take().expect("kernel present");
-        match outcome {
-            Wait::Reply(reply) => {
-                let status = match reply.status.as_str() {
-                    "ok" => ExecStatus::Ok,
-                    "interrupted" => interrupted_as,
-                    _ => ExecStatus::Error,
-                };
-                let stray = kernel.take_stray();
-                *slot = Some(kernel);
-                Ok(fill(result(status, started), reply, stray))
-            }
-            Wait::Exited => {
-                let mut r = result(ExecStatus::KernelRestarted, started);
-                r.stderr = kernel.take_stray();
-                r.note = Some(match kernel.broken() {
-                    Some(why) => format!("{why}, so the kernel was restarted; {LOST}"),
-                    None => {
-                        let code = kernel.exit_code(&self.docker).await;
-                        format!("{}; {LOST}", self.memory_note(code))
-                    }
-                });
-                kernel.kill(&self.docker, &self.container).await;
-                Ok(r)
-            }
-            Wait::TimedOut => {
-                let mut r = result(interrupted_as, started);
-                r.stderr = kernel.take_stray();
-                r.note = Some(format!(
-                    "the code did not stop when interrupted (e.g. a long call in C code), so the kernel was killed; {LOST}"
-                ));
-                kernel.kill(&self.docker, &self.container).await;
-                Ok(r)
-            }
-        }
+        kernel::run_cell(&mut slot, || self.start_kernel(), cell, cancel, on_output).await
     }
 
     pub(super) async fn run_shell(
@@ -350,20 +266,6 @@ impl DockerSandbox {
 pub(super) fn result(status: ExecStatus, started: Instant) -> ExecResult {
     ExecResult::empty(status, started.elapsed().as_millis() as u64)
 }
-
-pub(super) fn fill(
-    mut r: ExecResult,
-    mut reply: crate::sandbox::kernel::KernelReply,
-    stray: String,
-) -> ExecResult {
-    r.figures = reply.png_figures();
-    r.stdout = reply.stdout;
-    r.stderr = reply.stderr + &stray;
-    r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
-    r
-}
-
-pub(super) const LOST: &str = "a fresh kernel will start on the next call; all variables and imports were lost (files in /workspace are kept)";
 
 /// Reads the shell wrapper's first stderr line: the process group id.
 #[derive(Default)]

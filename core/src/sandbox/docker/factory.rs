@@ -7,12 +7,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::DockerSandbox;
+use super::{custom, engine, image, DockerSandbox};
 use crate::protocol::SessionError;
-use crate::sandbox::custom::{self, BuildProgress, Packages};
+use crate::sandbox::custom::{derived_tag, BuildProgress, Packages};
 use crate::sandbox::factory::{fix_for_this_os, EngineStatus, LineSink, SandboxFactory, SetupSink};
+use crate::sandbox::image::{default_tag, BuildMethod};
 use crate::sandbox::report::{BuildLine, CustomImage, ImageBuild, ImagePython, ImageReport};
-use crate::sandbox::{engine, image, packages, Isolation, Sandbox, SandboxConfig, SetupStage};
+use crate::sandbox::{Isolation, Sandbox, SandboxConfig, SetupStage};
 use crate::workspace::Manifest;
 
 /// Sandboxes from the container engine that `DOCKER_HOST` (or the local socket) names.
@@ -72,7 +73,7 @@ impl SandboxFactory for DockerFactory {
     }
 
     async fn engine_status(&self) -> EngineStatus {
-        let tag = image::default_tag();
+        let tag = default_tag();
         match engine::connect().await {
             Ok((d, place)) => {
                 let img = image::status(&d).await.ok();
@@ -108,7 +109,7 @@ impl SandboxFactory for DockerFactory {
         progress: &(dyn for<'s> Fn(&'s str) + Send + Sync),
     ) -> anyhow::Result<String> {
         let d = super::connect().await?;
-        image::build(&d, image::BuildMethod::Auto, progress).await
+        image::build(&d, BuildMethod::Auto, progress).await
     }
 
     async fn image_report(&self, packages: &Packages) -> anyhow::Result<ImageReport> {
@@ -120,7 +121,7 @@ impl SandboxFactory for DockerFactory {
         let custom = if packages.is_empty() {
             None
         } else {
-            let tag = custom::derived_tag(&st.tag, packages);
+            let tag = derived_tag(&st.tag, packages);
             let present = custom::present(&engine, &tag).await?.is_some();
             if present {
                 used = Some(tag.clone());
@@ -134,7 +135,7 @@ impl SandboxFactory for DockerFactory {
         let python = match used {
             // Read from the image itself (cached by image id after the first time).
             Some(tag) => Some(ImagePython {
-                env: packages::for_image(&engine, &tag)
+                env: super::packages::for_image(&engine, &tag)
                     .await
                     .map_err(|e| e.to_string()),
                 tag,

@@ -14,12 +14,23 @@
 //! so), `start` (volume, container, lease, kernel, staging), `exec` (python and shell
 //! calls), `files` and `tars` (the workspace through the archive API), `inputs`
 //! (staged files of a running sandbox), `removal` (close, and leftovers of runs that
-//! are over).
+//! are over). The engine's side of the sandbox's neutral modules carries their names:
+//! `engine` (connecting to the engine and describing it), `image` (the sandbox image
+//! built, imported, inspected), `custom` (derived images, the check of a user's
+//! image), `packages` (an image's Python packages), `bind` (bind mounts in the
+//! engine's terms); `kernel_exec` is the kernel's transport (an exec carrying the
+//! protocol of `sandbox::kernel`).
 
+mod bind;
+pub mod custom;
+pub mod engine;
 mod exec;
 mod factory;
 mod files;
+pub mod image;
 mod inputs;
+mod kernel_exec;
+pub mod packages;
 mod removal;
 mod spec;
 mod start;
@@ -36,7 +47,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::{ExecResult, OutputEntry, OutputSink, Sandbox, SandboxConfig};
-use crate::sandbox::bind::{self, Bound, Plan};
+use crate::sandbox::bind::{Bound, Plan};
 use crate::sandbox::kernel::Kernel;
 use crate::sandbox::packages::{PackagesError, PythonEnv};
 use crate::workspace::{CopyReason, Manifest, StagedInput, StagingMode};
@@ -56,8 +67,8 @@ const START_LABEL: &str = "sandalyst.start";
 /// that it answers.
 pub async fn connect() -> anyhow::Result<Docker> {
     // The search order (DOCKER_HOST, Docker's socket, Podman's rootful then rootless
-    // socket) lives in `engine`.
-    Ok(crate::sandbox::engine::connect().await?.0)
+    // socket) lives in `sandbox::engine`.
+    Ok(engine::connect().await?.0)
 }
 
 /// An engine error as a user reads it: what was being done and what went wrong,
@@ -136,15 +147,15 @@ impl DockerSandbox {
         manifest: &Manifest,
         cancel: &CancellationToken,
     ) -> anyhow::Result<DockerSandbox> {
-        let podman = crate::sandbox::engine::is_podman(docker).await;
+        let podman = engine::is_podman(docker).await;
         let plan = if manifest.inputs.is_empty() {
             Plan::default()
-        } else if bind::mode(config.staging) == StagingMode::Copy {
+        } else if crate::sandbox::bind::mode(config.staging) == StagingMode::Copy {
             Plan::copy_all(manifest, CopyReason::Forced)
         } else {
             let engine = engine_allows_binds(docker, podman).await;
             let manifest = manifest.clone();
-            tokio::task::spawn_blocking(move || bind::plan(&manifest, engine))
+            tokio::task::spawn_blocking(move || crate::sandbox::bind::plan(&manifest, engine))
                 .await
                 .context("planning the staging of the inputs")?
         };

@@ -83,7 +83,7 @@ pub(super) fn container(
                 typ: Some(MountType::VOLUME),
                 ..Default::default()
             })
-            .chain(binds.iter().map(Bound::mount))
+            .chain(binds.iter().map(super::bind::mount))
             .collect(),
         ),
         // Podman raises the container's open-file and process rlimits to the

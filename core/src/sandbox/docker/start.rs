@@ -11,10 +11,11 @@ use futures_util::StreamExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{engine_error, spec, tars, DockerSandbox, ACTIVE, OWNER_LABEL, RUN_LABEL, START_LABEL};
+use super::{
+    bind, engine_error, spec, tars, DockerSandbox, ACTIVE, OWNER_LABEL, RUN_LABEL, START_LABEL,
+};
 use crate::owner::owner_id;
-use crate::sandbox::bind::{self, Plan};
-use crate::sandbox::kernel::Kernel;
+use crate::sandbox::bind::Plan;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::workspace::CopyReason;
 
@@ -47,7 +48,7 @@ pub(super) async fn engine_allows_binds(docker: &Docker, podman: bool) -> Result
     if podman {
         return Err(CopyReason::EngineNotSupported);
     }
-    match crate::sandbox::engine::describe(docker, &place).await {
+    match super::engine::describe(docker, &place).await {
         Ok(info)
             if info.kind == crate::sandbox::engine::EngineKind::DockerEngine && !info.remote =>
         {
@@ -170,14 +171,11 @@ impl DockerSandbox {
             .map(|b| (b.dest.clone(), b.target.clone()))
             .collect();
         let started = async {
-            tokio::join!(
-                Kernel::start(&self.docker, &self.container, c.output_cap_bytes),
-                async {
-                    self.upload(tars::workspace_tar(&plan.copies, true, links))
-                        .await?;
-                    self.check_bound(&plan.binds).await
-                }
-            )
+            tokio::join!(self.start_kernel(), async {
+                self.upload(tars::workspace_tar(&plan.copies, true, links))
+                    .await?;
+                self.check_bound(&plan.binds).await
+            })
         };
         // Dropping the upload ends its tar stream: the thread reading the inputs
         // stops at its next chunk.
@@ -188,7 +186,7 @@ impl DockerSandbox {
         };
         let kernel = kernel?;
         if let Err(e) = staged {
-            kernel.kill(&self.docker, &self.container).await;
+            kernel.kill().await;
             return Err(e.context("staging the input files into the workspace"));
         }
         *self.kernel.lock().await = Some(kernel);
