@@ -9,6 +9,8 @@
 //! instead of silently losing a limit. Connecting and asking are the Docker
 //! backend's (`docker::engine`).
 
+use super::Isolation;
+
 /// The oldest Engine API the sandbox was written against (Docker 20.10, Podman 4).
 pub const MIN_API: (u32, u32) = (1, 40);
 
@@ -77,9 +79,29 @@ pub struct EngineInfo {
     pub remote: bool,
     /// Guarantees this engine cannot give, as sentences (empty when all hold).
     pub missing: Vec<String>,
+    /// The container runtimes registered with it (`runc`, `runsc`, ...).
+    pub runtimes: Vec<String>,
 }
 
 impl EngineInfo {
+    /// The isolation in force for a sandbox that asked for `asked`: gVisor when
+    /// asked; asking for it where the engine has no `runsc` registered is refused,
+    /// not downgraded. `auto` is runc for now: under Debian 12's runsc (2022) `stat`
+    /// of the workspace volume fails with EINVAL (`ls` in a shell call), so gVisor is
+    /// the user's choice until it passes the hostile suite. It is registered for
+    /// offline sandboxes (`runsc --network=none`, see `scripts/setup.sh --gvisor`),
+    /// so a sandbox with network cannot use it.
+    pub fn isolation(&self, asked: Isolation, network: bool) -> Result<Isolation, String> {
+        match (asked, network) {
+            (Isolation::Runc | Isolation::Auto, _) => Ok(Isolation::Runc),
+            (Isolation::Gvisor, true) => Err("gVisor runs the sandbox without network here (runsc is registered with --network=none); use --isolation runc for a sandbox with network".into()),
+            (Isolation::Gvisor, false) if self.runtimes.iter().any(|r| r == "runsc") => {
+                Ok(Isolation::Gvisor)
+            }
+            (Isolation::Gvisor, false) => Err("gVisor was asked for (--isolation gvisor), but this engine has no runsc runtime registered; `scripts/setup.sh --gvisor` installs and registers it, or use --isolation runc".into()),
+        }
+    }
+
     pub fn name(&self) -> String {
         match &self.kind {
             EngineKind::DockerEngine => "Docker Engine".into(),
@@ -132,5 +154,40 @@ mod tests {
         assert!(parse_api("1.41").unwrap() >= MIN_API);
         assert!(parse_api("1.39").unwrap() < MIN_API);
         assert_eq!(parse_api("x"), None);
+    }
+
+    #[test]
+    fn gvisor_is_used_only_when_asked_registered_and_offline() {
+        let engine = |runtimes: &[&str]| EngineInfo {
+            kind: EngineKind::DockerEngine,
+            version: "20.10".into(),
+            api_version: "1.41".into(),
+            rootless: false,
+            cgroup_version: "1".into(),
+            place: "unix:///var/run/docker.sock".into(),
+            remote: false,
+            missing: Vec::new(),
+            runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
+        };
+        let with = engine(&["runc", "runsc"]);
+        assert_eq!(
+            with.isolation(Isolation::Gvisor, false),
+            Ok(Isolation::Gvisor)
+        );
+        assert_eq!(with.isolation(Isolation::Auto, false), Ok(Isolation::Runc));
+        assert_eq!(with.isolation(Isolation::Runc, false), Ok(Isolation::Runc));
+        assert!(with
+            .isolation(Isolation::Gvisor, true)
+            .unwrap_err()
+            .contains("without network"));
+        let without = engine(&["runc"]);
+        assert!(without
+            .isolation(Isolation::Gvisor, false)
+            .unwrap_err()
+            .contains("setup.sh --gvisor"));
+        assert_eq!(
+            without.isolation(Isolation::Auto, true),
+            Ok(Isolation::Runc)
+        );
     }
 }

@@ -159,6 +159,10 @@ pub async fn describe(docker: &Docker, place: &str) -> anyhow::Result<EngineInfo
         place: place.to_string(),
         remote,
         missing,
+        runtimes: info
+            .runtimes
+            .map(|r| r.into_keys().collect())
+            .unwrap_or_default(),
     })
 }
 

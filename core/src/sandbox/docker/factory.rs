@@ -219,7 +219,9 @@ impl DockerFactory {
             ));
         }
         let mut config = config.clone();
-        config.isolation = isolation(&engine, config.isolation, config.network).await?;
+        config.isolation = info
+            .isolation(config.isolation, config.network)
+            .map_err(|message| SessionError::Sandbox { message })?;
         version.push_str(&match config.isolation {
             Isolation::Gvisor => "; isolation gVisor (runsc)".to_string(),
             _ => "; isolation runc (the host's kernel)".to_string(),
@@ -259,40 +261,5 @@ impl DockerFactory {
             tag: config.image.clone(),
         });
         Ok((engine, config))
-    }
-}
-
-/// The isolation in force: gVisor when asked; asking for it where the engine has no
-/// `runsc` registered is refused, not downgraded. `auto` is runc for now: under
-/// Debian 12's runsc (2022) `stat` of the workspace volume fails with EINVAL (`ls`
-/// in a shell call, the output listing), so gVisor is the user's choice until it
-/// passes the hostile suite. It is registered for offline sandboxes (`runsc
-/// --network=none`, see `scripts/setup.sh --gvisor`), so a sandbox with network
-/// cannot use it.
-async fn isolation(
-    engine: &bollard::Docker,
-    asked: Isolation,
-    network: bool,
-) -> Result<Isolation, SessionError> {
-    match (asked, network) {
-        (Isolation::Runc | Isolation::Auto, _) => return Ok(Isolation::Runc),
-        (Isolation::Gvisor, true) => {
-            return Err(SessionError::Sandbox {
-                message: "gVisor runs the sandbox without network here (runsc is registered with --network=none); use --isolation runc for a sandbox with network".into(),
-            })
-        }
-        _ => {}
-    }
-    let registered = engine
-        .info()
-        .await
-        .ok()
-        .and_then(|i| i.runtimes)
-        .is_some_and(|r| r.contains_key("runsc"));
-    match registered {
-        true => Ok(Isolation::Gvisor),
-        false => Err(SessionError::Sandbox {
-            message: "gVisor was asked for (--isolation gvisor), but this engine has no runsc runtime registered; `scripts/setup.sh --gvisor` installs and registers it, or use --isolation runc".into(),
-        }),
     }
 }
