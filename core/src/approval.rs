@@ -122,6 +122,18 @@ pub enum Resolution {
     Rejected,
 }
 
+impl Resolution {
+    /// As run.json and the events spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Allowed => "allowed",
+            Resolution::Approved => "approved",
+            Resolution::Edited => "edited",
+            Resolution::Rejected => "rejected",
+        }
+    }
+}
+
 /// One call's approval, kept with its ask.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {

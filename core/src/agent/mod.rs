@@ -347,9 +347,10 @@ impl<'a> Agent<'a> {
                 reason: reason.join("\n\n"),
             };
             self.waiting.start();
-            let decision = match cancel.is_cancelled() {
-                true => None,
-                false => self.host.approve(request, cancel).await,
+            let decision = if cancel.is_cancelled() {
+                None
+            } else {
+                self.host.approve(request, cancel).await
             };
             self.waiting.stop();
             decisions.push(decision);

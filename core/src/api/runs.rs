@@ -67,13 +67,12 @@ impl App {
     /// Session `id`'s transcript as text a person reads (safe to print on a terminal),
     /// with a note on lines that could not be read and the folder it is in.
     pub async fn show_run(&self, id: &str) -> Result<String, Error> {
-        let root = self.root().to_path_buf();
-        let id = id.to_string();
+        // The record and its settings, read without opening the session or its lock.
+        let (run, config) = self.sessions.read(id).await?;
         blocking(move || {
-            let run = Store::open(root)?.open_run(&id)?;
             let read = run.read_transcript()?;
             let mut text = render_transcript(&run.meta, &read.entries);
-            text.push_str(&controls(&run));
+            text.push_str(&controls(&run, &config));
             if !read.unreadable.is_empty() {
                 let lines: Vec<String> = read.unreadable.iter().map(|n| n.to_string()).collect();
                 text.push_str(&format!(
@@ -90,12 +89,7 @@ impl App {
 
 /// The session's controls as set (isolation, network, approvals), and how each call
 /// that went through approval was decided.
-fn controls(run: &crate::store::RunDir) -> String {
-    let config: crate::session::SessionConfig =
-        std::fs::read_to_string(run.path.join(crate::store::SETTINGS))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
+fn controls(run: &crate::store::RunDir, config: &crate::session::SessionConfig) -> String {
     let mut s = format!(
         "controls: isolation {}, network {}, approvals {}\n",
         config.sandbox.isolation,
@@ -108,15 +102,12 @@ fn controls(run: &crate::store::RunDir) -> String {
     );
     for a in &run.meta.asks {
         for r in &a.approvals {
-            let resolution = serde_json::to_value(r.resolution)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
             s.push_str(&format!(
-                "  {} {} ({}): {resolution}{}\n",
+                "  {} {} ({}): {}{}\n",
                 crate::terminal::escape(&a.id),
                 crate::terminal::escape(&r.call_id),
                 crate::terminal::escape(&r.tool),
+                r.resolution.as_str(),
                 r.reason
                     .as_ref()
                     .map(|why| format!(", {}", crate::terminal::escape(why)))

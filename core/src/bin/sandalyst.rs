@@ -753,7 +753,7 @@ impl Printer {
             } => writeln!(
                 err,
                 "  -> {}{}{}",
-                format!("{resolution:?}").to_lowercase(),
+                resolution.as_str(),
                 reason
                     .as_ref()
                     .map(|r| format!(": {}", escape(r)))
