@@ -48,10 +48,14 @@ fi
 # --gvisor: Debian's runsc, registered with the engine as the `runsc` runtime for
 # offline sandboxes (`--isolation gvisor`), without restarting the daemon.
 if [ "${1:-}" = "--gvisor" ]; then
-    if ! command -v runsc >/dev/null 2>&1; then
-        say "installing gVisor (runsc)"
+    need=""
+    command -v runsc >/dev/null 2>&1 || need="$need runsc"
+    command -v python3 >/dev/null 2>&1 || need="$need python3"
+    if [ -n "$need" ]; then
+        say "installing gVisor:$need"
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-            -o DPkg::Lock::Timeout=900 runsc python3 >/dev/null
+            -o DPkg::Lock::Timeout=900 $need >/dev/null \
+            || die "cannot install$need (Debian packages runsc; elsewhere see https://gvisor.dev)"
     fi
     if ! docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
         say "registering runsc with the Docker engine"
@@ -70,7 +74,8 @@ with open(tmp, "w") as f:
 os.replace(tmp, path)
 PY
         # dockerd reloads its runtimes on SIGHUP.
-        $SUDO pkill -HUP -x dockerd || die "cannot signal dockerd to reload $conf"
+        pid=$(pidof dockerd) || die "no dockerd process to reload $conf (restart the engine)"
+        $SUDO kill -HUP $pid
         i=0
         until docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; do
             i=$((i + 1))
