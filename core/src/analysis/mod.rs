@@ -320,9 +320,12 @@ pub fn parse_observation(text: &str) -> Observation {
             }
         }
     }
-    o.stdout = buf.remove("[stdout]").unwrap_or_default();
-    o.stderr = buf.remove("[stderr]").unwrap_or_default();
-    o.traceback = buf.remove("[traceback]");
+    // The observation writes each part with one final newline, then a blank line
+    // before any note: that separator is not the part's.
+    let part = |t: String| format!("{}\n", t.trim_end_matches('\n'));
+    o.stdout = buf.remove("[stdout]").map(part).unwrap_or_default();
+    o.stderr = buf.remove("[stderr]").map(part).unwrap_or_default();
+    o.traceback = buf.remove("[traceback]").map(part);
     o
 }
 

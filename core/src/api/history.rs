@@ -13,6 +13,7 @@ use crate::agent::{ArtifactKind, EventKind};
 use crate::approval::Resolution;
 use crate::model::Item;
 use crate::protocol::tool_source;
+use crate::sandbox::ExecStatus;
 use crate::session::Session;
 use crate::store::RunDir;
 
@@ -72,27 +73,8 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         }
                     }
                     Item::ToolOutput {
-                        call_id,
-                        output,
-                        is_error,
-                        ..
-                    } => events.push(EventKind::CellResult {
-                        call_id: call_id.clone(),
-                        status: None,
-                        duration_ms: 0,
-                        stdout: if *is_error {
-                            String::new()
-                        } else {
-                            output.clone()
-                        },
-                        stderr: if *is_error {
-                            output.clone()
-                        } else {
-                            String::new()
-                        },
-                        traceback: None,
-                        note: None,
-                    }),
+                        call_id, output, ..
+                    } => events.push(cell_result(call_id, output)),
                     _ => {}
                 }
             }
@@ -144,4 +126,33 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
             }
         })
         .collect()
+}
+
+/// A past call's result as the live `cell_result` said it: the observation the model
+/// read, split back into status, duration and streams (its notes were for the model);
+/// a call that never ran (refused, rejected) keeps its words as the note.
+fn cell_result(call_id: &str, output: &str) -> EventKind {
+    let seen = crate::analysis::parse_observation(output);
+    let status: Option<ExecStatus> =
+        serde_json::from_value(serde_json::Value::String(seen.status.clone())).ok();
+    match status {
+        Some(status) => EventKind::CellResult {
+            call_id: call_id.to_string(),
+            status: Some(status),
+            duration_ms: seen.duration_ms.unwrap_or(0),
+            stdout: seen.stdout,
+            stderr: seen.stderr,
+            traceback: seen.traceback,
+            note: None,
+        },
+        None => EventKind::CellResult {
+            call_id: call_id.to_string(),
+            status: None,
+            duration_ms: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+            traceback: None,
+            note: Some(output.to_string()),
+        },
+    }
 }

@@ -851,4 +851,20 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         drawn[5],
         json!({"type": "approval_resolved", "call_id": "c3", "resolution": "rejected", "reason": "not this one", "always": false})
     );
+    // Past results as the live ones said them: a status and the streams, not the
+    // text prepared for the model; a call that never ran keeps its words as the note.
+    let results: Vec<serde_json::Value> = past[0]
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| v["type"] == "cell_result")
+        .collect();
+    assert_eq!(results[1]["status"], "ok");
+    assert_eq!(results[1]["stdout"], "edited\n");
+    assert!(results[1]["note"].is_null());
+    assert!(results[2]["status"].is_null());
+    assert!(results[2]["note"]
+        .as_str()
+        .unwrap()
+        .contains("not this one"));
 }
