@@ -1053,13 +1053,14 @@ async fn screenshots() {
     shot(&display, "01-empty").await;
 
     app.add_file(&csv).await;
+    // The example first: the open preview covers the composer's row.
+    app.click("#example").await;
     app.click("#file-list .file-open").await;
     app.wait_js(
         "return document.querySelectorAll('#preview .vtable-table tbody tr').length > 5",
         30,
     )
     .await;
-    app.click("#example").await;
     shot(&display, "02-files-added").await;
     app.click("#preview-close").await;
 
