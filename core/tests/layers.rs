@@ -13,12 +13,12 @@ const LAYERS: &[&str] = &[
     "conversation", // the Model trait and the conversation's items, usage, prices
     "owner",        // which process owns what
     "approval",     // which calls wait for the analyst, and the answers
+    "egress",       // the network modes and the egress proxy
     "terminal",     // text safe for a terminal
     "artifacts",    // previews of outputs
     "analyst",      // the offline analyst (rule-based, not an LLM), a Model
     "model",        // the providers, and which one a run uses
     "workspace",    // what goes in, what comes out
-    "egress",       // the network modes and the egress proxy
     "store",        // session history on disk
     "sandbox",      // the Sandbox trait and its engines
     "agent",        // the loop

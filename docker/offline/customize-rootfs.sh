@@ -59,8 +59,8 @@ if [ -n "$left" ]; then
 fi
 
 # pyarrow from its wheel: a wheel is a zip laid out as site-packages, so unpacking it
-# where Debian's python3 looks for locally installed packages is the whole install (no
-# pip in the image). Its C++ headers and Cython sources only serve building against it.
+# where Debian's python3 looks for locally installed packages is the whole install
+# (pip, in the image for `allow:` sessions, is not needed for it). Its C++ headers and Cython sources only serve building against it.
 local_site=$(in_root python3 -c 'import site; print(site.getsitepackages()[0])')
 case $local_site in /usr/local/lib/python3*/dist-packages) ;;
     *) echo "rootfs: unexpected site-packages folder for pyarrow: $local_site" >&2; exit 1 ;; esac

@@ -58,6 +58,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         save_api_key,
         api_key_status,
         providers,
+        network_choices,
         engine_status,
         build_image,
         preview_file,
@@ -123,6 +124,12 @@ pub fn save_settings(state: State<'_, AppState>, settings: Settings) -> Result<(
 #[tauri::command]
 pub async fn save_api_key(provider: String, key: String) -> Result<String> {
     settings::save_api_key(provider, key).await
+}
+
+/// The settings page's network presets and what each mode exposes (the core's words).
+#[tauri::command]
+pub fn network_choices() -> settings::NetworkChoices {
+    settings::network_choices()
 }
 
 /// The settings page's provider choices (the core's providers' table).

@@ -5,16 +5,18 @@ import { $ } from './dom.js';
 import { invoke, channel } from './api.js';
 import { bytes } from './format.js';
 import { MODES } from './approval.js';
+import { splitNetwork, joinNetwork, addHost } from './network.js';
 
 const NUMBERS = ['max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
-const CHECKS = ['python', 'shell', 'network', 'show_charts'];
-const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval'];
+const CHECKS = ['python', 'shell', 'show_charts'];
+const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval', 'isolation'];
 
 /// Form values -> settings object (pure given the form's fields).
 export function readForm(form, base) {
   const s = { ...base };
   for (const k of TEXTS) s[k] = form.elements[k].value.trim();
   for (const k of CHECKS) s[k] = form.elements[k].checked;
+  s.network = joinNetwork(form.elements.network_mode.value, form.elements.network_hosts.value);
   for (const k of NUMBERS) {
     const v = Number(form.elements[k].value);
     if (Number.isFinite(v) && v >= 0) s[k] = k === 'cpus' || k === 'max_cost_usd' ? v : Math.round(v);
@@ -25,6 +27,10 @@ export function readForm(form, base) {
 function fill(form, s) {
   for (const k of TEXTS) form.elements[k].value = s[k] ?? '';
   if (!form.elements.approval.value) form.elements.approval.value = 'auto';
+  if (!form.elements.isolation.value) form.elements.isolation.value = 'auto';
+  const net = splitNetwork(s.network);
+  form.elements.network_mode.value = net.mode;
+  form.elements.network_hosts.value = net.hosts;
   for (const k of CHECKS) form.elements[k].checked = !!s[k];
   for (const k of NUMBERS) form.elements[k].value = s[k];
 }
@@ -54,6 +60,31 @@ function fillModes(select) {
   }
 }
 
+/// The network mode's hosts field, preset buttons and what the mode exposes (the
+/// core's sentences).
+let network = null;
+async function wireNetwork(form) {
+  network ??= await invoke('network_choices').catch(() => ({ presets: [] }));
+  const presets = $('#network-presets');
+  if (!presets.childElementCount) {
+    for (const p of network.presets) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = `+ ${p.label}`;
+      b.title = `${p.about}: ${p.hosts.join(', ')}`;
+      b.onclick = () => { form.elements.network_hosts.value = addHost(form.elements.network_hosts.value, p.entry); };
+      presets.append(b);
+    }
+  }
+  const show = () => {
+    const mode = form.elements.network_mode.value;
+    $('#network-allow').hidden = mode !== 'allow';
+    $('#network-exposure').textContent = network[mode] ? `${network[mode][0].toUpperCase()}${network[mode].slice(1)}.` : '';
+  };
+  form.elements.network_mode.onchange = show;
+  show();
+}
+
 async function refreshKey(form) {
   const p = form.elements.provider.value;
   const out = $('#key-status');
@@ -81,6 +112,7 @@ export async function openSettings(onSaved) {
   await fillProviders(form.elements.provider);
   fillModes(form.elements.approval);
   fill(form, current);
+  await wireNetwork(form);
   form.elements.api_key.value = '';
   refreshKey(form);
   refreshImage().catch(() => {});

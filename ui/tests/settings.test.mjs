@@ -7,7 +7,7 @@ const { readForm } = await import('../js/settings.js');
 
 test('the settings form carries the pip and apt package lists as typed', () => {
   const names = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval',
-    'python', 'shell', 'network', 'show_charts',
+    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts',
     'max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
   const elements = Object.fromEntries(names.map((n) => [n, { value: '1', checked: false }]));
   elements.pip_packages.value = '  tabulate pyjanitor==0.27 ';
@@ -18,4 +18,34 @@ test('the settings form carries the pip and apt package lists as typed', () => {
   // Trimmed here; each name is checked by the core when the settings are saved.
   assert.equal(s.pip_packages, 'tabulate pyjanitor==0.27');
   assert.equal(s.apt_packages, 'fonts-noto-cjk');
+});
+
+const { splitNetwork, joinNetwork, addHost, describeNetwork } = await import('../js/network.js');
+
+test('the network setting round-trips between the core text and the form', () => {
+  assert.deepEqual(splitNetwork('off'), { mode: 'off', hosts: '' });
+  assert.deepEqual(splitNetwork(false), { mode: 'off', hosts: '' }, 'older settings wrote a bool');
+  assert.deepEqual(splitNetwork(true), { mode: 'full', hosts: '' });
+  assert.deepEqual(splitNetwork('allow:pypi.org,@python-packages'), { mode: 'allow', hosts: 'pypi.org, @python-packages' });
+  assert.equal(joinNetwork('allow', ' pypi.org  files.pythonhosted.org,pypi.org '), 'allow:pypi.org,files.pythonhosted.org');
+  assert.equal(joinNetwork('full', 'pypi.org'), 'full', 'hosts do not matter outside allow');
+  assert.equal(joinNetwork('off', ''), 'off');
+  assert.equal(joinNetwork('allow', ''), 'allow:', 'an empty list reaches the core, which refuses it with a reason');
+  assert.equal(addHost('pypi.org', '@python-packages'), 'pypi.org, @python-packages');
+  assert.equal(addHost('pypi.org, @python-packages', '@python-packages'), 'pypi.org, @python-packages');
+  assert.equal(describeNetwork('allow:a.test,b.test'), 'allowlist: a.test, b.test');
+  assert.equal(describeNetwork('full'), 'full (unchecked)');
+});
+
+test('the settings form writes the network mode with its hosts and the isolation', () => {
+  const names = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval',
+    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts',
+    'max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
+  const elements = Object.fromEntries(names.map((n) => [n, { value: '1', checked: false }]));
+  elements.network_mode.value = 'allow';
+  elements.network_hosts.value = '@python-packages, example.com:8443';
+  elements.isolation.value = 'gvisor';
+  const s = readForm({ elements }, {});
+  assert.equal(s.network, 'allow:@python-packages,example.com:8443');
+  assert.equal(s.isolation, 'gvisor');
 });

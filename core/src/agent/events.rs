@@ -114,6 +114,13 @@ pub enum EventKind {
         /// The call's tool now runs without asking for the rest of the session.
         always: bool,
     },
+    /// A connection the sandbox's code made through the egress proxy (`allow:`
+    /// network mode) while call `call_id` ran: let through, refused (with why), or
+    /// closed (with its bytes). Reported when the call ends, before its result.
+    Egress {
+        call_id: String,
+        connection: crate::egress::EgressEvent,
+    },
     /// How a call ended, structured (not the text prepared for the model).
     CellResult {
         call_id: String,

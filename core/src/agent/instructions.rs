@@ -3,6 +3,7 @@
 //! the libraries. The user's own instructions are added, never replacing these.
 
 use super::{Limits, ToolSet};
+use crate::sandbox::NetworkMode;
 
 /// What the instructions say is installed when the sandbox cannot list its image's
 /// packages (see [`crate::sandbox::Sandbox::python_env`], which names them with
@@ -24,7 +25,7 @@ pub struct Context<'a> {
     pub inputs: &'a [InputSummary],
     pub tools: ToolSet,
     pub vision: bool,
-    pub network: bool,
+    pub network: &'a NetworkMode,
     pub limits: &'a Limits,
     pub memory_mib: u64,
     pub libraries: &'a str,
@@ -61,11 +62,20 @@ pub fn build(c: &Context<'_>) -> String {
              after the call that wrote them: check your charts.\n",
         );
     }
-    s.push_str(if c.network {
-        "The sandbox has network access.\n"
-    } else {
-        "There is no network access and nothing can be installed.\n"
-    });
+    match c.network {
+        NetworkMode::Off => {
+            s.push_str("There is no network access and nothing can be installed.\n")
+        }
+        NetworkMode::Full => s.push_str(
+            "The sandbox has network access; `pip install NAME` (in a shell, or `%pip install NAME` in python) installs into the workspace and imports at once.\n",
+        ),
+        NetworkMode::Allow(list) => s.push_str(&format!(
+            "The sandbox reaches only these hosts, through a proxy that is already configured \
+             (HTTP_PROXY/HTTPS_PROXY; requests, urllib and pip use it): {list}. Anything else is \
+             refused with HTTP 403. When the list includes the Python package index, `%pip \
+             install NAME` in python installs into the workspace and imports at once.\n"
+        )),
+    }
     s.push_str(&format!(
         "\nLimits: {} turns for this request, {} s per call (longer code is interrupted), \
          {} MiB of memory.\n",
@@ -355,7 +365,7 @@ pub fn default_for(limits: &Limits) -> String {
         inputs: &[],
         tools: ToolSet::default(),
         vision: false,
-        network: false,
+        network: &NetworkMode::Off,
         limits,
         memory_mib: 2048,
         libraries: LIBRARIES,
@@ -385,7 +395,7 @@ mod tests {
                 shell: false,
             },
             vision: true,
-            network: false,
+            network: &NetworkMode::Off,
             limits: &limits,
             memory_mib: 512,
             libraries: LIBRARIES,
@@ -431,7 +441,7 @@ mod tests {
             inputs: &inputs,
             tools: ToolSet::default(),
             vision: false,
-            network: false,
+            network: &NetworkMode::Off,
             limits: &Limits::default(),
             memory_mib: 512,
             libraries: LIBRARIES,

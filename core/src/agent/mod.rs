@@ -562,6 +562,7 @@ impl<'a> Agent<'a> {
             }
             Ok(tools::Call::ViewImage(path)) => seen.view(self.sandbox, &path).await,
         }
+        seen.connections(call_id, self.sandbox.take_egress(), self.host);
         seen.report(call_id, self.host);
         self.outputs = seen
             .artifacts(call_id, self.sandbox, &self.outputs, self.host, vision)

@@ -6,8 +6,9 @@ use base64::Engine as _;
 
 use super::events::{ArtifactKind, EventKind};
 use super::Host;
+use crate::egress::{EgressKind, Refusal};
 use crate::model::{ImagePart, Item};
-use crate::sandbox::{ExecResult, ExecStatus, OutputEntry, Sandbox};
+use crate::sandbox::{Connections, ExecResult, ExecStatus, OutputEntry, Sandbox};
 
 /// The most characters of one tool result the model is given (head and tail kept).
 pub const OUTPUT_BUDGET: usize = 12_000;
@@ -61,6 +62,21 @@ impl Seen {
                 self.images.push(part);
             }
             Err(e) => self.refused(format!("error: cannot show {rel}: {e:#}")),
+        }
+    }
+
+    /// The connections the call's code made through the egress proxy: an event each,
+    /// and one line for the model (and the transcript) on what was let through and
+    /// what was refused, and why.
+    pub fn connections(&mut self, call_id: &str, conns: Connections, host: &dyn Host) {
+        if let Some(line) = network_note(&conns) {
+            self.notes.push(line);
+        }
+        for connection in conns.events {
+            host.emit(EventKind::Egress {
+                call_id: call_id.into(),
+                connection,
+            });
         }
     }
 
@@ -204,6 +220,72 @@ impl Seen {
             images: self.images,
         })
     }
+}
+
+/// Most targets named in one network note.
+const MAX_NOTED: usize = 8;
+
+/// `network: reached pypi.org:443 (2); refused example.com:443 (not in the allowlist)`.
+fn network_note(conns: &Connections) -> Option<String> {
+    let target = |h: &str, p: u16| match h {
+        "" => "an unreadable request".to_string(),
+        h if h.contains(':') => format!("[{h}]:{p}"),
+        h => format!("{h}:{p}"),
+    };
+    let mut reached: Vec<(String, usize)> = Vec::new();
+    let mut refused: Vec<(String, String)> = Vec::new();
+    for ev in &conns.events {
+        match &ev.kind {
+            EgressKind::Allowed { .. } => {
+                let t = target(&ev.host, ev.port);
+                match reached.iter_mut().find(|(n, _)| *n == t) {
+                    Some((_, count)) => *count += 1,
+                    None => reached.push((t, 1)),
+                }
+            }
+            EgressKind::Refused { reason } => {
+                let why = match reason {
+                    Refusal::NotInAllowlist => "not in the allowlist".to_string(),
+                    other => other.to_string(),
+                };
+                let t = (target(&ev.host, ev.port), why);
+                if !refused.contains(&t) {
+                    refused.push(t);
+                }
+            }
+            EgressKind::Closed { .. } => {}
+        }
+    }
+    if reached.is_empty() && refused.is_empty() && conns.dropped == 0 {
+        return None;
+    }
+    let list = |items: Vec<String>| {
+        let more = items.len().saturating_sub(MAX_NOTED);
+        let mut shown: Vec<String> = items.into_iter().take(MAX_NOTED).collect();
+        if more > 0 {
+            shown.push(format!("{more} more"));
+        }
+        shown.join(", ")
+    };
+    let mut parts = Vec::new();
+    if !reached.is_empty() {
+        let items = reached
+            .into_iter()
+            .map(|(t, n)| if n > 1 { format!("{t} ({n}x)") } else { t })
+            .collect();
+        parts.push(format!("reached {}", list(items)));
+    }
+    if !refused.is_empty() {
+        let items = refused
+            .into_iter()
+            .map(|(t, why)| format!("{t} ({why})"))
+            .collect();
+        parts.push(format!("refused {}", list(items)));
+    }
+    if conns.dropped > 0 {
+        parts.push(format!("{} earlier connections not listed", conns.dropped));
+    }
+    Some(format!("network (allowlist proxy): {}", parts.join("; ")))
 }
 
 /// Files in `now` that are new or differ from `before` in size or time.

@@ -55,6 +55,7 @@ pub use crate::analyst::OfflineAnalyst;
 pub use crate::approval::{Answer, ApprovalMode, Decision};
 pub use crate::artifacts::csv_index::SortBy;
 pub use crate::artifacts::table::CsvPage;
+pub use crate::egress::{EgressEvent, EgressKind, NetworkMode, Pin};
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{RunStatus, SessionError};

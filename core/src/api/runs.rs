@@ -92,13 +92,7 @@ impl App {
 fn controls(run: &crate::store::RunDir, config: &crate::session::SessionConfig) -> String {
     let mut s = format!(
         "controls: isolation {}, network {}, approvals {}\n",
-        config.sandbox.isolation,
-        if config.sandbox.network {
-            "full"
-        } else {
-            "off"
-        },
-        config.approval
+        config.sandbox.isolation, config.sandbox.network, config.approval
     );
     for a in &run.meta.asks {
         for r in &a.approvals {

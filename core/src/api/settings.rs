@@ -11,6 +11,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalMode;
+use crate::egress::{NetworkMode, Pin, PolicyError};
 use crate::model::config::{self, ImageSection, Selection};
 use crate::model::Model;
 use crate::sandbox::custom::{PackageError, Packages};
@@ -28,7 +29,10 @@ pub struct Settings {
     pub instructions: String,
     pub python: bool,
     pub shell: bool,
-    pub network: bool,
+    /// `off`, `full` or `allow:HOST,…` (presets as `@python-packages`), checked when
+    /// saved; older files wrote a bool.
+    #[serde(deserialize_with = "network_text")]
+    pub network: String,
     pub max_turns: u32,
     pub wall_time_secs: u64,
     pub call_timeout_secs: u64,
@@ -47,6 +51,8 @@ pub struct Settings {
     /// Which calls of a new session wait for the analyst (a session's own choice is
     /// kept with it).
     pub approval: ApprovalMode,
+    /// What isolates the sandbox: auto, runc or gvisor.
+    pub isolation: crate::sandbox::Isolation,
 }
 
 impl Default for Settings {
@@ -58,7 +64,7 @@ impl Default for Settings {
             instructions: String::new(),
             python: true,
             shell: false,
-            network: false,
+            network: "off".into(),
             max_turns: 25,
             wall_time_secs: 30 * 60,
             call_timeout_secs: 300,
@@ -70,6 +76,7 @@ impl Default for Settings {
             pip_packages: String::new(),
             apt_packages: String::new(),
             approval: ApprovalMode::Auto,
+            isolation: crate::sandbox::Isolation::Auto,
         }
     }
 }
@@ -87,6 +94,7 @@ pub fn load(data_root: &Path) -> Settings {
 
 pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
     packages(s)?;
+    network(s)?;
     std::fs::create_dir_all(data_root)?;
     // Written beside the old file, synced and renamed over it: a crash keeps one whole.
     crate::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(s)?)
@@ -99,6 +107,63 @@ pub fn packages(s: &Settings) -> Result<Packages, PackageError> {
         s.pip_packages.split_whitespace(),
         s.apt_packages.split_whitespace(),
     )
+}
+
+/// The network mode of the settings, checked.
+pub fn network(s: &Settings) -> Result<NetworkMode, PolicyError> {
+    s.network.parse()
+}
+
+/// The settings' network as text, or the bool older files wrote.
+fn network_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Old(bool),
+        Text(String),
+    }
+    Ok(match Written::deserialize(d)? {
+        Written::Old(true) => "full".into(),
+        Written::Old(false) => "off".into(),
+        Written::Text(t) => t,
+    })
+}
+
+/// The presets an allowlist may name, for the settings page.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkPreset {
+    /// What the list writes: `@python-packages`.
+    pub entry: String,
+    pub label: String,
+    pub hosts: Vec<String>,
+    pub about: String,
+}
+
+/// Every preset, and what each mode exposes, for the settings page.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkChoices {
+    pub presets: Vec<NetworkPreset>,
+    pub off: String,
+    pub allow: String,
+    pub full: String,
+}
+
+pub fn network_choices() -> NetworkChoices {
+    let allow = NetworkMode::Allow("@python-packages".parse().expect("a preset"));
+    NetworkChoices {
+        presets: crate::egress::presets()
+            .iter()
+            .map(|p| NetworkPreset {
+                entry: format!("@{}", p.name),
+                label: p.label.into(),
+                hosts: p.hosts.iter().map(|h| h.to_string()).collect(),
+                about: p.about.into(),
+            })
+            .collect(),
+        off: NetworkMode::Off.exposure().into(),
+        allow: allow.exposure().into(),
+        full: NetworkMode::Full.exposure().into(),
+    }
 }
 
 /// `sk-…abcd`: enough to recognise a key, never enough to use it.
@@ -135,7 +200,10 @@ pub fn session_config(s: &Settings) -> SessionConfig {
     c.limits.wall_time = Duration::from_secs(s.wall_time_secs.max(1));
     c.limits.call_timeout = Duration::from_secs(s.call_timeout_secs.max(1));
     c.limits.max_cost_usd = (s.max_cost_usd > 0.0).then_some(s.max_cost_usd);
-    c.sandbox.network = s.network;
+    // Saved settings passed the check (`save`); a hand-edited mode that does not
+    // runs with no network.
+    c.sandbox.network = network(s).unwrap_or(NetworkMode::Off);
+    c.sandbox.isolation = s.isolation;
     c.sandbox.memory_bytes = (s.memory_mb.max(128) as i64) << 20;
     c.sandbox.nano_cpus = (s.cpus.max(0.01) * 1e9) as i64;
     // The workspace is a tmpfs counted against memory: keep it below the limit.
@@ -172,7 +240,10 @@ pub struct Flags {
     pub max_cost_usd: Option<f64>,
     pub instructions: Option<String>,
     pub no_images: bool,
-    pub network: bool,
+    /// `--network` (the config file's `network` when not given).
+    pub network: Option<NetworkMode>,
+    /// `--resolve NAME=ADDR`, added to the config file's `resolve`.
+    pub resolve: Vec<Pin>,
     pub no_shell: bool,
     pub allow_no_limits: bool,
     pub memory_mib: i64,
@@ -201,6 +272,16 @@ impl Flags {
         let mut c = self.flags_config();
         // The flag, else the config file's `approve`, else every call runs.
         c.approval = self.approve.or(file.approve).unwrap_or_default();
+        c.sandbox.network = self
+            .network
+            .clone()
+            .or(file.network.map(|n| n.0))
+            .unwrap_or(NetworkMode::Off);
+        c.sandbox.egress_resolve = file
+            .resolve
+            .into_iter()
+            .chain(self.resolve.clone())
+            .collect();
         let mut notes = Vec::new();
         if c.sandbox.image.is_empty() {
             c.sandbox.packages = section.packages()?;
@@ -228,7 +309,6 @@ impl Flags {
         c.limits.call_timeout = Duration::from_secs(self.call_timeout_secs);
         c.limits.max_cost_usd = self.max_cost_usd;
         c.tools.shell = !self.no_shell;
-        c.sandbox.network = self.network;
         c.sandbox.isolation = self.isolation;
         c.sandbox.allow_no_limits = self.allow_no_limits;
         c.sandbox.memory_bytes = self.memory_mib << 20;

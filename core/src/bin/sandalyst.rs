@@ -139,9 +139,20 @@ struct AgentArgs {
     /// Do not send charts and figures back to the model.
     #[arg(long)]
     no_images: bool,
-    /// Give the sandbox network access (off by default).
-    #[arg(long)]
-    network: bool,
+    /// The sandbox's network: off (the default: no network at all), allow:HOST,...
+    /// (only those hosts, through Sandalyst's proxy, which checks and records every
+    /// connection and never lets one reach a private or link-local address; a preset
+    /// names several: allow:@python-packages is pypi.org and files.pythonhosted.org;
+    /// a host may carry a port, a leading *. matches its subdomains), or full
+    /// (unchecked and unrecorded: everything this machine reaches, the local network
+    /// and cloud metadata included). `--network` alone is full. Default: `network` in
+    /// the config file, else off.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "full")]
+    network: Option<api::NetworkMode>,
+    /// Send a host name of the allowlist to an address of your choosing, private ones
+    /// included (a package mirror on the LAN): NAME=IP or NAME=IP:PORT. Repeatable.
+    #[arg(long, value_name = "NAME=ADDR")]
+    resolve: Vec<api::Pin>,
     /// Which calls wait for your approval before they run: auto (none), shell (shell
     /// calls) or all (every python and shell call). `chat` and `ask` ask y/e/n; `run`
     /// refuses to start unless auto. Default: `approve` in the config file, else auto.
@@ -188,7 +199,8 @@ impl AgentArgs {
             max_cost_usd: self.max_cost,
             instructions: self.instructions.clone(),
             no_images: self.no_images,
-            network: self.network,
+            network: self.network.clone(),
+            resolve: self.resolve.clone(),
             no_shell: self.no_shell,
             allow_no_limits: self.allow_no_limits,
             memory_mib: self.memory,
@@ -727,6 +739,7 @@ impl Printer {
                 SetupStage::SandboxReleased => writeln!(err, "  sandbox released (idle)"),
             },
             EventKind::Status { message } => writeln!(err, "  {message}"),
+            EventKind::Egress { connection, .. } => network_line(connection, v, err),
             EventKind::AskStarted { model, .. } => writeln!(
                 err,
                 "ask {} started in session {} ({model})",
@@ -1015,4 +1028,29 @@ async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{}", outcome.outputs_dir.display());
     Ok(exit_code(&outcome.status))
+}
+
+/// One connection through the allowlist proxy: refusals always, the rest with -v.
+fn network_line(c: &api::EgressEvent, verbose: bool, err: &mut Vec<u8>) -> std::io::Result<()> {
+    let target = match c.host.as_str() {
+        "" => "a request it could not read".to_string(),
+        h if h.contains(':') => format!("[{}]:{}", escape(h), c.port),
+        h => format!("{}:{}", escape(h), c.port),
+    };
+    match &c.kind {
+        api::EgressKind::Refused { reason } => {
+            writeln!(err, "  network: refused {target}: {reason}")
+        }
+        api::EgressKind::Allowed { addr } if verbose => {
+            writeln!(err, "  network: {target} let through (to {addr})")
+        }
+        api::EgressKind::Closed {
+            bytes_up,
+            bytes_down,
+        } if verbose => writeln!(
+            err,
+            "  network: {target} closed ({bytes_up} bytes sent, {bytes_down} received)"
+        ),
+        _ => Ok(()),
+    }
 }

@@ -52,8 +52,8 @@ pub use event::{EgressEvent, EgressKind, Method, Refusal};
 pub use policy::{
     presets, Allowlist, Host, NetworkMode, PolicyError, Preset, Rule, MAX_ENTRIES, MAX_NAME,
 };
-pub use proxy::{OnEvent, Proxy, ProxyHandle, ProxyLimits};
-pub use resolve::{refused_range, AddressRange, Resolver, LOOKUP_TIMEOUT};
+pub use proxy::{Listen, OnEvent, Proxy, ProxyHandle, ProxyLimits};
+pub use resolve::{refused_range, AddressRange, Pin, Resolver, LOOKUP_TIMEOUT};
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,12 @@
 //! as an [`EgressEvent`], like every allowed connection and its end.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
@@ -55,13 +56,30 @@ impl Default for ProxyLimits {
 /// How long a refused connection is given to read its answer.
 const LINGER: Duration = Duration::from_secs(2);
 
+/// Where the proxy listens: a TCP address (port 0 picks one), or a unix socket path
+/// (how a sandbox with no network interface reaches it: the socket is bind-mounted
+/// into the container, see `sandbox::docker::egress`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listen {
+    Tcp(SocketAddr),
+    /// Created by the proxy (an old socket file at the path is replaced) and removed
+    /// when it stops; the caller chooses its folder and who may open it.
+    Unix(PathBuf),
+}
+
+impl From<SocketAddr> for Listen {
+    fn from(addr: SocketAddr) -> Listen {
+        Listen::Tcp(addr)
+    }
+}
+
 /// Starts proxies; see [`Proxy::start`].
 pub struct Proxy;
 
 impl Proxy {
-    /// Listens on `listen` (port 0 picks one) with the default [`ProxyLimits`].
+    /// Listens on `listen` with the default [`ProxyLimits`].
     pub async fn start(
-        listen: SocketAddr,
+        listen: impl Into<Listen>,
         allowlist: Allowlist,
         resolver: Resolver,
         on_event: OnEvent,
@@ -77,16 +95,34 @@ impl Proxy {
     }
 
     pub async fn start_with_limits(
-        listen: SocketAddr,
+        listen: impl Into<Listen>,
         allowlist: Allowlist,
         resolver: Resolver,
         limits: ProxyLimits,
         on_event: OnEvent,
     ) -> anyhow::Result<ProxyHandle> {
-        let listener = TcpListener::bind(listen)
-            .await
-            .with_context(|| format!("the egress proxy could not listen on {listen}"))?;
-        let addr = listener.local_addr()?;
+        let (listener, addr, path) = match listen.into() {
+            Listen::Tcp(at) => {
+                let l = TcpListener::bind(at)
+                    .await
+                    .with_context(|| format!("the egress proxy could not listen on {at}"))?;
+                let addr = l.local_addr()?;
+                (Listener::Tcp(l), Some(addr), None)
+            }
+            #[cfg(unix)]
+            Listen::Unix(path) => {
+                let _ = std::fs::remove_file(&path);
+                let l = tokio::net::UnixListener::bind(&path).with_context(|| {
+                    format!("the egress proxy could not listen on {}", path.display())
+                })?;
+                (Listener::Unix(l), None, Some(path))
+            }
+            #[cfg(not(unix))]
+            Listen::Unix(path) => anyhow::bail!(
+                "the egress proxy cannot listen on {}: unix sockets need a unix host",
+                path.display()
+            ),
+        };
         let (stop, stopped) = oneshot::channel();
         let ctx = Arc::new(Ctx {
             allowlist,
@@ -97,6 +133,7 @@ impl Proxy {
         let task = tokio::spawn(accept(listener, ctx, stopped));
         Ok(ProxyHandle {
             addr,
+            path,
             stop: Some(stop),
             task,
         })
@@ -106,15 +143,21 @@ impl Proxy {
 /// A running proxy. Dropping it stops the listener and every connection (without
 /// waiting); [`stop`](ProxyHandle::stop) does the same and waits until all are closed.
 pub struct ProxyHandle {
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
+    path: Option<PathBuf>,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
 
 impl ProxyHandle {
-    /// Where the proxy listens (the port chosen, when asked for port 0).
-    pub fn local_addr(&self) -> SocketAddr {
+    /// Where a TCP proxy listens (the port chosen, when asked for port 0).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// Where a unix-socket proxy listens.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// Closes the listener and every connection through the proxy, and waits for it.
@@ -131,6 +174,35 @@ impl Drop for ProxyHandle {
     fn drop(&mut self) {
         // The accept loop owns the connections' JoinSet, whose drop aborts them.
         self.task.abort();
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The listening socket, either kind.
+enum Listener {
+    Tcp(TcpListener),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+}
+
+/// One connection from the sandbox, whichever socket it came through.
+trait Conn: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Conn for T {}
+type Client = Box<dyn Conn>;
+
+impl Listener {
+    async fn accept(&self) -> std::io::Result<Client> {
+        match self {
+            Listener::Tcp(l) => {
+                let (stream, _) = l.accept().await?;
+                let _ = stream.set_nodelay(true);
+                Ok(Box::new(stream))
+            }
+            #[cfg(unix)]
+            Listener::Unix(l) => Ok(Box::new(l.accept().await?.0)),
+        }
     }
 }
 
@@ -177,7 +249,7 @@ impl Ctx {
     }
 }
 
-async fn accept(listener: TcpListener, ctx: Arc<Ctx>, mut stopped: oneshot::Receiver<()>) {
+async fn accept(listener: Listener, ctx: Arc<Ctx>, mut stopped: oneshot::Receiver<()>) {
     let open = Arc::new(Semaphore::new(ctx.limits.max_connections));
     // Answering the ones over the cap is bounded too; past that they are just closed.
     let refusing = Arc::new(Semaphore::new(ctx.limits.max_connections));
@@ -187,8 +259,7 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>, mut stopped: oneshot::Rece
             _ = &mut stopped => break,
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nodelay(true);
+                Ok(stream) => {
                     let ctx = ctx.clone();
                     if let Ok(permit) = open.clone().try_acquire_owned() {
                         conns.spawn(async move {
@@ -212,7 +283,7 @@ async fn accept(listener: TcpListener, ctx: Arc<Ctx>, mut stopped: oneshot::Rece
 }
 
 /// One connection from the sandbox, start to end.
-async fn serve(mut client: TcpStream, ctx: &Ctx) {
+async fn serve(mut client: Client, ctx: &Ctx) {
     let limits = &ctx.limits;
     let (head, rest) =
         match head::read_head(&mut client, limits.max_head, limits.head_timeout).await {
@@ -294,7 +365,7 @@ async fn serve(mut client: TcpStream, ctx: &Ctx) {
 
 /// A connection over the cap: its head is read (briefly) so the event can say what
 /// it asked for, then it gets a `503`.
-async fn over_cap(mut client: TcpStream, ctx: &Ctx) {
+async fn over_cap(mut client: Client, ctx: &Ctx) {
     let target = match head::read_head(&mut client, ctx.limits.max_head, LINGER).await {
         Ok((head, _)) => match head::parse(&head) {
             Ok(req) => Target::of(&req),
@@ -310,7 +381,7 @@ async fn over_cap(mut client: TcpStream, ctx: &Ctx) {
 
 /// Reports the refusal and answers it: a status and one plain-text line, then the
 /// connection is closed once the code has had a moment to read it.
-async fn refuse(mut client: TcpStream, ctx: &Ctx, target: &Target, reason: Refusal) {
+async fn refuse(mut client: Client, ctx: &Ctx, target: &Target, reason: Refusal) {
     let what = match target.host.as_str() {
         "" => "the request".to_string(),
         h if h.contains(':') => format!("[{h}]:{}", target.port),
@@ -379,14 +450,14 @@ async fn connect(addrs: &[SocketAddr], time: Duration) -> Result<(TcpStream, Soc
 /// `idle` passes with no byte either way. Returns the bytes sent to the target and
 /// received from it.
 async fn pass(
-    client: &mut TcpStream,
+    client: &mut Client,
     target: &mut TcpStream,
     first: &[u8],
     idle: Duration,
     until_target_closes: bool,
 ) -> (u64, u64) {
     let (mut up, mut down) = (0u64, 0u64);
-    let (mut client_r, mut client_w) = client.split();
+    let (mut client_r, mut client_w) = tokio::io::split(client);
     let (mut target_r, mut target_w) = target.split();
     if !first.is_empty() {
         match tokio::time::timeout(idle, target_w.write_all(first)).await {

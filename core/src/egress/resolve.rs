@@ -245,6 +245,78 @@ impl Resolver {
     }
 }
 
+/// One name the user sends to an address of their choosing (`--resolve NAME=ADDR`,
+/// `egress_resolve` in the config): a package mirror on the LAN, or a test's own
+/// listener. Text form `NAME=IP`, `NAME=IP:PORT` or `NAME=[IPv6]:PORT`; without a port
+/// the request's port is kept. Checked where it enters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    pub host: String,
+    /// Port 0: the port the request asked for.
+    pub addr: SocketAddr,
+}
+
+impl std::str::FromStr for Pin {
+    type Err = PolicyError;
+
+    fn from_str(s: &str) -> Result<Pin, PolicyError> {
+        let bad = |problem: &str| PolicyError::BadName {
+            entry: s.into(),
+            problem: problem.into(),
+        };
+        let (name, addr) = s.trim().split_once('=').ok_or_else(|| {
+            bad("write NAME=ADDRESS, e.g. pypi.internal=10.0.0.5 or pypi.internal=10.0.0.5:8080")
+        })?;
+        let host = match Host::parse(name.trim())? {
+            Host::Name(n) => n,
+            Host::Ip(_) => return Err(bad("an address cannot be pinned; pin a name to it")),
+        };
+        let addr = addr.trim();
+        let addr = match (addr.parse::<SocketAddr>(), addr.parse::<IpAddr>()) {
+            (Ok(a), _) => a,
+            (_, Ok(ip)) => SocketAddr::new(ip, 0),
+            _ => {
+                return Err(bad(
+                    "the address is not an IP address (with an optional :PORT)",
+                ))
+            }
+        };
+        Ok(Pin { host, addr })
+    }
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.addr.port(), self.addr.ip()) {
+            (0, ip) => write!(f, "{}={ip}", self.host),
+            _ => write!(f, "{}={}", self.host, self.addr),
+        }
+    }
+}
+
+impl Serialize for Pin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Pin {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pin, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl Resolver {
+    /// The user's pins on top of this resolver.
+    pub fn with_pins(self, pins: &[Pin]) -> Resolver {
+        pins.iter().fold(self, |r, p| {
+            r.pin(&p.host, [p.addr]).expect("a Pin holds a name")
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,5 +419,31 @@ mod tests {
             Refusal::ResolveFailed { .. }
         ));
         assert!(Resolver::pinned_only().pin("10.0.0.1", []).is_err());
+    }
+
+    #[test]
+    fn pins_parse_with_and_without_a_port_and_refuse_what_is_not_a_name_and_address() {
+        let p: Pin = "PyPI.Internal.=10.0.0.5".parse().unwrap();
+        assert_eq!(
+            (p.host.as_str(), p.addr),
+            ("pypi.internal", "10.0.0.5:0".parse().unwrap())
+        );
+        assert_eq!(p.to_string(), "pypi.internal=10.0.0.5");
+        let p: Pin = "mirror.test=[::1]:8080".parse().unwrap();
+        assert_eq!(p.addr, "[::1]:8080".parse().unwrap());
+        assert_eq!(p.to_string(), "mirror.test=[::1]:8080");
+        for bad in [
+            "pypi.org",
+            "10.0.0.1=10.0.0.2",
+            "pypi.org=example.com",
+            "=1.2.3.4",
+            "a b=1.2.3.4",
+        ] {
+            assert!(bad.parse::<Pin>().is_err(), "{bad} was taken");
+        }
+        let json =
+            serde_json::to_string(&vec!["a.test=127.0.0.1:9".parse::<Pin>().unwrap()]).unwrap();
+        assert_eq!(json, r#"["a.test=127.0.0.1:9"]"#);
+        assert!(serde_json::from_str::<Pin>(r#""nope""#).is_err());
     }
 }

@@ -19,7 +19,7 @@ async fn start_with(list: &str, resolver: Resolver, limits: ProxyLimits) -> (Pro
     let events: Events = Arc::default();
     let sink = events.clone();
     let proxy = Proxy::start_with_limits(
-        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
         list.parse().unwrap(),
         resolver,
         limits,
@@ -165,7 +165,7 @@ async fn tunnel(proxy: SocketAddr, target: &str) -> TcpStream {
 async fn an_allowed_connect_tunnels_bytes_both_ways_untouched() {
     let target = echo().await;
     let (proxy, events) = start("pypi.test", pinned(&[("pypi.test", target)])).await;
-    let mut s = tunnel(proxy.local_addr(), "pypi.test:443").await;
+    let mut s = tunnel(proxy.local_addr().unwrap(), "pypi.test:443").await;
     // Not HTTP, not UTF-8: a tunnel carries anything (a TLS handshake, say).
     let payload: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
     let (mut r, mut w) = s.split();
@@ -205,7 +205,9 @@ async fn an_allowed_connect_tunnels_bytes_both_ways_untouched() {
 async fn the_first_bytes_of_a_tunnel_may_come_with_its_connect() {
     let target = echo().await;
     let (proxy, _events) = start("pypi.test", pinned(&[("pypi.test", target)])).await;
-    let mut s = TcpStream::connect(proxy.local_addr()).await.unwrap();
+    let mut s = TcpStream::connect(proxy.local_addr().unwrap())
+        .await
+        .unwrap();
     s.write_all(b"CONNECT pypi.test:443 HTTP/1.1\r\n\r\n\x16\x03\x01early")
         .await
         .unwrap();
@@ -226,7 +228,7 @@ async fn an_allowed_plain_get_reaches_the_server_in_origin_form() {
     let (target, mut heads) = http_server("index of packages").await;
     let (proxy, events) = start("pypi.test", pinned(&[("pypi.test", target)])).await;
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         format!(
             "GET http://pypi.test:{}/simple/?q=1 HTTP/1.1\r\nHost: pypi.test\r\nProxy-Connection: keep-alive\r\n\
              Proxy-Authorization: Basic c2VjcmV0\r\nUser-Agent: test\r\n\r\n",
@@ -273,7 +275,7 @@ async fn a_host_not_in_the_list_gets_403_and_is_never_connected_to() {
         "GET http://other.test/ HTTP/1.1\r\n\r\n".to_string(),
         "CONNECT pypi.test.other.test:443 HTTP/1.1\r\n\r\n".to_string(),
     ] {
-        let answer = ask(proxy.local_addr(), request.as_bytes()).await;
+        let answer = ask(proxy.local_addr().unwrap(), request.as_bytes()).await;
         assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
         assert!(
             answer.contains("not in this session's network allowlist"),
@@ -317,7 +319,7 @@ async fn localhost_is_refused_as_loopback_even_when_listed() {
     let port = target.local_addr().unwrap().port();
     let (proxy, events) = start("localhost", Resolver::system()).await;
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n").as_bytes(),
     )
     .await;
@@ -363,7 +365,7 @@ async fn private_and_link_local_literals_are_refused_without_connecting() {
         ),
     ];
     for (request, addr, range) in cases {
-        let answer = ask(proxy.local_addr(), request.as_bytes()).await;
+        let answer = ask(proxy.local_addr().unwrap(), request.as_bytes()).await;
         assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
         let reason = refusals(&events).pop().unwrap();
         assert_eq!(
@@ -377,7 +379,7 @@ async fn private_and_link_local_literals_are_refused_without_connecting() {
     }
     // A literal that is not listed stops at the list.
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         b"CONNECT 192.168.1.1:22 HTTP/1.1\r\n\r\n",
     )
     .await;
@@ -400,14 +402,14 @@ async fn a_wildcard_reaches_subdomains_but_not_the_bare_suffix() {
     )
     .await;
     for host in ["files.pypi.test", "A.B.PYPI.TEST."] {
-        let mut s = tunnel(proxy.local_addr(), &format!("{host}:443")).await;
+        let mut s = tunnel(proxy.local_addr().unwrap(), &format!("{host}:443")).await;
         s.write_all(b"ping").await.unwrap();
         let mut back = [0u8; 4];
         s.read_exact(&mut back).await.unwrap();
         assert_eq!(&back, b"ping");
     }
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         b"CONNECT pypi.test:443 HTTP/1.1\r\n\r\n",
     )
     .await;
@@ -436,7 +438,7 @@ async fn an_oversized_head_gets_400() {
         "GET http://pypi.test/ HTTP/1.1\r\nX-Padding: {}\r\n\r\n",
         "a".repeat(20 * 1024)
     );
-    let answer = ask(proxy.local_addr(), big.as_bytes()).await;
+    let answer = ask(proxy.local_addr().unwrap(), big.as_bytes()).await;
     assert!(
         answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
         "{answer}"
@@ -464,7 +466,7 @@ async fn malformed_requests_get_400() {
         "CONNECT pypi.test HTTP/1.1\r\n\r\n",
         "GET http://user@pypi.test/ HTTP/1.1\r\n\r\n",
     ] {
-        let answer = ask(proxy.local_addr(), request.as_bytes()).await;
+        let answer = ask(proxy.local_addr().unwrap(), request.as_bytes()).await;
         assert!(
             answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
             "{request}: {answer}"
@@ -500,7 +502,7 @@ async fn an_unreachable_target_gets_502() {
         .unwrap();
     let (proxy, events) = start("gone.test", pinned(&[("gone.test", closed)])).await;
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         b"CONNECT gone.test:443 HTTP/1.1\r\n\r\n",
     )
     .await;
@@ -514,7 +516,7 @@ async fn an_unreachable_target_gets_502() {
     // A name the pinned-only resolver does not know: 502 as well, and no DNS asked.
     let (proxy, events) = start("unpinned.test", Resolver::pinned_only()).await;
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         b"CONNECT unpinned.test:443 HTTP/1.1\r\n\r\n",
     )
     .await;
@@ -533,10 +535,10 @@ async fn connections_over_the_cap_get_503_until_one_ends() {
         ..ProxyLimits::default()
     };
     let (proxy, events) = start_with("pypi.test", pinned(&[("pypi.test", target)]), limits).await;
-    let first = tunnel(proxy.local_addr(), "pypi.test:443").await;
-    let _second = tunnel(proxy.local_addr(), "pypi.test:443").await;
+    let first = tunnel(proxy.local_addr().unwrap(), "pypi.test:443").await;
+    let _second = tunnel(proxy.local_addr().unwrap(), "pypi.test:443").await;
     let answer = ask(
-        proxy.local_addr(),
+        proxy.local_addr().unwrap(),
         b"CONNECT pypi.test:443 HTTP/1.1\r\n\r\n",
     )
     .await;
@@ -555,7 +557,7 @@ async fn connections_over_the_cap_get_503_until_one_ends() {
     );
     drop(first);
     event_where(&events, |e| matches!(e.kind, EgressKind::Closed { .. })).await;
-    let mut third = tunnel(proxy.local_addr(), "pypi.test:443").await;
+    let mut third = tunnel(proxy.local_addr().unwrap(), "pypi.test:443").await;
     third.write_all(b"x").await.unwrap();
     let mut back = [0u8; 1];
     third.read_exact(&mut back).await.unwrap();
@@ -565,7 +567,7 @@ async fn connections_over_the_cap_get_503_until_one_ends() {
 async fn stopping_closes_the_listener_and_open_tunnels() {
     let target = echo().await;
     let (proxy, _events) = start("pypi.test", pinned(&[("pypi.test", target)])).await;
-    let addr = proxy.local_addr();
+    let addr = proxy.local_addr().unwrap();
     let mut open = tunnel(addr, "pypi.test:443").await;
     proxy.stop().await;
     let mut rest = Vec::new();
@@ -578,7 +580,7 @@ async fn stopping_closes_the_listener_and_open_tunnels() {
 async fn dropping_the_handle_stops_the_proxy() {
     let target = echo().await;
     let (proxy, _events) = start("pypi.test", pinned(&[("pypi.test", target)])).await;
-    let addr = proxy.local_addr();
+    let addr = proxy.local_addr().unwrap();
     let mut open = tunnel(addr, "pypi.test:443").await;
     drop(proxy);
     let mut rest = Vec::new();
@@ -615,7 +617,7 @@ try:
 except urllib.error.HTTPError as e:
     print(e.code, e.read().decode().strip())
 "#;
-    let url = format!("http://{}", proxy.local_addr());
+    let url = format!("http://{}", proxy.local_addr().unwrap());
     let mut cmd = tokio::process::Command::new("python3");
     cmd.arg("-c").arg(script).arg(target.port().to_string());
     for var in [
@@ -667,4 +669,70 @@ except urllib.error.HTTPError as e:
             (Method::Http, false)
         ]
     );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_proxy_on_a_unix_socket_checks_and_tunnels_like_one_on_tcp() {
+    let target = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = target.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut s, _) = target.accept().await.unwrap();
+        let mut buf = [0u8; 5];
+        s.read_exact(&mut buf).await.unwrap();
+        s.write_all(b"pong!").await.unwrap();
+    });
+    let dir = std::env::temp_dir().join(format!("sandalyst-egress-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.sock");
+    let events: Events = Arc::default();
+    let sink = events.clone();
+    let proxy = Proxy::start(
+        Listen::Unix(path.clone()),
+        "pypi.test".parse().unwrap(),
+        pinned(&[("pypi.test", at)]),
+        Arc::new(move |ev| sink.lock().unwrap().push(ev)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(proxy.socket_path(), Some(path.as_path()));
+    assert_eq!(proxy.local_addr(), None);
+    // Let through: CONNECT, then the bytes both ways.
+    let mut c = tokio::net::UnixStream::connect(&path).await.unwrap();
+    c.write_all(format!("CONNECT pypi.test:{} HTTP/1.1\r\n\r\n", at.port()).as_bytes())
+        .await
+        .unwrap();
+    let mut head = vec![0u8; 39];
+    c.read_exact(&mut head).await.unwrap();
+    assert!(
+        head.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    c.write_all(b"ping!").await.unwrap();
+    let mut back = [0u8; 5];
+    c.read_exact(&mut back).await.unwrap();
+    assert_eq!(&back, b"pong!");
+    // Refused: a host not in the list.
+    let mut c = tokio::net::UnixStream::connect(&path).await.unwrap();
+    c.write_all(b"CONNECT other.test:443 HTTP/1.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    event_where(&events, |e| matches!(e.kind, EgressKind::Allowed { .. })).await;
+    event_where(&events, |e| {
+        e.host == "other.test"
+            && matches!(
+                e.kind,
+                EgressKind::Refused {
+                    reason: Refusal::NotInAllowlist
+                }
+            )
+    })
+    .await;
+    proxy.stop().await;
+    assert!(!path.exists(), "the socket file goes with the proxy");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

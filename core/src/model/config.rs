@@ -164,6 +164,27 @@ pub struct ConfigFile {
     /// Which calls wait for the analyst (`auto`, `shell`, `all`), as for `--approve`.
     #[serde(default)]
     pub approve: Option<crate::approval::ApprovalMode>,
+    /// The sandbox's network, as for `--network`: `"off"`, `"full"`,
+    /// `"allow:pypi.org,…"`.
+    #[serde(default)]
+    pub network: Option<NetworkSetting>,
+    /// Names the allowlist proxy sends to addresses of your choosing, as for
+    /// `--resolve`: `["pypi.internal=10.0.0.5"]`.
+    #[serde(default)]
+    pub resolve: Vec<crate::egress::Pin>,
+}
+
+/// A network mode in its text form (`allow:pypi.org`), checked when read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkSetting(pub crate::egress::NetworkMode);
+
+impl<'de> Deserialize<'de> for NetworkSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NetworkSetting, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map(NetworkSetting)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// The `[image]` section: packages for a derived image, and how it is built here

@@ -94,7 +94,7 @@ impl EngineInfo {
     pub fn isolation(&self, asked: Isolation, network: bool) -> Result<Isolation, String> {
         match (asked, network) {
             (Isolation::Runc | Isolation::Auto, _) => Ok(Isolation::Runc),
-            (Isolation::Gvisor, true) => Err("gVisor runs the sandbox without network here (runsc is registered with --network=none); use --isolation runc for a sandbox with network".into()),
+            (Isolation::Gvisor, true) => Err("gVisor runs the sandbox without network here (runsc is registered with --network=none, and it does not pass the allowlist proxy's socket through); use --isolation runc for a sandbox with network (full or allow:)".into()),
             (Isolation::Gvisor, false) if self.runtimes.iter().any(|r| r == "runsc") => {
                 Ok(Isolation::Gvisor)
             }

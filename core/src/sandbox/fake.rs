@@ -11,6 +11,8 @@
 //! print TEXT         print a line               stream N MS     print N lines, MS apart
 //! sleep MS           wait (cancellable)         figure          display a 2x2 PNG figure
 //! fail               raise an error             repeat N TEXT   print TEXT N times
+//! connect HOST PORT  a connection through the egress proxy: let through (and
+//!                    closed) when HOST starts with `ok.`, refused otherwise
 //! ```
 
 use std::collections::BTreeMap;
@@ -27,7 +29,10 @@ use super::custom::Packages;
 use super::factory::{EngineStatus, LineSink, SandboxFactory, SetupSink};
 use super::packages::PackagesError;
 use super::report::{BuildLine, ImageBuild, ImagePython, ImageReport};
-use super::{ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream};
+use super::{
+    Connections, ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream,
+};
+use crate::egress::{EgressEvent, EgressKind, Method, Refusal};
 use crate::protocol::SessionError;
 use crate::workspace::Manifest;
 
@@ -37,6 +42,7 @@ pub struct FakeSandbox {
     vars: Mutex<BTreeMap<String, String>>,
     clock: AtomicUsize,
     pub closed: std::sync::atomic::AtomicBool,
+    egress: Mutex<Vec<EgressEvent>>,
 }
 
 impl FakeSandbox {
@@ -108,6 +114,28 @@ impl FakeSandbox {
                     }
                 }
                 "figure" => r.figures.push(tiny_png()),
+                "connect" => {
+                    let port = b.parse().unwrap_or(443);
+                    let event = |kind| EgressEvent {
+                        host: a.into(),
+                        port,
+                        method: Method::Connect,
+                        kind,
+                    };
+                    let mut log = self.egress.lock().unwrap();
+                    if a.starts_with("ok.") {
+                        let addr = std::net::SocketAddr::from(([192, 0, 2, 1], port));
+                        log.push(event(EgressKind::Allowed { addr }));
+                        log.push(event(EgressKind::Closed {
+                            bytes_up: 10,
+                            bytes_down: 20,
+                        }));
+                    } else {
+                        log.push(event(EgressKind::Refused {
+                            reason: Refusal::NotInAllowlist,
+                        }));
+                    }
+                }
                 "fail" => return Err("ValueError: failed on purpose".into()),
                 other => return Err(format!("SyntaxError: unknown statement {other:?}")),
             }
@@ -256,6 +284,13 @@ impl Sandbox for FakeSandbox {
         // Like the Docker backend: the last good archive stays until this one is whole.
         tokio::task::spawn_blocking(move || crate::store::write_atomic(&path, &data)).await??;
         Ok(len)
+    }
+
+    fn take_egress(&self) -> Connections {
+        Connections {
+            events: std::mem::take(&mut *self.egress.lock().unwrap()),
+            dropped: 0,
+        }
     }
 
     async fn close(&self) -> anyhow::Result<()> {

@@ -29,6 +29,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::egress::NetworkMode;
+use crate::egress::{EgressEvent, Pin};
 use crate::workspace::{CollectLimits, Collected, Manifest, StagedInput, StagingMode};
 
 /// Every sandbox sets this variable to `1`, so code can tell it runs in one (an
@@ -112,7 +114,14 @@ pub struct OutputEntry {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SandboxConfig {
     pub image: String,
-    pub network: bool,
+    /// What the code may reach: nothing, the allowlist through the egress proxy, or
+    /// everything. Older records wrote a bool (`true`: full).
+    #[serde(deserialize_with = "network_mode")]
+    pub network: NetworkMode,
+    /// Names the egress proxy sends where the user said (`--resolve NAME=ADDR`),
+    /// private addresses included; only used in `allow:` mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress_resolve: Vec<Pin>,
     pub memory_bytes: i64,
     pub nano_cpus: i64,
     pub pids_limit: i64,
@@ -140,6 +149,29 @@ pub struct SandboxConfig {
     /// The isolation runtime, resolved to `runc` or `gvisor` when the sandbox starts.
     #[serde(default)]
     pub isolation: Isolation,
+}
+
+/// A network mode as written now, or the bool of older records (`true`: full).
+pub fn network_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NetworkMode, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Old(bool),
+        Mode(NetworkMode),
+    }
+    Ok(match Written::deserialize(d)? {
+        Written::Old(true) => NetworkMode::Full,
+        Written::Old(false) => NetworkMode::Off,
+        Written::Mode(m) => m,
+    })
+}
+
+/// What the egress proxy saw between two calls: its events, oldest first, and how
+/// many older ones were dropped to keep the count bounded.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Connections {
+    pub events: Vec<EgressEvent>,
+    pub dropped: u64,
 }
 
 /// What isolates the sandbox from the host's kernel.
@@ -191,7 +223,8 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             image: String::new(),
-            network: false,
+            network: NetworkMode::Off,
+            egress_resolve: Vec::new(),
             memory_bytes: 2 << 30,
             nano_cpus: 1_000_000_000,
             pids_limit: 256,
@@ -301,6 +334,11 @@ pub trait Sandbox: Send + Sync {
     /// sandbox (and cached per image): what the model is told is installed.
     async fn python_env(&self) -> Result<packages::PythonEnv, packages::PackagesError> {
         Err(packages::PackagesError::Unsupported)
+    }
+    /// The connections the egress proxy let through or refused since the last time
+    /// this was asked (`allow:` mode; none otherwise), oldest first.
+    fn take_egress(&self) -> Connections {
+        Connections::default()
     }
     /// Remove the container and everything it owned. Idempotent.
     async fn close(&self) -> anyhow::Result<()>;

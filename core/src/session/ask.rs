@@ -230,7 +230,7 @@ impl Session {
             inputs: &summaries,
             tools: config.tools,
             vision: config.show_images && model_vision,
-            network: config.sandbox.network,
+            network: &config.sandbox.network,
             limits: &config.limits,
             memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
             libraries: &libraries,

@@ -14,6 +14,7 @@ mod common;
 mod agent;
 mod bench_suite;
 mod custom_image;
+mod egress;
 mod engine_bounds;
 mod engine_limits;
 mod engine_loss;

@@ -384,6 +384,59 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     assert!(text.starts_with("Let me look at the data first."));
 }
 
+/// Connections through the egress proxy: an `egress` event each, with a pinned
+/// shape, before the call's result; one line for the model on what was reached and
+/// what was refused.
+#[tokio::test]
+async fn egress_connections_are_events_of_their_call_and_a_line_for_the_model() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        py(
+            "c1",
+            "connect ok.pypi.test 443\nconnect ok.pypi.test 443\nconnect evil.test 443",
+        ),
+        say("done"),
+    ]);
+    let log = model.log.clone();
+    let (events, _) = ask(&session, "fetch", model).await;
+    let json: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(e).unwrap();
+            v.as_object_mut().unwrap().remove("at");
+            v
+        })
+        .collect();
+    let egress: Vec<&serde_json::Value> = json.iter().filter(|v| v["type"] == "egress").collect();
+    assert_eq!(egress.len(), 5, "{egress:?}");
+    assert_eq!(
+        *egress[0],
+        json!({"type": "egress", "session_id": session.id(), "ask_id": "ask-1", "call_id": "c1",
+               "connection": {"host": "ok.pypi.test", "port": 443, "method": "connect",
+                              "event": "allowed", "addr": "192.0.2.1:443"}})
+    );
+    assert_eq!(
+        egress[1]["connection"],
+        json!({"host": "ok.pypi.test", "port": 443, "method": "connect",
+               "event": "closed", "bytes_up": 10, "bytes_down": 20})
+    );
+    assert_eq!(
+        egress[4]["connection"],
+        json!({"host": "evil.test", "port": 443, "method": "connect",
+               "event": "refused", "reason": {"kind": "not_in_allowlist"}})
+    );
+    // Reported before the result of the call that made them.
+    let at = |t: &str| json.iter().position(|v| v["type"] == t).unwrap();
+    assert!(at("egress") < at("cell_result"));
+    let seen = log.lock().unwrap().clone();
+    let out = outputs_seen(&seen.last().unwrap().items).pop().unwrap();
+    assert!(
+        out.contains("[note] network (allowlist proxy): reached ok.pypi.test:443 (2x); refused evil.test:443 (not in the allowlist)"),
+        "{out}"
+    );
+}
+
 #[tokio::test]
 async fn charts_reach_a_vision_model_and_never_one_without() {
     for vision in [true, false] {

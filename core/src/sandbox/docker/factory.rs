@@ -220,7 +220,10 @@ impl DockerFactory {
         }
         let mut config = config.clone();
         config.isolation = info
-            .isolation(config.isolation, config.network)
+            .isolation(
+                config.isolation,
+                config.network != crate::sandbox::NetworkMode::Off,
+            )
             .map_err(|message| SessionError::Sandbox { message })?;
         version.push_str(&match config.isolation {
             Isolation::Gvisor => "; isolation gVisor (runsc)".to_string(),

@@ -23,6 +23,7 @@
 
 mod bind;
 pub mod custom;
+mod egress;
 pub mod engine;
 mod exec;
 mod factory;
@@ -46,7 +47,7 @@ use bollard::Docker;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{ExecResult, OutputEntry, OutputSink, Sandbox, SandboxConfig};
+use super::{Connections, ExecResult, OutputEntry, OutputSink, Sandbox, SandboxConfig};
 use crate::sandbox::bind::{Bound, Plan};
 use crate::sandbox::kernel::Kernel;
 use crate::sandbox::packages::{PackagesError, PythonEnv};
@@ -121,6 +122,8 @@ pub struct DockerSandbox {
     bound: std::sync::Mutex<Vec<Bound>>,
     /// How each input now in `input/` was staged.
     staged: std::sync::Mutex<Vec<StagedInput>>,
+    /// The egress proxy of `allow:` mode.
+    egress: Option<egress::Egress>,
 }
 
 impl DockerSandbox {
@@ -253,8 +256,19 @@ impl Sandbox for DockerSandbox {
             .clone()
     }
 
+    fn take_egress(&self) -> Connections {
+        self.egress
+            .as_ref()
+            .map(egress::Egress::take)
+            .unwrap_or_default()
+    }
+
     async fn close(&self) -> anyhow::Result<()> {
-        self.remove_all().await
+        let removed = self.remove_all().await;
+        if let Some(proxy) = &self.egress {
+            proxy.stop().await;
+        }
+        removed
     }
 }
 

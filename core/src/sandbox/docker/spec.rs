@@ -10,7 +10,7 @@ use bollard::models::{
 };
 
 use crate::sandbox::bind::Bound;
-use crate::sandbox::{image, SandboxConfig};
+use crate::sandbox::{image, NetworkMode, SandboxConfig};
 
 /// The workspace volume: tmpfs-backed (writable under a read-only root), `room` bytes.
 pub(super) fn volume(
@@ -49,11 +49,14 @@ pub(super) fn container(
     labels: HashMap<String, String>,
     volume: &str,
     binds: &[Bound],
+    egress: Option<Mount>,
     podman: bool,
 ) -> ContainerCreateBody {
+    let full = c.network == NetworkMode::Full;
     let host = HostConfig {
         runtime: c.isolation.runtime().map(String::from),
-        network_mode: Some(if c.network { "bridge" } else { "none" }.into()),
+        // `allow:` too: its only way out is the proxy's socket (see `egress`).
+        network_mode: Some(if full { "bridge" } else { "none" }.into()),
         memory: Some(c.memory_bytes),
         memory_swap: Some(c.memory_bytes),
         nano_cpus: Some(c.nano_cpus),
@@ -84,6 +87,7 @@ pub(super) fn container(
                 ..Default::default()
             })
             .chain(binds.iter().map(super::bind::mount))
+            .chain(egress)
             .collect(),
         ),
         // Podman raises the container's open-file and process rlimits to the
@@ -117,7 +121,7 @@ pub(super) fn container(
         working_dir: Some(image::WORKDIR.into()),
         env: Some(sandbox_env(c)),
         labels: Some(labels),
-        network_disabled: Some(!c.network),
+        network_disabled: Some(!full),
         host_config: Some(host),
         ..Default::default()
     }
@@ -163,7 +167,7 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
         "true".into(),
         h.readonly_rootfs.unwrap_or(false).to_string(),
     );
-    if !asked.network {
+    if asked.network != NetworkMode::Full {
         expect(
             "network",
             "none".into(),
@@ -190,6 +194,9 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
     Ok(())
 }
 
+/// Where `pip install` puts packages in a sandbox with network.
+pub(super) const USER_BASE: &str = "/workspace/.sandalyst/python";
+
 /// The sandbox's environment. Numeric libraries start one thread per CPU they see,
 /// which is the host's count, not the container's limit: on a many-core host a 1-CPU
 /// sandbox would run dozens of OpenBLAS threads against its quota. They get the limit.
@@ -203,6 +210,21 @@ pub(super) fn sandbox_env(c: &SandboxConfig) -> Vec<String> {
     ];
     for var in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
         env.push(format!("{var}={threads}"));
+    }
+    if c.network.allowlist().is_some() {
+        env.extend(super::egress::env());
+    }
+    if c.network != NetworkMode::Off {
+        // With a way out, `pip install` works: into the workspace (the root is
+        // read-only and /tmp is noexec, which compiled modules need), so it is kept
+        // with the session's workspace and importable in the running kernel.
+        env.extend([
+            format!("PYTHONUSERBASE={USER_BASE}"),
+            "PIP_USER=1".into(),
+            "PIP_BREAK_SYSTEM_PACKAGES=1".into(),
+            "PIP_DISABLE_PIP_VERSION_CHECK=1".into(),
+            "PIP_NO_INPUT=1".into(),
+        ]);
     }
     env
 }

@@ -81,6 +81,19 @@ impl DockerSandbox {
             (OWNER_LABEL.to_string(), owner_id().to_string()),
             (START_LABEL.to_string(), format!("{}/{start}", owner_id())),
         ]);
+        // `allow:` mode's proxy socket is bind-mounted, so it needs the engine on
+        // this machine, as bind-mounted inputs do.
+        if config.network.allowlist().is_some() {
+            if let Err(why) = engine_allows_binds(docker, podman).await {
+                ACTIVE.lock().unwrap().remove(run_id);
+                bail!("network mode allow: needs a Docker Engine on this machine (its proxy's socket is mounted into the sandbox); this engine cannot take it ({why}). Use --network off, or full");
+            }
+        }
+        let egress = super::egress::Egress::start(config, run_id)
+            .await
+            .inspect_err(|_| {
+                ACTIVE.lock().unwrap().remove(run_id);
+            })?;
         // Bind-mounted inputs take no room in the workspace.
         let room = config.workspace_bytes + plan.copies.total_bytes();
         docker
@@ -104,6 +117,7 @@ impl DockerSandbox {
             python_env: tokio::sync::OnceCell::new(),
             bound: std::sync::Mutex::new(plan.binds.clone()),
             staged: std::sync::Mutex::new(plan.report.clone()),
+            egress,
         };
         match sandbox.create_and_stage(labels, &plan, cancel).await {
             Ok(()) => Ok(sandbox),
@@ -130,7 +144,16 @@ impl DockerSandbox {
             Ok(())
         };
         let c = &self.config;
-        let body = spec::container(c, labels, &self.volume, &plan.binds, self.podman);
+        let egress_mount = self.egress.as_ref().map(|e| e.mount());
+        let wants_socket = egress_mount.is_some();
+        let body = spec::container(
+            c,
+            labels,
+            &self.volume,
+            &plan.binds,
+            egress_mount,
+            self.podman,
+        );
         let opts = CreateContainerOptionsBuilder::new()
             .name(&self.container)
             .build();
@@ -148,7 +171,11 @@ impl DockerSandbox {
             .await
             .map_err(|e| engine_error("inspecting the sandbox container", e))?;
         spec::check_made(c, made.host_config.as_ref())?;
-        if let Err(wrong) = bind::check_mounts(&plan.binds, made.mounts.as_ref()) {
+        let (socket, mounts) = super::egress::split_mounts(made.mounts.as_ref());
+        if wants_socket && socket.is_none() {
+            bail!("the engine did not mount the network proxy's socket into the sandbox; refusing to run code in it");
+        }
+        if let Err(wrong) = bind::check_mounts(&plan.binds, Some(&mounts)) {
             bail!("the engine did not apply the sandbox's settings ({wrong}); refusing to run code in it");
         }
         stop()?;
@@ -161,6 +188,17 @@ impl DockerSandbox {
             .context("starting the sandbox container")?;
         self.take_lease().await?;
         stop()?;
+        if let Some(egress) = &self.egress {
+            egress
+                .start_forwarder(&self.docker, &self.container)
+                .await?;
+        }
+        if self.config.network != crate::sandbox::NetworkMode::Off {
+            // Python puts the user site on its path only if it exists at start-up:
+            // made before the kernel starts, packages installed later import at once.
+            let make = "python3 -c 'import os, site; os.makedirs(site.getusersitepackages(), exist_ok=True)'";
+            super::exec_quiet(&self.docker, &self.container, make).await?;
+        }
         // The kernel starts (and IPython loads) while the inputs are uploaded and the
         // mounts checked.
         // Absolute targets: a relative one would leave `/workspace`, the folder the
