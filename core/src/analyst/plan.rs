@@ -164,14 +164,18 @@ impl Plan<'_> {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .unwrap_or_else(|| error_summary(last.output));
-        let d = Decline {
-            understood: Vec::new(),
-            not_understood: vec![why.clone()],
+        let Some(table) = self.question_table() else {
+            return Next::Finish(why);
         };
-        match self.question_table() {
-            Some(table) => Next::Finish(self.declined(&d, table)),
-            None => Next::Finish(why),
-        }
+        let understood = match stat_plan::understand(&self.task, table, self.rec.lang) {
+            Understood::Plan(p) => stat_plan::described(&p, self.rec.lang),
+            _ => Vec::new(),
+        };
+        let d = Decline {
+            understood,
+            not_understood: vec![why],
+        };
+        Next::Finish(self.declined(&d, table))
     }
 
     /// Run a skill's script on the table the task is about, or explain why not.

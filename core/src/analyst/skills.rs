@@ -215,12 +215,12 @@ pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
 
 fn footer(lang: Lang) -> &'static str {
     match lang {
-        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, answers totals, \
-averages, counts, top N, shares and changes by category or period, measures correlations and trends, and finds \
-anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
+        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, computes everyday \
+statistics as asked (stating what it computed), answers totals, averages, counts, top N, shares and changes by \
+category or period, measures correlations and trends, and finds anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
 --model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
         Lang::Es => "(Analista sin conexión integrado: basado en reglas, no un LLM. Describe archivos, calcula \
-totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
+las estadísticas habituales tal como se piden (diciendo qué calculó), totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
 tendencias y busca anomalías en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
 con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicación, Ajustes.)",
     }

@@ -298,7 +298,15 @@ const LOW_WORDS: &[&str] = &[
     "min",
 ];
 const GROUP_WORDS: &[&str] = &[
-    "by", "per", "por", "each", "cada", "across", "segun", "for each", "para cada",
+    "by",
+    "per",
+    "por",
+    "each",
+    "cada",
+    "across",
+    "segun",
+    "for each",
+    "para cada",
 ];
 const PERIODS: &[&str] = &[
     "month",
@@ -351,8 +359,20 @@ const MONTHS: &[&str] = &[
 ];
 /// Words that introduce a condition the planner must read (else it declines).
 const CONDITION_WORDS: &[&str] = &[
-    "where", "whose", "only", "excluding", "except", "donde", "cuyo", "cuya", "cuyos", "cuyas",
-    "solo", "solamente", "excepto", "salvo",
+    "where",
+    "whose",
+    "only",
+    "excluding",
+    "except",
+    "donde",
+    "cuyo",
+    "cuya",
+    "cuyos",
+    "cuyas",
+    "solo",
+    "solamente",
+    "excepto",
+    "salvo",
 ];
 
 /// Comparators: words, the operator, and the column they imply (age for "older").
@@ -411,7 +431,10 @@ pub(super) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     for (i, &c) in chars.iter().enumerate() {
-        let digit_at = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(char::is_ascii_digit);
+        let digit_at = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(char::is_ascii_digit)
+        };
         match c {
             '.' | ',' if digit_at(i.checked_sub(1)) && digit_at(Some(i + 1)) => out.push('d'),
             '*' | '\u{d7}' => out.push_str(" times "),
@@ -455,7 +478,10 @@ fn number(w: &str) -> Option<f64> {
 fn digits(w: &str) -> Option<f64> {
     let core = ["th", "st", "nd", "rd", "o", "a"]
         .iter()
-        .find_map(|s| w.strip_suffix(s).filter(|c| c.chars().all(|ch| ch.is_ascii_digit() || ch == 'd')))
+        .find_map(|s| {
+            w.strip_suffix(s)
+                .filter(|c| c.chars().all(|ch| ch.is_ascii_digit() || ch == 'd'))
+        })
         .unwrap_or(w);
     if core.is_empty() || !core.chars().next().is_some_and(|c| c.is_ascii_digit()) {
         return None;
@@ -476,10 +502,12 @@ fn find(w: &[String], phrase: &str) -> Vec<usize> {
     }
     (0..=w.len() - p.len())
         .filter(|&i| {
-            p.iter().enumerate().all(|(k, pw)| match pw.strip_suffix('*') {
-                Some(stem) => w[i + k].starts_with(stem),
-                None => w[i + k] == *pw,
-            })
+            p.iter()
+                .enumerate()
+                .all(|(k, pw)| match pw.strip_suffix('*') {
+                    Some(stem) => w[i + k].starts_with(stem),
+                    None => w[i + k] == *pw,
+                })
         })
         .collect()
 }
@@ -563,7 +591,9 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
             || a.strip_suffix('s') == Some(b)
             || a.strip_suffix("es") == Some(b)
             || b.strip_suffix('s') == Some(a)
-            || SYNONYMS.iter().any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
+            || SYNONYMS
+                .iter()
+                .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
     };
     // (strength, length, start, column index)
     let mut found: Vec<(u8, usize, usize, usize)> = Vec::new();
@@ -596,10 +626,7 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut taken: Vec<Mention> = Vec::new();
     for (_, len, start, ci) in found {
-        if taken
-            .iter()
-            .any(|m| start < m.end && m.start < start + len)
-        {
+        if taken.iter().any(|m| start < m.end && m.start < start + len) {
             continue;
         }
         taken.push(Mention {
@@ -641,18 +668,34 @@ fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
         let q = if x == "percentile" || x == "percentil" || x == "quantile" || x == "cuantil" {
             let after = w.get(i + 1).and_then(|n| digits(n));
             let before = i.checked_sub(1).and_then(|j| digits(&w[j]));
-            after.or(before).map(|v| if v > 1.0 { v / 100.0 } else { v })
+            after
+                .or(before)
+                .map(|v| if v > 1.0 { v / 100.0 } else { v })
         } else if let Some(rest) = x.strip_prefix('p').filter(|r| r.len() == 2) {
             rest.parse::<f64>().ok().map(|v| v / 100.0)
         } else {
             None
         };
         if let Some(q) = q.filter(|q| (0.0..=1.0).contains(q)) {
-            out.push((i, i + 1, Stat { name: "quantile", q: Some(q) }));
+            out.push((
+                i,
+                i + 1,
+                Stat {
+                    name: "quantile",
+                    q: Some(q),
+                },
+            ));
         }
         if x == "quartiles" || x == "cuartiles" {
             for q in [0.25, 0.5, 0.75] {
-                out.push((i, i + 1, Stat { name: "quantile", q: Some(q) }));
+                out.push((
+                    i,
+                    i + 1,
+                    Stat {
+                        name: "quantile",
+                        q: Some(q),
+                    },
+                ));
             }
         }
         if x == "quartile" || x == "cuartil" {
@@ -663,7 +706,14 @@ fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
                 _ => None,
             };
             if let Some(q) = q {
-                out.push((i, i + 1, Stat { name: "quantile", q: Some(q) }));
+                out.push((
+                    i,
+                    i + 1,
+                    Stat {
+                        name: "quantile",
+                        q: Some(q),
+                    },
+                ));
             }
         }
     }
@@ -702,7 +752,6 @@ struct Reader<'a> {
     mentions: Vec<Mention>,
     /// Word positions the plan has used (statistics, conditions, derived measures).
     used: Vec<bool>,
-    understood: Vec<String>,
     not_understood: Vec<String>,
     lang: Lang,
 }
@@ -730,7 +779,9 @@ impl Reader<'_> {
 
     fn mention_after(&self, at: usize) -> Option<&Mention> {
         let mut j = at;
-        while j < self.w.len() && ["the", "el", "la", "los", "las", "of", "de", "del"].contains(&self.w[j].as_str()) {
+        while j < self.w.len()
+            && ["the", "el", "la", "los", "las", "of", "de", "del"].contains(&self.w[j].as_str())
+        {
             j += 1;
         }
         self.mention_at(j)
@@ -773,19 +824,29 @@ impl Reader<'_> {
         for (phrase, op) in ops {
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
-                let (Some(a), Some(b)) = (self.mention_before(at).cloned(), self.mention_after(at + len).cloned()) else {
+                let (Some(a), Some(b)) = (
+                    self.mention_before(at).cloned(),
+                    self.mention_after(at + len).cloned(),
+                ) else {
                     continue;
                 };
                 let dates = a.kind == "datetime" && b.kind == "datetime";
-                if !(is_numeric(&a) && is_numeric(&b)) && !(dates && *op == "difference") {
+                if !(is_numeric(&a) && is_numeric(&b) || dates && *op == "difference") {
+                    continue;
+                }
+                // "precio por edad" is also "price by age": "por" and "x" make a
+                // product only in a definition ("ingresos es unidades por precio").
+                if ["por", "x"].contains(phrase) && !self.names_a_measure(a.start) {
                     continue;
                 }
                 let op = if dates { self.date_unit() } else { op };
-                for k in a.start..b.end {
-                    self.used[k] = true;
-                }
+                self.used[a.start..b.end].fill(true);
                 let name = self.derived_name(a.start);
-                let d = Derived { op, a: a.column, b: b.column };
+                let d = Derived {
+                    op,
+                    a: a.column,
+                    b: b.column,
+                };
                 return Some((d, name));
             }
         }
@@ -826,27 +887,47 @@ impl Reader<'_> {
                     self.used[k] = true;
                 }
                 let d = if dates {
-                    Derived { op, a: b.column, b: a.column }
+                    Derived {
+                        op,
+                        a: b.column,
+                        b: a.column,
+                    }
                 } else {
-                    Derived { op, a: a.column, b: b.column }
+                    Derived {
+                        op,
+                        a: a.column,
+                        b: b.column,
+                    }
                 };
                 return Some((d, None));
             }
         }
         // "length"/"duration" with a start and an end date column.
-        let duration = ["length", "duration", "how long", "duracion", "long", "lasted", "last"];
+        let duration = [
+            "length", "duration", "how long", "duracion", "long", "lasted", "last",
+        ];
         if has_any(&self.w, &duration) {
             let dates = self.datetime_columns();
             let role = |c: &str, words: &[&str]| {
                 let n = normalise(c);
                 words.iter().any(|w| n.split(' ').any(|x| x == *w))
             };
-            let start = dates
-                .iter()
-                .find(|c| role(c, &["start", "begin", "from", "inicio", "desde", "alta", "opened", "signed"]));
-            let end = dates
-                .iter()
-                .find(|c| role(c, &["end", "finish", "to", "until", "fin", "hasta", "baja", "closed", "expiry"]));
+            let start = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "start", "begin", "from", "inicio", "desde", "alta", "opened", "signed",
+                    ],
+                )
+            });
+            let end = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "end", "finish", "to", "until", "fin", "hasta", "baja", "closed", "expiry",
+                    ],
+                )
+            });
             if let (Some(s), Some(e)) = (start, end) {
                 for k in 0..self.w.len() {
                     if duration.contains(&self.w[k].as_str()) {
@@ -874,6 +955,11 @@ impl Reader<'_> {
         }
     }
 
+    /// Whether the words before `at` define a measure ("revenue is", "ingresos es").
+    fn names_a_measure(&self, at: usize) -> bool {
+        at >= 2 && ["is", "es", "equals", "means", "son", "are"].contains(&self.w[at - 1].as_str())
+    }
+
     /// "revenue is ...", "profit = ...": the one word before is/es/equals at `at`.
     fn derived_name(&mut self, at: usize) -> Option<String> {
         let verb = at.checked_sub(1)?;
@@ -882,7 +968,11 @@ impl Reader<'_> {
         }
         let name_at = verb.checked_sub(1)?;
         let name = self.w[name_at].clone();
-        if self.mentions.iter().any(|m| m.start <= name_at && name_at < m.end) {
+        if self
+            .mentions
+            .iter()
+            .any(|m| m.start <= name_at && name_at < m.end)
+        {
             return None;
         }
         self.used[verb] = true;
@@ -909,18 +999,41 @@ impl Reader<'_> {
                 };
                 let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
                 // "more than 3 standard deviations", "at least 2 decimals": no condition.
-                if ["standard", "desviaciones", "desviacion", "sigma", "sd", "std", "decimal", "decimals",
-                    "decimales", "places", "times", "veces"].contains(&unit) {
+                if [
+                    "standard",
+                    "desviaciones",
+                    "desviacion",
+                    "sigma",
+                    "sd",
+                    "std",
+                    "decimal",
+                    "decimals",
+                    "decimales",
+                    "places",
+                    "times",
+                    "veces",
+                ]
+                .contains(&unit)
+                {
                     for k in at..at + len + 1 {
                         self.used[k] = true;
                     }
                     continue;
                 }
-                let implied = if ["years", "anos", "year"].contains(&unit) { Some("age") } else { *implied };
+                let implied = if ["years", "anos", "year"].contains(&unit) {
+                    Some("age")
+                } else {
+                    *implied
+                };
                 // The column: named just before ("price above 100", "price is above"),
                 // or the one the words imply (age for "older than").
                 let mut j = at;
-                while j > 0 && ["is", "are", "was", "es", "son", "sea", "with", "con", "of", "de"].contains(&self.w[j - 1].as_str()) {
+                while j > 0
+                    && [
+                        "is", "are", "was", "es", "son", "sea", "with", "con", "of", "de",
+                    ]
+                    .contains(&self.w[j - 1].as_str())
+                {
                     j -= 1;
                 }
                 let column = self
@@ -929,18 +1042,26 @@ impl Reader<'_> {
                     .find(|m| m.end == j && is_numeric(m))
                     .map(|m| m.column.clone())
                     .or_else(|| {
-                        implied.and_then(|_| {
-                            self.table.column_kinds.iter().find(|c| {
-                                c.kind == "numeric"
-                                    && ["age", "edad", "years", "anos"].contains(&normalise(&c.name).as_str())
+                        implied
+                            .and_then(|_| {
+                                self.table.column_kinds.iter().find(|c| {
+                                    c.kind == "numeric"
+                                        && ["age", "edad", "years", "anos"]
+                                            .contains(&normalise(&c.name).as_str())
+                                })
                             })
-                        })
-                        .map(|c| c.name.clone())
+                            .map(|c| c.name.clone())
                     });
                 let Some(column) = column else {
                     self.not_understood.push(self.say(
-                        &format!("the condition \"{phrase} {}\": which column it applies to", fmt_value(value)),
-                        &format!("la condición \"{phrase} {}\": a qué columna se aplica", fmt_value(value)),
+                        &format!(
+                            "the condition \"{phrase} {}\": which column it applies to",
+                            fmt_value(value)
+                        ),
+                        &format!(
+                            "la condición \"{phrase} {}\": a qué columna se aplica",
+                            fmt_value(value)
+                        ),
                     ));
                     for k in at..at + len + 1 {
                         self.used[k] = true;
@@ -954,7 +1075,10 @@ impl Reader<'_> {
             }
         }
         // "between 20 and 40" after a column
-        for at in find(&self.w, "between").into_iter().chain(find(&self.w, "entre")) {
+        for at in find(&self.w, "between")
+            .into_iter()
+            .chain(find(&self.w, "entre"))
+        {
             if self.used[at] {
                 continue;
             }
@@ -968,13 +1092,23 @@ impl Reader<'_> {
                 for k in m.start..at + 4 {
                     self.used[k] = true;
                 }
-                out.push(Filter { column: m.column.clone(), op: "ge", value: lo });
-                out.push(Filter { column: m.column, op: "le", value: hi });
+                out.push(Filter {
+                    column: m.column.clone(),
+                    op: "ge",
+                    value: lo,
+                });
+                out.push(Filter {
+                    column: m.column,
+                    op: "le",
+                    value: hi,
+                });
             }
         }
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
-        for word in ["than", "before", "after", "since", "until", "antes", "despues", "desde", "hasta"] {
+        for word in [
+            "than", "before", "after", "since", "until", "antes", "despues", "desde", "hasta",
+        ] {
             for at in find(&self.w, word) {
                 if !self.used[at] {
                     let end = (at + 3).min(self.w.len());
@@ -989,18 +1123,24 @@ impl Reader<'_> {
             }
         }
         for (i, x) in self.w.clone().iter().enumerate() {
-            let Some(y) = digits(x).filter(|y| (1900.0..2100.0).contains(y) && y.fract() == 0.0) else {
+            let Some(y) = digits(x).filter(|y| (1900.0..2100.0).contains(y) && y.fract() == 0.0)
+            else {
                 continue;
             };
             let prev = i.checked_sub(1).map(|j| self.w[j].as_str()).unwrap_or("");
-            if !["in", "en", "during", "durante", "del", "de", "for", "of"].contains(&prev) || self.used[i] {
+            if !["in", "en", "during", "durante", "del", "de", "for", "of"].contains(&prev)
+                || self.used[i]
+            {
                 continue;
             }
             let year_col = self
                 .table
                 .column_kinds
                 .iter()
-                .find(|c| c.kind == "numeric" && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str()))
+                .find(|c| {
+                    c.kind == "numeric"
+                        && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+                })
                 .map(|c| (c.name.clone(), "eq"));
             let date_col = self
                 .mentions
@@ -1045,22 +1185,77 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let correlation = has_any(&w, &["correlat*", "correlac*"]);
     let corr_precise = has_any(
         &w,
-        &["pearson", "spearman", "p value", "pvalue", "p valor", "valor p", "coefficient", "coeficiente", "significan*"],
+        &[
+            "pearson",
+            "spearman",
+            "p value",
+            "pvalue",
+            "p valor",
+            "valor p",
+            "coefficient",
+            "coeficiente",
+            "significan*",
+        ],
     );
     let outliers = has_any(&w, &["outlier*", "atipic*", "valores extremos"]);
     let normality = has_any(
         &w,
-        &["normality", "normally", "normalidad", "normal distribution", "distribucion normal", "gaussian*", "shapiro", "kolmogorov", "ks test"],
+        &[
+            "normality",
+            "normally",
+            "normalidad",
+            "normal distribution",
+            "distribucion normal",
+            "gaussian*",
+            "shapiro",
+            "kolmogorov",
+            "ks test",
+        ],
     );
     let question = has_any(&w, QUESTION_WORDS);
     let high0 = has_any(&w, HIGH_WORDS);
     let low0 = has_any(&w, LOW_WORDS);
     let derived_words = has_any(
         &w,
-        &["times", "multiplied", "multiplicado", "minus", "divided", "dividido", "difference between", "diferencia entre", "ratio", "cociente", "length", "duration", "duracion", "days between", "dias entre", "hours between", "horas entre"],
+        &[
+            "times",
+            "multiplied",
+            "multiplicado",
+            "minus",
+            "menos",
+            "por",
+            "x",
+            "entre",
+            "divided",
+            "dividido",
+            "difference between",
+            "diferencia entre",
+            "ratio",
+            "cociente",
+            "length",
+            "duration",
+            "duracion",
+            "days between",
+            "dias entre",
+            "hours between",
+            "horas entre",
+        ],
     );
     let out_of_scope = has_any(&w, OUT_OF_SCOPE);
-    let precise_outliers = outliers && has_any(&w, &["iqr", "interquartile", "intercuartil*", "z score", "zscore", "z scores", "standard deviations", "desviaciones"]);
+    let precise_outliers = outliers
+        && has_any(
+            &w,
+            &[
+                "iqr",
+                "interquartile",
+                "intercuartil*",
+                "z score",
+                "zscore",
+                "z scores",
+                "standard deviations",
+                "desviaciones",
+            ],
+        );
     if has_any(&w, ANOMALY_WORDS) || (out_of_scope && stats_found.is_empty()) {
         return Understood::NotMine;
     }
@@ -1079,7 +1274,6 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         used: vec![false; w.len()],
         w,
         table,
-        understood: Vec::new(),
         not_understood: Vec::new(),
         lang,
     };
@@ -1106,13 +1300,31 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         }
     }
     let free = |r: &Reader, words: &[&str]| {
-        words.iter().any(|p| find(&r.w, p).into_iter().any(|at| !r.used[at]))
+        words
+            .iter()
+            .any(|p| find(&r.w, p).into_iter().any(|at| !r.used[at]))
     };
     let high = free(&r, HIGH_WORDS);
     let low = free(&r, LOW_WORDS);
     let decimals = decimals(&r.w);
     let population = has_any(&r.w, &["population", "poblacion", "poblacional"]);
-    let missing = if has_any(&r.w, &["missing as zero", "missing as 0", "missing values as zero", "missing values as 0", "fill missing with 0", "fill missing with zero", "vacios como cero", "vacios como 0", "faltantes como cero", "faltantes como 0", "nulos como cero", "nulos como 0"]) {
+    let missing = if has_any(
+        &r.w,
+        &[
+            "missing as zero",
+            "missing as 0",
+            "missing values as zero",
+            "missing values as 0",
+            "fill missing with 0",
+            "fill missing with zero",
+            "vacios como cero",
+            "vacios como 0",
+            "faltantes como cero",
+            "faltantes como 0",
+            "nulos como cero",
+            "nulos como 0",
+        ],
+    ) {
         "zero"
     } else {
         "drop"
@@ -1121,13 +1333,33 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     // The other skills' questions stay theirs: periods, months, shares, changes,
     // trends, top N, and a plain grouped total/mean/count that aggregate.py answers.
     let by_period = GROUP_WORDS.iter().any(|g| {
-        find(&r.w, g)
-            .into_iter()
-            .any(|at| r.w.get(at + 1).is_some_and(|x| PERIODS.contains(&x.as_str())))
-    }) || has_any(&r.w, &["day of the week", "dia de la semana", "over time", "a lo largo del tiempo"]);
+        find(&r.w, g).into_iter().any(|at| {
+            r.w.get(at + 1)
+                .is_some_and(|x| PERIODS.contains(&x.as_str()))
+        })
+    }) || has_any(
+        &r.w,
+        &[
+            "day of the week",
+            "dia de la semana",
+            "over time",
+            "a lo largo del tiempo",
+        ],
+    );
     let other_shape = has_any(
         &r.w,
-        &["share", "percentage", "porcentaje", "proporcion", "change", "cambio", "trend*", "tendencia*", "top", "bottom"],
+        &[
+            "share",
+            "percentage",
+            "porcentaje",
+            "proporcion",
+            "change",
+            "cambio",
+            "trend*",
+            "tendencia*",
+            "top",
+            "bottom",
+        ],
     ) || has_any(&r.w, MONTHS);
     if (by_period || other_shape)
         && derived.is_none()
@@ -1159,7 +1391,11 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     }
                     continue;
                 }
-                if m.kind != "datetime" && !(is_numeric(&m) && r.kind_of(&m.column) == "numeric" && !is_label_like(table, &m.column)) {
+                if m.kind != "datetime"
+                    && !(is_numeric(&m)
+                        && r.kind_of(&m.column) == "numeric"
+                        && !is_label_like(table, &m.column))
+                {
                     for k in at..m.end {
                         r.used[k] = true;
                     }
@@ -1179,7 +1415,10 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         group = r
             .mentions
             .iter()
-            .find(|m| (m.kind == "text" || m.kind == "bool") || (is_label_like(table, &m.column) && !r.used[m.start]))
+            .find(|m| {
+                (m.kind == "text" || m.kind == "bool")
+                    || (is_label_like(table, &m.column) && !r.used[m.start])
+            })
             .cloned();
     }
     let argmax = argmax && group.is_some();
@@ -1208,33 +1447,61 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "difference" | "days" | "hours" => "-",
             _ => "/",
         };
-        let name = name.clone().unwrap_or_else(|| format!("{} {symbol} {}", d.a, d.b));
-        measures.push(MeasureSpec { name, column: None, derived: Some(d.clone()) });
+        let name = name
+            .clone()
+            .unwrap_or_else(|| format!("{} {symbol} {}", d.a, d.b));
+        measures.push(MeasureSpec {
+            name,
+            column: None,
+            derived: Some(d.clone()),
+        });
     }
     let mut text_measures = Vec::new();
     for m in &measure_mentions {
-        if measures.iter().any(|x| x.column.as_deref() == Some(&m.column)) {
+        if measures
+            .iter()
+            .any(|x| x.column.as_deref() == Some(&m.column))
+        {
             continue;
         }
         if is_numeric(m) {
-            measures.push(MeasureSpec { name: m.column.clone(), column: Some(m.column.clone()), derived: None });
+            measures.push(MeasureSpec {
+                name: m.column.clone(),
+                column: Some(m.column.clone()),
+                derived: None,
+            });
         } else {
             text_measures.push(m.clone());
         }
     }
 
     let stat_names: Vec<&str> = stats_found.iter().map(|(_, _, s)| s.name).collect();
-    let only_counts = !stat_names.is_empty() && stat_names.iter().all(|s| ["count", "distinct", "mode"].contains(s));
+    let only_counts = !stat_names.is_empty()
+        && stat_names
+            .iter()
+            .all(|s| ["count", "distinct", "mode"].contains(s));
     if only_counts && measures.is_empty() {
         // Counting or the mode of a text column is fine ("how many distinct cities").
         if let Some(t) = text_measures.first() {
-            measures.push(MeasureSpec { name: t.column.clone(), column: Some(t.column.clone()), derived: None });
+            measures.push(MeasureSpec {
+                name: t.column.clone(),
+                column: Some(t.column.clone()),
+                derived: None,
+            });
         }
     } else if !text_measures.is_empty() && measures.is_empty() && !argmax {
         let t = &text_measures[0];
         r.not_understood.push(r.say(
-            &format!("`{}` is a text column: I cannot compute {} of it", t.column, stat_names.join(", ")),
-            &format!("`{}` es una columna de texto: no puedo calcular {} de ella", t.column, stat_names.join(", ")),
+            &format!(
+                "`{}` is a text column: I cannot compute {} of it",
+                t.column,
+                stat_names.join(", ")
+            ),
+            &format!(
+                "`{}` es una columna de texto: no puedo calcular {} de ella",
+                t.column,
+                stat_names.join(", ")
+            ),
         ));
     }
 
@@ -1251,7 +1518,11 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             // "highest" and "lowest" both: the first said wins.
             let first_high = HIGH_WORDS.iter().flat_map(|p| find(&r.w, p)).min();
             let first_low = LOW_WORDS.iter().flat_map(|p| find(&r.w, p)).min();
-            if first_low < first_high { Task::Argmin } else { Task::Argmax }
+            if first_low < first_high {
+                Task::Argmin
+            } else {
+                Task::Argmax
+            }
         } else {
             Task::Argmax
         }
@@ -1297,20 +1568,32 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 plan.measures = vec![nums[0].clone()];
                 plan.second = nums[1].column.clone();
             }
-            plan.method = Some(if has(&r.w, "spearman") || has_any(&r.w, &["rank*", "rango*"]) {
-                "spearman"
-            } else {
-                "pearson"
-            });
+            plan.method = Some(
+                if has(&r.w, "spearman") || has_any(&r.w, &["rank*", "rango*"]) {
+                    "spearman"
+                } else {
+                    "pearson"
+                },
+            );
             plan.group = None;
         }
         Task::Outliers | Task::Normality => {
             if task_kind == Task::Outliers {
-                let z = has_any(&r.w, &["z score", "zscore", "z scores", "standard deviations", "desviaciones"]);
+                let z = has_any(
+                    &r.w,
+                    &[
+                        "z score",
+                        "zscore",
+                        "z scores",
+                        "standard deviations",
+                        "desviaciones",
+                    ],
+                );
                 plan.method = Some(if z { "z" } else { "iqr" });
                 if z {
                     for (i, x) in r.w.iter().enumerate() {
-                        if x.starts_with("standard") || x.starts_with("desviacion") || x == "sigma" {
+                        if x.starts_with("standard") || x.starts_with("desviacion") || x == "sigma"
+                        {
                             if let Some(v) = i.checked_sub(1).and_then(|j| num(&r.w[j])) {
                                 plan.z = v;
                             }
@@ -1344,7 +1627,11 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     &format!("qué etiqueta es la más alta o baja según {}: sé ordenar por total, media, mediana o recuento", s.name),
                 )),
             }
-            if plan.label_op.is_some() && derived.is_none() && plan.filters.is_empty() && r.not_understood.is_empty() {
+            if plan.label_op.is_some()
+                && derived.is_none()
+                && plan.filters.is_empty()
+                && r.not_understood.is_empty()
+            {
                 // "Which category has the highest average unit cost?": aggregate.py.
                 return Understood::NotMine;
             }
@@ -1375,7 +1662,8 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             plan.measures = measures;
             let needs_measure = plan.stats.iter().any(|s| s.name != "count");
             if plan.stats.is_empty() {
-                r.not_understood.push(r.say("which statistic to compute", "qué estadística calcular"));
+                r.not_understood
+                    .push(r.say("which statistic to compute", "qué estadística calcular"));
             } else if plan.measures.is_empty() && needs_measure {
                 let after = unknown_after_stat(&r);
                 r.not_understood.push(match after {
@@ -1402,43 +1690,52 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             }
         }
     }
-    let stats_for_words = plan.stats.clone();
     if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
         plan.needs_value_filter = true;
     }
     if !r.not_understood.is_empty() {
-        for s in &stats_for_words {
-            r.understood.push(stat_word(s, r.lang));
-        }
-        for m in &plan.measures {
-            r.understood.push(match r.lang {
-                Lang::En => format!("of `{}`", m.name),
-                Lang::Es => format!("de `{}`", m.name),
-            });
-        }
-        if let Some(g) = &plan.group {
-            r.understood.push(match r.lang {
-                Lang::En => format!("by `{g}`"),
-                Lang::Es => format!("por `{g}`"),
-            });
-        }
-        for f in &plan.filters {
-            r.understood.push(format!("`{}` {} {}", f.column, f.op, fmt_value(f.value)));
-        }
         return Understood::Decline(Decline {
-            understood: r.understood,
+            understood: described(&plan, r.lang),
             not_understood: r.not_understood,
         });
     }
     Understood::Plan(Box::new(plan))
 }
 
+/// The parts of a plan as the decline says them ("mean", "of `price`", "by `region`").
+pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
+    let mut out: Vec<String> = plan.stats.iter().map(|s| stat_word(s, lang)).collect();
+    match (plan.task, lang) {
+        (Task::Argmax, Lang::En) => out.push("the label with the highest value".into()),
+        (Task::Argmax, Lang::Es) => out.push("la etiqueta con el valor más alto".into()),
+        (Task::Argmin, Lang::En) => out.push("the label with the lowest value".into()),
+        (Task::Argmin, Lang::Es) => out.push("la etiqueta con el valor más bajo".into()),
+        (Task::Correlation, _) => out.push(plan.method.unwrap_or("pearson").to_string()),
+        (Task::Outliers, Lang::En) => out.push("outliers".into()),
+        (Task::Outliers, Lang::Es) => out.push("valores atípicos".into()),
+        (Task::Normality, Lang::En) => out.push("normality".into()),
+        (Task::Normality, Lang::Es) => out.push("normalidad".into()),
+        (Task::Describe, _) => {}
+    }
+    let (of, by) = match lang {
+        Lang::En => ("of", "by"),
+        Lang::Es => ("de", "por"),
+    };
+    for m in &plan.measures {
+        out.push(format!("{of} `{}`", m.name));
+    }
+    if let Some(g) = &plan.group {
+        out.push(format!("{by} `{g}`"));
+    }
+    for f in &plan.filters {
+        out.push(format!("`{}` {} {}", f.column, f.op, fmt_value(f.value)));
+    }
+    out
+}
+
 /// A numeric id-like column (a code, a year) can label rows.
 fn is_label_like(table: &Table, column: &str) -> bool {
-    table
-        .categories
-        .iter()
-        .any(|c| c.name == column)
+    table.categories.iter().any(|c| c.name == column)
 }
 
 /// The word after "mean of (the) ..." when it names no column ("mean of salary").
@@ -1453,7 +1750,11 @@ fn unknown_after_stat(r: &Reader) -> Option<String> {
                 j += 1;
             }
             if let Some(word) = r.w.get(j) {
-                if i > 0 && STAT_WORDS.iter().any(|(p, _)| p.split(' ').next_back() == Some(r.w[i - 1].as_str())) {
+                if i > 0
+                    && STAT_WORDS
+                        .iter()
+                        .any(|(p, _)| p.split(' ').next_back() == Some(r.w[i - 1].as_str()))
+                {
                     return Some(word.clone());
                 }
             }
@@ -1502,7 +1803,12 @@ pub(super) fn decline_text(d: &Decline, table: &Table, lang: Lang) -> String {
         .map(|c| format!("`{}` ({})", c.name, c.kind))
         .collect();
     let columns = if columns.is_empty() {
-        table.column_names.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+        table
+            .column_names
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     } else {
         columns.join(", ")
     };
@@ -1511,7 +1817,12 @@ pub(super) fn decline_text(d: &Decline, table: &Table, lang: Lang) -> String {
     } else {
         d.understood.join(", ")
     };
-    let missing = d.not_understood.join("; ");
+    let missing = d
+        .not_understood
+        .iter()
+        .map(|s| s.trim_end_matches('.'))
+        .collect::<Vec<_>>()
+        .join("; ");
     match lang {
         Lang::En => format!(
             "I cannot answer that as asked, and I will not answer a different question instead.\n\n\
@@ -1597,25 +1908,60 @@ mod tests {
 
     #[test]
     fn several_statistics_of_one_measure() {
-        let p = plan("Calculate the mean and standard deviation of the fare", &passengers());
-        assert_eq!((p.task, names(&p), p.ddof), (Task::Describe, vec!["mean", "std"], 1));
+        let p = plan(
+            "Calculate the mean and standard deviation of the fare",
+            &passengers(),
+        );
+        assert_eq!(
+            (p.task, names(&p), p.ddof),
+            (Task::Describe, vec!["mean", "std"], 1)
+        );
         assert_eq!(p.measures[0].column.as_deref(), Some("fare"));
-        let p = plan("What is the population standard deviation of fare?", &passengers());
+        let p = plan(
+            "What is the population standard deviation of fare?",
+            &passengers(),
+        );
         assert_eq!(p.ddof, 0);
         let p = plan("What are the quartiles of the fare?", &passengers());
-        assert_eq!(p.stats.iter().filter_map(|s| s.q).collect::<Vec<_>>(), vec![0.25, 0.5, 0.75]);
-        let p = plan("What is the 90th percentile of fare, rounded to 2 decimals?", &passengers());
+        assert_eq!(
+            p.stats.iter().filter_map(|s| s.q).collect::<Vec<_>>(),
+            vec![0.25, 0.5, 0.75]
+        );
+        let p = plan(
+            "What is the 90th percentile of fare, rounded to 2 decimals?",
+            &passengers(),
+        );
         assert_eq!((p.stats[0].q, p.decimals), (Some(0.9), Some(2)));
         let p = plan("How many distinct classes are there?", &passengers());
-        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["distinct"], "class"));
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["distinct"], "class")
+        );
     }
 
     #[test]
     fn conditions_are_read_or_declined() {
-        let p = plan("What is the mean fare for passengers older than 30?", &passengers());
-        assert_eq!(p.filters, vec![Filter { column: "age".into(), op: "gt", value: 30.0 }]);
+        let p = plan(
+            "What is the mean fare for passengers older than 30?",
+            &passengers(),
+        );
+        assert_eq!(
+            p.filters,
+            vec![Filter {
+                column: "age".into(),
+                op: "gt",
+                value: 30.0
+            }]
+        );
         let p = plan("Average fare in 2019", &passengers());
-        assert_eq!(p.filters, vec![Filter { column: "boarded".into(), op: "year", value: 2019.0 }]);
+        assert_eq!(
+            p.filters,
+            vec![Filter {
+                column: "boarded".into(),
+                op: "year",
+                value: 2019.0
+            }]
+        );
         let p = plan("Mean fare where age is at least 60.5", &passengers());
         assert_eq!(p.filters[0].op, "ge");
         assert_eq!(p.filters[0].value, 60.5);
@@ -1628,7 +1974,10 @@ mod tests {
             "Mean fare for fares higher than the median",
         ] {
             assert!(
-                matches!(understand(task, &passengers(), Lang::En), Understood::Decline(_)),
+                matches!(
+                    understand(task, &passengers(), Lang::En),
+                    Understood::Decline(_)
+                ),
                 "{task}"
             );
         }
@@ -1636,9 +1985,16 @@ mod tests {
 
     #[test]
     fn argmax_and_derived_measures() {
-        let cities = table("input/cities.csv", 12, &[("city", "text", 12), ("score", "numeric", 10)]);
+        let cities = table(
+            "input/cities.csv",
+            12,
+            &[("city", "text", 12), ("score", "numeric", 10)],
+        );
         let p = plan("Which city has the highest score?", &cities);
-        assert_eq!((p.task, p.group.as_deref(), p.label_op), (Task::Argmax, Some("city"), None));
+        assert_eq!(
+            (p.task, p.group.as_deref(), p.label_op),
+            (Task::Argmax, Some("city"), None)
+        );
         let p = plan("¿Qué city tiene el menor score?", &cities);
         assert_eq!(p.task, Task::Argmin);
         let p = plan("What is the highest score?", &cities);
@@ -1654,37 +2010,79 @@ mod tests {
                 ("cost", "numeric", 80),
             ],
         );
-        let p = plan("Which region had the highest revenue? Revenue is units times unit_price.", &orders);
+        let p = plan(
+            "Which region had the highest revenue? Revenue is units times unit_price.",
+            &orders,
+        );
         assert_eq!((p.task, p.group.as_deref()), (Task::Argmax, Some("region")));
         let d = p.measures[0].derived.clone().unwrap();
-        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("product", "units", "unit_price"));
+        assert_eq!(
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("product", "units", "unit_price")
+        );
         assert_eq!(p.measures[0].name, "revenue");
-        let p = plan("What is the mean revenue per order? Revenue = units * unit_price", &orders);
-        assert_eq!((p.task, p.group.clone(), names(&p)), (Task::Describe, None, vec!["mean"]));
-        let p = plan("Mean of the difference between unit_price and cost", &orders);
+        let p = plan(
+            "What is the mean revenue per order? Revenue = units * unit_price",
+            &orders,
+        );
+        assert_eq!(
+            (p.task, p.group.clone(), names(&p)),
+            (Task::Describe, None, vec!["mean"])
+        );
+        let p = plan(
+            "Mean of the difference between unit_price and cost",
+            &orders,
+        );
         assert_eq!(p.measures[0].derived.as_ref().unwrap().op, "difference");
         let p = plan("¿Cuál es la media de cost dividido entre units?", &orders);
         assert_eq!(p.measures[0].derived.as_ref().unwrap().op, "ratio");
         let contracts = table(
             "input/contracts.csv",
             40,
-            &[("contract_name", "text", 40), ("start_date", "datetime", 40), ("end_date", "datetime", 40)],
+            &[
+                ("contract_name", "text", 40),
+                ("start_date", "datetime", 40),
+                ("end_date", "datetime", 40),
+            ],
         );
         let p = plan("What is the average length of a contract?", &contracts);
         let d = p.measures[0].derived.clone().unwrap();
-        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("days", "end_date", "start_date"));
-        let p = plan("Median number of hours between start_date and end_date", &contracts);
-        assert_eq!((names(&p), p.measures[0].derived.as_ref().unwrap().op), (vec!["median"], "hours"));
+        assert_eq!(
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("days", "end_date", "start_date")
+        );
+        let p = plan(
+            "Median number of hours between start_date and end_date",
+            &contracts,
+        );
+        assert_eq!(
+            (names(&p), p.measures[0].derived.as_ref().unwrap().op),
+            (vec!["median"], "hours")
+        );
     }
 
     #[test]
     fn tests_and_correlations() {
-        let t = table("input/s.csv", 200, &[("x", "numeric", 200), ("y", "numeric", 200), ("code", "numeric", 200)]);
+        let t = table(
+            "input/s.csv",
+            200,
+            &[
+                ("x", "numeric", 200),
+                ("y", "numeric", 200),
+                ("code", "numeric", 200),
+            ],
+        );
         let p = plan("Spearman correlation between x and y", &t);
-        assert_eq!((p.task, p.method, p.second.as_deref()), (Task::Correlation, Some("spearman"), Some("y")));
+        assert_eq!(
+            (p.task, p.method, p.second.as_deref()),
+            (Task::Correlation, Some("spearman"), Some("y"))
+        );
         let p = plan("How many outliers does y have by the IQR rule?", &t);
         assert_eq!((p.task, p.method), (Task::Outliers, Some("iqr")));
-        let p = plan("Outliers of y more than 2.5 standard deviations from the mean", &t);
+        let p = plan(
+            "Outliers of y more than 2.5 standard deviations from the mean",
+            &t,
+        );
         assert_eq!((p.method, p.z), (Some("z"), 2.5));
         let p = plan("Is y normally distributed? Use a Shapiro-Wilk test", &t);
         assert_eq!((p.task, p.method), (Task::Normality, Some("shapiro")));
@@ -1694,13 +2092,19 @@ mod tests {
 
     #[test]
     fn declines_say_what_was_and_was_not_understood() {
-        let d = match understand("What is the geometric mean of fare?", &passengers(), Lang::En) {
+        let d = match understand(
+            "What is the geometric mean of fare?",
+            &passengers(),
+            Lang::En,
+        ) {
             Understood::Decline(d) => d,
             other => panic!("{other:?}"),
         };
         assert!(d.not_understood[0].contains("geometric mean"), "{d:?}");
         let text = decline_text(&d, &passengers(), Lang::En);
-        assert!(text.contains("I cannot answer that as asked") && text.contains("`fare` (numeric)"));
+        assert!(
+            text.contains("I cannot answer that as asked") && text.contains("`fare` (numeric)")
+        );
         for (task, word) in [
             ("What is the mean of ticket_price?", "ticket"),
             ("What is the mean of class?", "text column"),
@@ -1708,7 +2112,9 @@ mod tests {
             ("Mean fare and predict next year's fare", "forecast"),
         ] {
             match understand(task, &passengers(), detect_lang(task)) {
-                Understood::Decline(d) => assert!(d.not_understood.join(" ").contains(word), "{task}: {d:?}"),
+                Understood::Decline(d) => {
+                    assert!(d.not_understood.join(" ").contains(word), "{task}: {d:?}")
+                }
                 other => panic!("{task}: {other:?}"),
             }
         }
@@ -1725,35 +2131,73 @@ mod tests {
         let sales = table(
             "input/sales.csv",
             120,
-            &[("date", "datetime", 90), ("region", "text", 4), ("product", "text", 3), ("units", "numeric", 50), ("revenue", "numeric", 118)],
+            &[
+                ("date", "datetime", 90),
+                ("region", "text", 4),
+                ("product", "text", 3),
+                ("units", "numeric", 50),
+                ("revenue", "numeric", 118),
+            ],
         );
         let inventory = table(
             "input/inventory.csv",
             40,
-            &[("sku", "text", 40), ("product", "text", 40), ("category", "text", 4), ("warehouse", "text", 3), ("stock_qty", "numeric", 30), ("unit_cost", "numeric", 40)],
+            &[
+                ("sku", "text", 40),
+                ("product", "text", 40),
+                ("category", "text", 4),
+                ("warehouse", "text", 3),
+                ("stock_qty", "numeric", 30),
+                ("unit_cost", "numeric", 40),
+            ],
         );
         let sensors = table(
             "input/sensors.csv",
             500,
-            &[("timestamp", "datetime", 500), ("sensor", "text", 3), ("temperature_c", "numeric", 300), ("humidity_pct", "numeric", 300)],
+            &[
+                ("timestamp", "datetime", 500),
+                ("sensor", "text", 3),
+                ("temperature_c", "numeric", 300),
+                ("humidity_pct", "numeric", 300),
+            ],
         );
         let survey = table(
             "input/survey.csv",
             200,
-            &[("respondent_id", "numeric", 200), ("country", "text", 5), ("age", "numeric", 50), ("satisfaction", "numeric", 10), ("would_recommend", "text", 2)],
+            &[
+                ("respondent_id", "numeric", 200),
+                ("country", "text", 5),
+                ("age", "numeric", 50),
+                ("satisfaction", "numeric", 10),
+                ("would_recommend", "text", 2),
+            ],
         );
         let web = table(
             "input/web_traffic.csv",
             300,
-            &[("date", "datetime", 100), ("page", "text", 3), ("visits", "numeric", 200), ("bounce_rate", "numeric", 200)],
+            &[
+                ("date", "datetime", 100),
+                ("page", "text", 3),
+                ("visits", "numeric", 200),
+                ("bounce_rate", "numeric", 200),
+            ],
         );
         let ventas = table(
             "input/ventas.csv",
             100,
-            &[("fecha", "datetime", 90), ("región", "text", 4), ("producto", "text", 3), ("unidades", "numeric", 40), ("importe", "numeric", 99)],
+            &[
+                ("fecha", "datetime", 90),
+                ("región", "text", 4),
+                ("producto", "text", 3),
+                ("unidades", "numeric", 40),
+                ("importe", "numeric", 99),
+            ],
         );
         let theirs = [
-            (&sales, "Which region had the highest total revenue in February? Make a bar chart."),
+            (
+                &sales,
+                "Which region had the highest total revenue in February? Make a bar chart.",
+            ),
             (&sales, "Total sales by month as a line chart"),
             (&sales, "Top 2 products by quantity sold"),
             (&sales, "Now split it by region"),
@@ -1763,13 +2207,22 @@ mod tests {
             (&sales, "revenue in March for Gadget"),
             (&sales, "Forecast next month's revenue for each region"),
             (&sales, "Describe this workbook"),
-            (&ventas, "¿Qué región tuvo más ingresos en febrero? Haz un gráfico de barras."),
+            (
+                &ventas,
+                "¿Qué región tuvo más ingresos en febrero? Haz un gráfico de barras.",
+            ),
             (&ventas, "Total de unidades por producto, solo texto ASCII"),
             (&ventas, "¿Cuántas unidades se vendieron en marzo?"),
             (&ventas, "Describe el archivo"),
             (&inventory, "Total stock by warehouse"),
-            (&inventory, "Stock quantity per warehouse; save the table as output/stock.csv"),
-            (&inventory, "Which category has the highest average unit cost?"),
+            (
+                &inventory,
+                "Stock quantity per warehouse; save the table as output/stock.csv",
+            ),
+            (
+                &inventory,
+                "Which category has the highest average unit cost?",
+            ),
             (&inventory, "How many products per category?"),
             (&inventory, "Translate the column names into French"),
             (&web, "Share of visits by page"),
@@ -1778,10 +2231,16 @@ mod tests {
             (&web, "Find anomalies in the visits"),
             (&web, "Busca anomalías en las visitas"),
             (&web, "What is the weekly trend of visits?"),
-            (&sensors, "Is temperature correlated with humidity? Show a scatter plot."),
+            (
+                &sensors,
+                "Is temperature correlated with humidity? Show a scatter plot.",
+            ),
             (&sensors, "Average temperature by sensor"),
             (&sensors, "¿Qué hay en este archivo?"),
-            (&sensors, "Busca anomalías en la humedad; responde solo en ASCII"),
+            (
+                &sensors,
+                "Busca anomalías en la humedad; responde solo en ASCII",
+            ),
             (&survey, "How many responses per country?"),
             (&survey, "¿Cuál es la satisfacción media por país?"),
             (&survey, "Is satisfaction related to country?"),
@@ -1796,7 +2255,10 @@ mod tests {
         }
         // The one plain statistic among them is a statistics plan now.
         let p = plan("What is the minimum stock quantity?", &inventory);
-        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["min"], "stock_qty"));
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["min"], "stock_qty")
+        );
     }
 
     #[test]
@@ -1804,6 +2266,15 @@ mod tests {
         assert_eq!(words_of("a*b = 2.5"), vec!["a", "times", "b", "is", "2d5"]);
         assert_eq!(digits("2d5"), Some(2.5));
         assert_eq!(digits("90th"), Some(90.0));
-        assert_eq!(stat_word(&Stat { name: "quantile", q: Some(0.9) }, Lang::En), "90 percentile");
+        assert_eq!(
+            stat_word(
+                &Stat {
+                    name: "quantile",
+                    q: Some(0.9)
+                },
+                Lang::En
+            ),
+            "90 percentile"
+        );
     }
 }

@@ -148,7 +148,8 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
     if x > (a + 1.0) / (a + b + 2.0) {
         return 1.0 - inc_beta(b, a, 1.0 - x);
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp() / a;
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp() / a;
     let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
     d = 1.0 / if d.abs() < 1e-300 { 1e-300 } else { d };
     let mut f = d;
@@ -495,7 +496,10 @@ fn yearly() -> Table {
             vec![
                 (2015 + i % 8).to_string(),
                 ["A", "B"][i % 2].to_string(),
-                format!("{:.2}", round2(100.0 + 30.0 * g.next() + (i % 8) as f64 * 5.0)),
+                format!(
+                    "{:.2}",
+                    round2(100.0 + 30.0 * g.next() + (i % 8) as f64 * 5.0)
+                ),
             ]
         })
         .collect();
@@ -675,8 +679,11 @@ fn cases(t: &Tables) -> Vec<Case> {
         case("cities.csv", "¿Qué ciudad tiene la puntuación más alta?")
             .want(&[97.0])
             .words(&[&best[0], &best[1], "empate"]),
-        case("cities.csv", "What is the mean and standard deviation of the score?")
-            .want(&[mean(&score), sd(&score, 1.0)]),
+        case(
+            "cities.csv",
+            "What is the mean and standard deviation of the score?",
+        )
+        .want(&[mean(&score), sd(&score, 1.0)]),
         case("cities.csv", "What is the highest score?").want(&[97.0]),
         case("cities.csv", "Which city has the largest population?").words(&[&{
             let pi = c.col("population");
@@ -736,28 +743,56 @@ fn cases(t: &Tables) -> Vec<Case> {
         .map(|r| units_by(r))
         .fold(0.0, f64::max);
     v.extend([
-        case("orders.csv", "Which region had the highest revenue? Revenue is units times unit_price.")
-            .want(&[top.1])
-            .words(&[&top.0, "units", "unit_price"])
-            .not(&[top_units]),
-        case("orders.csv", "What is the mean revenue per order? Revenue = units * unit_price")
-            .want(&[mean(&revenue)]),
+        case(
+            "orders.csv",
+            "Which region had the highest revenue? Revenue is units times unit_price.",
+        )
+        .want(&[top.1])
+        .words(&[&top.0, "units", "unit_price"])
+        .not(&[top_units]),
+        case(
+            "orders.csv",
+            "What is the mean revenue per order? Revenue = units * unit_price",
+        )
+        .want(&[mean(&revenue)]),
         case("orders.csv", "Total of units times unit_price").want(&[revenue.iter().sum()]),
-        case("orders.csv", "What is the average ratio of cost divided by units?")
-            .want(&[mean(&cpu)]),
-        case("orders.csv", "Mean of the difference between unit_price and cost")
-            .want(&[mean(&o.rows.iter().map(|r| r[3].parse::<f64>().unwrap() - r[4].parse::<f64>().unwrap()).collect::<Vec<_>>())]),
-        case("orders.csv", "¿Qué región tuvo los mayores ingresos? Ingresos es units por unit_price.")
-            .want(&[top.1])
-            .words(&[&top.0, "He calculado"]),
-        case("orders.csv", "Standard deviation of units per region")
-            .want(&["Norte", "Sur", "Centro", "Este"].map(|reg| sd(&o.nums_where("units", |r| r[1] == reg), 1.0))),
-        case("orders.csv", "What is the median profit? Profit is units times unit_price")
-            .want(&[quantile(&revenue, 0.5)])
-            .not(&[quantile(&profit, 0.5)]),
-        case("orders.csv", "What is the weighted average of unit_price by units?")
-            .declined()
-            .not(&[mean(&o.nums("unit_price"))]),
+        case(
+            "orders.csv",
+            "What is the average ratio of cost divided by units?",
+        )
+        .want(&[mean(&cpu)]),
+        case(
+            "orders.csv",
+            "Mean of the difference between unit_price and cost",
+        )
+        .want(&[mean(
+            &o.rows
+                .iter()
+                .map(|r| r[3].parse::<f64>().unwrap() - r[4].parse::<f64>().unwrap())
+                .collect::<Vec<_>>(),
+        )]),
+        case(
+            "orders.csv",
+            "¿Qué región tuvo los mayores ingresos? Ingresos es units por unit_price.",
+        )
+        .want(&[top.1])
+        .words(&[&top.0, "He calculado"]),
+        case("orders.csv", "Standard deviation of units per region").want(
+            &["Norte", "Sur", "Centro", "Este"]
+                .map(|reg| sd(&o.nums_where("units", |r| r[1] == reg), 1.0)),
+        ),
+        case(
+            "orders.csv",
+            "What is the median profit? Profit is units times unit_price",
+        )
+        .want(&[quantile(&revenue, 0.5)])
+        .not(&[quantile(&profit, 0.5)]),
+        case(
+            "orders.csv",
+            "What is the weighted average of unit_price by units?",
+        )
+        .declined()
+        .not(&[mean(&o.nums("unit_price"))]),
     ]);
 
     // contracts and tickets: date differences
@@ -776,15 +811,27 @@ fn cases(t: &Tables) -> Vec<Case> {
             .want(&[mean(&lengths)])
             .words(&["days"])
             .not_words(&["Number of rows by"]),
-        case("contracts.csv", "Median number of days between start_date and end_date")
-            .want(&[quantile(&lengths, 0.5)]),
-        case("contracts.csv", "Longest contract duration: what is the maximum length in days?")
-            .want(&[sorted(&lengths).last().copied().unwrap()]),
-        case("contracts.csv", "¿Cuál es la duración media de los contratos?")
-            .want(&[mean(&lengths)])
-            .words(&["días"]),
-        case("contracts.csv", "Mean contract value for contracts longer than 400 days")
-            .declined(),
+        case(
+            "contracts.csv",
+            "Median number of days between start_date and end_date",
+        )
+        .want(&[quantile(&lengths, 0.5)]),
+        case(
+            "contracts.csv",
+            "Longest contract duration: what is the maximum length in days?",
+        )
+        .want(&[sorted(&lengths).last().copied().unwrap()]),
+        case(
+            "contracts.csv",
+            "¿Cuál es la duración media de los contratos?",
+        )
+        .want(&[mean(&lengths)])
+        .words(&["días"]),
+        case(
+            "contracts.csv",
+            "Mean contract value for contracts longer than 400 days",
+        )
+        .declined(),
     ]);
     let tk = &t.tickets;
     let parse_min = |s: &str| {
@@ -817,12 +864,14 @@ fn cases(t: &Tables) -> Vec<Case> {
     let edad_i = m.col("edad");
     let precio_mayores = m.nums_where("precio", |r| r[edad_i].parse::<f64>().unwrap() > 40.0);
     v.extend([
-        case("medidas.csv", "Calcula la media y la desviación estándar del precio")
-            .want(&[mean(&precio), sd(&precio, 1.0)])
-            .not(&[precio.iter().sum()])
-            .words(&["He calculado", "desviación estándar muestral", "descartado"]),
-        case("medidas.csv", "¿Cuál es la mediana de la temperatura?")
-            .want(&[quantile(&temp, 0.5)]),
+        case(
+            "medidas.csv",
+            "Calcula la media y la desviación estándar del precio",
+        )
+        .want(&[mean(&precio), sd(&precio, 1.0)])
+        .not(&[precio.iter().sum()])
+        .words(&["He calculado", "desviación estándar muestral", "descartado"]),
+        case("medidas.csv", "¿Cuál es la mediana de la temperatura?").want(&[quantile(&temp, 0.5)]),
         case("medidas.csv", "Varianza poblacional de la humedad")
             .want(&[var(&hum, 0.0)])
             .not(&[var(&hum, 1.0)])
@@ -833,23 +882,45 @@ fn cases(t: &Tables) -> Vec<Case> {
         case("medidas.csv", "¿Cuál es el precio medio en Bilbao?")
             .want(&[mean(&m.nums_where("precio", |r| r[0] == "Bilbao"))])
             .not(&[mean(&precio)]),
-        case("medidas.csv", "Correlación de Pearson entre temperatura y humedad con su valor p")
-            .want(&[r_th, corr_p(r_th, temp.len())])
-            .words(&["Pearson"]),
-        case("medidas.csv", "Spearman correlation between temperatura and humedad")
-            .want(&[rs])
-            .not(&[r_th])
-            .words(&["Spearman"]),
-        case("medidas.csv", "Pearson correlation coefficient of temperatura and humedad, with p-value")
-            .want(&[r_th]),
+        case(
+            "medidas.csv",
+            "Correlación de Pearson entre temperatura y humedad con su valor p",
+        )
+        .want(&[r_th, corr_p(r_th, temp.len())])
+        .words(&["Pearson"]),
+        case(
+            "medidas.csv",
+            "Spearman correlation between temperatura and humedad",
+        )
+        .want(&[rs])
+        .not(&[r_th])
+        .words(&["Spearman"]),
+        case(
+            "medidas.csv",
+            "Pearson correlation coefficient of temperatura and humedad, with p-value",
+        )
+        .want(&[r_th]),
         case("medidas.csv", "¿Cuántas ciudades distintas hay?").want(&[5.0]),
-        case("medidas.csv", "Desviación estándar de la temperatura por ciudad")
-            .want(&["Sevilla", "Bilbao", "Zaragoza", "Murcia", "Vigo"].map(|cd| sd(&m.nums_where("temperatura", |r| r[0] == cd), 1.0))),
-        case("medidas.csv", "¿Cuál es la desviación estándar poblacional de la edad?")
-            .want(&[sd(&m.nums("edad"), 0.0)])
-            .not(&[sd(&m.nums("edad"), 1.0)]),
-        case("medidas.csv", "Calcula la media armónica del precio").declined().not(&[mean(&precio)]),
-        case("medidas.csv", "Media del salario").declined().words(&["salario"]),
+        case(
+            "medidas.csv",
+            "Desviación estándar de la temperatura por ciudad",
+        )
+        .want(
+            &["Sevilla", "Bilbao", "Zaragoza", "Murcia", "Vigo"]
+                .map(|cd| sd(&m.nums_where("temperatura", |r| r[0] == cd), 1.0)),
+        ),
+        case(
+            "medidas.csv",
+            "¿Cuál es la desviación estándar poblacional de la edad?",
+        )
+        .want(&[sd(&m.nums("edad"), 0.0)])
+        .not(&[sd(&m.nums("edad"), 1.0)]),
+        case("medidas.csv", "Calcula la media armónica del precio")
+            .declined()
+            .not(&[mean(&precio)]),
+        case("medidas.csv", "Media del salario")
+            .declined()
+            .words(&["salario"]),
     ]);
 
     // samples: normality, outliers, plain stats on a table with a code column
@@ -864,47 +935,92 @@ fn cases(t: &Tables) -> Vec<Case> {
         .filter(|x| **x < q1 - 1.5 * (q3 - q1) || **x > q3 + 1.5 * (q3 - q1))
         .count();
     let (ms, ss) = (mean(&spiky), sd(&spiky, 1.0));
-    let z_out = spiky.iter().filter(|x| ((*x - ms) / ss).abs() > 3.0).count();
+    let z_out = spiky
+        .iter()
+        .filter(|x| ((*x - ms) / ss).abs() > 3.0)
+        .count();
     let (mn, sn) = (mean(&normal), sd(&normal, 1.0));
-    let z2_out = normal.iter().filter(|x| ((*x - mn) / sn).abs() > 2.0).count();
+    let z2_out = normal
+        .iter()
+        .filter(|x| ((*x - mn) / sn).abs() > 2.0)
+        .count();
     let xs = s.nums("x");
     let ys = s.nums("y");
     let r_xy = pearson(&xs, &ys);
     v.extend([
-        case("samples.csv", "Calculate the mean and standard deviation of the `delta` column")
-            .want(&[mean(&delta), sd(&delta, 1.0)])
-            .not_words(&["time series", "anomal"]),
-        case("samples.csv", "How many outliers does spiky have by the IQR rule?")
-            .want(&[iqr_out as f64])
-            .words(&["IQR"]),
+        case(
+            "samples.csv",
+            "Calculate the mean and standard deviation of the `delta` column",
+        )
+        .want(&[mean(&delta), sd(&delta, 1.0)])
+        .not_words(&["time series", "anomal"]),
+        case(
+            "samples.csv",
+            "How many outliers does spiky have by the IQR rule?",
+        )
+        .want(&[iqr_out as f64])
+        .words(&["IQR"]),
         case("samples.csv", "Find outliers in spiky using z-scores")
             .want(&[z_out as f64])
             .words(&["z-score"]),
-        case("samples.csv", "Outliers of normal more than 2 standard deviations from the mean")
-            .want(&[z2_out as f64]),
-        case("samples.csv", "Is normal normally distributed? Use a Shapiro-Wilk test")
-            .words(&["Shapiro-Wilk", "consistent with a normal"]),
-        case("samples.csv", "Is skewed normally distributed? Use Shapiro-Wilk")
-            .words(&["Shapiro-Wilk", "not normally distributed"]),
-        case("samples.csv", "Kolmogorov-Smirnov test of normality for normal")
-            .want(&[ks_d(&normal)])
-            .words(&["Kolmogorov-Smirnov"]),
-        case("samples.csv", "Does skewed follow a normal distribution? Judge by skewness")
-            .want(&[skew(&skewed)])
-            .words(&["strongly skewed"]),
+        case(
+            "samples.csv",
+            "Outliers of normal more than 2 standard deviations from the mean",
+        )
+        .want(&[z2_out as f64]),
+        case(
+            "samples.csv",
+            "Is normal normally distributed? Use a Shapiro-Wilk test",
+        )
+        .words(&["Shapiro-Wilk", "consistent with a normal"]),
+        case(
+            "samples.csv",
+            "Is skewed normally distributed? Use Shapiro-Wilk",
+        )
+        .words(&["Shapiro-Wilk", "not normally distributed"]),
+        case(
+            "samples.csv",
+            "Kolmogorov-Smirnov test of normality for normal",
+        )
+        .want(&[ks_d(&normal)])
+        .words(&["Kolmogorov-Smirnov"]),
+        case(
+            "samples.csv",
+            "Does skewed follow a normal distribution? Judge by skewness",
+        )
+        .want(&[skew(&skewed)])
+        .words(&["strongly skewed"]),
         case("samples.csv", "What is the mean of code?")
             .want(&[mean(&s.nums("code"))])
             .not_words(&["time series", "anomal", "interval"]),
-        case("samples.csv", "What is the Pearson correlation between x and y and its p-value?")
-            .want(&[r_xy, corr_p(r_xy, xs.len())]),
-        case("samples.csv", "Mean and standard deviation of normal and of skewed")
-            .want(&[mean(&normal), sd(&normal, 1.0), mean(&skewed), sd(&skewed, 1.0)]),
-        case("samples.csv", "What is the interquartile range of skewed?")
-            .want(&[quantile(&skewed, 0.75) - quantile(&skewed, 0.25)]),
+        case(
+            "samples.csv",
+            "What is the Pearson correlation between x and y and its p-value?",
+        )
+        .want(&[r_xy, corr_p(r_xy, xs.len())]),
+        case(
+            "samples.csv",
+            "Mean and standard deviation of normal and of skewed",
+        )
+        .want(&[
+            mean(&normal),
+            sd(&normal, 1.0),
+            mean(&skewed),
+            sd(&skewed, 1.0),
+        ]),
+        case("samples.csv", "What is the interquartile range of skewed?").want(&[quantile(
+            &skewed, 0.75,
+        ) - quantile(
+            &skewed, 0.25,
+        )]),
         case("samples.csv", "Mean of y where x is above 5")
-            .want(&[mean(&s.nums_where("y", |r| r[5].parse::<f64>().unwrap() > 5.0))])
+            .want(&[mean(
+                &s.nums_where("y", |r| r[5].parse::<f64>().unwrap() > 5.0),
+            )])
             .not(&[mean(&ys)]),
-        case("samples.csv", "Kendall's tau between x and y").declined().not(&[r_xy]),
+        case("samples.csv", "Kendall's tau between x and y")
+            .declined()
+            .not(&[r_xy]),
         case("samples.csv", "Run an ANOVA of y").declined(),
     ]);
 
@@ -916,11 +1032,17 @@ fn cases(t: &Tables) -> Vec<Case> {
         case("yearly.csv", "What is the mean of visitors?")
             .want(&[mean(&visitors)])
             .not(&[mean(&yv.nums_where("visitors", |r| r[0] == "2015"))]),
-        case("yearly.csv", "Mean and standard deviation of visitors in 2019")
-            .want(&[mean(&v2019), sd(&v2019, 1.0)])
-            .not(&[mean(&visitors)]),
-        case("yearly.csv", "Media y desviación estándar de visitors por site")
-            .want(&["A", "B"].map(|st| mean(&yv.nums_where("visitors", |r| r[1] == st)))),
+        case(
+            "yearly.csv",
+            "Mean and standard deviation of visitors in 2019",
+        )
+        .want(&[mean(&v2019), sd(&v2019, 1.0)])
+        .not(&[mean(&visitors)]),
+        case(
+            "yearly.csv",
+            "Media y desviación estándar de visitors por site",
+        )
+        .want(&["A", "B"].map(|st| mean(&yv.nums_where("visitors", |r| r[1] == st)))),
     ]);
     v
 }
@@ -945,7 +1067,8 @@ fn numbers(text: &str) -> Vec<(f64, f64)> {
     let mut i = 0;
     while i < b.len() {
         let starts = b[i].is_ascii_digit()
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
         if !starts {
             i += 1;
             continue;
@@ -965,7 +1088,10 @@ fn numbers(text: &str) -> Vec<(f64, f64)> {
             decimals = (j - s) as i32;
         }
         let mut exp = 0i32;
-        if j + 1 < b.len() && (b[j] == b'e' || b[j] == b'E') && (b[j + 1] == b'-' || b[j + 1] == b'+') {
+        if j + 1 < b.len()
+            && (b[j] == b'e' || b[j] == b'E')
+            && (b[j + 1] == b'-' || b[j + 1] == b'+')
+        {
             let s = j + 1;
             let mut k = s + 1;
             while k < b.len() && b[k].is_ascii_digit() {
@@ -995,7 +1121,8 @@ fn holds(found: &[(f64, f64)], want: f64) -> bool {
 fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let found = numbers(answer);
-    let declined = answer.contains("I cannot answer that as asked") || answer.contains("No puedo responder a eso tal como");
+    let declined = answer.contains("I cannot answer that as asked")
+        || answer.contains("No puedo responder a eso tal como");
     let computed = answer.contains("I computed") || answer.contains("He calculado");
     if c.decline {
         if !declined {
@@ -1009,7 +1136,9 @@ fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
             problems.push("no 'I computed' plan in the answer".into());
         }
         if phase != "stats" {
-            problems.push(format!("answered by the {phase:?} step, not the statistics plan"));
+            problems.push(format!(
+                "answered by the {phase:?} step, not the statistics plan"
+            ));
         }
         for w in &c.want {
             if !holds(&found, *w) {
@@ -1017,8 +1146,15 @@ fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
             }
         }
     }
+    // A number written for a wanted value is not also read as a wrong one ("41" for
+    // a median of 41 is not the mean 40.9).
+    let others: Vec<(f64, f64)> = found
+        .iter()
+        .copied()
+        .filter(|n| !c.want.iter().any(|w| holds(&[*n], *w)))
+        .collect();
     for w in &c.not {
-        if holds(&found, *w) && !c.want.iter().any(|x| (x - w).abs() < 1e-9) {
+        if holds(&others, *w) {
             problems.push(format!("the answer holds the wrong number {w}"));
         }
     }
@@ -1027,12 +1163,24 @@ fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
             problems.push(format!("the answer lacks {w:?}"));
         }
     }
+    // The body, before the files and the analyst's own footer.
+    let body = answer
+        .split("\n\nFiles:")
+        .next()
+        .unwrap_or("")
+        .split("\n\nArchivos:")
+        .next()
+        .unwrap_or("");
     for w in &c.not_words {
-        if answer.contains(w.as_str()) {
+        if body.contains(w.as_str()) {
             problems.push(format!("the answer has {w:?}"));
         }
     }
-    let es_word = if c.decline { "No puedo" } else { "He calculado" };
+    let es_word = if c.decline {
+        "No puedo"
+    } else {
+        "He calculado"
+    };
     if c.es && !answer.contains(es_word) {
         problems.push("not answered in Spanish".into());
     }
@@ -1070,13 +1218,20 @@ fn the_independent_arithmetic_is_right() {
     // pearsonr([1,2,3,4,5],[2,1,4,3,5]) = (0.8, 0.10408803866182788)
     let r = pearson(&[1.0, 2.0, 3.0, 4.0, 5.0], &[2.0, 1.0, 4.0, 3.0, 5.0]);
     assert!((r - 0.8).abs() < 1e-12);
-    assert!((corr_p(r, 5) - 0.104_088_038_661_827_88).abs() < 1e-9, "{}", corr_p(r, 5));
+    assert!(
+        (corr_p(r, 5) - 0.104_088_038_661_827_88).abs() < 1e-9,
+        "{}",
+        corr_p(r, 5)
+    );
     assert!((norm_cdf(1.0) - 0.841_344_746_068_542_9).abs() < 1e-9);
     assert!((norm_cdf(-2.5) - 0.006_209_665_325_776_132).abs() < 1e-9);
     assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
     assert_eq!(civil(days_from_civil(2024, 2, 29) + 1), "2024-03-01");
     let n = numbers("r = -0.8045, p-value = 3.2e-08 (n = 37); 90th percentile: 1152.29");
-    assert_eq!(n.iter().map(|x| x.0).collect::<Vec<_>>(), vec![-0.8045, 3.2e-8, 37.0, 90.0, 1152.29]);
+    assert_eq!(
+        n.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![-0.8045, 3.2e-8, 37.0, 90.0, 1152.29]
+    );
     assert!(holds(&n, 1152.2949) && !holds(&n, 1152.3));
 }
 
@@ -1099,7 +1254,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
     let all = cases(&tables);
     let answered = all.iter().filter(|c| !c.decline).count();
     let declined = all.len() - answered;
-    assert!(answered >= 60 && declined >= 12, "{answered} answered, {declined} declines");
+    assert!(
+        answered >= 60 && declined >= 12,
+        "{answered} answered, {declined} declines"
+    );
     let dir = tempfile::tempdir().unwrap();
     for t in [
         &tables.passengers,
@@ -1149,15 +1307,27 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
                     let t0 = std::time::Instant::now();
                     let before = session.items().len();
                     let outcome = session
-                        .ask_with(&c.request, &mut OfflineAnalyst::new(), None, &CancellationToken::new())
+                        .ask_with(
+                            &c.request,
+                            &mut OfflineAnalyst::new(),
+                            None,
+                            &CancellationToken::new(),
+                        )
                         .await
                         .unwrap();
                     let answer = outcome.answer.clone().unwrap_or_default();
-                    eprintln!("{:>6.2} s  {file}  {}", t0.elapsed().as_secs_f64(), c.request);
+                    eprintln!(
+                        "{:>6.2} s  {file}  {}",
+                        t0.elapsed().as_secs_f64(),
+                        c.request
+                    );
                     // The phase of this ask's last call (a decline may make none).
                     let phase = last_phase(&session.items()[before..]);
                     for p in check(c, &answer, &phase) {
-                        problems.push(format!("{file} / {:?}: {p}\n--- answer:\n{answer}\n---", c.request));
+                        problems.push(format!(
+                            "{file} / {:?}: {p}\n--- answer:\n{answer}\n---",
+                            c.request
+                        ));
                     }
                 }
                 session.close().await;
@@ -1174,5 +1344,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
         problems.len(),
         started.elapsed().as_secs_f64()
     );
-    assert!(problems.is_empty(), "{} problems:\n\n{}", problems.len(), problems.join("\n\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
 }
