@@ -46,7 +46,7 @@ T = {
            "too_few": "too few values (%d) for this",
            "question": "Question", "answer": "Answer", "plan": "Plan", "result": "Result",
            "what_csv": "the result table", "what_png": "the chart", "what_md": "the report (question, plan, answer)",
-           "title_by": "%s of %s by %s", "out_of": "out of", "stat": "statistic", "value": "value", "label": "label"},
+           "title_by": "%s of %s by %s", "mark_high": "highest", "mark_low": "lowest", "out_of": "out of", "stat": "statistic", "value": "value", "label": "label"},
     "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
            "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
            "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
@@ -82,7 +82,7 @@ T = {
            "too_few": "hay muy pocos valores (%d) para esto",
            "question": "Pregunta", "answer": "Respuesta", "plan": "Plan", "result": "Resultado",
            "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, plan, respuesta)",
-           "title_by": "%s de %s por %s", "out_of": "de un total de", "stat": "estad\u00edstica", "value": "valor", "label": "etiqueta"},
+           "title_by": "%s de %s por %s", "mark_high": "m\u00e1s alto", "mark_low": "m\u00e1s bajo", "out_of": "de un total de", "stat": "estad\u00edstica", "value": "valor", "label": "etiqueta"},
 }[LANG]
 # CSV column names stay English (as the other skills' tables).
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
@@ -219,6 +219,9 @@ def show(v):
     return num(v)
 
 
+CHART = {}  # what the chart shows, in the answer: its title and where its y-axis starts
+
+
 def bar_chart(labels, values, title, ylabel, highlight=()):
     fig, ax = plt.subplots(figsize=(9, 5))
     vals = [float(v) for v in values]
@@ -232,6 +235,7 @@ def bar_chart(labels, values, title, ylabel, highlight=()):
     ax.set_ylabel(cap(say(ylabel, ASCII)))
     ax.set_title(cap(say(title, ASCII)))
     ax.grid(axis="y", alpha=0.3)
+    CHART.update({"kind": "bar", "title": ax.get_title(), "y_from": float(ax.get_ylim()[0])})
     return fig
 
 
@@ -432,7 +436,8 @@ elif task in ("argmax", "argmin"):
     table = pd.DataFrame({label: [str(k) for k in ordered.index], "value": ordered.values.astype(float)})
     shown = ordered.iloc[:20]
     fig = bar_chart([str(k) for k in shown.index], list(shown.values),
-                    "%s %s %s" % (cap(what.replace("`", "")), T["by"], label),
+                    "%s %s %s (%s: %s)" % (cap(what.replace("`", "")), T["by"], label,
+                                           T["mark_high" if task == "argmax" else "mark_low"], ", ".join(winners)),
                     what.replace("`", ""), highlight=set(winners))
 elif task == "correlation":
     import scipy.stats as sst
@@ -524,6 +529,8 @@ headline = "%s: %s." % (T["computed"], plan_text)
 headline = say(headline + "\n\n" + "\n".join("- " + l for l in lines), ASCII)
 report = ["# %s" % T["answer"], "", "%s: %s" % (T["question"], CONFIG["request"]), "",
           "%s: %s." % (T["plan"], plan_text), ""] + ["- " + l for l in lines] + [""] + notes
+if fig is not None and not CHART:
+    CHART.update({"kind": "other", "title": fig.axes[0].get_title()})
 files = finish_outputs(OUT, table, fig, report, ASCII)
 what = {OUT["csv"]: T["what_csv"], OUT["png"]: T["what_png"], OUT["md"]: T["what_md"]}
 emit_answer({
@@ -531,5 +538,5 @@ emit_answer({
     "headline": headline, "columns": [], "table": [], "table_rows": 0,
     "notes": [say(n, ASCII) for n in notes],
     "files": [{"path": f, "what": what[f]} for f in files],
-    "plan": PLAN,
+    "plan": PLAN, "chart": CHART or None,
 })

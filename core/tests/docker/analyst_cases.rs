@@ -525,6 +525,8 @@ struct Case {
     not_words: Vec<String>,
     decline: bool,
     es: bool,
+    /// Words the chart's title must hold; a bar chart must start at zero.
+    chart: Vec<String>,
 }
 
 fn case(file: &'static str, request: &str) -> Case {
@@ -536,6 +538,7 @@ fn case(file: &'static str, request: &str) -> Case {
         words: vec![],
         not_words: vec![],
         decline: false,
+        chart: vec![],
         es: request.contains('¿') || is_spanish(request),
     }
 }
@@ -559,6 +562,10 @@ impl Case {
     }
     fn not_words(mut self, w: &[&str]) -> Self {
         self.not_words.extend(w.iter().map(|s| s.to_string()));
+        self
+    }
+    fn chart(mut self, w: &[&str]) -> Self {
+        self.chart.extend(w.iter().map(|s| s.to_string()));
         self
     }
     fn declined(mut self) -> Self {
@@ -622,7 +629,8 @@ fn cases(t: &Tables) -> Vec<Case> {
                 let x = p.nums_where("fare", |r| r[3] == c);
                 round2(sd(&x, 1.0))
             }))
-            .words(&["First", "Third"]),
+            .words(&["First", "Third"])
+            .chart(&["Sample standard deviation", "fare", "class"]),
         case("passengers.csv", "How many distinct classes are there?")
             .want(&[3.0]),
         case("passengers.csv", "What is the skewness and kurtosis of fare?")
@@ -672,6 +680,7 @@ fn cases(t: &Tables) -> Vec<Case> {
         case("cities.csv", "Which city has the highest score?")
             .want(&[97.0])
             .words(&[&best[0], &best[1], "tied"])
+            .chart(&["Score", "city", "highest"])
             .not_words(&["number of rows"]),
         case("cities.csv", "Which city has the lowest score?")
             .want(&[41.0])
@@ -749,6 +758,7 @@ fn cases(t: &Tables) -> Vec<Case> {
         )
         .want(&[top.1])
         .words(&[&top.0, "units", "unit_price"])
+        .chart(&["Total of revenue", "region"])
         .not(&[top_units]),
         case(
             "orders.csv",
@@ -1118,8 +1128,19 @@ fn holds(found: &[(f64, f64)], want: f64) -> bool {
         .any(|(v, tol)| (v - want).abs() <= tol.max(1e-9 * want.abs()))
 }
 
-fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
+fn check(c: &Case, answer: &str, phase: &str, chart: &serde_json::Value) -> Vec<String> {
     let mut problems = Vec::new();
+    if !c.chart.is_empty() {
+        let title = chart["title"].as_str().unwrap_or("");
+        for w in &c.chart {
+            if !title.contains(w.as_str()) {
+                problems.push(format!("the chart's title {title:?} lacks {w:?}"));
+            }
+        }
+        if chart["kind"] != "bar" || chart["y_from"].as_f64() != Some(0.0) {
+            problems.push(format!("not a bar chart from zero: {chart}"));
+        }
+    }
     let found = numbers(answer);
     let declined = answer.contains("I cannot answer that as asked")
         || answer.contains("No puedo responder a eso tal como");
@@ -1191,6 +1212,22 @@ fn check(c: &Case, answer: &str, phase: &str) -> Vec<String> {
         problems.push("an anomaly report for a statistics question".into());
     }
     problems
+}
+
+/// What the statistics script said of its chart (`chart` of `SANDALYST_ANSWER`).
+fn chart_of(items: &[sandalyst::model::Item]) -> serde_json::Value {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            sandalyst::model::Item::ToolOutput { output, .. } => output.lines().find_map(|l| {
+                let json = l.trim().strip_prefix("SANDALYST_ANSWER ")?;
+                serde_json::from_str::<serde_json::Value>(json).ok()
+            }),
+            _ => None,
+        })
+        .map(|a| a["chart"].clone())
+        .unwrap_or_default()
 }
 
 fn last_phase(items: &[sandalyst::model::Item]) -> String {
@@ -1323,7 +1360,8 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
                     );
                     // The phase of this ask's last call (a decline may make none).
                     let phase = last_phase(&session.items()[before..]);
-                    for p in check(c, &answer, &phase) {
+                    let chart = chart_of(&session.items()[before..]);
+                    for p in check(c, &answer, &phase, &chart) {
                         problems.push(format!(
                             "{file} / {:?}: {p}\n--- answer:\n{answer}\n---",
                             c.request
