@@ -1176,7 +1176,13 @@ fn fmt_value(v: f64) -> String {
 /// Read `task` against `table`: a plan, a decline, or not a statistics question.
 pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let w = words_of(task);
-    let stats_found = statistics(&w);
+    let found_mentions = mentions(&w, table);
+    // A statistic's word inside a column's name ("daily count", "total sales") is
+    // the column, not a statistic.
+    let stats_found: Vec<(usize, usize, Stat)> = statistics(&w)
+        .into_iter()
+        .filter(|(s, e, _)| !found_mentions.iter().any(|m| *s < m.end && m.start < *e))
+        .collect();
     let unsupported: Vec<&str> = UNSUPPORTED_STATS
         .iter()
         .copied()
@@ -1270,7 +1276,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         return Understood::NotMine;
     }
     let mut r = Reader {
-        mentions: mentions(&w, table),
+        mentions: found_mentions,
         used: vec![false; w.len()],
         w,
         table,
@@ -2258,6 +2264,27 @@ mod tests {
         assert_eq!(
             (names(&p), p.measures[0].name.as_str()),
             (vec!["min"], "stock_qty")
+        );
+    }
+
+    #[test]
+    fn a_statistic_word_in_a_column_name_is_the_column() {
+        let t = table(
+            "input/d.csv",
+            30,
+            &[
+                ("day", "datetime", 30),
+                ("daily_count", "numeric", 20),
+                ("total_sales", "numeric", 30),
+            ],
+        );
+        let p = plan("Mean and standard deviation of the daily count", &t);
+        assert_eq!(names(&p), vec!["mean", "std"]);
+        assert_eq!(p.measures[0].name, "daily_count");
+        let p = plan("What is the median of total sales?", &t);
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["median"], "total_sales")
         );
     }
 

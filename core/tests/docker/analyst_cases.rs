@@ -496,6 +496,7 @@ fn yearly() -> Table {
             vec![
                 (2015 + i % 8).to_string(),
                 ["A", "B"][i % 2].to_string(),
+                g.int(20, 90).to_string(),
                 format!(
                     "{:.2}",
                     round2(100.0 + 30.0 * g.next() + (i % 8) as f64 * 5.0)
@@ -505,7 +506,7 @@ fn yearly() -> Table {
         .collect();
     Table {
         name: "yearly.csv",
-        header: vec!["year", "site", "visitors"],
+        header: vec!["year", "site", "daily_count", "visitors"],
         rows,
     }
 }
@@ -1039,6 +1040,16 @@ fn cases(t: &Tables) -> Vec<Case> {
     let visitors = yv.nums("visitors");
     let v2019 = yv.nums_where("visitors", |r| r[0] == "2019");
     v.extend([
+        case(
+            "yearly.csv",
+            "Mean and standard deviation of the daily count",
+        )
+        .want(&[
+            mean(&yv.nums("daily_count")),
+            sd(&yv.nums("daily_count"), 1.0),
+        ])
+        .words(&["Sample standard deviation of `daily_count`"])
+        .not_words(&["Count of"]),
         case("yearly.csv", "What is the mean of visitors?")
             .want(&[mean(&visitors)])
             .not(&[mean(&yv.nums_where("visitors", |r| r[0] == "2015"))]),
