@@ -237,6 +237,8 @@ if change and ts is not None:
     x = np.arange(len(res))
     ax.bar(x - 0.2, res[la].values, 0.4, label=str(la), color="#9ab")
     ax.bar(x + 0.2, res[lb].values, 0.4, label=str(lb), color="#2a6f97")
+    if (res[[la, lb]].stack().dropna() >= 0).all():
+        ax.set_ylim(bottom=0)
     ax.set_xticks(x)
     ax.set_xticklabels([say(i, ASCII) for i in res.index], rotation=30 if len(res) > 5 else 0, ha="right" if len(res) > 5 else "center")
     ax.set_ylabel(cap(say(op_text, ASCII)))
@@ -311,6 +313,9 @@ elif group_col or group_period:
         ax.plot(range(len(plot)), plot.values, marker="o", color="#2a6f97")
     else:
         bars = ax.bar(range(len(plot)), plot.values, color=["#d1495b" if x == best else "#2a6f97" for x in plot.index])
+        if (plot.dropna() >= 0).all():
+            # Bars of a non-negative quantity start at zero, so their heights compare.
+            ax.set_ylim(bottom=0)
     ax.set_xticks(range(len(plot)))
     ax.set_xticklabels(labels_x, rotation=30 if len(plot) > 6 else 0, ha="right" if len(plot) > 6 else "center")
     ax.set_xlabel(say(gname, ASCII))

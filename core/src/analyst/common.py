@@ -213,8 +213,14 @@ def time_candidate(name, series):
         txt = sample.astype(str)
         if txt.str.fullmatch(r"\s*-?\d+(\.\d+)?\s*").mean() > 0.5:
             return None  # plain numbers in a text column
-        frac = float(parse_times(sample).notna().mean())
+        parsed_txt = parse_times(sample)
+        frac = float(parsed_txt.notna().mean())
         if frac < 0.8:
+            return None
+        # Times of day or codes with no date in them parse onto today's date: that is
+        # no time axis, and an anomaly analysis on it would be made up.
+        days = parsed_txt.dropna().dt.normalize()
+        if len(days) and (days == pd.Timestamp.now().normalize()).all():
             return None
     parsed = parse_times(sample, unit)
     uniq = parsed.nunique() / max(1, parsed.notna().sum())

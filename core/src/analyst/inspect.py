@@ -17,7 +17,8 @@ def profile_table(path, kind, sheet, df):
     info = {"path": path, "sheet": sheet, "kind": kind, "rows": int(len(df)),
             "columns": int(df.shape[1]), "column_names": list(df.columns)[:60],
             "missing_total": int(df.isna().sum().sum()), "time": [], "measures": [],
-            "temperature": None, "categories": [], "time_span": None}
+            "temperature": None, "categories": [], "time_span": None,
+            "column_kinds": []}
     lines = []
     times = []
     for c in df.columns:
@@ -80,6 +81,20 @@ def profile_table(path, kind, sheet, df):
         m.pop("hint", None)
         m["variance"] = round(m["variance"], 6)
     info["measures"] = measures[:6]
+    # Every column's kind, for the statistics planner to match a request against.
+    time_names = set(t["name"] for t in times)
+    for c in list(df.columns)[:60]:
+        s = df[c]
+        if c in time_names:
+            kind = "datetime"
+        elif pd.api.types.is_bool_dtype(s):
+            kind = "bool"
+        elif numeric_view(s) is not None:
+            kind = "numeric"
+        else:
+            kind = "text"
+        info["column_kinds"].append({"name": c, "kind": kind, "distinct": int(s.nunique(dropna=True)),
+                                     "missing": int(s.isna().sum())})
     temps.sort(key=lambda t: -t["score"])
     if temps:
         info["temperature"] = {k: temps[0][k] for k in ("name", "unit", "unit_source")}

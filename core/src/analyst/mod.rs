@@ -12,6 +12,7 @@
 //! |---|---|---|---|
 //! | anomalies in a time series | "find abnormal events", "busca anomalías" | this module | `analyse.py`, `validate.py` |
 //! | data profile | "what is in this file?", "describe", "resume" | `skills.rs` | `profile.py` |
+//! | statistics | "mean and standard deviation of price", "which city has the highest score?" | `stat_plan.rs` | `stats.py` |
 //! | aggregate questions | "which region had the highest revenue in February?" | `skills.rs` | `aggregate.py` |
 //! | correlation, trend | "is temperature correlated with humidity?", "weekly trend of visits" | `skills.rs` | `relate.py` |
 //! | none of these | "forecast next month" | `skills.rs` | `profile.py`, after an honest "I cannot" |
@@ -64,6 +65,11 @@
 //! `output/report.md` (`output/answer.*` for questions, `output/profile.*` for the
 //! profile).
 //!
+//! Statistics questions are read against the inspected table before any other skill
+//! ([`stat_plan::understand`]): a plan runs `stats.py`; a request with a part the plan
+//! cannot cover gets an honest decline (what was understood, what not, what the
+//! analyst can do), never an answer to another question.
+//!
 //! Where each part lives: `request` reads the task's words, `transcript` reads the
 //! conversation (the task, the planner's earlier calls and their outputs), `plan`
 //! decides the next step, `scripts` composes its Python, `profile` holds what the
@@ -86,6 +92,7 @@ mod profile;
 pub mod request;
 mod scripts;
 mod skills;
+mod stat_plan;
 mod transcript;
 
 use plan::{plan, Next};

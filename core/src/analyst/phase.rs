@@ -19,6 +19,8 @@ pub enum Phase {
     Aggregate,
     /// A correlation or a trend.
     Relate,
+    /// A statistics plan (`stats.py`).
+    Stats,
 }
 
 impl Phase {
@@ -31,6 +33,7 @@ impl Phase {
             Phase::Profile => "profile",
             Phase::Aggregate => "aggregate",
             Phase::Relate => "relate",
+            Phase::Stats => "stats",
         }
     }
 
@@ -43,6 +46,7 @@ impl Phase {
             Phase::Profile,
             Phase::Aggregate,
             Phase::Relate,
+            Phase::Stats,
         ]
         .into_iter()
         .find(|p| p.name() == s)

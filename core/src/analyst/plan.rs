@@ -9,6 +9,7 @@ use super::phase::Phase;
 use super::profile::{choose_target, Profile, Table, MIN_ROWS};
 use super::request::{self, recognise, Recognised, Skill};
 use super::scripts::{analysis_code, inspect_code, validation_code};
+use super::stat_plan::{self, Decline, Understood};
 use super::transcript::{error_summary, own_turns, tagged_json, task_and_outputs, Turn};
 use super::{anomalies, skills, MAX_CALLS};
 use crate::conversation::Item;
@@ -87,7 +88,14 @@ pub(super) fn plan(items: &[Item]) -> Next {
         profile,
         previous,
     };
+    if last.phase == Phase::Inspect {
+        // A statistics question is read before any skill is chosen by its words.
+        if let Some(next) = plan.stats_step() {
+            return next;
+        }
+    }
     match last.phase {
+        Phase::Stats => plan.after_stats(last),
         Phase::Inspect if plan.rec.skill != Skill::Anomalies && plan.profile.is_some() => {
             plan.skill_step(skills::phase_of_skill(plan.rec.skill))
         }
@@ -99,6 +107,77 @@ pub(super) fn plan(items: &[Item]) -> Next {
 }
 
 impl Plan<'_> {
+    /// The table a question is about, from the latest inspection.
+    fn question_table(&self) -> Option<&Table> {
+        let profile = self.profile.as_ref()?;
+        let earlier = self
+            .previous
+            .as_ref()
+            .and_then(|a| a.get("input"))
+            .and_then(Value::as_str);
+        skills::choose_table(&profile.tables, &self.task, earlier)
+    }
+
+    /// Run the statistics plan of the question, decline it, or None when the
+    /// question is not about statistics.
+    fn stats_step(&self) -> Option<Next> {
+        let table = self.question_table()?;
+        match stat_plan::understand(&self.task, table, self.rec.lang) {
+            Understood::NotMine => None,
+            Understood::Decline(d) => Some(Next::Finish(self.declined(&d, table))),
+            Understood::Plan(p) => {
+                let outputs = skills::outputs_for(Phase::Stats, &self.outputs);
+                Some(Next::Call(
+                    Phase::Stats,
+                    skills::stats_code(table, &self.task, &self.rec, &p, &outputs),
+                    skills::narration(Phase::Stats, table, self.rec.lang),
+                ))
+            }
+        }
+    }
+
+    fn declined(&self, d: &Decline, table: &Table) -> String {
+        let text = stat_plan::decline_text(d, table, self.rec.lang);
+        if self.rec.ascii {
+            skills::to_ascii(&text)
+        } else {
+            text
+        }
+    }
+
+    /// The statistics answer, or the script's reason to decline (the data did not
+    /// fit the plan: a text column, several rows a label, no row left).
+    fn after_stats(&self, last: Turn) -> Next {
+        let answer = last
+            .output
+            .filter(|_| !last.is_error)
+            .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"));
+        if let Some(a) = answer
+            .as_ref()
+            .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true))
+        {
+            return Next::Finish(skills::answer_text(&self.rec, a, None));
+        }
+        let why = answer
+            .as_ref()
+            .and_then(|a| a.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| error_summary(last.output));
+        let Some(table) = self.question_table() else {
+            return Next::Finish(why);
+        };
+        let understood = match stat_plan::understand(&self.task, table, self.rec.lang) {
+            Understood::Plan(p) => stat_plan::described(&p, self.rec.lang),
+            _ => Vec::new(),
+        };
+        let d = Decline {
+            understood,
+            not_understood: vec![why],
+        };
+        Next::Finish(self.declined(&d, table))
+    }
+
     /// Run a skill's script on the table the task is about, or explain why not.
     fn skill_step(&self, phase: Phase) -> Next {
         let profile = self.profile.as_ref().expect("checked by the caller");

@@ -36,6 +36,17 @@ pub(super) struct Table {
     pub temperature: Option<Temperature>,
     pub categories: Vec<Category>,
     pub time_span: Option<TimeSpan>,
+    /// Every column's kind (numeric, datetime, text, bool), distinct and missing counts.
+    pub column_kinds: Vec<ColumnKind>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct ColumnKind {
+    pub name: String,
+    pub kind: String,
+    pub distinct: u64,
+    pub missing: u64,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

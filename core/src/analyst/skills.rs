@@ -19,10 +19,12 @@ use super::phase::Phase;
 use super::profile::Table;
 use super::request::{Lang, Recognised, Skill};
 use super::scripts::compose_skill;
+use super::stat_plan::StatPlan;
 
 pub(super) const PROFILE_PY: &str = include_str!("profile.py");
 pub(super) const AGGREGATE_PY: &str = include_str!("aggregate.py");
 pub(super) const RELATE_PY: &str = include_str!("relate.py");
+pub(super) const STATS_PY: &str = include_str!("stats.py");
 
 /// The phase that answers a skill (the unsupported answer comes with the profile).
 pub(super) fn phase_of_skill(skill: Skill) -> Phase {
@@ -110,6 +112,27 @@ pub(super) fn skill_code(
     compose_skill(phase, template, &config)
 }
 
+/// The statistics script for `table`, carrying out `plan`.
+pub(super) fn stats_code(
+    table: &Table,
+    task: &str,
+    rec: &Recognised,
+    plan: &StatPlan,
+    outputs: &OutputNames,
+) -> String {
+    let config = json!({
+        "input": table.path,
+        "kind": table.kind.clone().unwrap_or_else(|| "csv".into()),
+        "sheet": table.sheet,
+        "request": task,
+        "lang": rec.lang,
+        "ascii": rec.ascii,
+        "plan": plan,
+        "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },
+    });
+    compose_skill(Phase::Stats, STATS_PY, &config)
+}
+
 /// What the analyst says while a skill's script runs.
 pub(super) fn narration(phase: Phase, table: &Table, lang: Lang) -> String {
     let what = match (phase, lang) {
@@ -121,6 +144,8 @@ pub(super) fn narration(phase: Phase, table: &Table, lang: Lang) -> String {
         }
         (Phase::Relate, Lang::En) => "measuring the relationship",
         (Phase::Relate, Lang::Es) => "midiendo la relación",
+        (Phase::Stats, Lang::En) => "computing the statistics of the plan read from the question",
+        (Phase::Stats, Lang::Es) => "calculando las estadísticas del plan leído en la pregunta",
         (_, Lang::En) => "profiling the data",
         (_, Lang::Es) => "describiendo los datos",
     };
@@ -190,12 +215,12 @@ pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
 
 fn footer(lang: Lang) -> &'static str {
     match lang {
-        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, answers totals, \
-averages, counts, top N, shares and changes by category or period, measures correlations and trends, and finds \
-anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
+        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, computes everyday \
+statistics as asked (stating what it computed), answers totals, averages, counts, top N, shares and changes by \
+category or period, measures correlations and trends, and finds anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
 --model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
         Lang::Es => "(Analista sin conexión integrado: basado en reglas, no un LLM. Describe archivos, calcula \
-totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
+las estadísticas habituales tal como se piden (diciendo qué calculó), totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
 tendencias y busca anomalías en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
 con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicación, Ajustes.)",
     }
@@ -372,7 +397,7 @@ mod tests {
 
     #[test]
     fn skill_templates_are_ascii_and_wrapped() {
-        for t in [PROFILE_PY, AGGREGATE_PY, RELATE_PY] {
+        for t in [PROFILE_PY, AGGREGATE_PY, RELATE_PY, STATS_PY] {
             assert!(t.is_ascii());
             assert!(
                 !t.contains("\"\"\""),

@@ -12,6 +12,7 @@
 mod common;
 
 mod agent;
+mod analyst_cases;
 mod bench_suite;
 mod custom_image;
 mod egress;

@@ -1,0 +1,2307 @@
+//! Reading a statistics question into an explicit plan, matched against the table's
+//! real columns and their kinds: which statistics, of which measure (a column or a
+//! measure derived from two), grouped by what, under which conditions, with what
+//! answer shape and rounding. A request is read word by word; when a part of it is
+//! a statistic, a condition or a column this planner cannot read, the outcome is a
+//! [`Decline`] naming what was understood and what not, never a plan for some other
+//! question. Requests that are not about statistics (a profile, a share of total, a
+//! change between periods, a trend, an anomaly search) are left to the other skills
+//! ([`Understood::NotMine`]), as are the plain grouped totals and means that
+//! `aggregate.py` answers.
+//!
+//! ```text
+//! "Calculate the mean and standard deviation of the price"
+//!   -> describe: [mean, std (sample)] of `price`
+//! "Which region had the highest revenue? Revenue is units times unit_price."
+//!   -> argmax over `region` of total(units x unit_price)
+//! ```
+
+use serde::Serialize;
+
+use super::profile::Table;
+use super::request::{normalise, Lang};
+
+/// The answer's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Task {
+    /// One or more statistics of one or more measures (per group when grouped).
+    Describe,
+    /// The label(s) with the highest value of the measure (all ties).
+    Argmax,
+    /// The label(s) with the lowest value.
+    Argmin,
+    /// Correlation between two measures with its p-value.
+    Correlation,
+    /// Outliers of the measure and their count.
+    Outliers,
+    /// Whether the measure looks normally distributed.
+    Normality,
+}
+
+/// One statistic; `q` for quantiles (0..1).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Stat {
+    pub name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<f64>,
+}
+
+impl Stat {
+    fn plain(name: &'static str) -> Stat {
+        Stat { name, q: None }
+    }
+}
+
+/// A measure derived from two columns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Derived {
+    /// product, difference, ratio, days, hours
+    pub op: &'static str,
+    pub a: String,
+    pub b: String,
+}
+
+/// What a statistic is computed over: a column, or a measure derived from two.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct MeasureSpec {
+    /// The name said in the answer (the column, or the derived measure's name).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived: Option<Derived>,
+}
+
+/// A condition on the rows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Filter {
+    pub column: String,
+    /// gt, ge, lt, le, eq, year
+    pub op: &'static str,
+    pub value: f64,
+}
+
+/// The plan the statistics script carries out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct StatPlan {
+    pub task: Task,
+    pub stats: Vec<Stat>,
+    pub measures: Vec<MeasureSpec>,
+    /// The second measure of a correlation.
+    pub second: Option<String>,
+    /// The column the statistics are grouped by, or whose label an argmax answers.
+    pub group: Option<String>,
+    /// How rows of one label are combined before an argmax (None: the rows are the
+    /// labels; the script checks there is one row per label).
+    pub label_op: Option<&'static str>,
+    pub filters: Vec<Filter>,
+    /// 1: sample statistics (the default), 0: population.
+    pub ddof: u8,
+    pub decimals: Option<u32>,
+    /// drop (the default) or zero
+    pub missing: &'static str,
+    /// pearson/spearman, iqr/z, skew/shapiro/ks
+    pub method: Option<&'static str>,
+    /// The z-score threshold of outliers by z-score.
+    pub z: f64,
+    /// A condition word was read but no numeric condition: the script must find the
+    /// value it names in a text column, or decline.
+    pub needs_value_filter: bool,
+    /// Every column the request names (the script does not read their names as
+    /// values to filter on).
+    pub named_columns: Vec<String>,
+}
+
+/// What could not be read, for an honest decline.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Decline {
+    /// The parts that were understood ("mean", "of `price`").
+    pub understood: Vec<String>,
+    /// The parts that were not, said in the request's language.
+    pub not_understood: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Understood {
+    Plan(Box<StatPlan>),
+    Decline(Decline),
+    /// Not a statistics question: another skill answers it.
+    NotMine,
+}
+
+/// Statistics by the words that ask for them (normalised, whole words).
+const STAT_WORDS: &[(&str, &str)] = &[
+    ("standard deviation", "std"),
+    ("std dev", "std"),
+    ("stdev", "std"),
+    ("std", "std"),
+    ("desviacion estandar", "std"),
+    ("desviacion tipica", "std"),
+    ("variance", "var"),
+    ("varianza", "var"),
+    ("interquartile range", "iqr"),
+    ("rango intercuartilico", "iqr"),
+    ("iqr", "iqr"),
+    ("average", "mean"),
+    ("mean", "mean"),
+    ("promedio", "mean"),
+    ("media", "mean"),
+    ("valor medio", "mean"),
+    ("medio", "mean"),
+    ("median", "median"),
+    ("mediana", "median"),
+    ("most common value", "mode"),
+    ("most frequent value", "mode"),
+    ("valor mas frecuente", "mode"),
+    ("mode", "mode"),
+    ("moda", "mode"),
+    ("minimum", "min"),
+    ("min", "min"),
+    ("minimo", "min"),
+    ("minima", "min"),
+    ("maximum", "max"),
+    ("max", "max"),
+    ("maximo", "max"),
+    ("maxima", "max"),
+    ("range", "range"),
+    ("rango", "range"),
+    ("distinct", "distinct"),
+    ("unique", "distinct"),
+    ("different", "distinct"),
+    ("distintos", "distinct"),
+    ("distintas", "distinct"),
+    ("diferentes", "distinct"),
+    ("unicos", "distinct"),
+    ("unicas", "distinct"),
+    ("how many", "count"),
+    ("count", "count"),
+    ("number of", "count"),
+    ("cuantos", "count"),
+    ("cuantas", "count"),
+    ("numero de", "count"),
+    ("sum", "sum"),
+    ("total", "sum"),
+    ("suma", "sum"),
+    ("skewness", "skew"),
+    ("skew", "skew"),
+    ("asimetria", "skew"),
+    ("kurtosis", "kurt"),
+    ("curtosis", "kurt"),
+];
+
+/// Statistics and tests this planner does not compute: named, they are declined.
+const UNSUPPORTED_STATS: &[&str] = &[
+    "geometric mean",
+    "harmonic mean",
+    "media geometrica",
+    "media armonica",
+    "weighted",
+    "ponderad*",
+    "moving average",
+    "rolling",
+    "media movil",
+    "cumulative",
+    "acumulad*",
+    "t test",
+    "ttest",
+    "anova",
+    "chi square",
+    "chi squared",
+    "chi cuadrado",
+    "regression",
+    "regresion",
+    "confidence interval",
+    "intervalo de confianza",
+    "mann whitney",
+    "wilcoxon",
+    "kendall",
+    "anderson",
+    "median absolute deviation",
+    "entropy",
+    "entropia",
+    "gini",
+    "trimmed",
+    "recortada",
+    "coefficient of variation",
+    "coeficiente de variacion",
+    "jarque",
+    "lilliefors",
+    "impute",
+    "imputa*",
+    "interpolat*",
+    "interpola*",
+];
+
+/// An anomaly search (with a time column): the anomaly skill's, never statistics.
+const ANOMALY_WORDS: &[&str] = &[
+    "anomal*",
+    "abnormal*",
+    "unusual",
+    "spike*",
+    "anormal*",
+    "inusual*",
+];
+
+/// Tasks outside every skill: with a statistic in the same request, it is declined.
+const OUT_OF_SCOPE: &[&str] = &[
+    "forecast*",
+    "predict*",
+    "pronostic*",
+    "predec*",
+    "predic*",
+    "prevision*",
+    "translate*",
+    "traduc*",
+    "poem*",
+    "poema*",
+    "cluster*",
+    "machine learning",
+    "classif*",
+    "clasific*",
+];
+
+const QUESTION_WORDS: &[&str] = &["which", "what", "who", "cual", "cuales", "que", "quien"];
+const HIGH_WORDS: &[&str] = &[
+    "highest",
+    "largest",
+    "biggest",
+    "greatest",
+    "most",
+    "mas alto",
+    "mas alta",
+    "mas altos",
+    "mas altas",
+    "mas grande",
+    "mayor",
+    "mayores",
+    "maxima",
+    "maximo",
+    "maximum",
+    "max",
+];
+const LOW_WORDS: &[&str] = &[
+    "lowest",
+    "smallest",
+    "least",
+    "fewest",
+    "mas bajo",
+    "mas baja",
+    "mas bajos",
+    "mas bajas",
+    "mas pequeno",
+    "menor",
+    "menores",
+    "minima",
+    "minimo",
+    "minimum",
+    "min",
+];
+const GROUP_WORDS: &[&str] = &[
+    "by",
+    "per",
+    "por",
+    "each",
+    "cada",
+    "across",
+    "segun",
+    "for each",
+    "para cada",
+];
+const PERIODS: &[&str] = &[
+    "month",
+    "months",
+    "monthly",
+    "mes",
+    "meses",
+    "week",
+    "weeks",
+    "weekly",
+    "semana",
+    "day",
+    "days",
+    "daily",
+    "dia",
+    "weekday",
+    "hour",
+    "hora",
+    "quarter",
+    "trimestre",
+    "year",
+    "years",
+    "ano",
+    "anos",
+];
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+];
+/// Words that introduce a condition the planner must read (else it declines).
+const CONDITION_WORDS: &[&str] = &[
+    "where",
+    "whose",
+    "only",
+    "excluding",
+    "except",
+    "donde",
+    "cuyo",
+    "cuya",
+    "cuyos",
+    "cuyas",
+    "solo",
+    "solamente",
+    "excepto",
+    "salvo",
+];
+
+/// Comparators: words, the operator, and the column they imply (age for "older").
+const COMPARATORS: &[(&str, &str, Option<&str>)] = &[
+    ("older than", "gt", Some("age")),
+    ("younger than", "lt", Some("age")),
+    ("at least", "ge", None),
+    ("at most", "le", None),
+    ("no more than", "le", None),
+    ("no less than", "ge", None),
+    ("greater than or equal to", "ge", None),
+    ("less than or equal to", "le", None),
+    ("greater than", "gt", None),
+    ("more than", "gt", None),
+    ("higher than", "gt", None),
+    ("larger than", "gt", None),
+    ("bigger than", "gt", None),
+    ("above", "gt", None),
+    ("over", "gt", None),
+    ("exceeding", "gt", None),
+    ("less than", "lt", None),
+    ("lower than", "lt", None),
+    ("smaller than", "lt", None),
+    ("fewer than", "lt", None),
+    ("below", "lt", None),
+    ("under", "lt", None),
+    ("equal to", "eq", None),
+    ("equals", "eq", None),
+    ("mayores de", "gt", Some("age")),
+    ("mayores que", "gt", None),
+    ("mayor de", "gt", Some("age")),
+    ("mayor que", "gt", None),
+    ("menores de", "lt", Some("age")),
+    ("menores que", "lt", None),
+    ("menor de", "lt", Some("age")),
+    ("menor que", "lt", None),
+    ("mas de", "gt", None),
+    ("mas que", "gt", None),
+    ("menos de", "lt", None),
+    ("menos que", "lt", None),
+    ("superior a", "gt", None),
+    ("superiores a", "gt", None),
+    ("inferior a", "lt", None),
+    ("inferiores a", "lt", None),
+    ("por encima de", "gt", None),
+    ("por debajo de", "lt", None),
+    ("al menos", "ge", None),
+    ("como minimo", "ge", None),
+    ("como maximo", "le", None),
+    ("igual a", "eq", None),
+];
+
+/// The request's words: normalised, with decimals kept ("2.5" stays one word) and
+/// arithmetic signs spelled out.
+pub(super) fn words_of(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let digit_at = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(char::is_ascii_digit)
+        };
+        match c {
+            '.' | ',' if digit_at(i.checked_sub(1)) && digit_at(Some(i + 1)) => out.push('d'),
+            '*' | '\u{d7}' => out.push_str(" times "),
+            '/' | '\u{f7}' => out.push_str(" divided by "),
+            '=' => out.push_str(" is "),
+            '>' => out.push_str(" greater than "),
+            '<' => out.push_str(" less than "),
+            '-' if chars.get(i + 1) == Some(&' ') && i > 0 && chars[i - 1] == ' ' => {
+                out.push_str(" minus ")
+            }
+            c => out.push(c),
+        }
+    }
+    let n = format!(" {} ", normalise(&out))
+        .replace(" por favor ", " ")
+        .replace(" please ", " ");
+    n.split_whitespace().map(str::to_string).collect()
+}
+
+/// A number word ("30", "2d5" for 2.5, "two").
+fn number(w: &str) -> Option<f64> {
+    let names = [
+        ("zero", 0.0),
+        ("one", 1.0),
+        ("two", 2.0),
+        ("three", 3.0),
+        ("four", 4.0),
+        ("five", 5.0),
+        ("cero", 0.0),
+        ("uno", 1.0),
+        ("una", 1.0),
+        ("dos", 2.0),
+        ("tres", 3.0),
+        ("cuatro", 4.0),
+        ("cinco", 5.0),
+    ];
+    names.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+}
+
+/// A number written in digits ("30", "2d5", "90th").
+fn digits(w: &str) -> Option<f64> {
+    let core = ["th", "st", "nd", "rd", "o", "a"]
+        .iter()
+        .find_map(|s| {
+            w.strip_suffix(s)
+                .filter(|c| c.chars().all(|ch| ch.is_ascii_digit() || ch == 'd'))
+        })
+        .unwrap_or(w);
+    if core.is_empty() || !core.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    core.replacen('d', ".", 1).parse().ok()
+}
+
+fn num(w: &str) -> Option<f64> {
+    digits(w).or_else(|| number(w))
+}
+
+/// Positions where `phrase` (normalised words; a trailing `*` matches a prefix)
+/// occurs in `w`.
+fn find(w: &[String], phrase: &str) -> Vec<usize> {
+    let p: Vec<&str> = phrase.split(' ').collect();
+    if p.is_empty() || w.len() < p.len() {
+        return Vec::new();
+    }
+    (0..=w.len() - p.len())
+        .filter(|&i| {
+            p.iter()
+                .enumerate()
+                .all(|(k, pw)| match pw.strip_suffix('*') {
+                    Some(stem) => w[i + k].starts_with(stem),
+                    None => w[i + k] == *pw,
+                })
+        })
+        .collect()
+}
+
+fn has(w: &[String], phrase: &str) -> bool {
+    !find(w, phrase).is_empty()
+}
+
+fn has_any(w: &[String], phrases: &[&str]) -> bool {
+    phrases.iter().any(|p| has(w, p))
+}
+
+/// A column named in the request: its words span `start..end`.
+#[derive(Clone, Debug)]
+struct Mention {
+    column: String,
+    kind: String,
+    start: usize,
+    end: usize,
+}
+
+/// Words a request may use for a column's word: abbreviations, and Spanish for the
+/// English names of everyday columns (and back).
+const SYNONYMS: &[(&str, &str)] = &[
+    ("quantity", "qty"),
+    ("percent", "pct"),
+    ("temperature", "temp"),
+    ("number", "num"),
+    ("amount", "amt"),
+    ("pais", "country"),
+    ("paises", "country"),
+    ("satisfaccion", "satisfaction"),
+    ("ciudad", "city"),
+    ("ciudades", "city"),
+    ("precio", "price"),
+    ("edad", "age"),
+    ("ventas", "sales"),
+    ("ingresos", "revenue"),
+    ("unidades", "units"),
+    ("cantidad", "quantity"),
+    ("temperatura", "temperature"),
+    ("humedad", "humidity"),
+    ("puntuacion", "score"),
+    ("producto", "product"),
+    ("categoria", "category"),
+    ("coste", "cost"),
+    ("costo", "cost"),
+    ("clase", "class"),
+    ("tarifa", "fare"),
+    ("visitas", "visits"),
+    ("valor", "value"),
+    ("fecha", "date"),
+    ("tienda", "store"),
+    ("almacen", "warehouse"),
+    ("cliente", "customer"),
+    ("pedido", "order"),
+];
+
+/// Column words a request may use for a column: its normalised name (singular or
+/// plural) and, for a name of several words, each long word unique to it.
+fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
+    let columns: Vec<(String, String)> = if table.column_kinds.is_empty() {
+        table
+            .column_names
+            .iter()
+            .map(|c| (c.clone(), String::new()))
+            .collect()
+    } else {
+        table
+            .column_kinds
+            .iter()
+            .map(|c| (c.name.clone(), c.kind.clone()))
+            .collect()
+    };
+    let toks: Vec<Vec<String>> = columns
+        .iter()
+        .map(|(c, _)| normalise(c).split(' ').map(str::to_string).collect())
+        .collect();
+    let same = |a: &str, b: &str| {
+        a == b
+            || a.strip_suffix('s') == Some(b)
+            || a.strip_suffix("es") == Some(b)
+            || b.strip_suffix('s') == Some(a)
+            || SYNONYMS
+                .iter()
+                .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
+    };
+    // (strength, length, start, column index)
+    let mut found: Vec<(u8, usize, usize, usize)> = Vec::new();
+    for (ci, t) in toks.iter().enumerate() {
+        if t.is_empty() || t[0].is_empty() {
+            continue;
+        }
+        for i in 0..w.len() {
+            if i + t.len() <= w.len() && t.iter().enumerate().all(|(k, tw)| same(&w[i + k], tw)) {
+                found.push((2, t.len(), i, ci));
+            }
+        }
+        if t.len() > 1 {
+            for tw in t.iter().filter(|tw| tw.len() >= 4) {
+                let unique = toks
+                    .iter()
+                    .enumerate()
+                    .all(|(cj, o)| cj == ci || !o.iter().any(|x| same(x, tw)));
+                if !unique {
+                    continue;
+                }
+                for (i, x) in w.iter().enumerate() {
+                    if same(x, tw) {
+                        found.push((1, 1, i, ci));
+                    }
+                }
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut taken: Vec<Mention> = Vec::new();
+    for (_, len, start, ci) in found {
+        if taken.iter().any(|m| start < m.end && m.start < start + len) {
+            continue;
+        }
+        taken.push(Mention {
+            column: columns[ci].0.clone(),
+            kind: columns[ci].1.clone(),
+            start,
+            end: start + len,
+        });
+    }
+    taken.sort_by_key(|m| m.start);
+    taken
+}
+
+fn is_numeric(m: &Mention) -> bool {
+    m.kind == "numeric" || m.kind.is_empty()
+}
+
+/// The words of a statistic found at `at`, in request order, with their spans.
+fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
+    let mut out: Vec<(usize, usize, Stat)> = Vec::new();
+    let free = |out: &Vec<(usize, usize, Stat)>, s: usize, e: usize| {
+        !out.iter().any(|(a, b, _)| s < *b && *a < e)
+    };
+    for (phrase, name) in STAT_WORDS {
+        let len = phrase.split(' ').count();
+        for at in find(w, phrase) {
+            // "number of days between ...": a duration, not a count.
+            let next = w.get(at + len).map(String::as_str).unwrap_or("");
+            if *name == "count" && ["days", "hours", "dias", "horas"].contains(&next) {
+                continue;
+            }
+            if free(&out, at, at + len) {
+                out.push((at, at + len, Stat::plain(name)));
+            }
+        }
+    }
+    // Quantiles: "90th percentile", "percentile 90", "p90", "quartiles".
+    for (i, x) in w.iter().enumerate() {
+        let q = if x == "percentile" || x == "percentil" || x == "quantile" || x == "cuantil" {
+            let after = w.get(i + 1).and_then(|n| digits(n));
+            let before = i.checked_sub(1).and_then(|j| digits(&w[j]));
+            after
+                .or(before)
+                .map(|v| if v > 1.0 { v / 100.0 } else { v })
+        } else if let Some(rest) = x.strip_prefix('p').filter(|r| r.len() == 2) {
+            rest.parse::<f64>().ok().map(|v| v / 100.0)
+        } else {
+            None
+        };
+        if let Some(q) = q.filter(|q| (0.0..=1.0).contains(q)) {
+            out.push((
+                i,
+                i + 1,
+                Stat {
+                    name: "quantile",
+                    q: Some(q),
+                },
+            ));
+        }
+        if x == "quartiles" || x == "cuartiles" {
+            for q in [0.25, 0.5, 0.75] {
+                out.push((
+                    i,
+                    i + 1,
+                    Stat {
+                        name: "quantile",
+                        q: Some(q),
+                    },
+                ));
+            }
+        }
+        if x == "quartile" || x == "cuartil" {
+            let prev = i.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
+            let q = match prev {
+                "first" | "lower" | "primer" | "1st" => Some(0.25),
+                "third" | "upper" | "tercer" | "3rd" => Some(0.75),
+                _ => None,
+            };
+            if let Some(q) = q {
+                out.push((
+                    i,
+                    i + 1,
+                    Stat {
+                        name: "quantile",
+                        q: Some(q),
+                    },
+                ));
+            }
+        }
+    }
+    out.sort_by_key(|(s, _, _)| *s);
+    out
+}
+
+/// "rounded to 2 decimals", "con 3 decimales", "to the nearest integer".
+fn decimals(w: &[String]) -> Option<u32> {
+    for (i, x) in w.iter().enumerate() {
+        if x.starts_with("decimal") || x == "places" || x == "digits" || x == "cifras" {
+            if let Some(v) = i.checked_sub(1).and_then(|j| num(&w[j])) {
+                return Some(v as u32);
+            }
+        }
+    }
+    if has_any(
+        w,
+        &[
+            "nearest integer",
+            "whole number",
+            "sin decimales",
+            "nearest whole",
+            "entero mas cercano",
+            "al entero",
+        ],
+    ) {
+        return Some(0);
+    }
+    None
+}
+
+struct Reader<'a> {
+    w: Vec<String>,
+    table: &'a Table,
+    mentions: Vec<Mention>,
+    /// Word positions the plan has used (statistics, conditions, derived measures).
+    used: Vec<bool>,
+    not_understood: Vec<String>,
+    lang: Lang,
+}
+
+impl Reader<'_> {
+    fn say(&self, en: &str, es: &str) -> String {
+        match self.lang {
+            Lang::En => en.to_string(),
+            Lang::Es => es.to_string(),
+        }
+    }
+
+    fn mention_at(&self, start: usize) -> Option<&Mention> {
+        self.mentions.iter().find(|m| m.start == start)
+    }
+
+    /// The mention ending just before `at` (articles skipped).
+    fn mention_before(&self, at: usize) -> Option<&Mention> {
+        let mut j = at;
+        while j > 0 && ["the", "el", "la", "los", "las"].contains(&self.w[j - 1].as_str()) {
+            j -= 1;
+        }
+        self.mentions.iter().find(|m| m.end == j)
+    }
+
+    fn mention_after(&self, at: usize) -> Option<&Mention> {
+        let mut j = at;
+        while j < self.w.len()
+            && ["the", "el", "la", "los", "las", "of", "de", "del"].contains(&self.w[j].as_str())
+        {
+            j += 1;
+        }
+        self.mention_at(j)
+    }
+
+    fn kind_of(&self, column: &str) -> String {
+        self.table
+            .column_kinds
+            .iter()
+            .find(|c| c.name == column)
+            .map(|c| c.kind.clone())
+            .unwrap_or_default()
+    }
+
+    fn datetime_columns(&self) -> Vec<String> {
+        self.table
+            .column_kinds
+            .iter()
+            .filter(|c| c.kind == "datetime")
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// "revenue is units times unit_price", "profit = revenue - cost", "the length of
+    /// a contract" (end minus start): a derived measure, with the words that name it.
+    fn derived(&mut self) -> Option<(Derived, Option<String>)> {
+        let ops: &[(&str, &str)] = &[
+            ("times", "product"),
+            ("multiplied by", "product"),
+            ("multiplicado por", "product"),
+            ("por", "product"),
+            ("x", "product"),
+            ("minus", "difference"),
+            ("menos", "difference"),
+            ("divided by", "ratio"),
+            ("dividido por", "ratio"),
+            ("dividido entre", "ratio"),
+            ("entre", "ratio"),
+        ];
+        for (phrase, op) in ops {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                let (Some(a), Some(b)) = (
+                    self.mention_before(at).cloned(),
+                    self.mention_after(at + len).cloned(),
+                ) else {
+                    continue;
+                };
+                let dates = a.kind == "datetime" && b.kind == "datetime";
+                if !(is_numeric(&a) && is_numeric(&b) || dates && *op == "difference") {
+                    continue;
+                }
+                // "precio por edad" is also "price by age": "por" and "x" make a
+                // product only in a definition ("ingresos es unidades por precio").
+                if ["por", "x"].contains(phrase) && !self.names_a_measure(a.start) {
+                    continue;
+                }
+                let op = if dates { self.date_unit() } else { op };
+                self.used[a.start..b.end].fill(true);
+                let name = self.derived_name(a.start);
+                let d = Derived {
+                    op,
+                    a: a.column,
+                    b: b.column,
+                };
+                return Some((d, name));
+            }
+        }
+        // "difference between A and B", "ratio of A to B", "days between A and B"
+        let pairs: &[(&str, &str, &str)] = &[
+            ("difference between", "and", "difference"),
+            ("diferencia entre", "y", "difference"),
+            ("ratio of", "to", "ratio"),
+            ("ratio between", "and", "ratio"),
+            ("cociente entre", "y", "ratio"),
+            ("days between", "and", "days"),
+            ("hours between", "and", "hours"),
+            ("time between", "and", "days"),
+            ("dias entre", "y", "days"),
+            ("horas entre", "y", "hours"),
+            ("tiempo entre", "y", "days"),
+        ];
+        for (lead, join, op) in pairs {
+            let len = lead.split(' ').count();
+            for at in find(&self.w, lead) {
+                let Some(a) = self.mention_after(at + len).cloned() else {
+                    continue;
+                };
+                if self.w.get(a.end).map(String::as_str) != Some(join) {
+                    continue;
+                }
+                let Some(b) = self.mention_after(a.end + 1).cloned() else {
+                    continue;
+                };
+                let dates = a.kind == "datetime" && b.kind == "datetime";
+                let op = match (*op, dates) {
+                    ("difference" | "days", true) => self.date_unit(),
+                    ("hours", true) => "hours",
+                    ("difference" | "ratio", false) if is_numeric(&a) && is_numeric(&b) => op,
+                    _ => continue,
+                };
+                for k in at..b.end {
+                    self.used[k] = true;
+                }
+                let d = if dates {
+                    Derived {
+                        op,
+                        a: b.column,
+                        b: a.column,
+                    }
+                } else {
+                    Derived {
+                        op,
+                        a: a.column,
+                        b: b.column,
+                    }
+                };
+                return Some((d, None));
+            }
+        }
+        // "length"/"duration" with a start and an end date column.
+        let duration = [
+            "length", "duration", "how long", "duracion", "long", "lasted", "last",
+        ];
+        if has_any(&self.w, &duration) {
+            let dates = self.datetime_columns();
+            let role = |c: &str, words: &[&str]| {
+                let n = normalise(c);
+                words.iter().any(|w| n.split(' ').any(|x| x == *w))
+            };
+            let start = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "start", "begin", "from", "inicio", "desde", "alta", "opened", "signed",
+                    ],
+                )
+            });
+            let end = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "end", "finish", "to", "until", "fin", "hasta", "baja", "closed", "expiry",
+                    ],
+                )
+            });
+            if let (Some(s), Some(e)) = (start, end) {
+                for k in 0..self.w.len() {
+                    if duration.contains(&self.w[k].as_str()) {
+                        self.used[k] = true;
+                    }
+                }
+                return Some((
+                    Derived {
+                        op: self.date_unit(),
+                        a: e.clone(),
+                        b: s.clone(),
+                    },
+                    None,
+                ));
+            }
+        }
+        None
+    }
+
+    fn date_unit(&self) -> &'static str {
+        if has_any(&self.w, &["hour*", "hora*"]) {
+            "hours"
+        } else {
+            "days"
+        }
+    }
+
+    /// Whether the words before `at` define a measure ("revenue is", "ingresos es").
+    fn names_a_measure(&self, at: usize) -> bool {
+        at >= 2 && ["is", "es", "equals", "means", "son", "are"].contains(&self.w[at - 1].as_str())
+    }
+
+    /// "revenue is ...", "profit = ...": the one word before is/es/equals at `at`.
+    fn derived_name(&mut self, at: usize) -> Option<String> {
+        let verb = at.checked_sub(1)?;
+        if !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str()) {
+            return None;
+        }
+        let name_at = verb.checked_sub(1)?;
+        let name = self.w[name_at].clone();
+        if self
+            .mentions
+            .iter()
+            .any(|m| m.start <= name_at && name_at < m.end)
+        {
+            return None;
+        }
+        self.used[verb] = true;
+        // Every mention of the name is the derived measure.
+        for k in 0..self.w.len() {
+            if self.w[k] == name || self.w[k] == format!("{name}s") {
+                self.used[k] = true;
+            }
+        }
+        Some(name)
+    }
+
+    /// Numeric conditions ("older than 30", "price above 100", "in 2019").
+    fn filters(&mut self) -> Vec<Filter> {
+        let mut out = Vec::new();
+        for (phrase, op, implied) in COMPARATORS {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                if self.used[at] {
+                    continue;
+                }
+                let Some(value) = self.w.get(at + len).and_then(|x| digits(x)) else {
+                    continue;
+                };
+                let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
+                // "more than 3 standard deviations", "at least 2 decimals": no condition.
+                if [
+                    "standard",
+                    "desviaciones",
+                    "desviacion",
+                    "sigma",
+                    "sd",
+                    "std",
+                    "decimal",
+                    "decimals",
+                    "decimales",
+                    "places",
+                    "times",
+                    "veces",
+                ]
+                .contains(&unit)
+                {
+                    for k in at..at + len + 1 {
+                        self.used[k] = true;
+                    }
+                    continue;
+                }
+                let implied = if ["years", "anos", "year"].contains(&unit) {
+                    Some("age")
+                } else {
+                    *implied
+                };
+                // The column: named just before ("price above 100", "price is above"),
+                // or the one the words imply (age for "older than").
+                let mut j = at;
+                while j > 0
+                    && [
+                        "is", "are", "was", "es", "son", "sea", "with", "con", "of", "de",
+                    ]
+                    .contains(&self.w[j - 1].as_str())
+                {
+                    j -= 1;
+                }
+                let column = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == j && is_numeric(m))
+                    .map(|m| m.column.clone())
+                    .or_else(|| {
+                        implied
+                            .and_then(|_| {
+                                self.table.column_kinds.iter().find(|c| {
+                                    c.kind == "numeric"
+                                        && ["age", "edad", "years", "anos"]
+                                            .contains(&normalise(&c.name).as_str())
+                                })
+                            })
+                            .map(|c| c.name.clone())
+                    });
+                let Some(column) = column else {
+                    self.not_understood.push(self.say(
+                        &format!(
+                            "the condition \"{phrase} {}\": which column it applies to",
+                            fmt_value(value)
+                        ),
+                        &format!(
+                            "la condición \"{phrase} {}\": a qué columna se aplica",
+                            fmt_value(value)
+                        ),
+                    ));
+                    for k in at..at + len + 1 {
+                        self.used[k] = true;
+                    }
+                    continue;
+                };
+                for k in j..at + len + 1 {
+                    self.used[k] = true;
+                }
+                out.push(Filter { column, op, value });
+            }
+        }
+        // "between 20 and 40" after a column
+        for at in find(&self.w, "between")
+            .into_iter()
+            .chain(find(&self.w, "entre"))
+        {
+            if self.used[at] {
+                continue;
+            }
+            let (Some(lo), Some(hi)) = (
+                self.w.get(at + 1).and_then(|x| digits(x)),
+                self.w.get(at + 3).and_then(|x| digits(x)),
+            ) else {
+                continue;
+            };
+            if let Some(m) = self.mention_before(at).filter(|m| is_numeric(m)).cloned() {
+                for k in m.start..at + 4 {
+                    self.used[k] = true;
+                }
+                out.push(Filter {
+                    column: m.column.clone(),
+                    op: "ge",
+                    value: lo,
+                });
+                out.push(Filter {
+                    column: m.column,
+                    op: "le",
+                    value: hi,
+                });
+            }
+        }
+        // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
+        // planner does not read ("longer than a year", "before March"): declined.
+        for word in [
+            "than", "before", "after", "since", "until", "antes", "despues", "desde", "hasta",
+        ] {
+            for at in find(&self.w, word) {
+                if !self.used[at] {
+                    let end = (at + 3).min(self.w.len());
+                    let start = at.saturating_sub(2);
+                    let phrase = self.w[start..end].join(" ");
+                    self.not_understood.push(self.say(
+                        &format!("the condition \"{phrase}\""),
+                        &format!("la condición \"{phrase}\""),
+                    ));
+                    self.used[at] = true;
+                }
+            }
+        }
+        for (i, x) in self.w.clone().iter().enumerate() {
+            let Some(y) = digits(x).filter(|y| (1900.0..2100.0).contains(y) && y.fract() == 0.0)
+            else {
+                continue;
+            };
+            let prev = i.checked_sub(1).map(|j| self.w[j].as_str()).unwrap_or("");
+            if !["in", "en", "during", "durante", "del", "de", "for", "of"].contains(&prev)
+                || self.used[i]
+            {
+                continue;
+            }
+            let year_col = self
+                .table
+                .column_kinds
+                .iter()
+                .find(|c| {
+                    c.kind == "numeric"
+                        && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+                })
+                .map(|c| (c.name.clone(), "eq"));
+            let date_col = self
+                .mentions
+                .iter()
+                .find(|m| m.kind == "datetime")
+                .map(|m| m.column.clone())
+                .or_else(|| self.datetime_columns().into_iter().next())
+                .map(|c| (c, "year"));
+            self.used[i] = true;
+            if i > 0 {
+                self.used[i - 1] = true;
+            }
+            match year_col.or(date_col) {
+                Some((column, op)) => out.push(Filter { column, op, value: y }),
+                None => self.not_understood.push(self.say(
+                    &format!("\"in {y}\": the table has no date or year column to filter on"),
+                    &format!("\"en {y}\": la tabla no tiene columna de fecha ni de año por la que filtrar"),
+                )),
+            }
+        }
+        out
+    }
+}
+
+fn fmt_value(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Read `task` against `table`: a plan, a decline, or not a statistics question.
+pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
+    let w = words_of(task);
+    let found_mentions = mentions(&w, table);
+    // A statistic's word inside a column's name ("daily count", "total sales") is
+    // the column, not a statistic.
+    let stats_found: Vec<(usize, usize, Stat)> = statistics(&w)
+        .into_iter()
+        .filter(|(s, e, _)| !found_mentions.iter().any(|m| *s < m.end && m.start < *e))
+        .collect();
+    let unsupported: Vec<&str> = UNSUPPORTED_STATS
+        .iter()
+        .copied()
+        .filter(|p| has(&w, p))
+        .collect();
+    let correlation = has_any(&w, &["correlat*", "correlac*"]);
+    let corr_precise = has_any(
+        &w,
+        &[
+            "pearson",
+            "spearman",
+            "p value",
+            "pvalue",
+            "p valor",
+            "valor p",
+            "coefficient",
+            "coeficiente",
+            "significan*",
+        ],
+    );
+    let outliers = has_any(&w, &["outlier*", "atipic*", "valores extremos"]);
+    let normality = has_any(
+        &w,
+        &[
+            "normality",
+            "normally",
+            "normalidad",
+            "normal distribution",
+            "distribucion normal",
+            "gaussian*",
+            "shapiro",
+            "kolmogorov",
+            "ks test",
+        ],
+    );
+    let question = has_any(&w, QUESTION_WORDS);
+    let high0 = has_any(&w, HIGH_WORDS);
+    let low0 = has_any(&w, LOW_WORDS);
+    let derived_words = has_any(
+        &w,
+        &[
+            "times",
+            "multiplied",
+            "multiplicado",
+            "minus",
+            "menos",
+            "por",
+            "x",
+            "entre",
+            "divided",
+            "dividido",
+            "difference between",
+            "diferencia entre",
+            "ratio",
+            "cociente",
+            "length",
+            "duration",
+            "duracion",
+            "days between",
+            "dias entre",
+            "hours between",
+            "horas entre",
+        ],
+    );
+    let out_of_scope = has_any(&w, OUT_OF_SCOPE);
+    let precise_outliers = outliers
+        && has_any(
+            &w,
+            &[
+                "iqr",
+                "interquartile",
+                "intercuartil*",
+                "z score",
+                "zscore",
+                "z scores",
+                "standard deviations",
+                "desviaciones",
+            ],
+        );
+    if has_any(&w, ANOMALY_WORDS) || (out_of_scope && stats_found.is_empty()) {
+        return Understood::NotMine;
+    }
+    let mine_signal = !stats_found.is_empty()
+        || !unsupported.is_empty()
+        || (correlation && corr_precise)
+        || precise_outliers
+        || (outliers && table.time.is_empty())
+        || normality
+        || (question && (high0 || low0));
+    if !mine_signal {
+        return Understood::NotMine;
+    }
+    let mut r = Reader {
+        mentions: found_mentions,
+        used: vec![false; w.len()],
+        w,
+        table,
+        not_understood: Vec::new(),
+        lang,
+    };
+    for p in &unsupported {
+        r.not_understood.push(r.say(
+            &format!("\"{p}\": a statistic I do not compute"),
+            &format!("\"{p}\": un cálculo que no sé hacer"),
+        ));
+    }
+    if out_of_scope {
+        r.not_understood.push(r.say(
+            "the part of the request that is not a statistic (a forecast, a prediction or another task outside my skills)",
+            "la parte de la petición que no es una estadística (un pronóstico, una predicción u otra tarea fuera de lo que sé hacer)",
+        ));
+    }
+    let derived = if derived_words { r.derived() } else { None };
+    let filters = r.filters();
+    // Extremes said outside conditions and outside "most common value".
+    for (s, e, st) in &stats_found {
+        if st.name == "mode" {
+            for k in *s..*e {
+                r.used[k] = true;
+            }
+        }
+    }
+    let free = |r: &Reader, words: &[&str]| {
+        words
+            .iter()
+            .any(|p| find(&r.w, p).into_iter().any(|at| !r.used[at]))
+    };
+    let high = free(&r, HIGH_WORDS);
+    let low = free(&r, LOW_WORDS);
+    let decimals = decimals(&r.w);
+    let population = has_any(&r.w, &["population", "poblacion", "poblacional"]);
+    let missing = if has_any(
+        &r.w,
+        &[
+            "missing as zero",
+            "missing as 0",
+            "missing values as zero",
+            "missing values as 0",
+            "fill missing with 0",
+            "fill missing with zero",
+            "vacios como cero",
+            "vacios como 0",
+            "faltantes como cero",
+            "faltantes como 0",
+            "nulos como cero",
+            "nulos como 0",
+        ],
+    ) {
+        "zero"
+    } else {
+        "drop"
+    };
+
+    // The other skills' questions stay theirs: periods, months, shares, changes,
+    // trends, top N, and a plain grouped total/mean/count that aggregate.py answers.
+    let by_period = GROUP_WORDS.iter().any(|g| {
+        find(&r.w, g).into_iter().any(|at| {
+            r.w.get(at + 1)
+                .is_some_and(|x| PERIODS.contains(&x.as_str()))
+        })
+    }) || has_any(
+        &r.w,
+        &[
+            "day of the week",
+            "dia de la semana",
+            "over time",
+            "a lo largo del tiempo",
+        ],
+    );
+    let other_shape = has_any(
+        &r.w,
+        &[
+            "share",
+            "percentage",
+            "porcentaje",
+            "proporcion",
+            "change",
+            "cambio",
+            "trend*",
+            "tendencia*",
+            "top",
+            "bottom",
+        ],
+    ) || has_any(&r.w, MONTHS);
+    if (by_period || other_shape)
+        && derived.is_none()
+        && !correlation
+        && !outliers
+        && !normality
+        && r.not_understood.is_empty()
+    {
+        return Understood::NotMine;
+    }
+
+    // Which column is the group (by X) or the label of an argmax (which X ...).
+    let mut group: Option<Mention> = None;
+    for g in GROUP_WORDS {
+        let len = g.split(' ').count();
+        for at in find(&r.w, g) {
+            if r.used.get(at).copied().unwrap_or(true) {
+                continue;
+            }
+            if let Some(m) = r.mention_after(at + len).cloned() {
+                let unique = table
+                    .column_kinds
+                    .iter()
+                    .any(|c| c.name == m.column && c.distinct >= table.rows && table.rows > 1);
+                if unique {
+                    // "per order" over one row an order: the rows themselves.
+                    for k in at..m.end {
+                        r.used[k] = true;
+                    }
+                    continue;
+                }
+                if m.kind != "datetime"
+                    && !(is_numeric(&m)
+                        && r.kind_of(&m.column) == "numeric"
+                        && !is_label_like(table, &m.column))
+                {
+                    for k in at..m.end {
+                        r.used[k] = true;
+                    }
+                    group = Some(m);
+                    break;
+                }
+            }
+        }
+        if group.is_some() {
+            break;
+        }
+    }
+    let argmax = question && (high || low) && !correlation && !outliers && !normality;
+    if argmax && group.is_none() {
+        // "Which city has ...", "¿Qué ciudad tiene ...", "¿Cuál es la ciudad con ...":
+        // a text column (or a code) named in the question.
+        group = r
+            .mentions
+            .iter()
+            .find(|m| {
+                (m.kind == "text" || m.kind == "bool")
+                    || (is_label_like(table, &m.column) && !r.used[m.start])
+            })
+            .cloned();
+    }
+    let argmax = argmax && group.is_some();
+    let mut stats_found = stats_found;
+    if question && !argmax && (high || low) && !correlation && !outliers && !normality {
+        // "What is the highest score?": the maximum itself.
+        let name = if high { "max" } else { "min" };
+        if !stats_found.iter().any(|(_, _, s)| s.name == name) {
+            stats_found.push((usize::MAX, usize::MAX, Stat::plain(name)));
+        }
+    }
+
+    // The measures: the numeric columns named that are not used by a condition,
+    // the group, or a derived measure.
+    let group_col = group.as_ref().map(|g| g.column.clone());
+    let measure_mentions: Vec<Mention> = r
+        .mentions
+        .iter()
+        .filter(|m| !r.used[m.start] && Some(&m.column) != group_col.as_ref())
+        .cloned()
+        .collect();
+    let mut measures: Vec<MeasureSpec> = Vec::new();
+    if let Some((d, name)) = &derived {
+        let symbol = match d.op {
+            "product" => "x",
+            "difference" | "days" | "hours" => "-",
+            _ => "/",
+        };
+        let name = name
+            .clone()
+            .unwrap_or_else(|| format!("{} {symbol} {}", d.a, d.b));
+        measures.push(MeasureSpec {
+            name,
+            column: None,
+            derived: Some(d.clone()),
+        });
+    }
+    let mut text_measures = Vec::new();
+    for m in &measure_mentions {
+        if measures
+            .iter()
+            .any(|x| x.column.as_deref() == Some(&m.column))
+        {
+            continue;
+        }
+        if is_numeric(m) {
+            measures.push(MeasureSpec {
+                name: m.column.clone(),
+                column: Some(m.column.clone()),
+                derived: None,
+            });
+        } else {
+            text_measures.push(m.clone());
+        }
+    }
+
+    let stat_names: Vec<&str> = stats_found.iter().map(|(_, _, s)| s.name).collect();
+    let only_counts = !stat_names.is_empty()
+        && stat_names
+            .iter()
+            .all(|s| ["count", "distinct", "mode"].contains(s));
+    if only_counts && measures.is_empty() {
+        // Counting or the mode of a text column is fine ("how many distinct cities").
+        if let Some(t) = text_measures.first() {
+            measures.push(MeasureSpec {
+                name: t.column.clone(),
+                column: Some(t.column.clone()),
+                derived: None,
+            });
+        }
+    } else if !text_measures.is_empty() && measures.is_empty() && !argmax {
+        let t = &text_measures[0];
+        r.not_understood.push(r.say(
+            &format!(
+                "`{}` is a text column: I cannot compute {} of it",
+                t.column,
+                stat_names.join(", ")
+            ),
+            &format!(
+                "`{}` es una columna de texto: no puedo calcular {} de ella",
+                t.column,
+                stat_names.join(", ")
+            ),
+        ));
+    }
+
+    let task_kind = if correlation {
+        Task::Correlation
+    } else if outliers {
+        Task::Outliers
+    } else if normality {
+        Task::Normality
+    } else if argmax {
+        if low && !high {
+            Task::Argmin
+        } else if high && low {
+            // "highest" and "lowest" both: the first said wins.
+            let first_high = HIGH_WORDS.iter().flat_map(|p| find(&r.w, p)).min();
+            let first_low = LOW_WORDS.iter().flat_map(|p| find(&r.w, p)).min();
+            if first_low < first_high {
+                Task::Argmin
+            } else {
+                Task::Argmax
+            }
+        } else {
+            Task::Argmax
+        }
+    } else {
+        Task::Describe
+    };
+
+    let mut stats: Vec<Stat> = Vec::new();
+    for (_, _, s) in &stats_found {
+        if !stats.contains(s) {
+            stats.push(s.clone());
+        }
+    }
+    // "how many distinct cities": the distinct count, not also the count of rows.
+    if stats.iter().any(|s| s.name == "distinct") {
+        stats.retain(|s| s.name != "count");
+    }
+    let mut plan = StatPlan {
+        task: task_kind,
+        stats: Vec::new(),
+        measures: Vec::new(),
+        second: None,
+        group: group_col.clone(),
+        label_op: None,
+        filters,
+        ddof: if population { 0 } else { 1 },
+        decimals,
+        missing,
+        method: None,
+        z: 3.0,
+        needs_value_filter: false,
+        named_columns: r.mentions.iter().map(|m| m.column.clone()).collect(),
+    };
+    match task_kind {
+        Task::Correlation => {
+            let nums: Vec<&MeasureSpec> = measures.iter().filter(|m| m.column.is_some()).collect();
+            if nums.len() < 2 {
+                r.not_understood.push(r.say(
+                    "which two numeric columns to correlate (name both)",
+                    "qué dos columnas numéricas correlacionar (nombre las dos)",
+                ));
+            } else {
+                plan.measures = vec![nums[0].clone()];
+                plan.second = nums[1].column.clone();
+            }
+            plan.method = Some(
+                if has(&r.w, "spearman") || has_any(&r.w, &["rank*", "rango*"]) {
+                    "spearman"
+                } else {
+                    "pearson"
+                },
+            );
+            plan.group = None;
+        }
+        Task::Outliers | Task::Normality => {
+            if task_kind == Task::Outliers {
+                let z = has_any(
+                    &r.w,
+                    &[
+                        "z score",
+                        "zscore",
+                        "z scores",
+                        "standard deviations",
+                        "desviaciones",
+                    ],
+                );
+                plan.method = Some(if z { "z" } else { "iqr" });
+                if z {
+                    for (i, x) in r.w.iter().enumerate() {
+                        if x.starts_with("standard") || x.starts_with("desviacion") || x == "sigma"
+                        {
+                            if let Some(v) = i.checked_sub(1).and_then(|j| num(&r.w[j])) {
+                                plan.z = v;
+                            }
+                        }
+                    }
+                }
+            } else {
+                plan.method = Some(if has(&r.w, "shapiro") {
+                    "shapiro"
+                } else if has_any(&r.w, &["kolmogorov", "ks test", "ks"]) {
+                    "ks"
+                } else {
+                    "skew"
+                });
+            }
+            plan.measures = measures.into_iter().take(1).collect();
+            plan.group = None;
+        }
+        Task::Argmax | Task::Argmin => {
+            // The statistic, if said, is how a label's rows are combined ("highest
+            // average score"); "highest"/"maximum" themselves are the argmax.
+            let combine: Vec<&Stat> = stats
+                .iter()
+                .filter(|s| !["max", "min"].contains(&s.name))
+                .collect();
+            match combine.as_slice() {
+                [] => {}
+                [s] if ["sum", "mean", "median", "count"].contains(&s.name) => plan.label_op = Some(s.name),
+                [s, ..] => r.not_understood.push(r.say(
+                    &format!("which label is highest or lowest by {}: I can rank labels by a total, a mean, a median or a count", s.name),
+                    &format!("qué etiqueta es la más alta o baja según {}: sé ordenar por total, media, mediana o recuento", s.name),
+                )),
+            }
+            if plan.label_op.is_some()
+                && derived.is_none()
+                && plan.filters.is_empty()
+                && r.not_understood.is_empty()
+            {
+                // "Which category has the highest average unit cost?": aggregate.py.
+                return Understood::NotMine;
+            }
+            if plan.label_op.is_none() && derived.as_ref().is_some_and(|(d, _)| d.op == "product") {
+                // "revenue is units times price" over several rows a label: its total.
+                plan.label_op = Some("sum_if_repeated");
+            }
+            if plan.group.is_none() {
+                r.not_understood.push(r.say(
+                    "which column holds the labels to compare (e.g. \"which city\")",
+                    "qué columna tiene las etiquetas a comparar (por ejemplo, \"qué ciudad\")",
+                ));
+            }
+            if plan.label_op == Some("count") {
+                plan.measures = measures.into_iter().take(1).collect();
+            } else {
+                plan.measures = measures.into_iter().take(1).collect();
+                if plan.measures.is_empty() {
+                    r.not_understood.push(r.say(
+                        "which numeric value to compare the labels by (name its column)",
+                        "por qué valor numérico comparar las etiquetas (nombre su columna)",
+                    ));
+                }
+            }
+        }
+        Task::Describe => {
+            plan.stats = stats.clone();
+            plan.measures = measures;
+            let needs_measure = plan.stats.iter().any(|s| s.name != "count");
+            if plan.stats.is_empty() {
+                r.not_understood
+                    .push(r.say("which statistic to compute", "qué estadística calcular"));
+            } else if plan.measures.is_empty() && needs_measure {
+                let after = unknown_after_stat(&r);
+                r.not_understood.push(match after {
+                    Some(x) => r.say(
+                        &format!("\"{x}\": no column of the table has that name"),
+                        &format!("\"{x}\": ninguna columna de la tabla se llama así"),
+                    ),
+                    None => r.say(
+                        "of which column: the request names none of the table's columns",
+                        "de qué columna: la petición no nombra ninguna columna de la tabla",
+                    ),
+                });
+            }
+            // A plain total/mean/median/count/min/max by a group of a column is
+            // aggregate.py's question.
+            let plain = plan.stats.len() == 1
+                && ["sum", "mean", "median", "count", "min", "max"].contains(&plan.stats[0].name)
+                && plan.measures.len() <= 1
+                && plan.measures.iter().all(|m| m.derived.is_none())
+                && plan.filters.is_empty()
+                && decimals.is_none();
+            if plain && plan.group.is_some() && r.not_understood.is_empty() {
+                return Understood::NotMine;
+            }
+        }
+    }
+    if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
+        plan.needs_value_filter = true;
+    }
+    if !r.not_understood.is_empty() {
+        return Understood::Decline(Decline {
+            understood: described(&plan, r.lang),
+            not_understood: r.not_understood,
+        });
+    }
+    Understood::Plan(Box::new(plan))
+}
+
+/// The parts of a plan as the decline says them ("mean", "of `price`", "by `region`").
+pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
+    let mut out: Vec<String> = plan.stats.iter().map(|s| stat_word(s, lang)).collect();
+    match (plan.task, lang) {
+        (Task::Argmax, Lang::En) => out.push("the label with the highest value".into()),
+        (Task::Argmax, Lang::Es) => out.push("la etiqueta con el valor más alto".into()),
+        (Task::Argmin, Lang::En) => out.push("the label with the lowest value".into()),
+        (Task::Argmin, Lang::Es) => out.push("la etiqueta con el valor más bajo".into()),
+        (Task::Correlation, _) => out.push(plan.method.unwrap_or("pearson").to_string()),
+        (Task::Outliers, Lang::En) => out.push("outliers".into()),
+        (Task::Outliers, Lang::Es) => out.push("valores atípicos".into()),
+        (Task::Normality, Lang::En) => out.push("normality".into()),
+        (Task::Normality, Lang::Es) => out.push("normalidad".into()),
+        (Task::Describe, _) => {}
+    }
+    let (of, by) = match lang {
+        Lang::En => ("of", "by"),
+        Lang::Es => ("de", "por"),
+    };
+    for m in &plan.measures {
+        out.push(format!("{of} `{}`", m.name));
+    }
+    if let Some(g) = &plan.group {
+        out.push(format!("{by} `{g}`"));
+    }
+    for f in &plan.filters {
+        out.push(format!("`{}` {} {}", f.column, f.op, fmt_value(f.value)));
+    }
+    out
+}
+
+/// A numeric id-like column (a code, a year) can label rows.
+fn is_label_like(table: &Table, column: &str) -> bool {
+    table.categories.iter().any(|c| c.name == column)
+}
+
+/// The word after "mean of (the) ..." when it names no column ("mean of salary").
+fn unknown_after_stat(r: &Reader) -> Option<String> {
+    let stop = [
+        "the", "el", "la", "los", "las", "column", "columna", "value", "values", "valores",
+    ];
+    for (i, x) in r.w.iter().enumerate() {
+        if x == "of" || x == "de" || x == "del" {
+            let mut j = i + 1;
+            while j < r.w.len() && stop.contains(&r.w[j].as_str()) {
+                j += 1;
+            }
+            if let Some(word) = r.w.get(j) {
+                if i > 0
+                    && STAT_WORDS
+                        .iter()
+                        .any(|(p, _)| p.split(' ').next_back() == Some(r.w[i - 1].as_str()))
+                {
+                    return Some(word.clone());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A statistic as said in the answer.
+pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
+    let (en, es) = match s.name {
+        "mean" => ("mean", "media"),
+        "median" => ("median", "mediana"),
+        "mode" => ("mode", "moda"),
+        "std" => ("standard deviation", "desviación estándar"),
+        "var" => ("variance", "varianza"),
+        "min" => ("minimum", "mínimo"),
+        "max" => ("maximum", "máximo"),
+        "range" => ("range", "rango"),
+        "iqr" => ("interquartile range", "rango intercuartílico"),
+        "count" => ("count", "recuento"),
+        "distinct" => ("distinct count", "valores distintos"),
+        "sum" => ("sum", "suma"),
+        "skew" => ("skewness", "asimetría"),
+        "kurt" => ("kurtosis", "curtosis"),
+        "quantile" => {
+            let p = s.q.unwrap_or(0.5) * 100.0;
+            return match lang {
+                Lang::En => format!("{} percentile", fmt_value((p * 100.0).round() / 100.0)),
+                Lang::Es => format!("percentil {}", fmt_value((p * 100.0).round() / 100.0)),
+            };
+        }
+        other => (other, other),
+    };
+    match lang {
+        Lang::En => en.into(),
+        Lang::Es => es.into(),
+    }
+}
+
+/// The honest decline: what was understood, what not, and what the analyst can do.
+pub(super) fn decline_text(d: &Decline, table: &Table, lang: Lang) -> String {
+    let columns: Vec<String> = table
+        .column_kinds
+        .iter()
+        .map(|c| format!("`{}` ({})", c.name, c.kind))
+        .collect();
+    let columns = if columns.is_empty() {
+        table
+            .column_names
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        columns.join(", ")
+    };
+    let understood = if d.understood.is_empty() {
+        "-".to_string()
+    } else {
+        d.understood.join(", ")
+    };
+    let missing = d
+        .not_understood
+        .iter()
+        .map(|s| s.trim_end_matches('.'))
+        .collect::<Vec<_>>()
+        .join("; ");
+    match lang {
+        Lang::En => format!(
+            "I cannot answer that as asked, and I will not answer a different question instead.\n\n\
+- What I understood: {understood}.\n\
+- What I could not: {missing}.\n\n\
+The table {} has these columns: {columns}.\n\n\
+What I can do: mean, median, mode, standard deviation and variance (sample by default, population when asked), \
+minimum, maximum, range, quantiles, count, distinct count, sum, skewness and kurtosis of a column or of a measure \
+derived from two (\"revenue is units times unit_price\", \"days between start and end\"), optionally by a category \
+and under conditions (\"older than 30\", \"in 2019\"); which label has the highest or lowest value; correlation \
+(Pearson or Spearman) with its p-value; outliers by IQR or z-score; normality by skewness, Shapiro-Wilk or \
+Kolmogorov-Smirnov. Ask again naming the statistic and the column, e.g. \"mean and standard deviation of price\".\n\n\
+(Built-in offline analyst: rule-based, not an LLM. For other questions configure a model: --model openai:MODEL \
+with OPENAI_API_KEY, --model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
+            table.path
+        ),
+        Lang::Es => format!(
+            "No puedo responder a eso tal como está pedido, y no responderé a otra pregunta en su lugar.\n\n\
+- Lo que entendí: {understood}.\n\
+- Lo que no pude entender: {missing}.\n\n\
+La tabla {} tiene estas columnas: {columns}.\n\n\
+Lo que sé hacer: media, mediana, moda, desviación estándar y varianza (muestrales por defecto, poblacionales si se pide), \
+mínimo, máximo, rango, cuantiles, recuento, valores distintos, suma, asimetría y curtosis de una columna o de una medida \
+derivada de dos (\"ingresos es unidades por precio\", \"días entre inicio y fin\"), por categoría si se pide y con \
+condiciones (\"mayores de 30\", \"en 2019\"); qué etiqueta tiene el valor más alto o más bajo; correlación (Pearson o \
+Spearman) con su valor p; valores atípicos por IQR o puntuación z; normalidad por asimetría, Shapiro-Wilk o \
+Kolmogorov-Smirnov. Vuelva a preguntar nombrando la estadística y la columna, por ejemplo \"media y desviación estándar del precio\".\n\n\
+(Analista sin conexión integrado: basado en reglas, no un LLM. Para otras preguntas configure un modelo: --model openai:MODELO \
+con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicación, Ajustes.)",
+            table.path
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyst::profile::ColumnKind;
+    use crate::analyst::request::detect_lang;
+
+    fn table(path: &str, rows: u64, cols: &[(&str, &str, u64)]) -> Table {
+        Table {
+            path: path.into(),
+            rows,
+            column_names: cols.iter().map(|c| c.0.to_string()).collect(),
+            column_kinds: cols
+                .iter()
+                .map(|(n, k, d)| ColumnKind {
+                    name: n.to_string(),
+                    kind: k.to_string(),
+                    distinct: *d,
+                    missing: 0,
+                })
+                .collect(),
+            ..Table::default()
+        }
+    }
+
+    fn passengers() -> Table {
+        table(
+            "input/passengers.csv",
+            150,
+            &[
+                ("passenger", "text", 150),
+                ("age", "numeric", 70),
+                ("fare", "numeric", 140),
+                ("class", "text", 3),
+                ("boarded", "datetime", 140),
+            ],
+        )
+    }
+
+    fn plan(task: &str, t: &Table) -> StatPlan {
+        match understand(task, t, detect_lang(task)) {
+            Understood::Plan(p) => *p,
+            other => panic!("{task}: {other:?}"),
+        }
+    }
+
+    fn names(p: &StatPlan) -> Vec<&str> {
+        p.stats.iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn several_statistics_of_one_measure() {
+        let p = plan(
+            "Calculate the mean and standard deviation of the fare",
+            &passengers(),
+        );
+        assert_eq!(
+            (p.task, names(&p), p.ddof),
+            (Task::Describe, vec!["mean", "std"], 1)
+        );
+        assert_eq!(p.measures[0].column.as_deref(), Some("fare"));
+        let p = plan(
+            "What is the population standard deviation of fare?",
+            &passengers(),
+        );
+        assert_eq!(p.ddof, 0);
+        let p = plan("What are the quartiles of the fare?", &passengers());
+        assert_eq!(
+            p.stats.iter().filter_map(|s| s.q).collect::<Vec<_>>(),
+            vec![0.25, 0.5, 0.75]
+        );
+        let p = plan(
+            "What is the 90th percentile of fare, rounded to 2 decimals?",
+            &passengers(),
+        );
+        assert_eq!((p.stats[0].q, p.decimals), (Some(0.9), Some(2)));
+        let p = plan("How many distinct classes are there?", &passengers());
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["distinct"], "class")
+        );
+    }
+
+    #[test]
+    fn conditions_are_read_or_declined() {
+        let p = plan(
+            "What is the mean fare for passengers older than 30?",
+            &passengers(),
+        );
+        assert_eq!(
+            p.filters,
+            vec![Filter {
+                column: "age".into(),
+                op: "gt",
+                value: 30.0
+            }]
+        );
+        let p = plan("Average fare in 2019", &passengers());
+        assert_eq!(
+            p.filters,
+            vec![Filter {
+                column: "boarded".into(),
+                op: "year",
+                value: 2019.0
+            }]
+        );
+        let p = plan("Mean fare where age is at least 60.5", &passengers());
+        assert_eq!(p.filters[0].op, "ge");
+        assert_eq!(p.filters[0].value, 60.5);
+        let p = plan("Mean fare for First class passengers", &passengers());
+        assert!(p.filters.is_empty() && !p.needs_value_filter);
+        let p = plan("Mean fare only for the Third class", &passengers());
+        assert!(p.needs_value_filter);
+        for task in [
+            "Mean fare for passengers boarded before March",
+            "Mean fare for fares higher than the median",
+        ] {
+            assert!(
+                matches!(
+                    understand(task, &passengers(), Lang::En),
+                    Understood::Decline(_)
+                ),
+                "{task}"
+            );
+        }
+    }
+
+    #[test]
+    fn argmax_and_derived_measures() {
+        let cities = table(
+            "input/cities.csv",
+            12,
+            &[("city", "text", 12), ("score", "numeric", 10)],
+        );
+        let p = plan("Which city has the highest score?", &cities);
+        assert_eq!(
+            (p.task, p.group.as_deref(), p.label_op),
+            (Task::Argmax, Some("city"), None)
+        );
+        let p = plan("¿Qué city tiene el menor score?", &cities);
+        assert_eq!(p.task, Task::Argmin);
+        let p = plan("What is the highest score?", &cities);
+        assert_eq!((p.task, names(&p)), (Task::Describe, vec!["max"]));
+        let orders = table(
+            "input/orders.csv",
+            80,
+            &[
+                ("order_id", "text", 80),
+                ("region", "text", 4),
+                ("units", "numeric", 40),
+                ("unit_price", "numeric", 80),
+                ("cost", "numeric", 80),
+            ],
+        );
+        let p = plan(
+            "Which region had the highest revenue? Revenue is units times unit_price.",
+            &orders,
+        );
+        assert_eq!((p.task, p.group.as_deref()), (Task::Argmax, Some("region")));
+        let d = p.measures[0].derived.clone().unwrap();
+        assert_eq!(
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("product", "units", "unit_price")
+        );
+        assert_eq!(p.measures[0].name, "revenue");
+        let p = plan(
+            "What is the mean revenue per order? Revenue = units * unit_price",
+            &orders,
+        );
+        assert_eq!(
+            (p.task, p.group.clone(), names(&p)),
+            (Task::Describe, None, vec!["mean"])
+        );
+        let p = plan(
+            "Mean of the difference between unit_price and cost",
+            &orders,
+        );
+        assert_eq!(p.measures[0].derived.as_ref().unwrap().op, "difference");
+        let p = plan("¿Cuál es la media de cost dividido entre units?", &orders);
+        assert_eq!(p.measures[0].derived.as_ref().unwrap().op, "ratio");
+        let contracts = table(
+            "input/contracts.csv",
+            40,
+            &[
+                ("contract_name", "text", 40),
+                ("start_date", "datetime", 40),
+                ("end_date", "datetime", 40),
+            ],
+        );
+        let p = plan("What is the average length of a contract?", &contracts);
+        let d = p.measures[0].derived.clone().unwrap();
+        assert_eq!(
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("days", "end_date", "start_date")
+        );
+        let p = plan(
+            "Median number of hours between start_date and end_date",
+            &contracts,
+        );
+        assert_eq!(
+            (names(&p), p.measures[0].derived.as_ref().unwrap().op),
+            (vec!["median"], "hours")
+        );
+    }
+
+    #[test]
+    fn tests_and_correlations() {
+        let t = table(
+            "input/s.csv",
+            200,
+            &[
+                ("x", "numeric", 200),
+                ("y", "numeric", 200),
+                ("code", "numeric", 200),
+            ],
+        );
+        let p = plan("Spearman correlation between x and y", &t);
+        assert_eq!(
+            (p.task, p.method, p.second.as_deref()),
+            (Task::Correlation, Some("spearman"), Some("y"))
+        );
+        let p = plan("How many outliers does y have by the IQR rule?", &t);
+        assert_eq!((p.task, p.method), (Task::Outliers, Some("iqr")));
+        let p = plan(
+            "Outliers of y more than 2.5 standard deviations from the mean",
+            &t,
+        );
+        assert_eq!((p.method, p.z), (Some("z"), 2.5));
+        let p = plan("Is y normally distributed? Use a Shapiro-Wilk test", &t);
+        assert_eq!((p.task, p.method), (Task::Normality, Some("shapiro")));
+        let p = plan("What is the mean of code?", &t);
+        assert_eq!(p.task, Task::Describe);
+    }
+
+    #[test]
+    fn declines_say_what_was_and_was_not_understood() {
+        let d = match understand(
+            "What is the geometric mean of fare?",
+            &passengers(),
+            Lang::En,
+        ) {
+            Understood::Decline(d) => d,
+            other => panic!("{other:?}"),
+        };
+        assert!(d.not_understood[0].contains("geometric mean"), "{d:?}");
+        let text = decline_text(&d, &passengers(), Lang::En);
+        assert!(
+            text.contains("I cannot answer that as asked") && text.contains("`fare` (numeric)")
+        );
+        for (task, word) in [
+            ("What is the mean of ticket_price?", "ticket"),
+            ("What is the mean of class?", "text column"),
+            ("Media del salario", "salario"),
+            ("Mean fare and predict next year's fare", "forecast"),
+        ] {
+            match understand(task, &passengers(), detect_lang(task)) {
+                Understood::Decline(d) => {
+                    assert!(d.not_understood.join(" ").contains(word), "{task}: {d:?}")
+                }
+                other => panic!("{task}: {other:?}"),
+            }
+        }
+        let es = match understand("Media del salario", &passengers(), Lang::Es) {
+            Understood::Decline(d) => decline_text(&d, &passengers(), Lang::Es),
+            other => panic!("{other:?}"),
+        };
+        assert!(es.starts_with("No puedo responder"));
+    }
+
+    /// The requests of the other skills' fixtures (tests/fixtures/skills) stay theirs.
+    #[test]
+    fn other_skills_keep_their_questions() {
+        let sales = table(
+            "input/sales.csv",
+            120,
+            &[
+                ("date", "datetime", 90),
+                ("region", "text", 4),
+                ("product", "text", 3),
+                ("units", "numeric", 50),
+                ("revenue", "numeric", 118),
+            ],
+        );
+        let inventory = table(
+            "input/inventory.csv",
+            40,
+            &[
+                ("sku", "text", 40),
+                ("product", "text", 40),
+                ("category", "text", 4),
+                ("warehouse", "text", 3),
+                ("stock_qty", "numeric", 30),
+                ("unit_cost", "numeric", 40),
+            ],
+        );
+        let sensors = table(
+            "input/sensors.csv",
+            500,
+            &[
+                ("timestamp", "datetime", 500),
+                ("sensor", "text", 3),
+                ("temperature_c", "numeric", 300),
+                ("humidity_pct", "numeric", 300),
+            ],
+        );
+        let survey = table(
+            "input/survey.csv",
+            200,
+            &[
+                ("respondent_id", "numeric", 200),
+                ("country", "text", 5),
+                ("age", "numeric", 50),
+                ("satisfaction", "numeric", 10),
+                ("would_recommend", "text", 2),
+            ],
+        );
+        let web = table(
+            "input/web_traffic.csv",
+            300,
+            &[
+                ("date", "datetime", 100),
+                ("page", "text", 3),
+                ("visits", "numeric", 200),
+                ("bounce_rate", "numeric", 200),
+            ],
+        );
+        let ventas = table(
+            "input/ventas.csv",
+            100,
+            &[
+                ("fecha", "datetime", 90),
+                ("región", "text", 4),
+                ("producto", "text", 3),
+                ("unidades", "numeric", 40),
+                ("importe", "numeric", 99),
+            ],
+        );
+        let theirs = [
+            (
+                &sales,
+                "Which region had the highest total revenue in February? Make a bar chart.",
+            ),
+            (&sales, "Total sales by month as a line chart"),
+            (&sales, "Top 2 products by quantity sold"),
+            (&sales, "Now split it by region"),
+            (&sales, "What share of total revenue does each region have?"),
+            (&sales, "Show me revenue by region and product"),
+            (&sales, "Compare North and South revenue"),
+            (&sales, "revenue in March for Gadget"),
+            (&sales, "Forecast next month's revenue for each region"),
+            (&sales, "Describe this workbook"),
+            (
+                &ventas,
+                "¿Qué región tuvo más ingresos en febrero? Haz un gráfico de barras.",
+            ),
+            (&ventas, "Total de unidades por producto, solo texto ASCII"),
+            (&ventas, "¿Cuántas unidades se vendieron en marzo?"),
+            (&ventas, "Describe el archivo"),
+            (&inventory, "Total stock by warehouse"),
+            (
+                &inventory,
+                "Stock quantity per warehouse; save the table as output/stock.csv",
+            ),
+            (
+                &inventory,
+                "Which category has the highest average unit cost?",
+            ),
+            (&inventory, "How many products per category?"),
+            (&inventory, "Translate the column names into French"),
+            (&web, "Share of visits by page"),
+            (&web, "Which day of the week has the most visits?"),
+            (&web, "How did visits change between January and March?"),
+            (&web, "Find anomalies in the visits"),
+            (&web, "Busca anomalías en las visitas"),
+            (&web, "What is the weekly trend of visits?"),
+            (
+                &sensors,
+                "Is temperature correlated with humidity? Show a scatter plot.",
+            ),
+            (&sensors, "Average temperature by sensor"),
+            (&sensors, "¿Qué hay en este archivo?"),
+            (
+                &sensors,
+                "Busca anomalías en la humedad; responde solo en ASCII",
+            ),
+            (&survey, "How many responses per country?"),
+            (&survey, "¿Cuál es la satisfacción media por país?"),
+            (&survey, "Is satisfaction related to country?"),
+            (&survey, "What is in this file?"),
+            (&survey, "Predice la satisfacción del año que viene"),
+            (&survey, "Write me a poem about this data"),
+            (&sales, include_str!("../../../examples/anomaly_task.md")),
+        ];
+        for (t, task) in theirs {
+            let u = understand(task, t, detect_lang(task));
+            assert_eq!(u, Understood::NotMine, "{task}");
+        }
+        // The one plain statistic among them is a statistics plan now.
+        let p = plan("What is the minimum stock quantity?", &inventory);
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["min"], "stock_qty")
+        );
+    }
+
+    #[test]
+    fn a_statistic_word_in_a_column_name_is_the_column() {
+        let t = table(
+            "input/d.csv",
+            30,
+            &[
+                ("day", "datetime", 30),
+                ("daily_count", "numeric", 20),
+                ("total_sales", "numeric", 30),
+            ],
+        );
+        let p = plan("Mean and standard deviation of the daily count", &t);
+        assert_eq!(names(&p), vec!["mean", "std"]);
+        assert_eq!(p.measures[0].name, "daily_count");
+        let p = plan("What is the median of total sales?", &t);
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["median"], "total_sales")
+        );
+    }
+
+    #[test]
+    fn words_keep_decimals_and_signs() {
+        assert_eq!(words_of("a*b = 2.5"), vec!["a", "times", "b", "is", "2d5"]);
+        assert_eq!(digits("2d5"), Some(2.5));
+        assert_eq!(digits("90th"), Some(90.0));
+        assert_eq!(
+            stat_word(
+                &Stat {
+                    name: "quantile",
+                    q: Some(0.9)
+                },
+                Lang::En
+            ),
+            "90 percentile"
+        );
+    }
+}

@@ -1,0 +1,542 @@
+# Sandalyst offline analyst (rule-based, not an LLM): carry out a statistics plan.
+# The planner read the request into an explicit plan (CONFIG["plan"]: statistics,
+# measures or a derived measure, grouping, conditions, answer shape, rounding); this
+# script checks it against the data's real values and types, computes it, states the
+# plan with the answer ("I computed: ..."), and writes a table (CSV), a chart when the
+# answer has several values (PNG) and a report (Markdown). When the data do not fit the
+# plan it declines (ok: false, declined: true) instead of answering something else.
+CONFIG = json.loads(__SANDALYST_CONFIG__)
+
+LANG = CONFIG.get("lang", "en")
+ASCII = bool(CONFIG.get("ascii"))
+OUT = CONFIG["outputs"]
+PLAN = CONFIG["plan"]
+T = {
+    "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
+           "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
+           "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
+           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile",
+           "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
+           "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
+           "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
+           "and": "and", "highest": "the highest", "lowest": "the lowest", "had": "had", "have": "have",
+           "tied": "tied", "one_row": "one row per %s", "total_of": "total of %s", "mean_of": "mean of %s",
+           "median_of": "median of %s", "count_of": "number of rows", "pearson": "Pearson correlation",
+           "spearman": "Spearman rank correlation", "between": "between", "pairs": "pairs",
+           "p": "p-value", "outliers_iqr": "outliers of %s by the IQR rule (below Q1 - 1.5 x IQR or above Q3 + 1.5 x IQR: %s .. %s)",
+           "outliers_z": "outliers of %s by z-score (|z| > %s, z from the mean and the sample standard deviation)",
+           "n_outliers": "%d outlier%s", "shapiro": "Shapiro-Wilk test of normality of %s",
+           "ks": "Kolmogorov-Smirnov test of %s against a normal distribution with its mean and sample standard deviation",
+           "skewtest": "normality of %s judged by its skewness and excess kurtosis",
+           "consistent": "consistent with a normal distribution (p >= 0.05)",
+           "not_normal": "not normally distributed (p < 0.05)",
+           "sym": "roughly symmetric (|skewness| < 0.5): consistent with a normal shape",
+           "moderate": "moderately skewed (0.5 <= |skewness| < 1): not clearly normal",
+           "strong": "strongly skewed (|skewness| >= 1): not normal",
+           "kurt_note": "excess kurtosis %s", "days": "days", "hours": "hours", "where": "where",
+           "year": "year of %s = %s", "values": "values", "none": "none", "modes": "modes",
+           "qmethod": "Quantiles by linear interpolation between the closest ranks.",
+           "skewnote": "Skewness is the adjusted Fisher-Pearson sample skewness; kurtosis is the bias-corrected excess kurtosis (0 for a normal distribution).",
+           "rounded": "Rounded to %d decimal%s as asked.",
+           "repeated": "`%s` has several rows per label; say how to combine them (total, average, median or count).",
+           "no_value": "the question names a condition, but no value of any text column matches it",
+           "not_numeric": "`%s` is not numeric (%d of %d values are numbers)",
+           "not_dates": "`%s` and `%s` are not both dates",
+           "no_rows": "no rows are left after the conditions (%s)",
+           "too_few": "too few values (%d) for this",
+           "question": "Question", "answer": "Answer", "plan": "Plan", "result": "Result",
+           "what_csv": "the result table", "what_png": "the chart", "what_md": "the report (question, plan, answer)",
+           "title_by": "%s of %s by %s", "mark_high": "highest", "mark_low": "lowest", "out_of": "out of", "stat": "statistic", "value": "value", "label": "label"},
+    "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
+           "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
+           "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
+           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s",
+           "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
+           "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
+           "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
+           "and": "y", "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo",
+           "have": "tuvieron", "tied": "empate", "one_row": "una fila por %s", "total_of": "total de %s",
+           "mean_of": "media de %s", "median_of": "mediana de %s", "count_of": "n\u00famero de filas",
+           "pearson": "correlaci\u00f3n de Pearson", "spearman": "correlaci\u00f3n de rangos de Spearman",
+           "between": "entre", "pairs": "pares", "p": "valor p",
+           "outliers_iqr": "valores at\u00edpicos de %s por la regla IQR (por debajo de Q1 - 1,5 x IQR o por encima de Q3 + 1,5 x IQR: %s .. %s)",
+           "outliers_z": "valores at\u00edpicos de %s por puntuaci\u00f3n z (|z| > %s, z con la media y la desviaci\u00f3n est\u00e1ndar muestral)",
+           "n_outliers": "%d valor%s at\u00edpico%s", "shapiro": "prueba de normalidad de Shapiro-Wilk de %s",
+           "ks": "prueba de Kolmogorov-Smirnov de %s frente a una normal con su media y desviaci\u00f3n est\u00e1ndar muestral",
+           "skewtest": "normalidad de %s juzgada por su asimetr\u00eda y su curtosis",
+           "consistent": "compatible con una distribuci\u00f3n normal (p >= 0,05)",
+           "not_normal": "no sigue una distribuci\u00f3n normal (p < 0,05)",
+           "sym": "aproximadamente sim\u00e9trica (|asimetr\u00eda| < 0,5): compatible con una forma normal",
+           "moderate": "moderadamente asim\u00e9trica (0,5 <= |asimetr\u00eda| < 1): no claramente normal",
+           "strong": "muy asim\u00e9trica (|asimetr\u00eda| >= 1): no es normal",
+           "kurt_note": "curtosis (exceso) %s", "days": "d\u00edas", "hours": "horas", "where": "donde",
+           "year": "a\u00f1o de %s = %s", "values": "valores", "none": "ninguno", "modes": "modas",
+           "qmethod": "Cuantiles por interpolaci\u00f3n lineal entre los rangos m\u00e1s cercanos.",
+           "skewnote": "La asimetr\u00eda es la asimetr\u00eda muestral de Fisher-Pearson ajustada; la curtosis es el exceso de curtosis corregido (0 en una normal).",
+           "rounded": "Redondeado a %d decimal%s, como se pidi\u00f3.",
+           "repeated": "`%s` tiene varias filas por etiqueta; diga c\u00f3mo combinarlas (total, media, mediana o recuento).",
+           "no_value": "la pregunta nombra una condici\u00f3n, pero ning\u00fan valor de las columnas de texto coincide",
+           "not_numeric": "`%s` no es num\u00e9rica (%d de %d valores son n\u00fameros)",
+           "not_dates": "`%s` y `%s` no son ambas fechas",
+           "no_rows": "no queda ninguna fila tras las condiciones (%s)",
+           "too_few": "hay muy pocos valores (%d) para esto",
+           "question": "Pregunta", "answer": "Respuesta", "plan": "Plan", "result": "Resultado",
+           "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, plan, respuesta)",
+           "title_by": "%s de %s por %s", "mark_high": "m\u00e1s alto", "mark_low": "m\u00e1s bajo", "out_of": "de un total de", "stat": "estad\u00edstica", "value": "valor", "label": "etiqueta"},
+}[LANG]
+# CSV column names stay English (as the other skills' tables).
+CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
+            "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
+            "count": "count", "distinct": "distinct_count", "sum": "sum", "skew": "skewness",
+            "kurt": "kurtosis"}
+DECIMALS = PLAN.get("decimals")
+
+
+def plural(n, en="s", es="es"):
+    return ("" if n == 1 else en) if LANG == "en" else ("" if n == 1 else es)
+
+
+def missing_note(miss, name, zero):
+    key = "missing_zero" if zero else "missing_dropped"
+    if LANG == "en":
+        return T[key] % (miss, plural(miss), name)
+    s = "" if miss == 1 else "s"
+    return T[key] % (miss, plural(miss), s, name, s)
+
+
+def num(x):
+    # A number as the answer writes it: as many decimals as asked, else up to 4.
+    x = float(x)
+    if not np.isfinite(x):
+        return "-"
+    if DECIMALS is not None:
+        return "%.*f" % (int(DECIMALS), round(x, int(DECIMALS)))
+    if x == int(x) and abs(x) < 1e15:
+        return "%d" % int(x)
+    a = abs(x)
+    s = ("%.4f" % x) if a >= 0.001 else ("%.4g" % x)
+    if "e" not in s and "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def pval(p):
+    p = float(p)
+    if DECIMALS is not None and p >= 10 ** -int(DECIMALS):
+        return "%.*f" % (int(DECIMALS), p)
+    return ("%.4g" % p) if p >= 1e-4 else ("%.3g" % p)
+
+
+def listing(items):
+    # a, b and c
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return "%s %s %s" % (", ".join(items[:-1]), T["and"], items[-1])
+
+
+def ordinal(q):
+    s = "%g" % round(q, 2)
+    if LANG != "en" or "." in s:
+        return s
+    n = int(s)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return s + suffix
+
+
+def stat_label(st):
+    if st["name"] == "quantile":
+        return T["quantile"] % ordinal(float(st["q"]) * 100)
+    label = T[st["name"]]
+    if st["name"] in ("std", "var"):
+        kind = T["population"] if int(PLAN.get("ddof", 1)) == 0 else T["sample"]
+        label = ("%s %s" % (kind, label)) if LANG == "en" else ("%s %s" % (label, kind))
+    return label
+
+
+def csv_label(st, measure):
+    if st["name"] == "quantile":
+        base = "p%g" % round(float(st["q"]) * 100, 2)
+    else:
+        base = CSV_NAME[st["name"]]
+    return re.sub(r"\s+", "_", "%s_%s" % (base, measure))
+
+
+def decline(reason):
+    emit_answer({"ok": False, "declined": True, "reason": say(reason, ASCII), "input": CONFIG["input"]})
+
+
+def numeric_of(col):
+    v = numeric_view(df[col])
+    if v is None:
+        return None
+    return v.astype(float)
+
+
+def compute(st, s):
+    # One statistic of a Series without missing values.
+    name, ddof = st["name"], int(PLAN.get("ddof", 1))
+    if name == "count":
+        return float(s.notna().sum())
+    if name == "distinct":
+        return float(s.nunique(dropna=True))
+    if name == "mode":
+        m = s.mode(dropna=True)
+        return [float(x) if not isinstance(x, str) else x for x in m.tolist()]
+    s = s.astype(float)
+    if len(s) == 0:
+        return float("nan")
+    if name == "mean":
+        return float(s.mean())
+    if name == "median":
+        return float(s.median())
+    if name == "std":
+        return float(s.std(ddof=ddof))
+    if name == "var":
+        return float(s.var(ddof=ddof))
+    if name == "min":
+        return float(s.min())
+    if name == "max":
+        return float(s.max())
+    if name == "range":
+        return float(s.max() - s.min())
+    if name == "iqr":
+        return float(s.quantile(0.75) - s.quantile(0.25))
+    if name == "quantile":
+        return float(s.quantile(float(st["q"])))
+    if name == "sum":
+        return float(s.sum())
+    if name == "skew":
+        return float(s.skew())
+    if name == "kurt":
+        return float(s.kurt())
+    raise ValueError("unknown statistic %s" % name)
+
+
+def show(v):
+    if isinstance(v, list):
+        return ", ".join(num(x) if not isinstance(x, str) else say(x, ASCII) for x in v)
+    return num(v)
+
+
+CHART = {}  # what the chart shows, in the answer: its title and where its y-axis starts
+
+
+def bar_chart(labels, values, title, ylabel, highlight=()):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    vals = [float(v) for v in values]
+    ax.bar(range(len(vals)), vals, color=["#d1495b" if l in highlight else "#2a6f97" for l in labels])
+    ax.set_xticks(range(len(vals)))
+    ax.set_xticklabels([say(l, ASCII) for l in labels], rotation=30 if len(vals) > 6 else 0,
+                       ha="right" if len(vals) > 6 else "center")
+    if all(v >= 0 for v in vals if np.isfinite(v)):
+        # Bars of a non-negative quantity start at zero, so their heights compare.
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel(cap(say(ylabel, ASCII)))
+    ax.set_title(cap(say(title, ASCII)))
+    ax.grid(axis="y", alpha=0.3)
+    CHART.update({"kind": "bar", "title": ax.get_title(), "y_from": float(ax.get_ylim()[0])})
+    return fig
+
+
+df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
+n_all = len(df)
+req = norm(CONFIG["request"])
+
+# ---- the measures: columns or a derived measure, checked against the data -----------
+series = {}
+for m in PLAN.get("measures", []):
+    if m.get("column") is not None:
+        col = m["column"]
+        v = numeric_of(col)
+        needs_number = PLAN["task"] != "describe" or any(
+            s["name"] not in ("count", "distinct", "mode") for s in PLAN.get("stats", []))
+        if v is None or (needs_number and v.notna().sum() < 0.9 * df[col].notna().sum()):
+            if needs_number:
+                got = 0 if v is None else int(v.notna().sum())
+                return decline(T["not_numeric"] % (col, got, int(df[col].notna().sum())))
+            v = df[col]
+        series[m["name"]] = v
+    else:
+        d = m["derived"]
+        if d["op"] in ("days", "hours"):
+            ta, tb = parse_times(df[d["a"]]), parse_times(df[d["b"]])
+            if ta.notna().sum() < 0.9 * df[d["a"]].notna().sum() or tb.notna().sum() < 0.9 * df[d["b"]].notna().sum():
+                return decline(T["not_dates"] % (d["a"], d["b"]))
+            secs = (ta - tb).dt.total_seconds()
+            series[m["name"]] = secs / (86400.0 if d["op"] == "days" else 3600.0)
+        else:
+            a, b = numeric_of(d["a"]), numeric_of(d["b"])
+            for c, v in ((d["a"], a), (d["b"], b)):
+                if v is None:
+                    return decline(T["not_numeric"] % (c, 0, int(df[c].notna().sum())))
+            if d["op"] == "product":
+                series[m["name"]] = a * b
+            elif d["op"] == "difference":
+                series[m["name"]] = a - b
+            else:
+                series[m["name"]] = (a / b).where(b != 0)
+second = None
+if PLAN.get("second"):
+    second = numeric_of(PLAN["second"])
+    if second is None:
+        return decline(T["not_numeric"] % (PLAN["second"], 0, int(df[PLAN["second"]].notna().sum())))
+
+
+def measure_text(m):
+    d = m.get("derived")
+    if not d:
+        return "`%s`" % m["name"]
+    sym = {"product": "x", "difference": "-", "ratio": "/", "days": "-", "hours": "-"}[d["op"]]
+    unit = (" (%s)" % T[d["op"]]) if d["op"] in ("days", "hours") else ""
+    inner = "`%s` %s `%s`%s" % (d["a"], sym, d["b"], unit)
+    return inner if m["name"] == "%s %s %s" % (d["a"], sym, d["b"]) else "`%s` = %s" % (m["name"], inner)
+
+
+# ---- conditions: the plan's numeric ones, and values of text columns named ----------
+mask = pd.Series(True, index=df.index)
+said = []
+missing_notes = []  # conditions and missing values, said after the plan
+OPS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "="}
+for f in PLAN.get("filters", []):
+    col = f["column"]
+    if f["op"] == "year":
+        ts = parse_times(df[col])
+        mask &= ts.dt.year == int(f["value"])
+        said.append(T["year"] % ("`%s`" % col, int(f["value"])))
+        continue
+    v = numeric_of(col)
+    if v is None:
+        return decline(T["not_numeric"] % (col, 0, int(df[col].notna().sum())))
+    x = float(f["value"])
+    mask &= {"gt": v > x, "ge": v >= x, "lt": v < x, "le": v <= x, "eq": v == x}[f["op"]]
+    said.append("`%s` %s %s" % (col, OPS[f["op"]], num(x) if DECIMALS is None else ("%g" % x)))
+named_cols = set(norm(c) for c in PLAN.get("named_columns", []))
+value_hits = 0
+for c in df.columns:
+    if c == PLAN.get("group") or numeric_view(df[c]) is not None:
+        continue
+    vals = df[c].dropna().astype(str).unique()
+    if len(vals) > 50:
+        continue
+    hits = [v for v in vals if len(norm(v)) >= 3 and norm(v) not in named_cols and find_words(req, norm(v)) >= 0]
+    if hits and len(hits) < len(vals):
+        mask &= df[c].astype(str).isin(hits)
+        said.append("`%s` = %s" % (c, " / ".join(hits)))
+        value_hits += 1
+if PLAN.get("needs_value_filter") and not value_hits and not said:
+    return decline(T["no_value"])
+d = df[mask]
+if len(d) == 0:
+    return decline(T["no_rows"] % ", ".join(said))
+cond_text = ""
+if said:
+    missing_notes.append(T["filters"] % (" %s " % T["and"]).join(said))
+
+lines = []          # the answer's result lines
+notes = []
+table = None        # the result table (DataFrame)
+fig = None
+task = PLAN["task"]
+
+
+def clean(name, s):
+    # The values of a measure on the rows used, missing ones handled as the plan says.
+    s = s.loc[d.index]
+    miss = int(s.isna().sum())
+    if miss:
+        zero = PLAN.get("missing") == "zero"
+        missing_notes.append(missing_note(miss, "`%s`" % name, zero))
+        if zero:
+            return s.fillna(0)
+    return s.dropna()
+
+
+if task == "describe":
+    stats = PLAN.get("stats", [])
+    measures = PLAN.get("measures", [])
+    group = PLAN.get("group")
+    if not measures:
+        # Counting rows.
+        value = float(len(d))
+        plan_text = "%s, %s %d %s" % (T["count_of"], T["out_of"], n_all, T["rows"])
+        lines.append("%s: %s" % (cap(T["count_of"]), num(value)))
+        table = pd.DataFrame({"count": [int(value)]})
+    else:
+        cols = {}
+        for m in measures:
+            s = clean(m["name"], series[m["name"]])
+            if group:
+                keys = d.loc[s.index, group].astype(str)
+                for st in stats:
+                    res = s.groupby(keys, sort=True).apply(lambda g: compute(st, g))
+                    cols[csv_label(st, m["name"])] = res
+            else:
+                for st in stats:
+                    v = compute(st, s)
+                    lines.append("%s %s %s: %s" % (cap(stat_label(st)), T["of"], measure_text(m), show(v)))
+                    cols[csv_label(st, m["name"])] = [show(v) if isinstance(v, list) else v]
+        what = listing(stat_label(st) for st in stats)
+        of = listing(measure_text(m) for m in measures)
+        used = len(s)
+        plan_text = "%s %s %s%s %s %d %s%s" % (what, T["of"], of,
+                                               (" %s `%s`" % (T["by"], group)) if group else "",
+                                               T["over"], used, T["rows"], cond_text)
+        if group:
+            table = pd.DataFrame(cols)
+            table.index.name = group
+            table = table.reset_index()
+            for _, r in table.iterrows():
+                vals = ["%s %s" % (stat_label(st), show(r[csv_label(st, m["name"])]))
+                        for m in measures for st in stats]
+                lines.append("%s: %s" % (say(r[group], ASCII), ", ".join(vals)))
+            first = csv_label(stats[0], measures[0]["name"])
+            if stats[0]["name"] != "mode":
+                fig = bar_chart(list(table[group].astype(str)), list(table[first]),
+                                T["title_by"] % (cap(stat_label(stats[0])), measures[0]["name"], group),
+                                "%s %s %s" % (stat_label(stats[0]), T["of"], measures[0]["name"]))
+        else:
+            table = pd.DataFrame(cols)
+            table["rows"] = used
+    if any(st["name"] == "quantile" or st["name"] == "iqr" for st in PLAN.get("stats", [])):
+        notes.append(T["qmethod"])
+    if any(st["name"] in ("skew", "kurt") for st in PLAN.get("stats", [])):
+        notes.append(T["skewnote"])
+elif task in ("argmax", "argmin"):
+    m = PLAN["measures"][0]
+    label = PLAN["group"]
+    s = clean(m["name"], series[m["name"]])
+    keys = d.loc[s.index, label].astype(str)
+    op = PLAN.get("label_op")
+    if op == "sum_if_repeated":
+        op = "sum"
+    if op is None:
+        if keys.duplicated().any():
+            return decline(T["repeated"] % label)
+        per = pd.Series(s.values, index=keys.values)
+        what = "`%s`" % m["name"] if not m.get("derived") else measure_text(m)
+        how = T["one_row"] % ("`%s`" % label)
+    else:
+        per = s.groupby(keys).agg({"sum": "sum", "mean": "mean", "median": "median", "count": "count"}[op])
+        what = T[{"sum": "total_of", "mean": "mean_of", "median": "median_of", "count": "count_of"}[op]] % measure_text(m) \
+            if op != "count" else T["count_of"]
+        how = "%s `%s`" % (T["by"], label)
+    best = float(per.max() if task == "argmax" else per.min())
+    winners = [str(k) for k, v in per.items() if np.isclose(float(v), best, rtol=1e-12, atol=1e-12)]
+    extreme = T["highest"] if task == "argmax" else T["lowest"]
+    plan_text = "%s %s, %s, %s %d %s%s" % (extreme, what, how, T["over"], len(s), T["rows"], cond_text)
+    verb = T["had"] if len(winners) == 1 else T["have"]
+    names = (" %s " % T["and"]).join(say(w, ASCII) for w in winners)
+    tie = (" (%s)" % T["tied"]) if len(winners) > 1 else ""
+    if LANG == "en":
+        lines.append("%s %s %s %s: %s%s." % (names, verb, extreme, what, num(best), tie))
+    else:
+        lines.append("%s %s %s %s: %s%s." % (names, verb, extreme, what, num(best), tie))
+    ordered = per.sort_values(ascending=(task == "argmin"), kind="mergesort")
+    table = pd.DataFrame({label: [str(k) for k in ordered.index], "value": ordered.values.astype(float)})
+    shown = ordered.iloc[:20]
+    fig = bar_chart([str(k) for k in shown.index], list(shown.values),
+                    "%s %s %s (%s: %s)" % (cap(what.replace("`", "")), T["by"], label,
+                                           T["mark_high" if task == "argmax" else "mark_low"], ", ".join(winners)),
+                    what.replace("`", ""), highlight=set(winners))
+elif task == "correlation":
+    import scipy.stats as sst
+
+    m = PLAN["measures"][0]
+    a = series[m["name"]].loc[d.index]
+    b = second.loc[d.index]
+    both = a.notna() & b.notna()
+    dropped = int((~both).sum())
+    a, b = a[both].astype(float), b[both].astype(float)
+    if len(a) < 3:
+        return decline(T["too_few"] % len(a))
+    method = PLAN.get("method") or "pearson"
+    if method == "spearman":
+        res = sst.spearmanr(a, b)
+    else:
+        res = sst.pearsonr(a, b)
+    r, p = float(res[0]), float(res[1])
+    if dropped:
+        missing_notes.append(missing_note(dropped, "`%s`/`%s`" % (m["name"], PLAN["second"]), False))
+    plan_text = "%s %s %s %s `%s` %s %d %s%s" % (T[method], T["between"], measure_text(m), T["and"], PLAN["second"],
+                                                T["over"], len(a), T["pairs"], cond_text)
+    lines.append("%s: r = %s, %s = %s (n = %d)" % (cap(T[method]), num(r), T["p"], pval(p), len(a)))
+    table = pd.DataFrame({"method": [method], "r": [r], "p_value": [p], "n": [len(a)]})
+    fig, ax = plt.subplots(figsize=(7, 5))
+    ax.scatter(a, b, s=12, color="#2a6f97")
+    ax.set_xlabel(say(m["name"], ASCII))
+    ax.set_ylabel(say(PLAN["second"], ASCII))
+    ax.set_title(cap(say("%s: %s / %s (r = %s)" % (T[method], m["name"], PLAN["second"], num(r)), ASCII)))
+elif task == "outliers":
+    m = PLAN["measures"][0]
+    s = clean(m["name"], series[m["name"]])
+    if len(s) < 4:
+        return decline(T["too_few"] % len(s))
+    if PLAN.get("method") == "z":
+        z = (s - s.mean()) / s.std(ddof=1)
+        out = s[z.abs() > float(PLAN.get("z", 3.0))]
+        plan_text = T["outliers_z"] % (measure_text(m), num(float(PLAN.get("z", 3.0)))) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+    else:
+        q1, q3 = float(s.quantile(0.25)), float(s.quantile(0.75))
+        lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+        out = s[(s < lo) | (s > hi)]
+        plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+    n_out = len(out)
+    nt = (T["n_outliers"] % (n_out, plural(n_out))) if LANG == "en" else (T["n_outliers"] % (n_out, plural(n_out), plural(n_out, "s", "s")))
+    vals = sorted(float(x) for x in out.values)
+    lines.append("%s%s" % (cap(nt), (": " + ", ".join(num(v) for v in vals[:20]) + (" ..." if n_out > 20 else "")) if n_out else "."))
+    table = pd.DataFrame({"row": [int(i) + 1 for i in out.index], m["name"]: out.values.astype(float)})
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.boxplot(s.values, vert=False, whis=1.5)
+    ax.set_title(cap(say("%s: %s" % (nt, m["name"]), ASCII)))
+elif task == "normality":
+    import scipy.stats as sst
+
+    m = PLAN["measures"][0]
+    s = clean(m["name"], series[m["name"]]).astype(float)
+    if len(s) < 8:
+        return decline(T["too_few"] % len(s))
+    method = PLAN.get("method") or "skew"
+    sk, ku = float(s.skew()), float(s.kurt())
+    if method == "shapiro":
+        stat, p = sst.shapiro(s.values)
+        plan_text = T["shapiro"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        lines.append("W = %s, %s = %s: %s." % (num(stat), T["p"], pval(p), T["consistent"] if p >= 0.05 else T["not_normal"]))
+        table = pd.DataFrame({"test": ["shapiro-wilk"], "statistic": [float(stat)], "p_value": [float(p)], "n": [len(s)]})
+    elif method == "ks":
+        res = sst.kstest(s.values, "norm", args=(float(s.mean()), float(s.std(ddof=1))))
+        stat, p = float(res[0]), float(res[1])
+        plan_text = T["ks"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        lines.append("D = %s, %s = %s: %s." % (num(stat), T["p"], pval(p), T["consistent"] if p >= 0.05 else T["not_normal"]))
+        table = pd.DataFrame({"test": ["kolmogorov-smirnov"], "statistic": [stat], "p_value": [p], "n": [len(s)]})
+    else:
+        plan_text = T["skewtest"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        verdict = T["sym"] if abs(sk) < 0.5 else (T["moderate"] if abs(sk) < 1 else T["strong"])
+        lines.append("%s = %s, %s: %s." % (cap(T["skew"]), num(sk), T["kurt_note"] % num(ku), verdict))
+        table = pd.DataFrame({"skewness": [sk], "kurtosis": [ku], "n": [len(s)]})
+        notes.append(T["skewnote"])
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.hist(s.values, bins=min(30, max(5, len(s) // 5)), color="#2a6f97")
+    ax.set_title(cap(say("%s: %s" % (T["skew"] if method == "skew" else method, m["name"]), ASCII)))
+else:
+    return decline("unknown task %s" % task)
+
+if missing_notes:
+    plan_text += " (%s)" % "; ".join(missing_notes)
+if DECIMALS is not None:
+    notes.append(T["rounded"] % (int(DECIMALS), plural(int(DECIMALS), "s", "es")))
+headline = "%s: %s." % (T["computed"], plan_text)
+headline = say(headline + "\n\n" + "\n".join("- " + l for l in lines), ASCII)
+report = ["# %s" % T["answer"], "", "%s: %s" % (T["question"], CONFIG["request"]), "",
+          "%s: %s." % (T["plan"], plan_text), ""] + ["- " + l for l in lines] + [""] + notes
+if fig is not None and not CHART:
+    CHART.update({"kind": "other", "title": fig.axes[0].get_title()})
+files = finish_outputs(OUT, table, fig, report, ASCII)
+what = {OUT["csv"]: T["what_csv"], OUT["png"]: T["what_png"], OUT["md"]: T["what_md"]}
+emit_answer({
+    "ok": True, "skill": "stats", "input": CONFIG["input"], "cached": cached,
+    "headline": headline, "columns": [], "table": [], "table_rows": 0,
+    "notes": [say(n, ASCII) for n in notes],
+    "files": [{"path": f, "what": what[f]} for f in files],
+    "plan": PLAN, "chart": CHART or None,
+})

@@ -1,0 +1,1402 @@
+//! The offline analyst's statistics questions in the real sandbox (issue 24): tables
+//! generated here with a fixed seed, their answers computed here by this file's own
+//! arithmetic (never by the analyst's Python), and each request asked through a real
+//! session. A case passes when its answer holds every expected number (to the
+//! precision it is written with) and none of the numbers a wrong reading of the
+//! question would give, with the words that show the plan; a request outside the
+//! analyst's skills must get the honest decline and no computed answer. The requests
+//! of one table share one session (one container, a warm kernel), two tables at a time.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sandalyst::model::offline::OfflineAnalyst;
+use sandalyst::session::{DockerFactory, SessionConfig, Sessions};
+use tokio_util::sync::CancellationToken;
+
+// ---- deterministic data --------------------------------------------------------------
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+    fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() * ((hi - lo + 1) as f64)) as i64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next().max(1e-12), self.next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+// ---- statistics, computed independently ----------------------------------------------
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+fn var(x: &[f64], ddof: f64) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() as f64 - ddof)
+}
+
+fn sd(x: &[f64], ddof: f64) -> f64 {
+    var(x, ddof).sqrt()
+}
+
+fn sorted(x: &[f64]) -> Vec<f64> {
+    let mut s = x.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    s
+}
+
+/// Linear interpolation between closest ranks (type 7).
+fn quantile(x: &[f64], q: f64) -> f64 {
+    let s = sorted(x);
+    let h = (s.len() - 1) as f64 * q;
+    let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+    s[lo] + (h - lo as f64) * (s[hi] - s[lo])
+}
+
+/// Adjusted Fisher-Pearson sample skewness.
+fn skew(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let m = mean(x);
+    let m2 = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / n;
+    let m3 = x.iter().map(|v| (v - m).powi(3)).sum::<f64>() / n;
+    (n * (n - 1.0)).sqrt() / (n - 2.0) * m3 / m2.powf(1.5)
+}
+
+/// Bias-corrected excess kurtosis.
+fn kurt(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let m = mean(x);
+    let m2 = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / n;
+    let m4 = x.iter().map(|v| (v - m).powi(4)).sum::<f64>() / n;
+    let g2 = m4 / (m2 * m2) - 3.0;
+    (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * g2 + 6.0)
+}
+
+fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let (mx, my) = (mean(x), mean(y));
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx).powi(2)).sum();
+    let syy: f64 = y.iter().map(|b| (b - my).powi(2)).sum();
+    sxy / (sxx * syy).sqrt()
+}
+
+fn ranks(x: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..x.len()).collect();
+    idx.sort_by(|&a, &b| x[a].partial_cmp(&x[b]).unwrap());
+    let mut r = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
+            j += 1;
+        }
+        for k in i..=j {
+            r[idx[k]] = (i + j) as f64 / 2.0 + 1.0;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos approximation (g = 7, n = 9).
+    let c = [
+        0.999_999_999_999_809_9,
+        676.5203681218851,
+        -1259.1392167224028,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507343278686905,
+        -0.13857109526572012,
+        9.984_369_578_019_572e-6,
+        1.5056327351493116e-7,
+    ];
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let mut a = c[0];
+    for (i, ci) in c.iter().enumerate().skip(1) {
+        a += ci / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Regularised incomplete beta by its continued fraction.
+fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - inc_beta(b, a, 1.0 - x);
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp() / a;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < 1e-300 { 1e-300 } else { d };
+    let mut f = d;
+    for m in 1..300 {
+        let m = m as f64;
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + num * d;
+            d = 1.0 / if d.abs() < 1e-300 { 1e-300 } else { d };
+            c = 1.0 + num / c;
+            if c.abs() < 1e-300 {
+                c = 1e-300;
+            }
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f
+}
+
+/// Two-sided p-value of a correlation `r` over `n` pairs (Student t, n - 2 df).
+fn corr_p(r: f64, n: usize) -> f64 {
+    let df = n as f64 - 2.0;
+    let t2 = r * r * df / (1.0 - r * r);
+    inc_beta(df / 2.0, 0.5, df / (df + t2))
+}
+
+fn erf(x: f64) -> f64 {
+    // Abramowitz-Stegun 7.1.26 is too coarse; use the series / continued fraction
+    // through the incomplete gamma function: erf(x) = P(1/2, x^2).
+    let s = x.signum();
+    let x2 = x * x;
+    let p = if x2 < 1.5 {
+        let (mut sum, mut term, mut k) = (1.0 / 0.5, 1.0 / 0.5, 0.5);
+        for _ in 0..200 {
+            k += 1.0;
+            term *= x2 / k;
+            sum += term;
+        }
+        sum * (-x2 + 0.5 * x2.ln() - ln_gamma(0.5)).exp()
+    } else {
+        // Lentz continued fraction for Q(1/2, x2).
+        let a = 0.5;
+        let mut b = x2 + 1.0 - a;
+        let mut c = 1e300;
+        let mut d = 1.0 / b;
+        let mut h = d;
+        for i in 1..300 {
+            let an = -(i as f64) * (i as f64 - a);
+            b += 2.0;
+            d = an * d + b;
+            d = 1.0 / d;
+            c = b + an / c;
+            h *= d * c;
+        }
+        1.0 - (-x2 + a * x2.ln() - ln_gamma(a)).exp() * h
+    };
+    s * p
+}
+
+fn norm_cdf(z: f64) -> f64 {
+    0.5 * (1.0 + erf(z / std::f64::consts::SQRT_2))
+}
+
+/// Kolmogorov-Smirnov D against a normal with the sample's mean and sd.
+fn ks_d(x: &[f64]) -> f64 {
+    let (m, s) = (mean(x), sd(x, 1.0));
+    let v = sorted(x);
+    let n = v.len() as f64;
+    v.iter()
+        .enumerate()
+        .map(|(i, xi)| {
+            let f = norm_cdf((xi - m) / s);
+            ((i as f64 + 1.0) / n - f).max(f - i as f64 / n)
+        })
+        .fold(0.0, f64::max)
+}
+
+// ---- the tables ------------------------------------------------------------------------
+
+/// A table: its file name, CSV text, and columns as numbers (None: missing or text).
+struct Table {
+    name: &'static str,
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn write(&self, dir: &Path) -> PathBuf {
+        let mut s = self.header.join(",");
+        s.push('\n');
+        for r in &self.rows {
+            s.push_str(&r.join(","));
+            s.push('\n');
+        }
+        let p = dir.join(self.name);
+        std::fs::write(&p, s).unwrap();
+        p
+    }
+    fn col(&self, name: &str) -> usize {
+        self.header.iter().position(|h| *h == name).unwrap()
+    }
+    /// The numeric values of a column (missing dropped) where `keep` holds.
+    fn nums_where(&self, name: &str, keep: impl Fn(&Vec<String>) -> bool) -> Vec<f64> {
+        let c = self.col(name);
+        self.rows
+            .iter()
+            .filter(|r| keep(r))
+            .filter_map(|r| r[c].parse::<f64>().ok())
+            .collect()
+    }
+    fn nums(&self, name: &str) -> Vec<f64> {
+        self.nums_where(name, |_| true)
+    }
+}
+
+fn passengers() -> Table {
+    let mut g = Rng(11);
+    let classes = ["First", "Second", "Third"];
+    let rows = (0..150)
+        .map(|i| {
+            let class = classes[g.int(0, 2) as usize];
+            let age = if i % 17 == 3 {
+                String::new()
+            } else {
+                g.int(1, 80).to_string()
+            };
+            let base = match class {
+                "First" => 80.0,
+                "Second" => 30.0,
+                _ => 12.0,
+            };
+            let fare = round2(base * (0.5 + g.next()) + g.next() * 5.0);
+            let (y, m, d) = (g.int(2018, 2020), g.int(1, 12), g.int(1, 28));
+            vec![
+                format!("P{:03}", i + 1),
+                age,
+                format!("{fare:.2}"),
+                class.to_string(),
+                format!("{y}-{m:02}-{d:02}"),
+            ]
+        })
+        .collect();
+    Table {
+        name: "passengers.csv",
+        header: vec!["passenger", "age", "fare", "class", "boarded"],
+        rows,
+    }
+}
+
+fn cities() -> Table {
+    let names = [
+        "Lisbon", "Porto", "Madrid", "Seville", "Valencia", "Bilbao", "Lyon", "Nantes", "Turin",
+        "Genoa", "Bremen", "Leipzig",
+    ];
+    let mut g = Rng(5);
+    let rows = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            // Two cities share the top score; one has the lowest.
+            let score = match i {
+                3 | 8 => 97,
+                5 => 41,
+                _ => g.int(55, 90),
+            };
+            vec![
+                n.to_string(),
+                score.to_string(),
+                (g.int(100, 3000) * 1000).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "cities.csv",
+        header: vec!["city", "score", "population"],
+        rows,
+    }
+}
+
+fn orders() -> Table {
+    let mut g = Rng(23);
+    let regions = ["Norte", "Sur", "Centro", "Este"];
+    let rows = (0..80)
+        .map(|i| {
+            let region = regions[g.int(0, 3) as usize];
+            let units = g.int(1, 40);
+            let price = round2(2.0 + g.next() * 18.0);
+            let cost = round2(units as f64 * price * (0.4 + 0.5 * g.next()));
+            vec![
+                format!("O{:04}", 1000 + i),
+                region.to_string(),
+                units.to_string(),
+                format!("{price:.2}"),
+                format!("{cost:.2}"),
+            ]
+        })
+        .collect();
+    Table {
+        name: "orders.csv",
+        header: vec!["order_id", "region", "units", "unit_price", "cost"],
+        rows,
+    }
+}
+
+/// Days since 1970-01-01 of a civil date, and back (Howard Hinnant's algorithms).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn civil(z: i64) -> String {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y}-{m:02}-{d:02}")
+}
+
+fn contracts() -> Table {
+    let mut g = Rng(31);
+    let base = days_from_civil(2021, 1, 1);
+    let rows = (0..40)
+        .map(|i| {
+            let start = base + g.int(0, 700);
+            let end = start + g.int(30, 900);
+            vec![
+                format!("Contract {}", i + 1),
+                civil(start),
+                civil(end),
+                g.int(1000, 90000).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "contracts.csv",
+        header: vec!["contract_name", "start_date", "end_date", "value"],
+        rows,
+    }
+}
+
+fn tickets() -> Table {
+    let mut g = Rng(37);
+    let base = days_from_civil(2024, 3, 1);
+    let rows = (0..50)
+        .map(|i| {
+            let day = base + g.int(0, 40);
+            let open_min = g.int(7 * 60, 18 * 60);
+            let dur_min = g.int(20, 60 * 70);
+            let close = day * 1440 + open_min + dur_min;
+            let hm = |m: i64| format!("{:02}:{:02}", (m % 1440) / 60, m % 60);
+            vec![
+                format!("T{}", i + 1),
+                format!("{} {}", civil(day), hm(open_min)),
+                format!("{} {}", civil(close.div_euclid(1440)), hm(close)),
+                ["alta", "media", "baja"][g.int(0, 2) as usize].to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "tickets.csv",
+        header: vec!["ticket", "opened_at", "closed_at", "priority"],
+        rows,
+    }
+}
+
+fn medidas() -> Table {
+    let mut g = Rng(41);
+    let ciudades = ["Sevilla", "Bilbao", "Zaragoza", "Murcia", "Vigo"];
+    let rows = (0..90)
+        .map(|i| {
+            let t = round2(8.0 + 22.0 * g.next());
+            let h = round2(85.0 - 1.6 * t + 6.0 * g.normal());
+            let precio = if i % 19 == 7 {
+                String::new()
+            } else {
+                format!("{:.2}", round2(1.0 + 4.0 * g.next()))
+            };
+            vec![
+                ciudades[g.int(0, 4) as usize].to_string(),
+                format!("{t:.2}"),
+                format!("{h:.2}"),
+                precio,
+                g.int(18, 75).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "medidas.csv",
+        header: vec!["ciudad", "temperatura", "humedad", "precio", "edad"],
+        rows,
+    }
+}
+
+fn samples() -> Table {
+    let mut g = Rng(53);
+    let rows = (0..200)
+        .map(|i| {
+            let normal = round2(50.0 + 10.0 * g.normal());
+            let skewed = round2(-8.0 * (1.0 - g.next()).ln());
+            let delta = round2(0.5 + 2.0 * g.normal());
+            let spiky = if [17, 88, 140, 199].contains(&i) {
+                round2(100.0 + 40.0 * g.next())
+            } else {
+                round2(20.0 + 3.0 * g.normal())
+            };
+            let x = round2(10.0 * g.next());
+            let y = round2(3.0 + 0.6 * x + 2.5 * g.normal());
+            vec![
+                (2000 + i).to_string(),
+                format!("{normal:.2}"),
+                format!("{skewed:.2}"),
+                format!("{delta:.2}"),
+                format!("{spiky:.2}"),
+                format!("{x:.2}"),
+                format!("{y:.2}"),
+            ]
+        })
+        .collect();
+    Table {
+        name: "samples.csv",
+        header: vec!["code", "normal", "skewed", "delta", "spiky", "x", "y"],
+        rows,
+    }
+}
+
+fn yearly() -> Table {
+    let mut g = Rng(61);
+    let rows = (0..64)
+        .map(|i| {
+            vec![
+                (2015 + i % 8).to_string(),
+                ["A", "B"][i % 2].to_string(),
+                g.int(20, 90).to_string(),
+                format!(
+                    "{:.2}",
+                    round2(100.0 + 30.0 * g.next() + (i % 8) as f64 * 5.0)
+                ),
+            ]
+        })
+        .collect();
+    Table {
+        name: "yearly.csv",
+        header: vec!["year", "site", "daily_count", "visitors"],
+        rows,
+    }
+}
+
+// ---- cases -------------------------------------------------------------------------------
+
+struct Case {
+    file: &'static str,
+    request: String,
+    /// Numbers the answer must hold.
+    want: Vec<f64>,
+    /// Numbers it must not (a wrong reading's answer).
+    not: Vec<f64>,
+    /// Words it must hold.
+    words: Vec<String>,
+    /// Words it must not hold.
+    not_words: Vec<String>,
+    decline: bool,
+    es: bool,
+    /// Words the chart's title must hold; a bar chart must start at zero.
+    chart: Vec<String>,
+}
+
+fn case(file: &'static str, request: &str) -> Case {
+    Case {
+        file,
+        request: request.into(),
+        want: vec![],
+        not: vec![],
+        words: vec![],
+        not_words: vec![],
+        decline: false,
+        chart: vec![],
+        es: request.contains('¿') || is_spanish(request),
+    }
+}
+
+fn is_spanish(r: &str) -> bool {
+    sandalyst::analyst::request::detect_lang(r) == sandalyst::analyst::request::Lang::Es
+}
+
+impl Case {
+    fn want(mut self, v: &[f64]) -> Self {
+        self.want.extend_from_slice(v);
+        self
+    }
+    fn not(mut self, v: &[f64]) -> Self {
+        self.not.extend_from_slice(v);
+        self
+    }
+    fn words(mut self, w: &[&str]) -> Self {
+        self.words.extend(w.iter().map(|s| s.to_string()));
+        self
+    }
+    fn not_words(mut self, w: &[&str]) -> Self {
+        self.not_words.extend(w.iter().map(|s| s.to_string()));
+        self
+    }
+    fn chart(mut self, w: &[&str]) -> Self {
+        self.chart.extend(w.iter().map(|s| s.to_string()));
+        self
+    }
+    fn declined(mut self) -> Self {
+        self.decline = true;
+        self
+    }
+}
+
+fn cases(t: &Tables) -> Vec<Case> {
+    let p = &t.passengers;
+    let fare = p.nums("fare");
+    let age = p.nums("age");
+    let age_i = p.col("age");
+    let older = |r: &Vec<String>| r[age_i].parse::<f64>().is_ok_and(|a| a > 30.0);
+    let fare_older = p.nums_where("fare", older);
+    let y2019 = |r: &Vec<String>| r[4].starts_with("2019");
+    let fare_2019 = p.nums_where("fare", y2019);
+    let first = |r: &Vec<String>| r[3] == "First";
+    let fare_first = p.nums_where("fare", first);
+    let mut v = vec![
+        case("passengers.csv", "Calculate the mean and standard deviation of the fare")
+            .want(&[mean(&fare), sd(&fare, 1.0)])
+            .not(&[fare.iter().sum(), sd(&fare, 0.0)])
+            .words(&["I computed", "sample standard deviation"]),
+        case("passengers.csv", "What is the population standard deviation of fare?")
+            .want(&[sd(&fare, 0.0)])
+            .not(&[sd(&fare, 1.0)])
+            .words(&["population standard deviation"]),
+        case("passengers.csv", "What is the median age?")
+            .want(&[quantile(&age, 0.5)])
+            .not(&[mean(&age)])
+            .words(&["missing value"]),
+        case("passengers.csv", "Mean age of the passengers, rounded to 1 decimal")
+            .want(&[(mean(&age) * 10.0).round() / 10.0])
+            .words(&[&format!("{:.1}", mean(&age))]),
+        case("passengers.csv", "What is the variance of the fare?")
+            .want(&[var(&fare, 1.0)])
+            .not(&[var(&fare, 0.0)]),
+        case("passengers.csv", "Give me the minimum, maximum and range of fare")
+            .want(&[sorted(&fare)[0], *sorted(&fare).last().unwrap(), sorted(&fare).last().unwrap() - sorted(&fare)[0]]),
+        case("passengers.csv", "What are the quartiles of the fare?")
+            .want(&[quantile(&fare, 0.25), quantile(&fare, 0.5), quantile(&fare, 0.75)]),
+        case("passengers.csv", "What is the 90th percentile of fare?")
+            .want(&[quantile(&fare, 0.9)])
+            .words(&["90th percentile"]),
+        case("passengers.csv", "What is the mean fare for passengers older than 30?")
+            .want(&[mean(&fare_older), fare_older.len() as f64])
+            .not(&[mean(&fare)])
+            .words(&["`age` > 30"]),
+        case("passengers.csv", "How many passengers are older than 30?")
+            .want(&[fare_older.len() as f64]),
+        case("passengers.csv", "Average fare in 2019")
+            .want(&[mean(&fare_2019)])
+            .not(&[mean(&fare)])
+            .words(&["2019"]),
+        case("passengers.csv", "Mean and median fare for First class passengers")
+            .want(&[mean(&fare_first), quantile(&fare_first, 0.5)])
+            .not(&[mean(&fare)]),
+        case("passengers.csv", "Standard deviation of fare by class, to 2 decimal places")
+            .want(&["First", "Second", "Third"].map(|c| {
+                let x = p.nums_where("fare", |r| r[3] == c);
+                round2(sd(&x, 1.0))
+            }))
+            .words(&["First", "Third"])
+            .chart(&["Sample standard deviation", "fare", "class"]),
+        case("passengers.csv", "How many distinct classes are there?")
+            .want(&[3.0]),
+        case("passengers.csv", "What is the skewness and kurtosis of fare?")
+            .want(&[skew(&fare), kurt(&fare)]),
+        case("passengers.csv", "What is the mean fare for passengers with age at least 60?")
+            .want(&[mean(&p.nums_where("fare", |r| r[age_i].parse::<f64>().is_ok_and(|a| a >= 60.0)))])
+            .not(&[mean(&fare)]),
+        case("passengers.csv", "Mean age, treating missing values as zero")
+            .want(&[age.iter().sum::<f64>() / p.rows.len() as f64])
+            .not(&[mean(&age)]),
+        case("passengers.csv", "What is the total fare?")
+            .want(&[fare.iter().sum()])
+            .not(&[mean(&fare)]),
+        case("passengers.csv", "What is the mean of ticket_price?")
+            .declined()
+            .not(&[mean(&fare)])
+            .words(&["ticket"]),
+        case("passengers.csv", "Calculate the geometric mean of the fare")
+            .declined()
+            .not(&[mean(&fare)])
+            .words(&["geometric mean"]),
+        case("passengers.csv", "Run a t-test of fare between First and Third class")
+            .declined()
+            .words(&["t test"]),
+        case("passengers.csv", "What is the mean of class?")
+            .declined()
+            .words(&["text"]),
+        case("passengers.csv", "Mean fare and predict next year's fare")
+            .declined()
+            .not(&[mean(&fare)]),
+        case("passengers.csv", "What is the average fare for passengers who were born on a Tuesday where the data says so?")
+            .declined()
+            .not(&[mean(&fare)]),
+    ];
+
+    // cities: one row per city, tied maximum
+    let c = &t.cities;
+    let score = c.nums("score");
+    let best: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| r[1] == "97")
+        .map(|r| r[0].clone())
+        .collect();
+    let worst = c.rows.iter().find(|r| r[1] == "41").unwrap()[0].clone();
+    v.extend([
+        case("cities.csv", "Which city has the highest score?")
+            .want(&[97.0])
+            .words(&[&best[0], &best[1], "tied"])
+            .chart(&["Score", "city", "highest"])
+            .not_words(&["number of rows"]),
+        case("cities.csv", "Which city has the lowest score?")
+            .want(&[41.0])
+            .words(&[&worst]),
+        case("cities.csv", "¿Qué ciudad tiene la puntuación más alta?")
+            .want(&[97.0])
+            .words(&[&best[0], &best[1], "empate"]),
+        case(
+            "cities.csv",
+            "What is the mean and standard deviation of the score?",
+        )
+        .want(&[mean(&score), sd(&score, 1.0)]),
+        case("cities.csv", "What is the highest score?").want(&[97.0]),
+        case("cities.csv", "Which city has the largest population?").words(&[&{
+            let pi = c.col("population");
+            c.rows
+                .iter()
+                .max_by_key(|r| r[pi].parse::<i64>().unwrap())
+                .unwrap()[0]
+                .clone()
+        }]),
+        case("cities.csv", "What is the mode of the score?").want(&[97.0]),
+    ]);
+
+    // orders: derived measures
+    let o = &t.orders;
+    let rev_by: Vec<(String, f64)> = ["Norte", "Sur", "Centro", "Este"]
+        .iter()
+        .map(|reg| {
+            let s: f64 = o
+                .rows
+                .iter()
+                .filter(|r| r[1] == *reg)
+                .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
+                .sum();
+            (reg.to_string(), s)
+        })
+        .collect();
+    let top = rev_by
+        .iter()
+        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
+        .unwrap()
+        .clone();
+    let units_by = |reg: &str| -> f64 {
+        o.rows
+            .iter()
+            .filter(|r| r[1] == reg)
+            .map(|r| r[2].parse::<f64>().unwrap())
+            .sum()
+    };
+    let revenue: Vec<f64> = o
+        .rows
+        .iter()
+        .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
+        .collect();
+    let profit: Vec<f64> = o
+        .rows
+        .iter()
+        .zip(&revenue)
+        .map(|(r, rev)| rev - r[4].parse::<f64>().unwrap())
+        .collect();
+    let cpu: Vec<f64> = o
+        .rows
+        .iter()
+        .map(|r| r[4].parse::<f64>().unwrap() / r[2].parse::<f64>().unwrap())
+        .collect();
+    let top_units = ["Norte", "Sur", "Centro", "Este"]
+        .iter()
+        .map(|r| units_by(r))
+        .fold(0.0, f64::max);
+    v.extend([
+        case(
+            "orders.csv",
+            "Which region had the highest revenue? Revenue is units times unit_price.",
+        )
+        .want(&[top.1])
+        .words(&[&top.0, "units", "unit_price"])
+        .chart(&["Total of revenue", "region"])
+        .not(&[top_units]),
+        case(
+            "orders.csv",
+            "What is the mean revenue per order? Revenue = units * unit_price",
+        )
+        .want(&[mean(&revenue)]),
+        case("orders.csv", "Total of units times unit_price").want(&[revenue.iter().sum()]),
+        case(
+            "orders.csv",
+            "What is the average ratio of cost divided by units?",
+        )
+        .want(&[mean(&cpu)]),
+        case(
+            "orders.csv",
+            "Mean of the difference between unit_price and cost",
+        )
+        .want(&[mean(
+            &o.rows
+                .iter()
+                .map(|r| r[3].parse::<f64>().unwrap() - r[4].parse::<f64>().unwrap())
+                .collect::<Vec<_>>(),
+        )]),
+        case(
+            "orders.csv",
+            "¿Qué región tuvo los mayores ingresos? Ingresos es units por unit_price.",
+        )
+        .want(&[top.1])
+        .words(&[&top.0, "He calculado"]),
+        case("orders.csv", "Standard deviation of units per region").want(
+            &["Norte", "Sur", "Centro", "Este"]
+                .map(|reg| sd(&o.nums_where("units", |r| r[1] == reg), 1.0)),
+        ),
+        case(
+            "orders.csv",
+            "What is the median profit? Profit is units times unit_price",
+        )
+        .want(&[quantile(&revenue, 0.5)])
+        .not(&[quantile(&profit, 0.5)]),
+        case(
+            "orders.csv",
+            "What is the weighted average of unit_price by units?",
+        )
+        .declined()
+        .not(&[mean(&o.nums("unit_price"))]),
+    ]);
+
+    // contracts and tickets: date differences
+    let k = &t.contracts;
+    let parse_day = |s: &str| {
+        let p: Vec<i64> = s.split('-').map(|x| x.parse().unwrap()).collect();
+        days_from_civil(p[0], p[1], p[2])
+    };
+    let lengths: Vec<f64> = k
+        .rows
+        .iter()
+        .map(|r| (parse_day(&r[2]) - parse_day(&r[1])) as f64)
+        .collect();
+    v.extend([
+        case("contracts.csv", "What is the average length of a contract?")
+            .want(&[mean(&lengths)])
+            .words(&["days"])
+            .not_words(&["Number of rows by"]),
+        case(
+            "contracts.csv",
+            "Median number of days between start_date and end_date",
+        )
+        .want(&[quantile(&lengths, 0.5)]),
+        case(
+            "contracts.csv",
+            "Longest contract duration: what is the maximum length in days?",
+        )
+        .want(&[sorted(&lengths).last().copied().unwrap()]),
+        case(
+            "contracts.csv",
+            "¿Cuál es la duración media de los contratos?",
+        )
+        .want(&[mean(&lengths)])
+        .words(&["días"]),
+        case(
+            "contracts.csv",
+            "Mean contract value for contracts longer than 400 days",
+        )
+        .declined(),
+    ]);
+    let tk = &t.tickets;
+    let parse_min = |s: &str| {
+        let (d, hm) = s.split_once(' ').unwrap();
+        let (h, m) = hm.split_once(':').unwrap();
+        parse_day(d) * 1440 + h.parse::<i64>().unwrap() * 60 + m.parse::<i64>().unwrap()
+    };
+    let hours: Vec<f64> = tk
+        .rows
+        .iter()
+        .map(|r| (parse_min(&r[2]) - parse_min(&r[1])) as f64 / 60.0)
+        .collect();
+    v.extend([
+        case("tickets.csv", "Average hours between opened_at and closed_at")
+            .want(&[mean(&hours)])
+            .not(&[mean(&hours) / 24.0])
+            .words(&["hours"]),
+        case("tickets.csv", "Mean and standard deviation of the hours between opened_at and closed_at, rounded to 2 decimals")
+            .want(&[round2(mean(&hours)), round2(sd(&hours, 1.0))]),
+        case("tickets.csv", "What is the mean of the priority?").declined(),
+    ]);
+
+    // medidas: Spanish
+    let m = &t.medidas;
+    let temp = m.nums("temperatura");
+    let hum = m.nums("humedad");
+    let precio = m.nums("precio");
+    let r_th = pearson(&temp, &hum);
+    let rs = pearson(&ranks(&temp), &ranks(&hum));
+    let edad_i = m.col("edad");
+    let precio_mayores = m.nums_where("precio", |r| r[edad_i].parse::<f64>().unwrap() > 40.0);
+    v.extend([
+        case(
+            "medidas.csv",
+            "Calcula la media y la desviación estándar del precio",
+        )
+        .want(&[mean(&precio), sd(&precio, 1.0)])
+        .not(&[precio.iter().sum()])
+        .words(&["He calculado", "desviación estándar muestral", "descartado"]),
+        case("medidas.csv", "¿Cuál es la mediana de la temperatura?").want(&[quantile(&temp, 0.5)]),
+        case("medidas.csv", "Varianza poblacional de la humedad")
+            .want(&[var(&hum, 0.0)])
+            .not(&[var(&hum, 1.0)])
+            .words(&["poblacional"]),
+        case("medidas.csv", "Media del precio para edad mayor de 40")
+            .want(&[mean(&precio_mayores)])
+            .not(&[mean(&precio)]),
+        case("medidas.csv", "¿Cuál es el precio medio en Bilbao?")
+            .want(&[mean(&m.nums_where("precio", |r| r[0] == "Bilbao"))])
+            .not(&[mean(&precio)]),
+        case(
+            "medidas.csv",
+            "Correlación de Pearson entre temperatura y humedad con su valor p",
+        )
+        .want(&[r_th, corr_p(r_th, temp.len())])
+        .words(&["Pearson"]),
+        case(
+            "medidas.csv",
+            "Spearman correlation between temperatura and humedad",
+        )
+        .want(&[rs])
+        .not(&[r_th])
+        .words(&["Spearman"]),
+        case(
+            "medidas.csv",
+            "Pearson correlation coefficient of temperatura and humedad, with p-value",
+        )
+        .want(&[r_th]),
+        case("medidas.csv", "¿Cuántas ciudades distintas hay?").want(&[5.0]),
+        case(
+            "medidas.csv",
+            "Desviación estándar de la temperatura por ciudad",
+        )
+        .want(
+            &["Sevilla", "Bilbao", "Zaragoza", "Murcia", "Vigo"]
+                .map(|cd| sd(&m.nums_where("temperatura", |r| r[0] == cd), 1.0)),
+        ),
+        case(
+            "medidas.csv",
+            "¿Cuál es la desviación estándar poblacional de la edad?",
+        )
+        .want(&[sd(&m.nums("edad"), 0.0)])
+        .not(&[sd(&m.nums("edad"), 1.0)]),
+        case("medidas.csv", "Calcula la media armónica del precio")
+            .declined()
+            .not(&[mean(&precio)]),
+        case("medidas.csv", "Media del salario")
+            .declined()
+            .words(&["salario"]),
+    ]);
+
+    // samples: normality, outliers, plain stats on a table with a code column
+    let s = &t.samples;
+    let normal = s.nums("normal");
+    let skewed = s.nums("skewed");
+    let delta = s.nums("delta");
+    let spiky = s.nums("spiky");
+    let (q1, q3) = (quantile(&spiky, 0.25), quantile(&spiky, 0.75));
+    let iqr_out = spiky
+        .iter()
+        .filter(|x| **x < q1 - 1.5 * (q3 - q1) || **x > q3 + 1.5 * (q3 - q1))
+        .count();
+    let (ms, ss) = (mean(&spiky), sd(&spiky, 1.0));
+    let z_out = spiky
+        .iter()
+        .filter(|x| ((*x - ms) / ss).abs() > 3.0)
+        .count();
+    let (mn, sn) = (mean(&normal), sd(&normal, 1.0));
+    let z2_out = normal
+        .iter()
+        .filter(|x| ((*x - mn) / sn).abs() > 2.0)
+        .count();
+    let xs = s.nums("x");
+    let ys = s.nums("y");
+    let r_xy = pearson(&xs, &ys);
+    v.extend([
+        case(
+            "samples.csv",
+            "Calculate the mean and standard deviation of the `delta` column",
+        )
+        .want(&[mean(&delta), sd(&delta, 1.0)])
+        .not_words(&["time series", "anomal"]),
+        case(
+            "samples.csv",
+            "How many outliers does spiky have by the IQR rule?",
+        )
+        .want(&[iqr_out as f64])
+        .words(&["IQR"]),
+        case("samples.csv", "Find outliers in spiky using z-scores")
+            .want(&[z_out as f64])
+            .words(&["z-score"]),
+        case(
+            "samples.csv",
+            "Outliers of normal more than 2 standard deviations from the mean",
+        )
+        .want(&[z2_out as f64]),
+        case(
+            "samples.csv",
+            "Is normal normally distributed? Use a Shapiro-Wilk test",
+        )
+        .words(&["Shapiro-Wilk", "consistent with a normal"]),
+        case(
+            "samples.csv",
+            "Is skewed normally distributed? Use Shapiro-Wilk",
+        )
+        .words(&["Shapiro-Wilk", "not normally distributed"]),
+        case(
+            "samples.csv",
+            "Kolmogorov-Smirnov test of normality for normal",
+        )
+        .want(&[ks_d(&normal)])
+        .words(&["Kolmogorov-Smirnov"]),
+        case(
+            "samples.csv",
+            "Does skewed follow a normal distribution? Judge by skewness",
+        )
+        .want(&[skew(&skewed)])
+        .words(&["strongly skewed"]),
+        case("samples.csv", "What is the mean of code?")
+            .want(&[mean(&s.nums("code"))])
+            .not_words(&["time series", "anomal", "interval"]),
+        case(
+            "samples.csv",
+            "What is the Pearson correlation between x and y and its p-value?",
+        )
+        .want(&[r_xy, corr_p(r_xy, xs.len())]),
+        case(
+            "samples.csv",
+            "Mean and standard deviation of normal and of skewed",
+        )
+        .want(&[
+            mean(&normal),
+            sd(&normal, 1.0),
+            mean(&skewed),
+            sd(&skewed, 1.0),
+        ]),
+        case("samples.csv", "What is the interquartile range of skewed?").want(&[quantile(
+            &skewed, 0.75,
+        ) - quantile(
+            &skewed, 0.25,
+        )]),
+        case("samples.csv", "Mean of y where x is above 5")
+            .want(&[mean(
+                &s.nums_where("y", |r| r[5].parse::<f64>().unwrap() > 5.0),
+            )])
+            .not(&[mean(&ys)]),
+        case("samples.csv", "Kendall's tau between x and y")
+            .declined()
+            .not(&[r_xy]),
+        case("samples.csv", "Run an ANOVA of y").declined(),
+    ]);
+
+    // yearly: a year column is not a grouping unless asked
+    let yv = &t.yearly;
+    let visitors = yv.nums("visitors");
+    let v2019 = yv.nums_where("visitors", |r| r[0] == "2019");
+    v.extend([
+        case(
+            "yearly.csv",
+            "Mean and standard deviation of the daily count",
+        )
+        .want(&[
+            mean(&yv.nums("daily_count")),
+            sd(&yv.nums("daily_count"), 1.0),
+        ])
+        .words(&["Sample standard deviation of `daily_count`"])
+        .not_words(&["Count of"]),
+        case("yearly.csv", "What is the mean of visitors?")
+            .want(&[mean(&visitors)])
+            .not(&[mean(&yv.nums_where("visitors", |r| r[0] == "2015"))]),
+        case(
+            "yearly.csv",
+            "Mean and standard deviation of visitors in 2019",
+        )
+        .want(&[mean(&v2019), sd(&v2019, 1.0)])
+        .not(&[mean(&visitors)]),
+        case(
+            "yearly.csv",
+            "Media y desviación estándar de visitors por site",
+        )
+        .want(&["A", "B"].map(|st| mean(&yv.nums_where("visitors", |r| r[1] == st)))),
+    ]);
+    v
+}
+
+struct Tables {
+    passengers: Table,
+    cities: Table,
+    orders: Table,
+    contracts: Table,
+    tickets: Table,
+    medidas: Table,
+    samples: Table,
+    yearly: Table,
+}
+
+// ---- checking an answer -----------------------------------------------------------------
+
+/// Every number written in the text with the precision it is written to.
+fn numbers(text: &str) -> Vec<(f64, f64)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i].is_ascii_digit()
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let neg = i > 0 && b[i - 1] == b'-' && (i < 2 || !b[i - 2].is_ascii_alphanumeric());
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        let mut decimals = 0i32;
+        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+            j += 1;
+            let s = j;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            decimals = (j - s) as i32;
+        }
+        let mut exp = 0i32;
+        if j + 1 < b.len()
+            && (b[j] == b'e' || b[j] == b'E')
+            && (b[j + 1] == b'-' || b[j + 1] == b'+')
+        {
+            let s = j + 1;
+            let mut k = s + 1;
+            while k < b.len() && b[k].is_ascii_digit() {
+                k += 1;
+            }
+            if k > s + 1 {
+                exp = text[s..k].parse().unwrap_or(0);
+                j = k;
+            }
+        }
+        let lit = &text[i..j];
+        if let Ok(v) = lit.parse::<f64>() {
+            let v = if neg { -v } else { v };
+            out.push((v, 0.51 * 10f64.powi(exp - decimals)));
+        }
+        i = j;
+    }
+    out
+}
+
+fn holds(found: &[(f64, f64)], want: f64) -> bool {
+    found
+        .iter()
+        .any(|(v, tol)| (v - want).abs() <= tol.max(1e-9 * want.abs()))
+}
+
+fn check(c: &Case, answer: &str, phase: &str, chart: &serde_json::Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !c.chart.is_empty() {
+        let title = chart["title"].as_str().unwrap_or("");
+        for w in &c.chart {
+            if !title.contains(w.as_str()) {
+                problems.push(format!("the chart's title {title:?} lacks {w:?}"));
+            }
+        }
+        if chart["kind"] != "bar" || chart["y_from"].as_f64() != Some(0.0) {
+            problems.push(format!("not a bar chart from zero: {chart}"));
+        }
+    }
+    let found = numbers(answer);
+    let declined = answer.contains("I cannot answer that as asked")
+        || answer.contains("No puedo responder a eso tal como");
+    let computed = answer.contains("I computed") || answer.contains("He calculado");
+    if c.decline {
+        if !declined {
+            problems.push("no honest decline".into());
+        }
+        if computed {
+            problems.push("a computed answer where a decline was due".into());
+        }
+    } else {
+        if !computed {
+            problems.push("no 'I computed' plan in the answer".into());
+        }
+        if phase != "stats" {
+            problems.push(format!(
+                "answered by the {phase:?} step, not the statistics plan"
+            ));
+        }
+        for w in &c.want {
+            if !holds(&found, *w) {
+                problems.push(format!("the answer lacks {w}"));
+            }
+        }
+    }
+    // A number written for a wanted value is not also read as a wrong one ("41" for
+    // a median of 41 is not the mean 40.9).
+    let others: Vec<(f64, f64)> = found
+        .iter()
+        .copied()
+        .filter(|n| !c.want.iter().any(|w| holds(&[*n], *w)))
+        .collect();
+    for w in &c.not {
+        if holds(&others, *w) {
+            problems.push(format!("the answer holds the wrong number {w}"));
+        }
+    }
+    for w in &c.words {
+        if !answer.contains(w.as_str()) {
+            problems.push(format!("the answer lacks {w:?}"));
+        }
+    }
+    // The body, before the files and the analyst's own footer.
+    let body = answer
+        .split("\n\nFiles:")
+        .next()
+        .unwrap_or("")
+        .split("\n\nArchivos:")
+        .next()
+        .unwrap_or("");
+    for w in &c.not_words {
+        if body.contains(w.as_str()) {
+            problems.push(format!("the answer has {w:?}"));
+        }
+    }
+    let es_word = if c.decline {
+        "No puedo"
+    } else {
+        "He calculado"
+    };
+    if c.es && !answer.contains(es_word) {
+        problems.push("not answered in Spanish".into());
+    }
+    if !c.es && answer.contains(es_word) {
+        problems.push("answered in Spanish".into());
+    }
+    if answer.contains("abnormal events were found") || answer.contains("anomalies.csv") {
+        problems.push("an anomaly report for a statistics question".into());
+    }
+    problems
+}
+
+/// What the statistics script said of its chart (`chart` of `SANDALYST_ANSWER`).
+fn chart_of(items: &[sandalyst::model::Item]) -> serde_json::Value {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            sandalyst::model::Item::ToolOutput { output, .. } => output.lines().find_map(|l| {
+                let json = l.trim().strip_prefix("SANDALYST_ANSWER ")?;
+                serde_json::from_str::<serde_json::Value>(json).ok()
+            }),
+            _ => None,
+        })
+        .map(|a| a["chart"].clone())
+        .unwrap_or_default()
+}
+
+fn last_phase(items: &[sandalyst::model::Item]) -> String {
+    items
+        .iter()
+        .rev()
+        .find_map(|i| match i {
+            sandalyst::model::Item::ToolCall { call_id, .. } => call_id
+                .strip_prefix("offline-")
+                .and_then(|r| r.split_once('-'))
+                .map(|(_, p)| p.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_independent_arithmetic_is_right() {
+    // Known values (scipy.stats / R) for the helpers the cases rely on.
+    let x = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+    assert!((sd(&x, 0.0) - 2.0).abs() < 1e-12);
+    assert!((quantile(&x, 0.25) - 4.0).abs() < 1e-12);
+    assert!((skew(&x) - 0.818_487_553_8).abs() < 1e-6, "{}", skew(&x));
+    assert!((kurt(&x) - 0.940_625).abs() < 1e-6, "{}", kurt(&x));
+    // pearsonr([1,2,3,4,5],[2,1,4,3,5]) = (0.8, 0.10408803866182788)
+    let r = pearson(&[1.0, 2.0, 3.0, 4.0, 5.0], &[2.0, 1.0, 4.0, 3.0, 5.0]);
+    assert!((r - 0.8).abs() < 1e-12);
+    assert!(
+        (corr_p(r, 5) - 0.104_088_038_661_827_88).abs() < 1e-9,
+        "{}",
+        corr_p(r, 5)
+    );
+    assert!((norm_cdf(1.0) - 0.841_344_746_068_542_9).abs() < 1e-9);
+    assert!((norm_cdf(-2.5) - 0.006_209_665_325_776_132).abs() < 1e-9);
+    assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+    assert_eq!(civil(days_from_civil(2024, 2, 29) + 1), "2024-03-01");
+    let n = numbers("r = -0.8045, p-value = 3.2e-08 (n = 37); 90th percentile: 1152.29");
+    assert_eq!(
+        n.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![-0.8045, 3.2e-8, 37.0, 90.0, 1152.29]
+    );
+    assert!(holds(&n, 1152.2949) && !holds(&n, 1152.3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let tables = Tables {
+        passengers: passengers(),
+        cities: cities(),
+        orders: orders(),
+        contracts: contracts(),
+        tickets: tickets(),
+        medidas: medidas(),
+        samples: samples(),
+        yearly: yearly(),
+    };
+    let all = cases(&tables);
+    let answered = all.iter().filter(|c| !c.decline).count();
+    let declined = all.len() - answered;
+    assert!(
+        answered >= 60 && declined >= 12,
+        "{answered} answered, {declined} declines"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for t in [
+        &tables.passengers,
+        &tables.cities,
+        &tables.orders,
+        &tables.contracts,
+        &tables.tickets,
+        &tables.medidas,
+        &tables.samples,
+        &tables.yearly,
+    ] {
+        t.write(dir.path());
+    }
+    let engine = sandalyst::sandbox::docker::connect().await.unwrap();
+    let image = sandalyst::sandbox::docker::image::ensure(&engine, &|_| {})
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let sessions =
+        Arc::new(Sessions::new(data.path().to_path_buf(), Arc::new(DockerFactory)).unwrap());
+    let mut files: Vec<&'static str> = Vec::new();
+    for c in &all {
+        if !files.contains(&c.file) {
+            files.push(c.file);
+        }
+    }
+    let all = Arc::new(all);
+    let mut problems = Vec::new();
+    // Two sessions at a time (two cores); one session a table, its cases in order.
+    for pair in files.chunks(2) {
+        let mut tasks = Vec::new();
+        for file in pair {
+            let (sessions, image, all, path) = (
+                sessions.clone(),
+                image.clone(),
+                all.clone(),
+                dir.path().join(file),
+            );
+            let file = *file;
+            tasks.push(tokio::spawn(async move {
+                let mut config = SessionConfig::default();
+                config.sandbox.image = image;
+                let session = sessions.create(config).await.unwrap();
+                session.add_files(vec![path]).await.unwrap();
+                let mut problems = Vec::new();
+                for c in all.iter().filter(|c| c.file == file) {
+                    let t0 = std::time::Instant::now();
+                    let before = session.items().len();
+                    let outcome = session
+                        .ask_with(
+                            &c.request,
+                            &mut OfflineAnalyst::new(),
+                            None,
+                            &CancellationToken::new(),
+                        )
+                        .await
+                        .unwrap();
+                    let answer = outcome.answer.clone().unwrap_or_default();
+                    eprintln!(
+                        "{:>6.2} s  {file}  {}",
+                        t0.elapsed().as_secs_f64(),
+                        c.request
+                    );
+                    // The phase of this ask's last call (a decline may make none).
+                    let phase = last_phase(&session.items()[before..]);
+                    let chart = chart_of(&session.items()[before..]);
+                    for p in check(c, &answer, &phase, &chart) {
+                        problems.push(format!(
+                            "{file} / {:?}: {p}\n--- answer:\n{answer}\n---",
+                            c.request
+                        ));
+                    }
+                }
+                session.close().await;
+                problems
+            }));
+        }
+        for t in tasks {
+            problems.extend(t.await.unwrap());
+        }
+    }
+    eprintln!(
+        "{} cases ({answered} answered, {declined} declined), {} failed, {:.0} s",
+        answered + declined,
+        problems.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
