@@ -143,6 +143,10 @@ pub struct Record {
     /// The analyst's reason for a rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The analyst chose to let the call's tool run without asking for the rest of
+    /// the session.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always: bool,
 }
 
 /// Answering a call that is not waiting.

@@ -13,6 +13,7 @@ import { actionFor } from './shortcuts.js';
 import { previewElement } from './artifacts.js';
 import { REFERENCE_PROMPT } from './examples.js';
 import { MODES } from './approval.js';
+import { describeNetwork } from './network.js';
 
 const app = {
   info: null,
@@ -64,6 +65,12 @@ function renderModels() {
     sel.value = `${s.provider}:${s.model}`;
   }
   if (app.info?.offline) sel.value = 'offline';
+}
+
+// ---- the sandbox's isolation and network, as set or in force ----
+function showControls(c) {
+  const iso = { auto: 'automatic', runc: 'runc', gvisor: 'gVisor' }[c?.isolation] ?? (c?.isolation || 'automatic');
+  $('#controls').textContent = `Sandbox: ${iso} · network: ${describeNetwork(c?.network)}`;
 }
 
 // ---- approval picker: which calls of this session wait for the analyst ----
@@ -142,6 +149,7 @@ function newSession() {
   setTitle(null);
   resetView();
   showApproval(app.settings?.approval);
+  showControls(app.settings);
   refreshHistory();
   $('#prompt').focus();
 }
@@ -154,6 +162,7 @@ async function openSession(id) {
   app.session = { id: s.id, title: s.title };
   setTitle(s.title);
   showApproval(s.approval);
+  showControls(s);
   watch(s.id);
   app.files = s.files || [];
   drawFiles();
@@ -392,7 +401,7 @@ async function loadInfo() {
   window.sandalystSchemeBase = app.info.scheme_base;
   app.settings = await invoke('get_settings');
   renderModels();
-  if (!app.session) showApproval(app.settings.approval);
+  if (!app.session) { showApproval(app.settings.approval); showControls(app.settings); }
   showEmpty();
 }
 

@@ -44,6 +44,38 @@ export function codeOf(args) {
   return String(args);
 }
 
+/// A cell's network lines with one more connection event folded in.
+export function addConnection(lines, c) {
+  const target = !c.host ? 'a request it could not read' : (c.host.includes(':') ? `[${c.host}]:${c.port}` : `${c.host}:${c.port}`);
+  const out = lines.slice();
+  if (c.event === 'closed') {
+    const k = last(out, (l) => l.target === target && l.allowed);
+    if (k >= 0) out[k] = { ...out[k], bytes: (out[k].bytes ?? 0) + (c.bytes_up ?? 0) + (c.bytes_down ?? 0) };
+    return out;
+  }
+  const allowed = c.event === 'allowed';
+  const why = allowed ? '' : refusalText(c.reason);
+  const k = out.findIndex((l) => l.target === target && l.allowed === allowed && l.why === why);
+  if (k >= 0) out[k] = { ...out[k], count: out[k].count + 1 };
+  else out.push({ target, allowed, why, count: 1, bytes: 0 });
+  return out;
+}
+
+/// Why the proxy refused, in a few words.
+export function refusalText(r) {
+  switch (r?.kind) {
+    case 'not_in_allowlist': return 'not in the allowlist';
+    case 'private_address': return `${r.addr} is a ${String(r.range ?? 'private').replace(/_/g, ' ')} address`;
+    case 'resolve_failed': return 'the name did not resolve';
+    case 'unreachable': return 'could not connect';
+    case 'connect_timeout': return 'no answer in time';
+    case 'bad_request': return 'a request the proxy does not speak';
+    case 'head_too_large': return 'request head too large';
+    case 'too_many_connections': return 'too many connections at once';
+    default: return 'refused';
+  }
+}
+
 export function endingText(status) {
   const s = typeof status === 'string' ? status : status?.status;
   switch (s) {
@@ -129,6 +161,13 @@ export function reduce(state, ev) {
       if (j >= 0 && outputs[j].stream === stream && stream !== 'image') outputs[j] = { stream, text: outputs[j].text + (ev.text ?? '') };
       else outputs.push({ stream, text: ev.text ?? '' });
       items[i] = { ...items[i], outputs };
+      break;
+    }
+    case 'egress': {
+      // A connection through the allowlist proxy while the call ran: one line per
+      // target and fate, closed connections adding their bytes to their target's.
+      const i = ensureCell(items, ev.call_id);
+      items[i] = { ...items[i], network: addConnection(items[i].network ?? [], ev.connection ?? {}) };
       break;
     }
     case 'cell_image': {

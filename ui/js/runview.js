@@ -196,7 +196,16 @@ function outputsElement(item, sessionId, expanded, onExpand) {
   // A rejected call's note only repeats the reason, said here in the analyst's words.
   if (item.approval?.state === 'rejected') outs.push(h('div', { class: 'cell-rejected' }, rejectedText(item.approval.answer)));
   else if (r?.note) outs.push(h('div', { class: 'muted cell-note' }, r.note));
+  if (item.network?.length) outs.push(networkElement(item.network));
   return outs.length ? h('div', { class: 'outputs' }, ...outs) : null;
+}
+
+/// What the call's code reached through the allowlist proxy, and what was refused.
+function networkElement(lines) {
+  return h('ul', { class: 'cell-network', title: 'Connections through the network allowlist proxy' },
+    ...lines.map((l) => h('li', { class: l.allowed ? 'allowed' : 'refused' },
+      `${l.allowed ? '✓' : '✗'} ${l.target}${l.count > 1 ? ` (${l.count}×)` : ''}`
+      + (l.allowed ? (l.bytes ? ` · ${fmt.bytes(l.bytes)}` : '') : ` refused: ${l.why}`))));
 }
 
 function textElement(item) {

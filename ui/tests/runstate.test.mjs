@@ -93,3 +93,22 @@ test('cells are numbered in order and an artifact names the cell that made it', 
   assert.deepEqual(cells.map((c) => [c.callId, c.number]), [['c1', 1], ['c2', 2]]);
   assert.equal(s.artifacts[0].callId, 'c2');
 });
+
+test('egress events fold into one network line per target and fate, with bytes', async () => {
+  const { reduce, newAsk } = await import('../js/runstate.js');
+  let s = newAsk('ask-1', 'p');
+  const ev = (connection) => ({ type: 'egress', call_id: 'c1', connection });
+  for (const e of [
+    ev({ host: 'pypi.org', port: 443, method: 'connect', event: 'allowed', addr: '151.101.0.223:443' }),
+    ev({ host: 'pypi.org', port: 443, method: 'connect', event: 'closed', bytes_up: 100, bytes_down: 900 }),
+    ev({ host: 'pypi.org', port: 443, method: 'connect', event: 'allowed', addr: '151.101.0.223:443' }),
+    ev({ host: 'evil.test', port: 443, method: 'connect', event: 'refused', reason: { kind: 'not_in_allowlist' } }),
+    ev({ host: '169.254.169.254', port: 80, method: 'http', event: 'refused', reason: { kind: 'private_address', addr: '169.254.169.254', range: 'link_local' } }),
+  ]) s = reduce(s, e);
+  const cell = s.items.find((it) => it.kind === 'cell');
+  assert.deepEqual(cell.network, [
+    { target: 'pypi.org:443', allowed: true, why: '', count: 2, bytes: 1000 },
+    { target: 'evil.test:443', allowed: false, why: 'not in the allowlist', count: 1, bytes: 0 },
+    { target: '169.254.169.254:80', allowed: false, why: '169.254.169.254 is a link local address', count: 1, bytes: 0 },
+  ]);
+});

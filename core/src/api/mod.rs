@@ -106,6 +106,11 @@ pub struct SessionView {
     pub busy: bool,
     /// Which calls wait for the analyst in this session.
     pub approval: ApprovalMode,
+    /// The isolation runtime: the one in force when the sandbox has run (`runc`,
+    /// `gvisor`), else the session's choice (`auto`, ...).
+    pub isolation: String,
+    /// The network mode in its text form: `off`, `full`, `allow:pypi.org,…`.
+    pub network: String,
     /// Earlier asks, each as the events a front end replays to draw it.
     pub asks: Vec<history::PastAsk>,
 }
@@ -249,6 +254,11 @@ impl App {
                 files: meta.files.clone(),
                 busy: s.is_busy(),
                 approval: s.config().approval,
+                isolation: meta
+                    .isolation
+                    .clone()
+                    .unwrap_or_else(|| s.config().sandbox.isolation.to_string()),
+                network: s.config().sandbox.network.to_string(),
                 asks: history::past_asks(&s),
             }
         })

@@ -92,7 +92,12 @@ impl App {
 fn controls(run: &crate::store::RunDir, config: &crate::session::SessionConfig) -> String {
     let mut s = format!(
         "controls: isolation {}, network {}, approvals {}\n",
-        config.sandbox.isolation, config.sandbox.network, config.approval
+        match &run.meta.isolation {
+            Some(used) => format!("{used} (in force; asked {})", config.sandbox.isolation),
+            None => config.sandbox.isolation.to_string(),
+        },
+        config.sandbox.network,
+        config.approval
     );
     for a in &run.meta.asks {
         for r in &a.approvals {
@@ -106,6 +111,11 @@ fn controls(run: &crate::store::RunDir, config: &crate::session::SessionConfig) 
                     .as_ref()
                     .map(|why| format!(", {}", crate::terminal::escape(why)))
                     .unwrap_or_default()
+                    + if r.always {
+                        ", and always for this session"
+                    } else {
+                        ""
+                    }
             ));
         }
     }

@@ -335,6 +335,11 @@ pub trait Sandbox: Send + Sync {
     async fn python_env(&self) -> Result<packages::PythonEnv, packages::PackagesError> {
         Err(packages::PackagesError::Unsupported)
     }
+    /// The isolation runtime this sandbox runs under (`Auto` where it is not a
+    /// container).
+    fn isolation(&self) -> Isolation {
+        Isolation::Auto
+    }
     /// The connections the egress proxy let through or refused since the last time
     /// this was asked (`allow:` mode; none otherwise), oldest first.
     fn take_egress(&self) -> Connections {

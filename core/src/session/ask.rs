@@ -545,7 +545,7 @@ impl AskHost<'_> {
         let gate = &self.session.inner.approvals;
         let Some(answer) = gate.wait_for(mode, &request.call_id, &request.tool) else {
             if mode != approval::ApprovalMode::Auto {
-                self.keep_approval(&request, Resolution::Allowed, None);
+                self.keep_approval(&request, Resolution::Allowed, None, false);
             }
             return Some(Decision::Approve);
         };
@@ -574,7 +574,8 @@ impl AskHost<'_> {
             reason: reason.clone(),
             always: answer.always,
         });
-        self.keep_approval(&request, resolution, reason);
+        let always = answer.always && resolution != approval::Resolution::Rejected;
+        self.keep_approval(&request, resolution, reason, always);
         Some(answer.decision)
     }
 
@@ -583,6 +584,7 @@ impl AskHost<'_> {
         request: &approval::PendingCall,
         resolution: approval::Resolution,
         reason: Option<String>,
+        always: bool,
     ) {
         let mut run = self.session.inner.run.lock().unwrap();
         if let Some(a) = run.meta.asks.iter_mut().find(|a| a.id == self.ask_id) {
@@ -591,6 +593,7 @@ impl AskHost<'_> {
                 tool: request.tool.clone(),
                 resolution,
                 reason,
+                always,
             });
         }
     }

@@ -250,6 +250,9 @@ impl Session {
             }
             self.note(format!("The files: {story}."));
         }
+        if sandbox.isolation() != crate::sandbox::Isolation::Auto {
+            self.inner.run.lock().unwrap().meta.isolation = Some(sandbox.isolation().to_string());
+        }
         self.broadcast(
             None,
             EventKind::Setup(SetupStage::SandboxReady {

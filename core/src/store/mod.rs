@@ -63,6 +63,10 @@ pub struct RunMeta {
     pub model: String,
     pub image: String,
     pub network: bool,
+    /// The isolation runtime the sandbox last ran under (`runc`, `gvisor`), as the
+    /// engine resolved the session's choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
     pub max_turns: u32,
     /// None while the run is in progress.
     #[serde(default)]

@@ -127,10 +127,19 @@ pub async fn image_tag(engine: &Docker) -> String {
     st.tag
 }
 
+/// `SANDALYST_TEST_ISOLATION=gvisor` runs the tests that use it under gVisor (CI runs
+/// the hostile suite both ways).
 pub async fn config(docker: &Docker) -> SandboxConfig {
+    let isolation = std::env::var("SANDALYST_TEST_ISOLATION")
+        .map(|v| {
+            v.parse()
+                .expect("SANDALYST_TEST_ISOLATION: runc, gvisor or auto")
+        })
+        .unwrap_or_default();
     SandboxConfig {
         image: image_tag(docker).await,
         memory_bytes: 1 << 30,
+        isolation,
         ..SandboxConfig::default()
     }
 }

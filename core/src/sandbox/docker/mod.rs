@@ -256,6 +256,11 @@ impl Sandbox for DockerSandbox {
             .clone()
     }
 
+    fn isolation(&self) -> super::Isolation {
+        // Resolved by the factory before the container was made.
+        self.config.isolation
+    }
+
     fn take_egress(&self) -> Connections {
         self.egress
             .as_ref()
