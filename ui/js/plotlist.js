@@ -43,8 +43,9 @@ export function collectPlots(asks) {
     for (const g of groups.values()) {
       const shown = g.find((a) => RASTER.includes(ext(a.path))) ?? g.find((a) => ext(a.path) === 'svg');
       if (!shown) continue; // a PDF alone is not an image the window can show
-      const alternates = g.filter((a) => a !== shown && ALTERNATES.includes(ext(a.path)))
-        .map((a) => ({ format: ext(a.path), path: `outputs/${a.path}` }));
+      // SVG before PDF, whatever order the files were collected in.
+      const alternates = ALTERNATES.flatMap((format) => g.filter((a) => a !== shown && ext(a.path) === format)
+        .map((a) => ({ format, path: `outputs/${a.path}` })));
       files.push({
         key: `file:${shown.path}`, askId: id, ask: k + 1, callId: shown.callId || null, cell: number(shown.callId),
         path: `outputs/${shown.path}`, version: shown.version ?? '', name: baseName(shown.path), kind: 'file',

@@ -20,14 +20,18 @@ function urlOf(sessionId, p) {
 }
 
 /// Put a PNG of the session on the clipboard (its bytes come from the core: the
-/// page may not read the pixels of the scheme's images).
-async function copyImage(sessionId, path) {
+/// page may not read the pixels of the scheme's images). The write starts at once,
+/// inside the click (WebKit takes the clipboard only from a person's gesture), with
+/// the image as a promise that the core's bytes fulfil.
+function copyImage(sessionId, path) {
   if (!navigator.clipboard?.write || typeof ClipboardItem === 'undefined') {
-    throw new Error('this window cannot put images on the clipboard; use Save as PNG');
+    return Promise.reject(new Error('this window cannot put images on the clipboard; use Save as PNG'));
   }
-  const bytes = await invoke('read_image', { sessionId, path });
-  const blob = new Blob([bytes instanceof ArrayBuffer ? bytes : new Uint8Array(bytes)], { type: 'image/png' });
-  await navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
+  const blob = invoke('read_image', { sessionId, path })
+    .then((bytes) => new Blob([bytes instanceof ArrayBuffer ? bytes : new Uint8Array(bytes)], { type: 'image/png' }));
+  const write = navigator.clipboard.write([new ClipboardItem({ 'image/png': blob })]);
+  const late = new Promise((_, reject) => setTimeout(() => reject(new Error('the clipboard did not answer; use Save as PNG')), 8000));
+  return Promise.race([write, late]);
 }
 
 export class PlotsPane {

@@ -87,8 +87,8 @@ function session() {
     { type: 'tool_call', call_id: 'c2', name: 'python', code: 'savefig' },
     { type: 'cell_result', call_id: 'c2', status: 'ok' },
     { type: 'artifact', call_id: 'c2', path: 'weekday.png', kind: 'image', bytes: 10 },
-    { type: 'artifact', call_id: 'c2', path: 'weekday.svg', kind: 'image', bytes: 11 },
     { type: 'artifact', call_id: 'c2', path: 'weekday.pdf', kind: 'other', bytes: 12 },
+    { type: 'artifact', call_id: 'c2', path: 'weekday.svg', kind: 'image', bytes: 11 },
     { type: 'artifact', call_id: 'c2', path: 'weekday.csv', kind: 'table', bytes: 13 },
     { type: 'artifact', call_id: 'c2', path: 'only.pdf', kind: 'other', bytes: 5 },
   ]) a = reduce(a, ev);
