@@ -1,10 +1,13 @@
 //! The shared types at the bottom of the core: how an ask ended ([`RunStatus`]), the
 //! typed errors every front end branches on ([`SessionError`], with a stable code, and
 //! [`ErrorInfo`] as it travels in an event), how a tool call's code is read out of its
-//! arguments, and how the app's own words to the model are marked. This module uses nothing else of the crate, so every layer can
-//! use it without a circle.
+//! arguments, how the app's own words to the model are marked, and the offline
+//! analyst's machine lines ([`machine_lines`]), kept out of what a person sees. This
+//! module uses nothing else of the crate, so every layer can use it without a circle.
 
 use serde::{Deserialize, Serialize};
+
+pub mod machine_lines;
 
 /// How an ask ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -64,6 +64,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         preview_file,
         table_page,
         export_session,
+        save_file,
+        render_markdown,
+        read_image,
         rerun_session,
         open_path,
     ]
@@ -190,6 +193,29 @@ pub async fn preview_file(
     let base = crate::scheme::base_url(&session_id);
     let input = input.unwrap_or(false);
     state.app.preview(&session_id, path, input, base).await
+}
+
+/// The assistant's text (Markdown) as sanitised HTML, rendered by the core.
+#[tauri::command]
+pub async fn render_markdown(
+    state: State<'_, AppState>,
+    session_id: String,
+    text: String,
+) -> Result<String> {
+    let base = crate::scheme::base_url(&session_id);
+    state.app.answer_html(&session_id, text, base).await
+}
+
+/// An image of the session folder as bytes (for the clipboard: the page cannot read
+/// pixels of the scheme's images, which are of another origin).
+#[tauri::command]
+pub async fn read_image(
+    state: State<'_, AppState>,
+    session_id: String,
+    path: String,
+) -> Result<tauri::ipc::Response> {
+    let bytes = state.app.image_bytes(&session_id, path).await?;
+    Ok(tauri::ipc::Response::new(bytes))
 }
 
 // The page names each argument; grouping them in a struct would only rename them.
@@ -387,6 +413,22 @@ pub async fn export_session(
         analysis: analysis.unwrap_or(false),
     };
     let written = state.app.export_outputs(&session_id, dest, what).await?;
+    Ok(written.display().to_string())
+}
+
+/// Save a copy of one file of the session (`path` relative to its folder) to `dest`,
+/// chosen in the save dialog; returns what was written.
+#[tauri::command]
+pub async fn save_file(
+    state: State<'_, AppState>,
+    session_id: String,
+    path: String,
+    dest: String,
+) -> Result<String> {
+    let written = state
+        .app
+        .save_file(&session_id, &path, PathBuf::from(dest))
+        .await?;
     Ok(written.display().to_string())
 }
 

@@ -270,3 +270,54 @@ fn new_sessions_take_the_settings_approval_mode_and_stray_answers_are_refused() 
     // An answer of no known shape never reaches the core.
     assert!(answer(json!({"decision": "maybe"})).is_err());
 }
+
+/// The assistant's Markdown comes back as the core's sanitised HTML; a chart is saved
+/// where the dialog said, and only files of the session are.
+#[test]
+fn answers_render_and_charts_are_saved() {
+    let f = fixture();
+    let html = call(
+        &f,
+        "render_markdown",
+        json!({"sessionId": f.session, "text": "| a | b |\n|---|---|\n| 1 | <img src=x onerror=alert(1)> |\n\n![c](c.png)\n"}),
+    )
+    .unwrap();
+    let html = html.as_str().unwrap();
+    assert!(
+        html.contains("<table>") && html.contains("<td>1</td>"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;img src=x"), "{html}");
+    let src = format!("src=\"sandalyst://localhost/{}/outputs/c.png\"", f.session);
+    assert!(html.contains(&src), "{html}");
+    assert!(call(
+        &f,
+        "render_markdown",
+        json!({"sessionId": "../x", "text": "a"})
+    )
+    .is_err());
+
+    std::fs::write(f.dir.join("outputs/c.png"), b"PNG").unwrap();
+    let dest = f.outside.path().join("chart.png");
+    let r = call(
+        &f,
+        "save_file",
+        json!({"sessionId": f.session, "path": "outputs/c.png", "dest": dest.to_str().unwrap()}),
+    );
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(std::fs::read(&dest).unwrap(), b"PNG");
+    let stolen = f.outside.path().join("stolen.csv");
+    for (path, to) in [
+        ("outputs/link.csv", stolen.to_str().unwrap()),
+        ("../../etc/passwd", stolen.to_str().unwrap()),
+        ("outputs/c.png", "relative.png"),
+    ] {
+        let r = call(
+            &f,
+            "save_file",
+            json!({"sessionId": f.session, "path": path, "dest": to}),
+        );
+        assert!(r.is_err(), "{path} -> {to}: {r:?}");
+    }
+    assert!(!stolen.exists());
+}

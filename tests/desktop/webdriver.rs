@@ -1007,6 +1007,225 @@ async fn approvals_approve_edit_and_reject_in_the_window() {
     app.quit().await;
 }
 
+/// A protocol line of the offline analyst as it would read on screen (code that
+/// prints one, `print("SANDALYST_ANSWER " + ...)`, is not one).
+const MACHINE_LINE: &str =
+    r"return /SANDALYST_(ANSWER|PROFILE|RESULT|VALIDATION) *[{\[]/.test(document.body.innerText)";
+
+/// What a cell's outputs, the answers and the plots pane show must hold no
+/// `SANDALYST_` machine line and the answers' Markdown must be HTML.
+async fn answers_are_rich_and_clean(app: &App) {
+    assert_eq!(
+        app.js(MACHINE_LINE).await,
+        json!(false),
+        "{}",
+        app.text("body").await
+    );
+    let plumbing = app
+        .js("return [...document.querySelectorAll('.outputs, .assistant-text')].some(e => e.innerText.includes('SANDALYST_'))")
+        .await;
+    assert_eq!(plumbing, json!(false), "{}", app.text(".ask").await);
+    // The offline analyst's answer: its table is a table, not pipes.
+    app.wait_js(
+        "return !!document.querySelector('.ask .assistant-text[data-rendered=\"final\"] table th')",
+        30,
+    )
+    .await;
+    let head = app.text(".ask .assistant-text table thead").await;
+    assert!(head.contains("weekday"), "{head}");
+    let first = app.js("return [...document.querySelector('.ask .assistant-text table').querySelectorAll('tbody tr td:first-child')].map(td => td.innerText)").await;
+    let days = first.as_array().unwrap();
+    assert!(days.len() >= 2, "{first}");
+    assert!(
+        days.iter().all(|d| d.as_str().unwrap().ends_with("day")),
+        "a weekday per row: {first}"
+    );
+    let raw = app.js("return [...document.querySelectorAll('.assistant-text')].some(e => /\\|\\s*-{3}/.test(e.innerText))").await;
+    assert_eq!(raw, json!(false), "no Markdown table syntax left on screen");
+    // The scripted answer: emphasis, a list, highlighted code, an inert link.
+    app.wait_js("const t = [...document.querySelectorAll('.assistant-text[data-rendered=\"final\"]')].pop(); return !!t && !!t.querySelector('strong') && t.querySelectorAll('li').length === 2 && !!t.querySelector('pre code .t-k') && !!t.querySelector('a[href]')", 30).await;
+}
+
+/// Answers as rich text and the plots pane, live and in a reopened session: the
+/// offline analyst's weekday answer (a Markdown table, its protocol line in a cell's
+/// output), then a scripted ask that displays a figure and saves a chart as PNG, SVG
+/// and PDF. With SCREENSHOTS_DIR set, both are saved (`20-answer-markdown`,
+/// `21-plots-pane`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_as_rich_text_and_the_plots_pane() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let csv = repo().join("examples/building_energy.csv");
+    let app = App::start(&display, data.path(), &[]).await;
+    app.add_file(&csv).await;
+    app.ask(
+        "Which weekday uses the most energy on average? Show a bar chart",
+        "offline",
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        600,
+    )
+    .await;
+    assert!(app.text(".ask .ending").await.starts_with("Finished"));
+    // The analyst printed its machine line: the transcript keeps it for its planner.
+    let session_id = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    let transcript =
+        std::fs::read_to_string(data.path().join(&session_id).join("transcript.jsonl")).unwrap();
+    assert!(
+        transcript.contains("SANDALYST_ANSWER {"),
+        "the planner's line is kept"
+    );
+
+    let steps = work.path().join("plots.json");
+    let shown = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('shown by the cell')\nplt.show()";
+    let saved = "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.bar(['a', 'b'], [2, 3])\nfor ext in ('png', 'svg', 'pdf'):\n    fig.savefig(f'output/trend.{ext}')\nplt.close(fig)\nprint('saved')";
+    let answer = "**Two charts** are ready:\n\n- the figure above\n- `output/trend.png`, also as [SVG](https://example.org/trend.svg)\n\n```python\nimport matplotlib.pyplot as plt\n```\n";
+    std::fs::write(
+        &steps,
+        json!([{"python": shown}, {"python": saved}, {"say": answer}]).to_string(),
+    )
+    .unwrap();
+    app.ask("Plot it two ways.", &format!("replay:{}", steps.display()))
+        .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 2",
+        300,
+    )
+    .await;
+    answers_are_rich_and_clean(&app).await;
+    app.js("document.querySelector('.ask .assistant-text table').closest('.assistant-text').scrollIntoView({block: 'center'}); return true").await;
+    maybe_shot(&display, "20-answer-markdown").await;
+
+    // The images the page shows: saved charts (not their SVG and PDF twins) and the
+    // figures cells displayed, newest ask first.
+    let expected = "const asks = [...document.querySelectorAll('.ask')].reverse();
+        return asks.flatMap(a => [...[...a.querySelectorAll('.artifact')].map(c => 'outputs/' + c.dataset.path).filter(p => /\\.(png|jpe?g|gif|webp)$/.test(p))].reverse()
+            .concat([...a.querySelectorAll('.cell-image')].map(i => decodeURIComponent(new URL(i.src).pathname.split('/').slice(2).join('/'))).reverse()))";
+    let check_pane = |label: &'static str| {
+        let app = &app;
+        async move {
+            app.click("#plots-btn").await;
+            app.wait_js(
+                "return document.querySelectorAll('#preview .plot-thumb').length > 0",
+                20,
+            )
+            .await;
+            let want = app.js(expected).await;
+            let got = app.js("return [...document.querySelectorAll('#preview .plot-thumb')].map(b => b.dataset.path)").await;
+            let want_v = want.as_array().unwrap();
+            assert!(want_v.len() >= 3, "{label}: {want}");
+            // Every image is listed once; ask 2's come first, its saved chart newest.
+            let mut a: Vec<String> = want_v
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            let mut b: Vec<String> = got
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(b[0], "outputs/trend.png", "{label}: {got}");
+            assert!(b[1].starts_with("figures/"), "{label}: {got}");
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{label}");
+            app.wait_js("return [...document.querySelectorAll('#preview .plot-thumb img')].every(i => i.complete && i.naturalWidth > 0)", 30).await;
+            // The saved chart offers its SVG and PDF.
+            let saves = app.js("return [...document.querySelectorAll('#preview .plot-view .plot-save')].map(b => b.dataset.format)").await;
+            assert_eq!(saves, json!(["png", "svg", "pdf"]), "{label}");
+            // A click on each plot opens the cell that made it.
+            let n = got.as_array().unwrap().len();
+            for i in 0..n {
+                app.js(&format!("document.querySelectorAll('.cell.flash').forEach(c => c.classList.remove('flash')); document.querySelectorAll('#preview .plot-thumb')[{i}].click(); return true")).await;
+                let r = app.js(&format!("const b = document.querySelectorAll('#preview .plot-thumb')[{i}];
+                    const cell = document.querySelector(`.ask[data-ask=\"${{b.dataset.ask}}\"] details.cell[data-call=\"${{b.dataset.call}}\"]`);
+                    const flashed = [...document.querySelectorAll('details.cell.flash')];
+                    const r = cell && cell.getBoundingClientRect(); const c = document.querySelector('#conversation').getBoundingClientRect();
+                    return {{path: b.dataset.path, found: !!cell, only: flashed.length === 1 && flashed[0] === cell, open: !!cell && cell.open,
+                            visible: !!r && r.bottom > c.top && r.top < c.bottom, code: cell ? cell.querySelector('.code').innerText : ''}}")).await;
+                assert_eq!(r["found"], json!(true), "{label}: {r}");
+                assert_eq!(r["only"], json!(true), "{label}: {r}");
+                assert_eq!(r["open"], json!(true), "{label}: {r}");
+                assert_eq!(r["visible"], json!(true), "{label}: {r}");
+                let path = r["path"].as_str().unwrap();
+                let code = r["code"].as_str().unwrap();
+                if path == "outputs/trend.png" {
+                    assert!(code.contains("savefig"), "{label}: {r}");
+                } else if path.starts_with("figures/")
+                    && path.contains(&format!(
+                        "{}-",
+                        app.js("return [...document.querySelectorAll('.ask')][1].dataset.ask")
+                            .await
+                            .as_str()
+                            .unwrap()
+                    ))
+                {
+                    assert!(code.contains("plt.show()"), "{label}: {r}");
+                } else if let Some(name) = path.strip_prefix("outputs/") {
+                    // An offline chart: the cell the artifact card says made it.
+                    let by = app
+                        .text(&format!(".artifact[data-path=\"{name}\"] .made-by"))
+                        .await;
+                    let number = by.trim_start_matches("made by cell ").to_string();
+                    let cell_no = app.js(&format!("const b = document.querySelectorAll('#preview .plot-thumb')[{i}]; return document.querySelector(`.ask[data-ask=\"${{b.dataset.ask}}\"] details.cell[data-call=\"${{b.dataset.call}}\"] summary`).innerText")).await;
+                    assert!(
+                        cell_no
+                            .as_str()
+                            .unwrap()
+                            .contains(&format!("cell {number}")),
+                        "{label}: {r} {by} {cell_no}"
+                    );
+                }
+            }
+        }
+    };
+    check_pane("live").await;
+    // Saved where the dialog would say: the SVG twin, through the pane's command.
+    let dest = work.path().join("trend-copy.svg");
+    let saved = app
+        .c()
+        .execute_async(
+            &format!("const [done] = arguments; window.__TAURI__.core.invoke('save_file', {{sessionId: {session_id:?}, path: 'outputs/trend.svg', dest: {:?}}}).then(done, e => done('error: ' + e))", dest.to_str().unwrap()),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(saved, json!(dest.to_str().unwrap()));
+    assert!(std::fs::read_to_string(&dest).unwrap().contains("<svg"));
+    // Copy image: the PNG goes to the clipboard.
+    // Real clicks: the clipboard takes images only from a person's gesture.
+    app.click("#preview .plot-thumb").await;
+    app.click("#preview .plot-copy").await;
+    app.wait_js("const t = document.querySelector('#toast'); return !t.hidden && /Copied|clipboard/.test(t.innerText)", 15).await;
+    let said = app.text("#toast").await;
+    assert!(said.starts_with("Copied trend.png"), "{said}");
+    maybe_shot(&display, "21-plots-pane").await;
+
+    // Reopened: the same answers, the same plots.
+    app.click("#new-session").await;
+    app.js(&format!(
+        "window.sandalyst.openSession({session_id:?}); return true"
+    ))
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 2",
+        30,
+    )
+    .await;
+    answers_are_rich_and_clean(&app).await;
+    check_pane("reopened").await;
+    app.quit().await;
+}
+
 /// [`shot`] when SCREENSHOTS_DIR is set (a test run otherwise writes no pictures).
 async fn maybe_shot(display: &Display, name: &str) {
     if std::env::var_os("SCREENSHOTS_DIR").is_some() {

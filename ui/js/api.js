@@ -29,6 +29,6 @@ export function pickFolder(title) {
   return T.dialog.open({ directory: true, multiple: false, title });
 }
 
-export function pickSave(defaultPath, filters) {
-  return T.dialog.save({ defaultPath, filters, title: 'Export to' });
+export function pickSave(defaultPath, filters, title = 'Export to') {
+  return T.dialog.save({ defaultPath, filters, title });
 }

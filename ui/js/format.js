@@ -38,6 +38,24 @@ export function count(n) {
   return n == null ? '' : n.toLocaleString('en-US');
 }
 
+const DECIMAL = /^\s*-?\d+\.(\d+)\s*$/;
+const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/// A table cell as an analyst reads it: a decimal with more than 4 digits after the
+/// point rounded (2 decimals, or 3 significant digits below 1: `77.26994791666667`
+/// reads `77.27`); anything else as it is. `num`: the cell is a number (aligned right).
+/// The exact value stays on hover and in copies (vtable.js).
+export function readableCell(v) {
+  const s = v == null ? '' : String(v);
+  const num = NUMBER.test(s);
+  const m = DECIMAL.exec(s);
+  if (!m || m[1].length <= 4) return { text: s, num, rounded: false };
+  const n = Number(s);
+  const a = Math.abs(n);
+  const text = a >= 1 || a === 0 ? n.toFixed(2) : n.toPrecision(3);
+  return { text, num, rounded: text !== s.trim() };
+}
+
 const TYPES = {
   csv: 'CSV table', tsv: 'TSV table', xlsx: 'Excel workbook', xlsm: 'Excel workbook', xls: 'Excel workbook',
   xlsb: 'Excel workbook', ods: 'OpenDocument sheet', json: 'JSON', parquet: 'Parquet', png: 'PNG image',

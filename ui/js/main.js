@@ -14,6 +14,8 @@ import { previewElement } from './artifacts.js';
 import { REFERENCE_PROMPT } from './examples.js';
 import { MODES } from './approval.js';
 import { describeNetwork } from './network.js';
+import { collectPlots } from './plotlist.js';
+import { PlotsPane } from './plots.js';
 
 const app = {
   info: null,
@@ -23,6 +25,7 @@ const app = {
   asks: new Map(), // ask id -> {state, view}
   running: null, // ask id
   sessions: [],
+  plots: null, // the plots pane while it is open in the side panel
 };
 
 function toast(text, ms = 4000) {
@@ -141,6 +144,7 @@ function resetView() {
   drawFiles();
   showEmpty();
   setBusy();
+  refreshPlots();
 }
 
 function newSession() {
@@ -175,6 +179,7 @@ async function openSession(id) {
     app.asks.set(a.ask_id, { state: st, view });
     $('#asks').append(view.el);
   }
+  refreshPlots();
   showEmpty();
   setBusy();
   refreshHistory();
@@ -223,12 +228,14 @@ async function removeFile(f) {
 }
 
 function closePreview() {
+  app.plots = null;
   $('#preview').hidden = true;
   clear($('#preview-body'));
   document.body.classList.remove('with-preview');
 }
 
 async function previewFile(f) {
+  app.plots = null;
   $('#preview-title').textContent = `${f.name} · ${fmt.fileType(f.name)} · ${fmt.bytes(f.bytes)}`;
   const body = clear($('#preview-body'));
   body.append(h('div', { class: 'muted' }, 'Loading…'));
@@ -237,6 +244,40 @@ async function previewFile(f) {
   const height = Math.max(240, body.clientHeight - 60);
   const el = await previewElement(app.session.id, f.name, { height, input: true });
   clear(body).append(el);
+}
+
+// ---- plots ----
+function sessionPlots() {
+  return collectPlots([...app.asks.values()].map((a) => ({ id: a.state.id, state: a.state })));
+}
+
+/// The count on the Plots button, and the pane when it is open.
+function refreshPlots() {
+  const plots = sessionPlots();
+  const btn = $('#plots-btn');
+  btn.textContent = plots.length ? `Plots (${plots.length})` : 'Plots';
+  btn.disabled = !plots.length && !app.plots;
+  app.plots?.update(plots);
+}
+
+/// Scroll to the cell that made a plot, open it and flash it.
+function openCell(p) {
+  const a = [...app.asks.values()].find((x) => x.state.id === p.askId);
+  const cell = a?.view?.madeBy(a.state, p.callId);
+  if (cell) cell.open();
+  else toast('The call that made this image is not recorded.');
+}
+
+function togglePlots() {
+  if (app.plots) { closePreview(); return; }
+  if (!app.session) return;
+  $('#preview-title').textContent = 'Plots';
+  const body = clear($('#preview-body'));
+  $('#preview').hidden = false;
+  document.body.classList.add('with-preview');
+  app.plots = new PlotsPane(app.session.id, { onOpenCell: openCell, say: (t) => toast(t) });
+  body.append(app.plots.el);
+  refreshPlots();
 }
 
 // ---- asks ----
@@ -251,6 +292,7 @@ function scheduleDraw(id) {
     for (const k of pendingDraw) { const a = app.asks.get(k); a?.view?.draw(a.state); }
     pendingDraw = new Set();
     if (atBottom) conv.scrollTop = conv.scrollHeight;
+    refreshPlots();
   });
 }
 
@@ -453,6 +495,7 @@ async function main() {
   $('#add-files').addEventListener('click', addFromDialog);
   $('#export').addEventListener('click', exportOutputs);
   $('#rerun').addEventListener('click', () => rerun());
+  $('#plots-btn').addEventListener('click', togglePlots);
   $('#open-settings').addEventListener('click', () => openSettings(afterSettings));
   $('#offline-settings').addEventListener('click', (e) => { e.preventDefault(); openSettings(afterSettings); });
   $('#open-help').addEventListener('click', openHelp);
@@ -466,7 +509,7 @@ async function main() {
     else if (p.type === 'drop') { showDropOverlay(false); addPaths(p.paths); }
   });
   setInterval(() => { for (const a of app.asks.values()) if (a.state.status === 'running') a.view.tick(); }, 1000);
-  window.sandalyst = Object.freeze({ addPaths, openSession, newSession, rerun });
+  window.sandalyst = Object.freeze({ addPaths, openSession, newSession, rerun, togglePlots });
   setBusy();
   await loadInfo().catch((e) => toast(String(e)));
   await refreshHistory();

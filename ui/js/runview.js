@@ -8,6 +8,8 @@ import { tokenize } from './highlight.js';
 import { endingText, statsLine } from './runstate.js';
 import { previewElement } from './artifacts.js';
 import { answerFor, barKey, choiceForEdit, mayTakeFocus, reasonToShow, rejectedText } from './approval.js';
+import { AnswerView } from './markdown.js';
+import { invoke } from './api.js';
 
 function codeBlock(code) {
   return h('pre', { class: 'code' }, ...tokenize(code || '').map(([cls, text]) => (cls ? h('span', { class: `t-${cls}` }, text) : text)));
@@ -208,10 +210,6 @@ function networkElement(lines) {
       + (l.allowed ? (l.bytes ? ` · ${fmt.bytes(l.bytes)}` : '') : ` refused: ${l.why}`))));
 }
 
-function textElement(item) {
-  return h('div', { class: `assistant-text${item.streaming ? ' streaming' : ''}` }, item.text);
-}
-
 /// Where an artifact of the event stream (relative to output/) is inside the session folder.
 export function artifactPath(p) {
   return `outputs/${p}`;
@@ -298,6 +296,7 @@ export class AskView {
     this.items = [];
     this.artifactKeys = new Map();
     this.codeEls = new Map(); // cell index -> { code, el }: the highlighted code block
+    this.texts = new Map(); // item index -> its AnswerView (Markdown, rendered by the core)
     this.expanded = new Set(); // cell indexes whose outputs are shown whole
     this.state = state;
     this.draw(state);
@@ -323,6 +322,17 @@ export class AskView {
       code = bar.code;
     } else this.bars.delete(it.callId);
     return cellElement(it, this.sessionId, { code, expanded: this.expanded.has(i), onExpand: () => this.expand(i), bar: bar?.el });
+  }
+
+  /// The element of text item `i`: one view per item, updated in place as it streams.
+  text(i, it) {
+    let v = this.texts.get(i);
+    if (!v) {
+      v = new AnswerView((text) => invoke('render_markdown', { sessionId: this.sessionId, text }));
+      this.texts.set(i, v);
+    }
+    v.update(it);
+    return v.el;
   }
 
   /// While a cell runs only its output grows: redraw just the output area (keeping
@@ -357,13 +367,13 @@ export class AskView {
       if (this.items[i] === s.items[i]) continue;
       const it = s.items[i];
       if (this.outputsOnly(i, it)) continue;
-      const el = it.kind === 'cell' ? this.cell(it, i, s.items) : textElement(it);
+      const el = it.kind === 'cell' ? this.cell(it, i, s.items) : this.text(i, it);
       if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
       // Output follows its end, as a terminal does, unless the user scrolled up.
       const prev = this.itemEls[i]?.querySelector('.outputs');
       const follow = !prev || prev.scrollTop + prev.clientHeight >= prev.scrollHeight - 8;
       const kept = prev ? prev.scrollTop : 0;
-      if (this.itemEls[i]) this.itemEls[i].replaceWith(el); else this.itemsEl.append(el);
+      if (!this.itemEls[i]) this.itemsEl.append(el); else if (this.itemEls[i] !== el) this.itemEls[i].replaceWith(el);
       const outs = el.querySelector('.outputs');
       if (outs) outs.scrollTop = follow ? outs.scrollHeight : kept;
       this.itemEls[i] = el;

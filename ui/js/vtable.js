@@ -3,7 +3,7 @@
 // is the DOM part.
 
 import { h, clear } from './dom.js';
-import { count } from './format.js';
+import { count, readableCell } from './format.js';
 
 /// Browsers cap element heights (WebKit near 2^25 px); beyond this the scroll range
 /// is compressed and rows are mapped proportionally.
@@ -113,6 +113,7 @@ export class TableView {
     this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
     // Rows in view depend on the height, known only once the table is on screen.
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(this.scroller);
+    this.table.addEventListener('copy', (e) => copyExact(e, this.table));
     this.jump.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') { e.preventDefault(); this.goTo(Number(this.jump.value) - 1); }
     });
@@ -211,7 +212,7 @@ export class TableView {
     for (let i = first; i < last; i++) {
       const r = this.cache.row(i, this.pageSize);
       if (r === undefined && this.known && i >= this.total) break;
-      const cells = r ? this.headers.map((_, j) => h('td', { title: r[j] ?? '' }, r[j] ?? '')) : [h('td', { class: 'muted', colspan: String(this.headers.length || 1) }, '…')];
+      const cells = r ? this.headers.map((_, j) => valueCell(r[j])) : [h('td', { class: 'muted', colspan: String(this.headers.length || 1) }, '…')];
       body.push(h('tr', {}, h('td', { class: 'rownum' }, String(i + 1)), ...cells));
     }
     clear(this.table);
@@ -219,4 +220,26 @@ export class TableView {
     this.table.style.transform = `translateY(${this.scroller.scrollTop}px)`;
     this.firstShown = first;
   }
+}
+
+/// A cell: numbers rounded for reading, the exact value in `title` (hover) and
+/// `data-exact` (copies).
+function valueCell(v) {
+  const exact = v ?? '';
+  const { text, num } = readableCell(exact);
+  return h('td', { title: exact, class: num ? 'num' : null, dataset: { exact } }, text);
+}
+
+/// Copying cells of the table copies their exact values, a row per line, tab-separated.
+function copyExact(e, table) {
+  const sel = window.getSelection();
+  if (!sel || sel.isCollapsed || !e.clipboardData) return;
+  const rows = [];
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    const cells = [...tr.querySelectorAll('td[data-exact]')].filter((td) => sel.containsNode(td, true));
+    if (cells.length) rows.push(cells.map((td) => td.dataset.exact).join('\t'));
+  }
+  if (!rows.length) return;
+  e.clipboardData.setData('text/plain', rows.join('\n'));
+  e.preventDefault();
 }

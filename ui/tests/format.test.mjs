@@ -49,3 +49,20 @@ test('a long output shows its last lines, from a line start, and counts the rest
   assert.deepEqual(fmt.outputTail('short\n', 1000), { shown: 'short\n', hiddenLines: 0 });
   assert.equal(fmt.SHOW_OUTPUT_CHARS, 40_000);
 });
+
+test('long decimals read rounded; short ones, integers and text stay as written', async () => {
+  const { readableCell } = await import('../js/format.js');
+  assert.deepEqual(readableCell('77.26994791666667'), { text: '77.27', num: true, rounded: true });
+  assert.deepEqual(readableCell('-1234.567891'), { text: '-1234.57', num: true, rounded: true });
+  assert.equal(readableCell('0.000123456').text, '0.000123');
+  assert.equal(readableCell('0.123456').text, '0.123');
+  assert.equal(readableCell('0.00000').text, '0.00');
+  for (const kept of ['3.1416', '12.5', '2024', '1e-05', 'Tuesday', '', '1,5', '2024-01-05']) {
+    assert.equal(readableCell(kept).text, kept, kept);
+    assert.equal(readableCell(kept).rounded, false, kept);
+  }
+  assert.equal(readableCell('2024').num, true);
+  assert.equal(readableCell('1e-05').num, true);
+  assert.equal(readableCell('Tuesday').num, false);
+  assert.equal(readableCell(null).text, '');
+});

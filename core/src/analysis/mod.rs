@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::Item;
+use crate::protocol::machine_lines::strip;
 use crate::protocol::tool_arg;
 use crate::store::{Provenance, RunDir, RunMeta, FIGURES};
 
@@ -236,7 +237,7 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                 } else {
                     parsed.status
                 };
-                let prefix = format!("{ask}-{}-", safe(call_id));
+                let prefix = figure_prefix(&ask, call_id);
                 blocks.push(Block::Code(Cell {
                     ask: ask.clone(),
                     call_id: call_id.clone(),
@@ -244,8 +245,9 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                     code: relative_paths(&code),
                     status,
                     duration_ms: parsed.duration_ms,
-                    stdout: parsed.stdout,
-                    stderr: parsed.stderr,
+                    // What a reader sees: the offline analyst's machine lines out.
+                    stdout: strip(&parsed.stdout).into_owned(),
+                    stderr: strip(&parsed.stderr).into_owned(),
                     traceback: parsed.traceback,
                     figures: figures
                         .iter()
@@ -331,7 +333,7 @@ pub fn parse_observation(text: &str) -> Observation {
 
 /// The session's figure files (`figures/<ask>-<call>-<n>.png`), as (file name, path),
 /// in the order they were shown.
-fn figure_files(dir: &Path) -> Vec<(String, PathBuf)> {
+pub fn figure_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut files: Vec<(String, u64, PathBuf)> = std::fs::read_dir(dir.join(FIGURES))
         .into_iter()
         .flatten()
@@ -353,6 +355,11 @@ fn figure_files(dir: &Path) -> Vec<(String, PathBuf)> {
         (stem(&a.0), a.1).cmp(&(stem(&b.0), b.1))
     });
     files.into_iter().map(|(name, _, p)| (name, p)).collect()
+}
+
+/// How the names of the figures call `call_id` of ask `ask` showed begin.
+pub fn figure_prefix(ask: &str, call_id: &str) -> String {
+    format!("{ask}-{}-", safe(call_id))
 }
 
 /// A call id as it appears in figure file names.

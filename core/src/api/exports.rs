@@ -1,6 +1,7 @@
 //! What leaves the app: a session's outputs (with its transcript and its analysis as a
 //! notebook and a script, when asked) as a new folder or `.zip`, a whole session
-//! folder copied, or the analysis alone written into a folder.
+//! folder copied, the analysis alone written into a folder, or one file saved where
+//! the person chose.
 
 use std::path::{Path, PathBuf};
 
@@ -85,6 +86,21 @@ impl App {
     ) -> Result<Vec<PathBuf>, Error> {
         let run = self.run_dir(id)?;
         blocking(move || crate::analysis::to_folder(&run, &dir, formats)).await
+    }
+
+    /// Copy one file of session `id` (`path` relative to its folder, e.g. a chart in
+    /// `outputs/`) to `dest`, which the person chose in a save dialog (that dialog
+    /// asked before replacing a file). Returns what was written.
+    pub async fn save_file(&self, id: &str, path: &str, dest: PathBuf) -> Result<PathBuf, Error> {
+        absolute(&dest)?;
+        let file =
+            super::files::resolve_inside(&self.dir_of(id)?, path).map_err(anyhow::Error::from)?;
+        blocking(move || {
+            std::fs::copy(&file, &dest)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
+            Ok(dest)
+        })
+        .await
     }
 
     /// Session `id`'s folder as stored, for reading.

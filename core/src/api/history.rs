@@ -3,19 +3,22 @@
 //! The core keeps each ask's conversation items (`transcript.jsonl`) and metadata
 //! (`run.json`); live events are not stored. This turns the items of each ask back
 //! into the event shapes a live ask sends (`ask_started`, `text`, `tool_call`,
-//! `approval_resolved`, `cell_result`, `artifact`, `usage`, `ask_finished`), so a
+//! `approval_resolved`, `cell_result`, `cell_image`, `artifact`, `usage`,
+//! `ask_finished`), with what front ends are not shown left out as live, so a
 //! front end has one code path for live and past asks. It adds no information and takes no decision:
 //! each output goes with the ask its provenance names.
 
 use serde::Serialize;
 
 use crate::agent::{ArtifactKind, EventKind};
+use crate::analysis::{figure_files, figure_prefix};
 use crate::approval::Resolution;
 use crate::model::Item;
+use crate::protocol::machine_lines::strip;
 use crate::protocol::tool_source;
 use crate::sandbox::ExecStatus;
 use crate::session::Session;
-use crate::store::RunDir;
+use crate::store::{RunDir, FIGURES};
 
 #[derive(Serialize)]
 pub struct PastAsk {
@@ -32,6 +35,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
     let entries = RunDir::new(s.dir().to_path_buf(), meta.clone())
         .transcript()
         .unwrap_or_default();
+    let figures = figure_files(s.dir());
     let last = meta.asks.len().saturating_sub(1);
     meta.asks
         .iter()
@@ -74,7 +78,17 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                     }
                     Item::ToolOutput {
                         call_id, output, ..
-                    } => events.push(cell_result(call_id, output)),
+                    } => {
+                        events.push(cell_result(call_id, output));
+                        // The figures the call showed, after its result as live.
+                        let prefix = figure_prefix(&a.id, call_id);
+                        for (name, _) in figures.iter().filter(|(n, _)| n.starts_with(&prefix)) {
+                            events.push(EventKind::CellImage {
+                                call_id: call_id.clone(),
+                                path: format!("{FIGURES}/{name}"),
+                            });
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -140,8 +154,9 @@ fn cell_result(call_id: &str, output: &str) -> EventKind {
             call_id: call_id.to_string(),
             status: Some(status),
             duration_ms: seen.duration_ms.unwrap_or(0),
-            stdout: seen.stdout,
-            stderr: seen.stderr,
+            // What the analyst sees: the offline analyst's machine lines out.
+            stdout: strip(&seen.stdout).into_owned(),
+            stderr: strip(&seen.stderr).into_owned(),
             traceback: seen.traceback,
             note: None,
         },

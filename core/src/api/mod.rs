@@ -15,6 +15,9 @@
 //!   [`App::table_page`]; exports: [`exports`]; settings: [`settings`]; the engine
 //!   and the image: [`engine`].
 //!
+//! Every event a front end is sent goes through [`shown`] (the offline analyst's
+//! machine lines stay in the transcript and out of the window).
+//!
 //! Errors cross into a front end as [`Error`], `{code, message}`, the code read from
 //! the typed error in the chain.
 //!
@@ -39,6 +42,7 @@ pub mod history;
 pub mod preview;
 pub mod runs;
 pub mod settings;
+pub mod shown;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -165,7 +169,8 @@ impl Ask {
             session_id,
         } = self;
         let ask_id = handle.ask_id.clone();
-        let outcome = handle.follow(None, emit).await;
+        let shown = shown::Shown::default();
+        let outcome = handle.follow(None, &|ev: Event| shown.pass(ev, emit)).await;
         done(&running, &session_id, &ask_id);
         outcome
     }
@@ -345,6 +350,28 @@ impl App {
         blocking(move || preview::preview(&url_base, &root, &path)).await
     }
 
+    /// The assistant's text `markdown` of session `id` as sanitised HTML
+    /// ([`preview::answer_html`]); its images come from the session's outputs, which a
+    /// front end finds under `url_base` (`sandalyst://localhost/<id>/`).
+    pub async fn answer_html(
+        &self,
+        id: &str,
+        markdown: String,
+        url_base: String,
+    ) -> Result<String, Error> {
+        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        let outputs = format!("{url_base}{}/", crate::store::OUTPUTS);
+        blocking(move || Ok(preview::answer_html(&markdown, &outputs))).await
+    }
+
+    /// The bytes of an image of the session folder (`path` relative to it), for a front
+    /// end that puts it on the clipboard; only images, at most
+    /// [`preview::MAX_IMAGE_BYTES`].
+    pub async fn image_bytes(&self, id: &str, path: String) -> Result<Vec<u8>, Error> {
+        let root = self.dir_of(id)?;
+        blocking(move || preview::image_bytes(&root, &path)).await
+    }
+
     /// A page of a table file of the session (or of an input), in the file's order or
     /// sorted by one column.
     pub async fn table_page(
@@ -448,7 +475,9 @@ impl App {
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> anyhow::Result<RunOutcome> {
-        crate::run::execute(&self.sessions, request, model, emit, cancel).await
+        let shown = shown::Shown::default();
+        let emit = |ev: Event| shown.pass(ev, emit);
+        crate::run::execute(&self.sessions, request, model, &emit, cancel).await
     }
 
     /// Prepare a re-run of session `source` on new `inputs`: the new session exists
@@ -472,7 +501,8 @@ impl App {
             .lock()
             .unwrap()
             .insert(id.clone(), ("rerun".into(), cancel.clone()));
-        let outcome = rerun.run(emit, &cancel).await;
+        let shown = shown::Shown::default();
+        let outcome = rerun.run(&|ev: Event| shown.pass(ev, emit), &cancel).await;
         done(&self.running, &id, "rerun");
         outcome
     }

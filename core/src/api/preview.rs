@@ -170,6 +170,33 @@ pub fn table_page(path: &Path, page: PageRequest) -> anyhow::Result<table::CsvPa
     }
 }
 
+/// Images larger than this are not read for a front end.
+pub const MAX_IMAGE_BYTES: u64 = 64 << 20;
+
+/// The bytes of the image `rel` of the session folder `root`.
+pub fn image_bytes(root: &Path, rel: &str) -> anyhow::Result<Vec<u8>> {
+    if image_type(rel).is_none() {
+        anyhow::bail!("{rel} is not an image");
+    }
+    let path = resolve_inside(root, rel)?;
+    if std::fs::metadata(&path)?.len() > MAX_IMAGE_BYTES {
+        anyhow::bail!("the image is too large to copy");
+    }
+    Ok(std::fs::read(path)?)
+}
+
+/// The assistant's text of a conversation as sanitised HTML: the report renderer's
+/// rules (raw HTML shown as text, remote images blocked, unsafe links removed), no
+/// heading ids (a conversation holds many answers), and relative images taken from
+/// the session's outputs, which the front end finds under `outputs_url`.
+pub fn answer_html(markdown: &str, outputs_url: &str) -> String {
+    let opts = markdown::MarkdownOptions {
+        image_base: Some(outputs_url.to_string()),
+        heading_ids: false,
+    };
+    markdown::render(markdown, &opts).html
+}
+
 /// The content type of a file that is shown as an image, by extension; `None` for
 /// anything that is not an image.
 pub fn image_type(name: &str) -> Option<&'static str> {
@@ -234,6 +261,56 @@ mod tests {
         );
         assert!(!html.contains("<img src=\"x\""), "{html}");
         assert!(!html.contains("href=\"javascript"), "{html}");
+    }
+
+    #[test]
+    fn an_answer_in_markdown_becomes_safe_html() {
+        let answer = "**Tuesday** uses the most energy on average.\n\n\
+            | weekday | average_energy_kwh |\n|---|---:|\n| Tuesday | 77.27 |\n| Monday | 75.10 |\n\n\
+            - a list item with `code`\n\n\
+            ```python\ndf.groupby('weekday').mean()\n```\n\n\
+            ![chart](weekday.png) ![remote](https://tracker.example/p.png)\n\n\
+            [docs](https://example.org) [x](javascript:alert(1))\n\n\
+            <script>alert(1)</script>\n\n\
+            # A heading\n";
+        let html = answer_html(answer, "sandalyst://localhost/s1/outputs/");
+        assert!(html.contains("<strong>Tuesday</strong>"), "{html}");
+        assert!(
+            html.contains("<table>") && html.contains("<th>weekday</th>"),
+            "{html}"
+        );
+        assert!(html.contains("<td align=\"right\">77.27</td>"), "{html}");
+        assert!(
+            html.contains("<li>a list item with <code>code</code></li>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<pre><code class=\"language-python\">df.groupby"),
+            "{html}"
+        );
+        assert!(
+            html.contains("src=\"sandalyst://localhost/s1/outputs/weekday.png\""),
+            "{html}"
+        );
+        assert!(html.contains("[remote image blocked: https://tracker.example/p.png]"));
+        assert!(
+            html.contains("&lt;script&gt;") && !html.contains("<script"),
+            "{html}"
+        );
+        assert!(html.contains("href=\"https://example.org\""), "{html}");
+        assert!(!html.contains("href=\"javascript"), "{html}");
+        assert!(html.contains("<h1>A heading</h1>"), "no ids: {html}");
+    }
+
+    #[test]
+    fn only_images_of_the_session_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("outputs")).unwrap();
+        std::fs::write(dir.path().join("outputs/c.png"), b"PNG").unwrap();
+        std::fs::write(dir.path().join("outputs/t.csv"), b"a\n").unwrap();
+        assert_eq!(image_bytes(dir.path(), "outputs/c.png").unwrap(), b"PNG");
+        assert!(image_bytes(dir.path(), "outputs/t.csv").is_err());
+        assert!(image_bytes(dir.path(), "../c.png").is_err());
     }
 
     #[test]

@@ -609,6 +609,13 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// Layer 2: the allow-list.
+/// The `language-*` classes a fenced code block keeps (others are dropped).
+#[rustfmt::skip]
+const CODE_LANGUAGES: [&str; 10] = [
+    "language-python", "language-py", "language-sh", "language-bash", "language-shell",
+    "language-console", "language-sql", "language-json", "language-text", "language-r",
+];
+
 fn sanitiser(opts: &MarkdownOptions) -> ammonia::Builder<'static> {
     #[rustfmt::skip]
     let tags: HashSet<&str> = [
@@ -644,6 +651,11 @@ fn sanitiser(opts: &MarkdownOptions) -> ammonia::Builder<'static> {
     let mut forced: HashMap<&str, HashMap<&str, &str>> = HashMap::new();
     forced.insert("input", [("type", "checkbox"), ("disabled", "")].into());
 
+    // A fenced block's language, for the page's highlighter: a fixed list of
+    // classes, so a class cannot pick up any other rule of the page's styles.
+    let mut classes: HashMap<&str, HashSet<&str>> = HashMap::new();
+    classes.insert("code", CODE_LANGUAGES.into());
+
     let base = opts.image_base.clone();
     let mut b = ammonia::Builder::default();
     b.tags(tags)
@@ -651,6 +663,7 @@ fn sanitiser(opts: &MarkdownOptions) -> ammonia::Builder<'static> {
         .generic_attributes(["title", "lang"].into())
         .tag_attributes(attributes)
         .set_tag_attribute_values(forced)
+        .allowed_classes(classes)
         // `data` is allowed here only so that inline raster images reach the filter
         // below, which admits it for `<img src>` and nothing else.
         .url_schemes(["http", "https", "mailto", "data"].into())
@@ -784,6 +797,25 @@ mod tests {
             sanitiser.clean("<img src=\"chart.png\">").to_string(),
             r#"<img src="sandalyst://run/1/output/chart.png">"#
         );
+    }
+
+    #[test]
+    fn code_blocks_keep_a_known_language_only() {
+        let out = to_safe_html(
+            "```python\nx = 1\n```\n\n```evil onload\ny\n```\n\n<code class=\"language-python big\">z</code>\n",
+            &MarkdownOptions::default(),
+        );
+        assert!(
+            out.contains("<code class=\"language-python\">x = 1"),
+            "{out}"
+        );
+        // An unknown language loses its class (ammonia leaves it empty).
+        assert!(out.contains("<pre><code class=\"\">y"), "{out}");
+        assert!(!out.contains("evil") && !out.contains("onload"), "{out}");
+        let raw = sanitiser(&MarkdownOptions::default())
+            .clean("<code class=\"language-python big\">z</code><p class=\"x\">p</p>")
+            .to_string();
+        assert_eq!(raw, "<code class=\"language-python\">z</code><p>p</p>");
     }
 
     #[test]

@@ -248,8 +248,10 @@ fn allowed_attributes(tag: &str) -> Option<&'static [&'static str]> {
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => &["id"],
         "th" | "td" => &["align"],
         "ol" => &["start"],
-        "p" | "em" | "strong" | "del" | "code" | "pre" | "ul" | "li" | "table" | "thead"
-        | "tbody" | "tr" | "br" | "blockquote" | "hr" => &[],
+        // A fenced block's language, for the page's highlighter (checked below).
+        "code" => &["class"],
+        "p" | "em" | "strong" | "del" | "pre" | "ul" | "li" | "table" | "thead" | "tbody"
+        | "tr" | "br" | "blockquote" | "hr" => &[],
         _ => return None,
     })
 }
@@ -276,6 +278,14 @@ fn assert_inert(html: &str) {
                 allowed.contains(&name.as_str()),
                 "<{tag} {name}={value:?}> is not allowed:\n{html}"
             );
+            if name == "class" {
+                assert!(
+                    value.is_empty()
+                        || (value.starts_with("language-")
+                            && value[9..].bytes().all(|b| b.is_ascii_lowercase())),
+                    "<{tag} class={value:?}> is not a known language:\n{html}"
+                );
+            }
             let v = normalised(value);
             for bad in [
                 "javascript:",

@@ -921,3 +921,69 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         .unwrap()
         .contains("not this one"));
 }
+
+/// The offline analyst's machine lines stay in the transcript (its planner and re-runs
+/// read them) and out of what a front end is shown: the live events of `Ask::follow`
+/// and a reopened session's cells, which also bring back the figures a call showed.
+#[tokio::test]
+async fn machine_lines_reach_the_transcript_but_not_the_front_end() {
+    use sandalyst::api::App;
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::with_factory(
+        dir.path().join("sessions"),
+        Arc::new(FakeFactory::default()),
+    )
+    .unwrap();
+    let session = app.create_session(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        py(
+            "c1",
+            "print Tuesday uses the most.\nprint SANDALYST_ANSWER {\"skill\": \"aggregate\", \"ok\": true}\nfigure\nprint done",
+        ),
+        say("**Tuesday**"),
+    ]);
+    let ask = app
+        .ask(&session, "Which weekday?".into(), Box::new(model))
+        .unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let outcome = ask.follow(&|e: Event| seen.lock().unwrap().push(e)).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    // The code that prints the line is shown as it ran; what it printed is not.
+    let outputs: Vec<Event> = seen
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::CellOutput { .. } | EventKind::CellResult { .. }
+            )
+        })
+        .collect();
+    let seen = serde_json::to_string(&outputs).unwrap();
+    assert!(!seen.contains("SANDALYST_"), "{seen}");
+    assert!(
+        seen.contains("Tuesday uses the most.\\n") && seen.contains("done"),
+        "{seen}"
+    );
+    assert!(outputs_seen(&session.items())
+        .iter()
+        .any(|o| o.contains("SANDALYST_ANSWER {\"skill\"")));
+
+    let view = app.view(session.id()).await.unwrap();
+    let past: Vec<serde_json::Value> = view.asks[0]
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    let result = past.iter().find(|v| v["type"] == "cell_result").unwrap();
+    assert_eq!(result["stdout"], "Tuesday uses the most.\ndone\n");
+    let at = |t: &str| past.iter().position(|v| v["type"] == t).unwrap();
+    assert!(
+        at("cell_image") > at("cell_result"),
+        "after its result, as live"
+    );
+    let figure = past[at("cell_image")]["path"].as_str().unwrap();
+    assert_eq!(past[at("cell_image")]["call_id"], "c1");
+    assert!(session.dir().join(figure).is_file(), "{figure}");
+}
