@@ -17,27 +17,22 @@
 //! use sandalyst::egress::{NetworkMode, Proxy, Resolver};
 //! let mode: NetworkMode = "allow:@python-packages".parse()?;
 //! let list = mode.allowlist().expect("allow mode").clone();
-//! let proxy = Proxy::start("172.30.0.1:0".parse()?, list, Resolver::system(),
+//! let at: std::net::SocketAddr = "127.0.0.1:0".parse()?;
+//! let proxy = Proxy::start(at, list, Resolver::system(),
 //!     Arc::new(|ev| println!("{ev:?}"))).await?;
-//! println!("HTTPS_PROXY=http://{}", proxy.local_addr());
+//! println!("HTTPS_PROXY=http://{}", proxy.local_addr().expect("a TCP proxy"));
 //! # Ok(()) }
 //! ```
 //!
-//! # How it is meant to be wired (not done here)
+//! # How a sandbox uses it
 //!
-//! - `off`: the container's network mode stays `none`, no proxy.
-//! - `allow:`: the session creates an *internal* engine network
-//!   (`docker network create --internal`, no route out and no DNS beyond the
-//!   engine's own) and puts the container on it instead of `none`. It starts one
-//!   proxy for the session listening on that network's gateway address on the host
-//!   (`IPAM.Config[0].Gateway`, e.g. `172.30.0.1:PORT`; never `0.0.0.0`, or the LAN
-//!   could use it) and stops it with the session. The container's environment gets
-//!   `HTTP_PROXY`, `HTTPS_PROXY`, `http_proxy` and `https_proxy` =
-//!   `http://GATEWAY:PORT` and an empty `NO_PROXY=` / `no_proxy=`, so pip, requests
-//!   and urllib go through it. The events go to the session's event stream and
-//!   transcript. If other containers can join that network, a per-session
-//!   `Proxy-Authorization` token would be the next step (the proxy already drops that
-//!   header rather than forwarding it).
+//! - `off`: the container's network mode is `none`, no proxy.
+//! - `allow:`: the container's network mode is still `none`; the proxy listens on a
+//!   unix socket ([`Listen::Unix`]) that is mounted into the container, where a
+//!   forwarder on its loopback makes it `HTTP(S)_PROXY` (`sandbox::docker::egress`;
+//!   an engine network would leave the host's own addresses in reach, see
+//!   docs/SECURITY.md). The events reach the session through
+//!   `Sandbox::take_egress`, one batch per call.
 //! - `full`: the engine's ordinary bridge network and no proxy: nothing is checked
 //!   or recorded, which the settings page and `--help` say plainly
 //!   ([`NetworkMode::exposure`]).
