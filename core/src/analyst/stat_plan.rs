@@ -130,6 +130,45 @@ pub(super) enum Understood {
     NotMine,
 }
 
+/// Phrases that group by a period of a time column (normalised, whole words).
+const PERIOD_GROUPS: &[&str] = &[
+    "which weekday",
+    "which day of the week",
+    "which day of week",
+    "which month",
+    "which hour",
+    "which week",
+    "which year",
+    "which quarter",
+    "what weekday",
+    "what day of the week",
+    "what month",
+    "what hour",
+    "by weekday",
+    "by day of week",
+    "by day of the week",
+    "by month",
+    "by hour",
+    "by week",
+    "by year",
+    "per weekday",
+    "per month",
+    "per hour",
+    "per week",
+    "per year",
+    "each month",
+    "each weekday",
+    "each hour",
+    "que dia de la semana",
+    "que mes",
+    "que hora",
+    "por dia de la semana",
+    "por mes",
+    "por hora",
+    "por semana",
+    "cada mes",
+];
+
 /// Statistics by the words that ask for them (normalised, whole words).
 const STAT_WORDS: &[(&str, &str)] = &[
     ("standard deviation", "std"),
@@ -1275,6 +1314,21 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if !mine_signal {
         return Understood::NotMine;
     }
+    // Grouping by a period of the time column ("which weekday", "per month") is the
+    // aggregate skill's, unless the period is a column of its own that was named.
+    let by_period = has_any(&w, PERIOD_GROUPS);
+    let period_column = found_mentions.iter().any(|m| {
+        let c = m.column.to_lowercase();
+        [
+            "weekday", "day", "month", "hour", "year", "week", "quarter", "dia", "mes", "hora",
+            "semana",
+        ]
+        .iter()
+        .any(|p| c.contains(p))
+    });
+    if by_period && !table.time.is_empty() && !period_column {
+        return Understood::NotMine;
+    }
     let mut r = Reader {
         mentions: found_mentions,
         used: vec![false; w.len()],
@@ -1910,6 +1964,38 @@ mod tests {
 
     fn names(p: &StatPlan) -> Vec<&str> {
         p.stats.iter().map(|s| s.name).collect()
+    }
+
+    /// "Which weekday uses the most energy on average?" groups by a period of the
+    /// time column: the aggregate skill's question, never an overall mean and max.
+    #[test]
+    fn a_period_of_the_time_column_goes_to_the_aggregate_skill() {
+        let mut energy = table(
+            "input/building_energy.csv",
+            1344,
+            &[
+                ("timestamp", "datetime", 1344),
+                ("energy_kwh", "numeric", 900),
+            ],
+        );
+        energy.time = vec![crate::analyst::profile::TimeCandidate {
+            name: "timestamp".into(),
+            unit: None,
+        }];
+        for task in [
+            "Which weekday uses the most energy on average? Show a bar chart",
+            "What is the mean energy_kwh per month?",
+            "¿Qué día de la semana tiene el mayor consumo medio?",
+        ] {
+            assert_eq!(
+                understand(task, &energy, detect_lang(task)),
+                Understood::NotMine,
+                "{task}"
+            );
+        }
+        // Without that period word it stays a statistic of the whole column.
+        let p = plan("What is the mean of energy_kwh?", &energy);
+        assert_eq!(names(&p), vec!["mean"]);
     }
 
     #[test]
