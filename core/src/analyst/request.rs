@@ -454,7 +454,7 @@ fn comparison_of_periods(n: &str) -> bool {
             "trend*",
             "tendencia*",
         ],
-    ) && any(
+    ) && (any(
         n,
         &[
             "month",
@@ -465,34 +465,38 @@ fn comparison_of_periods(n: &str) -> bool {
             "semana",
             "quarter",
             "trimestre",
-            "january",
-            "february",
-            "march",
-            "april",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-            "enero",
-            "febrero",
-            "marzo",
-            "abril",
-            "mayo",
-            "junio",
-            "julio",
-            "agosto",
-            "septiembre",
-            "octubre",
-            "noviembre",
-            "diciembre",
             "last",
             "pasado",
         ],
-    )
+    ) || any(n, MONTHS))
 }
+
+/// Month names, English and Spanish (normalised: no accents).
+pub(super) const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+];
 
 /// An operation word or an extreme: "summarise total sales by region" is an aggregate.
 fn precise_aggregate(n: &str) -> bool {

@@ -371,31 +371,6 @@ const PERIODS: &[&str] = &[
     "ano",
     "anos",
 ];
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "enero",
-    "febrero",
-    "marzo",
-    "abril",
-    "mayo",
-    "junio",
-    "julio",
-    "agosto",
-    "septiembre",
-    "octubre",
-    "noviembre",
-    "diciembre",
-];
 /// Words that introduce a condition the planner must read (else it declines).
 const CONDITION_WORDS: &[&str] = &[
     "where",
@@ -1420,7 +1395,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "top",
             "bottom",
         ],
-    ) || has_any(&r.w, MONTHS);
+    ) || has_any(&r.w, super::request::MONTHS);
     if (by_period || other_shape)
         && derived.is_none()
         && !correlation

@@ -200,3 +200,14 @@ pub fn validate_notebook(nb: &serde_json::Value) {
         "not a valid nbformat 4.5 notebook: {errors:#?}"
     );
 }
+
+/// The tool results of a conversation, in order: what the model was shown.
+pub fn tool_outputs(items: &[sandalyst::model::Item]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            sandalyst::model::Item::ToolOutput { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect()
+}

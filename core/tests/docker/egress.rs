@@ -19,7 +19,6 @@ use base64::Engine as _;
 use sandalyst::agent::{Event, EventKind, RunStatus};
 use sandalyst::egress::{EgressKind, Refusal};
 use sandalyst::model::scripted::ScriptedModel;
-use sandalyst::model::Item;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::store::Store;
 use sha2::{Digest, Sha256};
@@ -194,16 +193,7 @@ for target in [("127.0.0.1", {other}), ("172.17.0.1", {other})]:
     .await
     .unwrap();
     assert_eq!(outcome.status, RunStatus::Finished);
-    let seen: Vec<String> = model
-        .seen
-        .last()
-        .unwrap()
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolOutput { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect();
+    let seen = common::tool_outputs(model.seen.last().unwrap());
     let (installed, escaped) = (&seen[0], &seen[1]);
     assert!(installed.contains("pip exit 0"), "{installed}");
     assert!(installed.contains("probe answers 42"), "{installed}");

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use sandalyst::agent::RunStatus;
 use sandalyst::model::scripted::{ScriptedModel, Step};
-use sandalyst::model::Item;
 use sandalyst::run::{self, RunOutcome, RunRequest};
 use sandalyst::store::Store;
 use sha2::{Digest, Sha256};
@@ -61,16 +60,7 @@ async fn hostile(steps: Vec<Step>, tweak: impl FnOnce(&mut RunRequest)) -> Done 
         0,
         "container left behind"
     );
-    let observations = model
-        .seen
-        .last()
-        .unwrap()
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolOutput { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect();
+    let observations = common::tool_outputs(model.seen.last().unwrap());
     Done {
         outcome,
         observations,
