@@ -1395,6 +1395,17 @@ async fn screenshots() {
     )
     .await;
     shot(&display, "12-settings-engine-dark").await;
+
+    // The network allowlist: the hosts field, its preset and what the mode exposes.
+    app.js(
+        "const f = document.querySelector('#settings-form'); f.elements.network_mode.value = 'allow'; \
+         f.elements.network_mode.dispatchEvent(new Event('change')); \
+         document.querySelector('#network-presets button').click(); \
+         document.querySelector('#network-allow').scrollIntoView({block: 'center'}); return true",
+    )
+    .await;
+    app.wait_js("return !document.querySelector('#network-allow').hidden && document.querySelector('#settings-form').elements.network_hosts.value.includes('@python-packages') && document.querySelector('#network-exposure').innerText.includes('listed hosts')", 10).await;
+    shot(&display, "19-settings-network-dark").await;
     app.quit().await;
 }
 
