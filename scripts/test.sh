@@ -26,3 +26,7 @@ node --test ui/tests/
 export SANDALYST_REQUIRE_ENGINE=1
 [ -z "$GVISOR" ] || export SANDALYST_REQUIRE_GVISOR=1
 cargo test --workspace "$@"
+# The hostile suite again, each sandbox under gVisor (where the system packages it).
+if [ -n "$GVISOR" ] && [ $# -eq 0 ]; then
+    SANDALYST_TEST_ISOLATION=gvisor cargo test -p sandalyst --test docker -- hostile::
+fi

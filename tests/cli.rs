@@ -83,21 +83,32 @@ fn overlaps(a: &(String, String), start: &str, end: &str) -> bool {
 /// Run the offline analyst on `input` and check the three artifacts against the
 /// generator's planted events.
 fn check_reference_case(input: &Path, events: &Path, names: [&str; 3], prompt: &str, unit: &str) {
+    check_reference_case_with(input, events, names, prompt, unit, &[]);
+}
+
+/// [`check_reference_case`] with more arguments for `sandalyst run`.
+fn check_reference_case_with(
+    input: &Path,
+    events: &Path,
+    names: [&str; 3],
+    prompt: &str,
+    unit: &str,
+    extra: &[&str],
+) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let out_s = out.to_str().unwrap();
-    let o = sandalyst(
-        &[
-            "run",
-            "--input",
-            input.to_str().unwrap(),
-            "--prompt",
-            prompt,
-            "--out",
-            out_s,
-        ],
-        &dir.path().join("data"),
-    );
+    let mut args = vec![
+        "run",
+        "--input",
+        input.to_str().unwrap(),
+        "--prompt",
+        prompt,
+        "--out",
+        out_s,
+    ];
+    args.extend_from_slice(extra);
+    let o = sandalyst(&args, &dir.path().join("data"));
     assert!(o.status.success(), "stderr:\n{}", text(&o.stderr));
     assert_eq!(
         text(&o.stdout).trim(),
@@ -180,6 +191,38 @@ fn reference_case_through_the_command_line() {
         ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
         &prompt,
         "deg C",
+    );
+}
+
+/// The reference case with every call under gVisor, where the engine has runsc
+/// (`scripts/setup.sh --gvisor`; required with SANDALYST_REQUIRE_GVISOR=1).
+#[test]
+fn reference_case_under_gvisor() {
+    if common::no_engine_skip() {
+        return;
+    }
+    let runtimes = std::process::Command::new("docker")
+        .args(["info", "--format", "{{json .Runtimes}}"])
+        .output()
+        .map(|o| text(&o.stdout))
+        .unwrap_or_default();
+    if !runtimes.contains("\"runsc\"") {
+        assert!(
+            std::env::var_os("SANDALYST_REQUIRE_GVISOR").is_none(),
+            "SANDALYST_REQUIRE_GVISOR is set but the engine has no runsc runtime"
+        );
+        eprintln!("skipped: the engine has no runsc runtime (scripts/setup.sh --gvisor)");
+        return;
+    }
+    let r = repo();
+    let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
+    check_reference_case_with(
+        &r.join("examples/building_energy.csv"),
+        &r.join("examples/building_energy.events.json"),
+        ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
+        &prompt,
+        "deg C",
+        &["--isolation", "gvisor"],
     );
 }
 

@@ -436,12 +436,18 @@ def _killpg(pgid):
         return
     if pgid <= 1 or pgid == os.getpgid(0):
         return
-    for _ in range(3):
+    # Until the group is empty: a fork bomb's children born while the signal goes
+    # round escape one killpg (seen under gVisor, whose killpg is not atomic). Dead
+    # members are reaped here (this process is the subreaper), else they keep the
+    # group alive.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except OSError:
             return
         time.sleep(0.02)
+        _reap()
 
 
 def _subreaper():

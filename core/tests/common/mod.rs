@@ -127,19 +127,24 @@ pub async fn image_tag(engine: &Docker) -> String {
     st.tag
 }
 
-/// `SANDALYST_TEST_ISOLATION=gvisor` runs the tests that use it under gVisor (CI runs
-/// the hostile suite both ways).
-pub async fn config(docker: &Docker) -> SandboxConfig {
-    let isolation = std::env::var("SANDALYST_TEST_ISOLATION")
+/// The isolation the tests that use [`config`] run under:
+/// `SANDALYST_TEST_ISOLATION=gvisor` for gVisor (scripts/test.sh runs the hostile suite
+/// both ways where the system packages runsc).
+pub fn isolation() -> sandalyst::sandbox::Isolation {
+    std::env::var("SANDALYST_TEST_ISOLATION")
         .map(|v| {
             v.parse()
                 .expect("SANDALYST_TEST_ISOLATION: runc, gvisor or auto")
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// A sandbox's settings for a test.
+pub async fn config(docker: &Docker) -> SandboxConfig {
     SandboxConfig {
         image: image_tag(docker).await,
         memory_bytes: 1 << 30,
-        isolation,
+        isolation: isolation(),
         ..SandboxConfig::default()
     }
 }

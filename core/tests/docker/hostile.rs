@@ -12,6 +12,7 @@ use std::time::Duration;
 use sandalyst::agent::RunStatus;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::run::{self, RunOutcome, RunRequest};
+use sandalyst::sandbox::Isolation;
 use sandalyst::store::Store;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -326,6 +327,18 @@ async fn a_memory_bomb_is_killed_and_the_kernel_restarts() {
     )
     .await;
     let o = &d.observations[0];
+    if common::isolation() == Isolation::Gvisor {
+        // gVisor has no OOM killer of its own: each process's address space is capped
+        // below the memory limit (RLIMIT_AS), so the allocation fails in the code and
+        // the kernel, with its state, lives on.
+        assert!(
+            o.starts_with("status: error") && o.contains("MemoryError"),
+            "{o}"
+        );
+        assert!(d.observations[1].contains("True"), "state was kept");
+        went_on(&d);
+        return;
+    }
     assert!(o.starts_with("status: kernel_restarted"), "{o}");
     assert!(
         o.contains("memory limit of 512 MiB") && o.contains("lost"),
@@ -450,7 +463,17 @@ print('made')
     let run = d.store.open_run(&d.outcome.run_id).unwrap();
     let refused: Vec<_> = run.meta.refused.iter().map(|r| r.path.as_str()).collect();
     for name in ["passwd", "key", "fifo", "sparse.bin"] {
-        assert!(refused.contains(&name), "{name} not refused: {refused:?}");
+        // gVisor keeps a named pipe inside its own kernel: the host's copy of the
+        // workspace never has it, so there is nothing to refuse.
+        if name == "fifo" && common::isolation() == Isolation::Gvisor {
+            assert!(!run.meta.outputs.iter().any(|o| o.path == name));
+            continue;
+        }
+        assert!(
+            refused.contains(&name),
+            "{name} not refused (of {} refused)",
+            refused.len()
+        );
     }
     assert!(run.meta.outputs.len() <= 2000, "{}", run.meta.outputs.len());
     assert!(refused.iter().filter(|p| p.starts_with("many/")).count() >= 8000);

@@ -10,7 +10,7 @@ use bollard::models::{
 };
 
 use crate::sandbox::bind::Bound;
-use crate::sandbox::{image, NetworkMode, SandboxConfig};
+use crate::sandbox::{image, Isolation, NetworkMode, SandboxConfig};
 
 /// The workspace volume: tmpfs-backed (writable under a read-only root), `room` bytes.
 pub(super) fn volume(
@@ -60,7 +60,7 @@ pub(super) fn container(
         memory: Some(c.memory_bytes),
         memory_swap: Some(c.memory_bytes),
         nano_cpus: Some(c.nano_cpus),
-        pids_limit: Some(c.pids_limit),
+        pids_limit: Some(host_pids_limit(c)),
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
         readonly_rootfs: Some(true),
@@ -94,16 +94,7 @@ pub(super) fn container(
         // maximum, which fails where the engine itself may not raise them (no
         // CAP_SYS_RESOURCE); explicit, modest values work everywhere. The pids
         // limit above stays the real bound on processes.
-        ulimits: podman.then(|| {
-            ["nofile", "nproc"]
-                .iter()
-                .map(|n| ResourcesUlimits {
-                    name: Some(n.to_string()),
-                    soft: Some(4096),
-                    hard: Some(4096),
-                })
-                .collect()
-        }),
+        ulimits: ulimits(c, podman),
         ..Default::default()
     };
     ContainerCreateBody {
@@ -124,6 +115,50 @@ pub(super) fn container(
         network_disabled: Some(!full),
         host_config: Some(host),
         ..Default::default()
+    }
+}
+
+/// Under gVisor the host's process limit counts the sandbox kernel's own threads too
+/// (measured with runsc 2024-07: 254 processes inside took up to 768 host pids with
+/// systrap and 1,536 with ptrace), and when it is reached that kernel dies with every
+/// process in it. So there the limit on the code's processes is RLIMIT_NPROC, which
+/// gVisor's kernel enforces like Linux does (fork fails with EAGAIN), and the host's
+/// limit is only a backstop far above it.
+pub(super) fn host_pids_limit(c: &SandboxConfig) -> i64 {
+    match c.isolation {
+        Isolation::Gvisor => c.pids_limit.saturating_mul(8).saturating_add(256),
+        _ => c.pids_limit,
+    }
+}
+
+/// Headroom between gVisor's per-process address-space cap and the container's
+/// memory limit, for the sandbox kernel itself.
+const GVISOR_MEMORY_HEADROOM: i64 = 128 << 20;
+
+/// The container's rlimits. Podman raises the open-file and process rlimits to the
+/// maximum, which fails where the engine itself may not raise them (no
+/// CAP_SYS_RESOURCE); explicit, modest values work everywhere, and the pids limit stays
+/// the real bound on processes. Under gVisor: the process limit (see
+/// [`host_pids_limit`]), and each process's address space capped below the memory
+/// limit, because gVisor has no OOM killer of its own: past the cgroup's limit the host
+/// kills the whole sandbox, whereas an allocation over RLIMIT_AS fails in the code
+/// (Python's MemoryError) and the kernel lives on.
+fn ulimits(c: &SandboxConfig, podman: bool) -> Option<Vec<ResourcesUlimits>> {
+    let limit = |name: &str, n: i64| ResourcesUlimits {
+        name: Some(name.to_string()),
+        soft: Some(n),
+        hard: Some(n),
+    };
+    match c.isolation {
+        Isolation::Gvisor => Some(vec![
+            limit("nproc", c.pids_limit),
+            limit(
+                "as",
+                (c.memory_bytes - GVISOR_MEMORY_HEADROOM).max(c.memory_bytes / 2),
+            ),
+        ]),
+        _ if podman => Some(vec![limit("nofile", 4096), limit("nproc", 4096)]),
+        _ => None,
     }
 }
 
@@ -151,9 +186,21 @@ pub(crate) fn check_made(asked: &SandboxConfig, made: Option<&HostConfig>) -> an
         );
         expect(
             "process limit",
-            asked.pids_limit.to_string(),
+            host_pids_limit(asked).to_string(),
             show(h.pids_limit),
         );
+        if asked.isolation == Isolation::Gvisor {
+            let want = ulimits(asked, false).unwrap_or_default();
+            let got = h.ulimits.clone().unwrap_or_default();
+            for w in want {
+                let g = got.iter().find(|g| g.name == w.name);
+                expect(
+                    &format!("rlimit {}", w.name.clone().unwrap_or_default()),
+                    show(w.hard),
+                    show(g.and_then(|g| g.hard)),
+                );
+            }
+        }
         // CPU as nano-CPUs, or as the quota/period an engine may turn it into.
         let cpus = match (h.nano_cpus, h.cpu_quota, h.cpu_period) {
             (Some(n), _, _) if n > 0 => Some(n),
