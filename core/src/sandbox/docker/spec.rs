@@ -309,6 +309,60 @@ mod made_tests {
     }
 
     #[test]
+    fn under_gvisor_processes_and_memory_are_bounded_by_rlimits_and_read_back() {
+        let c = SandboxConfig {
+            isolation: Isolation::Gvisor,
+            pids_limit: 256,
+            memory_bytes: 1 << 30,
+            ..SandboxConfig::default()
+        };
+        let made_c = container(&c, HashMap::new(), "v", &[], None, false);
+        let h = made_c.host_config.unwrap();
+        assert_eq!(h.runtime.as_deref(), Some("runsc"));
+        assert_eq!(
+            h.pids_limit,
+            Some(256 * 8 + 256),
+            "a backstop above gVisor's own threads"
+        );
+        let limits: Vec<_> = h
+            .ulimits
+            .clone()
+            .unwrap()
+            .into_iter()
+            .map(|u| (u.name.unwrap(), u.soft.unwrap(), u.hard.unwrap()))
+            .collect();
+        assert_eq!(
+            limits,
+            vec![
+                ("nproc".to_string(), 256, 256),
+                (
+                    "as".to_string(),
+                    (1 << 30) - (128 << 20),
+                    (1 << 30) - (128 << 20)
+                ),
+            ]
+        );
+        check_made(&c, Some(&h)).unwrap();
+        // An engine that dropped the rlimits is refused, naming them.
+        let dropped = HostConfig { ulimits: None, ..h };
+        let e = check_made(&c, Some(&dropped)).unwrap_err().to_string();
+        assert!(e.contains("rlimit nproc") && e.contains("rlimit as"), "{e}");
+        // runc keeps the plain pids limit and no rlimits (RLIMIT_NPROC would count
+        // every process of the uid on the host).
+        let runc = container(
+            &SandboxConfig::default(),
+            HashMap::new(),
+            "v",
+            &[],
+            None,
+            false,
+        );
+        let h = runc.host_config.unwrap();
+        assert_eq!(h.pids_limit, Some(SandboxConfig::default().pids_limit));
+        assert!(h.ulimits.is_none());
+    }
+
+    #[test]
     fn a_dropped_or_changed_limit_fails_the_start_and_is_named() {
         let c = SandboxConfig::default();
         check_made(&c, Some(&made(&c))).unwrap();
