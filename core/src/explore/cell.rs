@@ -317,6 +317,32 @@ impl KindAcc {
         }
     }
 
+    /// A cell that [`number`] read (`integer`: [`is_integer`] too), while every cell
+    /// so far has been a number: [`KindAcc::push`] without parsing it again.
+    #[inline]
+    pub fn push_number(&mut self, integer: bool) {
+        debug_assert!(self.num);
+        self.present += 1;
+        self.int &= integer;
+        self.date = false;
+        self.instant = false;
+        self.boolean = false;
+    }
+
+    /// Whether every cell so far has been a date or datetime.
+    pub fn all_instants(&self) -> bool {
+        self.instant && !self.num
+    }
+
+    /// A cell that [`instant`] read while [`KindAcc::all_instants`].
+    #[inline]
+    pub fn push_instant(&mut self, with_time: bool) {
+        self.present += 1;
+        self.with_time |= with_time;
+        self.date &= !with_time;
+        self.boolean = false;
+    }
+
     pub fn merge(&mut self, o: &KindAcc) {
         self.present += o.present;
         self.int &= o.int;

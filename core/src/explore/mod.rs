@@ -41,6 +41,7 @@ pub mod summary;
 
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Context;
@@ -428,11 +429,22 @@ fn start_profile(path: &Path, format: Format) {
         s.push_back(key);
     }
     let path = path.to_path_buf();
+    BACKGROUND.fetch_add(1, Ordering::SeqCst);
     std::thread::spawn(move || {
         if let Ok(t) = source::open(&path, format, None) {
             let _ = t.profile();
         }
+        BACKGROUND.fetch_sub(1, Ordering::SeqCst);
     });
+}
+
+/// Profiles running in the background.
+static BACKGROUND: AtomicUsize = AtomicUsize::new(0);
+
+/// How many files are being indexed and profiled in the background (a benchmark waits
+/// for none before it times the next request).
+pub fn background_work() -> usize {
+    BACKGROUND.load(Ordering::SeqCst)
 }
 
 /// The summary of the rows `view`'s filters keep (its sort does not matter).

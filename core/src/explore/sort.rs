@@ -111,6 +111,38 @@ pub fn concat(parts: Vec<KeyColumn>) -> KeyColumn {
 }
 
 impl KeyColumn {
+    /// One u64 a row whose unsigned order is the key's order in `descending`'s
+    /// direction, missing last: `None` when some text key is over 8 bytes or holds a
+    /// NUL byte (its zero padding would then tie with it).
+    fn codes(&self, descending: bool) -> Option<Vec<u64>> {
+        let flip = |v: u64| {
+            if descending && v != MISSING {
+                MISSING - 1 - v
+            } else {
+                v
+            }
+        };
+        match self {
+            KeyColumn::Ordered(k) => Some(k.iter().map(|&v| flip(v)).collect()),
+            KeyColumn::Text { spans, bytes } => spans
+                .iter()
+                .map(|&(start, len)| {
+                    if len == u32::MAX {
+                        return Some(MISSING);
+                    }
+                    let t = &bytes[start as usize..start as usize + len as usize];
+                    if t.len() > 8 || t.contains(&0) {
+                        return None;
+                    }
+                    let mut b = [0u8; 8];
+                    b[..t.len()].copy_from_slice(t);
+                    // Valid UTF-8 has no 0xFF byte, so a code is never MISSING.
+                    Some(flip(u64::from_be_bytes(b)))
+                })
+                .collect(),
+        }
+    }
+
     #[inline]
     fn cmp(&self, a: usize, b: usize, descending: bool) -> Ordering {
         let flip = |o: Ordering| if descending { o.reverse() } else { o };
@@ -150,26 +182,23 @@ pub fn order(keys: &[(KeyColumn, SortKey)], n: usize, threads: usize) -> Vec<u32
         }
         a.cmp(b)
     };
-    let mut all: Vec<u32> = (0..n as u32).collect();
-    // A single numeric key: sort (key, position) pairs, which needs no indirection.
-    if let [(KeyColumn::Ordered(k), s)] = keys {
-        let mut pairs: Vec<(u64, u32)> = all
-            .iter()
-            .map(|&i| {
-                let v = k[i as usize];
-                (
-                    if s.descending && v != MISSING {
-                        MISSING - 1 - v
-                    } else {
-                        v
-                    },
-                    i,
-                )
-            })
-            .collect();
-        sort_parallel(&mut pairs, threads, &|a, b| a.cmp(b));
-        return pairs.into_iter().map(|p| p.1).collect();
+    // Keys that fit a u64 each (numbers; text of at most 8 bytes, as most category
+    // columns are): sort (codes, position) tuples, which needs no indirection.
+    let codes: Option<Vec<Vec<u64>>> = keys.iter().map(|(k, s)| k.codes(s.descending)).collect();
+    match codes.as_deref() {
+        Some([a]) => {
+            let mut t: Vec<(u64, u32)> = (0..n).map(|i| (a[i], i as u32)).collect();
+            sort_parallel(&mut t, threads, &|x, y| x.cmp(y));
+            return t.into_iter().map(|p| p.1).collect();
+        }
+        Some([a, b]) => {
+            let mut t: Vec<(u64, u64, u32)> = (0..n).map(|i| (a[i], b[i], i as u32)).collect();
+            sort_parallel(&mut t, threads, &|x, y| x.cmp(y));
+            return t.into_iter().map(|p| p.2).collect();
+        }
+        _ => {}
     }
+    let mut all: Vec<u32> = (0..n as u32).collect();
     sort_parallel(&mut all, threads, &cmp);
     all
 }

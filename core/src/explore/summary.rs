@@ -86,6 +86,26 @@ pub struct ColumnSummary {
 
 type Fx = BuildHasherDefault<FxHasher>;
 
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type ById = BuildHasherDefault<IdHasher>;
+
 /// A HyperLogLog sketch with 2^12 registers (about 1.6 % error).
 #[derive(Clone)]
 struct Hll([u8; 4096]);
@@ -165,7 +185,8 @@ struct Col {
     instants: Option<(f64, f64, Vec<f64>)>,
     min_text: Option<Vec<u8>>,
     max_text: Option<Vec<u8>>,
-    counts: HashMap<Box<[u8]>, u64, Fx>,
+    /// Each value's count, by its hash.
+    counts: HashMap<u64, (Box<[u8]>, u64), ById>,
     /// Some value was not counted (the map was full).
     overflow: bool,
     hll: Box<Hll>,
@@ -199,15 +220,18 @@ impl Col {
             return;
         }
         let v = c.unwrap_or_default();
-        self.kind.push(v, dc);
         if matches!(v.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'))
             && cell::is_formula(&String::from_utf8_lossy(v), dc)
         {
             self.formulas += 1;
         }
+        // Each cell is parsed once: the kind is told what the parse found.
+        let mut kinded = false;
         if let Some((w, lo, hi, kept)) = &mut self.numbers {
             match cell::number(v, dc) {
                 Some(n) => {
+                    self.kind.push_number(cell::is_integer(v));
+                    kinded = true;
                     w.push(n);
                     *lo = lo.min(n);
                     *hi = hi.max(n);
@@ -221,7 +245,11 @@ impl Col {
         if self.numbers.is_none() {
             if let Some((lo, hi, kept)) = &mut self.instants {
                 match cell::instant(v) {
-                    Some((t, _)) => {
+                    Some((t, with_time)) => {
+                        if self.kind.all_instants() {
+                            self.kind.push_instant(with_time);
+                            kinded = true;
+                        }
                         *lo = lo.min(t);
                         *hi = hi.max(t);
                         if keep {
@@ -231,6 +259,9 @@ impl Col {
                     None => self.instants = None,
                 }
             }
+        }
+        if !kinded {
+            self.kind.push(v, dc);
         }
         if self.numbers.is_none() && self.instants.is_none() {
             if self.min_text.as_deref().is_none_or(|m| v < m) {
@@ -242,12 +273,15 @@ impl Col {
         }
         // Cells before the column turned out to be text are in `counts`, from which
         // `finish` takes the text bounds too.
-        self.hll.add(hash(v));
+        let h = hash(v);
+        self.hll.add(h);
+        // Keyed by the 64-bit hash alone (two values sharing one are counted as one;
+        // among 100,000 values that happens about once in 10^9 files).
         let full = self.counts.len() >= MAX_DISTINCT;
-        match self.counts.get_mut(v) {
-            Some(n) => *n += 1,
+        match self.counts.get_mut(&h) {
+            Some(e) => e.1 += 1,
             None if !full => {
-                self.counts.insert(v.into(), 1);
+                self.counts.insert(h, (v.into(), 1));
             }
             None => self.overflow = true,
         }
@@ -282,12 +316,12 @@ impl Col {
         }
         self.overflow |= o.overflow;
         self.hll.merge(&o.hll);
-        for (k, n) in o.counts {
+        for (h, (k, n)) in o.counts {
             let full = self.counts.len() >= MAX_DISTINCT;
-            match self.counts.get_mut(&k) {
-                Some(m) => *m += n,
+            match self.counts.get_mut(&h) {
+                Some(m) => m.1 += n,
                 None if !full => {
-                    self.counts.insert(k, n);
+                    self.counts.insert(h, (k, n));
                 }
                 None => self.overflow = true,
             }
@@ -406,7 +440,7 @@ fn finish(
     };
     // Counts by value: a numeric column's "10" and "10.0" are one value, as are a date
     // column's spellings of one instant.
-    let mut counts: Vec<(Box<[u8]>, u64)> = c.counts.into_iter().collect();
+    let mut counts: Vec<(Box<[u8]>, u64)> = c.counts.into_values().collect();
     let value_of = |b: &[u8]| -> Option<f64> {
         if kind.is_numeric() {
             cell::number(b, false).or_else(|| cell::number(b, true))
