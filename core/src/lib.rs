@@ -28,6 +28,7 @@ pub mod approval;
 pub mod artifacts;
 pub mod conversation;
 pub mod egress;
+pub mod explore;
 pub mod model;
 pub mod owner;
 pub mod protocol;

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "egress",       // the network modes and the egress proxy
     "terminal",     // text safe for a terminal
     "artifacts",    // previews of outputs
+    "explore",      // the data explorer: views, summaries, pandas code of a table
     "analyst",      // the offline analyst (rule-based, not an LLM), a Model
     "model",        // the providers, and which one a run uses
     "workspace",    // what goes in, what comes out

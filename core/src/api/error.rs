@@ -44,7 +44,9 @@ pub fn code_of(e: &anyhow::Error) -> &'static str {
                 Some("cancelled")
             } else if c.is::<crate::api::files::Refused>() {
                 Some("refused_path")
-            } else if c.is::<crate::sandbox::custom::PackageError>() {
+            } else if c.is::<crate::sandbox::custom::PackageError>()
+                || c.is::<crate::explore::BadInput>()
+            {
                 Some("bad_input")
             } else {
                 None

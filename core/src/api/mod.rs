@@ -12,7 +12,8 @@
 //!   [`App::cancel`] stops a session's running ask or re-run by its id; [`App::run`]
 //!   is a session with one ask, [`App::rerun`] a replay on new data;
 //! - files and previews: [`App::add_files`], [`App::remove_file`], [`App::preview`],
-//!   [`App::table_page`]; exports: [`exports`]; settings: [`settings`]; the engine
+//!   [`App::table_page`]; the data explorer: [`App::explore_page`],
+//!   [`App::explore_summary`], [`App::explore_code`] ([`crate::explore`]); exports: [`exports`]; settings: [`settings`]; the engine
 //!   and the image: [`engine`].
 //!
 //! Every event a front end is sent goes through [`shown`] (the offline analyst's
@@ -36,6 +37,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod explore;
 pub mod exports;
 pub mod files;
 pub mod history;
@@ -387,6 +389,55 @@ impl App {
             files::resolve_inside(&self.dir_of(id)?, &path).map_err(anyhow::Error::from)?
         };
         blocking(move || preview::table_page(&file, page)).await
+    }
+
+    /// The file a request names: an input's original, or a path in the session folder.
+    async fn table_file(&self, id: &str, path: &str, input: bool) -> Result<PathBuf, Error> {
+        let file = if input {
+            self.input_source(id, path).await?
+        } else {
+            files::resolve_inside(&self.dir_of(id)?, path).map_err(anyhow::Error::from)?
+        };
+        let (f, name) = (file.clone(), path.to_string());
+        blocking(move || explore::check_file(&f, &name)).await?;
+        Ok(file)
+    }
+
+    /// A page of a view (filters, sort) of a table file of the session or an input
+    /// (`input`: `path` is its name).
+    pub async fn explore_page(
+        &self,
+        id: &str,
+        path: String,
+        input: bool,
+        req: crate::explore::PageRequest,
+    ) -> Result<crate::explore::ViewPage, Error> {
+        let file = self.table_file(id, &path, input).await?;
+        blocking(move || explore::page(&file, req)).await
+    }
+
+    /// The summary of each column over the rows a view's filters keep.
+    pub async fn explore_summary(
+        &self,
+        id: &str,
+        path: String,
+        input: bool,
+        view: crate::explore::ViewSpec,
+    ) -> Result<crate::explore::Summary, Error> {
+        let file = self.table_file(id, &path, input).await?;
+        blocking(move || explore::summary(&file, &view)).await
+    }
+
+    /// A view in words and as pandas code for the agent's sandbox.
+    pub async fn explore_code(
+        &self,
+        id: &str,
+        path: String,
+        input: bool,
+        view: crate::explore::ViewSpec,
+    ) -> Result<crate::explore::Code, Error> {
+        let file = self.table_file(id, &path, input).await?;
+        blocking(move || explore::code(&file, &path, input, &view)).await
     }
 
     // ---- asks --------------------------------------------------------------------------

@@ -38,12 +38,14 @@ pub const STRIDE: usize = 1024;
 /// Indexes kept in memory at once (each is 8 bytes per STRIDE rows).
 const MAX_INDEXES: usize = 16;
 
-struct Index {
-    delimiter: u8,
-    headers: Vec<String>,
+/// Where a file's rows are: every [`STRIDE`]th row's byte offset, and the row count.
+/// The data explorer splits its full scans at the checkpoints.
+pub struct Index {
+    pub delimiter: u8,
+    pub headers: Vec<String>,
     /// Byte offset of data row `k * STRIDE`.
-    checkpoints: Vec<u64>,
-    total_rows: usize,
+    pub checkpoints: Vec<u64>,
+    pub total_rows: usize,
 }
 
 type Key = (PathBuf, u64, Option<SystemTime>);
@@ -380,9 +382,16 @@ fn fill(slot: &Slot, path: &Path) -> anyhow::Result<Arc<Index>> {
     built.clone().map_err(anyhow::Error::msg)
 }
 
+/// Whether the index of `path` (as it is now) is built, without waiting or starting it.
+pub fn is_indexed(path: &Path) -> bool {
+    let Ok(k) = key(path) else { return false };
+    let c = cache().lock().unwrap();
+    c.get(&k).is_some_and(|s| matches!(s.get(), Some(Ok(_))))
+}
+
 /// Build (or find, or wait for) the index of `path`: the first call for a file reads
 /// it once to the end; later calls are served from memory.
-fn index(path: &Path) -> anyhow::Result<Arc<Index>> {
+pub fn index(path: &Path) -> anyhow::Result<Arc<Index>> {
     let (s, _) = slot(path)?;
     fill(&s, path)
 }

@@ -213,7 +213,9 @@ fn cells(record: &ByteRecord, page: &mut CsvPage) -> Vec<String> {
         .collect()
 }
 
-fn cell_text(field: &[u8], truncated: &mut usize) -> String {
+/// A cell's text as a page shows it: decoded lossily and cut to [`MAX_CELL_CHARS`]
+/// (counted in `truncated`).
+pub fn cell_text(field: &[u8], truncated: &mut usize) -> String {
     // Decode at most what can become MAX_CELL_CHARS characters (4 bytes each), so a
     // huge cell is never converted whole.
     let max_bytes = MAX_CELL_CHARS * 4;

@@ -22,6 +22,7 @@ mod engine_loss;
 mod engine_orphan;
 mod engine_owner;
 mod engine_tls;
+mod explore_code;
 mod faults;
 mod gvisor;
 mod hostile;

@@ -11,6 +11,7 @@ mod artifacts_hostile;
 mod engine_discovery;
 mod engine_portability;
 mod engine_states;
+mod explore;
 mod provider_anthropic;
 mod provider_chat;
 mod provider_config;
