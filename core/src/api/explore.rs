@@ -3,7 +3,11 @@
 
 use std::path::Path;
 
-use crate::explore::{self, Code, PageRequest, Summary, ViewPage, ViewSpec};
+use crate::explore;
+pub use crate::explore::{
+    Code, ColumnSummary, Filter, FilterOp, Format, PageRequest, SortKey, Summary, ViewPage,
+    ViewSpec,
+};
 
 /// Where the sandbox's Python finds a file of the session: an input as
 /// `input/<name>`; a file of the session folder by its path there, the folder of

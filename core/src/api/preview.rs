@@ -41,6 +41,11 @@ pub enum Preview {
         text: String,
         truncated: bool,
     },
+    /// A table the explorer reads in place (Parquet, JSON records, JSON Lines): the
+    /// front end asks for its pages through [`crate::explore`].
+    Data {
+        format: crate::explore::Format,
+    },
     Other,
 }
 
@@ -127,6 +132,17 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
                 height,
             }
         }
+        "parquet" => Preview::Data {
+            format: crate::explore::Format::Parquet,
+        },
+        "jsonl" | "ndjson" => Preview::Data {
+            format: crate::explore::Format::Jsonl,
+        },
+        // JSON that holds a table (records, or columns) opens in the explorer; other
+        // JSON as text.
+        "json" if crate::explore::page(path, Default::default()).is_ok() => Preview::Data {
+            format: crate::explore::Format::Json,
+        },
         "txt" | "json" | "log" | "py" | "html" | "htm" | "xml" | "yaml" | "yml" | "toml"
         | "sql" | "r" | "sh" | "ipynb" => {
             let (text, truncated) = read_text(path, MAX_TEXT_BYTES)?;
