@@ -6,11 +6,12 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use sandalyst::api::preview::{FilePreview, PageRequest};
+use sandalyst::api::explore;
+use sandalyst::api::preview::FilePreview;
 use sandalyst::api::settings::{self, Settings};
 use sandalyst::api::{
-    engine, exports, AddedFiles, Answer, App, ApprovalMode, CsvPage, Error, Event, SessionSummary,
-    SessionView, SortBy, StagedFile,
+    engine, exports, AddedFiles, Answer, App, ApprovalMode, Error, Event, SessionSummary,
+    SessionView, StagedFile,
 };
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -62,7 +63,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         engine_status,
         build_image,
         preview_file,
-        table_page,
+        explore_page,
+        explore_summary,
+        explore_code,
         export_session,
         save_file,
         render_markdown,
@@ -218,27 +221,50 @@ pub async fn read_image(
     Ok(tauri::ipc::Response::new(bytes))
 }
 
-// The page names each argument; grouping them in a struct would only rename them.
-#[allow(clippy::too_many_arguments)]
+/// A page of a table file (an input by name with `input`, else a path of the session
+/// folder) as the explorer's view (filters, sort) selects it.
 #[tauri::command]
-pub async fn table_page(
+pub async fn explore_page(
     state: State<'_, AppState>,
     session_id: String,
     path: String,
     input: Option<bool>,
-    sheet: Option<String>,
-    sort: Option<SortBy>,
-    offset: usize,
-    limit: usize,
-) -> Result<CsvPage> {
-    let page = PageRequest {
-        sheet,
-        sort,
-        offset,
-        limit,
-    };
+    request: explore::PageRequest,
+) -> Result<explore::ViewPage> {
     let input = input.unwrap_or(false);
-    state.app.table_page(&session_id, path, input, page).await
+    state
+        .app
+        .explore_page(&session_id, path, input, request)
+        .await
+}
+
+/// Each column's summary over the rows the view's filters keep.
+#[tauri::command]
+pub async fn explore_summary(
+    state: State<'_, AppState>,
+    session_id: String,
+    path: String,
+    input: Option<bool>,
+    view: explore::ViewSpec,
+) -> Result<explore::Summary> {
+    let input = input.unwrap_or(false);
+    state
+        .app
+        .explore_summary(&session_id, path, input, view)
+        .await
+}
+
+/// The view as a sentence and as pandas code (for the ask box and the clipboard).
+#[tauri::command]
+pub async fn explore_code(
+    state: State<'_, AppState>,
+    session_id: String,
+    path: String,
+    input: Option<bool>,
+    view: explore::ViewSpec,
+) -> Result<explore::Code> {
+    let input = input.unwrap_or(false);
+    state.app.explore_code(&session_id, path, input, view).await
 }
 
 // ---- sessions ----

@@ -97,8 +97,9 @@ fn previews_of_session_files() {
     assert!(!html.contains("<script"), "{html}");
     let p = call(
         &f,
-        "table_page",
-        json!({"sessionId": f.session, "path": "outputs/t.csv", "offset": 1, "limit": 10}),
+        "explore_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv",
+               "request": {"view": {"filters": [], "sort": []}, "offset": 1, "limit": 10}}),
     )
     .unwrap();
     assert_eq!(p["rows"][0][0], "3");
@@ -106,13 +107,56 @@ fn previews_of_session_files() {
     // Sorted by the second column, largest first: 4 before 2.
     let sorted = call(
         &f,
-        "table_page",
-        json!({"sessionId": f.session, "path": "outputs/t.csv", "offset": 0, "limit": 10,
-               "sort": {"column": 1, "descending": true}}),
+        "explore_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv",
+               "request": {"view": {"sort": [{"column": 1, "descending": true}]}, "offset": 0, "limit": 10}}),
     )
     .unwrap();
     assert_eq!(sorted["rows"][0][0], "3");
     assert_eq!(sorted["rows"][1][0], "<b>1</b>");
+    assert_eq!(sorted["row_numbers"], json!([1, 0]));
+    // A filter keeps one of the two rows; the summary and the code see the same view.
+    let view =
+        json!({"filters": [{"column": 1, "op": "range", "min": "3", "max": null}], "sort": []});
+    let kept = call(
+        &f,
+        "explore_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv",
+               "request": {"view": view, "offset": 0, "limit": 10}}),
+    )
+    .unwrap();
+    assert_eq!(
+        (kept["kept_rows"].clone(), kept["rows"][0][0].clone()),
+        (json!(1), json!("3"))
+    );
+    let summary = call(
+        &f,
+        "explore_summary",
+        json!({"sessionId": f.session, "path": "outputs/t.csv", "view": view}),
+    )
+    .unwrap();
+    assert_eq!(summary["kept_rows"], 1);
+    assert_eq!(summary["columns"][1]["max"], "4");
+    let code = call(
+        &f,
+        "explore_code",
+        json!({"sessionId": f.session, "path": "outputs/t.csv", "view": view}),
+    )
+    .unwrap();
+    assert!(
+        code["pandas"].as_str().unwrap().contains("read_csv"),
+        "{code}"
+    );
+    let bad = call(
+        &f,
+        "explore_page",
+        json!({"sessionId": f.session, "path": "outputs/t.csv",
+               "request": {"view": {"sort": [{"column": 9}]}, "offset": 0, "limit": 10}}),
+    );
+    assert!(
+        bad.is_err(),
+        "a column that is not there is refused: {bad:?}"
+    );
 }
 
 #[test]
@@ -130,11 +174,17 @@ fn paths_from_the_page_are_checked() {
         "outputs",
         "outputs\\t.csv",
     ] {
-        for cmd in ["preview_file", "table_page"] {
+        for cmd in [
+            "preview_file",
+            "explore_page",
+            "explore_summary",
+            "explore_code",
+        ] {
             let r = call(
                 &f,
                 cmd,
-                json!({"sessionId": f.session, "path": path, "offset": 0, "limit": 5}),
+                json!({"sessionId": f.session, "path": path, "view": {},
+                       "request": {"view": {}, "offset": 0, "limit": 5}}),
             );
             assert!(r.is_err(), "{cmd} {path}: {r:?}");
             assert!(

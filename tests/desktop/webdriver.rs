@@ -1226,6 +1226,228 @@ async fn answers_as_rich_text_and_the_plots_pane() {
     app.quit().await;
 }
 
+/// The rows of the explorer's test table, computed here independently of the core:
+/// (id, region, units or None, day).
+fn explorer_rows() -> Vec<(u32, &'static str, Option<u32>, String)> {
+    let regions = ["Norte", "Sur", "Centro", "Este"];
+    (1..=1000u32)
+        .map(|i| {
+            let units = (i % 10 != 0).then_some((i * 7) % 31);
+            let day = format!("2024-{:02}-{:02}", 1 + i % 12, 1 + i % 28);
+            (i, regions[(i % 4) as usize], units, day)
+        })
+        .collect()
+}
+
+/// Open input `name`'s preview and wait for the explorer's grid.
+async fn open_input(app: &App, name: &str) {
+    app.js(&format!(
+        "[...document.querySelectorAll('#file-list li')].find(li => li.innerText.includes({name:?})).querySelector('.file-open').click(); return true"
+    ))
+    .await;
+    app.wait_js(
+        &format!("return document.querySelector('#preview-title').innerText.startsWith({name:?}) && document.querySelectorAll('#preview .explorer .vtable-table tbody tr td:not(.rownum)').length > 1 && !document.querySelector('#preview .vtable.busy')"),
+        60,
+    )
+    .await;
+}
+
+/// The data explorer on a generated table with known counts: a column's summary
+/// (missing share, distinct count, range), a range filter and the share of rows it
+/// keeps, a two-column sort, "Ask about this view", and Parquet and JSON previews.
+/// With SCREENSHOTS_DIR set, saves `22-explorer-summary` and `23-explorer-filter`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_explorer_profiles_filters_and_sorts_a_table() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let rows = explorer_rows();
+    let mut csv = String::from("id,region,units,day\n");
+    for (id, region, units, day) in &rows {
+        let u = units.map(|u| u.to_string()).unwrap_or_default();
+        csv.push_str(&format!("{id},{region},{u},{day}\n"));
+    }
+    let csv_path = work.path().join("orders.csv");
+    std::fs::write(&csv_path, csv).unwrap();
+    let records: Vec<Value> = rows
+        .iter()
+        .take(25)
+        .map(|(id, region, units, day)| json!({"id": id, "region": region, "units": units, "day": day}))
+        .collect();
+    let json_path = work.path().join("orders.json");
+    std::fs::write(&json_path, Value::Array(records).to_string()).unwrap();
+    let parquet_path = work.path().join("orders.parquet");
+    write_parquet(&parquet_path, &rows[..40]);
+
+    let app = App::start(&display, data.path(), &[]).await;
+    for f in [&csv_path, &json_path, &parquet_path] {
+        app.add_file(f).await;
+    }
+    open_input(&app, "orders.csv").await;
+    let status = app.text("#preview .explorer .kept").await;
+    assert!(status.contains("1,000 rows × 4 columns"), "{status}");
+    // The explorer wants room: the preview widens on request.
+    app.click("#preview-wide").await;
+    app.wait_js(
+        "return document.body.classList.contains('wide-preview')",
+        10,
+    )
+    .await;
+
+    // units: 100 missing of 1,000; its distinct values and range, computed here.
+    let present: Vec<u32> = rows.iter().filter_map(|r| r.2).collect();
+    let mut distinct = present.clone();
+    distinct.sort();
+    distinct.dedup();
+    let (lo, hi) = (distinct[0], *distinct.last().unwrap());
+    app.click("#preview .explorer-bar .toggle").await;
+    app.wait_js(
+        "return document.querySelectorAll('#preview .profile-row .profile[data-kind]').length === 4",
+        60,
+    )
+    .await;
+    maybe_shot(&display, "22-explorer-summary").await;
+    app.js("document.querySelectorAll('#preview .vtable-table thead tr:first-child th')[3].querySelector('.th-menu').click(); return true").await;
+    app.wait_js(
+        "return !!document.querySelector('#preview .col-panel .stat-grid')",
+        30,
+    )
+    .await;
+    let stats = app.text("#preview .col-panel .stat-grid").await;
+    maybe_shot(&display, "24-explorer-column").await;
+    for want in [
+        "integer".to_string(),
+        "100 (10.0%)".to_string(),
+        format!("Distinct\n{}", distinct.len()),
+        format!("Min\n{lo}"),
+        format!("Max\n{hi}"),
+    ] {
+        assert!(stats.contains(&want), "{want:?} not in {stats:?}");
+    }
+
+    // Keep units 10 – 20: the count and share the bar shows are the ones counted here.
+    let kept = present.iter().filter(|u| (10..=20).contains(*u)).count();
+    app.js("const p = document.querySelector('#preview .col-panel'); const s = p.querySelector('select'); s.value = 'range'; s.dispatchEvent(new Event('change')); p.querySelector('input[name=min]').value = '10'; p.querySelector('input[name=max]').value = '20'; p.querySelector('.col-actions .primary').click(); return true").await;
+    let want = format!(
+        "{} of 1,000 rows ({:.1}%)",
+        kept,
+        100.0 * kept as f64 / 1000.0
+    );
+    app.wait_js(
+        &format!("return document.querySelector('#preview .explorer .kept').innerText.includes({want:?}) && !document.querySelector('#preview .vtable.busy')"),
+        60,
+    )
+    .await;
+    let chip = app.text("#preview .chip").await;
+    assert!(chip.contains("units 10 – 20"), "{chip}");
+    maybe_shot(&display, "23-explorer-filter").await;
+
+    // Sort by region, then units descending (Shift+click twice): the first rows are
+    // the ones ordered here.
+    let header = |j: usize, shift: bool| {
+        format!("document.querySelectorAll('#preview .vtable-table thead tr:first-child th')[{j}].dispatchEvent(new MouseEvent('click', {{bubbles: true, shiftKey: {shift}}})); return true")
+    };
+    app.js(&header(2, false)).await;
+    app.wait_js("return !document.querySelector('#preview .vtable.busy') && document.querySelector('#preview .explorer .kept').innerText.includes('sorted by region')", 60).await;
+    app.js(&header(3, true)).await;
+    app.wait_js("return !document.querySelector('#preview .vtable.busy') && document.querySelector('#preview .explorer .kept').innerText.includes('units ↑')", 60).await;
+    app.js(&header(3, true)).await;
+    app.wait_js("return !document.querySelector('#preview .vtable.busy') && document.querySelector('#preview .explorer .kept').innerText.includes('units ↓')", 60).await;
+    let mut expected: Vec<_> = rows
+        .iter()
+        .filter(|r| r.2.is_some_and(|u| (10..=20).contains(&u)))
+        .collect();
+    expected.sort_by(|a, b| a.1.cmp(b.1).then(b.2.cmp(&a.2)));
+    let got = app.js("return [...document.querySelectorAll('#preview .vtable-table tbody tr')].slice(0, 5).map(tr => [...tr.querySelectorAll('td')].map(td => td.dataset.exact ?? td.innerText))").await;
+    for (i, r) in expected.iter().take(5).enumerate() {
+        let row = &got[i];
+        assert_eq!(
+            (row[1].as_str(), row[2].as_str(), row[3].as_str()),
+            (
+                Some(r.0.to_string().as_str()),
+                Some(r.1),
+                Some(r.2.unwrap().to_string().as_str())
+            ),
+            "row {i}: {got}"
+        );
+    }
+
+    // Ask about this view: a sentence and pandas code in the ask box.
+    app.js("[...document.querySelectorAll('#preview .explorer-bar button')].find(b => b.innerText === 'Ask about this view').click(); return true").await;
+    app.wait_js(
+        "return document.querySelector('#prompt').value.includes('```python')",
+        30,
+    )
+    .await;
+    let prompt = app
+        .js("return document.querySelector('#prompt').value")
+        .await;
+    let prompt = prompt.as_str().unwrap();
+    assert!(
+        prompt.contains("read_csv") && prompt.contains("units"),
+        "{prompt}"
+    );
+    assert!(prompt.contains(&format!("{kept} of 1,000")), "{prompt}");
+
+    // Parquet and JSON open in the same explorer.
+    open_input(&app, "orders.parquet").await;
+    assert!(app
+        .text("#preview .explorer .kept")
+        .await
+        .contains("40 rows"));
+    let first = app.text("#preview .vtable-table tbody tr").await;
+    assert!(first.contains("Sur"), "{first}");
+    open_input(&app, "orders.json").await;
+    assert!(app
+        .text("#preview .explorer .kept")
+        .await
+        .contains("25 rows"));
+    app.quit().await;
+}
+
+/// The first rows of [`explorer_rows`] as a Parquet file (the parquet crate's writer).
+fn write_parquet(path: &Path, rows: &[(u32, &'static str, Option<u32>, String)]) {
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let schema = parse_message_type(
+        "message orders { required int64 id; required binary region (UTF8); optional int64 units; required binary day (UTF8); }",
+    )
+    .unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let props = std::sync::Arc::new(WriterProperties::builder().build());
+    let mut w = SerializedFileWriter::new(file, std::sync::Arc::new(schema), props).unwrap();
+    let mut g = w.next_row_group().unwrap();
+    let ids: Vec<i64> = rows.iter().map(|r| i64::from(r.0)).collect();
+    let regions: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.1)).collect();
+    let units: Vec<i64> = rows.iter().filter_map(|r| r.2).map(i64::from).collect();
+    let levels: Vec<i16> = rows.iter().map(|r| i16::from(r.2.is_some())).collect();
+    let days: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.3.as_str())).collect();
+    let mut c = g.next_column().unwrap().unwrap();
+    c.typed::<Int64Type>()
+        .write_batch(&ids, None, None)
+        .unwrap();
+    c.close().unwrap();
+    let mut c = g.next_column().unwrap().unwrap();
+    c.typed::<ByteArrayType>()
+        .write_batch(&regions, None, None)
+        .unwrap();
+    c.close().unwrap();
+    let mut c = g.next_column().unwrap().unwrap();
+    c.typed::<Int64Type>()
+        .write_batch(&units, Some(&levels), None)
+        .unwrap();
+    c.close().unwrap();
+    let mut c = g.next_column().unwrap().unwrap();
+    c.typed::<ByteArrayType>()
+        .write_batch(&days, None, None)
+        .unwrap();
+    c.close().unwrap();
+    g.close().unwrap();
+    w.close().unwrap();
+}
+
 /// [`shot`] when SCREENSHOTS_DIR is set (a test run otherwise writes no pictures).
 async fn maybe_shot(display: &Display, name: &str) {
     if std::env::var_os("SCREENSHOTS_DIR").is_some() {

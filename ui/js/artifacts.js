@@ -6,7 +6,7 @@
 
 import { h, clear } from './dom.js';
 import { bytes as fmtBytes, baseName } from './format.js';
-import { TableView } from './vtable.js';
+import { Explorer } from './explorer.js';
 import { zoomAt, fit, actual, pan } from './zoom.js';
 import { invoke } from './api.js';
 
@@ -73,17 +73,11 @@ export function reportView(html) {
   return div;
 }
 
-export function tableView(sessionId, path, sheet, first, { height = 320, input = false } = {}) {
-  // The preview's first page serves the first request only; later ones (the row count,
-  // other orders) go to the backend.
-  let cached = first;
-  const fetchPage = (offset, limit, sort) => {
-    if (offset === 0 && cached && !sort) { const p = cached; cached = null; return Promise.resolve(p); }
-    return invoke('table_page', { sessionId, path, input, sheet: sheet ?? null, sort: sort ?? null, offset, limit });
-  };
-  const tv = new TableView(fetchPage, { height, sortable: !sheet });
-  tv.start().catch((e) => { tv.info.textContent = String(e); });
-  return tv.el;
+/// A table file in the explorer (filters, sort, summaries); `sheet` of a workbook.
+export function tableView(sessionId, path, sheet, { height = 320, input = false } = {}) {
+  const ex = new Explorer(sessionId, path, { input, sheet, height });
+  ex.start().catch(() => {});
+  return ex.el;
 }
 
 /// The preview of one file of the session, as an element.
@@ -98,14 +92,15 @@ export async function previewElement(sessionId, path, opts = {}) {
   const name = p.name;
   switch (p.view) {
     case 'image': return imageViewer(`${p.url}?v=${p.bytes}`, name, opts);
-    case 'table': return tableView(sessionId, path, null, p.page, opts);
+    case 'table':
+    case 'data': return tableView(sessionId, path, null, opts);
     case 'sheet': {
       const holder = h('div', {});
       const pick = h('select', { class: 'small' }, ...p.sheets.map((s) => h('option', { value: s }, s)));
       pick.value = p.sheet;
-      const show = (sheet, first) => { clear(holder).append(tableView(sessionId, path, sheet, first, opts)); };
-      pick.addEventListener('change', () => show(pick.value, null));
-      show(p.sheet, p.page);
+      const show = (sheet) => { clear(holder).append(tableView(sessionId, path, sheet, opts)); };
+      pick.addEventListener('change', () => show(pick.value));
+      show(p.sheet);
       return h('div', {}, p.sheets.length > 1 ? h('label', { class: 'muted' }, 'Sheet ', pick) : '', holder);
     }
     case 'report': return h('div', {}, reportView(p.html), p.truncated ? h('p', { class: 'muted' }, 'The report is long; only its start is shown.') : '');

@@ -58,7 +58,7 @@ export function readableCell(v) {
 
 const TYPES = {
   csv: 'CSV table', tsv: 'TSV table', xlsx: 'Excel workbook', xlsm: 'Excel workbook', xls: 'Excel workbook',
-  xlsb: 'Excel workbook', ods: 'OpenDocument sheet', json: 'JSON', parquet: 'Parquet', png: 'PNG image',
+  xlsb: 'Excel workbook', ods: 'OpenDocument sheet', json: 'JSON', jsonl: 'JSON Lines', ndjson: 'JSON Lines', parquet: 'Parquet', png: 'PNG image',
   jpg: 'JPEG image', jpeg: 'JPEG image', svg: 'SVG image', gif: 'GIF image', md: 'Markdown report',
   txt: 'Text', pdf: 'PDF', py: 'Python', zip: 'Zip archive',
 };
@@ -76,7 +76,7 @@ export function fileType(name) {
 export function viewOf(name) {
   const e = extension(name);
   if (['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp'].includes(e)) return 'image';
-  if (['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'xlsb', 'ods'].includes(e)) return 'table';
+  if (['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'xlsb', 'ods', 'parquet', 'jsonl', 'ndjson'].includes(e)) return 'table';
   if (['md', 'markdown'].includes(e)) return 'report';
   if (['txt', 'json', 'log', 'py', 'html', 'htm', 'xml', 'yaml', 'yml', 'sql'].includes(e)) return 'text';
   return 'other';

@@ -501,8 +501,21 @@ async function main() {
   $('#open-help').addEventListener('click', openHelp);
   $('#help-close').addEventListener('click', () => $('#help').close());
   $('#preview-close').addEventListener('click', closePreview);
+  $('#preview-wide').addEventListener('click', () => {
+    const wide = document.body.classList.toggle('wide-preview');
+    $('#preview-wide').textContent = wide ? 'Narrower' : 'Wider';
+  });
   $('#banner-retry').addEventListener('click', checkEngine);
   $('#example').addEventListener('click', () => { $('#prompt').value = REFERENCE_PROMPT; $('#prompt').focus(); });
+  // "Ask about this view" in a table: the view's sentence and code go before whatever
+  // the analyst has written, and the caret after them, for the question.
+  document.addEventListener('sandalyst:ask-view', (e) => {
+    const p = $('#prompt');
+    p.value = e.detail.text + p.value.replace(/^\s+/, '');
+    p.focus();
+    p.setSelectionRange(p.value.length, p.value.length);
+    p.scrollTop = p.scrollHeight;
+  });
   onDragDrop((p) => {
     if (p.type === 'enter' || p.type === 'over') showDropOverlay(true);
     else if (p.type === 'leave') showDropOverlay(false);

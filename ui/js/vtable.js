@@ -72,25 +72,28 @@ export class PageCache {
     const rows = this.map.get(Math.floor(i / pageSize));
     return rows ? rows[i % pageSize] : undefined;
   }
+  /// The page holding row `i` and the row's place in it, if loaded.
+  at(i, pageSize) {
+    const entry = this.map.get(Math.floor(i / pageSize));
+    return entry ? { entry, k: i % pageSize } : undefined;
+  }
   get size() { return this.map.size; }
 }
 
-/// The order after a click on column `column`'s header: ascending, then descending,
-/// then the file's order again (`null`).
-export function nextSort(sort, column) {
-  if (!sort || sort.column !== column) return { column, descending: false };
-  return sort.descending ? null : { column, descending: true };
-}
-
-/// A table view over `fetchPage(offset, limit, sort) -> Promise<CsvPage>`; `sort` is
-/// `null` (the file's order) or `{ column, descending }`. With `sortable`, a click on a
-/// header sorts by that column.
+/// A table view over `fetchPage(offset, limit) -> Promise<page>`, where a page is the
+/// core's ViewPage (or a CsvPage): `rows`, `offset`, `total_rows`, and for a view
+/// `kept_rows`, `row_numbers` (each row's number in the file) and `formulas`. Whoever
+/// changes what `fetchPage` returns (a filter, a sort) calls `reset()`.
+/// Hooks: `header(j, th)` decorates a header cell; `profile(j)` returns the element
+/// shown under header `j` (a column's summary), or null for no summary row.
 export class TableView {
-  constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320, sortable = false } = {}) {
+  constructor(fetchPage, { rowH = 26, pageSize = 200, height = 320, header = null, profile = null, profileH = 46 } = {}) {
     this.maxHeight = height;
-    this.sortable = sortable;
-    this.sort = null;
-    // Pages asked for under an earlier order are dropped when they arrive.
+    this.header = header;
+    this.profile = profile;
+    this.profileH = profileH;
+    this.showProfile = false;
+    // Pages asked for before a reset are dropped when they arrive.
     this.generation = 0;
     this.fetchPage = fetchPage;
     this.rowH = rowH;
@@ -100,16 +103,18 @@ export class TableView {
     this.total = 0;
     this.known = false;
     this.headers = [];
+    this.onPage = null;
     this.el = h('div', { class: 'vtable' });
     this.info = h('div', { class: 'vtable-info muted' });
-    this.jump = h('input', { type: 'number', min: '1', placeholder: 'Go to row', class: 'vtable-jump', title: 'Jump to a row' });
+    this.jump = h('input', { type: 'number', min: '1', placeholder: 'Go to row', class: 'vtable-jump', title: 'Jump to a row of this view' });
     this.scroller = h('div', { class: 'vtable-scroll' });
     this.scroller.style.height = `${height}px`;
     this.spacer = h('div', { class: 'vtable-spacer' });
     this.table = h('table', { class: 'vtable-table' });
     this.spacer.append(this.table);
     this.scroller.append(this.spacer);
-    this.el.append(h('div', { class: 'vtable-bar' }, this.info, this.jump), this.scroller);
+    this.bar = h('div', { class: 'vtable-bar' }, this.info, this.jump);
+    this.el.append(this.bar, this.scroller);
     this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
     // Rows in view depend on the height, known only once the table is on screen.
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(this.scroller);
@@ -119,10 +124,13 @@ export class TableView {
     });
   }
 
+  /// Height of the header rows (names, and the summaries when shown).
+  get headH() { return this.rowH + (this.showProfile && this.profile ? this.profileH : 0); }
+
   async start() {
     const page = await this.fetchPage(0, this.pageSize);
     this.headers = page.headers;
-    this.cache.set(0, page.rows);
+    this.cache.set(0, pageEntry(page));
     this.setTotal(page);
     this.render();
     this.awaitCount();
@@ -136,45 +144,67 @@ export class TableView {
     setTimeout(() => {
       if (this.known) return;
       const gen = this.generation;
-      this.fetchPage(0, 1, this.sort).then((page) => {
-        if (gen === this.generation && page.total_rows != null) { this.setTotal(page); this.schedule(); }
+      this.fetchPage(0, 1).then((page) => {
+        if (gen === this.generation && rowsOf(page) != null) { this.setTotal(page); this.schedule(); }
         else this.awaitCount(tries - 1);
       }, () => {});
     }, 500);
   }
 
-  sortBy(column) {
-    this.sort = nextSort(this.sort, column);
+  /// What fetchPage returns changed: drop every page, show the first of the new view.
+  /// Resolves with that page (or rejects with the backend's error, also shown).
+  reset(busy = 'Working…') {
     this.generation += 1;
     this.cache = new PageCache();
     this.pending.clear();
     this.scroller.scrollTop = 0;
-    this.info.textContent = this.sort ? 'Sorting…' : this.info.textContent;
+    this.info.textContent = busy;
+    this.el.classList.add('busy');
     const gen = this.generation;
     this.pending.add(0);
-    this.fetchPage(0, this.pageSize, this.sort).then((page) => {
-      if (gen !== this.generation) return;
+    return this.fetchPage(0, this.pageSize).then((page) => {
+      if (gen !== this.generation) return null;
+      this.el.classList.remove('busy');
       this.pending.delete(0);
-      this.cache.set(0, page.rows);
+      this.known = false;
+      this.cache.set(0, pageEntry(page));
       this.setTotal(page);
       this.render();
-    }, (e) => { this.info.textContent = String(e); });
+      this.awaitCount();
+      return page;
+    }, (e) => {
+      if (gen === this.generation) { this.el.classList.remove('busy'); this.pending.delete(0); this.info.textContent = String(e); }
+      throw e;
+    });
   }
 
   setTotal(page) {
-    if (page.total_rows != null) { this.total = page.total_rows; this.known = true; }
+    const rows = rowsOf(page);
+    if (rows != null) { this.total = rows; this.known = true; }
     else this.total = Math.max(this.total, page.offset + page.rows.length + (page.rows.length ? this.pageSize : 0));
-    this.spacer.style.height = `${contentHeight(this.total, this.rowH) + this.rowH}px`;
-    // Short tables take only the room they need (header, rows, a scrollbar).
-    this.scroller.style.height = `${Math.min(this.maxHeight, (this.total + 1) * this.rowH + 18)}px`;
+    this.resize();
     const note = page.truncated_cells ? ` · ${count(page.truncated_cells)} long cells cut` : '';
     this.info.textContent = `${count(this.total)}${this.known ? '' : '+'} rows × ${this.headers.length} columns${note}`;
+    this.onPage?.(page);
+  }
+
+  resize() {
+    this.spacer.style.height = `${contentHeight(this.total, this.rowH) + this.headH}px`;
+    // Short tables take only the room they need (header, rows, a scrollbar).
+    this.scroller.style.height = `${Math.min(this.maxHeight, this.total * this.rowH + this.headH + 18)}px`;
+  }
+
+  /// Show or hide the summary row under the headers.
+  setProfile(on) {
+    this.showProfile = on;
+    this.resize();
+    this.render();
   }
 
   goTo(row) {
     if (!(row >= 0)) return;
     row = Math.min(row, Math.max(0, this.total - 1));
-    this.scroller.scrollTop = scrollTopFor(row, this.scroller.clientHeight - this.rowH, this.rowH, this.total);
+    this.scroller.scrollTop = scrollTopFor(row, this.scroller.clientHeight - this.headH, this.rowH, this.total);
     this.schedule();
   }
 
@@ -187,46 +217,80 @@ export class TableView {
     if (this.pending.has(p) || this.cache.has(p)) return;
     this.pending.add(p);
     const gen = this.generation;
-    this.fetchPage(p * this.pageSize, this.pageSize, this.sort).then((page) => {
+    this.fetchPage(p * this.pageSize, this.pageSize).then((page) => {
       if (gen !== this.generation) return;
       this.pending.delete(p);
-      this.cache.set(p, page.rows);
-      if (page.total_rows != null && (!this.known || page.total_rows !== this.total)) this.setTotal(page);
+      this.cache.set(p, pageEntry(page));
+      const rows = rowsOf(page);
+      if (rows != null && (!this.known || rows !== this.total)) this.setTotal(page);
       this.schedule();
     }, (e) => { if (gen === this.generation) { this.pending.delete(p); this.info.textContent = String(e); } });
   }
 
   headerCell(name, j) {
-    if (!this.sortable) return h('th', { title: name }, name);
-    const on = this.sort && this.sort.column === j;
-    const mark = on ? (this.sort.descending ? ' ▼' : ' ▲') : '';
-    return h('th', { title: `${name} (click to sort)`, class: on ? 'sortable sorted' : 'sortable', onclick: () => this.sortBy(j) }, name + mark);
+    const th = h('th', { title: name }, name);
+    this.header?.(j, th);
+    return th;
   }
 
   render() {
-    const viewH = Math.max(this.rowH, this.scroller.clientHeight - this.rowH);
+    const viewH = Math.max(this.rowH, this.scroller.clientHeight - this.headH);
     const { first, last } = visibleRange(this.scroller.scrollTop, viewH, this.rowH, this.total, 4);
     for (const p of pagesFor(first, last, this.pageSize)) this.load(p);
-    const head = h('tr', {}, h('th', { class: 'rownum' }, '#'), ...this.headers.map((c, j) => this.headerCell(c, j)));
+    const head = [h('tr', {}, h('th', { class: 'rownum' }, '#'), ...this.headers.map((c, j) => this.headerCell(c, j)))];
+    if (this.showProfile && this.profile) {
+      const cells = this.headers.map((_, j) => h('th', { class: 'profile-cell' }, this.profile(j) || ''));
+      const tr = h('tr', { class: 'profile-row' }, h('th', { class: 'rownum profile-cell' }, ''), ...cells);
+      tr.style.height = `${this.profileH}px`;
+      head.push(tr);
+    }
     const body = [];
     for (let i = first; i < last; i++) {
-      const r = this.cache.row(i, this.pageSize);
+      const at = this.cache.at(i, this.pageSize);
+      const r = at?.entry.rows[at.k];
       if (r === undefined && this.known && i >= this.total) break;
-      const cells = r ? this.headers.map((_, j) => valueCell(r[j])) : [h('td', { class: 'muted', colspan: String(this.headers.length || 1) }, '…')];
-      body.push(h('tr', {}, h('td', { class: 'rownum' }, String(i + 1)), ...cells));
+      if (r === undefined) {
+        body.push(h('tr', {}, h('td', { class: 'rownum' }, String(i + 1)), h('td', { class: 'muted', colspan: String(this.headers.length || 1) }, '…')));
+        continue;
+      }
+      const { entry, k } = at;
+      const fileRow = entry.rowNumbers ? entry.rowNumbers[k] : i;
+      const num = h('td', { class: 'rownum', title: `row ${count(fileRow + 1)} of the file` }, String(fileRow + 1));
+      const cells = this.headers.map((_, j) => valueCell(r[j], entry.formulas.has(`${k}:${j}`)));
+      body.push(h('tr', {}, num, ...cells));
     }
     clear(this.table);
-    this.table.append(h('thead', {}, head), h('tbody', {}, ...body));
+    this.table.append(h('thead', {}, ...head), h('tbody', {}, ...body));
     this.table.style.transform = `translateY(${this.scroller.scrollTop}px)`;
     this.firstShown = first;
   }
 }
 
+/// The rows of a view (what its filters keep), or of the file; `null` while counting.
+export function rowsOf(page) {
+  if (page.kept_rows !== undefined) return page.kept_rows;
+  return page.total_rows;
+}
+
+/// A page as the cache keeps it: rows, their numbers in the file, and which cells
+/// look like spreadsheet formulas (as "row:column" of the page).
+export function pageEntry(page) {
+  return {
+    rows: page.rows,
+    rowNumbers: page.row_numbers ?? null,
+    formulas: new Set((page.formulas ?? []).map(([r, c]) => `${r}:${c}`)),
+  };
+}
+
 /// A cell: numbers rounded for reading, the exact value in `title` (hover) and
 /// `data-exact` (copies).
-function valueCell(v) {
+function valueCell(v, formula = false) {
   const exact = v ?? '';
   const { text, num } = readableCell(exact);
+  if (formula) {
+    const title = `${exact}\n\nStarts like a formula: a spreadsheet that opens this table would run it. Sandalyst shows it as text.`;
+    return h('td', { title, class: 'formula', dataset: { exact } }, h('span', { class: 'formula-mark', 'aria-label': 'formula-like' }, '⚠'), text);
+  }
   return h('td', { title: exact, class: num ? 'num' : null, dataset: { exact } }, text);
 }
 

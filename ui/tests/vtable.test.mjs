@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // vtable.js imports dom.js, which touches `document` only when called.
-import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX, nextSort } from '../js/vtable.js';
+import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX, pageEntry, rowsOf } from '../js/vtable.js';
 
 test('small tables scroll one row per row height', () => {
   assert.equal(contentHeight(100, 26), 2600);
@@ -51,11 +51,18 @@ test('the page cache keeps the most recently used pages', () => {
   assert.equal(d.row(999, 200), undefined);
 });
 
-test('a header click sorts ascending, then descending, then back to the file order', () => {
-  let s = nextSort(null, 2);
-  assert.deepEqual(s, { column: 2, descending: false });
-  s = nextSort(s, 2);
-  assert.deepEqual(s, { column: 2, descending: true });
-  assert.equal(nextSort(s, 2), null);
-  assert.deepEqual(nextSort(s, 0), { column: 0, descending: false }, 'another column starts ascending');
+test('a page of a view keeps its rows\' numbers in the file and its formula-like cells', () => {
+  const e = pageEntry({ rows: [['=1+1', 'x']], row_numbers: [41], formulas: [[0, 0]], kept_rows: 3, total_rows: 10, offset: 0 });
+  assert.deepEqual(e.rowNumbers, [41]);
+  assert.ok(e.formulas.has('0:0') && !e.formulas.has('0:1'));
+  const c = new PageCache();
+  c.set(1, e);
+  assert.deepEqual(c.at(200, 200), { entry: e, k: 0 });
+  assert.equal(c.at(0, 200), undefined);
+  assert.equal(rowsOf({ kept_rows: 3, total_rows: 10 }), 3, 'a view counts what its filters keep');
+  assert.equal(rowsOf({ total_rows: 10 }), 10);
+  assert.equal(rowsOf({ kept_rows: null, total_rows: null }), null, 'still counting');
+  const plain = pageEntry({ rows: [['a']], offset: 0, total_rows: 1 });
+  assert.equal(plain.rowNumbers, null);
+  assert.equal(plain.formulas.size, 0);
 });
