@@ -430,7 +430,7 @@ pub async fn export_session(
     zip: bool,
     transcript: bool,
     analysis: Option<bool>,
-) -> Result<String> {
+) -> Result<exports::Exported> {
     let dest = PathBuf::from(dest);
     exports::absolute(&dest)?;
     let what = exports::OutputsExport {
@@ -438,8 +438,7 @@ pub async fn export_session(
         transcript,
         analysis: analysis.unwrap_or(false),
     };
-    let written = state.app.export_outputs(&session_id, dest, what).await?;
-    Ok(written.display().to_string())
+    state.app.export_outputs(&session_id, dest, what).await
 }
 
 /// Save a copy of one file of the session (`path` relative to its folder) to `dest`,

@@ -221,7 +221,13 @@ fn paths_from_the_page_are_checked() {
         "export_session",
         json!({"sessionId": f.session, "dest": dest.to_str().unwrap(), "zip": false, "transcript": false}),
     );
-    assert!(r.is_ok(), "{r:?}");
+    let done = r.unwrap();
+    assert_eq!(done["path"], dest.to_str().unwrap());
+    assert_eq!(
+        done["notes"],
+        json!([]),
+        "no cell of t.csv starts like a formula"
+    );
     assert!(dest.join("t.csv").is_file());
     assert!(!dest.join("link.csv").exists(), "links are not exported");
     assert!(f.dir.join("outputs/t.csv").is_file());

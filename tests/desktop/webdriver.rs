@@ -317,7 +317,7 @@ open('output/hostile_report.md', 'w').write('''# Hostile report
 <iframe src="javascript:window.__pwned='iframe'"></iframe>
 ![svg](evil.svg)
 ''')
-open('output/hostile.csv', 'w').write('a,b\n"<img src=x onerror=window.__pwned=1>",<script>window.__pwned=2</script>\n')
+open('output/hostile.csv', 'w').write('a,b\n"<img src=x onerror=window.__pwned=1>",<script>window.__pwned=2</script>\n=1+1,@SUM(A1)\n-3.5,+7\n')
 open('output/evil.svg', 'w').write('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="window.top.__pwned=3"><script>window.top.__pwned=4</script><rect width="40" height="40" fill="red"/></svg>')
 open('output/<img src=x onerror=window.__pwned=5>.txt', 'w').write('name with markup')
 open('output/chart_report.md', 'w').write('# Chart report\n\n![the chart](energy_anomalies.png)\n')
@@ -468,6 +468,11 @@ async fn desktop_end_to_end() {
         .text(".artifact[data-path=\"hostile.csv\"] .vtable-table tbody")
         .await;
     assert!(cell.contains("<img src=x"), "CSV cells are text: {cell}");
+    // Cells a spreadsheet would run are flagged; plain signed numbers are not.
+    let flagged = app
+        .js("return [...document.querySelectorAll('.artifact[data-path=\"hostile.csv\"] td.formula')].map(td => td.dataset.exact)")
+        .await;
+    assert_eq!(flagged, json!(["=1+1", "@SUM(A1)"]));
     assert!(
         app.text("#asks")
             .await
@@ -507,7 +512,9 @@ async fn desktop_end_to_end() {
         )
         .await
         .unwrap();
-    assert!(!written.as_str().unwrap().starts_with("ERR"), "{written}");
+    assert!(written["path"].is_string(), "{written}");
+    let notes = written["notes"].to_string();
+    assert!(notes.contains("hostile.csv: 2 cells"), "{notes}");
     for f in [
         "anomalies.csv",
         "energy_anomalies.png",
@@ -539,7 +546,7 @@ async fn desktop_end_to_end() {
         )
         .await
         .unwrap();
-    assert!(!z.as_str().unwrap().starts_with("ERR"), "{z}");
+    assert!(z["path"].is_string(), "{z}");
     assert!(std::fs::metadata(&zip).unwrap().len() > 1000);
 
     app.quit().await;

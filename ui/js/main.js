@@ -432,8 +432,10 @@ async function exportOutputs() {
   }
   if (!dest) return;
   try {
-    const written = await invoke('export_session', { sessionId: app.session.id, dest, zip, transcript, analysis });
-    toast(`Exported to ${written}`, 6000);
+    const done = await invoke('export_session', { sessionId: app.session.id, dest, zip, transcript, analysis });
+    // Tables whose cells a spreadsheet would run as formulas are said, with the path.
+    if (done.notes.length) toast([`Exported to ${done.path}`, ...done.notes.map((n) => `⚠ ${n}`)].join('\n'), 15000);
+    else toast(`Exported to ${done.path}`, 6000);
   } catch (e) { toast(String(e), 8000); }
 }
 

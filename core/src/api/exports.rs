@@ -22,15 +22,80 @@ pub struct OutputsExport {
 
 pub use crate::analysis::Formats;
 
+/// What an export wrote, and what the person should know about it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Exported {
+    pub path: PathBuf,
+    /// One sentence per exported table with cells a spreadsheet would run as formulas.
+    pub notes: Vec<String>,
+}
+
+/// Tables larger than this are not scanned for formula-like cells on export.
+const MAX_FORMULA_SCAN_BYTES: u64 = 256 << 20;
+
+/// A sentence for each CSV/TSV of `files` with cells that start like a formula (`=`,
+/// `+`, `-`, `@`; plain numbers aside): opened in a spreadsheet, they would run.
+fn formula_notes(files: &[(String, PathBuf)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (name, path) in files {
+        let ext = name.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        let delimiter = match ext.as_str() {
+            "csv" => None,
+            "tsv" => Some(b'\t'),
+            _ => continue,
+        };
+        if std::fs::metadata(path).map_or(true, |m| m.len() > MAX_FORMULA_SCAN_BYTES) {
+            continue;
+        }
+        let Ok(n) = formula_cells(path, delimiter) else {
+            continue;
+        };
+        if n > 0 {
+            notes.push(format!(
+                "{name}: {n} cell{} start{} with =, +, - or @; a spreadsheet that opens the file would run {} as formulas",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                if n == 1 { "it" } else { "them" },
+            ));
+        }
+    }
+    notes
+}
+
+/// Formula-like cells of a CSV (`delimiter`: `None` for a comma, or what the file's
+/// first line suggests) or TSV file.
+fn formula_cells(path: &Path, delimiter: Option<u8>) -> anyhow::Result<u64> {
+    let delimiter = match delimiter {
+        Some(d) => d,
+        None => crate::artifacts::table::preview_csv(path, 0, 1)?.delimiter as u8,
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .from_path(path)?;
+    let mut record = csv::ByteRecord::new();
+    let mut n = 0;
+    while rdr.read_byte_record(&mut record)? {
+        for cell in record.iter() {
+            if crate::explore::cell::is_formula(&String::from_utf8_lossy(cell), false) {
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
 impl App {
     /// Copy session `id`'s outputs (and what `what` adds) to `dest`, a new folder or a
-    /// new `.zip`; returns what was written.
+    /// new `.zip`; returns what was written, and a note for each table that a
+    /// spreadsheet would run formulas of.
     pub async fn export_outputs(
         &self,
         id: &str,
         dest: PathBuf,
         what: OutputsExport,
-    ) -> Result<PathBuf, Error> {
+    ) -> Result<Exported, Error> {
         let root = self.dir_of(id)?;
         let run = self.run_dir(id)?;
         blocking(move || {
@@ -60,11 +125,13 @@ impl App {
             if files.is_empty() {
                 anyhow::bail!("this session has no outputs yet");
             }
-            if what.zip {
-                bundle::to_zip(&files, &dest)
+            let notes = formula_notes(&files);
+            let path = if what.zip {
+                bundle::to_zip(&files, &dest)?
             } else {
-                bundle::to_folder(&files, &dest)
-            }
+                bundle::to_folder(&files, &dest)?
+            };
+            Ok(Exported { path, notes })
         })
         .await
     }
