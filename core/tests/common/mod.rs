@@ -127,9 +127,9 @@ pub async fn image_tag(engine: &Docker) -> String {
     st.tag
 }
 
-/// The isolation the tests that use [`config`] run under:
-/// `SANDALYST_TEST_ISOLATION=gvisor` for gVisor (scripts/test.sh runs the hostile suite
-/// both ways where the system packages runsc).
+/// The isolation the tests that use [`config`] ask for: `SANDALYST_TEST_ISOLATION`
+/// (`runc`, `gvisor`, `auto`; scripts/test.sh runs the hostile suite again under
+/// gVisor where the system packages runsc), else `auto`.
 pub fn isolation() -> sandalyst::sandbox::Isolation {
     std::env::var("SANDALYST_TEST_ISOLATION")
         .map(|v| {

@@ -63,9 +63,12 @@ impl Egress {
             rand::random::<u32>()
         ));
         let made = dir.clone();
-        tokio::task::spawn_blocking(move || private_dir(&made))
-            .await?
-            .with_context(|| format!("creating the egress proxy's folder {}", dir.display()))?;
+        tokio::task::spawn_blocking(move || {
+            sweep_stale(&std::env::temp_dir());
+            private_dir(&made)
+        })
+        .await?
+        .with_context(|| format!("creating the egress proxy's folder {}", dir.display()))?;
         let pending = Arc::new(Mutex::new(Connections::default()));
         let sink = pending.clone();
         let on_event = Arc::new(move |ev: EgressEvent| {
@@ -262,6 +265,67 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
 fn private_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir(dir)?;
     Ok(())
+}
+
+/// Remove the proxy folders of processes that are gone (killed before they could clean
+/// up): `sandalyst-egress-<pid>-<hex>` whose pid no longer runs. Best effort.
+fn sweep_stale(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("sandalyst-egress-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return true;
+    };
+    // Signal 0 only asks; EPERM means it runs under another user.
+    // SAFETY: kill(2) with signal 0 sends nothing and touches no memory.
+    let asked = unsafe { libc::kill(pid, 0) };
+    asked == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_: u32) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn folders_of_dead_processes_are_removed_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mine = tmp
+            .path()
+            .join(format!("sandalyst-egress-{}-0000abcd", std::process::id()));
+        // A pid beyond any kernel's pid_max is never alive.
+        let dead = tmp.path().join("sandalyst-egress-2147483000-00001234");
+        let other = tmp.path().join("unrelated-2147483000-1");
+        for d in [&mine, &dead, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(dead.join("egress.sock"), "").unwrap();
+        sweep_stale(tmp.path());
+        assert!(mine.exists() && other.exists());
+        assert!(!dead.exists());
+    }
 }
 
 #[cfg(unix)]
