@@ -305,6 +305,18 @@ fn process_alive(_: u32) -> bool {
     true
 }
 
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> anyhow::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod sweep_tests {
     use super::*;
@@ -326,16 +338,4 @@ mod sweep_tests {
         assert!(mine.exists() && other.exists());
         assert!(!dead.exists());
     }
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> anyhow::Result<()> {
-    Ok(())
 }
