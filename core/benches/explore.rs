@@ -281,6 +281,7 @@ def t(f, runs=n):
 res = {}
 for kind, path, reader in [("csv", csv_path, "read_csv"), ("parquet", pq_path, "read_parquet")]:
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     src = f"{reader}('{path}')"
     q = lambda sql: con.execute(sql).fetchall()
     d = {}
@@ -329,7 +330,9 @@ fn python(py: &str, script: &str, args: &[String]) -> Option<serde_json::Value> 
         eprintln!("# {py} failed: {}", String::from_utf8_lossy(&out.stderr));
         return None;
     }
-    serde_json::from_slice(out.stdout.trim_ascii()).ok()
+    // The last line: a library may print progress before it.
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim().lines().last().unwrap_or_default()).ok()
 }
 
 fn ms(d: Duration) -> String {

@@ -47,7 +47,7 @@ impl Format {
     pub fn of(name: &str) -> Option<Format> {
         let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
         Some(match ext.as_str() {
-            "csv" | "txt" => Format::Csv,
+            "csv" => Format::Csv,
             "tsv" | "tab" => Format::Tsv,
             "xlsx" | "xlsm" | "xls" | "xlsb" | "ods" => Format::Sheet,
             "parquet" | "pq" => Format::Parquet,
