@@ -6,15 +6,8 @@
 use std::io::Write;
 use std::time::Instant;
 
-use sandalyst::api::preview::{self, PageRequest, Preview};
-
-fn page(offset: usize) -> PageRequest {
-    PageRequest {
-        offset,
-        limit: 200,
-        ..PageRequest::default()
-    }
-}
+use sandalyst::api::preview::{self, Preview};
+use sandalyst::artifacts::csv_index;
 
 fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -47,7 +40,7 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let t = Instant::now();
-    let pg = preview::table_page(&path, page(500_000))?;
+    let pg = csv_index::page(&path, 500_000, 200)?;
     println!(
         "first page far away (row 500,000; builds the index): {:?}",
         t.elapsed()
@@ -58,7 +51,7 @@ fn main() -> anyhow::Result<()> {
     let offsets: Vec<usize> = (0..200).map(|i| (i * 4_999 + 123) % 999_800).collect();
     for &o in &offsets {
         let t = Instant::now();
-        let pg = preview::table_page(&path, page(o))?;
+        let pg = csv_index::page(&path, o, 200)?;
         let e = t.elapsed();
         assert_eq!(pg.rows[0][4], format!("row {o}"));
         worst = worst.max(e);

@@ -11,10 +11,10 @@
 //! - asks: [`App::ask`] returns an [`Ask`] whose events [`Ask::follow`] pumps, and
 //!   [`App::cancel`] stops a session's running ask or re-run by its id; [`App::run`]
 //!   is a session with one ask, [`App::rerun`] a replay on new data;
-//! - files and previews: [`App::add_files`], [`App::remove_file`], [`App::preview`],
-//!   [`App::table_page`]; the data explorer: [`App::explore_page`],
-//!   [`App::explore_summary`], [`App::explore_code`] ([`crate::explore`]); exports: [`exports`]; settings: [`settings`]; the engine
-//!   and the image: [`engine`].
+//! - files and previews: [`App::add_files`], [`App::remove_file`], [`App::preview`];
+//!   the data explorer: [`App::explore_page`], [`App::explore_summary`],
+//!   [`App::explore_code`] ([`crate::explore`]); exports: [`exports`]; settings:
+//!   [`settings`]; the engine and the image: [`engine`].
 //!
 //! Every event a front end is sent goes through [`shown`] (the offline analyst's
 //! machine lines stay in the transcript and out of the window).
@@ -59,7 +59,6 @@ pub use error::{Cancelled, Error};
 pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
 pub use crate::analyst::OfflineAnalyst;
 pub use crate::approval::{Answer, ApprovalMode, Decision};
-pub use crate::artifacts::csv_index::SortBy;
 pub use crate::artifacts::table::CsvPage;
 pub use crate::egress::{EgressEvent, EgressKind, NetworkMode, Pin};
 pub use crate::model::pricing::usage_line;
@@ -372,23 +371,6 @@ impl App {
     pub async fn image_bytes(&self, id: &str, path: String) -> Result<Vec<u8>, Error> {
         let root = self.dir_of(id)?;
         blocking(move || preview::image_bytes(&root, &path)).await
-    }
-
-    /// A page of a table file of the session (or of an input), in the file's order or
-    /// sorted by one column.
-    pub async fn table_page(
-        &self,
-        id: &str,
-        path: String,
-        input: bool,
-        page: preview::PageRequest,
-    ) -> Result<CsvPage, Error> {
-        let file = if input {
-            self.input_source(id, &path).await?
-        } else {
-            files::resolve_inside(&self.dir_of(id)?, &path).map_err(anyhow::Error::from)?
-        };
-        blocking(move || preview::table_page(&file, page)).await
     }
 
     /// The file a request names: an input's original, or a path in the session folder.

@@ -8,7 +8,6 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::files::resolve_inside;
-use crate::artifacts::csv_index::SortBy;
 use crate::artifacts::{self, markdown, table};
 
 /// First page of a table preview.
@@ -156,34 +155,6 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
         bytes,
         preview,
     })
-}
-
-/// Which page of a table a front end wants.
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-pub struct PageRequest {
-    /// The sheet of a workbook; `None` for CSV/TSV.
-    pub sheet: Option<String>,
-    /// Sorted by one column (CSV only).
-    pub sort: Option<SortBy>,
-    pub offset: usize,
-    pub limit: usize,
-}
-
-/// A page of a table file (CSV/TSV, or a sheet of a workbook), in the file's order or
-/// sorted by one column (CSV only).
-pub fn table_page(path: &Path, page: PageRequest) -> anyhow::Result<table::CsvPage> {
-    let PageRequest {
-        sheet,
-        sort,
-        offset,
-        limit,
-    } = page;
-    match (sheet.as_deref(), sort) {
-        (Some(_), Some(_)) => anyhow::bail!("only CSV tables can be sorted"),
-        (Some(sheet), None) => artifacts::excel::preview_sheet(path, sheet, offset, limit),
-        (None, Some(by)) => artifacts::csv_index::sorted_page(path, by, offset, limit),
-        (None, None) => artifacts::csv_index::page(path, offset, limit),
-    }
 }
 
 /// Images larger than this are not read for a front end.
