@@ -28,5 +28,6 @@ export SANDALYST_REQUIRE_ENGINE=1
 cargo test --workspace "$@"
 # The hostile suite again, each sandbox under gVisor (where the system packages it).
 if [ -n "$GVISOR" ] && [ $# -eq 0 ]; then
-    SANDALYST_TEST_ISOLATION=gvisor cargo test -p sandalyst --test docker -- hostile::
+    # --workspace: the same features as above, so nothing is built again.
+    SANDALYST_TEST_ISOLATION=gvisor cargo test --workspace --test docker -- hostile::
 fi
