@@ -156,8 +156,10 @@ export class Explorer {
     th.onclick = (e) => this.sortBy(j, e.shiftKey);
   }
 
-  async sortBy(column, additive) {
-    this.view = { ...this.view, sort: m.toggleSort(this.view.sort, column, additive) };
+  /// `only`: sort by this column alone, ascending (the panel's button).
+  async sortBy(column, additive, only = false) {
+    const sort = only ? [{ column, descending: false }] : m.toggleSort(this.view.sort, column, additive);
+    this.view = { ...this.view, sort };
     await this.tv.reset(this.view.sort.length ? 'Sorting…' : 'Working…').catch(() => {});
   }
 
@@ -259,7 +261,7 @@ export class Explorer {
     const el = h('div', { class: 'col-panel', role: 'dialog', 'aria-label': `Column ${name}`, tabindex: '-1' },
       h('header', { class: 'col-panel-head' }, h('strong', {}, name), h('span', { class: 'muted' }, ` ${kind}`),
         h('span', { class: 'spacer' }),
-        h('button', { class: 'small ghost', title: 'Sort ascending', onclick: () => { this.closePanel(); this.view.sort = []; this.sortBy(j, false); } }, 'Sort ▲'),
+        h('button', { class: 'small ghost', title: 'Sort ascending', onclick: () => { this.closePanel(); this.sortBy(j, false, true); } }, 'Sort ▲'),
         h('button', { class: 'small ghost', title: 'Close (Esc)', onclick: () => this.closePanel() }, '×')),
       stats,
       h('div', { class: 'col-filter' }, h('span', { class: 'muted' }, 'Keep rows where it '), opSel, ...Object.values(forms)),

@@ -204,17 +204,7 @@ impl ParquetTable {
                     })
                 })
                 .collect();
-            let mut out = Vec::new();
-            for h in handles {
-                out.push(
-                    h.join()
-                        .map_err(|_| anyhow::anyhow!("a scan thread failed"))??,
-                );
-            }
-            if out.is_empty() {
-                out.push(init());
-            }
-            Ok(out)
+            super::source::joined(handles, &init)
         })
     }
 

@@ -443,17 +443,7 @@ impl Table {
                             })
                         })
                         .collect();
-                    let mut out = Vec::new();
-                    for h in handles {
-                        out.push(
-                            h.join()
-                                .map_err(|_| anyhow::anyhow!("a scan thread failed"))??,
-                        );
-                    }
-                    if out.is_empty() {
-                        out.push(init());
-                    }
-                    Ok(out)
+                    joined(handles, &init)
                 })
             }
             Body::Mem(m) => {
@@ -542,6 +532,25 @@ impl Table {
         };
         Ok((out, truncated, dropped))
     }
+}
+
+/// The states of a parallel scan's threads, in order (one fresh state when the scan
+/// had no part); the first error of any thread.
+pub(super) fn joined<S>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, anyhow::Result<S>>>,
+    init: impl Fn() -> S,
+) -> anyhow::Result<Vec<S>> {
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a scan thread failed"))??,
+        );
+    }
+    if out.is_empty() {
+        out.push(init());
+    }
+    Ok(out)
 }
 
 fn builder(delimiter: u8) -> ReaderBuilder {
