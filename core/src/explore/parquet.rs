@@ -204,7 +204,7 @@ impl ParquetTable {
                     })
                 })
                 .collect();
-            super::source::joined(handles, &init)
+            super::source::joined(handles, init)
         })
     }
 
