@@ -150,6 +150,9 @@ pub enum Capped {
     Arguments,
     /// One SSE event (a line without end, say).
     Event,
+    /// The text fell into a loop, the same stretch over and over (a small model at a
+    /// high temperature); the cut's `cap` is the length of the stretch, in bytes.
+    Repetition,
 }
 
 /// Why a reply was cut: what passed its cap, and the cap.
@@ -162,11 +165,18 @@ pub struct Cut {
 impl Cut {
     /// "its text passed 1.0 MiB", for sentences about the reply.
     pub fn describe(&self) -> String {
+        if self.what == Capped::Repetition {
+            return format!(
+                "its text kept repeating the same {} over and over",
+                human(self.cap).replace("bytes", "characters")
+            );
+        }
         let what = match self.what {
             Capped::Text => "its text",
             Capped::Reasoning => "its reasoning",
             Capped::Arguments => "its tool-call arguments",
             Capped::Event => "one event of the stream",
+            Capped::Repetition => unreachable!("described above"),
         };
         format!("{what} passed {}", human(self.cap))
     }

@@ -34,6 +34,26 @@ pub enum RunStatus {
     },
     /// The app stopped in the middle of the run (found at a later start).
     Interrupted,
+    /// The model answered, but output files the task named are missing, empty or not
+    /// what their names say (a PNG that does not decode, a CSV with no rows).
+    Incomplete {
+        problems: Vec<OutputProblem>,
+    },
+}
+
+/// A named output that is not there or not what it should be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputProblem {
+    /// As the task names it, e.g. `output/chart.png`.
+    pub path: String,
+    /// What is wrong, a phrase after the name: "does not exist", "is empty (0 bytes)".
+    pub problem: String,
+}
+
+impl std::fmt::Display for OutputProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.path, self.problem)
+    }
 }
 
 impl RunStatus {
@@ -58,6 +78,10 @@ impl std::fmt::Display for RunStatus {
             RunStatus::Cancelled => write!(f, "cancelled"),
             RunStatus::Failed { message } => write!(f, "failed: {message}"),
             RunStatus::Interrupted => write!(f, "interrupted: the app stopped during the run"),
+            RunStatus::Incomplete { problems } => {
+                let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                write!(f, "incomplete: {}", list.join("; "))
+            }
         }
     }
 }

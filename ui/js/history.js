@@ -24,7 +24,7 @@ export function renderHistory(sessions, currentId, { onOpen, onRename, onDelete 
 /// A session's last status in a word for the list.
 export function statusWord(st) {
   const k = typeof st === 'string' ? st : st?.status;
-  return { finished: '', cancelled: 'stopped', failed: 'failed', interrupted: 'interrupted', max_turns: 'turn limit', time_limit: 'time limit', cost_limit: 'cost limit' }[k] ?? '';
+  return { finished: '', cancelled: 'stopped', failed: 'failed', interrupted: 'interrupted', max_turns: 'turn limit', time_limit: 'time limit', cost_limit: 'cost limit', incomplete: 'incomplete' }[k] ?? '';
 }
 
 function startRename(li, s, onRename) {

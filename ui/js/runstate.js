@@ -86,6 +86,7 @@ export function endingText(status) {
     case 'cost_limit': return 'Stopped at the cost limit';
     case 'failed': return `Failed: ${status?.message ?? 'see the error above'}`;
     case 'interrupted': return 'Interrupted (the app stopped during the ask)';
+    case 'incomplete': return `Incomplete: ${(status?.problems ?? []).map((p) => `${p.path} ${p.problem}`).join('; ') || 'a file the task asked for is missing'}`;
     default: return s ? String(s) : 'Ended';
   }
 }
@@ -227,8 +228,17 @@ export function reduce(state, ev) {
         if (items[i].kind === 'cell' && items[i].approval?.state === 'pending') items[i] = { ...items[i], approval: { ...items[i].approval, state: 'withdrawn' } };
       }
       if (ev.answer && !items.some((it) => it.kind === 'text' && it.text === ev.answer)) items.push({ kind: 'text', text: ev.answer, streaming: false });
+      // The files the task named that are not what they should be are marked.
+      for (const p of ev.status?.problems ?? []) {
+        const path = String(p.path ?? '').replace(/^output\//, '');
+        const k = s.artifacts.findIndex((x) => x.path === path);
+        if (k >= 0) s.artifacts[k] = { ...s.artifacts[k], invalid: p.problem, version: `${s.artifacts[k].version}:invalid` };
+      }
       break;
     }
+    case 'nothing_ran':
+      items.push({ kind: 'note', text: `Nothing ran: ${ev.reason ?? 'the reply held no call'}. The model was told how to call a tool.` });
+      break;
     default:
       break;
   }

@@ -229,8 +229,10 @@ function artifactElement(sessionId, a, madeBy) {
   const maker = madeBy
     ? h('button', { class: 'link made-by', title: 'Show the code that made this file', onclick: () => madeBy.open() }, `made by cell ${madeBy.number}`)
     : '';
-  const card = h('div', { class: 'artifact', dataset: { path: a.path } },
-    h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`), maker));
+  // A file the task asked for that is not what its name says (empty, a PNG that does not decode).
+  const invalid = a.invalid ? h('span', { class: 'pill bad invalid', title: `This file ${a.invalid}` }, `invalid: ${a.invalid}`) : '';
+  const card = h('div', { class: `artifact${a.invalid ? ' invalid' : ''}`, dataset: { path: a.path } },
+    h('div', { class: 'artifact-head' }, h('span', { class: 'artifact-name' }, fmt.baseName(a.path)), h('span', { class: 'muted' }, `${fmt.fileType(a.path)} · ${fmt.bytes(a.bytes)}`), invalid, maker));
   const body = h('div', { class: 'artifact-body muted' }, 'Loading…');
   card.append(body);
   let state = 'idle';
@@ -367,7 +369,8 @@ export class AskView {
       if (this.items[i] === s.items[i]) continue;
       const it = s.items[i];
       if (this.outputsOnly(i, it)) continue;
-      const el = it.kind === 'cell' ? this.cell(it, i, s.items) : this.text(i, it);
+      const el = it.kind === 'cell' ? this.cell(it, i, s.items)
+        : it.kind === 'note' ? h('p', { class: 'app-note muted' }, it.text) : this.text(i, it);
       if (it.kind === 'cell' && this.itemEls[i]?.tagName === 'DETAILS') el.open = this.itemEls[i].open;
       // Output follows its end, as a terminal does, unless the user scrolled up.
       const prev = this.itemEls[i]?.querySelector('.outputs');

@@ -112,3 +112,16 @@ test('egress events fold into one network line per target and fate, with bytes',
     { target: '169.254.169.254:80', allowed: false, why: '169.254.169.254 is a link local address', count: 1, bytes: 0 },
   ]);
 });
+
+test('an incomplete ask marks the named files that are wrong and says which', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('artifact', { call_id: 'c1', path: 'chart.png', kind: 'image', bytes: 0 }));
+  s = reduce(s, ev('artifact', { call_id: 'c1', path: 'table.csv', kind: 'table', bytes: 20 }));
+  s = reduce(s, ev('nothing_ran', { reason: 'your reply holds code but calls no tool, so the code did not run' }));
+  const problems = [{ path: 'output/chart.png', problem: 'is empty (0 bytes)' }, { path: 'output/report.md', problem: 'does not exist' }];
+  s = reduce(s, ev('ask_finished', { status: { status: 'incomplete', problems }, turns: 5, answer: 'Done.', outputs_dir: '' }));
+  assert.equal(s.artifacts.find((a) => a.path === 'chart.png').invalid, 'is empty (0 bytes)');
+  assert.equal(s.artifacts.find((a) => a.path === 'table.csv').invalid, undefined);
+  assert.equal(endingText(s.ending), 'Incomplete: output/chart.png is empty (0 bytes); output/report.md does not exist');
+  assert.deepEqual(s.items[0], { kind: 'note', text: 'Nothing ran: your reply holds code but calls no tool, so the code did not run. The model was told how to call a tool.' });
+});

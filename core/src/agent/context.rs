@@ -3,6 +3,7 @@
 //! stub (and their images dropped), newest last, so an ask never fails on context
 //! length while the history can still shrink.
 
+use crate::model::caps::{Capped, Cut};
 use crate::model::Item;
 
 /// Start shrinking above this share of the window, down to [`TARGET`].
@@ -131,34 +132,51 @@ mod tests {
 /// megabytes the model cannot use (the user saw them stream by).
 const CUT_KEEP: usize = 16 << 10;
 
-/// The item of a cut reply as the history keeps it (see [`CUT_KEEP`]).
-pub fn stub_cut(item: Item) -> Item {
-    let short = |text: String| {
-        if text.len() <= CUT_KEEP {
-            return text;
-        }
-        let mut end = CUT_KEEP;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!(
-            "{}\n[... the app cut this reply here: it passed the size limit of one reply]",
-            &text[..end]
-        )
+/// What the history keeps of a runaway reply (one caught in a loop, or stopped at
+/// the output-token limit with no call in it): a model shown its own loop in full
+/// tends to go on with it.
+pub const RUNAWAY_KEEP: usize = 1200;
+
+/// The item of a reply cut by the app (see [`CUT_KEEP`]; a loop keeps only
+/// [`RUNAWAY_KEEP`]) as the history keeps it.
+pub fn stub_cut(item: Item, cut: Cut) -> Item {
+    let (keep, why) = if cut.what == Capped::Repetition {
+        (RUNAWAY_KEEP, "it kept repeating itself")
+    } else {
+        (CUT_KEEP, "it passed the size limit of one reply")
     };
     match item {
-        Item::Assistant { text } => Item::Assistant { text: short(text) },
+        Item::Assistant { text } => Item::Assistant {
+            text: excerpt(text, keep, why),
+        },
         Item::ToolCall { call_id, name, .. } => Item::ToolCall {
             call_id,
             name,
             arguments: r#"{"note": "the arguments passed the app's size limit of one reply and were cut; the call was not run"}"#.into(),
         },
         Item::Reasoning { summary, .. } => Item::Reasoning {
-            summary: short(summary),
+            summary: excerpt(summary, keep, why),
             encrypted_content: None,
         },
         other => other,
     }
+}
+
+/// The first `keep` bytes of `text` (on a character boundary) and a note saying how
+/// much was left out and `why`; `text` itself when it is short.
+pub fn excerpt(text: String, keep: usize, why: &str) -> String {
+    if text.len() <= keep {
+        return text;
+    }
+    let mut end = keep;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left = text[end..].chars().count();
+    format!(
+        "{}\n[... the app left out the other {left} characters of this reply: {why}]",
+        &text[..end]
+    )
 }
 
 #[cfg(test)]
@@ -168,15 +186,38 @@ mod cut_tests {
     #[test]
     fn a_cut_reply_keeps_a_short_text_and_no_arguments() {
         let long = "é".repeat(CUT_KEEP); // two bytes a char: the cut lands inside one
-        let Item::Assistant { text } = stub_cut(Item::Assistant { text: long }) else {
+        let size = Cut {
+            what: Capped::Text,
+            cap: CUT_KEEP,
+        };
+        let Item::Assistant { text } = stub_cut(Item::Assistant { text: long }, size) else {
             panic!()
         };
-        assert!(text.len() < CUT_KEEP + 100 && text.ends_with("size limit of one reply]"));
-        let call = stub_cut(Item::ToolCall {
-            call_id: "c".into(),
-            name: "python".into(),
-            arguments: format!("{{\"code\": \"{}", "x".repeat(4 << 20)),
-        });
+        assert!(text.len() < CUT_KEEP + 200 && text.ends_with("size limit of one reply]"));
+        let looped = Cut {
+            what: Capped::Repetition,
+            cap: 6,
+        };
+        let Item::Assistant { text } = stub_cut(
+            Item::Assistant {
+                text: "Noisy ".repeat(1000),
+            },
+            looped,
+        ) else {
+            panic!()
+        };
+        assert!(
+            text.ends_with("other 4800 characters of this reply: it kept repeating itself]"),
+            "{text}"
+        );
+        let call = stub_cut(
+            Item::ToolCall {
+                call_id: "c".into(),
+                name: "python".into(),
+                arguments: format!("{{\"code\": \"{}", "x".repeat(4 << 20)),
+            },
+            size,
+        );
         let Item::ToolCall {
             arguments, name, ..
         } = call
@@ -187,6 +228,6 @@ mod cut_tests {
         let v: serde_json::Value = serde_json::from_str(&arguments).unwrap();
         assert!(v["note"].as_str().unwrap().contains("not run"));
         let short = Item::Assistant { text: "ok".into() };
-        assert_eq!(stub_cut(short.clone()), short);
+        assert_eq!(stub_cut(short.clone(), size), short);
     }
 }

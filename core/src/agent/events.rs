@@ -121,6 +121,12 @@ pub enum EventKind {
         call_id: String,
         connection: crate::egress::EgressEvent,
     },
+    /// A reply without a call looked like it meant one (a call that could not be
+    /// read, code in its text); it was not taken for the answer, and the model was
+    /// told `reason` with how to call a tool.
+    NothingRan {
+        reason: String,
+    },
     /// How a call ended, structured (not the text prepared for the model).
     CellResult {
         call_id: String,

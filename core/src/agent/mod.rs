@@ -13,6 +13,7 @@
 //! inside the context window), [`instructions`] (built per ask).
 
 pub mod context;
+pub mod ending;
 pub mod events;
 pub mod instructions;
 pub mod observe;
@@ -42,6 +43,7 @@ pub enum Failed {
 }
 
 use crate::model::caps::Cut;
+use crate::model::chat_completions::text_calls;
 use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
 use crate::sandbox::{OutputEntry, Sandbox};
@@ -67,8 +69,20 @@ impl Default for Limits {
     }
 }
 
-/// The bound on the last, tool-less turn that writes the summary after a limit.
+/// How many times one ask reminds the model of named outputs that are missing or
+/// invalid before it ends `Incomplete`.
+pub const MAX_REMINDERS: u32 = 2;
+/// How many replies of one ask that hold a call no one could read are told "nothing
+/// was run" instead of being taken for the answer.
+pub const MAX_NUDGES: u32 = 2;
+
+/// The bound on the last, tool-less turn that writes the summary after a limit, for
+/// a model whose speed is not known yet; a slow one gets more ([`Agent::wrap_up_time`]).
 const WRAP_UP_TIME: Duration = Duration::from_secs(60);
+/// The longest the summary turn may take, however slow the model.
+const MAX_WRAP_UP_TIME: Duration = Duration::from_secs(600);
+/// The summary's length the bound is made for, in tokens.
+const WRAP_UP_TOKENS: f64 = 1024.0;
 
 /// What the loop needs from whoever runs it (a session, a test).
 pub trait Host: Send + Sync {
@@ -118,11 +132,19 @@ pub struct Agent<'a> {
     pub outputs: Vec<OutputEntry>,
     /// What made the ask fail, kept typed (e.g. a `ModelError`) for the caller.
     pub failure: Option<anyhow::Error>,
-    reminded: bool,
+    /// Reminders of the named outputs still missing or invalid, this ask.
+    reminders: u32,
+    /// Replies with a call that could not be read, told to the model, this ask.
+    nudges: u32,
+    /// Whether code or a command ran in this ask.
+    ran_code: bool,
     /// Replies in a row that passed a cap ([`crate::model::caps`]).
     cuts: u32,
     /// Time spent waiting for the analyst's approvals: not counted in the wall time.
     waiting: std::sync::Arc<WaitClock>,
+    /// The model's measured pace this ask: output tokens and the seconds their
+    /// replies took (prompt reading included).
+    pace: (u64, f64),
 }
 
 /// How long the ask has waited for a person, and whether it waits now.
@@ -186,9 +208,12 @@ impl<'a> Agent<'a> {
             turns: 0,
             outputs: Vec::new(),
             failure: None,
-            reminded: false,
+            reminders: 0,
+            nudges: 0,
+            ran_code: false,
             cuts: 0,
             waiting: Default::default(),
+            pace: (0, 0.0),
         }
     }
 
@@ -285,8 +310,21 @@ impl<'a> Agent<'a> {
                 decisions = self.decide(&calls, &reply, cancel).await;
             }
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
+            // Text that held calls keeps them for the model; a person reads the prose.
+            let shown = text_calls::shown_text(&reply.items, i);
             let item = match (reply.cut, item) {
-                (Some(_), _) => context::stub_cut(item.clone()),
+                (Some(cut), _) => context::stub_cut(item.clone(), cut),
+                // A reply that ran to the token limit with no call: an excerpt, so the
+                // model is not shown its runaway again.
+                (None, Item::Assistant { text }) if reply.cut_off && calls.is_empty() => {
+                    Item::Assistant {
+                        text: context::excerpt(
+                            text.clone(),
+                            context::RUNAWAY_KEEP,
+                            "it ran to the output-token limit",
+                        ),
+                    }
+                }
                 (None, Item::ToolCall { call_id, .. }) => {
                     let at = calls.iter().position(|(id, _, _)| id == call_id);
                     match at.and_then(|k| decisions.get(k)) {
@@ -296,14 +334,14 @@ impl<'a> Agent<'a> {
                 }
                 (None, _) => item.clone(),
             };
-            self.push(item, usage)?;
+            self.keep(item, usage, shown)?;
         }
         if let Some(cut) = reply.cut {
             return self.was_cut(cut, &calls);
         }
         self.cuts = 0;
         if calls.is_empty() {
-            return self.answered(&reply, task);
+            return self.answered(&reply, task).await;
         }
         for ((call_id, name, arguments), decision) in calls.into_iter().zip(decisions) {
             let arguments = match &decision {
@@ -330,13 +368,15 @@ impl<'a> Agent<'a> {
         reply: &Reply,
         cancel: &CancellationToken,
     ) -> Vec<Option<Decision>> {
-        let reason: Vec<&str> = reply
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Assistant { text } if !text.trim().is_empty() => Some(text.trim()),
+        let reason: Vec<String> = (0..reply.items.len())
+            .filter_map(|i| match &reply.items[i] {
+                Item::Assistant { text } => {
+                    let shown = text_calls::shown_text(&reply.items, i);
+                    Some(shown.unwrap_or_else(|| text.clone()).trim().to_string())
+                }
                 _ => None,
             })
+            .filter(|t| !t.is_empty())
             .collect();
         let mut decisions = Vec::new();
         for (call_id, name, arguments) in calls {
@@ -372,6 +412,7 @@ impl<'a> Agent<'a> {
         let host = self.host;
         let on_delta = move |d: Delta| host.emit(delta_event(d));
         let mut shrunk = false;
+        let started = tokio::time::Instant::now();
         let reply = loop {
             let request = Request {
                 instructions: &self.instructions,
@@ -399,14 +440,21 @@ impl<'a> Agent<'a> {
             }
         };
         if let Some(cut) = reply.cut {
+            let limit = if cut.what == crate::model::caps::Capped::Repetition {
+                ""
+            } else {
+                ", the most Sandalyst reads of one reply"
+            };
             self.host.emit(EventKind::Status {
                 message: format!(
-                    "the model's reply was cut: {}, the most Sandalyst reads of one reply; the rest was not read, and the model is told",
+                    "the model's reply was cut: {}{limit}; the rest was not read, and the model is told",
                     cut.describe()
                 ),
             });
         }
         self.usage += reply.usage;
+        self.pace.0 += reply.usage.output_tokens;
+        self.pace.1 += started.elapsed().as_secs_f64();
         self.host.emit(EventKind::Usage {
             input_tokens: reply.usage.input_tokens,
             output_tokens: reply.usage.output_tokens,
@@ -423,18 +471,30 @@ impl<'a> Agent<'a> {
     /// reply in a row ends the ask: the model keeps running away.
     fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Outcome> {
         self.cuts += 1;
-        let why = format!(
-            "your last reply was cut: {}, the most the app reads of one reply, so the rest of it was dropped",
-            cut.describe()
-        );
+        let looped = cut.what == crate::model::caps::Capped::Repetition;
+        let why = if looped {
+            format!(
+                "your last reply was cut: {}, so the rest of it was not read",
+                cut.describe()
+            )
+        } else {
+            format!(
+                "your last reply was cut: {}, the most the app reads of one reply, so the rest of it was dropped",
+                cut.describe()
+            )
+        };
         if self.cuts >= 2 {
-            return Ok(Outcome::Failed(ModelError::ReplyTooLarge {
-                message: format!(
+            let message = if looped {
+                format!("the model's replies fell into a loop twice in a row (the last: {}); the ask stops", cut.describe())
+            } else {
+                format!(
                     "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",
                     cut.describe()
-                ),
-            }
-            .into()));
+                )
+            };
+            return Ok(Outcome::Failed(
+                ModelError::ReplyTooLarge { message }.into(),
+            ));
         }
         for (call_id, _, _) in calls {
             self.push(
@@ -456,14 +516,20 @@ impl<'a> Agent<'a> {
         Ok(Outcome::Continue)
     }
 
-    /// A reply without tool calls: the answer, unless it was cut off or the files the
-    /// task asked for are missing (one reminder).
-    fn answered(&mut self, reply: &Reply, task: &str) -> anyhow::Result<Outcome> {
-        let has_text = reply
+    /// A reply without tool calls: the answer, unless it was cut off, it holds a call
+    /// that could not be read (the model is told, at most [`MAX_NUDGES`] times), or
+    /// the files the task names are missing or not what they should be (reminded
+    /// [`MAX_REMINDERS`] times, then the ask ends `Incomplete`).
+    async fn answered(&mut self, reply: &Reply, task: &str) -> anyhow::Result<Outcome> {
+        let text: Vec<&str> = reply
             .items
             .iter()
-            .any(|i| matches!(i, Item::Assistant { text } if !text.trim().is_empty()));
-        if reply.cut_off || !has_text {
+            .filter_map(|i| match i {
+                Item::Assistant { text } if !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if reply.cut_off || text.is_empty() {
             let why = if reply.cut_off {
                 "Your last reply was cut off at the output-token limit, so it is not an answer."
             } else {
@@ -479,19 +545,32 @@ impl<'a> Agent<'a> {
             )?;
             return Ok(Outcome::Continue);
         }
-        let missing = observe::missing_outputs(task, &self.outputs);
-        if !self.reminded && !missing.is_empty() {
-            self.reminded = true;
-            let text = app_note(&format!(
-                "The task asks for {} but {} not exist yet. Create {}, or say in your answer why not.",
-                missing.join(", "),
-                if missing.len() == 1 { "it does" } else { "they do" },
-                if missing.len() == 1 { "it" } else { "them" },
-            ));
+        if self.nudges < MAX_NUDGES {
+            if let Some(reason) = ending::unrun_call(&text.join("\n\n"), self.ran_code) {
+                self.nudges += 1;
+                self.host.emit(EventKind::NothingRan {
+                    reason: reason.clone(),
+                });
+                let note = app_note(&format!(
+                    "Nothing was run: {reason}. {}",
+                    ending::HOW_TO_CALL
+                ));
+                self.push(Item::User { text: note }, None)?;
+                return Ok(Outcome::Continue);
+            }
+        }
+        let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+        if problems.is_empty() {
+            return Ok(Outcome::Ended(RunStatus::Finished));
+        }
+        if self.reminders < MAX_REMINDERS {
+            self.reminders += 1;
+            let last = self.reminders == MAX_REMINDERS;
+            let text = app_note(&ending::reminder(&problems, last && self.ran_code));
             self.push(Item::User { text }, None)?;
             return Ok(Outcome::Continue);
         }
-        Ok(Outcome::Ended(RunStatus::Finished))
+        Ok(Outcome::Ended(RunStatus::Incomplete { problems }))
     }
 
     /// After a limit: one last turn without tools, so the user always gets a write-up.
@@ -503,7 +582,8 @@ impl<'a> Agent<'a> {
             return status;
         }
         let cancel = CancellationToken::new();
-        let reply = tokio::time::timeout(WRAP_UP_TIME, self.query(&[], &cancel)).await;
+        let bound = self.wrap_up_time();
+        let reply = tokio::time::timeout(bound, self.query(&[], &cancel)).await;
         if let Ok(Ok(Some(reply))) = reply {
             for item in reply.items {
                 // Calls in a tool-less turn are ignored: only the words count.
@@ -513,6 +593,19 @@ impl<'a> Agent<'a> {
             }
         }
         status
+    }
+
+    /// The bound on the summary turn: time for about [`WRAP_UP_TOKENS`] at the pace
+    /// the model kept this ask (half as much again to spare), at least
+    /// [`WRAP_UP_TIME`], at most [`MAX_WRAP_UP_TIME`]. A model on a laptop's CPU
+    /// writes 2 to 20 tokens a second.
+    fn wrap_up_time(&self) -> Duration {
+        let (tokens, secs) = self.pace;
+        if tokens < 16 {
+            return WRAP_UP_TIME;
+        }
+        let wanted = 1.5 * WRAP_UP_TOKENS * secs / tokens as f64;
+        Duration::from_secs_f64(wanted).clamp(WRAP_UP_TIME, MAX_WRAP_UP_TIME)
     }
 
     /// Run one tool call; only a broken sandbox is an error, everything else is an observation.
@@ -550,6 +643,7 @@ impl<'a> Agent<'a> {
         match call {
             Err(message) => seen.refused(message),
             Ok(tools::Call::Python(code)) => {
+                self.ran_code = true;
                 let r = self
                     .sandbox
                     .python(&code, timeout, cancel, &on_output)
@@ -557,6 +651,7 @@ impl<'a> Agent<'a> {
                 seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
             }
             Ok(tools::Call::Shell(cmd)) => {
+                self.ran_code = true;
                 let r = self.sandbox.shell(&cmd, timeout, cancel, &on_output).await;
                 seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
             }
@@ -573,9 +668,25 @@ impl<'a> Agent<'a> {
 
     /// Append an item: to the conversation, to the host's record (disk), and as an event.
     fn push(&mut self, item: Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        self.keep(item, usage, None)
+    }
+
+    /// [`Agent::push`], with what a person reads of assistant text when it differs
+    /// from what the model wrote (calls written in it).
+    fn keep(
+        &mut self,
+        item: Item,
+        usage: Option<&Usage>,
+        shown: Option<String>,
+    ) -> anyhow::Result<()> {
         self.host.record(&item, usage)?;
         match &item {
-            Item::Assistant { text } => self.host.emit(EventKind::Text { text: text.clone() }),
+            Item::Assistant { text } => {
+                let text = shown.unwrap_or_else(|| text.clone());
+                if !text.trim().is_empty() {
+                    self.host.emit(EventKind::Text { text });
+                }
+            }
             Item::ToolCall {
                 call_id,
                 name,

@@ -311,25 +311,6 @@ pub fn shorten(text: &str, budget: usize, where_whole: &str) -> String {
     )
 }
 
-/// Output files the task names (`output/NAME.ext`) that do not exist.
-pub fn missing_outputs(task: &str, outputs: &[OutputEntry]) -> Vec<String> {
-    let mut missing = Vec::new();
-    for (i, _) in task.match_indices("output/") {
-        let name: String = task[i + 7..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
-            .collect();
-        let name = name.trim_end_matches(['.', '/']);
-        if name.contains('.') && !outputs.iter().any(|f| f.path == name) {
-            let full = format!("output/{name}");
-            if !missing.contains(&full) {
-                missing.push(full);
-            }
-        }
-    }
-    missing
-}
-
 fn safe_name(s: &str) -> String {
     s.chars()
         .map(|c| {
@@ -433,18 +414,6 @@ mod tests {
         assert!(s.contains("28000 of 40000 characters cut") && s.contains("kept at X"));
         assert!(s.chars().count() < OUTPUT_BUDGET + 200);
         assert_eq!(shorten("short", 10, ""), "short");
-    }
-
-    #[test]
-    fn missing_outputs_are_the_named_files_not_there() {
-        let task =
-            "Save output/anomalies.csv, output/energy_anomalies.png and output/anomaly_report.md.";
-        let have = vec![entry("anomalies.csv", 1, 1)];
-        assert_eq!(
-            missing_outputs(task, &have),
-            ["output/energy_anomalies.png", "output/anomaly_report.md"]
-        );
-        assert!(missing_outputs("put results in output/", &[]).is_empty());
     }
 
     #[test]

@@ -511,22 +511,98 @@ async fn a_transcript_that_cannot_be_written_fails_the_ask() {
 }
 
 #[tokio::test]
-async fn missing_outputs_get_one_reminder() {
+async fn missing_or_touched_outputs_are_reminded_twice_then_the_ask_is_incomplete() {
     let sandbox = FakeSandbox::default();
-    let mut a = ask(&sandbox, [say("Here it is."), say("I could not make it.")]);
+    let mut a = ask(
+        &sandbox,
+        [
+            say("Here it is."),
+            // A small model's way out: the file exists, empty.
+            py("c1", "write output/chart.png"),
+            say("Done."),
+            say("I could not make it."),
+        ],
+    );
+    a.task = "plot it to output/chart.png";
+    let a = a.run().await;
+    assert_eq!(
+        a.status,
+        RunStatus::Incomplete {
+            problems: vec![crate::protocol::OutputProblem {
+                path: "output/chart.png".into(),
+                problem: "is empty (0 bytes)".into(),
+            }]
+        }
+    );
+    assert_eq!(
+        a.status.to_string(),
+        "incomplete: output/chart.png is empty (0 bytes)"
+    );
+    assert!(a.items[2].starts_with(
+        "user: [from the app] Not done yet: output/chart.png does not exist. The task asks"
+    ));
+    // Before any code ran, the reminder offers no way out; the last one, after, does.
+    assert!(!a.items[2].contains("why"), "{}", a.items[2]);
+    assert!(a.items[6]
+        .starts_with("user: [from the app] Not done yet: output/chart.png is empty (0 bytes)."));
+    assert!(a.items[6].contains("say why"), "{}", a.items[6]);
+    assert_eq!(a.items.last().unwrap(), "assistant: I could not make it.");
+}
+
+#[tokio::test]
+async fn a_real_file_after_a_reminder_finishes_the_ask() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(
+        &sandbox,
+        [
+            py("c1", "write output/chart.png not a png"),
+            say("Saved."),
+            py("c2", "png output/chart.png"),
+            say("Saved, for real."),
+        ],
+    );
     a.task = "plot it to output/chart.png";
     let a = a.run().await;
     assert_eq!(a.status, RunStatus::Finished);
-    assert_eq!(
-        a.items,
+    assert!(a.items[4].contains(
+        "output/chart.png is not a PNG image (it does not start with the PNG signature)"
+    ));
+}
+
+#[tokio::test]
+async fn a_call_no_one_could_read_is_not_the_answer() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(
+        &sandbox,
         [
-            "user: plot it to output/chart.png",
-            "assistant: Here it is.",
-            "user: [from the app] The task asks for output/chart.png but it does not exist yet. \
-             Create it, or say in your answer why not.",
-            "assistant: I could not make it.",
+            say("```json\n{\"name\": \"python\", \"arguments\": {\"code\": print(1)}}\n```"),
+            say("Here is the code:\n```python\nprint 1\n```\n"
+                .repeat(30)
+                .as_str()),
+            say("Still no call."),
+        ],
+    )
+    .run()
+    .await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert_eq!(a.turns, 3);
+    let nothing: Vec<&str> = a
+        .raw_events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::NothingRan { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        nothing,
+        [
+            "your reply looks like a tool call written as JSON, but it could not be read as one",
+            "your reply holds code but calls no tool, so the code did not run",
         ]
     );
+    assert!(a.items[2].starts_with("user: [from the app] Nothing was run: your reply looks like"));
+    assert!(a.items[2].contains("```python"));
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ pub mod script;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::model::chat_completions::text_calls;
 use crate::model::Item;
 use crate::protocol::machine_lines::strip;
 use crate::protocol::tool_arg;
@@ -181,7 +182,7 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
     let figures = figure_files(&run.path);
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
-    for e in &entries {
+    for (k, e) in entries.iter().enumerate() {
         let ask = e.ask.clone().unwrap_or_else(|| "ask-1".into());
         if current.as_deref() != Some(ask.as_str()) {
             current = Some(ask.clone());
@@ -198,10 +199,17 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
             });
         }
         match &e.item {
-            Item::Assistant { text } if !text.trim().is_empty() => blocks.push(Block::Text {
-                ask: ask.clone(),
-                text: text.clone(),
-            }),
+            Item::Assistant { text } => {
+                // Calls written in the text are their own cells.
+                let text = text_calls::shown(text, entries[k + 1..].iter().map(|e| &e.item))
+                    .unwrap_or_else(|| text.clone());
+                if !text.trim().is_empty() {
+                    blocks.push(Block::Text {
+                        ask: ask.clone(),
+                        text,
+                    })
+                }
+            }
             Item::ToolCall {
                 call_id,
                 name,

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::agent::{ArtifactKind, EventKind};
 use crate::analysis::{figure_files, figure_prefix};
 use crate::approval::Resolution;
+use crate::model::chat_completions::text_calls;
 use crate::model::Item;
 use crate::protocol::machine_lines::strip;
 use crate::protocol::tool_source;
@@ -45,13 +46,19 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                 prompt: a.prompt.clone(),
                 model: a.model.clone(),
             }];
-            for e in entries
+            let mine: Vec<_> = entries
                 .iter()
                 .filter(|e| e.ask.as_deref() == Some(a.id.as_str()))
-            {
+                .collect();
+            for (k, e) in mine.iter().enumerate() {
                 match &e.item {
-                    Item::Assistant { text } if !text.trim().is_empty() => {
-                        events.push(EventKind::Text { text: text.clone() })
+                    Item::Assistant { text } => {
+                        // Calls written in the text are shown as their cells.
+                        let text = text_calls::shown(text, mine[k + 1..].iter().map(|e| &e.item))
+                            .unwrap_or_else(|| text.clone());
+                        if !text.trim().is_empty() {
+                            events.push(EventKind::Text { text });
+                        }
                     }
                     Item::ToolCall {
                         call_id,

@@ -46,8 +46,18 @@ pub fn preview_png(path: &Path) -> anyhow::Result<ImageInfo> {
         .metadata()
         .with_context(|| format!("cannot read {}", path.display()))?
         .len();
+    check_png(BufReader::new(file), bytes, &path.display().to_string())
+}
+
+/// [`preview_png`] over any reader of `bytes` bytes; `name` is for the messages.
+pub fn check_png<R: std::io::BufRead + std::io::Seek>(
+    reader: R,
+    bytes: u64,
+    name: &str,
+) -> anyhow::Result<ImageInfo> {
+    let path = Path::new(name);
     let mut decoder = png::Decoder::new_with_limits(
-        BufReader::new(file),
+        reader,
         png::Limits {
             bytes: MAX_DECODER_BYTES,
         },

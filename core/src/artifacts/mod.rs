@@ -10,6 +10,7 @@
 //! This module: an output file's kind, size and, for PNGs, dimensions.
 
 pub mod bundle;
+pub mod check;
 pub mod csv_index;
 pub mod excel;
 pub mod image;

@@ -748,8 +748,24 @@ impl Printer {
             ),
             EventKind::TurnStarted { turn, max_turns } => writeln!(err, "turn {turn}/{max_turns}"),
             EventKind::Text { text } => writeln!(err, "  assistant: {}", indent(text, v, 12)),
-            EventKind::ToolCall { name, code, .. } => {
-                writeln!(err, "  {}: {}", escape(name), indent(code, v, 3))
+            EventKind::ToolCall {
+                call_id,
+                name,
+                code,
+            } => {
+                // With -v: which calls the model wrote as text and the app read.
+                let how = if v && api::is_text_call(call_id) {
+                    " (written in the reply's text, recovered)"
+                } else {
+                    ""
+                };
+                writeln!(err, "  {}{how}: {}", escape(name), indent(code, v, 3))
+            }
+            EventKind::NothingRan { reason } => {
+                writeln!(
+                    err,
+                    "  nothing ran: {reason}; the model is told how to call a tool"
+                )
             }
             // The whole code, verbose or not: a person is about to decide on it.
             EventKind::ApprovalRequested { tool, code, .. } => writeln!(

@@ -105,6 +105,29 @@ pub struct Budget {
     caps: ReplyCaps,
     used: [usize; 3],
     cut: Option<Cut>,
+    /// The text's length at which it is next looked at for a loop.
+    next_loop_check: usize,
+}
+
+/// Text shorter than this is never taken for a loop.
+const LOOP_MIN_SPAN: usize = 2000;
+/// A loop repeats its stretch at least this many times.
+const LOOP_MIN_REPEATS: usize = 8;
+/// The longest stretch looked for.
+const LOOP_MAX_PERIOD: usize = 400;
+/// How much more text arrives between two looks.
+const LOOP_CHECK_EVERY: usize = 256;
+
+/// The length of the stretch the end of `text` keeps repeating, if it does: the last
+/// `max(2000, 8 × p)` bytes equal themselves shifted by `p`. Real answers, tables and
+/// code do not repeat one stretch that long; a runaway model does ("Noisy Noisy
+/// Noisy ..."), until the server's own cap.
+pub fn repeating_tail(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (1..=LOOP_MAX_PERIOD).find(|&p| {
+        let span = (LOOP_MIN_REPEATS * p).max(LOOP_MIN_SPAN);
+        span + p <= b.len() && b[b.len() - span..] == b[b.len() - span - p..b.len() - p]
+    })
 }
 
 impl Budget {
@@ -134,6 +157,16 @@ impl Budget {
     pub fn append<'p>(&mut self, part: Part, into: &mut String, piece: &'p str) -> &'p str {
         let kept = self.take(part, piece);
         into.push_str(kept);
+        // Text caught in a loop is cut like text over its cap: nothing after is read.
+        if part == Part::Text && self.cut.is_none() && into.len() >= self.next_loop_check {
+            self.next_loop_check = into.len().max(LOOP_MIN_SPAN) + LOOP_CHECK_EVERY;
+            if let Some(period) = repeating_tail(into) {
+                self.cut = Some(Cut {
+                    what: Capped::Repetition,
+                    cap: period,
+                });
+            }
+        }
         kept
     }
 
@@ -236,6 +269,44 @@ mod tests {
         b.replace(Part::Arguments, &mut args, "{\"a\":1}");
         assert_eq!(args, "{\"a\":1");
         assert_eq!(b.cut().unwrap().what, Capped::Arguments);
+    }
+
+    #[test]
+    fn a_reply_caught_in_a_loop_is_cut_and_real_text_is_not() {
+        let mut b = Budget::new(ReplyCaps::default());
+        let mut text = String::from("The data has three columns. ");
+        let mut cut_at = None;
+        for i in 0..2000 {
+            b.append(Part::Text, &mut text, "Noisy Noisy Data Limit ");
+            if b.cut().is_some() {
+                cut_at = Some(i);
+                break;
+            }
+        }
+        assert_eq!(
+            b.cut(),
+            Some(Cut {
+                what: Capped::Repetition,
+                cap: 23
+            })
+        );
+        // Cut soon after the loop passed 2,000 bytes, not at the server's cap.
+        assert!(cut_at.unwrap() < 110, "{cut_at:?}");
+        assert!(b
+            .cut()
+            .unwrap()
+            .describe()
+            .contains("repeating the same 23 characters"));
+
+        // A long table and long code are not loops.
+        let table: String = (0..400)
+            .map(|i| format!("| {i} | {} |\n", i * 7 % 13))
+            .collect();
+        assert_eq!(repeating_tail(&table), None);
+        let code = "df = pd.read_csv('input/a.csv')\nprint(df.describe())\n".repeat(30);
+        // Two lines said 30 times (1,590 bytes) are short of a loop; 60 times are one.
+        assert_eq!(repeating_tail(&code), None);
+        assert_eq!(repeating_tail(&code.repeat(2)), Some(53));
     }
 
     #[test]

@@ -22,6 +22,7 @@
 //! history as they are. Tool calls that a local model writes as text are made calls
 //! by [`text_calls`].
 
+pub mod loose_json;
 pub mod text_calls;
 
 use std::collections::BTreeMap;
@@ -78,8 +79,10 @@ impl WireFormat for Chat {
                 })
                 .collect();
         }
-        if let Some(n) = config.max_tokens {
-            body["max_tokens"] = json!(n);
+        // A reply cap and a low temperature unless configured: small local models at
+        // their servers' defaults loop for thousands of tokens.
+        for (k, v) in config.sampling.chat_fields() {
+            body[k] = v;
         }
         body
     }
@@ -273,14 +276,21 @@ impl ChatDecoder {
     }
 
     fn absorb_usage(&mut self, v: &Value) {
+        let n = |x: &Value| x.as_u64().unwrap_or(0);
         let u = &v["usage"];
         if u.is_object() {
-            let n = |x: &Value| x.as_u64().unwrap_or(0);
             self.usage = Usage {
                 input_tokens: n(&u["prompt_tokens"]),
                 output_tokens: n(&u["completion_tokens"]),
-                cached_tokens: n(&u["prompt_tokens_details"]["cached_tokens"]),
+                cached_tokens: n(&u["prompt_tokens_details"]["cached_tokens"])
+                    .max(self.usage.cached_tokens),
             };
+        }
+        // llama.cpp's own account: `timings.cache_n`, the prompt tokens its slot
+        // already held (its usage has no `prompt_tokens_details` in some versions).
+        let cache_n = n(&v["timings"]["cache_n"]);
+        if cache_n > self.usage.cached_tokens {
+            self.usage.cached_tokens = cache_n;
         }
     }
 

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod capabilities;
+pub mod sampling;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +50,7 @@ use super::pricing::{self, Price};
 use super::providers::{self, Wire};
 use super::secret::{ApiKey, Credentials, KeySource};
 use super::Model;
+pub use sampling::Sampling;
 
 // The table of providers names them; they are named here too, where callers found them.
 pub use super::providers::{ProviderKind, KEYCHAIN_SERVICE};
@@ -141,6 +143,27 @@ pub struct Section {
     pub vision: Option<bool>,
     /// The model's context window in tokens; overrides the table.
     pub context_window: Option<u64>,
+    /// How the model samples (see [`sampling`]); Chat Completions servers only.
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u64>,
+    pub repeat_penalty: Option<f64>,
+    pub frequency_penalty: Option<f64>,
+    pub presence_penalty: Option<f64>,
+}
+
+impl Section {
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            seed: self.seed,
+            repeat_penalty: self.repeat_penalty,
+            frequency_penalty: self.frequency_penalty,
+            presence_penalty: self.presence_penalty,
+        }
+    }
 }
 
 /// The config file.
@@ -158,6 +181,10 @@ pub struct ConfigFile {
     /// Prices by `provider:model` (or just the model name), overriding the built-in table.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// Sampling and reply length by `provider:model` (or just the model name), over
+    /// the provider's section.
+    #[serde(default)]
+    pub models: BTreeMap<String, Sampling>,
     /// The user's own packages, layered on the built-in sandbox image.
     #[serde(default)]
     pub image: ImageSection,
@@ -221,6 +248,18 @@ impl ConfigFile {
         .with_context(|| format!("the config file {} cannot be read", path.display()))?;
         if let Err(e) = file.image.packages() {
             bail!("the config file {}: [image] {e}", path.display());
+        }
+        let sections = ProviderKind::ALL
+            .iter()
+            .map(|k| (format!("[{}]", k.name()), file.section(*k).sampling()));
+        let models = file
+            .models
+            .iter()
+            .map(|(name, s)| (format!("[models.\"{name}\"]"), *s));
+        for (name, sampling) in sections.chain(models) {
+            if let Err(e) = sampling.validate() {
+                bail!("the config file {}: {name} {e}", path.display());
+            }
         }
         for kind in ProviderKind::ALL {
             if file.section(kind).api_key.is_some() {
@@ -289,6 +328,8 @@ pub struct ProviderConfig {
     pub key_var: String,
     pub http: HttpSettings,
     pub max_tokens: Option<u32>,
+    /// How the model samples, `max_tokens` included; sent by the Chat Completions wire.
+    pub sampling: Sampling,
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,
     pub price: Option<Price>,
@@ -309,6 +350,7 @@ impl ProviderConfig {
             key_var: kind.key_var().to_string(),
             http: HttpSettings::default(),
             max_tokens: None,
+            sampling: Sampling::default(),
             reasoning_effort: None,
             reasoning_summary: None,
             price: pricing::lookup(kind.name(), model),
@@ -414,6 +456,12 @@ pub fn resolve(
         &where_file,
     )?;
     let (credentials, key_var) = credentials(kind, section, &env, src.keychain);
+    let sampling = section.sampling().overlaid(
+        file.models
+            .get(&format!("{}:{model}", kind.name()))
+            .or_else(|| file.models.get(&model))
+            .unwrap_or(&Sampling::default()),
+    );
     let row = kind.row();
     let at_default = row.base_url == Some(base_url.trim_end_matches('/'));
     if credentials.key.is_none() && row.key_required && at_default {
@@ -429,7 +477,8 @@ pub fn resolve(
         credentials,
         key_var,
         http: http_settings(section),
-        max_tokens: section.max_tokens,
+        max_tokens: sampling.max_tokens,
+        sampling,
         reasoning_effort: section.reasoning_effort.clone(),
         reasoning_summary: section.reasoning_summary.clone(),
         price: price(file, kind, &model),

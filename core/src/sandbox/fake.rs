@@ -11,6 +11,7 @@
 //! print TEXT         print a line               stream N MS     print N lines, MS apart
 //! sleep MS           wait (cancellable)         figure          display a 2x2 PNG figure
 //! fail               raise an error             repeat N TEXT   print TEXT N times
+//! png PATH           write a 2x2 PNG file
 //! connect HOST PORT  a connection through the egress proxy: let through (and
 //!                    closed) when HOST starts with `ok.`, refused otherwise
 //! ```
@@ -114,6 +115,7 @@ impl FakeSandbox {
                     }
                 }
                 "figure" => r.figures.push(tiny_png()),
+                "png" => self.put(a, tiny_png()),
                 "connect" => {
                     let port = b.parse().unwrap_or(443);
                     let event = |kind| EgressEvent {

@@ -122,31 +122,22 @@ const NOTABLE: &[(&str, &str, &str)] = &[
     ("xlrd", "xlrd", " (.xls)"),
     ("odfpy", "odfpy", " (.ods)"),
     ("tabulate", "tabulate", " (DataFrame.to_markdown)"),
+    ("polars", "polars", ""),
+    ("duckdb", "duckdb", ""),
     ("ipython", "IPython", ""),
 ];
 
 /// The sentence of the instructions that says what is installed, e.g. "Python 3.13.5
-/// with numpy 2.2.4, pandas 2.2.3, ... and IPython 8.35.0; also installed: sympy 1.13.3,
-/// ...". Left out of "also": dependencies of other packages and typing stubs
-/// (`types-*`, which Debian's jedi brings by the hundred): naming them would bury
-/// what matters.
+/// with numpy 2.2.4, pandas 2.2.3, ... and IPython 8.35.0". Only the analysis
+/// libraries of [`NOTABLE`] are named: a list of every distribution (Brotli, fs,
+/// jaraco.text, ...) made small models import what they did not need.
 pub fn describe(env: &PythonEnv) -> String {
-    let mut named = Vec::new();
-    for (dist, shown, note) in NOTABLE {
-        if let Some(v) = env.version_of(dist) {
-            named.push(format!("{shown} {}{note}", upstream(v)));
-        }
-    }
-    let others: Vec<String> = env
-        .packages
+    let named: Vec<String> = NOTABLE
         .iter()
-        .filter(|p| !p.dependency && !normalize(&p.name).starts_with("types-"))
-        .filter(|p| {
-            !NOTABLE
-                .iter()
-                .any(|(d, _, _)| normalize(d) == normalize(&p.name))
+        .filter_map(|(dist, shown, note)| {
+            env.version_of(dist)
+                .map(|v| format!("{shown} {}{note}", upstream(v)))
         })
-        .map(|p| format!("{} {}", p.name, upstream(&p.version)))
         .collect();
     let mut s = format!("Python {}", env.python);
     match named.len() {
@@ -157,9 +148,6 @@ pub fn describe(env: &PythonEnv) -> String {
             named[..n - 1].join(", "),
             named[n - 1]
         )),
-    }
-    if !others.is_empty() {
-        s.push_str(&format!("; also installed: {}", others.join(", ")));
     }
     s
 }
@@ -258,11 +246,11 @@ mod tests {
         assert_eq!(
             describe(&e),
             "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, scikit-learn 1.4.2, odfpy 1.4.2 (.ods) \
-             and IPython 8.35.0; also installed: sympy 1.13.3"
+             and IPython 8.35.0"
         );
         assert_eq!(
             describe(&env(&[("requests", "2.32", false)])),
-            "Python 3.13.5; also installed: requests 2.32"
+            "Python 3.13.5"
         );
     }
 

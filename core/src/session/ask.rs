@@ -221,7 +221,15 @@ impl Session {
         config: &SessionConfig,
         model_vision: bool,
     ) -> String {
-        let summaries = self.input_summaries().await;
+        let frozen = self.inner.described.lock().unwrap().clone();
+        let summaries = match frozen {
+            Some(s) => s,
+            None => {
+                let s = self.input_summaries().await;
+                *self.inner.described.lock().unwrap() = Some(s.clone());
+                s
+            }
+        };
         let libraries = match sandbox.python_env().await {
             Ok(env) => crate::sandbox::packages::describe(&env),
             Err(_) => instructions::LIBRARIES.to_string(),
@@ -290,6 +298,26 @@ impl Session {
         };
         let collected = match collected {
             Ok(c) => swap_dirs(&fresh, &self.outputs_dir()).await.map(|()| c),
+            Err(e) => Err(e),
+        };
+        let collected = match collected {
+            Ok(mut c) => {
+                // Each file kept is checked once, so the history can mark what is not
+                // what its name says.
+                let dir = self.outputs_dir();
+                let names: Vec<String> = c.files.iter().map(|f| f.path.clone()).collect();
+                let checked = super::blocking(move || {
+                    Ok(names
+                        .iter()
+                        .map(|n| crate::artifacts::check::file_problem(&dir.join(n), n))
+                        .collect::<Vec<_>>())
+                })
+                .await;
+                for (f, problem) in c.files.iter_mut().zip(checked.unwrap_or_default()) {
+                    f.invalid = problem;
+                }
+                Ok(c)
+            }
             Err(e) => Err(e),
         };
         match collected {

@@ -120,6 +120,10 @@ struct Inner {
     closing: CancellationToken,
     /// The calls waiting for the analyst, and the tools always allowed.
     approvals: crate::approval::Gate,
+    /// The inputs as the first ask's instructions described them: later asks of this
+    /// process describe the same, so the system prompt stays byte for byte the same
+    /// and the server's prompt cache holds (files added later are told in notes).
+    described: Mutex<Option<Vec<InputSummary>>>,
 }
 
 struct Live {
@@ -161,6 +165,7 @@ impl Session {
                 claiming: Mutex::new(()),
                 closing: CancellationToken::new(),
                 approvals: Default::default(),
+                described: Mutex::new(None),
             }),
         }
     }

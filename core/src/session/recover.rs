@@ -139,6 +139,7 @@ pub(super) fn carry_over(
         kept.push(CollectedFile {
             path: f.rel.clone(),
             bytes: f.bytes,
+            invalid: None,
         });
     }
     Ok((kept, clashed))
@@ -188,6 +189,7 @@ mod tests {
         let back = [CollectedFile {
             path: "unseen".into(),
             bytes: 1,
+            invalid: None,
         }];
         assert_eq!(to_keep(&blind, &back, None).len(), 2);
     }

@@ -82,6 +82,9 @@ fn render(meta: &RunMeta, entries: &[Entry]) -> String {
         s.push_str("outputs:\n");
         for f in &meta.outputs {
             s.push_str(&format!("  {} ({} bytes)", e1(&f.path), f.bytes));
+            if let Some(why) = &f.invalid {
+                s.push_str(&format!("  INVALID: {}", e1(why)));
+            }
             if let Some(p) = meta.provenance.get(&f.path) {
                 s.push_str(&format!(
                     "  made by {} call {} ({}, {:.2} s)",

@@ -33,6 +33,10 @@ pub struct CollectedFile {
     /// Relative to the output folder, '/'-separated.
     pub path: String,
     pub bytes: u64,
+    /// What is wrong with it, when it is not what its name says (an empty file, a PNG
+    /// that does not decode): see `artifacts::check`. Set once it is on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,6 +208,7 @@ pub fn collect_chosen(
         out.files.push(CollectedFile {
             path: rel.to_string_lossy().replace('\\', "/"),
             bytes: size,
+            invalid: None,
         });
     }
     Ok(out)

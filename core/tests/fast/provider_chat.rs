@@ -550,7 +550,15 @@ async fn tool_calls_written_as_text_become_calls() {
     let object = json!({"name": "python", "arguments": {"code": code}}).to_string();
     let (_, arguments, items) = text_call(&object).await;
     assert_eq!(arguments, want);
-    assert_eq!(items.len(), 1, "the JSON is not kept as text: {items:?}");
+    // The model's text stays as it wrote it, for the history; a person reads nothing
+    // of it but the cell.
+    assert_eq!(
+        items[0],
+        Item::Assistant {
+            text: object.clone()
+        }
+    );
+    assert_eq!(text_calls::shown_text(&items, 0).as_deref(), Some(""));
 
     // Fenced JSON with the arguments beside the tool's name, after some prose.
     let fenced = format!(
@@ -562,8 +570,12 @@ async fn tool_calls_written_as_text_become_calls() {
     assert_eq!(
         items[0],
         Item::Assistant {
-            text: "Let me load the file.".into()
+            text: fenced.clone()
         }
+    );
+    assert_eq!(
+        text_calls::shown_text(&items, 0).as_deref(),
+        Some("Let me load the file.")
     );
 
     // A fenced python block.
@@ -657,4 +669,56 @@ async fn a_server_that_goes_silent_hits_the_idle_timeout() {
         .unwrap();
     assert_eq!(reply.items, rows());
     assert_eq!(server.received().len(), 2);
+}
+
+#[tokio::test]
+async fn replies_are_bounded_and_sampled_as_configured() {
+    // Nothing configured: a reply cap and a low temperature, and nothing else.
+    let body = P
+        .body_for(&wire::user("go"), &[], text_stream(ROWS), |_| {})
+        .await;
+    assert_eq!(body["max_tokens"], 4096);
+    assert_eq!(body["temperature"], 0.2);
+    assert!(body.get("seed").is_none() && body.get("repeat_penalty").is_none());
+    // A seed and llama.cpp's repeat penalty when the config file sets them.
+    let body = P
+        .body_for(&wire::user("go"), &[], text_stream(ROWS), |c| {
+            c.sampling = sandalyst::model::config::Sampling {
+                max_tokens: Some(1024),
+                temperature: Some(0.0),
+                seed: Some(7),
+                repeat_penalty: Some(1.1),
+                ..Default::default()
+            }
+        })
+        .await;
+    assert_eq!(
+        (
+            &body["max_tokens"],
+            &body["temperature"],
+            &body["seed"],
+            &body["repeat_penalty"]
+        ),
+        (&json!(1024), &json!(0.0), &json!(7), &json!(1.1))
+    );
+}
+
+#[tokio::test]
+async fn llama_cpp_timings_count_as_cached_tokens() {
+    // llama.cpp's last chunk: usage without prompt_tokens_details, and its timings.
+    let mut s = text_stream("Hi.");
+    s.insert(s.len() - 1, chunk_with_timings());
+    let server = WireServer::start(vec![Answer::Sse(s)]).await;
+    let reply = P.ask(&server, &wire::user("go")).await.unwrap();
+    assert_eq!(reply.usage.cached_tokens, 1200);
+    assert_eq!(reply.usage.input_tokens, 1300);
+}
+
+fn chunk_with_timings() -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "x", "object": "chat.completion.chunk", "model": MODEL, "choices": [],
+               "usage": {"prompt_tokens": 1300, "completion_tokens": 3, "total_tokens": 1303},
+               "timings": {"cache_n": 1200, "prompt_n": 100, "prompt_ms": 1500.0, "predicted_n": 3}})
+    )
 }

@@ -88,9 +88,13 @@ async fn a_tool_call_written_as_text_runs_and_the_model_is_told_once() {
             .count(),
         1
     );
-    // The prose stays as the assistant's words; the block became the call.
+    // The model's words go back as it wrote them, block included, with the call the
+    // block became: it sees the form that worked.
     let first = messages.iter().find(|m| m["role"] == "assistant").unwrap();
-    assert_eq!(first["content"], "I will save the total.");
+    assert_eq!(
+        first["content"],
+        "I will save the total.\n```python\nwrite output/total.txt 42\n```"
+    );
     assert_eq!(
         first["tool_calls"][0]["function"]["arguments"],
         json!({"code": "write output/total.txt 42\n"}).to_string()

@@ -79,6 +79,7 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
         py("c1", "set total 42\nwrite output/total.txt 42"),
         say("The total is 42."),
     ]);
+    let first_log = first.log.clone();
     let (_, o1) = ask(&session, "Add it up", first).await;
     assert_eq!(o1.status, RunStatus::Finished);
     assert_eq!(o1.answer.as_deref(), Some("The total is 42."));
@@ -112,7 +113,11 @@ async fn a_follow_up_uses_the_variables_and_files_of_the_first_ask() {
         text.starts_with("And now?") && text.contains("input/more.csv"),
         "{text}"
     );
-    assert!(seen[0].instructions.contains("input/more.csv"));
+    // The system prompt is the first ask's, byte for byte (the server's prompt cache
+    // holds); the new file is in the note above.
+    let first_seen = first_log.lock().unwrap().clone();
+    assert_eq!(seen[0].instructions, first_seen[0].instructions);
+    assert!(!seen[0].instructions.contains("input/more.csv"));
     // The fake sandbox cannot list packages: the instructions name the fixed set.
     assert!(seen[0]
         .instructions
@@ -986,4 +991,45 @@ async fn machine_lines_reach_the_transcript_but_not_the_front_end() {
     let figure = past[at("cell_image")]["path"].as_str().unwrap();
     assert_eq!(past[at("cell_image")]["call_id"], "c1");
     assert!(session.dir().join(figure).is_file(), "{figure}");
+}
+
+#[tokio::test]
+async fn an_ask_whose_named_outputs_stay_empty_ends_incomplete_with_a_pinned_shape() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        // Code in the text, no call: not taken for the answer.
+        say("Here is the code:\n```python\nwrite output/chart.png\n```\nThis should do it."),
+        py("c1", "write output/chart.png\nwrite output/notes.txt three rows"),
+        say("Done."),
+        say("Done, really."),
+        say("Done, I promise."),
+    ]);
+    let (events, outcome) = ask(&session, "Plot it to output/chart.png", model).await;
+    let problem = json!({"path": "output/chart.png", "problem": "is empty (0 bytes)"});
+    assert_eq!(
+        serde_json::to_value(&outcome.status).unwrap(),
+        json!({"status": "incomplete", "problems": [problem]})
+    );
+    let nothing: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| v["type"] == "nothing_ran")
+        .map(|mut v| {
+            v.as_object_mut().unwrap().remove("at");
+            v
+        })
+        .collect();
+    assert_eq!(
+        nothing,
+        [json!({"type": "nothing_ran", "session_id": session.id(), "ask_id": "ask-1",
+                "reason": "your reply holds code but calls no tool, so the code did not run"})]
+    );
+    // The run keeps the outputs, the empty one marked.
+    let meta = session.meta();
+    let chart = meta.outputs.iter().find(|o| o.path == "chart.png").unwrap();
+    assert_eq!(chart.invalid.as_deref(), Some("is empty (0 bytes)"));
+    let notes = meta.outputs.iter().find(|o| o.path == "notes.txt").unwrap();
+    assert_eq!(notes.invalid, None);
+    assert_eq!(meta.status, Some(outcome.status.clone()));
 }

@@ -7,20 +7,23 @@
 //!
 //! 1. the markers of chat templates: `<tool_call>{...}</tool_call>` (Hermes, Qwen),
 //!    `<function=python>{...}</function>` and `<|python_tag|>` (Llama 3.1),
-//!    `[TOOL_CALLS] [...]` (Mistral);
+//!    `[TOOL_CALLS] [...]` (Mistral), and tags named after a tool, `<python>CODE
+//!    </python>` or `<bash>`, alone or inside `<tools>…</tools>`;
 //! 2. a JSON object naming an offered tool, the whole message, in a fenced block
 //!    (```` ```json ````) or inside the prose: `{"name": "python", "arguments": {...}}`
 //!    (or `parameters`, or the arguments as a JSON string), `{"tool": "python", "code":
 //!    "..."}` (the arguments beside the name, under `tool`, `name`, `tool_name` or
 //!    `function`), OpenAI's own `{"type": "function", "function": {...}}`, or a list
-//!    of them;
-//! 3. one fenced ```` ```python ```` block (the `python` tool's code) or ```` ```bash ````
-//!    / ```` ```sh ```` block (the `shell` tool's command), when it is the only code
-//!    block and the prose around it is short: a final answer that quotes the code it
-//!    ran is longer and is left alone.
+//!    of them; read leniently ([`super::loose_json`]): small models write the code in
+//!    Python triple quotes, strings in single quotes, trailing commas;
+//! 3. fenced ```` ```python ```` blocks (the `python` tool's code) and ```` ```bash ````
+//!    / ```` ```sh ```` blocks (the `shell` tool's command), one call each in order,
+//!    when the prose around them is short: a final answer that quotes the code it ran
+//!    is longer and is left alone.
 //!
-//! The JSON or block that was the call leaves the assistant text (the prose around it
-//! stays), and each call gets a fresh id starting with [`PREFIX`]: that id is the flag.
+//! The reply keeps the model's text exactly as it wrote it, calls included, so the
+//! history shows the model the form that worked; [`prose`] is what a person reads of
+//! it. Each call gets a fresh id starting with [`PREFIX`]: that id is the flag.
 //! It is in the transcript, so it survives a reopened session, and it is all the
 //! provider needs to tell the model once how to call tools: when the history is sent,
 //! the result of the *first* such call in the conversation carries [`NOTE`]. The loop
@@ -47,6 +50,7 @@
 
 use serde_json::{Map, Value};
 
+use super::loose_json;
 use crate::model::{Item, Reply, ToolSpec};
 
 /// How the id of a call recovered from text begins.
@@ -57,8 +61,8 @@ pub const NOTE: &str = "[Note: you wrote this tool call as text in your message.
 but call tools through the tool-calling interface (a structured tool call), not as JSON or code in your message text: \
 text that only looks like a call may be taken for your final answer.]";
 
-/// The longest prose around a lone fenced code block for it to count as a call.
-const MAX_PROSE: usize = 400;
+/// The longest prose around fenced code blocks for them to count as calls.
+const MAX_PROSE: usize = 600;
 
 /// Whether the call with this id was written as text and recovered.
 pub fn is_text_call(call_id: &str) -> bool {
@@ -76,7 +80,8 @@ pub fn first_text_call(items: &[Item]) -> Option<&str> {
 
 /// `reply` with tool calls written in its text made into calls (see the module doc);
 /// unchanged when it has structured calls, no text call is found or no tools were
-/// offered.
+/// offered. The model's text stays as it wrote it, calls included: the history then
+/// shows the model the form that worked (a person sees [`prose`]).
 pub fn convert(mut reply: Reply, tools: &[ToolSpec]) -> Reply {
     if tools.is_empty() || reply.tool_calls().next().is_some() {
         return reply;
@@ -91,23 +96,71 @@ pub fn convert(mut reply: Reply, tools: &[ToolSpec]) -> Reply {
     let Item::Assistant { text } = &reply.items[pos] else {
         return reply;
     };
-    let Some((calls, prose)) = find(text, tools) else {
+    let Some((calls, _)) = find(text, tools) else {
         return reply;
     };
     let nonce = format!("{:08x}", rand::random::<u32>());
-    let mut replacement = Vec::new();
-    if !prose.is_empty() {
-        replacement.push(Item::Assistant { text: prose });
-    }
-    replacement.extend(calls.into_iter().enumerate().map(|(n, (name, arguments))| {
-        Item::ToolCall {
+    let calls = calls
+        .into_iter()
+        .enumerate()
+        .map(|(n, (name, arguments))| Item::ToolCall {
             call_id: format!("{PREFIX}{nonce}_{n}"),
             name,
             arguments: Value::Object(arguments).to_string(),
-        }
-    }));
-    reply.items.splice(pos..=pos, replacement);
+        });
+    reply.items.splice(pos + 1..pos + 1, calls);
     reply
+}
+
+/// What a person reads of a reply whose calls were written in its text: the prose
+/// around them; `None` when `text` holds no call of `tools`.
+pub fn prose(text: &str, tools: &[ToolSpec]) -> Option<String> {
+    find(text, tools).map(|(_, prose)| prose)
+}
+
+/// What a person reads of `items[i]`: for assistant text followed by the calls that
+/// were recovered from it, the prose around them; `None` for anything else (the item
+/// is shown as it is).
+pub fn shown_text(items: &[Item], i: usize) -> Option<String> {
+    match items.get(i) {
+        Some(Item::Assistant { text }) => shown(text, &items[i + 1..]),
+        _ => None,
+    }
+}
+
+/// The prose of assistant `text` when the items `following` it start with calls
+/// recovered from it. The calls themselves say which tools and arguments to look
+/// for, so this needs no tool list.
+pub fn shown<'a>(text: &str, following: impl IntoIterator<Item = &'a Item>) -> Option<String> {
+    let specs: Vec<ToolSpec> = following
+        .into_iter()
+        .map_while(|item| match item {
+            Item::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } if is_text_call(call_id) => Some((name, arguments)),
+            _ => None,
+        })
+        .map(|(name, arguments)| {
+            let keys: Vec<String> = serde_json::from_str::<Map<String, Value>>(arguments)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            let props: Map<String, Value> = keys
+                .iter()
+                .map(|k| (k.clone(), serde_json::json!({"type": "string"})))
+                .collect();
+            ToolSpec {
+                name: name.clone(),
+                description: String::new(),
+                parameters: serde_json::json!({"type": "object", "properties": props, "required": keys.first().map(|k| vec![k.clone()]).unwrap_or_default()}),
+            }
+        })
+        .collect();
+    if specs.is_empty() {
+        return None;
+    }
+    prose(text, &specs)
 }
 
 type Call = (String, Map<String, Value>);
@@ -116,39 +169,37 @@ type Call = (String, Map<String, Value>);
 fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     // 1. The special markers of chat templates: Hermes and Qwen `<tool_call>{...}
     // </tool_call>`, Llama 3.1 `<function=NAME>{...}</function>` and
-    // `<|python_tag|>CODE`, Mistral `[TOOL_CALLS] [...]`.
+    // `<|python_tag|>CODE`, Mistral `[TOOL_CALLS] [...]`, and tags named after a
+    // tool (`<tools><python>CODE</python></tools>`).
     if let Some(found) = tagged(text, tools) {
         return Some(found);
     }
     let trimmed = text.trim_start();
     if let Some(rest) = trimmed.strip_prefix("[TOOL_CALLS]") {
-        let v: Value = serde_json::from_str(rest.trim()).ok()?;
+        let v = loose_json::parse(rest)?;
         return from_value(&v, tools).map(|c| (c, String::new()));
     }
     if let Some(rest) = trimmed.strip_prefix("<|python_tag|>") {
         let rest = rest.trim().trim_end_matches("<|eom_id|>").trim();
-        if let Ok(v) = serde_json::from_str::<Value>(rest) {
+        if let Some(v) = loose_json::parse(rest) {
             return from_value(&v, tools).map(|c| (c, String::new()));
         }
-        let spec = tools.iter().find(|t| t.name == "python")?;
-        let mut args = Map::new();
-        args.insert(main_param(spec)?, Value::String(rest.to_string()));
-        return Some((vec![(spec.name.clone(), args)], String::new()));
+        return code_call("python", rest, tools).map(|c| (vec![c], String::new()));
     }
 
-    // 2. JSON: the whole text, fenced blocks, or an object inside the prose.
-    if let Ok(v) = serde_json::from_str::<Value>(text.trim()) {
+    // 2. JSON, strict or as Python writes it (triple quotes, single quotes, trailing
+    // commas): the whole text, fenced blocks, or an object inside the prose.
+    if let Some(v) = loose_json::parse(text) {
         return from_value(&v, tools).map(|c| (c, String::new()));
     }
     let blocks = fenced_blocks(text);
     let mut calls = Vec::new();
     let mut spans = Vec::new();
     for b in &blocks {
-        if matches!(b.lang.as_str(), "" | "json" | "tool_call" | "tool") {
-            if let Some(c) = serde_json::from_str::<Value>(b.body.trim())
-                .ok()
-                .and_then(|v| from_value(&v, tools))
-            {
+        let jsonish = matches!(b.lang.as_str(), "" | "json" | "tool_call" | "tool")
+            || (code_tool(&b.lang).is_some() && b.body.trim_start().starts_with('{'));
+        if jsonish {
+            if let Some(c) = loose_json::parse(&b.body).and_then(|v| from_value(&v, tools)) {
                 calls.extend(c);
                 spans.push(b.span.clone());
             }
@@ -159,76 +210,122 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     }
     if blocks.is_empty() {
         for (i, _) in text.match_indices('{') {
-            let mut it = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
-            if let Some(Ok(v)) = it.next() {
+            if let Some((v, used)) = loose_json::parse_prefix(&text[i..]) {
                 if let Some(c) = from_value(&v, tools) {
-                    let end = i + it.byte_offset();
+                    let end = i + used;
                     return Some((c, tidy(&without(text, std::slice::from_ref(&(i..end))))));
                 }
             }
         }
     }
 
-    // 3. One fenced code block for the python or shell tool, with little prose.
-    if let [b] = blocks.as_slice() {
-        let tool = match b.lang.as_str() {
-            "python" | "py" | "python3" | "ipython" => "python",
-            "bash" | "sh" | "shell" | "console" => "shell",
-            _ => return None,
-        };
-        let spec = tools.iter().find(|t| t.name == tool)?;
-        let prose = tidy(&without(text, std::slice::from_ref(&b.span)));
-        if prose.chars().count() > MAX_PROSE || b.body.trim().is_empty() {
-            return None;
-        }
-        let mut args = Map::new();
-        args.insert(main_param(spec)?, Value::String(b.body.clone()));
-        return Some((vec![(spec.name.clone(), args)], prose));
+    // 3. Fenced code blocks for the python or shell tool, run in order, when the
+    // prose around them is short: a final answer that quotes the code it ran is
+    // longer and is left alone.
+    let code: Vec<&Block> = blocks
+        .iter()
+        .filter(|b| code_tool(&b.lang).is_some())
+        .collect();
+    if code.is_empty() || code.iter().all(|b| b.body.trim().is_empty()) {
+        return None;
     }
-    None
+    let spans: Vec<_> = code.iter().map(|b| b.span.clone()).collect();
+    let prose = tidy(&without(text, &spans));
+    if prose.chars().count() > MAX_PROSE {
+        return None;
+    }
+    let calls = code
+        .iter()
+        .filter(|b| !b.body.trim().is_empty())
+        .map(|b| code_call(code_tool(&b.lang)?, &b.body, tools))
+        .collect::<Option<Vec<_>>>()?;
+    Some((calls, prose))
 }
 
-/// Calls between `<tool_call>` and `</tool_call>` (a JSON call) or `<function=NAME>`
-/// and `</function>` (the arguments), and the prose around them; None when there are
-/// none, or one does not parse (the text is then left as it is).
+/// The tool a fenced block's language or a tag's name stands for.
+fn code_tool(lang: &str) -> Option<&'static str> {
+    match lang {
+        "python" | "py" | "python3" | "ipython" => Some("python"),
+        "bash" | "sh" | "shell" | "console" => Some("shell"),
+        _ => None,
+    }
+}
+
+/// A call of `tool` with `code` as its main argument (the code or the command).
+fn code_call(tool: &str, code: &str, tools: &[ToolSpec]) -> Option<Call> {
+    let spec = tools.iter().find(|t| t.name == tool)?;
+    let mut args = Map::new();
+    args.insert(main_param(spec)?, Value::String(code.to_string()));
+    Some((spec.name.clone(), args))
+}
+
+/// The body of a tag, without a code fence around it (`<python>```python ...```</python>`).
+fn unfenced(body: &str) -> String {
+    let t = body.trim();
+    if let [b] = fenced_blocks(t).as_slice() {
+        if b.span.start == 0 && b.span.end >= t.len() {
+            return b.body.clone();
+        }
+    }
+    body.strip_prefix('\n').unwrap_or(body).to_string()
+}
+
+/// Calls between `<tool_call>` and `</tool_call>` (a JSON call), `<function=NAME>`
+/// and `</function>` (the arguments), or a tag named after a tool (`<python>` code
+/// `</python>`, `<bash>`), any of them inside `<tools>…</tools>`; and the prose around
+/// them. None when there are none, or one does not parse (the text is then left as
+/// it is).
 fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
+    const CODE_TAGS: [&str; 4] = ["python", "bash", "sh", "shell"];
     let mut calls = Vec::new();
     let mut prose = String::new();
     let mut rest = text;
     loop {
-        let hermes = rest.find("<tool_call>");
-        let llama = rest.find("<function=");
-        let (start, is_hermes) = match (hermes, llama) {
-            (Some(h), Some(l)) => (h.min(l), h < l),
-            (Some(h), None) => (h, true),
-            (None, Some(l)) => (l, false),
-            (None, None) => break,
-        };
+        // The first opening tag of any kind.
+        let mut first: Option<(usize, &str)> = None;
+        for tag in ["<tool_call>", "<function=", "<tools>", "</tools>"]
+            .into_iter()
+            .chain(["<python>", "<bash>", "<sh>", "<shell>"])
+        {
+            if let Some(at) = rest.find(tag) {
+                if first.is_none_or(|(f, _)| at < f) {
+                    first = Some((at, tag));
+                }
+            }
+        }
+        let Some((start, tag)) = first else { break };
         prose.push_str(&rest[..start]);
-        if is_hermes {
-            let inner = &rest[start + "<tool_call>".len()..];
-            let (body, after) = match inner.find("</tool_call>") {
-                Some(end) => (&inner[..end], &inner[end + "</tool_call>".len()..]),
-                None => (inner, ""),
-            };
-            let v: Value = serde_json::from_str(body.trim()).ok()?;
-            calls.extend(from_value(&v, tools)?);
-            rest = after;
-        } else {
-            let inner = &rest[start + "<function=".len()..];
-            let close = inner.find('>')?;
-            let spec = tool_named(&inner[..close], tools)?;
-            let inner = &inner[close + 1..];
-            let (body, after) = match inner.find("</function>") {
-                Some(end) => (&inner[..end], &inner[end + "</function>".len()..]),
-                None => (inner, ""),
-            };
-            let args = match serde_json::from_str::<Value>(body.trim()).ok()? {
-                Value::Object(m) => m,
-                _ => return None,
-            };
-            calls.push((spec.name.clone(), args));
-            rest = after;
+        let inner = &rest[start + tag.len()..];
+        match tag {
+            // The wrapper only groups calls.
+            "<tools>" | "</tools>" => rest = inner,
+            "<tool_call>" => {
+                let (body, after) = split_at_close(inner, "</tool_call>");
+                let v = loose_json::parse(body)?;
+                calls.extend(from_value(&v, tools)?);
+                rest = after;
+            }
+            "<function=" => {
+                let close = inner.find('>')?;
+                let spec = tool_named(&inner[..close], tools)?;
+                let (body, after) = split_at_close(&inner[close + 1..], "</function>");
+                let Value::Object(args) = loose_json::parse(body)? else {
+                    return None;
+                };
+                calls.push((spec.name.clone(), args));
+                rest = after;
+            }
+            _ => {
+                let name = tag.trim_matches(['<', '>']);
+                debug_assert!(CODE_TAGS.contains(&name));
+                let (body, after) = split_at_close(inner, &format!("</{name}>"));
+                let body = unfenced(body);
+                if body.trim().is_empty() {
+                    return None;
+                }
+                calls.push(code_call(code_tool(name)?, &body, tools)?);
+                rest = after;
+            }
         }
     }
     if calls.is_empty() {
@@ -236,6 +333,15 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     }
     prose.push_str(rest);
     Some((calls, tidy(&prose)))
+}
+
+/// `inner` up to `close` and what follows it; all of it when the tag is not closed
+/// (a reply that stopped there).
+fn split_at_close<'t>(inner: &'t str, close: &str) -> (&'t str, &'t str) {
+    match inner.find(close) {
+        Some(end) => (&inner[..end], &inner[end + close.len()..]),
+        None => (inner, ""),
+    }
 }
 
 /// The calls a JSON value describes, if every part of it is a call of an offered tool.
@@ -480,10 +586,38 @@ mod tests {
             "The anomalies are explained below. ".repeat(20)
         );
         assert_eq!(calls(&long), None);
-        assert_eq!(calls("```python\na\n```\nand\n```python\nb\n```"), None);
         assert_eq!(calls(r#"{"name": "Alice", "age": 3}"#), None);
         assert_eq!(calls(r#"{"tool": "python", "colour": "red"}"#), None);
         assert_eq!(calls("```json\n{\"rows\": 3}\n```"), None);
         assert_eq!(calls("Done. See output/report.md."), None);
+    }
+
+    #[test]
+    fn several_code_blocks_are_calls_in_order_and_the_text_is_kept_whole() {
+        let text = "First load it:\n```python\nimport pandas as pd\n```\nThen list:\n```bash\nls output\n```\n";
+        assert_eq!(
+            calls(text),
+            Some((
+                vec![
+                    (
+                        "python".to_string(),
+                        json!({"code": "import pandas as pd\n"})
+                    ),
+                    ("shell".to_string(), json!({"command": "ls output\n"})),
+                ],
+                "First load it:\nThen list:".to_string()
+            ))
+        );
+        let reply = Reply {
+            items: vec![Item::Assistant { text: text.into() }],
+            ..Reply::default()
+        };
+        let reply = convert(reply, &tools());
+        assert_eq!(reply.items[0], Item::Assistant { text: text.into() });
+        assert_eq!(reply.tool_calls().count(), 2);
+        assert_eq!(
+            prose(text, &tools()).as_deref(),
+            Some("First load it:\nThen list:")
+        );
     }
 }

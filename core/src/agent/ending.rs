@@ -1,0 +1,226 @@
+//! When a reply without tool calls may end the ask. Two things keep it from being
+//! taken for the answer: it holds a call that no one could read (a small model's
+//! malformed JSON, code in a fence it did not mean as a quote), and the files the task
+//! names are missing, empty or not what their names say. Either is told to the model
+//! in words that say exactly what is wrong; [`super::Agent`] decides how often.
+
+use crate::artifacts::check::{self, MAX_CHECKED_BYTES};
+use crate::protocol::OutputProblem;
+use crate::sandbox::{OutputEntry, Sandbox};
+
+/// How to call a tool, for a model whose call was not recognised: the two forms that
+/// are always read.
+pub const HOW_TO_CALL: &str = "To run code, call the python tool through the tool-calling interface. \
+If you cannot make a structured tool call, reply with only the code, in one fenced block, like this:\n\
+```python\nimport pandas as pd\ndf = pd.read_csv(\"input/data.csv\")\nprint(df.head())\n```\n\
+The code runs, you see its output, and then you go on.";
+
+/// The output files the task names (`output/NAME.ext`), relative to `output/`, each once.
+pub fn named_outputs(task: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    for (i, _) in task.match_indices("output/") {
+        let name: String = task[i + 7..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+            .collect();
+        let name = name.trim_end_matches(['.', '/']).to_string();
+        if name.contains('.') && !named.contains(&name) {
+            named.push(name);
+        }
+    }
+    named
+}
+
+/// What is wrong with each output the task names, given the files in `output/`: not
+/// there, empty, or not what its extension says (read back from the sandbox).
+pub async fn output_problems(
+    task: &str,
+    outputs: &[OutputEntry],
+    sandbox: &dyn Sandbox,
+) -> Vec<OutputProblem> {
+    let mut problems = Vec::new();
+    for name in named_outputs(task) {
+        let problem = match outputs.iter().find(|f| f.path == name) {
+            None => Some("does not exist".to_string()),
+            Some(f) if f.bytes > MAX_CHECKED_BYTES => None,
+            Some(f) => match sandbox
+                .read_file(&format!("output/{name}"), MAX_CHECKED_BYTES)
+                .await
+            {
+                Ok(bytes) => check::problem(&name, f.bytes, &bytes),
+                // Gone or replaced since it was listed (by a background process, say).
+                Err(e) => Some(format!("cannot be read: {e}")),
+            },
+        };
+        if let Some(problem) = problem {
+            problems.push(OutputProblem {
+                path: format!("output/{name}"),
+                problem,
+            });
+        }
+    }
+    problems
+}
+
+/// The note that reminds the model of the named outputs still wrong. Before code has
+/// run it does not offer a way out ("or say why not" is taken at once by small models);
+/// the last reminder after code ran does, since some files cannot be made from some data.
+pub fn reminder(problems: &[OutputProblem], may_decline: bool) -> String {
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let mut s = format!(
+        "Not done yet: {}. The task asks for these files with real content: an empty or \
+         placeholder file does not count (a chart must be a real PNG image, a table a CSV \
+         with rows, a report Markdown with text). Write them now with the python tool, read \
+         them back to check, then give your final answer.",
+        list.join("; ")
+    );
+    if may_decline {
+        s.push_str(
+            " If one of them truly cannot be made from this data, say why in your final \
+             answer: the ask is then reported as incomplete.",
+        );
+    }
+    s
+}
+
+/// Why a reply with no call looks like it meant one: it names a tool or is written as
+/// a call, or (before any code has run in the ask) it holds code. `None` for an answer.
+pub fn unrun_call(text: &str, ran_code: bool) -> Option<String> {
+    const CALL_MARKS: [&str; 8] = [
+        "<tool_call>",
+        "<tools>",
+        "<python>",
+        "</python>",
+        "<function=",
+        "[TOOL_CALLS]",
+        "<|python_tag|>",
+        "functions.python",
+    ];
+    if let Some(mark) = CALL_MARKS.iter().find(|m| text.contains(**m)) {
+        return Some(format!(
+            "your reply has a tool call marker ({mark}) but no call in it could be read"
+        ));
+    }
+    if names_a_tool(text) {
+        return Some(
+            "your reply looks like a tool call written as JSON, but it could not be read as one"
+                .into(),
+        );
+    }
+    if !ran_code && holds_code(text) {
+        return Some("your reply holds code but calls no tool, so the code did not run".into());
+    }
+    None
+}
+
+/// A JSON-like call: a `name`/`tool` key naming python or shell, or `arguments` with
+/// `code` or `command` beside it.
+fn names_a_tool(text: &str) -> bool {
+    let squeezed: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect();
+    let named = [
+        "\"name\":\"",
+        "\"tool\":\"",
+        "\"function\":\"",
+        "\"tool_name\":\"",
+    ]
+    .iter()
+    .any(|k| {
+        ["python\"", "shell\""]
+            .iter()
+            .any(|t| squeezed.contains(&format!("{k}{t}")))
+    });
+    let args = squeezed.contains("\"arguments\":") || squeezed.contains("\"parameters\":");
+    let code = squeezed.contains("\"code\":") || squeezed.contains("\"command\":");
+    named || (args && code)
+}
+
+/// A fenced block in a language the tools run, or an untagged one that reads as Python.
+fn holds_code(text: &str) -> bool {
+    let mut inside: Option<String> = None;
+    let mut body = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(fence) = t.strip_prefix("```") {
+            match inside.take() {
+                None => {
+                    inside = Some(fence.trim().to_ascii_lowercase());
+                    body.clear();
+                }
+                Some(lang) => {
+                    let runnable = matches!(
+                        lang.as_str(),
+                        "python" | "py" | "python3" | "ipython" | "bash" | "sh" | "shell"
+                    );
+                    let pythonish = lang.is_empty()
+                        && ["import ", "pd.", "print(", "read_csv"]
+                            .iter()
+                            .any(|k| body.contains(k));
+                    if (runnable && !body.trim().is_empty()) || pythonish {
+                        return true;
+                    }
+                }
+            }
+        } else if inside.is_some() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_outputs_are_the_files_after_output_slash() {
+        let task = "Save output/anomalies.csv, output/energy_anomalies.png and output/anomaly_report.md. Put the rest in output/.";
+        assert_eq!(
+            named_outputs(task),
+            ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"]
+        );
+        assert!(named_outputs("put results in output/").is_empty());
+    }
+
+    #[test]
+    fn replies_that_meant_a_call_are_told_apart_from_answers() {
+        // Real forms from small models, with the flaw that made them unreadable.
+        let broken_json =
+            "```json\n{\"name\": \"python\", \"arguments\": {\"code\": \"import pandas as pd\n```";
+        assert!(unrun_call(broken_json, true).unwrap().contains("JSON"));
+        assert!(
+            unrun_call("<tool_call>\n{\"name\": python}\n</tool_call>", true)
+                .unwrap()
+                .contains("<tool_call>")
+        );
+        let code =
+            "Here is the code:\n```python\nimport pandas as pd\n```\nThis should solve the issue.";
+        assert!(unrun_call(code, false).unwrap().contains("holds code"));
+        // After code ran, an answer that quotes code is an answer.
+        assert_eq!(unrun_call(code, true), None);
+        assert_eq!(
+            unrun_call(
+                "The highest is Centro (1,204 units). See output/chart.png.",
+                false
+            ),
+            None
+        );
+        assert_eq!(unrun_call("```\nregion,units\nCentro,3\n```", false), None);
+    }
+
+    #[test]
+    fn the_reminder_offers_a_way_out_only_when_asked() {
+        let p = [OutputProblem {
+            path: "output/chart.png".into(),
+            problem: "is empty (0 bytes)".into(),
+        }];
+        let first = reminder(&p, false);
+        assert!(first.starts_with("Not done yet: output/chart.png is empty (0 bytes)."));
+        assert!(!first.contains("why"));
+        assert!(reminder(&p, true).contains("say why"));
+    }
+}

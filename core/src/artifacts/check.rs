@@ -1,0 +1,194 @@
+//! Whether an output file is what its name says: a PNG that decodes, a CSV with at
+//! least one row under its header, a Markdown report with words in it. An ask whose
+//! task names its outputs is not finished while one of them fails this (a model that
+//! `touch`es the files it was asked for has not made them), and the files a run kept
+//! are marked when they fail it.
+//!
+//! [`problem`] reads the bytes it is given; a caller with a file larger than
+//! [`MAX_CHECKED_BYTES`] passes its first bytes only, and then only the file's head is
+//! checked (its signature, its first lines).
+
+use std::io::Cursor;
+
+/// The most of one file that is read to check it.
+pub const MAX_CHECKED_BYTES: u64 = 64 << 20;
+
+/// What is wrong with output `name` (its extension says what it should be), given its
+/// size on disk and its bytes (all of them, or its first [`MAX_CHECKED_BYTES`]);
+/// `None` when nothing is. The sentence reads after the file's name: "is empty (0 bytes)".
+pub fn problem(name: &str, size: u64, bytes: &[u8]) -> Option<String> {
+    if size == 0 {
+        return Some("is empty (0 bytes)".into());
+    }
+    let whole = bytes.len() as u64 >= size;
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "png" => {
+            if !bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+                return Some(
+                    "is not a PNG image (it does not start with the PNG signature)".into(),
+                );
+            }
+            if whole {
+                if let Err(e) = super::image::check_png(Cursor::new(bytes), size, name) {
+                    return Some(format!("is not a readable PNG image: {}", root_cause(&e)));
+                }
+            }
+            None
+        }
+        "jpg" | "jpeg" => (!bytes.starts_with(&[0xFF, 0xD8, 0xFF]))
+            .then(|| "is not a JPEG image (it does not start with the JPEG signature)".into()),
+        "svg" => (!text_of(bytes).contains("<svg"))
+            .then(|| "is not an SVG image (no <svg> element)".into()),
+        "csv" | "tsv" => table_problem(bytes, whole),
+        "md" | "markdown" | "txt" => (!has_words(&text_of(bytes))).then(|| "holds no text".into()),
+        "html" | "htm" => {
+            (!has_words(&strip_tags(&text_of(bytes)))).then(|| "holds no text".into())
+        }
+        "json" => {
+            if whole {
+                if let Err(e) = serde_json::from_slice::<serde_json::Value>(bytes) {
+                    return Some(format!("is not valid JSON: {e}"));
+                }
+            }
+            None
+        }
+        "xlsx" | "docx" | "pptx" | "zip" => (!bytes.starts_with(b"PK\x03\x04")).then(|| {
+            format!(
+                "is not a {} file (it is not a zip archive)",
+                ext.to_uppercase()
+            )
+        }),
+        "parquet" => {
+            let ok = bytes.starts_with(b"PAR1") && (!whole || bytes.ends_with(b"PAR1"));
+            (!ok).then(|| "is not a Parquet file (no PAR1 marker)".into())
+        }
+        "pdf" => (!bytes.starts_with(b"%PDF"))
+            .then(|| "is not a PDF (it does not start with %PDF)".into()),
+        _ => None,
+    }
+}
+
+/// [`problem`] for a file on disk (its first [`MAX_CHECKED_BYTES`] read); a file
+/// that cannot be read says so.
+pub fn file_problem(path: &std::path::Path, name: &str) -> Option<String> {
+    use std::io::Read;
+    let read = || -> std::io::Result<(u64, Vec<u8>)> {
+        let file = std::fs::File::open(path)?;
+        let size = file.metadata()?.len();
+        let mut bytes = Vec::new();
+        file.take(MAX_CHECKED_BYTES).read_to_end(&mut bytes)?;
+        Ok((size, bytes))
+    };
+    match read() {
+        Ok((size, bytes)) => problem(name, size, &bytes),
+        Err(e) => Some(format!("cannot be read: {e}")),
+    }
+}
+
+/// A CSV or TSV needs a header and at least one row below it.
+fn table_problem(bytes: &[u8], whole: bool) -> Option<String> {
+    let text = text_of(bytes);
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    match (lines.next(), lines.next()) {
+        (None, _) => Some("holds no text".into()),
+        (Some(_), None) if whole => Some("has a header but no rows".into()),
+        _ => None,
+    }
+}
+
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes)
+}
+
+/// Words, not only white space and punctuation (`#`, `---`, `|`).
+fn has_words(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
+}
+
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn root_cause(e: &anyhow::Error) -> String {
+    e.chain().last().map(|c| c.to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let img = ::image::RgbImage::from_pixel(w, h, ::image::Rgb([1, 2, 3]));
+        let mut out = Cursor::new(Vec::new());
+        img.write_to(&mut out, ::image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    fn check(name: &str, bytes: &[u8]) -> Option<String> {
+        problem(name, bytes.len() as u64, bytes)
+    }
+
+    #[test]
+    fn real_files_pass() {
+        assert_eq!(check("chart.png", &png(40, 30)), None);
+        assert_eq!(check("t.csv", b"a,b\n1,2\n"), None);
+        assert_eq!(check("t.tsv", b"\xEF\xBB\xBFa\tb\n1\t2"), None);
+        assert_eq!(check("r.md", b"# Report\n\nThree anomalies.\n"), None);
+        assert_eq!(check("d.json", br#"{"a": [1]}"#), None);
+        assert_eq!(check("x.bin", b"\0"), None);
+        assert_eq!(check("p.parquet", b"PAR1....PAR1"), None);
+    }
+
+    #[test]
+    fn touched_truncated_and_mislabelled_files_fail_with_why() {
+        assert_eq!(
+            check("chart.png", b"").as_deref(),
+            Some("is empty (0 bytes)")
+        );
+        let mut cut = png(40, 30);
+        cut.truncate(cut.len() - 20);
+        assert!(check("chart.png", &cut)
+            .unwrap()
+            .starts_with("is not a readable PNG image"));
+        assert!(check("chart.png", b"GIF89a")
+            .unwrap()
+            .contains("PNG signature"));
+        assert_eq!(
+            check("t.csv", b"a,b\n").as_deref(),
+            Some("has a header but no rows")
+        );
+        assert_eq!(check("t.csv", b"\n\n").as_deref(), Some("holds no text"));
+        assert_eq!(check("r.md", b"#\n---\n").as_deref(), Some("holds no text"));
+        assert_eq!(
+            check("r.html", b"<html><body></body></html>").as_deref(),
+            Some("holds no text")
+        );
+        assert!(check("d.json", b"{oops")
+            .unwrap()
+            .starts_with("is not valid JSON"));
+        assert!(check("t.xlsx", b"a,b").unwrap().contains("zip archive"));
+    }
+
+    #[test]
+    fn a_large_file_is_judged_by_its_head() {
+        // Only the first bytes were read: a header line is not "no rows" yet, and a
+        // PNG's signature is enough.
+        assert_eq!(problem("t.csv", 1 << 30, b"a,b\n"), None);
+        assert_eq!(problem("c.png", 1 << 30, b"\x89PNG\r\n\x1a\n"), None);
+    }
+}
