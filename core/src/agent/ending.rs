@@ -16,7 +16,10 @@ If you cannot make a structured tool call, reply with only the code, in one fenc
 The code runs, you see its output, and then you go on.";
 
 /// The output files the task names (`output/NAME.ext`), relative to `output/`, each once.
+/// Only the user's words count: the app's notes after them (files restored, added)
+/// name files too.
 pub fn named_outputs(task: &str) -> Vec<String> {
+    let task = task.split(crate::protocol::APP_NOTE).next().unwrap_or("");
     let mut named = Vec::new();
     for (i, _) in task.match_indices("output/") {
         let name: String = task[i + 7..]
@@ -184,6 +187,13 @@ mod tests {
             ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"]
         );
         assert!(named_outputs("put results in output/").is_empty());
+        let with_note = format!(
+            "look again\n\n{}",
+            crate::protocol::app_note(
+                "The outputs output/chart.png and output/a.csv were restored."
+            )
+        );
+        assert!(named_outputs(&with_note).is_empty());
     }
 
     #[test]

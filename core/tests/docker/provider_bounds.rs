@@ -107,7 +107,22 @@ async fn floods<W: WireFormat>(p: &Provider<W>, w: Wire, flood: Flood) {
                 "{ctx}"
             );
             assert_eq!(text.concat().len(), caps.text_bytes, "{ctx}");
-            assert!(text.concat().starts_with(endless::TEXT), "{ctx}");
+            assert!(text.concat().starts_with(endless::TEXT_START), "{ctx}");
+            assert_eq!(streamed, text.concat(), "{ctx}");
+        }
+        Flood::Loop => {
+            // "endless again " over and over: cut once the loop passes 2,000 bytes,
+            // long before the 64 KiB cap.
+            assert_eq!(
+                reply.cut,
+                Some(Cut {
+                    what: Capped::Repetition,
+                    cap: "endless again ".len()
+                }),
+                "{ctx}"
+            );
+            let n = text.concat().len();
+            assert!((2000..4000).contains(&n), "{ctx}: {n} bytes kept");
             assert_eq!(streamed, text.concat(), "{ctx}");
         }
         Flood::Reasoning => {
@@ -178,6 +193,13 @@ async fn endless_text_is_cut_at_its_cap_in_every_wire_format() {
     floods(&RESPONSES, Wire::Responses, Flood::Text).await;
     floods(&CHAT, Wire::Chat, Flood::Text).await;
     floods(&MESSAGES, Wire::Messages, Flood::Text).await;
+}
+
+#[tokio::test]
+async fn a_reply_caught_in_a_loop_is_cut_early_in_every_wire_format() {
+    floods(&RESPONSES, Wire::Responses, Flood::Loop).await;
+    floods(&CHAT, Wire::Chat, Flood::Loop).await;
+    floods(&MESSAGES, Wire::Messages, Flood::Loop).await;
 }
 
 #[tokio::test]
@@ -521,6 +543,7 @@ async fn cli_flood(w: Wire, flood: Flood) -> (usize, usize) {
             caps.arguments_bytes,
         ),
         Flood::Line => ("one event of the stream passed 16.0 MiB", caps.event_bytes),
+        Flood::Loop => unreachable!("the command line's test floods past the caps"),
     };
     assert!(
         ran.stderr.contains(&format!(

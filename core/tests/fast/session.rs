@@ -1000,7 +1000,10 @@ async fn an_ask_whose_named_outputs_stay_empty_ends_incomplete_with_a_pinned_sha
     let model = ScriptedModel::new([
         // Code in the text, no call: not taken for the answer.
         say("Here is the code:\n```python\nwrite output/chart.png\n```\nThis should do it."),
-        py("c1", "write output/chart.png\nwrite output/notes.txt three rows"),
+        py(
+            "c1",
+            "write output/chart.png\nwrite output/notes.txt three rows",
+        ),
         say("Done."),
         say("Done, really."),
         say("Done, I promise."),
@@ -1022,8 +1025,10 @@ async fn an_ask_whose_named_outputs_stay_empty_ends_incomplete_with_a_pinned_sha
         .collect();
     assert_eq!(
         nothing,
-        [json!({"type": "nothing_ran", "session_id": session.id(), "ask_id": "ask-1",
-                "reason": "your reply holds code but calls no tool, so the code did not run"})]
+        [
+            json!({"type": "nothing_ran", "session_id": session.id(), "ask_id": "ask-1",
+                "reason": "your reply holds code but calls no tool, so the code did not run"})
+        ]
     );
     // The run keeps the outputs, the empty one marked.
     let meta = session.meta();

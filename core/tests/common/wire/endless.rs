@@ -13,10 +13,15 @@ pub enum Flood {
     Reasoning,
     Arguments,
     Line,
+    /// Text that says the same words over and over: a model caught in a loop.
+    Loop,
 }
 
-/// What one text delta carries: small, so the wire carries several times the text.
-pub const TEXT: &str = "endless endless ";
+/// What one text delta carries: small, so the wire carries several times the text;
+/// `{n}` is the delta's number (see `Answer::Endless`), so the text is no loop.
+pub const TEXT: &str = "endless {n} ";
+/// How the endless text starts.
+pub const TEXT_START: &str = "endless 0 endless 1 ";
 /// What one argument delta carries: code inside the JSON string of the arguments, so
 /// no quote, backslash or newline (it is written into the events as it is).
 pub const ARGS: &str = "x = 1; y = 2  # never ends ... ";
@@ -32,6 +37,20 @@ pub enum Wire {
 }
 
 pub fn answer(wire: Wire, flood: Flood, limit: usize) -> Answer {
+    if flood == Flood::Loop {
+        let Answer::Endless {
+            head, piece, tail, ..
+        } = answer(wire, Flood::Text, limit)
+        else {
+            unreachable!("text floods are endless")
+        };
+        return Answer::Endless {
+            head,
+            piece: piece.replace("{n}", "again"),
+            limit,
+            tail,
+        };
+    }
     match wire {
         Wire::Responses => responses(flood, limit),
         Wire::Chat => chat(flood, limit),
@@ -57,7 +76,7 @@ pub fn responses(flood: Flood, limit: usize) -> Answer {
                 vec![],
             )
         }
-        Flood::Text | Flood::Line => {
+        Flood::Text | Flood::Line | Flood::Loop => {
             head.push(sse("response.output_item.added", json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_0", "type": "message", "status": "in_progress", "role": "assistant", "content": []}})));
             if flood == Flood::Line {
                 // One event whose data line never ends.
@@ -144,6 +163,7 @@ pub fn chat(flood: Flood, limit: usize) -> Answer {
             limit,
             tail: vec![],
         },
+        Flood::Loop => unreachable!("made from Text in `answer`"),
     }
 }
 
@@ -176,7 +196,7 @@ pub fn messages(flood: Flood, limit: usize) -> Answer {
                 tail: end,
             }
         }
-        Flood::Text | Flood::Line => {
+        Flood::Text | Flood::Line | Flood::Loop => {
             head.push(sse(
                 "content_block_start",
                 json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),

@@ -230,10 +230,19 @@ async fn serve(
                 sock.write_all(format!("{:x}\r\n{c}\r\n", c.len()).as_bytes())
                     .await?;
             }
-            let batch = piece.repeat((65536 / piece.len().max(1)).max(1));
-            let framed = format!("{:x}\r\n{batch}\r\n", batch.len());
+            let per_batch = (65536 / piece.len().max(1)).max(1);
             let mut written = 0;
+            let mut n = 0u64;
             while written < limit {
+                // `{n}` in a piece counts up, so the text never repeats itself (a
+                // loop would be cut as a loop, before any cap).
+                let batch: String = (0..per_batch)
+                    .map(|_| {
+                        n += 1;
+                        piece.replace("{n}", &(n - 1).to_string())
+                    })
+                    .collect();
+                let framed = format!("{:x}\r\n{batch}\r\n", batch.len());
                 // A client that stopped reading closes the connection: the write fails.
                 sock.write_all(framed.as_bytes()).await?;
                 written += batch.len();
