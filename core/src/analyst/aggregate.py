@@ -24,7 +24,9 @@ T = {
            "showing": "showing %d of %d", "no_rows": "No rows match the request (%s).",
            "share_of": "%s %% of the total", "what_csv": "the result table",
            "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
-           "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s."},
+           "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s.",
+           "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
+           "between": "between two periods"},
     "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
            "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
            "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo", "all": "todas las filas",
@@ -37,7 +39,9 @@ T = {
            "showing": "se muestran %d de %d", "no_rows": "Ninguna fila cumple la pregunta (%s).",
            "share_of": "%s %% del total", "what_csv": "la tabla del resultado",
            "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, respuesta, tabla, m\u00e9todo)",
-           "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s."},
+           "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s.",
+           "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
+           "between": "entre dos periodos"},
 }[LANG]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
@@ -334,7 +338,32 @@ if group2 and not change:
 fig_ok = fig is not None
 if fig_ok:
     fig.tight_layout()
-headline = say(headline, ASCII)
+
+
+def plan_text():
+    # What was computed, said before the result, as the statistics skill does.
+    what = op_text
+    if group_col and group2:
+        what += " %s %s, %s" % (T["by"], group_col, group2)
+    elif group_col or group_period:
+        what += " %s %s" % (T["by"], group_col or gname)
+    if change:
+        what += " %s" % T["between"]
+    text = "%s %s %d %s" % (what, T["over"], len(d), T["rows"])
+    if filters:
+        text += " (%s)" % filter_text
+    if measure and op != "count":
+        miss = int(numeric[measure][d.index].isna().sum())
+        if miss:
+            plural = "" if miss == 1 else "s"
+            if LANG == "es":
+                text += "; " + T["missing"] % (miss, "" if miss == 1 else "es", plural, measure)
+            else:
+                text += "; " + T["missing"] % (miss, plural, measure)
+    return text
+
+
+headline = say("%s: %s.\n\n%s" % (T["computed"], plan_text(), headline), ASCII)
 report = ["# %s" % T["title"], "", "**%s:** %s" % (T["question"], CONFIG["request"].strip()), "",
           "**%s:** %s" % (T["answer"], headline), "", "## %s" % T["result"], "",
           md_table(list(table.columns), table.head(50).values.tolist()), "", "## %s" % T["method"], "",
