@@ -160,7 +160,8 @@ struct AgentArgs {
     approve: Option<api::ApprovalMode>,
     /// What isolates the sandbox: runc (the container, sharing the host's kernel),
     /// gvisor (runsc, where the engine has it registered: `scripts/setup.sh --gvisor`;
-    /// offline sandboxes only), or auto (runc for now).
+    /// offline sandboxes only), or auto (gVisor where runsc is registered and the sandbox
+    /// is offline, else runc).
     #[arg(long, value_name = "RUNTIME", default_value = "auto")]
     isolation: api::Isolation,
     /// Do not offer the shell tool to the model (python only).

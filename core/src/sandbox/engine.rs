@@ -85,19 +85,17 @@ pub struct EngineInfo {
 
 impl EngineInfo {
     /// The isolation in force for a sandbox that asked for `asked`: gVisor when
-    /// asked; asking for it where the engine has no `runsc` registered is refused,
-    /// not downgraded. `auto` is runc for now: under Debian 12's runsc (2022) `stat`
-    /// of the workspace volume fails with EINVAL (`ls` in a shell call), so gVisor is
-    /// the user's choice until it passes the hostile suite. It is registered for
-    /// offline sandboxes (`runsc --network=none`, see `scripts/setup.sh --gvisor`),
-    /// so a sandbox with network cannot use it.
+    /// asked, and for `auto` wherever the engine has `runsc` registered and the
+    /// sandbox is offline (runsc is registered with `--network=none`, see
+    /// `scripts/setup.sh --gvisor`, so a sandbox with network runs under runc); asking
+    /// for gVisor where it cannot be had is refused, not downgraded.
     pub fn isolation(&self, asked: Isolation, network: bool) -> Result<Isolation, String> {
+        let runsc = self.runtimes.iter().any(|r| r == "runsc");
         match (asked, network) {
+            (Isolation::Auto, false) if runsc => Ok(Isolation::Gvisor),
             (Isolation::Runc | Isolation::Auto, _) => Ok(Isolation::Runc),
             (Isolation::Gvisor, true) => Err("gVisor runs the sandbox without network here (runsc is registered with --network=none, and it does not pass the allowlist proxy's socket through); use --isolation runc for a sandbox with network (full or allow:)".into()),
-            (Isolation::Gvisor, false) if self.runtimes.iter().any(|r| r == "runsc") => {
-                Ok(Isolation::Gvisor)
-            }
+            (Isolation::Gvisor, false) if runsc => Ok(Isolation::Gvisor),
             (Isolation::Gvisor, false) => Err("gVisor was asked for (--isolation gvisor), but this engine has no runsc runtime registered; `scripts/setup.sh --gvisor` installs and registers it, or use --isolation runc".into()),
         }
     }
@@ -157,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn gvisor_is_used_only_when_asked_registered_and_offline() {
+    fn gvisor_is_used_when_registered_and_offline_unless_runc_is_asked() {
         let engine = |runtimes: &[&str]| EngineInfo {
             kind: EngineKind::DockerEngine,
             version: "20.10".into(),
@@ -174,7 +172,11 @@ mod tests {
             with.isolation(Isolation::Gvisor, false),
             Ok(Isolation::Gvisor)
         );
-        assert_eq!(with.isolation(Isolation::Auto, false), Ok(Isolation::Runc));
+        assert_eq!(
+            with.isolation(Isolation::Auto, false),
+            Ok(Isolation::Gvisor)
+        );
+        assert_eq!(with.isolation(Isolation::Auto, true), Ok(Isolation::Runc));
         assert_eq!(with.isolation(Isolation::Runc, false), Ok(Isolation::Runc));
         assert!(with
             .isolation(Isolation::Gvisor, true)

@@ -178,7 +178,8 @@ pub struct Connections {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Isolation {
-    /// The app's choice: runc for now (see `docker::factory`'s `isolation`).
+    /// The app's choice: gVisor where the engine has runsc and the sandbox is offline,
+    /// else runc ([`engine::EngineInfo::isolation`]; `SANDALYST_ISOLATION` overrides).
     #[default]
     Auto,
     /// The engine's default runtime: the container shares the host's kernel.

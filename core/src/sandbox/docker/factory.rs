@@ -221,7 +221,8 @@ impl DockerFactory {
         let mut config = config.clone();
         config.isolation = info
             .isolation(
-                config.isolation,
+                auto_on_this_machine(config.isolation)
+                    .map_err(|message| SessionError::Sandbox { message })?,
                 config.network != crate::sandbox::NetworkMode::Off,
             )
             .map_err(|message| SessionError::Sandbox { message })?;
@@ -264,5 +265,17 @@ impl DockerFactory {
             tag: config.image.clone(),
         });
         Ok((engine, config))
+    }
+}
+
+/// What `auto` means here: `SANDALYST_ISOLATION` (`runc` or `gvisor`) over the app's
+/// choice, for a machine (or a test run) that wants one runtime for every sandbox.
+fn auto_on_this_machine(asked: Isolation) -> Result<Isolation, String> {
+    match (asked, std::env::var("SANDALYST_ISOLATION")) {
+        (Isolation::Auto, Ok(v)) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map_err(|e| format!("SANDALYST_ISOLATION: {e}")),
+        (asked, _) => Ok(asked),
     }
 }

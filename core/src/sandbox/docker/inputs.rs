@@ -20,7 +20,8 @@ impl DockerSandbox {
         cmd.extend(binds.iter().map(|b| b.target.as_str()));
         let (_, out, err) = self.exec_output(image::USER, cmd, 64 << 10).await?;
         let out = String::from_utf8_lossy(&out);
-        if !bind::same_files(binds, &out) {
+        let with_inode = self.config.isolation != crate::sandbox::Isolation::Gvisor;
+        if !bind::same_files(binds, &out, with_inode) {
             let err = String::from_utf8_lossy(&err);
             return Err(StagingError::OtherFiles(format!("{} {}", out.trim(), err.trim())).into());
         }
