@@ -6,7 +6,10 @@
 //! A triple-quoted string is taken as the model meant it, code: its backslashes stay
 //! as written (`print("a\nb")` keeps its `\n`), a first line break after the opening
 //! quotes goes, and the common indentation of its lines goes (`textwrap.dedent`), so
-//! code indented to sit inside the JSON runs at the top level.
+//! code indented to sit inside the JSON runs at the top level. One that is never closed
+//! (a small model writes the code and forgets the rest) runs to the end of the text,
+//! and the objects and lists open around it count as closed there: that is the only
+//! unfinished JSON read, so a reply cut off in the middle of a call is not run.
 
 use serde_json::{Map, Number, Value};
 
@@ -16,7 +19,11 @@ const MAX_DEPTH: usize = 32;
 /// The value at the start of `text` (after white space) and the bytes it took,
 /// white space before it included; `None` when it is not one.
 pub fn parse_prefix(text: &str) -> Option<(Value, usize)> {
-    let mut p = Parser { s: text, at: 0 };
+    let mut p = Parser {
+        s: text,
+        at: 0,
+        open_code: false,
+    };
     p.space();
     let v = p.value(0)?;
     Some((v, p.at))
@@ -31,6 +38,8 @@ pub fn parse(text: &str) -> Option<Value> {
 struct Parser<'a> {
     s: &'a str,
     at: usize,
+    /// A triple-quoted string ran to the end of the text: what is open is closed.
+    open_code: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -55,6 +64,11 @@ impl<'a> Parser<'a> {
         } else {
             false
         }
+    }
+
+    /// The end of the text after code in triple quotes that were never closed.
+    fn at_open_end(&self) -> bool {
+        self.open_code && self.rest().trim().is_empty()
     }
 
     fn space(&mut self) {
@@ -95,7 +109,7 @@ impl<'a> Parser<'a> {
         let mut map = Map::new();
         loop {
             self.space();
-            if self.eat("}") {
+            if self.eat("}") || self.at_open_end() {
                 return Some(Value::Object(map));
             }
             let key = self.string()?;
@@ -108,7 +122,7 @@ impl<'a> Parser<'a> {
             map.insert(key, v);
             self.space();
             // A comma before the closing brace is allowed: `{"a": 1,}`.
-            if !self.eat(",") && self.peek() != Some('}') {
+            if !self.eat(",") && self.peek() != Some('}') && !self.at_open_end() {
                 return None;
             }
         }
@@ -119,12 +133,12 @@ impl<'a> Parser<'a> {
         let mut list = Vec::new();
         loop {
             self.space();
-            if self.eat("]") {
+            if self.eat("]") || self.at_open_end() {
                 return Some(Value::Array(list));
             }
             list.push(self.value(depth + 1)?);
             self.space();
-            if !self.eat(",") && self.peek() != Some(']') {
+            if !self.eat(",") && self.peek() != Some(']') && !self.at_open_end() {
                 return None;
             }
         }
@@ -143,9 +157,14 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Option<String> {
         for triple in ["\"\"\"", "'''"] {
             if self.eat(triple) {
-                let end = self.rest().find(triple)?;
-                let body = &self.rest()[..end];
-                self.at += end + 3;
+                let (body, used) = match self.rest().find(triple) {
+                    Some(end) => (&self.rest()[..end], end + 3),
+                    None => {
+                        self.open_code = true;
+                        (self.rest(), self.rest().len())
+                    }
+                };
+                self.at += used;
                 return Some(dedent(body.strip_prefix('\n').unwrap_or(body)));
             }
         }
@@ -252,7 +271,13 @@ mod tests {
         assert_eq!((v, used), (json!({"a": 1}), 10));
         assert_eq!(parse("{\"a\": 1} x"), None);
         assert_eq!(parse("{\"a\" 1}"), None);
-        assert_eq!(parse("{\"a\": \"\"\"never closed}"), None);
+        // Unfinished JSON is refused, but for code in triple quotes never closed.
+        assert_eq!(parse("{\"a\": \"abc"), None);
+        assert_eq!(parse("{\"a\": [1, 2"), None);
+        assert_eq!(
+            parse("{\"a\": {\"code\": \"\"\"\nprint(1)\n"),
+            Some(json!({"a": {"code": "print(1)\n"}}))
+        );
         assert_eq!(parse(&"[".repeat(100)), None);
         assert_eq!(parse("{a: 1}"), None);
     }

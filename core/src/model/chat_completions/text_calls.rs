@@ -620,4 +620,40 @@ mod tests {
             Some("First load it:\nThen list:")
         );
     }
+
+    /// Replies of a real model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, under llama.cpp's
+    /// server, through Sandalyst: `scripts/real-model.sh`), copied from transcripts.
+    mod real_replies {
+        use super::*;
+
+        fn code_of(text: &str) -> (String, String) {
+            let (calls, prose) = calls(text).unwrap_or_else(|| panic!("no call in:\n{text}"));
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].0, "python");
+            (calls[0].1["code"].as_str().unwrap().to_string(), prose)
+        }
+
+        #[test]
+        fn fenced_json_with_the_code_in_triple_quotes() {
+            let (code, prose) = code_of(include_str!("replies/qwen-fenced-json-triple-quotes.txt"));
+            assert!(code.starts_with("import pandas as pd\nfrom matplotlib import pyplot as plt\n"));
+            assert!(code.ends_with("plt.savefig('output/revenue_by_region.png')\n"));
+            assert_eq!(prose, "");
+        }
+
+        #[test]
+        fn fenced_json_whose_triple_quotes_never_close_then_prose() {
+            let text = include_str!("replies/qwen-fenced-json-unclosed-triple-quotes.txt");
+            let (code, prose) = code_of(text);
+            assert!(code.starts_with("import pandas as pd\nimport numpy as np\n"));
+            // The code runs to the fence; the model's escaped quote stays as it wrote it.
+            assert!(code.contains(
+                "f.write('The data is an hourly export from our building\\'s energy meter.\\n\\n')"
+            ));
+            assert!(code.trim_end().ends_with(
+                "f.write(f'Event from {start} to {end} with energy used {energy} kWh.\\n')"
+            ));
+            assert!(prose.starts_with("### Output files"), "{prose}");
+        }
+    }
 }
