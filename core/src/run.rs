@@ -146,7 +146,8 @@ async fn prepare(
 }
 
 /// Fail early, before any work, when the output folder cannot be written.
-fn check_writable(dir: &std::path::Path) -> anyhow::Result<()> {
+/// The folder `--out` names can be made and written (checked before any work).
+pub(crate) fn check_writable(dir: &std::path::Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
     let probe = dir.join(format!(".sandalyst-write-test-{}", std::process::id()));

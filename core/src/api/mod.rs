@@ -522,6 +522,24 @@ impl App {
         crate::rerun::prepare(&self.sessions, source, inputs).await
     }
 
+    /// Check that `--out DIR` can be made and written, before any work.
+    pub async fn check_out_dir(&self, dir: &std::path::Path) -> anyhow::Result<()> {
+        let dir = dir.to_path_buf();
+        tokio::task::spawn_blocking(move || crate::run::check_writable(&dir)).await?
+    }
+
+    /// Copy a session's outputs folder into `dir` (`--out`).
+    pub async fn copy_outputs(
+        &self,
+        from: &std::path::Path,
+        dir: &std::path::Path,
+    ) -> anyhow::Result<()> {
+        let (from, to) = (from.to_path_buf(), dir.to_path_buf());
+        tokio::task::spawn_blocking(move || crate::store::copy_dir(&from, &to))
+            .await?
+            .map_err(|e| anyhow::anyhow!("copying the outputs to {}: {e}", dir.display()))
+    }
+
     /// Replay a prepared re-run; [`App::cancel`] with its session id stops it.
     pub async fn replay(
         &self,

@@ -329,6 +329,33 @@ impl Flags {
     }
 }
 
+/// The models the server of `provider` offers (`ollama`, `openai-compatible`,
+/// `openai`, `anthropic`; `None`: the configured provider's), reached with the same
+/// base URL and key an ask would use; the offline analyst first, always.
+pub async fn list_models(
+    provider: Option<&str>,
+    base_url: Option<&str>,
+) -> anyhow::Result<Vec<crate::model::listing::Listed>> {
+    use crate::model::listing;
+    let provider = provider.map(|p| p.trim().to_ascii_lowercase());
+    if provider.as_deref() == Some("offline") {
+        return Ok(vec![listing::offline()]);
+    }
+    // Any model name will do: only the provider's place and key are used.
+    let spec = provider.as_ref().map(|p| format!("{p}:list"));
+    let base = base_url.map(str::to_owned).filter(|b| !b.trim().is_empty());
+    let selection = tokio::task::spawn_blocking(move || {
+        config::from_environment(spec.as_deref(), base.as_deref())
+    })
+    .await??;
+    let mut out = vec![listing::offline()];
+    if let Selection::Provider(p) = selection {
+        let name = provider.unwrap_or_else(|| p.kind.name().to_string());
+        out.extend(listing::list(&p, &name).await?);
+    }
+    Ok(out)
+}
+
 /// The config file's `[image]` section (read off the async runtime).
 pub async fn image_section() -> anyhow::Result<ImageSection> {
     let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;

@@ -48,6 +48,20 @@ enum Command {
     /// Replay a session's recorded python and shell calls on new input files, without
     /// a model, into a new session (exit code 2 when a call fails on the new data).
     Rerun(RerunArgs),
+    /// List the models a provider's server offers (Ollama's own list, `/v1/models`),
+    /// the offline analyst first; each line starts with what `--model` takes.
+    Models(ModelsArgs),
+}
+
+#[derive(Args)]
+struct ModelsArgs {
+    /// The provider: ollama, openai-compatible (with --base-url or the config file's
+    /// base_url), openai, anthropic; default: the configured model's.
+    #[arg(long, value_name = "PROVIDER")]
+    model: Option<String>,
+    /// The server's base URL, as for `run`.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
 }
 
 #[derive(Args)]
@@ -60,6 +74,9 @@ struct RerunArgs {
     inputs: Vec<PathBuf>,
     #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Also copy the new session's output/ folder into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Print each call's full code and output.
     #[arg(long, short = 'v')]
     verbose: bool,
@@ -308,6 +325,7 @@ async fn run_command(cli: Cli) -> ExitCode {
         Command::Ask(args) => cmd_ask(args).await,
         Command::Image(cmd) => cmd_image(cmd).await,
         Command::Runs(cmd) => cmd_runs(cmd).await,
+        Command::Models(a) => cmd_models(a).await,
         Command::Rerun(args) => cmd_rerun(args).await,
     };
     match result {
@@ -1006,8 +1024,22 @@ async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+async fn cmd_models(a: ModelsArgs) -> anyhow::Result<ExitCode> {
+    let listed = api::settings::list_models(a.model.as_deref(), a.base_url.as_deref()).await?;
+    for m in listed {
+        match &m.detail {
+            Some(d) => println!("{}  {}", escape(&m.spec), escape(d)),
+            None => println!("{}", escape(&m.spec)),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
     let app = open_app(a.data_dir)?;
+    if let Some(out) = &a.out {
+        app.check_out_dir(out).await?;
+    }
     let cancel = CancellationToken::new();
     on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
     let printer = Printer::new(a.verbose);
@@ -1043,7 +1075,13 @@ async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
         println!("{}", outcome.outputs_dir.display());
         return Ok(ExitCode::from(2));
     }
-    println!("{}", outcome.outputs_dir.display());
+    match &a.out {
+        Some(out) => {
+            app.copy_outputs(&outcome.outputs_dir, out).await?;
+            println!("{}", out.display());
+        }
+        None => println!("{}", outcome.outputs_dir.display()),
+    }
     Ok(exit_code(&outcome.status))
 }
 

@@ -45,7 +45,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
 
-use super::http::{display_url, HttpSettings};
+use super::http::{display_url, join_url, HttpSettings};
 use super::pricing::{self, Price};
 use super::providers::{self, Wire};
 use super::secret::{ApiKey, Credentials, KeySource};
@@ -556,6 +556,12 @@ fn base_url(
         .map(str::to_owned)
         .or_else(|| row.base_url_var.and_then(env))
         .or_else(|| section.base_url.clone())
+        // `ollama:` follows Ollama's own variable, as its CLI does.
+        .or_else(|| {
+            preset_base_url
+                .and(env("OLLAMA_HOST"))
+                .map(|h| ollama_base(&h))
+        })
         .or_else(|| preset_base_url.map(str::to_owned))
         .or_else(|| row.base_url.map(str::to_owned));
     let Some(base_url) = base_url else {
@@ -579,6 +585,35 @@ fn base_url(
         );
     }
     Ok(base_url)
+}
+
+/// The Chat Completions base of the Ollama that `OLLAMA_HOST` names, the way Ollama's
+/// CLI reads it: `host`, `host:port`, `http(s)://host[:port]`; port 11434 unless given
+/// (443 for https), a listen-all address meaning this machine.
+pub fn ollama_base(host: &str) -> String {
+    let host = host.trim().trim_end_matches('/');
+    let with_scheme = if host.contains("://") {
+        host.to_string()
+    } else {
+        format!("http://{host}")
+    };
+    let Ok(mut url) = reqwest::Url::parse(&with_scheme) else {
+        // Refused with its own message by the check that follows.
+        return with_scheme;
+    };
+    if url.port().is_none() && url.scheme() == "http" {
+        let _ = url.set_port(Some(11434));
+    }
+    match url.host_str() {
+        Some("0.0.0.0") => {
+            let _ = url.set_host(Some("127.0.0.1"));
+        }
+        Some("[::]") => {
+            let _ = url.set_host(Some("[::1]"));
+        }
+        _ => {}
+    }
+    join_url(url.as_str(), "v1")
 }
 
 /// The key: from the variable (the config file may name another), else the keychain;
@@ -718,5 +753,19 @@ mod tests {
         assert!(e.contains("did you mean openai:gpt-5.4"), "{e}");
         let e = "gemini:x".parse::<ModelSpec>().unwrap_err().to_string();
         assert!(e.contains("unknown provider `gemini`"), "{e}");
+    }
+
+    #[test]
+    fn ollama_host_is_read_as_ollama_reads_it() {
+        assert_eq!(ollama_base("0.0.0.0"), "http://127.0.0.1:11434/v1");
+        assert_eq!(ollama_base("127.0.0.1:11500"), "http://127.0.0.1:11500/v1");
+        assert_eq!(
+            ollama_base("http://gpu-box:8000/"),
+            "http://gpu-box:8000/v1"
+        );
+        assert_eq!(
+            ollama_base("https://ollama.example.com"),
+            "https://ollama.example.com/v1"
+        );
     }
 }

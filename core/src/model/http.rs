@@ -226,6 +226,50 @@ impl Transport {
         })
     }
 
+    /// GET `url` with the endpoint's headers (its key) and read a JSON body of at most
+    /// the body cap, within `timeout`: a server's list of models, say.
+    pub async fn get_json(
+        &self,
+        url: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<serde_json::Value> {
+        let shown = display_url(url);
+        let response = self
+            .client
+            .get(url)
+            .headers(self.headers.clone())
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| anyhow::anyhow!("{} at {shown} did not answer: {e}", self.provider))?;
+        let status = response.status();
+        let cap = self.settings.caps.body_bytes;
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            let chunk = chunk.map_err(|e| anyhow::anyhow!("reading {shown}: {e}"))?;
+            if body.len() + chunk.len() > cap {
+                anyhow::bail!("{shown} answered with more than {} bytes", cap);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            let hint = if status.as_u16() == 401 || status.as_u16() == 403 {
+                format!(" (is {} set to a valid key?)", self.key_var)
+            } else {
+                String::new()
+            };
+            anyhow::bail!(
+                "{} at {shown} answered {status}{hint}: {}",
+                self.provider,
+                text.chars().take(300).collect::<String>()
+            );
+        }
+        serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{shown} did not answer JSON ({e})"))
+    }
+
     fn context<'a>(&'a self, on_delta: &'a (dyn Fn(Delta) + Send + Sync)) -> Context<'a> {
         Context {
             provider: &self.provider,
@@ -533,6 +577,11 @@ pub struct HttpModel<W> {
 }
 
 impl<W: WireFormat> HttpModel<W> {
+    /// The transport to this provider (for requests beside the model's turns).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
     pub fn new(config: ProviderConfig) -> anyhow::Result<HttpModel<W>> {
         let Endpoint {
             provider,

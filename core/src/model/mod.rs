@@ -9,6 +9,7 @@ pub mod chat_completions;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod listing;
 pub mod openai_responses;
 pub mod pricing;
 pub mod providers;
