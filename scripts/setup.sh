@@ -18,11 +18,28 @@ command -v docker >/dev/null 2>&1 || missing="$missing docker.io"
 command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 command -v cc >/dev/null 2>&1 || missing="$missing build-essential"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+# The engine tests: ssh:// engines through an sshd of their own on 127.0.0.1.
+{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || missing="$missing openssh-client"
+sshd_new=""
+[ -x /usr/sbin/sshd ] || { missing="$missing openssh-server"; sshd_new=1; }
 if [ -n "$missing" ]; then
     say "installing system packages:$missing"
     $SUDO apt-get update -qq
+    # openssh-server's package would start a system sshd on port 22: the tests start
+    # their own on 127.0.0.1, so the package's service is not started here.
+    policy=""
+    if [ -n "$sshd_new" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+        $SUDO chmod 755 "$policy"
+    fi
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-        -o DPkg::Lock::Timeout=900 $missing >/dev/null
+        -o DPkg::Lock::Timeout=900 $missing >/dev/null || { [ -z "$policy" ] || $SUDO rm -f "$policy"; exit 1; }
+    [ -z "$policy" ] || $SUDO rm -f "$policy"
+    # Nor enabled for the next boot, where this script installed it.
+    if [ -n "$sshd_new" ] && [ -d /run/systemd/system ]; then
+        $SUDO systemctl disable ssh.service >/dev/null 2>&1 || true
+    fi
 fi
 
 # A Docker engine that answers (DOCKER_HOST is honoured by docker and by sandalyst).

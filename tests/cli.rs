@@ -14,7 +14,7 @@ fn repo() -> PathBuf {
 }
 
 /// The command, isolated from the developer's own configuration and keys.
-fn command() -> Command {
+pub(crate) fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
     c.env(
         "SANDALYST_CONFIG",
@@ -100,6 +100,36 @@ fn check_reference_case_with(
     unit: &str,
     extra: &[&str],
 ) -> String {
+    let o = check_reference_case_in(input, events, names, prompt, unit, extra, &|_| {});
+    text(&o.stderr)
+}
+
+/// The reference case (examples/) with the command's environment changed by `env`
+/// (another engine, say); returns the run's output for more checks.
+pub(crate) fn reference_case_in(env: &dyn Fn(&mut Command)) -> Output {
+    let r = repo();
+    let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
+    check_reference_case_in(
+        &r.join("examples/building_energy.csv"),
+        &r.join("examples/building_energy.events.json"),
+        ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
+        &prompt,
+        "deg C",
+        &[],
+        env,
+    )
+}
+
+/// [`check_reference_case_with`] with the command's environment changed by `env`.
+fn check_reference_case_in(
+    input: &Path,
+    events: &Path,
+    names: [&str; 3],
+    prompt: &str,
+    unit: &str,
+    extra: &[&str],
+    env: &dyn Fn(&mut Command),
+) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let out_s = out.to_str().unwrap();
@@ -113,7 +143,16 @@ fn check_reference_case_with(
         out_s,
     ];
     args.extend_from_slice(extra);
-    let o = sandalyst(&args, &dir.path().join("data"));
+    let mut c = command();
+    // As in [`sandalyst`]: a run that names its isolation gets it.
+    if args.contains(&"--isolation") {
+        c.env_remove("SANDALYST_ISOLATION");
+    }
+    c.args(&args)
+        .env("SANDALYST_DATA_DIR", dir.path().join("data"))
+        .current_dir(repo());
+    env(&mut c);
+    let o = c.output().unwrap();
     assert!(o.status.success(), "stderr:\n{}", text(&o.stderr));
     assert_eq!(
         text(&o.stdout).trim(),
@@ -181,7 +220,7 @@ fn check_reference_case_with(
             &start[..10]
         );
     }
-    text(&o.stderr)
+    o
 }
 
 #[test]

@@ -730,7 +730,9 @@ impl Printer {
         let v = self.verbose;
         let _ = match &ev.kind {
             EventKind::Setup(stage) => match stage {
-                SetupStage::Engine { name, version } => writeln!(err, "  engine: {name} {version}"),
+                SetupStage::Engine { name, version, .. } => {
+                    writeln!(err, "  engine: {name} {version}")
+                }
                 SetupStage::LeftoversRemoved { count } => writeln!(
                     err,
                     "  removed {count} container(s) left by an earlier run that did not end cleanly"

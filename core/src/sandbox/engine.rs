@@ -1,35 +1,112 @@
 //! Which container engine answers, and what it can guarantee.
 //!
-//! The engine is found the way users expect: `DOCKER_HOST` when set; otherwise the
-//! Docker socket, then Podman's rootful socket, then Podman's rootless socket (on
-//! Windows, the engines' default named pipes): [`candidates`]. Once connected, the
-//! engine is described as an [`EngineInfo`]: its kind (Docker Engine, Docker Desktop,
-//! Podman, Colima, Rancher Desktop, a remote engine) and which of the sandbox's
-//! guarantees it cannot give, so a run can refuse (or warn) before any code runs
-//! instead of silently losing a limit. Connecting and asking are the Docker
-//! backend's (`docker::engine`).
+//! The engine is found the way the docker CLI finds it: `DOCKER_HOST` when set;
+//! otherwise the context of `DOCKER_CONTEXT` or of the CLI's `currentContext` (see
+//! `contexts`); otherwise the default sockets: Docker's, Docker Desktop's, Colima's,
+//! Rancher Desktop's, then Podman's rootful and rootless ones (on Windows, the engines'
+//! default named pipes): [`candidates`]. An engine chosen by `DOCKER_HOST` or a context
+//! is the only one tried, as with `docker`. Where it came from is an [`EngineSource`],
+//! shown on the engine line. Once connected, the engine is described as an
+//! [`EngineInfo`]: its kind (Docker Engine, Docker Desktop, Podman, Colima, Rancher
+//! Desktop, a remote engine) and which of the sandbox's guarantees it cannot give, so a
+//! run can refuse (or warn) before any code runs instead of silently losing a limit.
+//! Connecting and asking are the Docker backend's (`docker::engine`).
 
+use serde::{Deserialize, Serialize};
+
+use super::contexts::{self, Chosen, ContextError, Lookup, TlsFiles};
 use super::Isolation;
 
 /// The oldest Engine API the sandbox was written against (Docker 20.10, Podman 4).
 pub const MIN_API: (u32, u32) = (1, 40);
 
-/// Where an engine may be, in the order it is looked for.
-pub fn candidates() -> Vec<String> {
-    if let Ok(h) = std::env::var("DOCKER_HOST") {
-        if !h.is_empty() {
-            return vec![h];
-        }
-    }
-    local_candidates()
+/// Where the engine in use came from, as the engine line and the `setup` event say.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EngineSource {
+    /// The `DOCKER_HOST` variable.
+    DockerHost { host: String },
+    /// A docker CLI context (`DOCKER_CONTEXT` or the CLI's `currentContext`).
+    Context { name: String, host: String },
+    /// One of the default sockets, found by looking.
+    DefaultSocket { host: String },
 }
 
+impl EngineSource {
+    /// The endpoint: `unix:///...`, `tcp://...`, `ssh://...`.
+    pub fn host(&self) -> &str {
+        match self {
+            EngineSource::DockerHost { host }
+            | EngineSource::Context { host, .. }
+            | EngineSource::DefaultSocket { host } => host,
+        }
+    }
+
+    /// Chosen by the user (`DOCKER_HOST`, a context): tried alone, never passed over.
+    pub fn is_chosen(&self) -> bool {
+        !matches!(self, EngineSource::DefaultSocket { .. })
+    }
+}
+
+impl std::fmt::Display for EngineSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineSource::DockerHost { host } => write!(f, "DOCKER_HOST={host}"),
+            EngineSource::Context { name, host } => write!(f, "context {name}: {host}"),
+            EngineSource::DefaultSocket { host } => f.write_str(host),
+        }
+    }
+}
+
+/// A place an engine may be, with the TLS material a context gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub source: EngineSource,
+    pub tls: Option<TlsFiles>,
+}
+
+/// Where an engine may be, in the order it is looked for, from this process's
+/// environment and the docker CLI's files (blocking reads: call it off the runtime).
+pub fn candidates() -> Result<Vec<Candidate>, ContextError> {
+    candidates_for(&Lookup::from_env())
+}
+
+/// [`candidates`] for a given environment.
+pub fn candidates_for(lookup: &Lookup) -> Result<Vec<Candidate>, ContextError> {
+    Ok(match contexts::choose(lookup)? {
+        Chosen::DockerHost(host) => vec![Candidate {
+            source: EngineSource::DockerHost { host },
+            tls: None,
+        }],
+        Chosen::Context(c) => vec![Candidate {
+            source: EngineSource::Context {
+                name: c.name,
+                host: c.host,
+            },
+            tls: c.tls,
+        }],
+        Chosen::Default => local_candidates()
+            .into_iter()
+            .map(|host| Candidate {
+                source: EngineSource::DefaultSocket { host },
+                tls: None,
+            })
+            .collect(),
+    })
+}
+
+/// The default sockets, Docker's own first (what `docker` itself would use).
 #[cfg(unix)]
 fn local_candidates() -> Vec<String> {
-    let mut c = vec![
-        "unix:///var/run/docker.sock".to_string(),
-        "unix:///run/podman/podman.sock".to_string(),
-    ];
+    let mut c = vec!["unix:///var/run/docker.sock".to_string()];
+    if let Some(home) = dirs::home_dir() {
+        let home = home.display();
+        c.push(format!("unix://{home}/.docker/desktop/docker.sock"));
+        c.push(format!("unix://{home}/.colima/default/docker.sock"));
+        c.push(format!("unix://{home}/.colima/docker.sock"));
+        c.push(format!("unix://{home}/.rd/docker.sock"));
+    }
+    c.push("unix:///run/podman/podman.sock".to_string());
     if let Ok(dir) = std::env::var("XDG_RUNTIME_DIR") {
         if !dir.is_empty() {
             c.push(format!("unix://{dir}/podman/podman.sock"));
@@ -74,7 +151,7 @@ pub struct EngineInfo {
     /// `1`, `2`, or empty when the engine does not say.
     pub cgroup_version: String,
     /// Where it was found.
-    pub place: String,
+    pub source: EngineSource,
     /// The engine is not on this machine (TCP or SSH).
     pub remote: bool,
     /// Guarantees this engine cannot give, as sentences (empty when all hold).
@@ -112,7 +189,8 @@ impl EngineInfo {
     }
 
     /// The engine's version and what matters about it, for the one line at start:
-    /// `4.3.1 (API 1.41; rootful; cgroup v1; unix:///run/podman/podman.sock)`.
+    /// `4.3.1 (API 1.41; rootful; cgroup v1; unix:///run/podman/podman.sock)`, or
+    /// `... (API 1.41; cgroup v1; context colima: unix:///...)`.
     pub fn details(&self) -> String {
         let mut parts = vec![format!("API {}", self.api_version)];
         if self.kind == EngineKind::Podman || self.rootless {
@@ -124,7 +202,7 @@ impl EngineInfo {
         if self.remote {
             parts.push("remote".into());
         }
-        parts.push(self.place.clone());
+        parts.push(self.source.to_string());
         format!("{} ({})", self.version, parts.join("; "))
     }
 
@@ -162,7 +240,9 @@ mod tests {
             api_version: "1.41".into(),
             rootless: false,
             cgroup_version: "1".into(),
-            place: "unix:///var/run/docker.sock".into(),
+            source: EngineSource::DefaultSocket {
+                host: "unix:///var/run/docker.sock".into(),
+            },
             remote: false,
             missing: Vec::new(),
             runtimes: runtimes.iter().map(|r| r.to_string()).collect(),

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::custom::Packages;
+use super::engine::EngineSource;
 use super::report::{BuildLine, ImageBuild, ImageReport};
 use super::{Sandbox, SandboxConfig};
 use crate::protocol::SessionError;
@@ -106,10 +107,14 @@ pub fn fix_for_this_os() -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum SetupStage {
-    /// The engine answered: which one and its version.
+    /// The engine answered: which one, its version, and where it came from
+    /// (`DOCKER_HOST`, a docker CLI context, a default socket; absent in sessions
+    /// recorded before it was reported).
     Engine {
         name: String,
         version: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<EngineSource>,
     },
     /// Containers left by an earlier process were removed.
     LeftoversRemoved {

@@ -7,6 +7,7 @@
 //! a local Docker Engine may get large inputs as read-only bind mounts (see `bind`).
 
 mod bind;
+pub mod contexts;
 pub mod custom;
 pub mod docker;
 pub mod engine;

@@ -17,13 +17,13 @@ use sandalyst::workspace::{CopyReason, Manifest, StagingMethod};
 use tokio::net::{TcpListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
-struct Pki {
-    ca_pem: String,
-    server: (String, String),
-    client: (String, String),
+pub(crate) struct Pki {
+    pub(crate) ca_pem: String,
+    pub(crate) server: (String, String),
+    pub(crate) client: (String, String),
 }
 
-fn pki() -> Pki {
+pub(crate) fn pki() -> Pki {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -47,7 +47,7 @@ fn pki() -> Pki {
 
 /// The TLS front: requires a client certificate signed by `ca`, then relays bytes
 /// to the local engine socket.
-async fn tls_front(pki: &Pki) -> u16 {
+pub(crate) async fn tls_front(pki: &Pki) -> u16 {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let mut roots = rustls::RootCertStore::empty();
@@ -84,7 +84,7 @@ async fn tls_front(pki: &Pki) -> u16 {
     port
 }
 
-fn write_certs(dir: &Path, ca: &str, client: &(String, String)) {
+pub(crate) fn write_certs(dir: &Path, ca: &str, client: &(String, String)) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("ca.pem"), ca).unwrap();
     std::fs::write(dir.join("cert.pem"), &client.0).unwrap();

@@ -17,6 +17,7 @@ mod bench_suite;
 mod custom_image;
 mod egress;
 mod engine_bounds;
+mod engine_contexts;
 mod engine_limits;
 mod engine_loss;
 mod engine_orphan;

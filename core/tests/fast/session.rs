@@ -1038,3 +1038,49 @@ async fn an_ask_whose_named_outputs_stay_empty_ends_incomplete_with_a_pinned_sha
     assert_eq!(notes.invalid, None);
     assert_eq!(meta.status, Some(outcome.status.clone()));
 }
+
+/// The `engine` setup stage's shape: where the engine came from is typed, and a
+/// session recorded before it was reported still reads.
+#[test]
+fn the_engine_stage_says_where_the_engine_came_from() {
+    use sandalyst::sandbox::engine::EngineSource;
+    let stage = SetupStage::Engine {
+        name: "Docker Engine".into(),
+        version: "20.10.24 (API 1.41; context colima: unix:///c.sock)".into(),
+        source: Some(EngineSource::Context {
+            name: "colima".into(),
+            host: "unix:///c.sock".into(),
+        }),
+    };
+    assert_eq!(
+        serde_json::to_value(&stage).unwrap(),
+        json!({
+            "stage": "engine",
+            "name": "Docker Engine",
+            "version": "20.10.24 (API 1.41; context colima: unix:///c.sock)",
+            "source": {"kind": "context", "name": "colima", "host": "unix:///c.sock"}
+        })
+    );
+    for (source, kind) in [
+        (
+            EngineSource::DockerHost {
+                host: "ssh://u@h".into(),
+            },
+            "docker_host",
+        ),
+        (
+            EngineSource::DefaultSocket {
+                host: "unix:///var/run/docker.sock".into(),
+            },
+            "default_socket",
+        ),
+    ] {
+        let v = serde_json::to_value(&source).unwrap();
+        assert_eq!(v["kind"], kind);
+        assert_eq!(v["host"], source.host());
+    }
+    let old: SetupStage =
+        serde_json::from_value(json!({"stage": "engine", "name": "Podman", "version": "4.3.1"}))
+            .unwrap();
+    assert!(matches!(old, SetupStage::Engine { source: None, .. }));
+}

@@ -26,9 +26,14 @@ async fn rootless_podman_on_cgroup_v1_is_refused_unless_accepted_and_contains_th
     .await
     .unwrap();
     let engine = podman_client(&service).await;
-    let info = sandalyst::sandbox::docker::engine::describe(&engine, &service.host())
-        .await
-        .unwrap();
+    let info = sandalyst::sandbox::docker::engine::describe(
+        &engine,
+        &sandalyst::sandbox::engine::EngineSource::DockerHost {
+            host: service.host(),
+        },
+    )
+    .await
+    .unwrap();
     assert!(info.is_podman() && info.rootless, "{info:?}");
     let cgroup_v1 = info.cgroup_version == "1";
 

@@ -1,13 +1,31 @@
 //! The engine through the Engine API (`bollard`): connecting to the first that
-//! answers (in the order of [`candidates`]) and asking it what it is, as an
-//! [`EngineInfo`] (see `sandbox::engine`).
+//! answers (in the order of [`candidates`]: `DOCKER_HOST`, a docker CLI context, the
+//! default sockets) over a unix socket, TCP (with a context's TLS material) or SSH
+//! (`ssh`), and asking it what it is, as an [`EngineInfo`] (see `sandbox::engine`).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
-use bollard::Docker;
+use anyhow::{anyhow, bail, Context};
+use bollard::{Docker, API_DEFAULT_VERSION};
 
-use crate::sandbox::engine::{candidates, parse_api, EngineInfo, EngineKind, MIN_API};
+use super::ssh;
+use crate::sandbox::engine::{
+    candidates, parse_api, Candidate, EngineInfo, EngineKind, EngineSource, MIN_API,
+};
+
+/// bollard's default request timeout, for the clients made here with explicit settings.
+const TIMEOUT_SECS: u64 = 120;
+
+/// Where this process last connected. bollard's client does not say where it goes,
+/// and every client of this process comes from [`connect`]; the sandbox reads it to
+/// decide whether bind mounts can work (`start::engine_allows_binds`).
+static CONNECTED: Mutex<Option<EngineSource>> = Mutex::new(None);
+
+/// Where [`connect`] last found an engine in this process.
+pub fn connected_source() -> Option<EngineSource> {
+    CONNECTED.lock().ok().and_then(|s| s.clone())
+}
 
 /// A local socket path that does not exist (not worth a connection attempt).
 fn missing_socket(place: &str) -> bool {
@@ -17,25 +35,58 @@ fn missing_socket(place: &str) -> bool {
     }
 }
 
-/// Connect to the first engine that answers, in the order of [`candidates`].
-/// Returns the client and where it was found (`unix:///...`, `tcp://...`).
-pub async fn connect() -> anyhow::Result<(Docker, String)> {
-    let from_env = matches!(std::env::var("DOCKER_HOST"), Ok(h) if !h.is_empty());
-    let places = candidates();
+/// A client for one candidate (no request made yet), and ssh's error output when it
+/// goes over ssh.
+fn client_for(c: &Candidate) -> anyhow::Result<(Docker, Option<ssh::SshStderr>)> {
+    let host = c.source.host();
+    if host.starts_with("ssh://") {
+        let (d, err) = ssh::connect(host).map_err(|e| anyhow!(e))?;
+        return Ok((d, Some(err)));
+    }
+    let docker = match (&c.tls, &c.source) {
+        (Some(tls), _) => Docker::connect_with_ssl(
+            host,
+            &tls.key,
+            &tls.cert,
+            &tls.ca,
+            TIMEOUT_SECS,
+            API_DEFAULT_VERSION,
+        )?,
+        // A context without TLS material is plain TCP, whatever DOCKER_TLS_VERIFY says
+        // (the CLI reads those variables only with DOCKER_HOST).
+        (None, EngineSource::Context { .. }) if host.starts_with("tcp://") => {
+            Docker::connect_with_http(host, TIMEOUT_SECS, API_DEFAULT_VERSION)?
+        }
+        _ => Docker::connect_with_host(host)?,
+    };
+    Ok((docker, None))
+}
+
+/// Connect to the first engine that answers, in the order of [`candidates`]. An
+/// engine chosen by `DOCKER_HOST` or a context is the only one tried. Returns the
+/// client and where it came from.
+pub async fn connect() -> anyhow::Result<(Docker, EngineSource)> {
+    // The docker CLI's files are read off the runtime.
+    let places = tokio::task::spawn_blocking(candidates)
+        .await
+        .context("looking for the engine")??;
     let mut tried = Vec::new();
-    for place in &places {
-        let shown = if from_env {
-            format!("DOCKER_HOST={place}")
-        } else {
-            place.clone()
+    for c in &places {
+        let shown = c.source.to_string();
+        let chosen = c.source.is_chosen();
+        let fix = match &c.source {
+            EngineSource::Context { .. } => {
+                "start the engine, or choose another with `docker context use` (or DOCKER_CONTEXT)"
+            }
+            _ => "start the engine or point DOCKER_HOST at a running one",
         };
-        if !from_env && missing_socket(place) {
+        if !chosen && missing_socket(c.source.host()) {
             tried.push(format!("{shown} (no socket)"));
             continue;
         }
-        let docker = match Docker::connect_with_host(place) {
+        let (docker, ssh_err) = match client_for(c) {
             Ok(d) => d,
-            Err(e) if from_env => {
+            Err(e) if chosen => {
                 return Err(e).with_context(|| format!("cannot use the Docker engine at {shown}"))
             }
             Err(e) => {
@@ -43,24 +94,42 @@ pub async fn connect() -> anyhow::Result<(Docker, String)> {
                 continue;
             }
         };
+        let said = || {
+            ssh_err
+                .as_ref()
+                .map(|s| s.last())
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("; ssh said: {s}"))
+                .unwrap_or_default()
+        };
         match tokio::time::timeout(Duration::from_secs(10), docker.ping()).await {
-            Ok(Ok(_)) => return Ok((docker, place.clone())),
-            Ok(Err(e)) if from_env => bail!(
-                "no Docker engine answered at {shown} ({e}); start the engine or point DOCKER_HOST at a running one"
+            Ok(Ok(_)) => {
+                if let Ok(mut s) = CONNECTED.lock() {
+                    *s = Some(c.source.clone());
+                }
+                return Ok((docker, c.source.clone()));
+            }
+            Ok(Err(e)) if chosen => bail!(
+                "no Docker engine answered at {shown} ({e}{}); {fix}",
+                said()
             ),
-            Err(_) if from_env => bail!("the Docker engine at {shown} did not answer within 10 s"),
+            Err(_) if chosen => bail!(
+                "the Docker engine at {shown} did not answer within 10 s{}",
+                said()
+            ),
             Ok(Err(e)) => tried.push(format!("{shown} ({e})")),
             Err(_) => tried.push(format!("{shown} (no answer within 10 s)")),
         }
     }
     bail!(
-        "no container engine answered; tried {}. Start Docker (e.g. `systemctl start docker`) or Podman's API service (`podman system service --time=0 &`, or `systemctl --user start podman.socket`), or point DOCKER_HOST at a running engine",
+        "no container engine answered; tried {}. Start Docker (e.g. `systemctl start docker`) or Podman's API service (`podman system service --time=0 &`, or `systemctl --user start podman.socket`), or point DOCKER_HOST at a running engine (or a docker context at it: `docker context use NAME`)",
         tried.join(", ")
     )
 }
 
-/// Ask the engine what it is. `place` is where [`connect`] found it.
-pub async fn describe(docker: &Docker, place: &str) -> anyhow::Result<EngineInfo> {
+/// Ask the engine what it is. `source` is where [`connect`] found it.
+pub async fn describe(docker: &Docker, source: &EngineSource) -> anyhow::Result<EngineInfo> {
+    let place = source.host();
     let version = docker
         .version()
         .await
@@ -156,7 +225,7 @@ pub async fn describe(docker: &Docker, place: &str) -> anyhow::Result<EngineInfo
         api_version,
         rootless,
         cgroup_version,
-        place: place.to_string(),
+        source: source.clone(),
         remote,
         missing,
         runtimes: info

@@ -16,7 +16,8 @@ use crate::sandbox::report::{BuildLine, CustomImage, ImageBuild, ImagePython, Im
 use crate::sandbox::{Isolation, Sandbox, SandboxConfig, SetupStage};
 use crate::workspace::Manifest;
 
-/// Sandboxes from the container engine that `DOCKER_HOST` (or the local socket) names.
+/// Sandboxes from the container engine the docker CLI would use (`DOCKER_HOST`, a
+/// context, the default sockets).
 #[derive(Default)]
 pub struct DockerFactory;
 
@@ -75,9 +76,9 @@ impl SandboxFactory for DockerFactory {
     async fn engine_status(&self) -> EngineStatus {
         let tag = default_tag();
         match engine::connect().await {
-            Ok((d, place)) => {
+            Ok((d, source)) => {
                 let img = image::status(&d).await.ok();
-                let info = engine::describe(&d, &place).await.ok();
+                let info = engine::describe(&d, &source).await.ok();
                 EngineStatus {
                     reachable: true,
                     message: None,
@@ -199,8 +200,8 @@ impl DockerFactory {
         let unavailable = |e: anyhow::Error| SessionError::EngineUnavailable {
             message: format!("{e:#}"),
         };
-        let (engine, place) = engine::connect().await.map_err(unavailable)?;
-        let info = engine::describe(&engine, &place)
+        let (engine, source) = engine::connect().await.map_err(unavailable)?;
+        let info = engine::describe(&engine, &source)
             .await
             .map_err(unavailable)?;
         let mut version = info.details();
@@ -233,6 +234,7 @@ impl DockerFactory {
         setup(SetupStage::Engine {
             name: info.name(),
             version,
+            source: Some(source),
         });
         let count = super::remove_leftovers(&engine)
             .await

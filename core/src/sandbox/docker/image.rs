@@ -15,6 +15,7 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use futures_util::StreamExt;
 
+use crate::sandbox::engine::EngineSource;
 use crate::sandbox::image::{
     self, choose, context_tar, default_tag, dockerfile_tar, find_on_path, lock_builds, recipe_hash,
     BuildMethod, ImageStatus, BASE_IMAGE, LABEL_METHOD, LABEL_RECIPE, REPO,
@@ -125,7 +126,10 @@ async fn build_inner(
         BuildMethod::Auto => unreachable!("resolved above"),
     }
     let Some(built) = inspect(docker, &tag).await? else {
-        let engine = super::engine::describe(docker, "")
+        let source = super::engine::connected_source().unwrap_or(EngineSource::DefaultSocket {
+            host: String::new(),
+        });
+        let engine = super::engine::describe(docker, &source)
             .await
             .map(|e| format!("{} {}", e.name(), e.version))
             .unwrap_or_else(|_| "the engine".into());

@@ -34,6 +34,7 @@ mod kernel_exec;
 pub mod packages;
 mod removal;
 mod spec;
+mod ssh;
 mod start;
 mod tars;
 
@@ -57,6 +58,7 @@ pub(crate) use exec::exec_quiet;
 pub use factory::DockerFactory;
 use removal::ACTIVE;
 pub use removal::{containers_of_run, remove_leftovers};
+pub use ssh::SSH_CONFIG_VAR;
 use start::{engine_allows_binds, StagingError};
 
 pub const RUN_LABEL: &str = "sandalyst.run";
@@ -64,11 +66,10 @@ const OWNER_LABEL: &str = "sandalyst.owner";
 /// Which start of which process made a container or volume (its name's suffix).
 const START_LABEL: &str = "sandalyst.start";
 
-/// Connect to the engine that `DOCKER_HOST` names (or the local socket) and check
-/// that it answers.
+/// Connect to the engine the docker CLI would use (`DOCKER_HOST`, a context, the
+/// default sockets) and check that it answers.
 pub async fn connect() -> anyhow::Result<Docker> {
-    // The search order (DOCKER_HOST, Docker's socket, Podman's rootful then rootless
-    // socket) lives in `sandbox::engine`.
+    // The search order lives in `sandbox::engine`.
     Ok(engine::connect().await?.0)
 }
 

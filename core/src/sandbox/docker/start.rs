@@ -35,20 +35,18 @@ pub(super) async fn engine_allows_binds(docker: &Docker, podman: bool) -> Result
     if !cfg!(unix) {
         return Err(CopyReason::RemoteEngine);
     }
-    // The client does not say where it connected. `engine::connect` (which every
-    // caller uses) tries `engine::candidates` in order; an engine that is not Podman
-    // is at the first of them: DOCKER_HOST, else Docker's own socket.
-    let place = crate::sandbox::engine::candidates()
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    if !place.starts_with("unix://") {
+    // The client does not say where it connected; `engine::connect`, which made
+    // every client of this process, remembers it.
+    let Some(source) = super::engine::connected_source() else {
+        return Err(CopyReason::RemoteEngine);
+    };
+    if !source.host().starts_with("unix://") {
         return Err(CopyReason::RemoteEngine);
     }
     if podman {
         return Err(CopyReason::EngineNotSupported);
     }
-    match super::engine::describe(docker, &place).await {
+    match super::engine::describe(docker, &source).await {
         Ok(info)
             if info.kind == crate::sandbox::engine::EngineKind::DockerEngine && !info.remote =>
         {
