@@ -6,8 +6,21 @@
 # workspace: the core against the real Docker daemon, the desktop app's commands and
 # its WebDriver suite under Xvfb (it starts its own display), and the page's
 # JavaScript modules under Node's test runner.
+#
+# `scripts/test.sh --real-model` runs only the real-model tier instead (tests/real_model.rs;
+# slow, not part of the default run): a llama.cpp server of a small open model on
+# 127.0.0.1 (scripts/real-model.sh), then the tier's ignored tests one at a time.
 set -eu
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--real-model" ]; then
+    shift
+    scripts/setup.sh
+    URL=$(scripts/real-model.sh | tail -n 1)
+    export SANDALYST_REAL_MODEL_URL="$URL"
+    export SANDALYST_REQUIRE_ENGINE=1
+    [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
+    exec cargo test --workspace --test real_model "$@" -- --ignored --test-threads=1
+fi
 # gVisor where the system packages it (Debian: runsc); there its test must run.
 GVISOR=""
 if apt-cache show runsc >/dev/null 2>&1; then GVISOR="--gvisor"; fi
