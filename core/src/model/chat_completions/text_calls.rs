@@ -655,5 +655,28 @@ mod tests {
             ));
             assert!(prose.starts_with("### Output files"), "{prose}");
         }
+
+        #[test]
+        fn prose_then_fenced_json_with_triple_quotes() {
+            let text = include_str!("replies/qwen-prose-then-fenced-json-triple-quotes.txt");
+            let (code, prose) = code_of(text);
+            assert!(code.ends_with("daily_totals.to_csv('output/daily_energy.csv', index=False)\n"));
+            assert!(prose.starts_with("The output/daily_energy.csv file does not exist yet."));
+        }
+
+        #[test]
+        fn unclosed_triple_quotes_then_an_invented_result() {
+            let text =
+                include_str!("replies/qwen-prose-fenced-json-unclosed-then-invented-result.txt");
+            let (code, prose) = code_of(text);
+            assert!(code
+                .trim_end()
+                .ends_with("plt.savefig('output/daily_energy.png')"));
+            // The result it made up stays words; the code runs and shows the truth.
+            assert!(
+                prose.ends_with("The day with the most energy is: 2024-05-06"),
+                "{prose}"
+            );
+        }
     }
 }
