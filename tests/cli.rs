@@ -88,20 +88,7 @@ fn overlaps(a: &(String, String), start: &str, end: &str) -> bool {
 /// Run the offline analyst on `input` and check the three artifacts against the
 /// generator's planted events.
 fn check_reference_case(input: &Path, events: &Path, names: [&str; 3], prompt: &str, unit: &str) {
-    check_reference_case_with(input, events, names, prompt, unit, &[]);
-}
-
-/// [`check_reference_case`] with more arguments for `sandalyst run`.
-fn check_reference_case_with(
-    input: &Path,
-    events: &Path,
-    names: [&str; 3],
-    prompt: &str,
-    unit: &str,
-    extra: &[&str],
-) -> String {
-    let o = check_reference_case_in(input, events, names, prompt, unit, extra, &|_| {});
-    text(&o.stderr)
+    check_reference_case_in(input, events, names, prompt, unit, &[], &|_| {});
 }
 
 /// The reference case (examples/) with the command's environment changed by `env`
@@ -120,7 +107,8 @@ pub(crate) fn reference_case_in(env: &dyn Fn(&mut Command)) -> Output {
     )
 }
 
-/// [`check_reference_case_with`] with the command's environment changed by `env`.
+/// [`check_reference_case`] with more arguments for `sandalyst run` and the command's
+/// environment changed by `env`.
 fn check_reference_case_in(
     input: &Path,
     events: &Path,
@@ -144,10 +132,6 @@ fn check_reference_case_in(
     ];
     args.extend_from_slice(extra);
     let mut c = command();
-    // As in [`sandalyst`]: a run that names its isolation gets it.
-    if args.contains(&"--isolation") {
-        c.env_remove("SANDALYST_ISOLATION");
-    }
     c.args(&args)
         .env("SANDALYST_DATA_DIR", dir.path().join("data"))
         .current_dir(repo());
@@ -228,15 +212,7 @@ fn reference_case_through_the_command_line() {
     if common::no_engine_skip() {
         return;
     }
-    let r = repo();
-    let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
-    check_reference_case(
-        &r.join("examples/building_energy.csv"),
-        &r.join("examples/building_energy.events.json"),
-        ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
-        &prompt,
-        "deg C",
-    );
+    reference_case_in(&|_| {});
 }
 
 /// The reference case with every call under gVisor, where the engine has runsc
@@ -260,16 +236,11 @@ fn reference_case_under_gvisor() {
         eprintln!("skipped: the engine has no runsc runtime (scripts/setup.sh --gvisor)");
         return;
     }
-    let r = repo();
-    let prompt = std::fs::read_to_string(r.join("examples/anomaly_task.md")).unwrap();
-    let stderr = check_reference_case_with(
-        &r.join("examples/building_energy.csv"),
-        &r.join("examples/building_energy.events.json"),
-        ["anomalies.csv", "energy_anomalies.png", "anomaly_report.md"],
-        &prompt,
-        "deg C",
-        &["--isolation", "auto"],
-    );
+    // No --isolation and no SANDALYST_ISOLATION: the app's own choice.
+    let o = reference_case_in(&|c| {
+        c.env_remove("SANDALYST_ISOLATION");
+    });
+    let stderr = text(&o.stderr);
     assert!(
         stderr.contains("; isolation gVisor (runsc)"),
         "auto is gVisor where runsc is registered:\n{stderr}"
