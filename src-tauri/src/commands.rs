@@ -59,6 +59,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         save_api_key,
         api_key_status,
         providers,
+        list_models,
         network_choices,
         engine_status,
         build_image,
@@ -142,6 +143,16 @@ pub fn network_choices() -> settings::NetworkChoices {
 #[tauri::command]
 pub fn providers() -> Vec<settings::ProviderChoice> {
     settings::providers()
+}
+
+/// The models the provider's server offers (the offline analyst first), reached as an
+/// ask would reach it: the settings page's "List models".
+#[tauri::command]
+pub async fn list_models(
+    provider: String,
+    base_url: Option<String>,
+) -> Result<Vec<sandalyst::model::listing::Listed>> {
+    Ok(settings::list_models(Some(&provider), base_url.as_deref()).await?)
 }
 
 /// The masked key stored for a provider, if any.

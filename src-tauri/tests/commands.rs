@@ -377,3 +377,42 @@ fn answers_render_and_charts_are_saved() {
     }
     assert!(!stolen.exists());
 }
+
+#[test]
+fn models_are_listed_from_the_providers_server() {
+    let f = fixture();
+    let offline = call(&f, "list_models", json!({"provider": "offline"})).unwrap();
+    assert_eq!(offline[0]["spec"], "offline");
+    // A one-request double of a compatible server's /v1/models on 127.0.0.1.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut head = [0u8; 4096];
+        let n = sock.read(&mut head).unwrap();
+        let body =
+            r#"{"object":"list","data":[{"id":"qwen2.5-coder-1.5b","owned_by":"llamacpp"}]}"#;
+        write!(
+            sock,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        String::from_utf8_lossy(&head[..n]).into_owned()
+    });
+    let listed = call(
+        &f,
+        "list_models",
+        json!({"provider": "openai-compatible", "baseUrl": base}),
+    )
+    .unwrap();
+    assert_eq!(
+        (listed[0]["spec"].as_str(), listed[1]["spec"].as_str()),
+        (
+            Some("offline"),
+            Some("openai-compatible:qwen2.5-coder-1.5b")
+        )
+    );
+    assert!(server.join().unwrap().starts_with("GET /v1/models "));
+}

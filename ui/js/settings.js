@@ -85,6 +85,31 @@ async function wireNetwork(form) {
   show();
 }
 
+/// "List models": what the provider's server offers, as choices for the model field
+/// (its name without the provider, as the field takes it).
+export function modelChoices(listed, provider) {
+  return listed
+    .filter((m) => m.spec.startsWith(`${provider}:`))
+    .map((m) => ({ value: m.spec.slice(provider.length + 1), label: m.detail ? `${m.id} (${m.detail})` : m.id }));
+}
+
+async function listModels(form) {
+  const provider = form.elements.provider.value;
+  const status = $('#model-list-status');
+  const list = $('#model-list');
+  if (!provider || provider === 'offline') { status.textContent = 'The offline analyst is built in: no model to pick.'; return; }
+  status.textContent = 'Asking the server…';
+  try {
+    const listed = await invoke('list_models', { provider, baseUrl: form.elements.base_url.value.trim() || null });
+    const choices = modelChoices(listed, provider);
+    list.replaceChildren(...choices.map((c) => Object.assign(document.createElement('option'), { value: c.value, label: c.label })));
+    status.textContent = choices.length ? `${choices.length} model(s): pick one in the Model name field.` : 'The server lists no models.';
+    if (choices.length && !form.elements.model.value) form.elements.model.value = choices[0].value;
+  } catch (e) {
+    status.textContent = String(e?.message ?? e);
+  }
+}
+
 async function refreshKey(form) {
   const p = form.elements.provider.value;
   const out = $('#key-status');
@@ -117,6 +142,7 @@ export async function openSettings(onSaved) {
   refreshKey(form);
   refreshImage().catch(() => {});
   form.elements.provider.onchange = () => refreshKey(form);
+  $('#list-models').onclick = () => listModels(form);
   $('#save-key').onclick = async () => {
     const key = form.elements.api_key.value;
     if (!key.trim()) return;

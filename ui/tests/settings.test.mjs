@@ -49,3 +49,17 @@ test('the settings form writes the network mode with its hosts and the isolation
   assert.equal(s.network, 'allow:@python-packages,example.com:8443');
   assert.equal(s.isolation, 'gvisor');
 });
+
+const { modelChoices } = await import('../js/settings.js');
+
+test('listed models become the model field\'s choices, without the provider', () => {
+  const listed = [
+    { spec: 'offline', id: 'offline', detail: 'the built-in analyst (rule-based, not an LLM)' },
+    { spec: 'ollama:qwen2.5-coder:7b', id: 'qwen2.5-coder:7b', detail: '7.6B, 4.7 GB' },
+    { spec: 'ollama:llama3.2:1b', id: 'llama3.2:1b', detail: null },
+  ];
+  assert.deepEqual(modelChoices(listed, 'ollama'), [
+    { value: 'qwen2.5-coder:7b', label: 'qwen2.5-coder:7b (7.6B, 4.7 GB)' },
+    { value: 'llama3.2:1b', label: 'llama3.2:1b' },
+  ]);
+});

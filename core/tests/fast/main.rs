@@ -12,6 +12,7 @@ mod engine_discovery;
 mod engine_portability;
 mod engine_states;
 mod explore;
+mod model_listing;
 mod provider_anthropic;
 mod provider_chat;
 mod provider_config;
