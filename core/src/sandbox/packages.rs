@@ -107,8 +107,8 @@ pub fn parse(stdout: &[u8]) -> Result<PythonEnv, PackagesError> {
     Ok(env)
 }
 
-/// The libraries an analysis reaches for, in the order the model is told about them,
-/// with what each is for where the name does not say it.
+/// The libraries an analysis imports, in the order the model is told about them, with
+/// what each is for where the name does not say it.
 const NOTABLE: &[(&str, &str, &str)] = &[
     ("numpy", "numpy", ""),
     ("pandas", "pandas", ""),
@@ -117,18 +117,24 @@ const NOTABLE: &[(&str, &str, &str)] = &[
     ("seaborn", "seaborn", ""),
     ("statsmodels", "statsmodels", ""),
     ("scikit-learn", "scikit-learn", ""),
-    ("pyarrow", "pyarrow", " (Parquet, Feather)"),
-    ("openpyxl", "openpyxl", " (.xlsx)"),
-    ("xlrd", "xlrd", " (.xls)"),
-    ("odfpy", "odfpy", " (.ods)"),
-    ("tabulate", "tabulate", " (DataFrame.to_markdown)"),
     ("polars", "polars", ""),
     ("duckdb", "duckdb", ""),
     ("ipython", "IPython", ""),
 ];
 
+/// What pandas can do with the readers and writers it finds installed, said as what it
+/// does, not as modules: a small model told "odfpy" imports `odfpy` (which is not its
+/// module name), and told a dozen names it imports them all.
+const PANDAS_FORMATS: &[(&str, &str)] = &[
+    ("pyarrow", "Parquet"),
+    ("openpyxl", "Excel .xlsx"),
+    ("xlrd", ".xls"),
+    ("odfpy", "OpenDocument .ods"),
+];
+
 /// The sentence of the instructions that says what is installed, e.g. "Python 3.13.5
-/// with numpy 2.2.4, pandas 2.2.3, ... and IPython 8.35.0". Only the analysis
+/// with numpy 2.2.4, pandas 2.2.3, ... and IPython 8.35.0; pandas reads and writes
+/// Parquet, Excel .xlsx, .xls and OpenDocument .ods files". Only the analysis
 /// libraries of [`NOTABLE`] are named: a list of every distribution (Brotli, fs,
 /// jaraco.text, ...) made small models import what they did not need.
 pub fn describe(env: &PythonEnv) -> String {
@@ -140,16 +146,32 @@ pub fn describe(env: &PythonEnv) -> String {
         })
         .collect();
     let mut s = format!("Python {}", env.python);
-    match named.len() {
-        0 => {}
-        1 => s.push_str(&format!(" with {}", named[0])),
-        n => s.push_str(&format!(
-            " with {} and {}",
-            named[..n - 1].join(", "),
-            named[n - 1]
-        )),
+    if !named.is_empty() {
+        s.push_str(&format!(" with {}", and_list(&named)));
+    }
+    let formats: Vec<String> = PANDAS_FORMATS
+        .iter()
+        .filter(|(dist, _)| env.version_of(dist).is_some())
+        .map(|(_, what)| what.to_string())
+        .collect();
+    if !formats.is_empty() && env.version_of("pandas").is_some() {
+        s.push_str(&format!(
+            "; pandas reads and writes {} files",
+            and_list(&formats)
+        ));
+        if env.version_of("tabulate").is_some() {
+            s.push_str(", and DataFrame.to_markdown works");
+        }
     }
     s
+}
+
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// A version without its local part: Debian's "2.2.3+dfsg" is pandas 2.2.3.
@@ -245,8 +267,8 @@ mod tests {
         ]);
         assert_eq!(
             describe(&e),
-            "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, scikit-learn 1.4.2, odfpy 1.4.2 (.ods) \
-             and IPython 8.35.0"
+            "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, scikit-learn 1.4.2 and IPython 8.35.0; \
+             pandas reads and writes OpenDocument .ods files"
         );
         assert_eq!(
             describe(&env(&[("requests", "2.32", false)])),

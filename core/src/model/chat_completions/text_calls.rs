@@ -283,9 +283,15 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     loop {
         // The first opening tag of any kind.
         let mut first: Option<(usize, &str)> = None;
-        for tag in ["<tool_call>", "<function=", "<tools>", "</tools>"]
-            .into_iter()
-            .chain(["<python>", "<bash>", "<sh>", "<shell>"])
+        for tag in [
+            "<tool_call>",
+            "<function=",
+            "<function ",
+            "<tools>",
+            "</tools>",
+        ]
+        .into_iter()
+        .chain(["<python>", "<bash>", "<sh>", "<shell>"])
         {
             if let Some(at) = rest.find(tag) {
                 if first.is_none_or(|(f, _)| at < f) {
@@ -303,6 +309,14 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
                 let (body, after) = split_at_close(inner, "</tool_call>");
                 let v = loose_json::parse(body)?;
                 calls.extend(from_value(&v, tools)?);
+                rest = after;
+            }
+            // `<function name="python" arguments='{"code": "..."}'>` (or `/>`), the
+            // XML-like form a small model wrote inside `<tools>`.
+            "<function " => {
+                let (name, args, after) = function_tag(inner)?;
+                let spec = tool_named(&name, tools)?;
+                calls.push((spec.name.clone(), args));
                 rest = after;
             }
             "<function=" => {
@@ -333,6 +347,45 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     }
     prose.push_str(rest);
     Some((calls, tidy(&prose)))
+}
+
+/// The tool name, the arguments and what follows of `<function name="NAME"
+/// arguments='{...}'>` (after `<function `). The arguments' quote may appear inside
+/// them (code with quotes of its own), so they end at the first quote that closes a
+/// JSON object and is followed by the tag's end.
+fn function_tag(inner: &str) -> Option<(String, Map<String, Value>, &str)> {
+    let name_at = inner.find("name=")? + 5;
+    let q = inner[name_at..]
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'')?;
+    let name_body = &inner[name_at + 1..];
+    let name = name_body[..name_body.find(q)?].to_string();
+    let args_at = inner.find("arguments=")? + 10;
+    let q = inner[args_at..]
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'')?;
+    let body = &inner[args_at + 1..];
+    for (end, _) in body.match_indices(q) {
+        let tail = body[end + 1..].trim_start();
+        let close = if tail.starts_with("/>") {
+            2
+        } else if tail.starts_with('>') {
+            1
+        } else {
+            continue;
+        };
+        if let Some(Value::Object(args)) = loose_json::parse(&body[..end]) {
+            let after = &tail[close..];
+            let after = after
+                .trim_start()
+                .strip_prefix("</function>")
+                .unwrap_or(after);
+            return Some((name, args, after));
+        }
+    }
+    None
 }
 
 /// `inner` up to `close` and what follows it; all of it when the tag is not closed
@@ -654,6 +707,20 @@ mod tests {
                 "f.write(f'Event from {start} to {end} with energy used {energy} kWh.\\n')"
             ));
             assert!(prose.starts_with("### Output files"), "{prose}");
+        }
+
+        #[test]
+        fn a_function_tag_with_the_arguments_in_an_attribute() {
+            // The form of a reply of the reference case (seed 1): its first lines as the
+            // model wrote them; the model then looped on imports, so the end here is
+            // the form's own (the quote and the tag closed).
+            let text = "<tools>\n  <function name=\"python\" arguments='{\"code\": \"import pandas as pd\\nimport numpy as np\\nimport matplotlib.pyplot as plt\\ndf = pd.read_csv('input/building_energy.csv')\\nprint(df[df['energy_kwh'] > 3].head())\"}'>\n  </function>\n</tools>";
+            let (code, prose) = code_of(text);
+            assert_eq!(
+                code,
+                "import pandas as pd\nimport numpy as np\nimport matplotlib.pyplot as plt\ndf = pd.read_csv('input/building_energy.csv')\nprint(df[df['energy_kwh'] > 3].head())"
+            );
+            assert_eq!(prose, "");
         }
 
         #[test]
