@@ -9,6 +9,16 @@ say() { echo "setup: $*" >&2; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# --gvisor: register runsc (below); --tests: also what the test suite needs.
+gvisor=""
+tests=""
+for arg in "$@"; do
+    case "$arg" in
+        --gvisor) gvisor=1 ;;
+        --tests) tests=1 ;;
+        *) die "unknown option $arg (use --gvisor, --tests)" ;;
+    esac
+done
 
 missing=""
 command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
@@ -18,10 +28,12 @@ command -v docker >/dev/null 2>&1 || missing="$missing docker.io"
 command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 command -v cc >/dev/null 2>&1 || missing="$missing build-essential"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-# The engine tests: ssh:// engines through an sshd of their own on 127.0.0.1.
-{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || missing="$missing openssh-client"
+# The engine tests (--tests): ssh:// engines through an sshd of their own on 127.0.0.1.
 sshd_new=""
-[ -x /usr/sbin/sshd ] || { missing="$missing openssh-server"; sshd_new=1; }
+if [ -n "$tests" ]; then
+    { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || missing="$missing openssh-client"
+    [ -x /usr/sbin/sshd ] || { missing="$missing openssh-server"; sshd_new=1; }
+fi
 if [ -n "$missing" ]; then
     say "installing system packages:$missing"
     $SUDO apt-get update -qq
@@ -67,7 +79,7 @@ fi
 # own runsc (2022-12) fails `stat` on volumes (EINVAL); bookworm-backports has the
 # 2024-07 one, which does not, and which has the faster systrap platform.
 runsc_date() { runsc --version 2>/dev/null | sed -n 's/.*\([0-9]\{8\}\).*/\1/p' | head -n1; }
-if [ "${1:-}" = "--gvisor" ]; then
+if [ -n "$gvisor" ]; then
     if ! command -v python3 >/dev/null 2>&1; then
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
             -o DPkg::Lock::Timeout=900 python3 >/dev/null || die "cannot install python3"

@@ -24,7 +24,7 @@ fi
 # gVisor where the system packages it (Debian: runsc); there its test must run.
 GVISOR=""
 if apt-cache show runsc >/dev/null 2>&1; then GVISOR="--gvisor"; fi
-scripts/setup.sh $GVISOR
+scripts/setup.sh --tests $GVISOR
 scripts/setup-desktop.sh
 # Podman (rootful and rootless) for the engine tests: packages, the sandbox image
 # copied from Docker (cached by tag), the unprivileged test user.
