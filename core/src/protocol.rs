@@ -15,17 +15,24 @@ pub mod machine_lines;
 pub enum RunStatus {
     /// The model gave its final answer.
     Finished,
-    /// The turn limit was reached before a final answer.
+    /// The turn limit was reached before a final answer. `missing`: the outputs the
+    /// task named that were not made (or not what they should be) when it stopped.
     MaxTurns {
         turns: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        missing: Vec<OutputProblem>,
     },
     /// The wall-time limit was reached.
     TimeLimit {
         seconds: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        missing: Vec<OutputProblem>,
     },
     /// The ask's cost budget was spent.
     CostLimit {
         usd: f64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        missing: Vec<OutputProblem>,
     },
     Cancelled,
     /// Something outside the model's control failed (provider, sandbox, disk).
@@ -39,6 +46,28 @@ pub enum RunStatus {
     Incomplete {
         problems: Vec<OutputProblem>,
     },
+}
+
+/// "; not made: output/a.png does not exist; ..." after a limit's sentence.
+fn not_made(f: &mut std::fmt::Formatter<'_>, missing: &[OutputProblem]) -> std::fmt::Result {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = missing.iter().map(ToString::to_string).collect();
+    write!(f, "; not made: {}", list.join("; "))
+}
+
+impl RunStatus {
+    /// The limit's status with the outputs it left unmade; other statuses unchanged.
+    pub fn with_missing(mut self, problems: Vec<OutputProblem>) -> RunStatus {
+        if let RunStatus::MaxTurns { missing, .. }
+        | RunStatus::TimeLimit { missing, .. }
+        | RunStatus::CostLimit { missing, .. } = &mut self
+        {
+            *missing = problems;
+        }
+        self
+    }
 }
 
 /// A named output that is not there or not what it should be.
@@ -66,14 +95,17 @@ impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunStatus::Finished => write!(f, "finished"),
-            RunStatus::MaxTurns { turns } => {
-                write!(f, "stopped: reached the limit of {turns} turns")
+            RunStatus::MaxTurns { turns, missing } => {
+                write!(f, "stopped: reached the limit of {turns} turns")?;
+                not_made(f, missing)
             }
-            RunStatus::TimeLimit { seconds } => {
-                write!(f, "stopped: reached the time limit of {seconds} s")
+            RunStatus::TimeLimit { seconds, missing } => {
+                write!(f, "stopped: reached the time limit of {seconds} s")?;
+                not_made(f, missing)
             }
-            RunStatus::CostLimit { usd } => {
-                write!(f, "stopped: reached the cost budget of ${usd:.2}")
+            RunStatus::CostLimit { usd, missing } => {
+                write!(f, "stopped: reached the cost budget of ${usd:.2}")?;
+                not_made(f, missing)
             }
             RunStatus::Cancelled => write!(f, "cancelled"),
             RunStatus::Failed { message } => write!(f, "failed: {message}"),

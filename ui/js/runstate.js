@@ -76,14 +76,20 @@ export function refusalText(r) {
   }
 }
 
+/// "; not made: output/a.png does not exist" for a limit that left named outputs unmade.
+function notMade(status) {
+  const m = status?.missing ?? [];
+  return m.length ? `; not made: ${m.map((p) => `${p.path} ${p.problem}`).join('; ')}` : '';
+}
+
 export function endingText(status) {
   const s = typeof status === 'string' ? status : status?.status;
   switch (s) {
     case 'finished': return 'Finished';
     case 'cancelled': return 'Stopped: the model was stopped and the code interrupted.';
-    case 'max_turns': return `Stopped at the turn limit${status?.turns ? ` (${status.turns})` : ''}`;
-    case 'time_limit': return 'Stopped at the time limit';
-    case 'cost_limit': return 'Stopped at the cost limit';
+    case 'max_turns': return `Stopped at the turn limit${status?.turns ? ` (${status.turns})` : ''}${notMade(status)}`;
+    case 'time_limit': return `Stopped at the time limit${notMade(status)}`;
+    case 'cost_limit': return `Stopped at the cost limit${notMade(status)}`;
     case 'failed': return `Failed: ${status?.message ?? 'see the error above'}`;
     case 'interrupted': return 'Interrupted (the app stopped during the ask)';
     case 'incomplete': return `Incomplete: ${(status?.problems ?? []).map((p) => `${p.path} ${p.problem}`).join('; ') || 'a file the task asked for is missing'}`;
@@ -229,7 +235,7 @@ export function reduce(state, ev) {
       }
       if (ev.answer && !items.some((it) => it.kind === 'text' && it.text === ev.answer)) items.push({ kind: 'text', text: ev.answer, streaming: false });
       // The files the task named that are not what they should be are marked.
-      for (const p of ev.status?.problems ?? []) {
+      for (const p of [...(ev.status?.problems ?? []), ...(ev.status?.missing ?? [])]) {
         const path = String(p.path ?? '').replace(/^output\//, '');
         const k = s.artifacts.findIndex((x) => x.path === path);
         if (k >= 0) s.artifacts[k] = { ...s.artifacts[k], invalid: p.problem, version: `${s.artifacts[k].version}:invalid` };

@@ -125,3 +125,9 @@ test('an incomplete ask marks the named files that are wrong and says which', ()
   assert.equal(endingText(s.ending), 'Incomplete: output/chart.png is empty (0 bytes); output/report.md does not exist');
   assert.deepEqual(s.items[0], { kind: 'note', text: 'Nothing ran: your reply holds code but calls no tool, so the code did not run. The model was told how to call a tool.' });
 });
+
+test('a limit that left named outputs unmade says which', () => {
+  const missing = [{ path: 'output/chart.png', problem: 'does not exist' }];
+  assert.equal(endingText({ status: 'time_limit', seconds: 600, missing }), 'Stopped at the time limit; not made: output/chart.png does not exist');
+  assert.equal(endingText({ status: 'max_turns', turns: 25 }), 'Stopped at the turn limit (25)');
+});

@@ -231,7 +231,12 @@ impl<'a> Agent<'a> {
             match outcome {
                 Outcome::Continue => {}
                 Outcome::Ended(status) => return status,
-                Outcome::Limit(limit) => return self.wrap_up(limit).await,
+                Outcome::Limit(limit) => {
+                    // A limit that stops the ask says which named outputs it left unmade.
+                    let status = self.wrap_up(limit).await;
+                    let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+                    return status.with_missing(problems);
+                }
                 Outcome::Failed(e) => return self.failed(e),
             }
         }
@@ -241,10 +246,16 @@ impl<'a> Agent<'a> {
     /// the turn it runs out in ([`Agent::step_until`]).
     fn limit_reached(&self) -> Option<RunStatus> {
         if self.turns >= self.limits.max_turns {
-            return Some(RunStatus::MaxTurns { turns: self.turns });
+            return Some(RunStatus::MaxTurns {
+                turns: self.turns,
+                missing: vec![],
+            });
         }
         let (max, spent) = (self.limits.max_cost_usd?, self.cost()?);
-        (spent >= max).then_some(RunStatus::CostLimit { usd: max })
+        (spent >= max).then_some(RunStatus::CostLimit {
+            usd: max,
+            missing: vec![],
+        })
     }
 
     /// One step; at the deadline it is interrupted (model stream and code), not
@@ -280,7 +291,10 @@ impl<'a> Agent<'a> {
             }
         };
         if timed_out && !cancel.is_cancelled() {
-            return Outcome::Limit(RunStatus::TimeLimit { seconds });
+            return Outcome::Limit(RunStatus::TimeLimit {
+                seconds,
+                missing: vec![],
+            });
         }
         outcome.unwrap_or_else(Outcome::Failed)
     }

@@ -349,7 +349,13 @@ async fn the_turn_limit_ends_the_ask_with_a_written_summary() {
     );
     a.limits.max_turns = 2;
     let a = a.run().await;
-    assert_eq!(a.status, RunStatus::MaxTurns { turns: 2 });
+    assert_eq!(
+        a.status,
+        RunStatus::MaxTurns {
+            turns: 2,
+            missing: vec![]
+        }
+    );
     let items = heads(&a.items, 60);
     // The third call comes in the tool-less wrap-up turn: ignored, only words count.
     assert_eq!(
@@ -368,7 +374,13 @@ async fn the_wall_time_interrupts_the_running_call_then_asks_for_a_summary() {
     let started = std::time::Instant::now();
     let a = a.run().await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(a.status, RunStatus::TimeLimit { seconds: 0 });
+    assert_eq!(
+        a.status,
+        RunStatus::TimeLimit {
+            seconds: 0,
+            missing: vec![]
+        }
+    );
     let items = heads(&a.items, 50);
     assert!(
         items[2].starts_with("error: status: cancelled"),
@@ -405,7 +417,13 @@ async fn the_cost_budget_is_checked_before_each_turn() {
         output: 0.0,
     });
     let a = a.run().await;
-    assert_eq!(a.status, RunStatus::CostLimit { usd: 1.0 });
+    assert_eq!(
+        a.status,
+        RunStatus::CostLimit {
+            usd: 1.0,
+            missing: vec![]
+        }
+    );
     assert_eq!(a.turns, 1);
     assert!(!a.items.iter().any(|l| l.contains("print 2")));
     let cost = a.raw_events.iter().find_map(|e| match e {
@@ -794,4 +812,29 @@ async fn a_cancel_while_a_call_waits_runs_nothing_and_answers_every_call() {
         ]
     );
     assert!(!asked.events.iter().any(|e| e.starts_with("output:")));
+}
+
+#[tokio::test]
+async fn a_limit_says_which_named_outputs_it_left_unmade() {
+    let sandbox = FakeSandbox::default();
+    let mut a = ask(
+        &sandbox,
+        [
+            py("c1", "png output/chart.png"),
+            py("c2", "print 2"),
+            say("Summary: the chart is there, the table is not."),
+        ],
+    );
+    a.task = "plot output/chart.png and list output/table.csv";
+    a.limits.max_turns = 2;
+    let a = a.run().await;
+    let missing = vec![crate::protocol::OutputProblem {
+        path: "output/table.csv".into(),
+        problem: "does not exist".into(),
+    }];
+    assert_eq!(a.status, RunStatus::MaxTurns { turns: 2, missing });
+    assert_eq!(
+        a.status.to_string(),
+        "stopped: reached the limit of 2 turns; not made: output/table.csv does not exist"
+    );
 }

@@ -110,9 +110,21 @@ async fn max_turns_ends_the_run_with_a_clear_status() {
         .collect();
     let mut model = ScriptedModel::new(steps);
     let (outcome, store, _dir) = run_with(&mut model, 3, &CancellationToken::new()).await;
-    assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 3 });
+    assert_eq!(
+        outcome.status,
+        RunStatus::MaxTurns {
+            turns: 3,
+            missing: vec![]
+        }
+    );
     let meta = store.open_run(&outcome.run_id).unwrap().meta;
-    assert_eq!(meta.status, Some(RunStatus::MaxTurns { turns: 3 }));
+    assert_eq!(
+        meta.status,
+        Some(RunStatus::MaxTurns {
+            turns: 3,
+            missing: vec![]
+        })
+    );
 }
 
 #[tokio::test]

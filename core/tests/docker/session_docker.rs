@@ -177,7 +177,13 @@ async fn twenty_five_turns_of_200_kb_stay_within_budget_and_end_with_a_summary()
     model.context_window = Some(128_000);
     let log = model.log.clone();
     let (_, outcome) = ask_timed(&session, "print a lot", model).await;
-    assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 25 });
+    assert_eq!(
+        outcome.status,
+        RunStatus::MaxTurns {
+            turns: 25,
+            missing: vec![]
+        }
+    );
     assert_eq!(outcome.answer.as_deref(), Some("Summary: 25 long outputs."));
     let seen = log.lock().unwrap().clone();
     assert_eq!(seen.len(), 26);

@@ -501,7 +501,13 @@ async fn long_outputs_stay_within_the_budget_and_the_ask_ends_with_a_summary() {
     model.context_window = Some(128_000);
     let log = model.log.clone();
     let (_, outcome) = ask(&session, "print a lot", model).await;
-    assert_eq!(outcome.status, RunStatus::MaxTurns { turns: 25 });
+    assert_eq!(
+        outcome.status,
+        RunStatus::MaxTurns {
+            turns: 25,
+            missing: vec![]
+        }
+    );
     assert_eq!(outcome.answer.as_deref(), Some("Summary: printed a lot."));
     let seen = log.lock().unwrap().clone();
     assert_eq!(seen.len(), 26);
@@ -591,7 +597,13 @@ async fn cut_off_replies_missing_files_and_cost_budgets_are_handled() {
         output: 2.0,
     });
     let (events, o) = ask(&session, "spend", model).await;
-    assert_eq!(o.status, RunStatus::CostLimit { usd: 0.01 });
+    assert_eq!(
+        o.status,
+        RunStatus::CostLimit {
+            usd: 0.01,
+            missing: vec![]
+        }
+    );
     assert_eq!(o.answer.as_deref(), Some("Stopped on budget; did a."));
     assert!((o.cost_usd.unwrap() - 0.012).abs() < 1e-9);
     assert!(events
