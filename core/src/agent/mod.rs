@@ -138,6 +138,9 @@ pub struct Agent<'a> {
     nudges: u32,
     /// Whether code or a command ran in this ask.
     ran_code: bool,
+    /// The last call run (tool and code), and how many times in a row it came again.
+    last_call: Option<(String, String)>,
+    repeats: u32,
     /// Replies in a row that passed a cap ([`crate::model::caps`]).
     cuts: u32,
     /// Time spent waiting for the analyst's approvals: not counted in the wall time.
@@ -211,6 +214,8 @@ impl<'a> Agent<'a> {
             reminders: 0,
             nudges: 0,
             ran_code: false,
+            last_call: None,
+            repeats: 0,
             cuts: 0,
             waiting: Default::default(),
             pace: (0, 0.0),
@@ -676,6 +681,21 @@ impl<'a> Agent<'a> {
         self.outputs = seen
             .artifacts(call_id, self.sandbox, &self.outputs, self.host, vision)
             .await;
+        // A small model can run the same cell over and over; say so, with the way on.
+        let this = (name.to_string(), tool_source(arguments));
+        self.repeats = if self.last_call.as_ref() == Some(&this) {
+            self.repeats + 1
+        } else {
+            0
+        };
+        self.last_call = Some(this);
+        if self.repeats > 0 {
+            seen.notes.push(format!(
+                "This call is the same as the one before it ({} time(s) in a row), so it showed nothing new. \
+                 Do not run it again: take the next step of the task, and write the files it asks for.",
+                self.repeats + 1
+            ));
+        }
         seen.notes.extend(self.host.take_notes());
         seen.into_item(call_id, self.sandbox, vision).await
     }

@@ -838,3 +838,25 @@ async fn a_limit_says_which_named_outputs_it_left_unmade() {
         "stopped: reached the limit of 2 turns; not made: output/table.csv does not exist"
     );
 }
+
+#[tokio::test]
+async fn the_same_call_again_is_told_to_move_on() {
+    let sandbox = FakeSandbox::default();
+    let a = ask(
+        &sandbox,
+        [
+            py("c1", "print head"),
+            py("c2", "print head"),
+            py("c3", "print tail"),
+            say("Done."),
+        ],
+    )
+    .run()
+    .await;
+    assert_eq!(a.status, RunStatus::Finished);
+    assert!(!a.outputs[0].contains("same as the one before"));
+    assert!(
+        a.outputs[1].contains("This call is the same as the one before it (2 time(s) in a row)")
+    );
+    assert!(!a.outputs[2].contains("same as the one before"));
+}
