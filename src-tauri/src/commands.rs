@@ -151,7 +151,7 @@ pub fn providers() -> Vec<settings::ProviderChoice> {
 pub async fn list_models(
     provider: String,
     base_url: Option<String>,
-) -> Result<Vec<sandalyst::model::listing::Listed>> {
+) -> Result<Vec<sandalyst::api::Listed>> {
     Ok(settings::list_models(Some(&provider), base_url.as_deref()).await?)
 }
 

@@ -62,6 +62,7 @@ pub use crate::approval::{Answer, ApprovalMode, Decision};
 pub use crate::artifacts::table::CsvPage;
 pub use crate::egress::{EgressEvent, EgressKind, NetworkMode, Pin};
 pub use crate::model::chat_completions::text_calls::is_text_call;
+pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{OutputProblem, RunStatus, SessionError};
