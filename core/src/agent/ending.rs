@@ -5,6 +5,7 @@
 //! in words that say exactly what is wrong; [`super::Agent`] decides how often.
 
 use crate::artifacts::check::{self, MAX_CHECKED_BYTES};
+use crate::model::chat_completions::text_calls;
 use crate::protocol::OutputProblem;
 use crate::sandbox::{OutputEntry, Sandbox};
 
@@ -141,38 +142,20 @@ fn names_a_tool(text: &str) -> bool {
     named || (args && code)
 }
 
-/// A fenced block in a language the tools run, or an untagged one that reads as Python.
+/// A fenced block in a language the tools run, or an untagged one that reads as Python
+/// (the fences as text-call recovery reads them).
 fn holds_code(text: &str) -> bool {
-    let mut inside: Option<String> = None;
-    let mut body = String::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(fence) = t.strip_prefix("```") {
-            match inside.take() {
-                None => {
-                    inside = Some(fence.trim().to_ascii_lowercase());
-                    body.clear();
-                }
-                Some(lang) => {
-                    let runnable = matches!(
-                        lang.as_str(),
-                        "python" | "py" | "python3" | "ipython" | "bash" | "sh" | "shell"
-                    );
-                    let pythonish = lang.is_empty()
-                        && ["import ", "pd.", "print(", "read_csv"]
-                            .iter()
-                            .any(|k| body.contains(k));
-                    if (runnable && !body.trim().is_empty()) || pythonish {
-                        return true;
-                    }
-                }
-            }
-        } else if inside.is_some() {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    false
+    text_calls::fenced_blocks(text).iter().any(|b| {
+        let runnable = matches!(
+            b.lang.as_str(),
+            "python" | "py" | "python3" | "ipython" | "bash" | "sh" | "shell"
+        );
+        let pythonish = b.lang.is_empty()
+            && ["import ", "pd.", "print(", "read_csv"]
+                .iter()
+                .any(|k| b.body.contains(k));
+        (runnable && !b.body.trim().is_empty()) || pythonish
+    })
 }
 
 #[cfg(test)]

@@ -486,16 +486,16 @@ fn main_param(spec: &ToolSpec) -> Option<String> {
     }
 }
 
-struct Block {
+pub(crate) struct Block {
     /// Lower-cased, e.g. `python`; empty for a bare fence.
-    lang: String,
-    body: String,
+    pub(crate) lang: String,
+    pub(crate) body: String,
     /// Byte range of the whole block, fences included.
     span: std::ops::Range<usize>,
 }
 
 /// The ```` ``` ```` blocks of `text` that are closed.
-fn fenced_blocks(text: &str) -> Vec<Block> {
+pub(crate) fn fenced_blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut open: Option<(usize, String, usize)> = None; // start, lang, body start
     let mut offset = 0;

@@ -236,12 +236,16 @@ async fn serve(
             while written < limit {
                 // `{n}` in a piece counts up, so the text never repeats itself (a
                 // loop would be cut as a loop, before any cap).
-                let batch: String = (0..per_batch)
-                    .map(|_| {
-                        n += 1;
-                        piece.replace("{n}", &(n - 1).to_string())
-                    })
-                    .collect();
+                let batch: String = if piece.contains("{n}") {
+                    (0..per_batch)
+                        .map(|_| {
+                            n += 1;
+                            piece.replace("{n}", &(n - 1).to_string())
+                        })
+                        .collect()
+                } else {
+                    piece.repeat(per_batch)
+                };
                 let framed = format!("{:x}\r\n{batch}\r\n", batch.len());
                 // A client that stopped reading closes the connection: the write fails.
                 sock.write_all(framed.as_bytes()).await?;
