@@ -1555,6 +1555,42 @@ async fn screenshots() {
     )
     .await;
 
+    // An ask that ends incomplete: code in words (nothing ran), then an empty chart.
+    let hollow = work.path().join("hollow.json");
+    std::fs::write(
+        &hollow,
+        serde_json::to_string(&json!([
+            {"say": "Here is the code:\n```python\nimport matplotlib.pyplot as plt\n```"},
+            {"python": "open('output/chart.png', 'w').close()"},
+            {"say": "The chart is saved."},
+            {"say": "The chart is saved, really."},
+            {"say": "Done."}
+        ]))
+        .unwrap(),
+    )
+    .unwrap();
+    app.ask(
+        "Plot energy by weekday to output/chart.png.",
+        &format!("replay:{}", hollow.display()),
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 3",
+        120,
+    )
+    .await;
+    app.wait_js("return !!document.querySelector('.artifact.invalid')", 30)
+        .await;
+    let ending = app
+        .js("return [...document.querySelectorAll('.ask .ending')].pop().innerText")
+        .await;
+    assert_eq!(
+        ending.as_str(),
+        Some("Incomplete: output/chart.png is empty (0 bytes)")
+    );
+    app.js("const c = document.querySelector('#conversation'); c.scrollTop = c.scrollHeight; return true").await;
+    shot(&display, "26-incomplete").await;
+
     // A second session, for the history.
     app.click("#new-session").await;
     let chiller = repo().join("tests/fixtures/chiller_plant.csv");

@@ -240,6 +240,12 @@ function artifactElement(sessionId, a, madeBy) {
   const load = async (final) => {
     if (final) wantFinal = true;
     if (state === 'loading' || state === 'done' || (state === 'waiting' && !final)) return;
+    // A file that is not what its name says has nothing to preview; the pill says why.
+    if (a.invalid) {
+      body.textContent = `No preview: this file ${a.invalid}.`;
+      state = 'done';
+      return;
+    }
     state = 'loading';
     if (final) body.textContent = 'Loading…';
     const el = await previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300, quiet: !final });
