@@ -2,7 +2,7 @@
 //! a scan. The semantics are those of [`super::spec::FilterOp`]; [`super::code`] writes
 //! the same tests in pandas, so both keep the same rows.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use super::cell::{self, Kind};
 use super::source::Row;
@@ -11,12 +11,12 @@ use super::spec::{bound_number, Filter, FilterOp};
 enum Test {
     /// Text equal to one of these (a missing cell passes with `missing`).
     Text {
-        values: HashSet<Vec<u8>>,
+        values: FxHashSet<Vec<u8>>,
         missing: bool,
     },
     /// A number (or an instant, in seconds) equal to one of these, bits of `n + 0.0`.
     Value {
-        values: HashSet<u64>,
+        values: FxHashSet<u64>,
         missing: bool,
         temporal: bool,
     },
@@ -164,6 +164,27 @@ impl Filters {
         &self.columns
     }
 
+    /// For each of [`Filters::columns`], whether every test on it reads a number (or
+    /// only asks whether the cell is missing), so a scan may pass it typed.
+    pub fn numbers(&self) -> Vec<bool> {
+        (0..self.columns.len())
+            .map(|at| {
+                self.tests.iter().filter(|t| t.at == at).all(|t| {
+                    matches!(
+                        t.test,
+                        Test::Numbers { .. }
+                            | Test::Value {
+                                temporal: false,
+                                ..
+                            }
+                            | Test::Missing
+                            | Test::NotMissing
+                    )
+                })
+            })
+            .collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tests.is_empty()
     }
@@ -172,9 +193,20 @@ impl Filters {
     #[inline]
     pub fn keep(&self, row: &Row, base: usize) -> bool {
         self.tests.iter().all(|t| {
-            let c = row.get(base + t.at);
-            let missing = cell::is_missing(c, self.text_na);
-            let v = c.unwrap_or_default();
+            // A cell read typed has no text; only number tests run on it (numbers()).
+            let typed = row.number(base + t.at);
+            let (missing, v) = match typed {
+                Some(n) => (n.is_none(), &b""[..]),
+                None => {
+                    let c = row.get(base + t.at);
+                    (cell::is_missing(c, self.text_na), c.unwrap_or_default())
+                }
+            };
+            let number = || {
+                typed
+                    .flatten()
+                    .or_else(|| cell::number(v, self.decimal_comma))
+            };
             match &t.test {
                 Test::Missing => missing,
                 Test::NotMissing => !missing,
@@ -198,13 +230,12 @@ impl Filters {
                     let n = if *temporal {
                         cell::instant(v).map(|t| t.0)
                     } else {
-                        cell::number(v, self.decimal_comma)
+                        number()
                     };
                     n.is_some_and(|n| values.contains(&bits(n)))
                 }
                 Test::Numbers { lo, hi } => {
-                    !missing
-                        && cell::number(v, self.decimal_comma).is_some_and(|n| *lo <= n && n <= *hi)
+                    !missing && number().is_some_and(|n| *lo <= n && n <= *hi)
                 }
                 Test::Instants { lo, hi, hi_open } => {
                     !missing

@@ -217,8 +217,9 @@ fn view_rows(t: &Table, view: &ViewSpec) -> anyhow::Result<Option<Arc<Vec<u32>>>
             let mut cols = filters.columns().to_vec();
             let base = cols.len();
             cols.extend(view.sort.iter().map(|s| s.column));
-            let parts = t.scan_with(
+            let parts = t.scan_typed(
                 &cols,
+                &filters.numbers(),
                 || {
                     (
                         Vec::<u32>::new(),
@@ -257,11 +258,16 @@ fn view_rows(t: &Table, view: &ViewSpec) -> anyhow::Result<Option<Arc<Vec<u32>>>
 }
 
 fn kept_rows(t: &Table, filters: &Filters) -> anyhow::Result<Vec<u32>> {
-    let parts = t.scan_with(filters.columns(), Vec::<u32>::new, |rows, row, _, r| {
-        if filters.keep(r, 0) {
-            rows.push(row);
-        }
-    })?;
+    let parts = t.scan_typed(
+        filters.columns(),
+        &filters.numbers(),
+        Vec::<u32>::new,
+        |rows, row, _, r| {
+            if filters.keep(r, 0) {
+                rows.push(row);
+            }
+        },
+    )?;
     Ok(parts.concat())
 }
 

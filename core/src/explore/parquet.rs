@@ -2,8 +2,9 @@
 //! row group, each thread its own run of row groups; a page reads only its rows (a row
 //! selection, which the page index lets the reader skip to). Nothing holds the file.
 //!
-//! Cells are turned into text as arrow displays them (`2024-01-05T10:00:00`, `1.5`),
-//! so the rest of the explorer treats every format alike; a float NaN is a missing
+//! Cells are read as text as arrow displays them (`2024-01-05T10:00:00`, `1.5`; strings
+//! in place), so the rest of the explorer treats every format alike; a filter that
+//! only compares numbers reads numeric columns typed instead. A float NaN is a missing
 //! cell, as pandas' `isna()` says. Column kinds come from the schema.
 
 use std::fs::File;
@@ -11,7 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use arrow_array::{Array, ArrayRef, Float32Array, Float64Array};
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    Array, ArrayRef, Float32Array, Float64Array, LargeStringArray, StringArray, StringViewArray,
+};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::{
@@ -32,6 +36,135 @@ pub struct ParquetTable {
     pub total_rows: usize,
     /// The first row of each row group, and one past the last row.
     starts: Vec<usize>,
+}
+
+/// One column of a batch as a scan reads it.
+pub enum ScanColumn {
+    /// Strings read where arrow holds them (no copy: the text arrow would display).
+    Strings(Strings),
+    /// Numbers for a reader that takes only numbers ([`Row::number`]); `None` is a
+    /// missing cell (null or NaN). Such a column has no text.
+    Numbers(Vec<Option<f64>>),
+    /// Anything else, as arrow displays it.
+    Text(TextColumn),
+}
+
+impl ScanColumn {
+    /// `a` as a scan reads it: numbers typed when `numbers` is asked and the column
+    /// holds numbers, strings in place, anything else as text.
+    fn of(a: &ArrayRef, numbers: bool) -> anyhow::Result<ScanColumn> {
+        if numbers {
+            if let Some(v) = typed_numbers(a) {
+                return Ok(ScanColumn::Numbers(v));
+            }
+        }
+        Ok(match Strings::of(a) {
+            Some(s) => ScanColumn::Strings(s),
+            None => ScanColumn::Text(TextColumn::of(a)?),
+        })
+    }
+
+    #[inline]
+    pub fn get(&self, row: usize) -> Option<&[u8]> {
+        match self {
+            ScanColumn::Strings(s) => s.get(row),
+            ScanColumn::Text(t) => t.get(row),
+            ScanColumn::Numbers(_) => {
+                debug_assert!(false, "a typed column was read as text");
+                None
+            }
+        }
+    }
+
+    /// The number of a typed column's cell; `None` when the column is not typed.
+    #[inline]
+    pub fn number(&self, row: usize) -> Option<Option<f64>> {
+        match self {
+            ScanColumn::Numbers(v) => Some(v[row]),
+            _ => None,
+        }
+    }
+}
+
+/// The numbers of an integer or double column (a NaN is missing, as pandas' `isna()`);
+/// `None` for other types. Integers beyond 2^53 round as the text's parse would. A
+/// float32 stays text: `0.1f32` widened is not the 0.1 its text shows and a filter
+/// compares against.
+fn typed_numbers(a: &ArrayRef) -> Option<Vec<Option<f64>>> {
+    use arrow_array::types::*;
+    fn all<T: arrow_array::ArrowPrimitiveType>(
+        a: &ArrayRef,
+        f: impl Fn(T::Native) -> f64,
+    ) -> Option<Vec<Option<f64>>> {
+        let p = a.as_primitive_opt::<T>()?;
+        Some(
+            (0..p.len())
+                .map(|i| {
+                    let n = f(p.value(i));
+                    (p.is_valid(i) && !n.is_nan()).then_some(n)
+                })
+                .collect(),
+        )
+    }
+    match a.data_type() {
+        DataType::Float64 => all::<Float64Type>(a, |v| v),
+        DataType::Int64 => all::<Int64Type>(a, |v| v as f64),
+        DataType::Int32 => all::<Int32Type>(a, |v| v as f64),
+        DataType::Int16 => all::<Int16Type>(a, |v| v as f64),
+        DataType::Int8 => all::<Int8Type>(a, |v| v as f64),
+        DataType::UInt64 => all::<UInt64Type>(a, |v| v as f64),
+        DataType::UInt32 => all::<UInt32Type>(a, |v| v as f64),
+        DataType::UInt16 => all::<UInt16Type>(a, |v| v as f64),
+        DataType::UInt8 => all::<UInt8Type>(a, |v| v as f64),
+        _ => None,
+    }
+}
+
+/// A string column (plain, large, view or dictionary-encoded) read in place.
+pub enum Strings {
+    Utf8(StringArray),
+    Large(LargeStringArray),
+    View(StringViewArray),
+    /// A dictionary's keys (`None` for a null) into its values.
+    Dict(Vec<Option<usize>>, Box<Strings>),
+}
+
+impl Strings {
+    fn of(a: &ArrayRef) -> Option<Strings> {
+        Some(match a.data_type() {
+            DataType::Utf8 => Strings::Utf8(a.as_string::<i32>().clone()),
+            DataType::LargeUtf8 => Strings::Large(a.as_string::<i64>().clone()),
+            DataType::Utf8View => Strings::View(a.as_string_view().clone()),
+            DataType::Dictionary(_, v)
+                if matches!(
+                    **v,
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                ) =>
+            {
+                let d = a.as_any_dictionary();
+                let keys = d.normalized_keys();
+                let values = Strings::of(d.values())?;
+                Strings::Dict(
+                    keys.into_iter()
+                        .enumerate()
+                        .map(|(i, k)| a.is_valid(i).then_some(k))
+                        .collect(),
+                    Box::new(values),
+                )
+            }
+            _ => return None,
+        })
+    }
+
+    #[inline]
+    fn get(&self, row: usize) -> Option<&[u8]> {
+        match self {
+            Strings::Utf8(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
+            Strings::Large(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
+            Strings::View(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
+            Strings::Dict(keys, values) => values.get(keys[row]?),
+        }
+    }
 }
 
 /// One column of a batch as text: `None` for nulls.
@@ -155,9 +288,12 @@ impl ParquetTable {
     }
 
     /// [`super::source::Table::scan_with`] for Parquet: threads take runs of row groups.
+    /// Columns whose `numbers` flag is set are read as numbers where they hold them
+    /// ([`ScanColumn::Numbers`]).
     pub fn scan<S: Send>(
         &self,
         cols: &[usize],
+        numbers: &[bool],
         threads: usize,
         init: &(dyn Fn() -> S + Sync),
         visit: &(dyn Fn(&mut S, u32, u64, &Row) + Sync),
@@ -167,16 +303,30 @@ impl ParquetTable {
         let mut unique: Vec<usize> = cols.to_vec();
         unique.sort_unstable();
         unique.dedup();
-        // Where each asked-for column is among the projected ones.
-        let at: Vec<usize> = cols
+        // Each asked-for column as (its place among the projected ones, typed); a column
+        // asked for twice the same way is converted once.
+        let wanted: Vec<(usize, bool)> = cols
             .iter()
-            .map(|c| unique.binary_search(c).unwrap())
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    unique.binary_search(c).unwrap(),
+                    numbers.get(i).copied().unwrap_or(false),
+                )
+            })
+            .collect();
+        let mut distinct = wanted.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let slot: Vec<usize> = wanted
+            .iter()
+            .map(|w| distinct.binary_search(w).unwrap())
             .collect();
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..groups)
                 .step_by(per)
                 .map(|a| {
-                    let (unique, at) = (&unique, &at);
+                    let (unique, distinct, slot) = (&unique, &distinct, &slot);
                     s.spawn(move || -> anyhow::Result<S> {
                         let mut st = init();
                         let b = (a + per).min(groups);
@@ -191,12 +341,14 @@ impl ParquetTable {
                         let mut row = self.starts[a];
                         for batch in reader {
                             let batch = batch?;
-                            let texts: Vec<TextColumn> = at
+                            let converted: Vec<ScanColumn> = distinct
                                 .iter()
-                                .map(|&i| TextColumn::of(batch.column(i)))
+                                .map(|&(i, typed)| ScanColumn::of(batch.column(i), typed))
                                 .collect::<anyhow::Result<_>>()?;
+                            let columns: Vec<&ScanColumn> =
+                                slot.iter().map(|&k| &converted[k]).collect();
                             for i in 0..batch.num_rows() {
-                                visit(&mut st, (row + i) as u32, 0, &Row::Cols(&texts, i));
+                                visit(&mut st, (row + i) as u32, 0, &Row::Cols(&columns, i));
                             }
                             row += batch.num_rows();
                         }
@@ -246,10 +398,10 @@ impl ParquetTable {
             let mut k = 0;
             for batch in reader {
                 let batch = batch?;
-                let texts: Vec<TextColumn> = batch
+                let texts: Vec<ScanColumn> = batch
                     .columns()
                     .iter()
-                    .map(TextColumn::of)
+                    .map(|c| ScanColumn::of(c, false))
                     .collect::<anyhow::Result<_>>()?;
                 for r in 0..batch.num_rows() {
                     let cells = texts

@@ -123,7 +123,7 @@ pub struct Table {
 pub enum Row<'a> {
     Csv(&'a ByteRecord, &'a [usize]),
     Mem(&'a [Option<String>], &'a [usize]),
-    Cols(&'a [super::parquet::TextColumn], usize),
+    Cols(&'a [&'a super::parquet::ScanColumn], usize),
 }
 
 impl Row<'_> {
@@ -133,6 +133,16 @@ impl Row<'_> {
             Row::Csv(r, cols) => r.get(cols[i]),
             Row::Mem(r, cols) => r.get(cols[i]).and_then(|c| c.as_deref()).map(str::as_bytes),
             Row::Cols(cols, row) => cols[i].get(*row),
+        }
+    }
+
+    /// The `i`th cell as a number when the scan read it typed (`Some(None)`: missing);
+    /// `None` when the cell is to be read from its text ([`Row::get`]).
+    #[inline]
+    pub fn number(&self, i: usize) -> Option<Option<f64>> {
+        match self {
+            Row::Cols(cols, row) => cols[i].number(*row),
+            _ => None,
         }
     }
 }
@@ -418,6 +428,18 @@ impl Table {
         init: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u64, &Row) + Sync,
     ) -> anyhow::Result<Vec<S>> {
+        self.scan_typed(cols, &[], init, visit)
+    }
+
+    /// [`Table::scan_with`], where the columns whose `numbers` flag is set may be read
+    /// as numbers only ([`Row::number`]; formats that keep text ignore the flags).
+    pub fn scan_typed<S: Send>(
+        &self,
+        cols: &[usize],
+        numbers: &[bool],
+        init: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, u32, u64, &Row) + Sync,
+    ) -> anyhow::Result<Vec<S>> {
         let n = threads();
         match &self.body {
             Body::Csv { path, index } => {
@@ -471,7 +493,7 @@ impl Table {
                     Ok(out)
                 })
             }
-            Body::Parquet(p) => p.scan(cols, n, &init, &visit),
+            Body::Parquet(p) => p.scan(cols, numbers, n, &init, &visit),
         }
     }
 

@@ -354,8 +354,9 @@ pub fn summarize(table: &Table, filters: &Filters) -> anyhow::Result<Summary> {
         .div_ceil(MAX_KEPT_VALUES as u64)
         .max(1);
     let (text_na, dc) = (table.text_na, table.decimal_comma);
-    let parts = table.scan_with(
+    let parts = table.scan_typed(
         &cols,
+        &filters.numbers(),
         || (0u64, (0..width).map(|_| Col::new()).collect::<Vec<_>>()),
         |(kept, acc), row, _, r: &Row| {
             if !filters.keep(r, 0) {

@@ -585,6 +585,122 @@ fn json_records_columns_and_lines() {
     assert!(e.contains("line 2"), "{e}");
 }
 
+/// Typed scans (numbers read as numbers, strings in place, dictionary and view strings)
+/// keep exactly the rows the text of the same cells keeps.
+#[test]
+fn parquet_typed_scans_keep_the_rows_their_text_keeps() {
+    use ::parquet::arrow::ArrowWriter;
+    use arrow_array::types::Int32Type;
+    use arrow_array::{
+        ArrayRef, DictionaryArray, Float32Array, Int32Array, LargeStringArray, RecordBatch,
+        StringViewArray, UInt8Array,
+    };
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("typed.parquet");
+    let n = 3_000usize;
+    let small = |i: usize| (i % 7 != 3).then_some((i % 256) as u8);
+    let score = |i: usize| match i % 11 {
+        0 => None,
+        1 => Some(f32::NAN),
+        _ => Some((i % 40) as f32 * 0.25 - 3.0),
+    };
+    let tag = |i: usize| (i % 13 != 0).then(|| format!("t{}", i % 5));
+    let note = |i: usize| (i % 17 != 0).then(|| format!("Note {} x", i % 23));
+    let k: ArrayRef = Arc::new(Int32Array::from_iter(
+        (0..n).map(|i| Some(i as i32 - 1_000)),
+    ));
+    let small_a: ArrayRef = Arc::new(UInt8Array::from_iter((0..n).map(small)));
+    let score_a: ArrayRef = Arc::new(Float32Array::from_iter((0..n).map(score)));
+    let tag_a: ArrayRef = Arc::new(
+        (0..n)
+            .map(tag)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(Option::as_deref)
+            .collect::<DictionaryArray<Int32Type>>(),
+    );
+    let note_a: ArrayRef = Arc::new(LargeStringArray::from_iter((0..n).map(note)));
+    let view_a: ArrayRef = Arc::new(StringViewArray::from_iter((0..n).map(tag)));
+    // Tenths as float32: 0.3f32 widened is not 0.3, yet the cell shows "0.3".
+    let tenth = |i: usize| format!("0.{}", i % 10).parse::<f32>().unwrap();
+    let tenth_a: ArrayRef = Arc::new(Float32Array::from_iter_values((0..n).map(tenth)));
+    let batch = RecordBatch::try_from_iter([
+        ("k", k),
+        ("small", small_a),
+        ("score", score_a),
+        ("tag", tag_a),
+        ("note", note_a),
+        ("tag_view", view_a),
+        ("tenth", tenth_a),
+    ])
+    .unwrap();
+    let props = ::parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(700)
+        .build();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(&p).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+
+    let all = |f: &dyn Fn(usize) -> bool| (0..n).filter(|&i| f(i)).collect::<Vec<_>>();
+    let present = |i: usize| score(i).is_some_and(|s| !s.is_nan());
+    let cases: Vec<(&str, Vec<usize>)> = vec![
+        (
+            r#"{"filters": [{"column": 2, "op": "range", "min": "-1", "max": "4.5"}]}"#,
+            all(&|i| score(i).is_some_and(|s| (-1.0..=4.5).contains(&s))),
+        ),
+        (
+            r#"{"filters": [{"column": 2, "op": "missing"}]}"#,
+            all(&|i| !present(i)),
+        ),
+        (
+            r#"{"filters": [{"column": 2, "op": "not_missing"}, {"column": 1, "op": "values", "values": ["7", "200", ""]}]}"#,
+            all(&|i| present(i) && matches!(small(i), None | Some(7) | Some(200))),
+        ),
+        (
+            r#"{"filters": [{"column": 0, "op": "range", "max": "-990"}, {"column": 3, "op": "values", "values": ["t2", "t4"]}]}"#,
+            all(&|i| (i as i64) - 1_000 <= -990 && matches!(tag(i).as_deref(), Some("t2" | "t4"))),
+        ),
+        (
+            r#"{"filters": [{"column": 6, "op": "values", "values": ["0.3"]}, {"column": 6, "op": "range", "max": "0.3"}]}"#,
+            all(&|i| i % 10 == 3),
+        ),
+        // A number column read as text where a test needs its text.
+        (
+            r#"{"filters": [{"column": 2, "op": "contains", "text": ".75"}, {"column": 2, "op": "range", "min": "0"}]}"#,
+            all(&|i| score(i).is_some_and(|s| s >= 0.0 && format!("{s}").contains(".75"))),
+        ),
+        (
+            r#"{"filters": [{"column": 4, "op": "contains", "text": "note 1"}, {"column": 5, "op": "missing"}]}"#,
+            all(&|i| {
+                note(i).is_some_and(|t| t.to_uppercase().contains("NOTE 1")) && tag(i).is_none()
+            }),
+        ),
+    ];
+    for (v, want) in &cases {
+        assert!(!want.is_empty(), "a case that keeps rows: {v}");
+        assert_eq!(&rows(&p, v), want, "{v}");
+        assert_eq!(summary(&p, &view(v)).unwrap().kept_rows, want.len(), "{v}");
+    }
+    // Strings read in place show as arrow displays them, nulls as empty cells.
+    let pg = page(
+        &p,
+        PageRequest {
+            view: view(r#"{"filters": [{"column": 3, "op": "missing"}]}"#),
+            offset: 0,
+            limit: 2,
+        },
+    )
+    .unwrap();
+    assert_eq!(pg.row_numbers, [0, 13]);
+    assert_eq!(pg.rows[1][3..], ["", "Note 13 x", "", "0.3"]);
+}
+
 #[test]
 fn parquet_pages_filters_sorts_and_summaries() {
     use ::parquet::arrow::ArrowWriter;
