@@ -140,6 +140,11 @@ def num(x):
     return local_num(s)
 
 
+def inum(n):
+    # A count of rows: an integer whatever rounding the question asked for.
+    return local_num("%d" % int(n))
+
+
 def pval(p):
     p = float(p)
     if DECIMALS is not None and p >= 10 ** -int(DECIMALS):
@@ -396,7 +401,7 @@ for f in filters:
         if len(ref_s) == 0:
             return decline(T["no_rows"] % ", ".join(said))
         x = float(ref_s.mean() if f["stat"] == "mean" else ref_s.median())
-        rhs = T["stat_ref"] % (T[f["stat"]], f["of"], num(x), num(len(ref_s)))
+        rhs = T["stat_ref"] % (T[f["stat"]], f["of"], num(x), inum(len(ref_s)))
     else:
         x = float(f["value"])
         rhs = num(x) if DECIMALS is None else local_num("%g" % x)
@@ -450,7 +455,7 @@ if task == "describe":
     if not measures:
         # Counting rows.
         value = float(len(d))
-        plan_text = "%s, %s %s %s" % (T["count_of"], T["out_of"], num(n_all), T["rows"])
+        plan_text = "%s, %s %s %s" % (T["count_of"], T["out_of"], inum(n_all), T["rows"])
         lines.append("%s: %s" % (cap(T["count_of"]), num(value)))
         table = pd.DataFrame({"count": [int(value)]})
     else:
@@ -472,7 +477,7 @@ if task == "describe":
         used = len(s)
         plan_text = "%s %s %s%s %s %s %s%s" % (what, T["of"], of,
                                                (" %s `%s`" % (T["by"], group)) if group else "",
-                                               T["over"], num(used), T["rows"], cond_text)
+                                               T["over"], inum(used), T["rows"], cond_text)
         if group:
             table = pd.DataFrame(cols)
             table.index.name = group
@@ -515,7 +520,7 @@ elif task in ("argmax", "argmin"):
     best = float(per.max() if task == "argmax" else per.min())
     winners = [str(k) for k, v in per.items() if np.isclose(float(v), best, rtol=1e-12, atol=1e-12)]
     extreme = T["highest"] if task == "argmax" else T["lowest"]
-    plan_text = "%s %s, %s, %s %s %s%s" % (extreme, what, how, T["over"], num(len(s)), T["rows"], cond_text)
+    plan_text = "%s %s, %s, %s %s %s%s" % (extreme, what, how, T["over"], inum(len(s)), T["rows"], cond_text)
     verb = T["had"] if len(winners) == 1 else T["have"]
     names = (" %s " % T["and"]).join(say(w, ASCII) for w in winners)
     tie = (" (%s)" % T["tied"]) if len(winners) > 1 else ""
@@ -550,7 +555,7 @@ elif task == "correlation":
     if dropped:
         missing_notes.append(missing_note(dropped, "`%s`/`%s`" % (m["name"], PLAN["second"]), False))
     plan_text = "%s %s %s %s `%s` %s %s %s%s" % (T[method], T["between"], measure_text(m), T["and"], PLAN["second"],
-                                                T["over"], num(len(a)), T["pairs"], cond_text)
+                                                T["over"], inum(len(a)), T["pairs"], cond_text)
     lines.append("%s: r = %s, %s = %s (n = %d)" % (cap(T[method]), num(r), T["p"], pval(p), len(a)))
     table = pd.DataFrame({"method": [method], "r": [r], "p_value": [p], "n": [len(a)]})
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -566,12 +571,12 @@ elif task == "outliers":
     if PLAN.get("method") == "z":
         z = (s - s.mean()) / s.std(ddof=1)
         out = s[z.abs() > float(PLAN.get("z", 3.0))]
-        plan_text = T["outliers_z"] % (measure_text(m), num(float(PLAN.get("z", 3.0)))) + " %s %s %s%s" % (T["over"], num(len(s)), T["rows"], cond_text)
+        plan_text = T["outliers_z"] % (measure_text(m), num(float(PLAN.get("z", 3.0)))) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
     else:
         q1, q3 = float(s.quantile(0.25)), float(s.quantile(0.75))
         lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
         out = s[(s < lo) | (s > hi)]
-        plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %s %s%s" % (T["over"], num(len(s)), T["rows"], cond_text)
+        plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
     n_out = len(out)
     nt = (T["n_outliers"] % (n_out, plural(n_out))) if LANG == "en" else (T["n_outliers"] % (n_out, plural(n_out), plural(n_out, "s", "s")))
     vals = sorted(float(x) for x in out.values)
@@ -599,13 +604,13 @@ elif task == "normality":
             res = sst.kstest(s.values, "norm", args=(float(s.mean()), float(s.std(ddof=1))))
             sym, name, key = "D", "kolmogorov-smirnov", "ks"
         stat, p = float(res[0]), float(res[1])
-        plan_text = T[key] % measure_text(m) + " %s %s %s%s, %s" % (T["over"], num(len(s)), T["rows"], cond_text, alpha_text)
+        plan_text = T[key] % measure_text(m) + " %s %s %s%s, %s" % (T["over"], inum(len(s)), T["rows"], cond_text, alpha_text)
         verdict = (T["consistent"] if p >= alpha else T["not_normal"]) % local_num("%g" % alpha)
-        lines.append("%s = %s, %s = %s, %s: %s." % (sym, num(stat), T["p"], pval(p), T["n_used"] % num(len(s)), verdict))
+        lines.append("%s = %s, %s = %s, %s: %s." % (sym, num(stat), T["p"], pval(p), T["n_used"] % inum(len(s)), verdict))
         table = pd.DataFrame({"test": [name], "statistic": [stat], "p_value": [p], "n": [len(s)], "alpha": [alpha],
                               "normal": [bool(p >= alpha)]})
     else:
-        plan_text = T["skewtest"] % measure_text(m) + " %s %s %s%s" % (T["over"], num(len(s)), T["rows"], cond_text)
+        plan_text = T["skewtest"] % measure_text(m) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
         verdict = T["sym"] if abs(sk) < 0.5 else (T["moderate"] if abs(sk) < 1 else T["strong"])
         lines.append("%s = %s, %s: %s." % (cap(T["skew"]), num(sk), T["kurt_note"] % num(ku), verdict))
         table = pd.DataFrame({"skewness": [sk], "kurtosis": [ku], "n": [len(s)]})
