@@ -290,7 +290,7 @@ elif group_col or group_period:
                                                   op_text, T["by"], gname.replace("_", " "),
                                                   (", " + filter_text) if filters else "", fmt(ordered.iloc[0]))
         if INTENT.get("share") and total:
-            headline += " (%s)" % (T["share_of"] % ("%.1f" % (100.0 * ordered.iloc[0] / total)))
+            headline += " (%s)" % (T["share_of"] % local_num("%.1f" % (100.0 * ordered.iloc[0] / total)))
         if len(ordered) > 1:
             headline += "; %s: %s (%s)" % ({"en": "next", "es": "le sigue"}[LANG], ordered.index[1], fmt(ordered.iloc[1]))
         headline += "."
@@ -299,7 +299,7 @@ elif group_col or group_period:
         for i, (g, v) in enumerate(zip(table[gname], table[value_name])):
             s = "%s %s" % (g, fmt(v))
             if T["share"] in table.columns:
-                s += " (%.1f %%)" % table[T["share"]].iloc[i]
+                s += " (%s %%)" % local_num("%.1f" % table[T["share"]].iloc[i])
             items.append(s)
         lead = "%s %s %s%s" % (op_text[0].upper() + op_text[1:], T["by"], gname,
                                (" (%s)" % filter_text) if filters else "")

@@ -13,7 +13,7 @@ T = {
            "missing": "missing", "distinct": "distinct", "min": "min", "max": "max", "mean": "mean",
            "top": "top_values", "numeric": "numeric", "text": "text", "datetime": "date/time",
            "category": "category", "overview": "Overview", "columns": "Columns", "charts": "Distributions",
-           "head": "%s: %d rows, %d columns, %d missing cells (%.1f %%), %d duplicated rows.",
+           "head": "%s: %s rows, %s columns, %s missing cells (%s %%), %s duplicated rows.",
            "time": "Time column %s: %s to %s.", "numcols": "Numeric columns: %s.",
            "catcols": "Category columns (most frequent values): %s.", "count": "count",
            "what_csv": "one row per column (type, missing, distinct, range, top values)",
@@ -24,7 +24,7 @@ T = {
            "missing": "vacios", "distinct": "distintos", "min": "min", "max": "max", "mean": "media",
            "top": "valores_frecuentes", "numeric": "num\u00e9rica", "text": "texto", "datetime": "fecha/hora",
            "category": "categor\u00eda", "overview": "Resumen", "columns": "Columnas", "charts": "Distribuciones",
-           "head": "%s: %d filas, %d columnas, %d celdas vac\u00edas (%.1f %%), %d filas duplicadas.",
+           "head": "%s: %s filas, %s columnas, %s celdas vac\u00edas (%s %%), %s filas duplicadas.",
            "time": "Columna de tiempo %s: de %s a %s.", "numcols": "Columnas num\u00e9ricas: %s.",
            "catcols": "Columnas de categor\u00edas (valores m\u00e1s frecuentes): %s.", "count": "recuento",
            "what_csv": "una fila por columna (tipo, vac\u00edos, distintos, rango, valores frecuentes)",
@@ -67,7 +67,7 @@ missing = int(df.isna().sum().sum())
 dups = int(df.duplicated().sum())
 cells = max(1, df.shape[0] * df.shape[1])
 name = CONFIG["input"]
-lines = [T["head"] % (name, len(df), df.shape[1], missing, 100.0 * missing / cells, dups)]
+lines = [T["head"] % (name, local_num(len(df)), df.shape[1], local_num(missing), local_num("%.1f" % (100.0 * missing / cells)), local_num(dups))]
 if time_col:
     t = parse_times(df[time_col], time_unit).dropna()
     if len(t):

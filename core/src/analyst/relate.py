@@ -105,13 +105,13 @@ elif not trend:
     a = abs(r)
     strength = T["strong"] if a >= 0.7 else T["moderate"] if a >= 0.4 else T["weak"] if a >= 0.2 else None
     if strength:
-        headline = T["corr"] % (xa, ya, strength, T["pos"] if r > 0 else T["neg"], "%.3f" % r, "%.3f" % rho,
+        headline = T["corr"] % (xa, ya, strength, T["pos"] if r > 0 else T["neg"], local_num("%.3f" % r), local_num("%.3f" % rho),
                                 len(both), ya, fmt(icpt), fmt(slope), xa)
         if LANG == "es":
-            headline = T["corr"] % (xa, ya, T["pos"] if r > 0 else T["neg"], strength, "%.3f" % r, "%.3f" % rho,
+            headline = T["corr"] % (xa, ya, T["pos"] if r > 0 else T["neg"], strength, local_num("%.3f" % r), local_num("%.3f" % rho),
                                     len(both), ya, fmt(icpt), fmt(slope), xa)
     else:
-        headline = T["corr_none"] % (xa, ya, "%.3f" % r, "%.3f" % rho, len(both))
+        headline = T["corr_none"] % (xa, ya, local_num("%.3f" % r), local_num("%.3f" % rho), len(both))
     table = pd.DataFrame({T["stat"]: [T["pearson"], T["spearman"], T["r2"], T["slope"], T["intercept"], T["n"]],
                           T["value"]: [round(r, 4), round(rho, 4), round(r * r, 4), slope, icpt, len(both)]})
     sample = both.sample(n=min(len(both), 5000), random_state=0) if len(both) > 5000 else both
@@ -158,7 +158,7 @@ else:
         how_word = T["summed"] if how == "sum" else T["averaged"]
         headline = T["trend"] % (T["avg_of"] % m if how == "mean" else m, pw, direction, ("+" if slope > 0 else "") + fmt(slope), pw,
                                  fmt(series.iloc[0]), first, fmt(series.iloc[-1]), last,
-                                 ("+" if pct > 0 else "") + ("%.1f" % pct) + " ", len(series) - 1, pw)
+                                 ("+" if pct > 0 else "") + local_num("%.1f" % pct) + " ", len(series) - 1, pw)
         headline = re.sub(r"\s+%", " %", headline)
         table = pd.DataFrame({T["period"]: [labels[i] for i in series.index], m: series.values, T["fitted"]: fitted})
         ax.plot(range(len(series)), series.values, marker="o" if len(series) <= 60 else None, color="#2a6f97", label=say(m, ASCII))

@@ -251,6 +251,23 @@ def period_key(ts, period, lang):
     return k, ts.dt.strftime("%Y-%m")
 
 
+def local_num(s):
+    """A number written with a dot as the answer's language writes it: Spanish answers
+    write a decimal comma and, from five digits on, groups of three separated by a
+    non-breaking space ("12\u00a0345,5", as the RAE recommends). Tables (CSV) keep the dot."""
+    s = str(s)
+    if globals().get("CONFIG", {}).get("lang") != "es":
+        return s
+    m = re.match(r"^([-+]?)(\d+)(?:\.(\d+))?(.*)$", s)
+    if not m:
+        return s
+    sign, ip, fp, rest = m.groups()
+    if len(ip) >= 5:
+        head = len(ip) % 3 or 3
+        ip = "\u00a0".join([ip[:head]] + [ip[i:i + 3] for i in range(head, len(ip), 3)])
+    return sign + ip + ("," + fp if fp else "") + rest
+
+
 def fmt(x):
     """A number as a person writes it: up to 2 decimals (3 below 1), no trailing zeros."""
     try:
@@ -264,7 +281,7 @@ def fmt(x):
     s = "%.*f" % (d, x)
     if "." in s:
         s = s.rstrip("0").rstrip(".")
-    return "0" if s == "-0" else s
+    return local_num("0" if s == "-0" else s)
 
 
 def md_table(columns, rows):

@@ -226,13 +226,14 @@ con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model oll
     }
 }
 
-fn cell(v: &Value) -> String {
+fn cell(v: &Value, lang: Lang) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        Value::Number(n) => n
-            .as_f64()
-            .map_or_else(|| n.to_string(), super::numbers::fmt_num),
+        Value::Number(n) => n.as_f64().map_or_else(
+            || n.to_string(),
+            |x| super::numbers::local(&super::numbers::fmt_num(x), lang),
+        ),
         other => other.to_string(),
     }
 }
@@ -251,7 +252,7 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
     let columns: Vec<String> = answer
         .get("columns")
         .and_then(Value::as_array)
-        .map(|c| c.iter().map(cell).collect())
+        .map(|c| c.iter().map(|v| cell(v, lang)).collect())
         .unwrap_or_default();
     let rows = answer
         .get("table")
@@ -265,7 +266,7 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
         for r in &rows {
             let cells: Vec<String> = r
                 .as_array()
-                .map(|c| c.iter().map(cell).collect())
+                .map(|c| c.iter().map(|v| cell(v, lang)).collect())
                 .unwrap_or_default();
             t.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
@@ -292,7 +293,7 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
         .into_iter()
         .flatten()
     {
-        t.push_str(&format!("\n{}", cell(n)));
+        t.push_str(&format!("\n{}", cell(n, lang)));
     }
     t.push_str(match lang {
         Lang::En => "\n\nFiles:\n",
@@ -304,8 +305,8 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
         .into_iter()
         .flatten()
     {
-        let path = f.get("path").map(cell).unwrap_or_default();
-        let what = f.get("what").map(cell).unwrap_or_default();
+        let path = f.get("path").map(|v| cell(v, lang)).unwrap_or_default();
+        let what = f.get("what").map(|v| cell(v, lang)).unwrap_or_default();
         t.push_str(&format!("- {path}: {what}\n"));
     }
     t.push('\n');
@@ -319,7 +320,10 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
 
 /// Plain ASCII: accents dropped, Spanish question and exclamation marks removed.
 pub fn to_ascii(s: &str) -> String {
-    let s = s.replace("°", " deg ").replace("  ", " ");
+    let s = s
+        .replace("°", " deg ")
+        .replace('\u{a0}', " ")
+        .replace("  ", " ");
     s.chars()
         .filter_map(|c| {
             if c.is_ascii() {

@@ -74,12 +74,159 @@ pub(super) struct MeasureSpec {
 }
 
 /// A condition on the rows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(super) struct Filter {
     pub column: String,
-    /// gt, ge, lt, le, eq, year
+    /// gt, ge, lt, le, eq against `value` (or against a statistic, `stat`); year (of a
+    /// date column); date_from / date_before (on or after / before the day `date`);
+    /// month_from / month_to (the month of the year, any year, inclusive);
+    /// month_since / month_before (a month named without its year: the script
+    /// applies it only when the dates are all of one year)
     pub op: &'static str,
     pub value: f64,
+    /// The day of a date condition, YYYY-MM-DD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Compared against this statistic (mean, median) of the column `of`, computed on
+    /// the rows the other conditions keep ("fares higher than the median").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
+}
+
+impl Filter {
+    fn num(column: String, op: &'static str, value: f64) -> Filter {
+        Filter {
+            column,
+            op,
+            value,
+            ..Filter::default()
+        }
+    }
+
+    fn on_day(column: &str, op: &'static str, day: Day) -> Filter {
+        Filter {
+            column: column.to_string(),
+            op,
+            date: Some(day.iso()),
+            ..Filter::default()
+        }
+    }
+}
+
+/// A calendar day (proleptic Gregorian).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+struct Day {
+    y: i32,
+    m: u32,
+    d: u32,
+}
+
+impl Day {
+    fn iso(self) -> String {
+        format!("{:04}-{:02}-{:02}", self.y, self.m, self.d)
+    }
+
+    fn month_len(y: i32, m: u32) -> u32 {
+        match m {
+            2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+
+    fn next(self) -> Day {
+        if self.d < Day::month_len(self.y, self.m) {
+            Day {
+                d: self.d + 1,
+                ..self
+            }
+        } else if self.m < 12 {
+            Day {
+                m: self.m + 1,
+                d: 1,
+                ..self
+            }
+        } else {
+            Day {
+                y: self.y + 1,
+                m: 1,
+                d: 1,
+            }
+        }
+    }
+
+    /// The first day of the month `m` of year `y` (months past 12 roll into the next year).
+    fn first(y: i32, m: u32) -> Day {
+        Day {
+            y: y + ((m - 1) / 12) as i32,
+            m: (m - 1) % 12 + 1,
+            d: 1,
+        }
+    }
+}
+
+/// A time said in a condition: a day, a run of months (in a year, or in any year),
+/// or a year.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum When {
+    Day(Day),
+    /// Months `lo..=hi`, of the year when said.
+    Months(Option<i32>, u32, u32),
+    Year(i32),
+}
+
+impl When {
+    /// The first day it covers, and the first day after it (None: no year said).
+    fn span(self) -> Option<(Day, Day)> {
+        match self {
+            When::Day(d) => Some((d, d.next())),
+            When::Months(Some(y), lo, hi) => Some((Day::first(y, lo), Day::first(y, hi + 1))),
+            When::Months(None, _, _) => None,
+            When::Year(y) => Some((Day::first(y, 1), Day::first(y + 1, 1))),
+        }
+    }
+}
+
+/// Month names, English and Spanish, normalised, with their numbers.
+const MONTH_NUMBERS: &[(&str, u32)] = &[
+    ("january", 1),
+    ("february", 2),
+    ("march", 3),
+    ("april", 4),
+    ("may", 5),
+    ("june", 6),
+    ("july", 7),
+    ("august", 8),
+    ("september", 9),
+    ("october", 10),
+    ("november", 11),
+    ("december", 12),
+    ("enero", 1),
+    ("febrero", 2),
+    ("marzo", 3),
+    ("abril", 4),
+    ("mayo", 5),
+    ("junio", 6),
+    ("julio", 7),
+    ("agosto", 8),
+    ("septiembre", 9),
+    ("setiembre", 9),
+    ("octubre", 10),
+    ("noviembre", 11),
+    ("diciembre", 12),
+];
+
+fn month_number(w: &str) -> Option<u32> {
+    MONTH_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, m)| *m)
+}
+
+fn year_of(w: &str) -> Option<i32> {
+    digits(w)
+        .filter(|y| (1900.0..2100.0).contains(y) && y.fract() == 0.0)
+        .map(|y| y as i32)
 }
 
 /// The plan the statistics script carries out.
@@ -105,6 +252,9 @@ pub(super) struct StatPlan {
     pub method: Option<&'static str>,
     /// The z-score threshold of outliers by z-score.
     pub z: f64,
+    /// The significance level of a normality test (0.05 unless the request says).
+    pub alpha: f64,
+    pub alpha_said: bool,
     /// A condition word was read but no numeric condition: the script must find the
     /// value it names in a text column, or decline.
     pub needs_value_filter: bool,
@@ -314,6 +464,7 @@ const HIGH_WORDS: &[&str] = &[
     "mas grande",
     "mayor",
     "mayores",
+    "mas",
     "maxima",
     "maximo",
     "maximum",
@@ -415,6 +566,11 @@ const COMPARATORS: &[(&str, &str, Option<&str>)] = &[
     ("under", "lt", None),
     ("equal to", "eq", None),
     ("equals", "eq", None),
+    ("exceed", "gt", None),
+    ("exceeds", "gt", None),
+    ("supera", "gt", None),
+    ("superan", "gt", None),
+    ("superen", "gt", None),
     ("mayores de", "gt", Some("age")),
     ("mayores que", "gt", None),
     ("mayor de", "gt", Some("age")),
@@ -444,7 +600,18 @@ const COMPARATORS: &[(&str, &str, Option<&str>)] = &[
 pub(super) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
+    let mut skip = 0;
     for (i, &c) in chars.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        // An ISO day ("2020-06-01") is one word, "iso20200601".
+        if let Some(day) = iso_day_at(&chars, i) {
+            out.push_str(&format!(" iso{} ", day.iso().replace('-', "")));
+            skip = 9;
+            continue;
+        }
         let digit_at = |j: Option<usize>| {
             j.and_then(|j| chars.get(j))
                 .is_some_and(char::is_ascii_digit)
@@ -466,6 +633,36 @@ pub(super) fn words_of(text: &str) -> Vec<String> {
         .replace(" por favor ", " ")
         .replace(" please ", " ");
     n.split_whitespace().map(str::to_string).collect()
+}
+
+/// "YYYY-MM-DD" starting at `i` (not inside a longer run of digits).
+fn iso_day_at(chars: &[char], i: usize) -> Option<Day> {
+    if i > 0 && chars[i - 1].is_ascii_alphanumeric() {
+        return None;
+    }
+    let t: String = chars.get(i..i + 10)?.iter().collect();
+    if chars.get(i + 10).is_some_and(char::is_ascii_digit) {
+        return None;
+    }
+    let b = t.as_bytes();
+    if b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (
+        t[0..4].parse::<i32>().ok()?,
+        t[5..7].parse::<u32>().ok()?,
+        t[8..10].parse::<u32>().ok()?,
+    );
+    ((1..=12).contains(&m) && d >= 1 && d <= Day::month_len(y, m)).then_some(Day { y, m, d })
+}
+
+fn iso_word(w: &str) -> Option<Day> {
+    let t = w.strip_prefix("iso").filter(|t| t.len() == 8)?;
+    Some(Day {
+        y: t[0..4].parse().ok()?,
+        m: t[4..6].parse().ok()?,
+        d: t[6..8].parse().ok()?,
+    })
 }
 
 /// A number word ("30", "2d5" for 2.5, "two").
@@ -760,6 +957,37 @@ fn decimals(w: &[String]) -> Option<u32> {
     None
 }
 
+/// The significance level said: "alpha 0.01", "alpha = 0.1", "at the 1% level",
+/// "significance level of 0.01", "nivel de significación 0,01", "alfa del 10%".
+fn alpha(w: &[String]) -> Option<f64> {
+    let as_level = |v: f64| if v >= 1.0 { v / 100.0 } else { v };
+    let ok = |v: f64| (v > 0.0 && v < 0.5).then_some(v);
+    for (i, x) in w.iter().enumerate() {
+        if [
+            "alpha",
+            "alfa",
+            "significance",
+            "significancia",
+            "significacion",
+        ]
+        .contains(&x.as_str())
+        {
+            if let Some(v) = w[i + 1..(i + 5).min(w.len())]
+                .iter()
+                .find_map(|x| digits(x))
+            {
+                return ok(as_level(v));
+            }
+        }
+        if x == "level" || x == "nivel" {
+            if let Some(v) = i.checked_sub(1).and_then(|j| digits(&w[j])) {
+                return ok(as_level(v));
+            }
+        }
+    }
+    None
+}
+
 struct Reader<'a> {
     w: Vec<String>,
     table: &'a Table,
@@ -768,6 +996,8 @@ struct Reader<'a> {
     used: Vec<bool>,
     not_understood: Vec<String>,
     lang: Lang,
+    /// "in March" with a plain total or mean is the aggregate skill's question.
+    months_to_aggregate: bool,
 }
 
 impl Reader<'_> {
@@ -961,6 +1191,459 @@ impl Reader<'_> {
         None
     }
 
+    /// "fares higher than the median", "above the average order value", "por encima
+    /// del precio medio": a column compared with its own (or another column's) mean or
+    /// median, which the script computes on the rows the other conditions keep.
+    fn stat_filters(&mut self, out: &mut Vec<Filter>) {
+        let stat_word = |x: &str| match x {
+            "mean" | "average" | "avg" | "promedio" | "media" | "medio" => Some("mean"),
+            "median" | "mediana" => Some("median"),
+            _ => None,
+        };
+        for (phrase, op, implied) in COMPARATORS {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                if self.used[at] {
+                    continue;
+                }
+                let mut k = at + len;
+                while k < self.w.len()
+                    && [
+                        "the", "el", "la", "los", "las", "del", "de", "al", "a", "its", "su",
+                    ]
+                    .contains(&self.w[k].as_str())
+                {
+                    k += 1;
+                }
+                // STAT [of the COLUMN] | COLUMN STAT
+                let (stat, of, end) = if let Some(st) = self.w.get(k).and_then(|x| stat_word(x)) {
+                    let mut e = k + 1;
+                    if self.w.get(e).is_some_and(|x| x == "value" || x == "valor") {
+                        e += 1;
+                    }
+                    match self.mention_after(k + 1).filter(|m| is_numeric(m)) {
+                        Some(m) => (st, Some(m.column.clone()), m.end),
+                        None => (st, None, e),
+                    }
+                } else if let Some(m) = self.mention_at(k).filter(|m| is_numeric(m)).cloned() {
+                    match self.w.get(m.end).and_then(|x| stat_word(x)) {
+                        Some(st) => (st, Some(m.column), m.end + 1),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                let mut j = at;
+                while j > 0
+                    && [
+                        "is", "are", "was", "were", "es", "son", "sea", "with", "con", "paid",
+                        "pagaron", "pago", "cost", "costs", "costaron",
+                    ]
+                    .contains(&self.w[j - 1].as_str())
+                {
+                    j -= 1;
+                }
+                let before = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == j && is_numeric(m))
+                    .map(|m| (m.start, m.column.clone()));
+                let implied_col = implied.and_then(|_| self.age_column());
+                let start = before.as_ref().map_or(at, |b| b.0);
+                let column = before.map(|b| b.1).or(implied_col).or(of.clone());
+                self.used[start..end].fill(true);
+                let Some(column) = column else {
+                    let said = self.w[at..end].join(" ");
+                    self.not_understood.push(self.say(
+                        &format!("the condition \"{said}\": which column it applies to"),
+                        &format!("la condición \"{said}\": a qué columna se aplica"),
+                    ));
+                    continue;
+                };
+                out.push(Filter {
+                    of: Some(of.unwrap_or_else(|| column.clone())),
+                    column,
+                    op,
+                    stat: Some(stat),
+                    ..Filter::default()
+                });
+            }
+        }
+    }
+
+    fn age_column(&self) -> Option<String> {
+        self.table
+            .column_kinds
+            .iter()
+            .find(|c| {
+                c.kind == "numeric"
+                    && ["age", "edad", "years", "anos"].contains(&normalise(&c.name).as_str())
+            })
+            .map(|c| c.name.clone())
+    }
+
+    /// The time said at `i` (articles skipped): "2020-06-01", "March", "March 2020",
+    /// "March 1, 2020", "1 de marzo de 2020", "2020", "Q2", "Q2 2020", "the second
+    /// quarter of 2020", "the first half of 2019", "el primer semestre de 2019"; with
+    /// the index just past its words.
+    fn when_at(&self, i: usize) -> Option<(When, usize)> {
+        let w = &self.w;
+        let mut i = i;
+        while i < w.len() && ["the", "el", "la", "los"].contains(&w[i].as_str()) {
+            i += 1;
+        }
+        let x = w.get(i)?;
+        let year_after = |k: usize| -> (Option<i32>, usize) {
+            let mut j = k;
+            if w.get(j)
+                .is_some_and(|x| ["of", "de", "del"].contains(&x.as_str()))
+            {
+                j += 1;
+            }
+            match w.get(j).and_then(|x| year_of(x)) {
+                Some(y) => (Some(y), j + 1),
+                None => (None, k),
+            }
+        };
+        let day_num = |x: &str| {
+            digits(x)
+                .filter(|d| d.fract() == 0.0 && (1.0..=31.0).contains(d))
+                .map(|d| d as u32)
+        };
+        if let Some(d) = iso_word(x) {
+            return Some((When::Day(d), i + 1));
+        }
+        if let Some(y) = year_of(x) {
+            return Some((When::Year(y), i + 1));
+        }
+        if let Some(d) = day_num(x) {
+            // "1 March 2020", "1 de marzo de 2020": a day needs its year.
+            let mut j = i + 1;
+            if w.get(j).is_some_and(|x| x == "of" || x == "de") {
+                j += 1;
+            }
+            let m = w.get(j).and_then(|x| month_number(x))?;
+            let (y, end) = year_after(j + 1);
+            let y = y?;
+            return (d <= Day::month_len(y, m)).then_some((When::Day(Day { y, m, d }), end));
+        }
+        if let Some(m) = month_number(x) {
+            if let Some(d) = w.get(i + 1).and_then(|x| day_num(x)) {
+                let y = w.get(i + 2).and_then(|x| year_of(x))?;
+                return (d <= Day::month_len(y, m)).then_some((When::Day(Day { y, m, d }), i + 3));
+            }
+            let (y, end) = year_after(i + 1);
+            return Some((When::Months(y, m, m), end));
+        }
+        let ordinal = |x: &str| match x {
+            "first" | "1st" | "primer" | "primera" | "primero" => Some(1),
+            "second" | "2nd" | "segundo" | "segunda" => Some(2),
+            "third" | "3rd" | "tercer" | "tercero" | "tercera" => Some(3),
+            "fourth" | "4th" | "cuarto" | "cuarta" => Some(4),
+            _ => None,
+        };
+        let short = |p: char, top: u32| {
+            x.strip_prefix(p)
+                .and_then(|r| r.parse::<u32>().ok())
+                .filter(|n| (1..=top).contains(n))
+        };
+        let part = if let Some(q) = short('q', 4) {
+            Some((3 * q - 2, 3 * q, i + 1))
+        } else if let Some(h) = short('h', 2) {
+            Some((6 * h - 5, 6 * h, i + 1))
+        } else if let Some(n) = ordinal(x) {
+            match w.get(i + 1).map(String::as_str) {
+                Some("quarter" | "trimestre") => Some((3 * n - 2, 3 * n, i + 2)),
+                Some("half" | "semestre" | "mitad") if n <= 2 => Some((6 * n - 5, 6 * n, i + 2)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let (lo, hi, k) = part?;
+        let (y, end) = year_after(k);
+        Some((When::Months(y, lo, hi), end))
+    }
+
+    /// The date column a date condition at `at` applies to: the one named just
+    /// before it, else a date column named and not otherwise used, else the first.
+    fn date_column(&self, at: usize) -> Option<(usize, String)> {
+        let mut j = at;
+        while j > 0
+            && [
+                "is", "was", "were", "are", "es", "fue", "fueron", "on", "el",
+            ]
+            .contains(&self.w[j - 1].as_str())
+        {
+            j -= 1;
+        }
+        if let Some(m) = self
+            .mentions
+            .iter()
+            .find(|m| m.end == j && m.kind == "datetime")
+        {
+            return Some((m.start, m.column.clone()));
+        }
+        let named: Vec<&Mention> = self
+            .mentions
+            .iter()
+            .filter(|m| m.kind == "datetime")
+            .collect();
+        if let Some(m) = named.iter().find(|m| !self.used[m.start]) {
+            return Some((at, m.column.clone()));
+        }
+        // A date column named elsewhere (by a derived measure), else the table's first
+        // (an order's date before its delivery's); the answer names the one used.
+        named
+            .first()
+            .map(|m| m.column.clone())
+            .or_else(|| self.datetime_columns().into_iter().next())
+            .map(|c| (at, c))
+    }
+
+    fn year_column(&self) -> Option<String> {
+        self.table
+            .column_kinds
+            .iter()
+            .find(|c| {
+                c.kind == "numeric"
+                    && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+            })
+            .map(|c| c.name.clone())
+    }
+
+    /// Date conditions: "before March", "after 2020-06-01", "since 2019", "until June
+    /// 2020", "between January and March", "from March to May 2020", "in Q2", "in the
+    /// first half of 2019", and their Spanish ("antes de marzo", "entre enero y
+    /// marzo", "en el primer semestre de 2019").
+    fn date_filters(&mut self, out: &mut Vec<Filter>) {
+        let leads: &[(&str, &str)] = &[
+            ("before", "before"),
+            ("prior to", "before"),
+            ("antes de", "before"),
+            ("antes del", "before"),
+            ("after", "after"),
+            ("despues de", "after"),
+            ("despues del", "after"),
+            ("since", "since"),
+            ("from", "since"),
+            ("starting", "since"),
+            ("desde", "since"),
+            ("a partir de", "since"),
+            ("a partir del", "since"),
+            ("until", "until"),
+            ("till", "until"),
+            ("through", "until"),
+            ("up to", "until"),
+            ("hasta", "until"),
+            ("between", "between"),
+            ("entre", "between"),
+            ("in", "in"),
+            ("during", "in"),
+            ("en", "in"),
+            ("durante", "in"),
+        ];
+        for (lead, kind) in leads {
+            let len = lead.split(' ').count();
+            for at in find(&self.w, lead) {
+                if self.used[at] || self.used.get(at + len).copied().unwrap_or(true) {
+                    continue;
+                }
+                let Some((first, mut end)) = self.when_at(at + len) else {
+                    continue;
+                };
+                if *kind == "in" {
+                    // "in 2019" is read below; "in March" alone is the aggregate skill's
+                    // when the question is a plain total or mean.
+                    if matches!(first, When::Year(_))
+                        || (matches!(first, When::Months(_, lo, hi) if lo == hi)
+                            && self.months_to_aggregate)
+                    {
+                        continue;
+                    }
+                }
+                // The second end of a range: "between X and Y", "from X to Y".
+                let mut second = None;
+                if ["between", "since"].contains(kind) {
+                    let join = self.w.get(end).map(String::as_str).unwrap_or("");
+                    let joins: &[&str] = if *kind == "between" {
+                        &["and", "y"]
+                    } else {
+                        &["to", "until", "through", "a", "hasta"]
+                    };
+                    if joins.contains(&join) {
+                        if let Some((w2, e2)) = self.when_at(end + 1) {
+                            second = Some(w2);
+                            end = e2;
+                        }
+                    }
+                    if *kind == "between" && second.is_none() {
+                        continue;
+                    }
+                }
+                // "between January and March 2020": the first end takes the year said.
+                let first = match (first, second) {
+                    (When::Months(None, lo, hi), Some(When::Months(Some(y), _, _))) => {
+                        When::Months(Some(y), lo, hi)
+                    }
+                    _ => first,
+                };
+                let year_col = self.year_column().filter(|_| {
+                    matches!(first, When::Year(_))
+                        && second.is_none_or(|s| matches!(s, When::Year(_)))
+                });
+                let target = match &year_col {
+                    Some(c) => Some((at, c.clone())),
+                    None => self.date_column(at),
+                };
+                let said = self.w[at..end].join(" ");
+                let Some((start, column)) = target else {
+                    self.used[at..end].fill(true);
+                    self.not_understood.push(self.say(
+                        &format!("\"{said}\": the table has no date column to filter on"),
+                        &format!(
+                            "\"{said}\": la tabla no tiene columna de fecha por la que filtrar"
+                        ),
+                    ));
+                    continue;
+                };
+                self.used[start..end].fill(true);
+                if let Some(col) = year_col {
+                    let y = |w: When| match w {
+                        When::Year(y) => y as f64,
+                        _ => 0.0,
+                    };
+                    let v = y(first);
+                    match (*kind, second) {
+                        ("before", _) => out.push(Filter::num(col, "lt", v)),
+                        ("after", _) => out.push(Filter::num(col, "gt", v)),
+                        ("until", _) => out.push(Filter::num(col, "le", v)),
+                        ("in", _) => out.push(Filter::num(col, "eq", v)),
+                        (_, None) => out.push(Filter::num(col, "ge", v)),
+                        (_, Some(s)) => {
+                            out.push(Filter::num(col.clone(), "ge", v));
+                            out.push(Filter::num(col, "le", y(s)));
+                        }
+                    }
+                    continue;
+                }
+                let c = column.as_str();
+                let month = |op: &'static str, m: u32| Filter {
+                    column: column.clone(),
+                    op,
+                    value: m as f64,
+                    ..Filter::default()
+                };
+                let bounds = |w: When| match w {
+                    When::Months(None, lo, hi) => (lo, hi),
+                    _ => (0, 0),
+                };
+                match (*kind, first.span(), second) {
+                    ("before", Some((a, _)), _) => out.push(Filter::on_day(c, "date_before", a)),
+                    ("before", None, _) => out.push(month("month_before", bounds(first).0)),
+                    ("after", Some((_, b)), _) => out.push(Filter::on_day(c, "date_from", b)),
+                    ("after", None, _) => out.push(month("month_since", bounds(first).1 + 1)),
+                    ("until", Some((_, b)), _) => out.push(Filter::on_day(c, "date_before", b)),
+                    ("until", None, _) => out.push(month("month_before", bounds(first).1 + 1)),
+                    ("in", Some((a, b)), _) => {
+                        out.push(Filter::on_day(c, "date_from", a));
+                        out.push(Filter::on_day(c, "date_before", b));
+                    }
+                    ("in", None, _) => {
+                        out.push(month("month_from", bounds(first).0));
+                        out.push(month("month_to", bounds(first).1));
+                    }
+                    (_, Some((a, _)), None) => out.push(Filter::on_day(c, "date_from", a)),
+                    (_, None, None) => out.push(month("month_since", bounds(first).0)),
+                    (_, Some((a, _)), Some(s)) => match s.span() {
+                        Some((_, b)) if a < b => {
+                            out.push(Filter::on_day(c, "date_from", a));
+                            out.push(Filter::on_day(c, "date_before", b));
+                        }
+                        _ => self.not_understood.push(self.say(
+                            &format!("the condition \"{said}\""),
+                            &format!("la condición \"{said}\""),
+                        )),
+                    },
+                    (_, None, Some(s)) => {
+                        let (lo, hi) = (bounds(first).0, bounds(s).1);
+                        if s.span().is_none() && lo <= hi {
+                            out.push(month("month_from", lo));
+                            out.push(month("month_to", hi));
+                        } else {
+                            self.not_understood.push(self.say(
+                                &format!("the condition \"{said}\""),
+                                &format!("la condición \"{said}\""),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// "passengers who survived", "who did not survive", "que no sobrevivieron": a
+    /// yes/no column (two values) named after who/that/que.
+    fn yes_no_filters(&mut self, out: &mut Vec<Filter>) {
+        for at in 0..self.w.len() {
+            if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
+                || self.used[at]
+            {
+                continue;
+            }
+            let mut k = at + 1;
+            let mut negated = false;
+            for neg in [
+                &["did", "not"][..],
+                &["didn", "t"],
+                &["did", "n't"],
+                &["no"],
+                &["not"],
+            ] {
+                if self
+                    .w
+                    .get(k..k + neg.len())
+                    .is_some_and(|s| s.iter().zip(neg).all(|(a, b)| a == b))
+                {
+                    negated = true;
+                    k += neg.len();
+                    break;
+                }
+            }
+            let Some(x) = self.w.get(k).cloned() else {
+                continue;
+            };
+            let stem = |s: &str| -> String {
+                let s = s
+                    .strip_suffix("ed")
+                    .or_else(|| s.strip_suffix("ieron"))
+                    .unwrap_or(s);
+                let s = s
+                    .strip_suffix('d')
+                    .or_else(|| s.strip_suffix('e'))
+                    .or_else(|| s.strip_suffix('o'))
+                    .unwrap_or(s);
+                s.to_string()
+            };
+            let col = self.table.column_kinds.iter().find(|c| {
+                let n = normalise(&c.name);
+                c.distinct == 2
+                    && !n.contains(' ')
+                    && n.len() >= 4
+                    && (n == x || stem(&n) == stem(&x))
+            });
+            let Some(col) = col.map(|c| c.name.clone()) else {
+                continue;
+            };
+            self.used[at..=k].fill(true);
+            out.push(Filter {
+                column: col,
+                op: if negated { "is_false" } else { "is_true" },
+                ..Filter::default()
+            });
+        }
+    }
+
     fn date_unit(&self) -> &'static str {
         if has_any(&self.w, &["hour*", "hora*"]) {
             "hours"
@@ -1085,7 +1768,7 @@ impl Reader<'_> {
                 for k in j..at + len + 1 {
                     self.used[k] = true;
                 }
-                out.push(Filter { column, op, value });
+                out.push(Filter::num(column, op, value));
             }
         }
         // "between 20 and 40" after a column
@@ -1106,18 +1789,13 @@ impl Reader<'_> {
                 for k in m.start..at + 4 {
                     self.used[k] = true;
                 }
-                out.push(Filter {
-                    column: m.column.clone(),
-                    op: "ge",
-                    value: lo,
-                });
-                out.push(Filter {
-                    column: m.column,
-                    op: "le",
-                    value: hi,
-                });
+                out.push(Filter::num(m.column.clone(), "ge", lo));
+                out.push(Filter::num(m.column, "le", hi));
             }
         }
+        self.stat_filters(&mut out);
+        self.date_filters(&mut out);
+        self.yes_no_filters(&mut out);
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
         for word in [
@@ -1168,7 +1846,7 @@ impl Reader<'_> {
                 self.used[i - 1] = true;
             }
             match year_col.or(date_col) {
-                Some((column, op)) => out.push(Filter { column, op, value: y }),
+                Some((column, op)) => out.push(Filter::num(column, op, y)),
                 None => self.not_understood.push(self.say(
                     &format!("\"in {y}\": the table has no date or year column to filter on"),
                     &format!("\"en {y}\": la tabla no tiene columna de fecha ni de año por la que filtrar"),
@@ -1311,6 +1989,11 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         table,
         not_understood: Vec::new(),
         lang,
+        months_to_aggregate: (stats_found.is_empty()
+            || stats_found.len() == 1
+                && ["sum", "mean", "median", "count", "min", "max"]
+                    .contains(&stats_found[0].2.name))
+            && !derived_words,
     };
     for p in &unsupported {
         r.not_understood.push(r.say(
@@ -1326,6 +2009,12 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     }
     let derived = if derived_words { r.derived() } else { None };
     let filters = r.filters();
+    // A statistic said inside a condition ("above the average fare") is the
+    // condition's, not one to compute.
+    let stats_found: Vec<(usize, usize, Stat)> = stats_found
+        .into_iter()
+        .filter(|(s, _, _)| !r.used[*s])
+        .collect();
     // Extremes said outside conditions and outside "most common value".
     for (s, e, st) in &stats_found {
         if st.name == "mode" {
@@ -1395,7 +2084,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "top",
             "bottom",
         ],
-    ) || has_any(&r.w, super::request::MONTHS);
+    ) || free(&r, super::request::MONTHS);
     if (by_period || other_shape)
         && derived.is_none()
         && !correlation
@@ -1588,6 +2277,8 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         missing,
         method: None,
         z: 3.0,
+        alpha: 0.05,
+        alpha_said: false,
         needs_value_filter: false,
         named_columns: r.mentions.iter().map(|m| m.column.clone()).collect(),
     };
@@ -1636,6 +2327,9 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     }
                 }
             } else {
+                if let Some(a) = alpha(&r.w) {
+                    (plan.alpha, plan.alpha_said) = (a, true);
+                }
                 plan.method = Some(if has(&r.w, "shapiro") {
                     "shapiro"
                 } else if has_any(&r.w, &["kolmogorov", "ks test", "ks"]) {
@@ -1672,6 +2366,30 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             }
             if plan.label_op.is_none() && derived.as_ref().is_some_and(|(d, _)| d.op == "product") {
                 // "revenue is units times price" over several rows a label: its total.
+                plan.label_op = Some("sum_if_repeated");
+            }
+            let quantity = (0..r.w.len()).any(|i| {
+                ["most", "least", "fewest", "mas"].contains(&r.w[i].as_str())
+                    && r.mention_at(i + 1).is_some()
+            }) || has_any(
+                &r.w,
+                &[
+                    "sold",
+                    "sell",
+                    "sells",
+                    "vendio",
+                    "vendieron",
+                    "vende",
+                    "venden",
+                    "vendido",
+                ],
+            );
+            if plan.label_op.is_none() && quantity {
+                // "Which product sold the most units?": a quantity adds up over a
+                // label's rows; with no condition, the aggregate skill's question.
+                if derived.is_none() && plan.filters.is_empty() && r.not_understood.is_empty() {
+                    return Understood::NotMine;
+                }
                 plan.label_op = Some("sum_if_repeated");
             }
             if plan.group.is_none() {
@@ -1763,7 +2481,12 @@ pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
         out.push(format!("{by} `{g}`"));
     }
     for f in &plan.filters {
-        out.push(format!("`{}` {} {}", f.column, f.op, fmt_value(f.value)));
+        let rhs = match (&f.date, f.stat, &f.of) {
+            (Some(d), _, _) => d.clone(),
+            (_, Some(st), Some(of)) => format!("{} `{of}`", stat_word(&Stat::plain(st), lang)),
+            _ => fmt_value(f.value),
+        };
+        out.push(format!("`{}` {} {rhs}", f.column, f.op));
     }
     out
 }
@@ -1867,7 +2590,7 @@ The table {} has these columns: {columns}.\n\n\
 What I can do: mean, median, mode, standard deviation and variance (sample by default, population when asked), \
 minimum, maximum, range, quantiles, count, distinct count, sum, skewness and kurtosis of a column or of a measure \
 derived from two (\"revenue is units times unit_price\", \"days between start and end\"), optionally by a category \
-and under conditions (\"older than 30\", \"in 2019\"); which label has the highest or lowest value; correlation \
+and under conditions (\"older than 30\", \"in 2019\", \"before March 2022\", \"in Q3\", \"above the median\"); which label has the highest or lowest value; correlation \
 (Pearson or Spearman) with its p-value; outliers by IQR or z-score; normality by skewness, Shapiro-Wilk or \
 Kolmogorov-Smirnov. Ask again naming the statistic and the column, e.g. \"mean and standard deviation of price\".\n\n\
 (Built-in offline analyst: rule-based, not an LLM. For other questions configure a model: --model openai:MODEL \
@@ -1882,7 +2605,7 @@ La tabla {} tiene estas columnas: {columns}.\n\n\
 Lo que sé hacer: media, mediana, moda, desviación estándar y varianza (muestrales por defecto, poblacionales si se pide), \
 mínimo, máximo, rango, cuantiles, recuento, valores distintos, suma, asimetría y curtosis de una columna o de una medida \
 derivada de dos (\"ingresos es unidades por precio\", \"días entre inicio y fin\"), por categoría si se pide y con \
-condiciones (\"mayores de 30\", \"en 2019\"); qué etiqueta tiene el valor más alto o más bajo; correlación (Pearson o \
+condiciones (\"mayores de 30\", \"en 2019\", \"antes de marzo de 2022\", \"en el tercer trimestre\", \"por encima de la mediana\"); qué etiqueta tiene el valor más alto o más bajo; correlación (Pearson o \
 Spearman) con su valor p; valores atípicos por IQR o puntuación z; normalidad por asimetría, Shapiro-Wilk o \
 Kolmogorov-Smirnov. Vuelva a preguntar nombrando la estadística y la columna, por ejemplo \"media y desviación estándar del precio\".\n\n\
 (Analista sin conexión integrado: basado en reglas, no un LLM. Para otras preguntas configure un modelo: --model openai:MODELO \
@@ -2012,22 +2735,11 @@ mod tests {
             "What is the mean fare for passengers older than 30?",
             &passengers(),
         );
-        assert_eq!(
-            p.filters,
-            vec![Filter {
-                column: "age".into(),
-                op: "gt",
-                value: 30.0
-            }]
-        );
+        assert_eq!(p.filters, vec![Filter::num("age".into(), "gt", 30.0)]);
         let p = plan("Average fare in 2019", &passengers());
         assert_eq!(
             p.filters,
-            vec![Filter {
-                column: "boarded".into(),
-                op: "year",
-                value: 2019.0
-            }]
+            vec![Filter::num("boarded".into(), "year", 2019.0)]
         );
         let p = plan("Mean fare where age is at least 60.5", &passengers());
         assert_eq!(p.filters[0].op, "ge");
@@ -2037,8 +2749,8 @@ mod tests {
         let p = plan("Mean fare only for the Third class", &passengers());
         assert!(p.needs_value_filter);
         for task in [
-            "Mean fare for passengers boarded before March",
-            "Mean fare for fares higher than the median",
+            "Mean fare for passengers longer than a year",
+            "Mean fare for passengers boarded before the war",
         ] {
             assert!(
                 matches!(
@@ -2048,6 +2760,172 @@ mod tests {
                 "{task}"
             );
         }
+    }
+
+    fn ops(p: &StatPlan) -> Vec<(&str, String)> {
+        p.filters
+            .iter()
+            .map(|f| {
+                let rhs = match (&f.date, f.stat, &f.of) {
+                    (Some(d), _, _) => d.clone(),
+                    (_, Some(st), Some(of)) => format!("{st} {of}"),
+                    _ => fmt_value(f.value),
+                };
+                (f.op, format!("{} {rhs}", f.column))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn date_ranges_are_read() {
+        let t = passengers();
+        let cases: &[(&str, &[(&str, &str)])] = &[
+            (
+                "Mean fare for passengers boarded before March",
+                &[("month_before", "boarded 3")],
+            ),
+            (
+                "Median fare after 2020-06-01",
+                &[("date_from", "boarded 2020-06-02")],
+            ),
+            (
+                "Mean fare since 2019-12-31",
+                &[("date_from", "boarded 2019-12-31")],
+            ),
+            (
+                "Standard deviation of fare until February 2020",
+                &[("date_before", "boarded 2020-03-01")],
+            ),
+            (
+                "Mean fare between January and March",
+                &[("month_from", "boarded 1"), ("month_to", "boarded 3")],
+            ),
+            (
+                "Mean fare between January and March 2019",
+                &[
+                    ("date_from", "boarded 2019-01-01"),
+                    ("date_before", "boarded 2019-04-01"),
+                ],
+            ),
+            (
+                "Mean fare in Q2",
+                &[("month_from", "boarded 4"), ("month_to", "boarded 6")],
+            ),
+            (
+                "Median fare in the first half of 2019",
+                &[
+                    ("date_from", "boarded 2019-01-01"),
+                    ("date_before", "boarded 2019-07-01"),
+                ],
+            ),
+            (
+                "Mean fare from 1 March 2019 to 31 May 2019",
+                &[
+                    ("date_from", "boarded 2019-03-01"),
+                    ("date_before", "boarded 2019-06-01"),
+                ],
+            ),
+            (
+                "Mean fare before 2019",
+                &[("date_before", "boarded 2019-01-01")],
+            ),
+            (
+                "Media de fare antes de marzo de 2020",
+                &[("date_before", "boarded 2020-03-01")],
+            ),
+            (
+                "Mediana de fare en el segundo trimestre de 2019",
+                &[
+                    ("date_from", "boarded 2019-04-01"),
+                    ("date_before", "boarded 2019-07-01"),
+                ],
+            ),
+            (
+                "Media de fare entre enero y marzo",
+                &[("month_from", "boarded 1"), ("month_to", "boarded 3")],
+            ),
+        ];
+        for (task, want) in cases {
+            let p = plan(task, &t);
+            let want: Vec<(&str, String)> = want.iter().map(|(o, r)| (*o, r.to_string())).collect();
+            assert_eq!(ops(&p), want, "{task}");
+            assert_eq!(p.measures[0].name, "fare", "{task}");
+        }
+        // "in March" with a plain mean stays the aggregate skill's question.
+        assert_eq!(
+            understand("Average fare in March", &t, Lang::En),
+            Understood::NotMine
+        );
+        // A year on a numeric year column.
+        let yearly = table(
+            "input/yearly.csv",
+            64,
+            &[("year", "numeric", 8), ("visitors", "numeric", 60)],
+        );
+        let p = plan("Median visitors before 2019", &yearly);
+        assert_eq!(ops(&p), vec![("lt", "year 2019".to_string())]);
+    }
+
+    #[test]
+    fn comparisons_with_a_statistic_are_read() {
+        let t = passengers();
+        let p = plan("Mean fare for fares higher than the median", &t);
+        assert_eq!(
+            (names(&p), ops(&p)),
+            (vec!["mean"], vec![("gt", "fare median fare".to_string())])
+        );
+        let p = plan("How many passengers paid more than the average fare?", &t);
+        assert_eq!(
+            (names(&p), ops(&p)),
+            (vec!["count"], vec![("gt", "fare mean fare".to_string())])
+        );
+        let p = plan("Median fare of passengers older than the average age", &t);
+        assert_eq!(
+            (names(&p), ops(&p)),
+            (vec!["median"], vec![("gt", "age mean age".to_string())])
+        );
+        let p = plan(
+            "¿Cuántos pasajeros tienen una edad por encima de la media?",
+            &t,
+        );
+        assert_eq!(
+            (names(&p), ops(&p)),
+            (vec!["count"], vec![("gt", "age mean age".to_string())])
+        );
+        let survived = table(
+            "input/titanic.csv",
+            100,
+            &[
+                ("age", "numeric", 60),
+                ("survived", "numeric", 2),
+                ("fare", "numeric", 90),
+            ],
+        );
+        let p = plan(
+            "What's the median age of passengers who survived?",
+            &survived,
+        );
+        assert_eq!(
+            (names(&p), ops(&p), p.measures.len()),
+            (
+                vec!["median"],
+                vec![("is_true", "survived 0".to_string())],
+                1
+            )
+        );
+        let p = plan("Mean fare of passengers who did not survive", &survived);
+        assert_eq!(ops(&p), vec![("is_false", "survived 0".to_string())]);
+    }
+
+    #[test]
+    fn a_significance_level_is_read() {
+        let s = table("input/s.csv", 200, &[("normal", "numeric", 200)]);
+        let p = plan("Shapiro-Wilk test of normal at alpha 0.01", &s);
+        assert_eq!((p.alpha, p.alpha_said), (0.01, true));
+        let p = plan("Is normal normally distributed at the 10% level?", &s);
+        assert_eq!(p.alpha, 0.1);
+        let p = plan("Prueba de Shapiro-Wilk de normal", &s);
+        assert_eq!((p.alpha, p.alpha_said), (0.05, false));
     }
 
     #[test]

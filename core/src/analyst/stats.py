@@ -28,8 +28,18 @@ T = {
            "n_outliers": "%d outlier%s", "shapiro": "Shapiro-Wilk test of normality of %s",
            "ks": "Kolmogorov-Smirnov test of %s against a normal distribution with its mean and sample standard deviation",
            "skewtest": "normality of %s judged by its skewness and excess kurtosis",
-           "consistent": "consistent with a normal distribution (p >= 0.05)",
-           "not_normal": "not normally distributed (p < 0.05)",
+           "consistent": "consistent with a normal distribution (p >= %s)",
+           "not_normal": "not normally distributed (p < %s)",
+           "alpha": "at a significance level alpha = %s%s", "alpha_default": " (the default)",
+           "n_used": "n = %s",
+           "date_from": "`%s` on or after %s", "date_before": "`%s` before %s",
+           "month_range": "`%s` in %s (any year)", "month_to": "%s to %s",
+           "which_year": "the dates of `%s` span %s to %s: say the year (e.g. \"%s %s %d\")",
+           "month_before_word": "before", "month_since_word": "from",
+           "stat_ref": "the %s of `%s` (%s, over %s rows)",
+           "truth": "`%s` = %s",
+           "months": ["January", "February", "March", "April", "May", "June", "July", "August",
+                      "September", "October", "November", "December"],
            "sym": "roughly symmetric (|skewness| < 0.5): consistent with a normal shape",
            "moderate": "moderately skewed (0.5 <= |skewness| < 1): not clearly normal",
            "strong": "strongly skewed (|skewness| >= 1): not normal",
@@ -64,8 +74,18 @@ T = {
            "n_outliers": "%d valor%s at\u00edpico%s", "shapiro": "prueba de normalidad de Shapiro-Wilk de %s",
            "ks": "prueba de Kolmogorov-Smirnov de %s frente a una normal con su media y desviaci\u00f3n est\u00e1ndar muestral",
            "skewtest": "normalidad de %s juzgada por su asimetr\u00eda y su curtosis",
-           "consistent": "compatible con una distribuci\u00f3n normal (p >= 0,05)",
-           "not_normal": "no sigue una distribuci\u00f3n normal (p < 0,05)",
+           "consistent": "compatible con una distribuci\u00f3n normal (p >= %s)",
+           "not_normal": "no sigue una distribuci\u00f3n normal (p < %s)",
+           "alpha": "con un nivel de significaci\u00f3n alfa = %s%s", "alpha_default": " (el habitual)",
+           "n_used": "n = %s",
+           "date_from": "`%s` desde el %s", "date_before": "`%s` antes del %s",
+           "month_range": "`%s` en %s (cualquier a\u00f1o)", "month_to": "%s a %s",
+           "which_year": "las fechas de `%s` van de %s a %s: diga el a\u00f1o (por ejemplo, \"%s %s de %d\")",
+           "month_before_word": "antes de", "month_since_word": "desde",
+           "stat_ref": "la %s de `%s` (%s, sobre %s filas)",
+           "truth": "`%s` = %s",
+           "months": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+                      "septiembre", "octubre", "noviembre", "diciembre"],
            "sym": "aproximadamente sim\u00e9trica (|asimetr\u00eda| < 0,5): compatible con una forma normal",
            "moderate": "moderadamente asim\u00e9trica (0,5 <= |asimetr\u00eda| < 1): no claramente normal",
            "strong": "muy asim\u00e9trica (|asimetr\u00eda| >= 1): no es normal",
@@ -110,21 +130,26 @@ def num(x):
     if not np.isfinite(x):
         return "-"
     if DECIMALS is not None:
-        return "%.*f" % (int(DECIMALS), round(x, int(DECIMALS)))
+        return local_num("%.*f" % (int(DECIMALS), round(x, int(DECIMALS))))
     if x == int(x) and abs(x) < 1e15:
-        return "%d" % int(x)
+        return local_num("%d" % int(x))
     a = abs(x)
     s = ("%.4f" % x) if a >= 0.001 else ("%.4g" % x)
     if "e" not in s and "." in s:
         s = s.rstrip("0").rstrip(".")
-    return s
+    return local_num(s)
+
+
+def inum(n):
+    # A count of rows: an integer whatever rounding the question asked for.
+    return local_num("%d" % int(n))
 
 
 def pval(p):
     p = float(p)
     if DECIMALS is not None and p >= 10 ** -int(DECIMALS):
-        return "%.*f" % (int(DECIMALS), p)
-    return ("%.4g" % p) if p >= 1e-4 else ("%.3g" % p)
+        return local_num("%.*f" % (int(DECIMALS), p))
+    return local_num(("%.4g" % p) if p >= 1e-4 else ("%.3g" % p))
 
 
 def listing(items):
@@ -298,23 +323,94 @@ mask = pd.Series(True, index=df.index)
 said = []
 missing_notes = []  # conditions and missing values, said after the plan
 OPS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "="}
-for f in PLAN.get("filters", []):
-    col = f["column"]
-    if f["op"] == "year":
+TRUE_WORDS = {"1", "1.0", "true", "yes", "y", "t", "si", "s\u00ed", "s", "verdadero"}
+FALSE_WORDS = {"0", "0.0", "false", "no", "n", "f", "falso"}
+
+
+def dates_of(col):
+    ts = parse_times(df[col])
+    if ts.notna().sum() < 0.9 * df[col].notna().sum() or ts.notna().sum() == 0:
+        return None
+    if getattr(ts.dt, "tz", None) is not None:
+        ts = ts.dt.tz_localize(None)
+    return ts
+
+
+# Plain conditions first; a comparison with a statistic ("above the median") is
+# computed on the rows they keep.
+filters = sorted(PLAN.get("filters", []), key=lambda f: f.get("stat") is not None)
+months_from = {}
+for f in filters:
+    col, op = f["column"], f["op"]
+    if op == "year":
         ts = parse_times(df[col])
         mask &= ts.dt.year == int(f["value"])
         said.append(T["year"] % ("`%s`" % col, int(f["value"])))
         continue
+    if op in ("date_from", "date_before", "month_from", "month_to", "month_before", "month_since"):
+        ts = dates_of(col)
+        if ts is None:
+            return decline(T["not_dates"] % (col, col))
+        if op in ("month_before", "month_since"):
+            # A month named without its year: only when every date is of one year.
+            years = sorted(int(y) for y in ts.dropna().dt.year.unique())
+            m = int(f["value"])
+            if len(years) != 1:
+                word = T["month_before_word"] if op == "month_before" else T["month_since_word"]
+                named = T["months"][min(m, 12) - 1] if op == "month_before" or m <= 12 else T["months"][11]
+                return decline(T["which_year"] % (col, years[0], years[-1], word, named, years[-1]))
+            y = years[0] + (m - 1) // 12
+            day = "%04d-%02d-01" % (y, (m - 1) % 12 + 1)
+            op = "date_before" if op == "month_before" else "date_from"
+        else:
+            day = f.get("date")
+        if op == "date_from":
+            mask &= ts >= pd.Timestamp(day)
+            said.append(T["date_from"] % (col, day))
+        elif op == "date_before":
+            mask &= ts < pd.Timestamp(day)
+            said.append(T["date_before"] % (col, day))
+        elif op == "month_from":
+            mask &= ts.dt.month >= int(f["value"])
+            months_from[col] = int(f["value"])
+        else:
+            lo = months_from.pop(col, 1)
+            mask &= ts.dt.month <= int(f["value"])
+            hi = int(f["value"])
+            span = T["months"][lo - 1] if lo == hi else T["month_to"] % (T["months"][lo - 1], T["months"][hi - 1])
+            said.append(T["month_range"] % (col, span))
+        continue
+    if op in ("is_true", "is_false"):
+        raw = df[col]
+        words = raw.map(lambda x: norm(str(x)) if pd.notna(x) else "")
+        truth = words.isin([norm(w) for w in TRUE_WORDS]) if op == "is_true" else words.isin([norm(w) for w in FALSE_WORDS])
+        shown = sorted(set(raw[truth].astype(str)))
+        if not shown:
+            return decline(T["no_value"])
+        mask &= truth
+        said.append(T["truth"] % (col, " / ".join(shown)))
+        continue
     v = numeric_of(col)
     if v is None:
         return decline(T["not_numeric"] % (col, 0, int(df[col].notna().sum())))
-    x = float(f["value"])
-    mask &= {"gt": v > x, "ge": v >= x, "lt": v < x, "le": v <= x, "eq": v == x}[f["op"]]
-    said.append("`%s` %s %s" % (col, OPS[f["op"]], num(x) if DECIMALS is None else ("%g" % x)))
+    if f.get("stat"):
+        of = numeric_of(f["of"])
+        if of is None:
+            return decline(T["not_numeric"] % (f["of"], 0, int(df[f["of"]].notna().sum())))
+        ref_s = of[mask].dropna()
+        if len(ref_s) == 0:
+            return decline(T["no_rows"] % ", ".join(said))
+        x = float(ref_s.mean() if f["stat"] == "mean" else ref_s.median())
+        rhs = T["stat_ref"] % (T[f["stat"]], f["of"], num(x), inum(len(ref_s)))
+    else:
+        x = float(f["value"])
+        rhs = num(x) if DECIMALS is None else local_num("%g" % x)
+    mask &= {"gt": v > x, "ge": v >= x, "lt": v < x, "le": v <= x, "eq": v == x}[op]
+    said.append("`%s` %s %s" % (col, OPS[op], rhs))
 named_cols = set(norm(c) for c in PLAN.get("named_columns", []))
 value_hits = 0
 for c in df.columns:
-    if c == PLAN.get("group") or numeric_view(df[c]) is not None:
+    if c == PLAN.get("group") or numeric_view(df[c]) is not None or c in [f["column"] for f in filters]:
         continue
     vals = df[c].dropna().astype(str).unique()
     if len(vals) > 50:
@@ -359,7 +455,7 @@ if task == "describe":
     if not measures:
         # Counting rows.
         value = float(len(d))
-        plan_text = "%s, %s %d %s" % (T["count_of"], T["out_of"], n_all, T["rows"])
+        plan_text = "%s, %s %s %s" % (T["count_of"], T["out_of"], inum(n_all), T["rows"])
         lines.append("%s: %s" % (cap(T["count_of"]), num(value)))
         table = pd.DataFrame({"count": [int(value)]})
     else:
@@ -379,9 +475,9 @@ if task == "describe":
         what = listing(stat_label(st) for st in stats)
         of = listing(measure_text(m) for m in measures)
         used = len(s)
-        plan_text = "%s %s %s%s %s %d %s%s" % (what, T["of"], of,
+        plan_text = "%s %s %s%s %s %s %s%s" % (what, T["of"], of,
                                                (" %s `%s`" % (T["by"], group)) if group else "",
-                                               T["over"], used, T["rows"], cond_text)
+                                               T["over"], inum(used), T["rows"], cond_text)
         if group:
             table = pd.DataFrame(cols)
             table.index.name = group
@@ -424,7 +520,7 @@ elif task in ("argmax", "argmin"):
     best = float(per.max() if task == "argmax" else per.min())
     winners = [str(k) for k, v in per.items() if np.isclose(float(v), best, rtol=1e-12, atol=1e-12)]
     extreme = T["highest"] if task == "argmax" else T["lowest"]
-    plan_text = "%s %s, %s, %s %d %s%s" % (extreme, what, how, T["over"], len(s), T["rows"], cond_text)
+    plan_text = "%s %s, %s, %s %s %s%s" % (extreme, what, how, T["over"], inum(len(s)), T["rows"], cond_text)
     verb = T["had"] if len(winners) == 1 else T["have"]
     names = (" %s " % T["and"]).join(say(w, ASCII) for w in winners)
     tie = (" (%s)" % T["tied"]) if len(winners) > 1 else ""
@@ -458,8 +554,8 @@ elif task == "correlation":
     r, p = float(res[0]), float(res[1])
     if dropped:
         missing_notes.append(missing_note(dropped, "`%s`/`%s`" % (m["name"], PLAN["second"]), False))
-    plan_text = "%s %s %s %s `%s` %s %d %s%s" % (T[method], T["between"], measure_text(m), T["and"], PLAN["second"],
-                                                T["over"], len(a), T["pairs"], cond_text)
+    plan_text = "%s %s %s %s `%s` %s %s %s%s" % (T[method], T["between"], measure_text(m), T["and"], PLAN["second"],
+                                                T["over"], inum(len(a)), T["pairs"], cond_text)
     lines.append("%s: r = %s, %s = %s (n = %d)" % (cap(T[method]), num(r), T["p"], pval(p), len(a)))
     table = pd.DataFrame({"method": [method], "r": [r], "p_value": [p], "n": [len(a)]})
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -475,12 +571,12 @@ elif task == "outliers":
     if PLAN.get("method") == "z":
         z = (s - s.mean()) / s.std(ddof=1)
         out = s[z.abs() > float(PLAN.get("z", 3.0))]
-        plan_text = T["outliers_z"] % (measure_text(m), num(float(PLAN.get("z", 3.0)))) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        plan_text = T["outliers_z"] % (measure_text(m), num(float(PLAN.get("z", 3.0)))) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
     else:
         q1, q3 = float(s.quantile(0.25)), float(s.quantile(0.75))
         lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
         out = s[(s < lo) | (s > hi)]
-        plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
     n_out = len(out)
     nt = (T["n_outliers"] % (n_out, plural(n_out))) if LANG == "en" else (T["n_outliers"] % (n_out, plural(n_out), plural(n_out, "s", "s")))
     vals = sorted(float(x) for x in out.values)
@@ -498,19 +594,23 @@ elif task == "normality":
         return decline(T["too_few"] % len(s))
     method = PLAN.get("method") or "skew"
     sk, ku = float(s.skew()), float(s.kurt())
-    if method == "shapiro":
-        stat, p = sst.shapiro(s.values)
-        plan_text = T["shapiro"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
-        lines.append("W = %s, %s = %s: %s." % (num(stat), T["p"], pval(p), T["consistent"] if p >= 0.05 else T["not_normal"]))
-        table = pd.DataFrame({"test": ["shapiro-wilk"], "statistic": [float(stat)], "p_value": [float(p)], "n": [len(s)]})
-    elif method == "ks":
-        res = sst.kstest(s.values, "norm", args=(float(s.mean()), float(s.std(ddof=1))))
+    alpha = float(PLAN.get("alpha") or 0.05)
+    alpha_text = T["alpha"] % (local_num("%g" % alpha), "" if PLAN.get("alpha_said") else T["alpha_default"])
+    if method in ("shapiro", "ks"):
+        if method == "shapiro":
+            res = sst.shapiro(s.values)
+            sym, name, key = "W", "shapiro-wilk", "shapiro"
+        else:
+            res = sst.kstest(s.values, "norm", args=(float(s.mean()), float(s.std(ddof=1))))
+            sym, name, key = "D", "kolmogorov-smirnov", "ks"
         stat, p = float(res[0]), float(res[1])
-        plan_text = T["ks"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
-        lines.append("D = %s, %s = %s: %s." % (num(stat), T["p"], pval(p), T["consistent"] if p >= 0.05 else T["not_normal"]))
-        table = pd.DataFrame({"test": ["kolmogorov-smirnov"], "statistic": [stat], "p_value": [p], "n": [len(s)]})
+        plan_text = T[key] % measure_text(m) + " %s %s %s%s, %s" % (T["over"], inum(len(s)), T["rows"], cond_text, alpha_text)
+        verdict = (T["consistent"] if p >= alpha else T["not_normal"]) % local_num("%g" % alpha)
+        lines.append("%s = %s, %s = %s, %s: %s." % (sym, num(stat), T["p"], pval(p), T["n_used"] % inum(len(s)), verdict))
+        table = pd.DataFrame({"test": [name], "statistic": [stat], "p_value": [p], "n": [len(s)], "alpha": [alpha],
+                              "normal": [bool(p >= alpha)]})
     else:
-        plan_text = T["skewtest"] % measure_text(m) + " %s %d %s%s" % (T["over"], len(s), T["rows"], cond_text)
+        plan_text = T["skewtest"] % measure_text(m) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
         verdict = T["sym"] if abs(sk) < 0.5 else (T["moderate"] if abs(sk) < 1 else T["strong"])
         lines.append("%s = %s, %s: %s." % (cap(T["skew"]), num(sk), T["kurt_note"] % num(ku), verdict))
         table = pd.DataFrame({"skewness": [sk], "kurtosis": [ku], "n": [len(s)]})

@@ -232,6 +232,134 @@ fn ks_d(x: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The standard normal quantile, by bisection on [`norm_cdf`].
+fn norm_ppf(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0, 40.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if norm_cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Shapiro-Wilk W and its p-value (Royston 1995, algorithm AS R94; n >= 12).
+fn shapiro(x: &[f64]) -> (f64, f64) {
+    let v = sorted(x);
+    let n = v.len();
+    assert!(n >= 12);
+    let nf = n as f64;
+    let half = n / 2;
+    let m: Vec<f64> = (1..=half)
+        .map(|i| norm_ppf((i as f64 - 0.375) / (nf + 0.25)))
+        .collect();
+    let summ2 = 2.0 * m.iter().map(|v| v * v).sum::<f64>();
+    let ssumm2 = summ2.sqrt();
+    let u = 1.0 / nf.sqrt();
+    let poly = |c: &[f64], x: f64| c.iter().rev().fold(0.0, |acc, ci| acc * x + ci);
+    let a1 = poly(
+        &[0.0, 0.221157, -0.147981, -2.071190, 4.434685, -2.706056],
+        u,
+    ) - m[0] / ssumm2;
+    let a2 = poly(
+        &[0.0, 0.042981, -0.293762, -1.752461, 5.682633, -3.582633],
+        u,
+    ) - m[1] / ssumm2;
+    let fac = ((summ2 - 2.0 * m[0] * m[0] - 2.0 * m[1] * m[1])
+        / (1.0 - 2.0 * a1 * a1 - 2.0 * a2 * a2))
+        .sqrt();
+    let a: Vec<f64> = (0..half)
+        .map(|i| match i {
+            0 => a1,
+            1 => a2,
+            _ => -m[i] / fac,
+        })
+        .collect();
+    let num: f64 = (0..half).map(|i| a[i] * (v[n - 1 - i] - v[i])).sum();
+    let mu = mean(&v);
+    let ss: f64 = v.iter().map(|x| (x - mu).powi(2)).sum();
+    let w = num * num / ss;
+    let ln = nf.ln();
+    let mean_ = poly(&[-1.5861, -0.31082, -0.083751, 0.0038915], ln);
+    let sd_ = poly(&[-0.4803, -0.082676, 0.0030302], ln).exp();
+    let p = 1.0 - norm_cdf(((1.0 - w).ln() - mean_) / sd_);
+    (w, p)
+}
+
+type Mat = Vec<Vec<f64>>;
+
+fn mat_mul(a: &Mat, b: &Mat) -> Mat {
+    a.iter()
+        .map(|row| {
+            (0..b[0].len())
+                .map(|j| row.iter().zip(b).map(|(x, bk)| x * bk[j]).sum())
+                .collect()
+        })
+        .collect()
+}
+
+/// `a` to the power `n`, with a power-of-ten exponent kept apart.
+fn mat_pow(a: &Mat, n: usize) -> (Mat, i32) {
+    if n == 1 {
+        return (a.clone(), 0);
+    }
+    let (v, ev) = mat_pow(a, n / 2);
+    let b = mat_mul(&v, &v);
+    let mut r = if n.is_multiple_of(2) {
+        b
+    } else {
+        mat_mul(a, &b)
+    };
+    let mut e = 2 * ev;
+    let mid = r.len() / 2;
+    if r[mid][mid] > 1e140 {
+        r.iter_mut().flatten().for_each(|c| *c *= 1e-140);
+        e += 140;
+    }
+    (r, e)
+}
+
+/// P(D_n < d) of the one-sample Kolmogorov-Smirnov statistic, exactly (Marsaglia,
+/// Tsang and Wang 2003, the Durbin matrix).
+fn ks_cdf(n: usize, d: f64) -> f64 {
+    let nd = n as f64 * d;
+    let k = nd.floor() as usize + 1;
+    let m = 2 * k - 1;
+    let h = k as f64 - nd;
+    let mut hm: Mat = (0..m)
+        .map(|i| (0..m).map(|j| if i + 1 >= j { 1.0 } else { 0.0 }).collect())
+        .collect();
+    for (i, row) in hm.iter_mut().enumerate() {
+        row[0] -= h.powi(i as i32 + 1);
+    }
+    for (i, c) in hm[m - 1].iter_mut().enumerate() {
+        *c -= h.powi((m - i) as i32);
+    }
+    if 2.0 * h - 1.0 > 0.0 {
+        hm[m - 1][0] += (2.0 * h - 1.0).powi(m as i32);
+    }
+    for (i, row) in hm.iter_mut().enumerate() {
+        for (j, c) in row.iter_mut().enumerate() {
+            if i + 1 > j {
+                *c /= (1..=(i + 1 - j)).map(|g| g as f64).product::<f64>();
+            }
+        }
+    }
+    let (q, mut e) = mat_pow(&hm, n);
+    let mut s = q[k - 1][k - 1];
+    for i in 1..=n {
+        s = s * i as f64 / n as f64;
+        if s < 1e-140 {
+            s *= 1e140;
+            e -= 140;
+        }
+    }
+    s * 10f64.powi(e)
+}
+
 // ---- the tables ------------------------------------------------------------------------
 
 /// A table: its file name, CSV text, and columns as numbers (None: missing or text).
@@ -507,6 +635,116 @@ fn yearly() -> Table {
     Table {
         name: "yearly.csv",
         header: vec!["year", "site", "daily_count", "visitors"],
+        rows,
+    }
+}
+
+/// Tables written for the questions a new user asks first: survival, orders with their
+/// dates, Spanish prices over two years, two shapes of distribution.
+fn voyagers() -> Table {
+    let mut g = Rng(71);
+    let rows = (0..180)
+        .map(|i| {
+            let class = g.int(1, 3);
+            let age = if i % 13 == 5 {
+                String::new()
+            } else {
+                g.int(1, 75).to_string()
+            };
+            let survived = (g.next() < [0.0, 0.62, 0.45, 0.25][class as usize]) as i64;
+            let fare = round2([0.0, 70.0, 25.0, 9.0][class as usize] * (0.6 + g.next()));
+            vec![
+                format!("V{:03}", i + 1),
+                age,
+                survived.to_string(),
+                format!("{fare:.2}"),
+                ["S", "C", "Q"][g.int(0, 2) as usize].to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "voyagers.csv",
+        header: vec!["passenger_id", "age", "survived", "fare", "embarked"],
+        rows,
+    }
+}
+
+fn sales() -> Table {
+    let mut g = Rng(83);
+    let products = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"];
+    let base = days_from_civil(2023, 1, 1);
+    let rows = (0..120)
+        .map(|i| {
+            let product = products[g.int(0, 4) as usize];
+            let units = g.int(1, 50);
+            let price = round2(3.0 + 27.0 * g.next());
+            let value = round2(units as f64 * price);
+            let ordered = base + g.int(0, 364);
+            let delivered = ordered + g.int(1, 14);
+            vec![
+                format!("S{:04}", i + 1),
+                product.to_string(),
+                units.to_string(),
+                format!("{price:.2}"),
+                format!("{value:.2}"),
+                civil(ordered),
+                civil(delivered),
+            ]
+        })
+        .collect();
+    Table {
+        name: "sales.csv",
+        header: vec![
+            "order_id",
+            "product",
+            "units",
+            "unit_price",
+            "order_value",
+            "ordered_at",
+            "delivered_at",
+        ],
+        rows,
+    }
+}
+
+fn precios() -> Table {
+    let mut g = Rng(97);
+    let productos = ["Café", "Té", "Azúcar", "Harina"];
+    let base = days_from_civil(2021, 1, 1);
+    let rows = (0..110)
+        .map(|_| {
+            let fecha = base + g.int(0, 729);
+            let p = g.int(0, 3) as usize;
+            let precio = round2([4.0, 2.5, 1.2, 0.9][p] * (0.7 + 0.8 * g.next()) * 10.0);
+            vec![
+                civil(fecha),
+                productos[p].to_string(),
+                format!("{precio:.2}"),
+                g.int(1, 60).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "precios.csv",
+        header: vec!["fecha", "producto", "precio", "unidades"],
+        rows,
+    }
+}
+
+fn shapes() -> Table {
+    let mut g = Rng(101);
+    let rows = (0..150)
+        .map(|i| {
+            vec![
+                (i + 1).to_string(),
+                format!("{:.2}", round2(170.0 + 8.0 * g.normal())),
+                format!("{:.2}", round2(-5.0 * (1.0 - g.next()).ln())),
+            ]
+        })
+        .collect();
+    Table {
+        name: "shapes.csv",
+        header: vec!["id", "altura", "espera"],
         rows,
     }
 }
@@ -983,11 +1221,13 @@ fn cases(t: &Tables) -> Vec<Case> {
             "samples.csv",
             "Is normal normally distributed? Use a Shapiro-Wilk test",
         )
+        .want(&[shapiro(&normal).0, shapiro(&normal).1, 200.0])
         .words(&["Shapiro-Wilk", "consistent with a normal"]),
         case(
             "samples.csv",
             "Is skewed normally distributed? Use Shapiro-Wilk",
         )
+        .want(&[shapiro(&skewed).0, 200.0])
         .words(&["Shapiro-Wilk", "not normally distributed"]),
         case(
             "samples.csv",
@@ -1065,6 +1305,269 @@ fn cases(t: &Tables) -> Vec<Case> {
         )
         .want(&["A", "B"].map(|st| mean(&yv.nums_where("visitors", |r| r[1] == st)))),
     ]);
+    v.extend(new_user_cases(t));
+    v
+}
+
+/// Questions as a new user writes them, on tables made for them (issue 24's second
+/// look): conditions on dates and against a statistic, yes/no columns, a quantity per
+/// label in a quarter, Spanish numbers, named normality tests with their statistic.
+fn new_user_cases(t: &Tables) -> Vec<Case> {
+    let mut v = Vec::new();
+    // voyagers
+    let vo = &t.voyagers;
+    let surv = |want: &'static str| move |r: &Vec<String>| r[2] == want;
+    let age_all = vo.nums("age");
+    let age_surv = vo.nums_where("age", surv("1"));
+    let age_lost = vo.nums_where("age", surv("0"));
+    let fare = vo.nums("fare");
+    let fare_mean = mean(&fare);
+    let above_mean = fare.iter().filter(|f| **f > fare_mean).count() as f64;
+    let fare_lost = vo.nums_where("fare", surv("0"));
+    let med_age = quantile(&age_all, 0.5);
+    let older_than_median: Vec<f64> = age_all.iter().copied().filter(|a| *a > med_age).collect();
+    v.extend([
+        case(
+            "voyagers.csv",
+            "What's the median age of passengers who survived?",
+        )
+        .want(&[quantile(&age_surv, 0.5), age_surv.len() as f64])
+        .not(&[quantile(&age_all, 0.5), quantile(&age_lost, 0.5)])
+        .words(&["`survived` = 1"]),
+        case(
+            "voyagers.csv",
+            "How many passengers paid more than the average fare?",
+        )
+        .want(&[above_mean, fare_mean])
+        // The rows at or below the mean: the other side of the condition.
+        .not(&[fare.len() as f64 - above_mean, quantile(&fare, 0.5)])
+        .words(&["mean of `fare`"]),
+        case(
+            "voyagers.csv",
+            "Mean fare of passengers who did not survive, rounded to 2 decimals",
+        )
+        .want(&[round2(mean(&fare_lost))])
+        .not(&[round2(fare_mean)])
+        // A count of rows stays an integer when the statistic is rounded.
+        .words(&["`survived` = 0", &format!("over {} rows", fare_lost.len())]),
+        case(
+            "voyagers.csv",
+            "Average age of passengers older than the median age",
+        )
+        .want(&[mean(&older_than_median), med_age])
+        .not(&[mean(&age_all)]),
+        case("voyagers.csv", "Mean fare of passengers before the war")
+            .declined()
+            .not(&[fare_mean]),
+    ]);
+
+    // sales: one year of orders
+    let sa = &t.sales;
+    let (oi, di) = (sa.col("ordered_at"), sa.col("delivered_at"));
+    let ymd = |s: &str| -> (i64, i64, i64) {
+        let p: Vec<i64> = s.split('-').map(|x| x.parse().unwrap()).collect();
+        (p[0], p[1], p[2])
+    };
+    let day = |s: &str| {
+        let (y, m, d) = ymd(s);
+        days_from_civil(y, m, d)
+    };
+    let month = move |r: &Vec<String>| ymd(&r[oi]).1;
+    let units_by = |keep: &dyn Fn(&Vec<String>) -> bool| -> Vec<(String, f64)> {
+        let mut by: Vec<(String, f64)> = Vec::new();
+        for r in sa.rows.iter().filter(|r| keep(r)) {
+            let u: f64 = r[2].parse().unwrap();
+            match by.iter_mut().find(|(p, _)| *p == r[1]) {
+                Some(e) => e.1 += u,
+                None => by.push((r[1].clone(), u)),
+            }
+        }
+        by.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+        by
+    };
+    let q3 = units_by(&|r| (7..=9).contains(&month(r)));
+    let all_units = units_by(&|_| true);
+    assert!(q3[0].1 > q3[1].1, "a single top product in Q3");
+    let mut not_q3 = vec![all_units[0].1];
+    if let Some(o) = q3.iter().find(|(p, _)| *p == all_units[0].0) {
+        if o.0 != q3[0].0 {
+            not_q3.push(o.1);
+        }
+    }
+    let delivery: Vec<f64> = sa
+        .rows
+        .iter()
+        .map(|r| (day(&r[di]) - day(&r[oi])) as f64)
+        .collect();
+    let value = sa.nums("order_value");
+    let value_mean = mean(&value);
+    let above_value = value.iter().filter(|x| **x > value_mean).count() as f64;
+    let before_march = sa.nums_where("order_value", |r| month(r) < 3);
+    let june1 = days_from_civil(2023, 6, 1);
+    let units_after = sa.nums_where("units", |r| day(&r[oi]) > june1);
+    let units_from = sa.nums_where("units", |r| day(&r[oi]) >= june1);
+    let h1 = sa.nums_where("order_value", |r| month(r) <= 6);
+    let jan_mar = sa.nums_where("units", |r| month(r) <= 3);
+    let april: f64 = sa.nums_where("order_value", |r| month(r) == 4).iter().sum();
+    let mut not_after = vec![mean(&sa.nums("units"))];
+    if (mean(&units_after) - mean(&units_from)).abs() > 1e-3 {
+        not_after.push(mean(&units_from));
+    }
+    v.extend([
+        case("sales.csv", "Which product sold the most units in Q3?")
+            .want(&[q3[0].1])
+            .not(&not_q3)
+            .words(&[&q3[0].0, "July"]),
+        case(
+            "sales.csv",
+            "average delivery time in days between ordered_at and delivered_at",
+        )
+        .want(&[mean(&delivery)])
+        .not(&[mean(&delivery) * 24.0])
+        .words(&["days"]),
+        case(
+            "sales.csv",
+            "How many orders are above the average order value?",
+        )
+        .want(&[above_value, value_mean])
+        .not(&[value.len() as f64 - above_value, quantile(&value, 0.5)]),
+        case("sales.csv", "What was the median order value before March?")
+            .want(&[quantile(&before_march, 0.5)])
+            .not(&[quantile(&value, 0.5)])
+            .words(&["before 2023-03-01"]),
+        case("sales.csv", "Mean units after 2023-06-01")
+            .want(&[mean(&units_after)])
+            .not(&not_after)
+            .words(&["2023-06-02"]),
+        case(
+            "sales.csv",
+            "Standard deviation of order_value in the first half of 2023",
+        )
+        .want(&[sd(&h1, 1.0)])
+        .not(&[sd(&value, 1.0)]),
+        case("sales.csv", "Average units between January and March")
+            .want(&[mean(&jan_mar)])
+            .not(&[mean(&sa.nums("units"))])
+            .words(&["January to March"]),
+        case(
+            "sales.csv",
+            "Total order_value between 2023-04-01 and 2023-04-30",
+        )
+        .want(&[april])
+        .not(&[value.iter().sum()]),
+        case("sales.csv", "Mean units in the week before Christmas")
+            .declined()
+            .not(&[mean(&sa.nums("units"))]),
+    ]);
+
+    // precios: Spanish, two years
+    let pr = &t.precios;
+    let year = |r: &Vec<String>| ymd(&r[0]).0;
+    let pmonth = |r: &Vec<String>| ymd(&r[0]).1;
+    let precio = pr.nums("precio");
+    let p2021 = pr.nums_where("precio", |r| year(r) == 2021);
+    let med_p = quantile(&precio, 0.5);
+    let over_med = precio.iter().filter(|x| **x > med_p).count() as f64;
+    // "mediana" read as the mean would count these instead.
+    let over_mean = precio.iter().filter(|x| **x > mean(&precio)).count() as f64;
+    let before_mar22 = pr.nums_where("precio", |r| day(&r[0]) < days_from_civil(2022, 3, 1));
+    let mut q3_22: Vec<(String, f64)> = Vec::new();
+    for r in pr
+        .rows
+        .iter()
+        .filter(|r| year(r) == 2022 && (7..=9).contains(&pmonth(r)))
+    {
+        let u: f64 = r[3].parse().unwrap();
+        match q3_22.iter_mut().find(|(p, _)| *p == r[1]) {
+            Some(e) => e.1 += u,
+            None => q3_22.push((r[1].clone(), u)),
+        }
+    }
+    q3_22.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+    assert!(q3_22[0].1 > q3_22[1].1, "a single top product in Q3 2022");
+    let jan_mar_any = pr.nums_where("precio", |r| pmonth(r) <= 3);
+    v.extend([
+        case(
+            "precios.csv",
+            "¿Cuál es la desviación típica del precio en 2021?",
+        )
+        .want(&[sd(&p2021, 1.0)])
+        .not(&[sd(&precio, 1.0)]),
+        case(
+            "precios.csv",
+            "¿Cuántos productos tienen un precio por encima de la mediana?",
+        )
+        .want(&[over_med, med_p])
+        .not(&[over_mean, mean(&precio)]),
+        case("precios.csv", "Media del precio antes de marzo de 2022")
+            .want(&[mean(&before_mar22)])
+            .not(&[mean(&precio)])
+            .words(&["antes del 2022-03-01"]),
+        case(
+            "precios.csv",
+            "¿Qué producto vendió más unidades en el tercer trimestre de 2022?",
+        )
+        .want(&[q3_22[0].1])
+        .words(&[&q3_22[0].0]),
+        case("precios.csv", "Precio medio entre enero y marzo")
+            .want(&[mean(&jan_mar_any)])
+            .not(&[mean(&precio)])
+            .words(&["cualquier año"]),
+        case("precios.csv", "Media del precio antes de marzo")
+            .declined()
+            .not(&[
+                mean(&precio),
+                mean(&pr.nums_where("precio", |r| pmonth(r) < 3)),
+            ])
+            .words(&["2021", "2022"]),
+    ]);
+
+    // shapes: named normality tests, statistic and p-value checked
+    let sh = &t.shapes;
+    let altura = sh.nums("altura");
+    let espera = sh.nums("espera");
+    let (wa, pa) = shapiro(&altura);
+    let (we, pe) = shapiro(&espera);
+    let da = ks_d(&altura);
+    let pka = 1.0 - ks_cdf(altura.len(), da);
+    v.extend([
+        case(
+            "shapes.csv",
+            "Is altura normally distributed? Use a Shapiro-Wilk test",
+        )
+        .want(&[wa, pa, 150.0, 0.05])
+        .words(&[
+            "Shapiro-Wilk",
+            "alpha = 0.05 (the default)",
+            if pa >= 0.05 {
+                "consistent with a normal distribution (p >= 0.05)"
+            } else {
+                "not normally distributed (p < 0.05)"
+            },
+        ]),
+        case("shapes.csv", "Shapiro-Wilk test of espera at alpha 0.01")
+            .want(&[we, pe, 150.0])
+            .words(&[
+                "alpha = 0.01",
+                if pe >= 0.01 {
+                    "consistent with a normal distribution (p >= 0.01)"
+                } else {
+                    "not normally distributed (p < 0.01)"
+                },
+            ]),
+        case(
+            "shapes.csv",
+            "¿Sigue la altura una distribución normal? Usa la prueba de Shapiro-Wilk",
+        )
+        .want(&[wa, pa, 150.0])
+        .words(&["alfa = 0,05", "Shapiro-Wilk"]),
+        case(
+            "shapes.csv",
+            "Kolmogorov-Smirnov test of normality of altura",
+        )
+        .want(&[da, pka, 150.0])
+        .words(&["Kolmogorov-Smirnov", "n = 150"]),
+    ]);
     v
 }
 
@@ -1077,12 +1580,22 @@ struct Tables {
     medidas: Table,
     samples: Table,
     yearly: Table,
+    voyagers: Table,
+    sales: Table,
+    precios: Table,
+    shapes: Table,
 }
 
 // ---- checking an answer -----------------------------------------------------------------
 
-/// Every number written in the text with the precision it is written to.
-fn numbers(text: &str) -> Vec<(f64, f64)> {
+/// Every number written in the text with the precision it is written to; `es`: written
+/// the Spanish way (decimal comma, groups of three after a non-breaking space).
+fn numbers(text: &str, es: bool) -> Vec<(f64, f64)> {
+    let (point, group) = if es {
+        (b',', Some("\u{a0}"))
+    } else {
+        (b'.', None)
+    };
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -1099,14 +1612,31 @@ fn numbers(text: &str) -> Vec<(f64, f64)> {
         while j < b.len() && b[j].is_ascii_digit() {
             j += 1;
         }
+        let mut lit = text[i..j].to_string();
+        if let Some(g) = group {
+            // "12\u{a0}345": a group of exactly three digits after the space.
+            while text[j..].starts_with(g) {
+                let k = j + g.len();
+                let three = b
+                    .get(k..k + 3)
+                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+                if !three || b.get(k + 3).is_some_and(u8::is_ascii_digit) {
+                    break;
+                }
+                lit.push_str(&text[k..k + 3]);
+                j = k + 3;
+            }
+        }
         let mut decimals = 0i32;
-        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+        if j + 1 < b.len() && b[j] == point && b[j + 1].is_ascii_digit() {
+            lit.push('.');
             j += 1;
             let s = j;
             while j < b.len() && b[j].is_ascii_digit() {
                 j += 1;
             }
             decimals = (j - s) as i32;
+            lit.push_str(&text[s..j]);
         }
         let mut exp = 0i32;
         if j + 1 < b.len()
@@ -1120,10 +1650,10 @@ fn numbers(text: &str) -> Vec<(f64, f64)> {
             }
             if k > s + 1 {
                 exp = text[s..k].parse().unwrap_or(0);
+                lit.push_str(&text[j..k]);
                 j = k;
             }
         }
-        let lit = &text[i..j];
         if let Ok(v) = lit.parse::<f64>() {
             let v = if neg { -v } else { v };
             out.push((v, 0.51 * 10f64.powi(exp - decimals)));
@@ -1152,7 +1682,7 @@ fn check(c: &Case, answer: &str, phase: &str, chart: &serde_json::Value) -> Vec<
             problems.push(format!("not a bar chart from zero: {chart}"));
         }
     }
-    let found = numbers(answer);
+    let found = numbers(answer, c.es);
     let declined = answer.contains("I cannot answer that as asked")
         || answer.contains("No puedo responder a eso tal como");
     let computed = answer.contains("I computed") || answer.contains("He calculado");
@@ -1213,6 +1743,18 @@ fn check(c: &Case, answer: &str, phase: &str, chart: &serde_json::Value) -> Vec<
     } else {
         "He calculado"
     };
+    // Spanish answers write a decimal comma: no "12.5" in the body.
+    if c.es && !c.decline {
+        let bb = body.as_bytes();
+        if let Some(at) = (1..bb.len().saturating_sub(1))
+            .find(|&k| bb[k] == b'.' && bb[k - 1].is_ascii_digit() && bb[k + 1].is_ascii_digit())
+        {
+            problems.push(format!(
+                "a decimal point in a Spanish answer: {:?}",
+                &body[at.saturating_sub(12)..(at + 12).min(body.len())]
+            ));
+        }
+    }
     if c.es && !answer.contains(es_word) {
         problems.push("not answered in Spanish".into());
     }
@@ -1275,12 +1817,33 @@ fn the_independent_arithmetic_is_right() {
     assert!((norm_cdf(-2.5) - 0.006_209_665_325_776_132).abs() < 1e-9);
     assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
     assert_eq!(civil(days_from_civil(2024, 2, 29) + 1), "2024-03-01");
-    let n = numbers("r = -0.8045, p-value = 3.2e-08 (n = 37); 90th percentile: 1152.29");
+    let n = numbers(
+        "r = -0.8045, p-value = 3.2e-08 (n = 37); 90th percentile: 1152.29",
+        false,
+    );
     assert_eq!(
         n.iter().map(|x| x.0).collect::<Vec<_>>(),
         vec![-0.8045, 3.2e-8, 37.0, 90.0, 1152.29]
     );
     assert!(holds(&n, 1152.2949) && !holds(&n, 1152.3));
+    let n = numbers(
+        "media 12,5, suma 12\u{a0}345,25 y 1234; valor p = 3,2e-08",
+        true,
+    );
+    assert_eq!(
+        n.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![12.5, 12345.25, 1234.0, 3.2e-8]
+    );
+    // Shapiro-Wilk and Kolmogorov-Smirnov against scipy 1.17.1:
+    // shapiro([148, 154, 158, 160, 161, 162, 166, 170, 182, 195, 236, 250])
+    //   = (0.7846581747629839, 0.006302912968676248); kstwo.sf(0.1, 100) = 0.2526927570063874
+    let (w, p) = shapiro(&[
+        148.0, 154.0, 158.0, 160.0, 161.0, 162.0, 166.0, 170.0, 182.0, 195.0, 236.0, 250.0,
+    ]);
+    assert!((w - 0.784_658_174_762_983_9).abs() < 1e-6, "{w}");
+    assert!((p - 0.006_302_912_968_676_248).abs() < 1e-5, "{p}");
+    let sf = 1.0 - ks_cdf(100, 0.1);
+    assert!((sf - 0.252_692_757_006_387_4).abs() < 1e-9, "{sf}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1298,6 +1861,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
         medidas: medidas(),
         samples: samples(),
         yearly: yearly(),
+        voyagers: voyagers(),
+        sales: sales(),
+        precios: precios(),
+        shapes: shapes(),
     };
     let all = cases(&tables);
     let answered = all.iter().filter(|c| !c.decline).count();
@@ -1316,6 +1883,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
         &tables.medidas,
         &tables.samples,
         &tables.yearly,
+        &tables.voyagers,
+        &tables.sales,
+        &tables.precios,
+        &tables.shapes,
     ] {
         t.write(dir.path());
     }
@@ -1369,6 +1940,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
                         t0.elapsed().as_secs_f64(),
                         c.request
                     );
+                    if std::env::var_os("SANDALYST_SHOW_ANSWERS").is_some() {
+                        // For reading the answers themselves (not checked).
+                        eprintln!("--- {file} / {}\n{answer}", c.request);
+                    }
                     // The phase of this ask's last call (a decline may make none).
                     let phase = last_phase(&session.items()[before..]);
                     let chart = chart_of(&session.items()[before..]);
