@@ -303,8 +303,20 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
         prose.push_str(&rest[..start]);
         let inner = &rest[start + tag.len()..];
         match tag {
-            // The wrapper only groups calls.
-            "<tools>" | "</tools>" => rest = inner,
+            // The wrapper only groups calls; a JSON call may sit right inside it, as in
+            // the tool list of the model's chat template.
+            "<tools>" | "</tools>" => {
+                rest = inner;
+                let t = inner.trim_start();
+                if tag == "<tools>" && (t.starts_with('{') || t.starts_with('[')) {
+                    if let Some((v, used)) = loose_json::parse_prefix(inner) {
+                        if let Some(c) = from_value(&v, tools) {
+                            calls.extend(c);
+                            rest = &inner[used..];
+                        }
+                    }
+                }
+            }
             "<tool_call>" => {
                 let (body, after) = split_at_close(inner, "</tool_call>");
                 let v = loose_json::parse(body)?;
@@ -684,6 +696,52 @@ mod tests {
             assert_eq!(calls.len(), 1);
             assert_eq!(calls[0].0, "python");
             (calls[0].1["code"].as_str().unwrap().to_string(), prose)
+        }
+
+        /// Every call recovered from `text`, as (tool, code or command), and the prose.
+        fn all_calls(text: &str) -> (Vec<(String, String)>, String) {
+            let (calls, prose) = calls(text).unwrap_or_else(|| panic!("no call in:\n{text}"));
+            let calls = calls
+                .into_iter()
+                .map(|(tool, args)| {
+                    let key = if tool == "shell" { "command" } else { "code" };
+                    let main = args[key].as_str().unwrap().to_string();
+                    assert_eq!(args.as_object().unwrap().len(), 1, "{args}");
+                    (tool, main)
+                })
+                .collect();
+            (calls, prose)
+        }
+
+        fn py(code: &str) -> (String, String) {
+            ("python".to_string(), code.to_string())
+        }
+
+        #[test]
+        fn a_python_dict_with_single_quotes_and_trailing_commas() {
+            // Request: replies/README.md, "qwen-python-dict-single-quotes-trailing-commas".
+            let text = include_str!("replies/qwen-python-dict-single-quotes-trailing-commas.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\n\n# Load the input file\ndf = pd.read_csv('input/building_energy.csv')\n\n# Group by date and sum the energy_kwh\ndaily_energy = df.groupby('timestamp')['energy_kwh'].sum().reset_index()\n\n# Rename the columns\ndaily_energy.columns = ['date', 'energy_kwh']\n\n# Save the daily totals to output/daily_energy.csv\ndaily_energy.to_csv('output/daily_energy.csv', index=False)\n")],
+                    String::new()
+                )
+            );
+        }
+
+        #[test]
+        fn a_json_call_inside_tools_tags_with_raw_line_breaks_in_its_code() {
+            // Request: requests/qwen-json-in-tools-tags-raw-newlines.json. Two of the
+            // code's line breaks are written as line breaks, the others as `\n`.
+            let text = include_str!("replies/qwen-json-in-tools-tags-raw-newlines.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\nimport matplotlib.pyplot as plt\n\n# Load the data\ndata = pd.read_csv('input/building_energy.csv')\n\n# Show the first rows\nprint(data.head())\n\n# Compute the total energy_kwh per day\ndaily_energy = data.groupby('timestamp')['energy_kwh'].sum()\n\n# Plot the daily totals\nplt.figure(figsize=(10, 6))\ndaily_energy.plot(kind='bar', color='blue')\nplt.title('Daily Energy Consumption')\nplt.xlabel('Timestamp')\nplt.ylabel('Energy (kWh)')\nplt.xticks(rotation=45)\nplt.tight_layout()\nplt.savefig('output/daily_energy.png')\nplt.show()")],
+                    String::new()
+                )
+            );
         }
 
         #[test]
