@@ -745,6 +745,20 @@ mod tests {
         }
 
         #[test]
+        fn python_tags() {
+            // Request: requests/qwen-python-tags.json (a system prompt naming the tags and
+            // an earlier exchange in which a <bash> tag was used).
+            let text = include_str!("replies/qwen-python-tags.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\n\n# Load the building_energy.csv file\ndf = pd.read_csv('input/building_energy.csv')\n\n# Convert the 'date' column to datetime\ndf['date'] = pd.to_datetime(df['date'])\n\n# Group by 'date' and sum the 'energy_kwh' column\ndaily_energy = df.groupby('date')['energy_kwh'].sum().reset_index()\n\n# Save the daily energy totals to output/daily_energy.csv\ndaily_energy.to_csv('output/daily_energy.csv', index=False)\n")],
+                    String::new()
+                )
+            );
+        }
+
+        #[test]
         fn fenced_json_with_the_code_in_triple_quotes() {
             let (code, prose) = code_of(include_str!("replies/qwen-fenced-json-triple-quotes.txt"));
             assert!(code.starts_with("import pandas as pd\nfrom matplotlib import pyplot as plt\n"));
