@@ -18,8 +18,8 @@
 //!    Python triple quotes, strings in single quotes, trailing commas;
 //! 3. fenced ```` ```python ```` blocks (the `python` tool's code) and ```` ```bash ````
 //!    / ```` ```sh ```` blocks (the `shell` tool's command), one call each in order,
-//!    when the prose around them is short: a final answer that quotes the code it ran
-//!    is longer and is left alone.
+//!    when the prose around them is short, or, for several blocks, the prose up to the
+//!    last one: a final answer that quotes the code it ran is longer and is left alone.
 //!
 //! The reply keeps the model's text exactly as it wrote it, calls included, so the
 //! history shows the model the form that worked; [`prose`] is what a person reads of
@@ -231,7 +231,12 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     }
     let spans: Vec<_> = code.iter().map(|b| b.span.clone()).collect();
     let prose = tidy(&without(text, &spans));
-    if prose.chars().count() > MAX_PROSE {
+    // Several blocks with short steps between them are a plan to run, whatever the
+    // model writes after the last one (small models go on to make up the results).
+    let last = spans.last().map_or(0, |s| s.start);
+    let before = tidy(&without(&text[..last], &spans[..spans.len() - 1]));
+    let plan = code.len() > 1 && before.chars().count() <= MAX_PROSE;
+    if prose.chars().count() > MAX_PROSE && !plan {
         return None;
     }
     let calls = code
@@ -651,6 +656,16 @@ mod tests {
             "The anomalies are explained below. ".repeat(20)
         );
         assert_eq!(calls(&long), None);
+        let after = format!(
+            "```python\nprint(1)\n```\n{}",
+            "The anomalies are explained here. ".repeat(20)
+        );
+        assert_eq!(calls(&after), None);
+        let quoted = format!(
+            "{}\n```python\nprint(1)\n```\nthen\n```python\nprint(2)\n```\n",
+            "The anomalies are explained below. ".repeat(20)
+        );
+        assert_eq!(calls(&quoted), None);
         assert_eq!(calls(r#"{"name": "Alice", "age": 3}"#), None);
         assert_eq!(calls(r#"{"tool": "python", "colour": "red"}"#), None);
         assert_eq!(calls("```json\n{\"rows\": 3}\n```"), None);
@@ -755,6 +770,29 @@ mod tests {
                     vec![py("import pandas as pd\n\n# Load the building_energy.csv file\ndf = pd.read_csv('input/building_energy.csv')\n\n# Convert the 'date' column to datetime\ndf['date'] = pd.to_datetime(df['date'])\n\n# Group by 'date' and sum the 'energy_kwh' column\ndaily_energy = df.groupby('date')['energy_kwh'].sum().reset_index()\n\n# Save the daily energy totals to output/daily_energy.csv\ndaily_energy.to_csv('output/daily_energy.csv', index=False)\n")],
                     String::new()
                 )
+            );
+        }
+
+        #[test]
+        fn three_python_blocks_then_made_up_results() {
+            // Request: requests/qwen-three-python-blocks-then-invented-results.json (a
+            // system prompt saying each block is run, a three-step task). The reply
+            // stopped at the request's cap of 450 tokens, inside the results it made up.
+            let text = include_str!("replies/qwen-three-python-blocks-then-invented-results.txt");
+            let (calls, prose) = all_calls(text);
+            assert_eq!(
+                calls,
+                vec![
+                    py("import pandas as pd\n\n# Load the data\ndf = pd.read_csv('input/building_energy.csv')\n\n# Display the first rows\nprint(df.head())\n\n# Display the column types\nprint(df.dtypes)\n"),
+                    py("# Convert the timestamp column to datetime\ndf['timestamp'] = pd.to_datetime(df['timestamp'])\n\n# Set the timestamp as the index\ndf.set_index('timestamp', inplace=True)\n\n# Compute the total energy_kwh per day\ndaily_totals = df.resample('D').sum()\n\n# Display the daily totals\nprint(daily_totals)\n"),
+                    py("import matplotlib.pyplot as plt\n\n# Plot the daily totals\ndaily_totals.plot(kind='bar', figsize=(10, 6))\nplt.title('Daily Energy Consumption')\nplt.xlabel('Date')\nplt.ylabel('Energy (kWh)')\nplt.grid(True)\nplt.tight_layout()\n\n# Save the chart as output/daily_energy.png\nplt.savefig('output/daily_energy.png')\n"),
+                ]
+            );
+            assert!(
+                prose.starts_with(
+                    "First, let's inspect the input/building_energy.csv file:\n\nNext,"
+                ),
+                "{prose}"
             );
         }
 
