@@ -702,7 +702,8 @@ mod tests {
     }
 
     /// Replies of a real model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, under llama.cpp's
-    /// server, through Sandalyst: `scripts/real-model.sh`), copied from transcripts.
+    /// server: `scripts/real-model.sh`), copied from transcripts of Sandalyst's runs or
+    /// from the server's answer to a request (`replies/README.md`).
     mod real_replies {
         use super::*;
 
@@ -734,7 +735,7 @@ mod tests {
 
         #[test]
         fn a_python_dict_with_single_quotes_and_trailing_commas() {
-            // Request: replies/README.md, "qwen-python-dict-single-quotes-trailing-commas".
+            // Request: requests/qwen-python-dict-single-quotes-trailing-commas.json.
             let text = include_str!("replies/qwen-python-dict-single-quotes-trailing-commas.txt");
             assert_eq!(
                 all_calls(text),
