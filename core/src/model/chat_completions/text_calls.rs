@@ -14,8 +14,9 @@
 //!    (or `parameters`, or the arguments as a JSON string), `{"tool": "python", "code":
 //!    "..."}` (the arguments beside the name, under `tool`, `name`, `tool_name` or
 //!    `function`), OpenAI's own `{"type": "function", "function": {...}}`, or a list
-//!    of them; read leniently ([`super::loose_json`]): small models write the code in
-//!    Python triple quotes, strings in single quotes, trailing commas;
+//!    of them (also in the doubled braces of Qwen's template example, `{{...}}`); read
+//!    leniently ([`super::loose_json`]): small models write the code in Python triple
+//!    quotes, strings in single quotes, trailing commas;
 //! 3. fenced ```` ```python ```` blocks (the `python` tool's code) and ```` ```bash ````
 //!    / ```` ```sh ```` blocks (the `shell` tool's command), one call each in order,
 //!    when the prose around them is short, or, for several blocks, the prose up to the
@@ -212,8 +213,17 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
         for (i, _) in text.match_indices('{') {
             if let Some((v, used)) = loose_json::parse_prefix(&text[i..]) {
                 if let Some(c) = from_value(&v, tools) {
-                    let end = i + used;
-                    return Some((c, tidy(&without(text, std::slice::from_ref(&(i..end))))));
+                    let (mut start, mut end) = (i, i + used);
+                    // `{{"name": ...}}`: the doubled braces of the example call in
+                    // Qwen's chat template, copied (the model closed only one of them).
+                    if text[..start].ends_with('{') {
+                        start -= 1;
+                        let after = text[end..].trim_start();
+                        if after.starts_with('}') {
+                            end = text.len() - after.len() + 1;
+                        }
+                    }
+                    return Some((c, tidy(&without(text, std::slice::from_ref(&(start..end))))));
                 }
             }
         }
@@ -794,6 +804,22 @@ mod tests {
                     "First, let's inspect the input/building_energy.csv file:\n\nNext,"
                 ),
                 "{prose}"
+            );
+        }
+
+        #[test]
+        fn a_call_in_the_doubled_braces_of_the_chat_template() {
+            // Request: requests/qwen-template-call-with-doubled-braces.json (no system
+            // prompt: the template's own, whose example call is written `{{"name": ...}}`;
+            // an earlier structured call and its real output in the history). The model
+            // doubled the opening brace only.
+            let text = include_str!("replies/qwen-template-call-with-doubled-braces.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\ndf = pd.read_csv('input/building_energy.csv')\ndf['timestamp'] = pd.to_datetime(df['timestamp'])\ndf.set_index('timestamp', inplace=True)\ndf['daily_energy'] = df['energy_kwh'].resample('D').sum()\ndf.to_csv('output/daily_energy.csv', index=False)\nprint(df.head())")],
+                    String::new()
+                )
             );
         }
 
