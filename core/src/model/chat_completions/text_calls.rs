@@ -14,12 +14,13 @@
 //!    (or `parameters`, or the arguments as a JSON string), `{"tool": "python", "code":
 //!    "..."}` (the arguments beside the name, under `tool`, `name`, `tool_name` or
 //!    `function`), OpenAI's own `{"type": "function", "function": {...}}`, or a list
-//!    of them; read leniently ([`super::loose_json`]): small models write the code in
-//!    Python triple quotes, strings in single quotes, trailing commas;
+//!    of them (also in the doubled braces of Qwen's template example, `{{...}}`); read
+//!    leniently ([`super::loose_json`]): small models write the code in Python triple
+//!    quotes, strings in single quotes, trailing commas;
 //! 3. fenced ```` ```python ```` blocks (the `python` tool's code) and ```` ```bash ````
 //!    / ```` ```sh ```` blocks (the `shell` tool's command), one call each in order,
-//!    when the prose around them is short: a final answer that quotes the code it ran
-//!    is longer and is left alone.
+//!    when the prose around them is short, or, for several blocks, the prose up to the
+//!    last one: a final answer that quotes the code it ran is longer and is left alone.
 //!
 //! The reply keeps the model's text exactly as it wrote it, calls included, so the
 //! history shows the model the form that worked; [`prose`] is what a person reads of
@@ -212,8 +213,17 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
         for (i, _) in text.match_indices('{') {
             if let Some((v, used)) = loose_json::parse_prefix(&text[i..]) {
                 if let Some(c) = from_value(&v, tools) {
-                    let end = i + used;
-                    return Some((c, tidy(&without(text, std::slice::from_ref(&(i..end))))));
+                    let (mut start, mut end) = (i, i + used);
+                    // `{{"name": ...}}`: the doubled braces of the example call in
+                    // Qwen's chat template, copied (the model closed only one of them).
+                    if text[..start].ends_with('{') {
+                        start -= 1;
+                        let after = text[end..].trim_start();
+                        if after.starts_with('}') {
+                            end = text.len() - after.len() + 1;
+                        }
+                    }
+                    return Some((c, tidy(&without(text, std::slice::from_ref(&(start..end))))));
                 }
             }
         }
@@ -231,7 +241,12 @@ fn find(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
     }
     let spans: Vec<_> = code.iter().map(|b| b.span.clone()).collect();
     let prose = tidy(&without(text, &spans));
-    if prose.chars().count() > MAX_PROSE {
+    // Several blocks with short steps between them are a plan to run, whatever the
+    // model writes after the last one (small models go on to make up the results).
+    let last = spans.last().map_or(0, |s| s.start);
+    let before = tidy(&without(&text[..last], &spans[..spans.len() - 1]));
+    let plan = code.len() > 1 && before.chars().count() <= MAX_PROSE;
+    if prose.chars().count() > MAX_PROSE && !plan {
         return None;
     }
     let calls = code
@@ -303,8 +318,20 @@ fn tagged(text: &str, tools: &[ToolSpec]) -> Option<(Vec<Call>, String)> {
         prose.push_str(&rest[..start]);
         let inner = &rest[start + tag.len()..];
         match tag {
-            // The wrapper only groups calls.
-            "<tools>" | "</tools>" => rest = inner,
+            // The wrapper only groups calls; a JSON call may sit right inside it, as in
+            // the tool list of the model's chat template.
+            "<tools>" | "</tools>" => {
+                rest = inner;
+                let t = inner.trim_start();
+                if tag == "<tools>" && (t.starts_with('{') || t.starts_with('[')) {
+                    if let Some((v, used)) = loose_json::parse_prefix(inner) {
+                        if let Some(c) = from_value(&v, tools) {
+                            calls.extend(c);
+                            rest = &inner[used..];
+                        }
+                    }
+                }
+            }
             "<tool_call>" => {
                 let (body, after) = split_at_close(inner, "</tool_call>");
                 let v = loose_json::parse(body)?;
@@ -639,6 +666,16 @@ mod tests {
             "The anomalies are explained below. ".repeat(20)
         );
         assert_eq!(calls(&long), None);
+        let after = format!(
+            "```python\nprint(1)\n```\n{}",
+            "The anomalies are explained here. ".repeat(20)
+        );
+        assert_eq!(calls(&after), None);
+        let quoted = format!(
+            "{}\n```python\nprint(1)\n```\nthen\n```python\nprint(2)\n```\n",
+            "The anomalies are explained below. ".repeat(20)
+        );
+        assert_eq!(calls(&quoted), None);
         assert_eq!(calls(r#"{"name": "Alice", "age": 3}"#), None);
         assert_eq!(calls(r#"{"tool": "python", "colour": "red"}"#), None);
         assert_eq!(calls("```json\n{\"rows\": 3}\n```"), None);
@@ -675,7 +712,8 @@ mod tests {
     }
 
     /// Replies of a real model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, under llama.cpp's
-    /// server, through Sandalyst: `scripts/real-model.sh`), copied from transcripts.
+    /// server: `scripts/real-model.sh`), copied from transcripts of Sandalyst's runs or
+    /// from the server's answer to a request (`replies/README.md`).
     mod real_replies {
         use super::*;
 
@@ -684,6 +722,105 @@ mod tests {
             assert_eq!(calls.len(), 1);
             assert_eq!(calls[0].0, "python");
             (calls[0].1["code"].as_str().unwrap().to_string(), prose)
+        }
+
+        /// Every call recovered from `text`, as (tool, code or command), and the prose.
+        fn all_calls(text: &str) -> (Vec<(String, String)>, String) {
+            let (calls, prose) = calls(text).unwrap_or_else(|| panic!("no call in:\n{text}"));
+            let calls = calls
+                .into_iter()
+                .map(|(tool, args)| {
+                    let key = if tool == "shell" { "command" } else { "code" };
+                    let main = args[key].as_str().unwrap().to_string();
+                    assert_eq!(args.as_object().unwrap().len(), 1, "{args}");
+                    (tool, main)
+                })
+                .collect();
+            (calls, prose)
+        }
+
+        fn py(code: &str) -> (String, String) {
+            ("python".to_string(), code.to_string())
+        }
+
+        #[test]
+        fn a_python_dict_with_single_quotes_and_trailing_commas() {
+            // Request: requests/qwen-python-dict-single-quotes-trailing-commas.json.
+            let text = include_str!("replies/qwen-python-dict-single-quotes-trailing-commas.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\n\n# Load the input file\ndf = pd.read_csv('input/building_energy.csv')\n\n# Group by date and sum the energy_kwh\ndaily_energy = df.groupby('timestamp')['energy_kwh'].sum().reset_index()\n\n# Rename the columns\ndaily_energy.columns = ['date', 'energy_kwh']\n\n# Save the daily totals to output/daily_energy.csv\ndaily_energy.to_csv('output/daily_energy.csv', index=False)\n")],
+                    String::new()
+                )
+            );
+        }
+
+        #[test]
+        fn a_json_call_inside_tools_tags_with_raw_line_breaks_in_its_code() {
+            // Request: requests/qwen-json-in-tools-tags-raw-newlines.json. Two of the
+            // code's line breaks are written as line breaks, the others as `\n`.
+            let text = include_str!("replies/qwen-json-in-tools-tags-raw-newlines.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\nimport matplotlib.pyplot as plt\n\n# Load the data\ndata = pd.read_csv('input/building_energy.csv')\n\n# Show the first rows\nprint(data.head())\n\n# Compute the total energy_kwh per day\ndaily_energy = data.groupby('timestamp')['energy_kwh'].sum()\n\n# Plot the daily totals\nplt.figure(figsize=(10, 6))\ndaily_energy.plot(kind='bar', color='blue')\nplt.title('Daily Energy Consumption')\nplt.xlabel('Timestamp')\nplt.ylabel('Energy (kWh)')\nplt.xticks(rotation=45)\nplt.tight_layout()\nplt.savefig('output/daily_energy.png')\nplt.show()")],
+                    String::new()
+                )
+            );
+        }
+
+        #[test]
+        fn python_tags() {
+            // Request: requests/qwen-python-tags.json (a system prompt naming the tags and
+            // an earlier exchange in which a <bash> tag was used).
+            let text = include_str!("replies/qwen-python-tags.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\n\n# Load the building_energy.csv file\ndf = pd.read_csv('input/building_energy.csv')\n\n# Convert the 'date' column to datetime\ndf['date'] = pd.to_datetime(df['date'])\n\n# Group by 'date' and sum the 'energy_kwh' column\ndaily_energy = df.groupby('date')['energy_kwh'].sum().reset_index()\n\n# Save the daily energy totals to output/daily_energy.csv\ndaily_energy.to_csv('output/daily_energy.csv', index=False)\n")],
+                    String::new()
+                )
+            );
+        }
+
+        #[test]
+        fn three_python_blocks_then_made_up_results() {
+            // Request: requests/qwen-three-python-blocks-then-invented-results.json (a
+            // system prompt saying each block is run, a three-step task). The reply
+            // stopped at the request's cap of 450 tokens, inside the results it made up.
+            let text = include_str!("replies/qwen-three-python-blocks-then-invented-results.txt");
+            let (calls, prose) = all_calls(text);
+            assert_eq!(
+                calls,
+                vec![
+                    py("import pandas as pd\n\n# Load the data\ndf = pd.read_csv('input/building_energy.csv')\n\n# Display the first rows\nprint(df.head())\n\n# Display the column types\nprint(df.dtypes)\n"),
+                    py("# Convert the timestamp column to datetime\ndf['timestamp'] = pd.to_datetime(df['timestamp'])\n\n# Set the timestamp as the index\ndf.set_index('timestamp', inplace=True)\n\n# Compute the total energy_kwh per day\ndaily_totals = df.resample('D').sum()\n\n# Display the daily totals\nprint(daily_totals)\n"),
+                    py("import matplotlib.pyplot as plt\n\n# Plot the daily totals\ndaily_totals.plot(kind='bar', figsize=(10, 6))\nplt.title('Daily Energy Consumption')\nplt.xlabel('Date')\nplt.ylabel('Energy (kWh)')\nplt.grid(True)\nplt.tight_layout()\n\n# Save the chart as output/daily_energy.png\nplt.savefig('output/daily_energy.png')\n"),
+                ]
+            );
+            assert!(
+                prose.starts_with(
+                    "First, let's inspect the input/building_energy.csv file:\n\nNext,"
+                ),
+                "{prose}"
+            );
+        }
+
+        #[test]
+        fn a_call_in_the_doubled_braces_of_the_chat_template() {
+            // Request: requests/qwen-template-call-with-doubled-braces.json (no system
+            // prompt: the template's own, whose example call is written `{{"name": ...}}`;
+            // an earlier structured call and its real output in the history). The model
+            // doubled the opening brace only.
+            let text = include_str!("replies/qwen-template-call-with-doubled-braces.txt");
+            assert_eq!(
+                all_calls(text),
+                (
+                    vec![py("import pandas as pd\ndf = pd.read_csv('input/building_energy.csv')\ndf['timestamp'] = pd.to_datetime(df['timestamp'])\ndf.set_index('timestamp', inplace=True)\ndf['daily_energy'] = df['energy_kwh'].resample('D').sum()\ndf.to_csv('output/daily_energy.csv', index=False)\nprint(df.head())")],
+                    String::new()
+                )
+            );
         }
 
         #[test]
