@@ -2,7 +2,7 @@
 # The desktop's benchmark (BENCHMARKS.md, "The desktop app"): memory with the reference
 # session open, and how fast the window answers while a cell prints 10 MB, under Xvfb,
 # driven by WebDriver; prints the figures. It drives the app installed from the .deb
-# (scripts/package-deb.sh) when there is one, else this checkout's debug build.
+# (scripts/package.sh) when there is one, else this checkout's debug build.
 # BENCH_PRINT_MB sets how much the cell prints (default 10).
 set -eu
 cd "$(dirname "$0")/.."

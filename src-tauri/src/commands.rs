@@ -21,6 +21,8 @@ use tauri::State;
 pub struct AppState {
     pub app: App,
     pub settings: Mutex<Settings>,
+    /// Files given at launch that the page has not taken yet.
+    pub launch: crate::launch::Pending,
 }
 
 impl AppState {
@@ -31,7 +33,11 @@ impl AppState {
 
     pub fn with(app: App) -> AppState {
         let settings = Mutex::new(settings::load(app.root()));
-        AppState { app, settings }
+        AppState {
+            app,
+            settings,
+            launch: Default::default(),
+        }
     }
 }
 
@@ -43,6 +49,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
     tauri::generate_handler![
         app_info,
         page_ready,
+        launch_files,
         create_session,
         open_session,
         list_sessions,
@@ -113,6 +120,13 @@ pub fn page_ready() {
             crate::since_start_ms()
         );
     }
+}
+
+/// The files given at launch (this process's command line, then each second launch's)
+/// that the page has not opened yet; each is handed over once.
+#[tauri::command]
+pub fn launch_files(state: State<'_, AppState>) -> Vec<sandalyst::api::launch::LaunchFiles> {
+    state.launch.take()
 }
 
 #[tauri::command]
@@ -352,7 +366,8 @@ pub async fn watch_session(
 /// `ask_finished`. Returns the ask's id at once. `approval`: which calls of the
 /// session wait for the analyst from this ask on (none given: the session's mode).
 #[tauri::command]
-pub async fn ask(
+pub async fn ask<R: tauri::Runtime>(
+    window: tauri::WebviewWindow<R>,
     state: State<'_, AppState>,
     session_id: String,
     prompt: String,
@@ -375,10 +390,12 @@ pub async fn ask(
         })?;
     let ask_id = ask.ask_id().to_string();
     tauri::async_runtime::spawn(async move {
-        ask.follow(&move |ev| {
-            let _ = on_event.send(ev);
-        })
-        .await;
+        let outcome = ask
+            .follow(&move |ev| {
+                let _ = on_event.send(ev);
+            })
+            .await;
+        notify_if_away(&window, &outcome);
     });
     Ok(ask_id)
 }
@@ -397,6 +414,27 @@ pub async fn answer_approval(
         .app
         .answer_approval(&session_id, &call_id, answer)
         .await
+}
+
+/// A system notification for an ask that ended while the window was in the background
+/// (the core decides whether and what; a notification server that is not there is
+/// not an error of the ask).
+fn notify_if_away<R: tauri::Runtime>(
+    window: &tauri::WebviewWindow<R>,
+    outcome: &sandalyst::api::AskOutcome,
+) {
+    use tauri_plugin_notification::NotificationExt;
+    let focused = window.is_focused().unwrap_or(true);
+    let notice =
+        sandalyst::api::notice::ask_ended(focused, &outcome.status, outcome.answer.as_deref());
+    if let Some(n) = notice {
+        let _ = window
+            .notification()
+            .builder()
+            .title(n.title)
+            .body(n.body)
+            .show();
+    }
 }
 
 /// Re-run a session's recorded cells on new input files, without any model, in a new
@@ -468,8 +506,9 @@ pub async fn save_file(
     Ok(written.display().to_string())
 }
 
-/// Open a session's file with the system's application for it, or show it in the
-/// file manager (`reveal`).
+/// Open a session's file with the system's application for it, or show it selected in
+/// the file manager (`reveal`; where no file manager answers that request, its folder
+/// is opened instead).
 #[tauri::command]
 pub async fn open_path(
     state: State<'_, AppState>,
@@ -477,19 +516,21 @@ pub async fn open_path(
     path: String,
     reveal: bool,
 ) -> Result<()> {
-    let target = state.app.file_to_open(&session_id, &path, reveal)?;
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(windows) {
-        "explorer"
-    } else {
-        "xdg-open"
-    };
-    std::process::Command::new(opener)
-        .arg(&target)
-        .spawn()
-        .map(|_| ())
-        .map_err(|e| Error::new("unknown", format!("cannot start {opener}: {e}")))
+    let file = state.app.file_to_open(&session_id, &path)?;
+    let cannot =
+        |e: tauri_plugin_opener::Error| Error::new("unknown", format!("cannot open {path}: {e}"));
+    if !reveal {
+        return tauri_plugin_opener::open_path(&file, None::<&str>).map_err(cannot);
+    }
+    tauri::async_runtime::spawn_blocking(move || {
+        tauri_plugin_opener::reveal_item_in_dir(&file).or_else(|_| match file.parent() {
+            Some(dir) => tauri_plugin_opener::open_path(dir, None::<&str>),
+            None => Ok(()),
+        })
+    })
+    .await
+    .map_err(|e| Error::new("unknown", e.to_string()))?
+    .map_err(cannot)
 }
 
 /// Paths from the page, which must all be absolute (a drop or the dialog gives those).

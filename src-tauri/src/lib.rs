@@ -5,9 +5,12 @@
 //! - [`commands`]: the page's calls (sessions, asks, files, previews, export,
 //!   settings), each a translation to `sandalyst::api`;
 //! - [`scheme`]: how images of a session reach the page (paths checked by the core);
-//! - [`webview`]: the window's WebKit settings (compositing off: memory).
+//! - [`webview`]: the window's WebKit settings (compositing off: memory);
+//! - [`launch`]: files given on the command line, by the file manager or by a second
+//!   launch (single instance), handed to the page.
 
 pub mod commands;
+pub mod launch;
 
 /// Milliseconds since the process started.
 pub fn since_start_ms() -> u128 {
@@ -53,16 +56,29 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    let state = match commands::AppState::open(root) {
+    let state = match commands::AppState::open(root.clone()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("sandalyst-desktop: {e:#}");
             std::process::exit(1);
         }
     };
+    // The files of this launch wait for the page to ask for them.
+    state.launch.push(launch::from_this_process());
+    let context = tauri::generate_context!();
+    let instance = launch::instance_name(&context.config().identifier, &root);
+    // The single-instance plugin comes first: a second launch on the same data folder
+    // hands its files to the running app and exits before anything else starts.
     builder(tauri::Builder::default(), state)
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(instance)
+                .callback(launch::second_launch)
+                .build(),
+        )
         .plugin(tauri_plugin_dialog::init())
-        .build(tauri::generate_context!())
+        .plugin(tauri_plugin_notification::init())
+        .build(context)
         .expect("error while building the Sandalyst window")
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {

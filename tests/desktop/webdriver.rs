@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
+
+// Files at launch, single instance, notifications, Show in folder.
+mod habits;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
@@ -125,6 +128,16 @@ struct App {
 
 impl App {
     async fn start(display: &Display, data: &Path, env: &[(&str, &str)]) -> App {
+        App::start_with_args(display, data, env, &[]).await
+    }
+
+    /// The app started with `args` on its command line (as a file manager starts it).
+    async fn start_with_args(
+        display: &Display,
+        data: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> App {
         let port = free_port();
         let native = free_port();
         let mut cmd = Command::new(tauri_driver());
@@ -144,7 +157,7 @@ impl App {
             cmd.env(k, v);
         }
         let driver = cmd.spawn().expect("cannot start tauri-driver");
-        let caps = json!({"browserName": "wry", "tauri:options": {"application": app_path()}});
+        let caps = json!({"browserName": "wry", "tauri:options": {"application": app_path(), "args": args}});
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -1,5 +1,5 @@
 // The backend, as the views call it: the app's commands, one Channel per ask, native
-// drag-drop and the dialog plugin. Nothing else in the page talks to Tauri.
+// drag-drop, the dialog plugin and the launch-files event. Nothing else in the page talks to Tauri.
 
 import { AppError } from './errors.js';
 
@@ -19,6 +19,11 @@ export function channel(onmessage) {
 /// Native drag-drop on the window: cb({type: 'enter'|'over'|'drop'|'leave', paths}).
 export function onDragDrop(cb) {
   return T.webview.getCurrentWebview().onDragDropEvent((e) => cb(e.payload));
+}
+
+/// The backend's word that files given at launch (a second launch's) are waiting.
+export function onLaunchFiles(cb) {
+  return T.event.listen('launch-files', () => cb());
 }
 
 export function pickFiles() {

@@ -1,7 +1,7 @@
 // The app: wires the views to the backend. State lives here; each view draws its part.
 
 import { $, h, clear } from './dom.js';
-import { invoke, channel, onDragDrop, pickFiles, pickFolder, pickSave } from './api.js';
+import { invoke, channel, onDragDrop, onLaunchFiles, pickFiles, pickFolder, pickSave } from './api.js';
 import * as fmt from './format.js';
 import { newAsk, reduce, setupText } from './runstate.js';
 import { AskView } from './runview.js';
@@ -218,6 +218,30 @@ async function addPaths(paths) {
     if (added.notes?.length) toast([what, ...added.notes].join('\n'), 15000);
     else toast(what);
   } catch (e) { toast(String(e), 8000); }
+}
+
+/// Files given at launch (the command line, the file manager's "Open with", a second
+/// launch): each launch's files open in a new session; the ones that are missing are
+/// said. While an ask runs, the new session waits in the history and the ask goes on.
+async function openLaunchFiles() {
+  let launches;
+  try { launches = await invoke('launch_files'); } catch (e) { toast(String(e), 8000); return; }
+  for (const l of launches) {
+    const lines = l.problems.map((p) => `Not opened: ${p}`);
+    if (l.paths.length && app.running) {
+      try {
+        const s = await invoke('create_session');
+        await invoke('add_files', { sessionId: s.id, paths: l.paths });
+        lines.unshift(`${fmt.baseName(l.paths[0])}${l.paths.length > 1 ? ` and ${l.paths.length - 1} more` : ''} opened in a new session (in the history; the running ask goes on).`);
+        refreshHistory();
+      } catch (e) { lines.unshift(String(e)); }
+    } else if (l.paths.length) {
+      newSession();
+      await addPaths(l.paths);
+      if (lines.length) lines.unshift(`Opened ${l.paths.map((p) => fmt.baseName(p)).join(', ')} in a new session.`);
+    }
+    if (lines.length) toast(lines.join('\n'), 15000);
+  }
 }
 
 async function removeFile(f) {
@@ -528,6 +552,8 @@ async function main() {
   setBusy();
   await loadInfo().catch((e) => toast(String(e)));
   await refreshHistory();
+  onLaunchFiles(openLaunchFiles);
+  await openLaunchFiles();
   document.body.dataset.ready = 'true';
   requestAnimationFrame(() => invoke('page_ready').catch(() => {}));
   checkEngine();

@@ -41,6 +41,8 @@ pub mod explore;
 pub mod exports;
 pub mod files;
 pub mod history;
+pub mod launch;
+pub mod notice;
 pub mod preview;
 pub mod runs;
 pub mod settings;
@@ -313,16 +315,11 @@ impl App {
         Ok(s.meta().files)
     }
 
-    /// The file of session `id` at `path` (relative to its folder) to open, or with
-    /// `reveal` the folder that holds it, for a file manager.
-    pub fn file_to_open(&self, id: &str, path: &str, reveal: bool) -> Result<PathBuf, Error> {
+    /// The file of session `id` at `path` (relative to its folder), checked, for the
+    /// system to open or a file manager to show selected.
+    pub fn file_to_open(&self, id: &str, path: &str) -> Result<PathBuf, Error> {
         let root = self.dir_of(id)?;
-        let file = files::resolve_inside(&root, path).map_err(anyhow::Error::from)?;
-        Ok(match (reveal, file.parent()) {
-            (true, Some(parent)) => parent.to_path_buf(),
-            (true, None) => root,
-            (false, _) => file,
-        })
+        Ok(files::resolve_inside(&root, path).map_err(anyhow::Error::from)?)
     }
 
     /// The original of the input file `name` of a session (the user chose it).
