@@ -701,8 +701,8 @@ pub fn keychain_lookup(account: &str) -> Option<String> {
     // Its own thread: the Secret Service client must not run on a Tokio worker, and a
     // keychain that never answers must not hold up the run.
     std::thread::spawn(move || {
-        let found = keyring::Entry::new(KEYCHAIN_SERVICE, &account)
-            .and_then(|e| e.get_password())
+        let found = keychain_entry(&account)
+            .and_then(|e| e.get_password().map_err(|e| e.to_string()))
             .ok();
         let _ = tx.send(found);
     });
@@ -712,9 +712,48 @@ pub fn keychain_lookup(account: &str) -> Option<String> {
 /// Store `key` for `account` (a provider name) in the OS keychain.
 pub fn keychain_store(account: &str, key: &str) -> anyhow::Result<()> {
     let key = ApiKey::new(key).context("the key is empty")?;
-    keyring::Entry::new(KEYCHAIN_SERVICE, account)
-        .and_then(|e| e.set_password(key.expose()))
+    keychain_entry(account)
+        .and_then(|e| e.set_password(key.expose()).map_err(|e| e.to_string()))
         .map_err(|e| anyhow::anyhow!("cannot store the key in the OS keychain: {e}"))
+}
+
+/// The keychain entry of `account` (service `sandalyst`) in the system's store: the
+/// Secret Service on Linux and the BSDs, the Keychain on macOS, the Credential Manager
+/// on Windows. The store is opened once per process, on first use (keyring-core keeps
+/// it as its default store).
+fn keychain_entry(account: &str) -> Result<keyring_core::Entry, String> {
+    static STORE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    STORE
+        .get_or_init(|| {
+            let store = system_store().map_err(|e| e.to_string())?;
+            keyring_core::set_default_store(store);
+            Ok(())
+        })
+        .clone()?;
+    keyring_core::Entry::new(KEYCHAIN_SERVICE, account).map_err(|e| e.to_string())
+}
+
+#[cfg(target_os = "macos")]
+fn system_store() -> keyring_core::Result<std::sync::Arc<keyring_core::CredentialStore>> {
+    Ok(apple_native_keyring_store::keychain::Store::new()?)
+}
+
+#[cfg(windows)]
+fn system_store() -> keyring_core::Result<std::sync::Arc<keyring_core::CredentialStore>> {
+    Ok(windows_native_keyring_store::Store::new()?)
+}
+
+#[cfg(all(
+    unix,
+    not(any(target_os = "macos", target_os = "ios", target_os = "android"))
+))]
+fn system_store() -> keyring_core::Result<std::sync::Arc<keyring_core::CredentialStore>> {
+    Ok(zbus_secret_service_keyring_store::Store::new()?)
+}
+
+#[cfg(not(any(windows, all(unix, not(any(target_os = "ios", target_os = "android"))))))]
+fn system_store() -> keyring_core::Result<std::sync::Arc<keyring_core::CredentialStore>> {
+    Err(keyring_core::Error::NoDefaultStore)
 }
 
 #[cfg(test)]

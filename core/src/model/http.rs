@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::caps::{Budget, Capped, ReplyCaps};
 use super::config::ProviderConfig;
 use super::error::{self, Context, Fault, ModelError};
+use super::network;
 use super::pricing::Price;
 use super::secret::{redact, Credentials};
 use super::sse;
@@ -121,6 +122,9 @@ pub struct Transport {
     pub url: String,
     /// `url` fit for messages.
     endpoint: String,
+    /// The proxy requests to `url` go through (from the environment or the system),
+    /// for messages.
+    proxy: Option<String>,
     pub model: String,
     pub credentials: Credentials,
     /// The variable that normally holds the key, for hints when none is set.
@@ -208,12 +212,10 @@ impl Transport {
                 HeaderValue::from_str(&value)?,
             );
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .user_agent(concat!("sandalyst/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let client = network::client(settings.connect_timeout)?;
         Ok(Transport {
             client,
+            proxy: network::proxy_for(&url),
             settings,
             provider,
             endpoint: display_url(&url),
@@ -241,7 +243,7 @@ impl Transport {
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| anyhow::anyhow!("{} at {shown} did not answer: {e}", self.provider))?;
+            .map_err(|e| anyhow::anyhow!("{}", self.reach_error(&e, &shown)))?;
         let status = response.status();
         let cap = self.settings.caps.body_bytes;
         let mut body = Vec::new();
@@ -489,11 +491,13 @@ impl Transport {
         // The endpoint is named by us, cleaned of credentials and query; reqwest's own
         // text would repeat the raw URL.
         let detail = error_chain(e);
-        let what = if e.is_connect() {
-            format!(
-                "cannot connect to {} at {} ({detail}); is the server running and the base URL right?",
-                self.provider, self.endpoint
-            )
+        let what = if network::is_untrusted_certificate(e) {
+            // Trying again cannot help: the same certificate comes back.
+            return Fault::Fatal(ModelError::Unavailable {
+                message: self.reach_error(e, &self.endpoint),
+            });
+        } else if e.is_connect() {
+            self.reach_error(e, &self.endpoint)
         } else if e.is_timeout() {
             format!(
                 "{} at {} timed out while {doing}",
@@ -506,6 +510,32 @@ impl Transport {
             )
         };
         Fault::transient(what)
+    }
+}
+
+impl Transport {
+    /// Why a request to `shown` (this endpoint, or a URL beside it) got no answer,
+    /// with what to check: the certificate's trust, the proxy, or the server and URL.
+    fn reach_error(&self, e: &reqwest::Error, shown: &str) -> String {
+        let detail = error_chain(e);
+        let provider = &self.provider;
+        if network::is_untrusted_certificate(e) {
+            return format!(
+                "the TLS certificate of {provider} at {shown} is not trusted ({detail}); {}",
+                network::TRUST_HINT
+            );
+        }
+        match &self.proxy {
+            Some(proxy) if e.is_connect() => format!(
+                "cannot reach {provider} at {shown} through the proxy {proxy} ({detail}); \
+                 check the proxy set in {}, or list the host in NO_PROXY to connect directly",
+                network::proxy_variables(&self.url)
+            ),
+            _ if e.is_connect() => format!(
+                "cannot connect to {provider} at {shown} ({detail}); is the server running and the base URL right?"
+            ),
+            _ => format!("{provider} at {shown} did not answer ({detail})"),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod http;
 pub mod listing;
+pub mod network;
 pub mod openai_responses;
 pub mod pricing;
 pub mod providers;

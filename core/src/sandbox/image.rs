@@ -25,6 +25,7 @@
 //! the engine's side (is the image there, `docker build`, the import) is the Docker
 //! backend's (`docker::image`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -153,6 +154,30 @@ fn import_changes() -> Vec<String> {
 
 fn json_array(items: &[&str]) -> String {
     serde_json::to_string(items).expect("strings serialize")
+}
+
+/// The proxy variables an image build passes on, upper and lower case, as Docker's
+/// predefined build arguments: apt and pip in the build go through the proxy this
+/// process was given. Docker takes them without an `ARG` line and keeps them out of
+/// `docker history`; they are facts of this machine, not of the image, so the tag does
+/// not depend on them. (The offline recipe runs on the host and inherits them.)
+pub const PROXY_VARIABLES: [&str; 8] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// The build arguments for [`PROXY_VARIABLES`] set (and not empty) in `env`.
+pub fn proxy_build_args(env: &dyn Fn(&str) -> Option<String>) -> HashMap<String, String> {
+    PROXY_VARIABLES
+        .iter()
+        .filter_map(|name| Some((name.to_string(), env(name).filter(|v| !v.is_empty())?)))
+        .collect()
 }
 
 /// Hash (first 12 hex digits of a SHA-256) of the embedded recipe and image settings.
@@ -445,6 +470,21 @@ impl Drop for KillGroup {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn builds_get_the_proxy_variables_that_are_set() {
+        let env = |name: &str| match name {
+            "HTTPS_PROXY" => Some("http://proxy.corp:3128".to_string()),
+            "no_proxy" => Some("localhost,.corp".to_string()),
+            "HTTP_PROXY" => Some(String::new()),
+            _ => None,
+        };
+        let args = proxy_build_args(&env);
+        assert_eq!(args.len(), 2, "{args:?}");
+        assert_eq!(args["HTTPS_PROXY"], "http://proxy.corp:3128");
+        assert_eq!(args["no_proxy"], "localhost,.corp");
+        assert!(proxy_build_args(&|_| None).is_empty());
+    }
     use super::*;
 
     #[test]

@@ -357,7 +357,11 @@ pub fn sha256_of(path: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<String
     let (file, _) = open_input(path).map_err(std::io::Error::other)?;
     let mut hasher = Sha256::new();
     read_chunks(file, stop, |chunk| hasher.update(chunk))?;
-    Ok(format!("{:x}", hasher.finalize()))
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// Read `file` to its end in chunks, giving each to `sink`; stops with `Interrupted`

@@ -63,7 +63,10 @@ fn package_index() -> (u16, Arc<Mutex<Vec<String>>>) {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     let wheel = wheel();
-    let sha = format!("{:x}", Sha256::digest(&wheel));
+    let sha = Sha256::digest(&wheel)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };

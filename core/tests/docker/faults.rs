@@ -17,7 +17,10 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 fn sha(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
 }
 
 fn input_in(dir: &Path) -> PathBuf {

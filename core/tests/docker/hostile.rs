@@ -34,7 +34,10 @@ fn under_gvisor(d: &Done) -> bool {
 }
 
 fn sha(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
 }
 
 /// Run `steps` then one last `ALIVE` step; check what every hostile run must hold.

@@ -33,7 +33,10 @@ fn csv(dir: &Path, name: &str, bytes: usize, mode: u32) -> PathBuf {
 }
 
 fn sha256(path: &Path) -> String {
-    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
 }
 
 async fn py(sb: &impl Sandbox, code: &str) -> String {

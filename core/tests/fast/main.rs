@@ -13,6 +13,7 @@ mod engine_portability;
 mod engine_states;
 mod explore;
 mod model_listing;
+mod model_network;
 mod provider_anthropic;
 mod provider_chat;
 mod provider_config;

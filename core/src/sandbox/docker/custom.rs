@@ -143,7 +143,10 @@ async fn run_build(
         .t(tag)
         .rm(true)
         .forcerm(true)
-        .pull("false");
+        .pull("false")
+        .buildargs(&crate::sandbox::image::proxy_build_args(&|v| {
+            std::env::var(v).ok()
+        }));
     if let Some(mode) = &options.network {
         opts = opts.networkmode(mode);
     }

@@ -192,6 +192,7 @@ async fn build_context(
         .rm(true)
         .forcerm(true)
         .labels(labels)
+        .buildargs(&image::proxy_build_args(&|v| std::env::var(v).ok()))
         .build();
     let mut stream = docker.build_image(opts, None, Some(bollard::body_full(context.into())));
     while let Some(item) = stream.next().await {

@@ -21,8 +21,8 @@ use sandalyst::model::http::{HttpSettings, RetryPolicy};
 use sandalyst::model::secret::{Credentials, KeySource};
 use sandalyst::model::{Delta, ImagePart, Item, Request, ToolSpec};
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
@@ -128,6 +128,40 @@ impl WireServer {
         }
     }
 
+    /// The same server behind HTTPS, with `tls`'s certificate: `base` is
+    /// `https://127.0.0.1:PORT`. A client that refuses the certificate sends nothing.
+    pub async fn start_tls(script: Vec<Answer>, tls: rustls::ServerConfig) -> WireServer {
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("https://{}", listener.local_addr().unwrap());
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let rec = received.clone();
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = sent.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let (rec, script, counter) = (rec.clone(), script.clone(), counter.clone());
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(sock).await else {
+                        return;
+                    };
+                    let pace = Duration::from_millis(1);
+                    let _ = serve(tls, rec, script, pace, counter).await;
+                });
+            }
+        });
+        WireServer {
+            base,
+            received,
+            sent,
+        }
+    }
+
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
@@ -138,8 +172,8 @@ impl WireServer {
     }
 }
 
-async fn serve(
-    mut sock: TcpStream,
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
     rec: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<Answer>>>,
     pace: Duration,
@@ -292,7 +326,7 @@ enum End {
     Hang,
 }
 
-async fn finish(mut sock: TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+async fn finish<S: AsyncWrite + Unpin>(mut sock: S, bytes: &[u8]) -> std::io::Result<()> {
     sock.write_all(bytes).await?;
     sock.flush().await?;
     let _ = sock.shutdown().await;
