@@ -14,7 +14,8 @@
 //!
 //! Environment: `SANDALYST_BENCH_ROWS` (default 10,000,000), `SANDALYST_BENCH_DIR`
 //! (where the generated files are kept between runs), `SANDALYST_BENCH_PYTHON` (a
-//! python with duckdb, pandas and pyarrow), `SANDALYST_BENCH_N` (runs, default 5).
+//! python with duckdb, pandas and pyarrow), `SANDALYST_BENCH_N` (runs, default 5),
+//! `SANDALYST_BENCH_ONLY` (`csv` or `parquet`: one format).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -271,7 +272,7 @@ fn ours(path: &Path, csv: bool, n: usize) -> Ours {
 
 const BASELINES: &str = r#"
 import json, resource, statistics, sys, time, subprocess
-csv_path, pq_path, n, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+csv_path, pq_path, n, rows, only = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 import duckdb
 def t(f, runs=n):
     out = []
@@ -280,6 +281,8 @@ def t(f, runs=n):
     return statistics.median(out), r
 res = {}
 for kind, path, reader in [("csv", csv_path, "read_csv"), ("parquet", pq_path, "read_parquet")]:
+    if only and only != kind:
+        continue
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     src = f"{reader}('{path}')"
@@ -369,9 +372,19 @@ fn main() {
         mib(&pq),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    let ours_csv = ours(&csv, true, n);
-    let rss_csv = peak_rss_mib();
-    let ours_pq = ours(&pq, false, n);
+    // SANDALYST_BENCH_ONLY=csv|parquet: one format (a change that touches only one).
+    let only = std::env::var("SANDALYST_BENCH_ONLY").unwrap_or_default();
+    let wanted = |kind: &str| only.is_empty() || only == kind;
+    let mut rss_csv = 0.0;
+    let mut results = Vec::new();
+    for (kind, path, is_csv) in [("csv", &csv, true), ("parquet", &pq, false)] {
+        if wanted(kind) {
+            results.push((kind, ours(path, is_csv, n)));
+            if is_csv {
+                rss_csv = peak_rss_mib();
+            }
+        }
+    }
     let rss = peak_rss_mib();
     let base = python(
         &py,
@@ -381,14 +394,21 @@ fn main() {
             pq.display().to_string(),
             n.to_string(),
             rows.to_string(),
+            only.clone(),
         ],
     );
-    let pandas_csv = python(&py, PANDAS, &[csv.display().to_string(), "csv".into()]);
-    let pandas_pq = python(&py, PANDAS, &[pq.display().to_string(), "parquet".into()]);
-    for (kind, o, pandas) in [
-        ("csv", &ours_csv, &pandas_csv),
-        ("parquet", &ours_pq, &pandas_pq),
-    ] {
+    for (kind, o) in &results {
+        let kind = *kind;
+        let pandas = python(
+            &py,
+            PANDAS,
+            &[
+                (if kind == "csv" { &csv } else { &pq })
+                    .display()
+                    .to_string(),
+                kind.into(),
+            ],
+        );
         let d = base
             .as_ref()
             .map(|b| b[format!("duckdb_{kind}")].clone())
@@ -396,7 +416,7 @@ fn main() {
         println!("\n## {kind}\n");
         println!("| operation | Sandalyst | DuckDB | Sandalyst / DuckDB | pandas |");
         println!("|---|---:|---:|---:|---:|");
-        let p = pandas.clone().unwrap_or_default();
+        let p = pandas.unwrap_or_default();
         let line =
             |name: &str, ours: Duration, duck: Option<Duration>, pandas: Option<Duration>| {
                 let ratio = duck.map_or("n/a".into(), |d| {
