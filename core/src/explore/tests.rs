@@ -605,8 +605,8 @@ fn parquet_typed_scans_keep_the_rows_their_text_keeps() {
         1 => Some(f32::NAN),
         _ => Some((i % 40) as f32 * 0.25 - 3.0),
     };
-    let tag = |i: usize| (i % 13 != 0).then(|| format!("t{}", i % 5));
-    let note = |i: usize| (i % 17 != 0).then(|| format!("Note {} x", i % 23));
+    let tag = |i: usize| (!i.is_multiple_of(13)).then(|| format!("t{}", i % 5));
+    let note = |i: usize| (!i.is_multiple_of(17)).then(|| format!("Note {} x", i % 23));
     let k: ArrayRef = Arc::new(Int32Array::from_iter(
         (0..n).map(|i| Some(i as i32 - 1_000)),
     ));
