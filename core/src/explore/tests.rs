@@ -589,7 +589,6 @@ fn json_records_columns_and_lines() {
 /// keep exactly the rows the text of the same cells keeps.
 #[test]
 fn parquet_typed_scans_keep_the_rows_their_text_keeps() {
-    use ::parquet::arrow::ArrowWriter;
     use arrow_array::types::Int32Type;
     use arrow_array::{
         ArrayRef, DictionaryArray, Float32Array, Int32Array, LargeStringArray, RecordBatch,
@@ -635,17 +634,7 @@ fn parquet_typed_scans_keep_the_rows_their_text_keeps() {
         ("tenth", tenth_a),
     ])
     .unwrap();
-    let props = ::parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(700)
-        .build();
-    let mut w = ArrowWriter::try_new(
-        std::fs::File::create(&p).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&p, &batch, 700);
 
     let all = |f: &dyn Fn(usize) -> bool| (0..n).filter(|&i| f(i)).collect::<Vec<_>>();
     let present = |i: usize| score(i).is_some_and(|s| !s.is_nan());
@@ -703,8 +692,6 @@ fn parquet_typed_scans_keep_the_rows_their_text_keeps() {
 
 #[test]
 fn parquet_pages_filters_sorts_and_summaries() {
-    use ::parquet::arrow::ArrowWriter;
-    use ::parquet::file::properties::WriterProperties;
     use arrow_array::{
         ArrayRef, BooleanArray, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray,
     };
@@ -739,17 +726,7 @@ fn parquet_pages_filters_sorts_and_summaries() {
         ("ok", ok),
     ])
     .unwrap();
-    let props = WriterProperties::builder()
-        .set_max_row_group_size(1_500)
-        .build();
-    let mut w = ArrowWriter::try_new(
-        std::fs::File::create(&p).unwrap(),
-        batch.schema(),
-        Some(props),
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&p, &batch, 1_500);
 
     let pg = page(
         &p,
@@ -943,4 +920,19 @@ fn other_files_are_refused_in_words() {
         "{e}"
     );
     assert!(e.downcast_ref::<BadInput>().is_some());
+}
+
+/// `batch` as a Parquet file at `p`, in row groups of `group_rows`.
+fn write_parquet(p: &Path, batch: &arrow_array::RecordBatch, group_rows: usize) {
+    let props = ::parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(group_rows)
+        .build();
+    let mut w = ::parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(p).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
 }

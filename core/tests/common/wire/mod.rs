@@ -103,37 +103,24 @@ impl WireServer {
     /// A server that waits `pace` between SSE chunks (`start`: 1 ms, so a client sees
     /// them apart); the benchmark's zero-latency model uses none.
     pub async fn paced(script: Vec<Answer>, pace: Duration) -> WireServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let rec = received.clone();
-        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counter = sent.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((sock, _)) = listener.accept().await else {
-                    return;
-                };
-                let (rec, script, counter) = (rec.clone(), script.clone(), counter.clone());
-                tokio::spawn(async move {
-                    let _ = serve(sock, rec, script, pace, counter).await;
-                });
-            }
-        });
-        WireServer {
-            base,
-            received,
-            sent,
-        }
+        Self::listen(script, pace, None).await
     }
 
     /// The same server behind HTTPS, with `tls`'s certificate: `base` is
     /// `https://127.0.0.1:PORT`. A client that refuses the certificate sends nothing.
     pub async fn start_tls(script: Vec<Answer>, tls: rustls::ServerConfig) -> WireServer {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        Self::listen(script, Duration::from_millis(1), Some(acceptor)).await
+    }
+
+    async fn listen(
+        script: Vec<Answer>,
+        pace: Duration,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> WireServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("https://{}", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base = format!("{scheme}://{}", listener.local_addr().unwrap());
         let received = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let rec = received.clone();
@@ -145,13 +132,17 @@ impl WireServer {
                     return;
                 };
                 let (rec, script, counter) = (rec.clone(), script.clone(), counter.clone());
-                let acceptor = acceptor.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(sock).await else {
-                        return;
+                    let _ = match tls {
+                        None => serve(sock, rec, script, pace, counter).await,
+                        Some(acceptor) => {
+                            let Ok(tls) = acceptor.accept(sock).await else {
+                                return;
+                            };
+                            serve(tls, rec, script, pace, counter).await
+                        }
                     };
-                    let pace = Duration::from_millis(1);
-                    let _ = serve(tls, rec, script, pace, counter).await;
                 });
             }
         });
