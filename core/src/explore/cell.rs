@@ -280,6 +280,20 @@ impl Default for KindAcc {
 }
 
 impl KindAcc {
+    /// For a column known to be text (a Parquet string column): cells are counted,
+    /// never parsed.
+    pub fn text() -> KindAcc {
+        KindAcc {
+            present: 0,
+            int: false,
+            num: false,
+            date: false,
+            instant: false,
+            with_time: false,
+            boolean: false,
+        }
+    }
+
     /// One cell that is not missing.
     #[inline]
     pub fn push(&mut self, cell: &[u8], decimal_comma: bool) {

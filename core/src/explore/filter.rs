@@ -5,6 +5,7 @@
 use rustc_hash::FxHashSet;
 
 use super::cell::{self, Kind};
+use super::parquet::{ScanColumn, Strings, NULL_KEY};
 use super::source::Row;
 use super::spec::{bound_number, Filter, FilterOp};
 
@@ -194,66 +195,121 @@ impl Filters {
     pub fn keep(&self, row: &Row, base: usize) -> bool {
         self.tests.iter().all(|t| {
             // A cell read typed has no text; only number tests run on it (numbers()).
-            let typed = row.number(base + t.at);
-            let (missing, v) = match typed {
-                Some(n) => (n.is_none(), &b""[..]),
-                None => {
-                    let c = row.get(base + t.at);
-                    (cell::is_missing(c, self.text_na), c.unwrap_or_default())
-                }
-            };
-            let number = || {
-                typed
-                    .flatten()
-                    .or_else(|| cell::number(v, self.decimal_comma))
-            };
-            match &t.test {
-                Test::Missing => missing,
-                Test::NotMissing => !missing,
-                Test::Text { values, missing: m } => {
-                    if missing {
-                        *m
-                    } else {
-                        values.contains(v)
-                            || (std::str::from_utf8(v).is_err()
-                                && values.contains(String::from_utf8_lossy(v).as_bytes()))
-                    }
-                }
-                Test::Value {
-                    values,
-                    missing: m,
-                    temporal,
-                } => {
-                    if missing {
-                        return *m;
-                    }
-                    let n = if *temporal {
-                        cell::instant(v).map(|t| t.0)
-                    } else {
-                        number()
-                    };
-                    n.is_some_and(|n| values.contains(&bits(n)))
-                }
-                Test::Numbers { lo, hi } => {
-                    !missing && number().is_some_and(|n| *lo <= n && n <= *hi)
-                }
-                Test::Instants { lo, hi, hi_open } => {
-                    !missing
-                        && cell::instant(v).is_some_and(|(t, _)| {
-                            *lo <= t && if *hi_open { t < *hi } else { t <= *hi }
-                        })
-                }
-                Test::Bytes { lo, hi } => {
-                    if missing {
-                        return false;
-                    }
-                    let text = String::from_utf8_lossy(v);
-                    let b = text.as_bytes();
-                    lo.as_deref().is_none_or(|lo| b >= lo) && hi.as_deref().is_none_or(|hi| b <= hi)
-                }
-                Test::Contains { upper } => !missing && contains_upper(v, upper),
+            match row.number(base + t.at) {
+                Some(n) => self.passes_number(&t.test, n),
+                None => self.passes(&t.test, row.get(base + t.at)),
             }
         })
+    }
+
+    /// Which rows of a batch pass every filter (`keep[i]`), the filters' cells being the
+    /// first of `cols` (as [`Filters::keep`] with `base` 0). A test on typed numbers is
+    /// one comparison a row, and one on a dictionary column runs once for each of its
+    /// values; the others test the rows still kept one by one.
+    pub fn keep_batch(&self, cols: &[&ScanColumn], rows: usize, keep: &mut Vec<bool>) {
+        keep.clear();
+        keep.resize(rows, true);
+        for t in &self.tests {
+            match (cols[t.at], &t.test) {
+                (ScanColumn::Numbers(v), Test::Numbers { lo, hi }) => {
+                    // NaN (missing) fails both comparisons.
+                    for (k, x) in keep.iter_mut().zip(v) {
+                        *k &= *lo <= *x && *x <= *hi;
+                    }
+                }
+                (ScanColumn::Numbers(v), test) => {
+                    for (k, x) in keep.iter_mut().zip(v).filter(|(k, _)| **k) {
+                        *k = self.passes_number(test, (!x.is_nan()).then_some(*x));
+                    }
+                }
+                (ScanColumn::Strings(Strings::Dict(keys, values)), test)
+                    if values.len() <= rows =>
+                {
+                    let pass: Vec<bool> = (0..values.len())
+                        .map(|j| self.passes(test, values.get(j)))
+                        .collect();
+                    let null = self.passes(test, None);
+                    for (k, &key) in keep.iter_mut().zip(keys) {
+                        *k &= if key == NULL_KEY {
+                            null
+                        } else {
+                            pass[key as usize]
+                        };
+                    }
+                }
+                (col, test) => {
+                    for (i, k) in keep.iter_mut().enumerate().filter(|(_, k)| **k) {
+                        *k = self.passes(test, col.get(i));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a cell read typed passes `test` (`None`: missing). Only number tests
+    /// and missing tests run on typed cells ([`Filters::numbers`]).
+    #[inline]
+    fn passes_number(&self, test: &Test, n: Option<f64>) -> bool {
+        match (test, n) {
+            (Test::Missing, n) => n.is_none(),
+            (Test::NotMissing, n) => n.is_some(),
+            (Test::Value { missing, .. }, None) => *missing,
+            (Test::Value { values, .. }, Some(n)) => values.contains(&bits(n)),
+            (Test::Numbers { lo, hi }, Some(n)) => *lo <= n && n <= *hi,
+            (Test::Numbers { .. }, None) => false,
+            _ => unreachable!("a typed cell met a text test"),
+        }
+    }
+
+    /// Whether a cell read as text passes `test`.
+    #[inline]
+    fn passes(&self, test: &Test, c: Option<&[u8]>) -> bool {
+        let missing = cell::is_missing(c, self.text_na);
+        let v = c.unwrap_or_default();
+        let number = || cell::number(v, self.decimal_comma);
+        match test {
+            Test::Missing => missing,
+            Test::NotMissing => !missing,
+            Test::Text { values, missing: m } => {
+                if missing {
+                    *m
+                } else {
+                    values.contains(v)
+                        || (std::str::from_utf8(v).is_err()
+                            && values.contains(String::from_utf8_lossy(v).as_bytes()))
+                }
+            }
+            Test::Value {
+                values,
+                missing: m,
+                temporal,
+            } => {
+                if missing {
+                    return *m;
+                }
+                let n = if *temporal {
+                    cell::instant(v).map(|t| t.0)
+                } else {
+                    number()
+                };
+                n.is_some_and(|n| values.contains(&bits(n)))
+            }
+            Test::Numbers { lo, hi } => !missing && number().is_some_and(|n| *lo <= n && n <= *hi),
+            Test::Instants { lo, hi, hi_open } => {
+                !missing
+                    && cell::instant(v)
+                        .is_some_and(|(t, _)| *lo <= t && if *hi_open { t < *hi } else { t <= *hi })
+            }
+            Test::Bytes { lo, hi } => {
+                if missing {
+                    return false;
+                }
+                let text = String::from_utf8_lossy(v);
+                let b = text.as_bytes();
+                lo.as_deref().is_none_or(|lo| b >= lo) && hi.as_deref().is_none_or(|hi| b <= hi)
+            }
+            Test::Contains { upper } => !missing && contains_upper(v, upper),
+        }
     }
 }
 

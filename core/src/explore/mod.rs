@@ -214,12 +214,13 @@ fn view_rows(t: &Table, view: &ViewSpec) -> anyhow::Result<Option<Arc<Vec<u32>>>
                     decimal_comma: t.decimal_comma,
                 })
                 .collect();
-            let mut cols = filters.columns().to_vec();
-            let base = cols.len();
-            cols.extend(view.sort.iter().map(|s| s.column));
-            let parts = t.scan_typed(
+            let base = filters.columns().len();
+            let cols: Vec<usize> = view.sort.iter().map(|s| s.column).collect();
+            let typed: Vec<bool> = readers.iter().map(sort::KeyReader::numbers).collect();
+            let parts = t.scan_kept(
+                &filters,
                 &cols,
-                &filters.numbers(),
+                &typed,
                 || {
                     (
                         Vec::<u32>::new(),
@@ -227,11 +228,9 @@ fn view_rows(t: &Table, view: &ViewSpec) -> anyhow::Result<Option<Arc<Vec<u32>>>
                     )
                 },
                 |(rows, keys), row, _, r| {
-                    if filters.keep(r, 0) {
-                        rows.push(row);
-                        for (i, (k, rd)) in keys.iter_mut().zip(&readers).enumerate() {
-                            rd.push(k, r, base + i);
-                        }
+                    rows.push(row);
+                    for (i, (k, rd)) in keys.iter_mut().zip(&readers).enumerate() {
+                        rd.push(k, r, base + i);
                     }
                 },
             )?;
@@ -258,16 +257,9 @@ fn view_rows(t: &Table, view: &ViewSpec) -> anyhow::Result<Option<Arc<Vec<u32>>>
 }
 
 fn kept_rows(t: &Table, filters: &Filters) -> anyhow::Result<Vec<u32>> {
-    let parts = t.scan_typed(
-        filters.columns(),
-        &filters.numbers(),
-        Vec::<u32>::new,
-        |rows, row, _, r| {
-            if filters.keep(r, 0) {
-                rows.push(row);
-            }
-        },
-    )?;
+    let parts = t.scan_kept(filters, &[], &[], Vec::<u32>::new, |rows, row, _, _| {
+        rows.push(row)
+    })?;
     Ok(parts.concat())
 }
 

@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use arrow_array::cast::AsArray;
@@ -17,7 +18,7 @@ use arrow_array::{
     Array, ArrayRef, Float32Array, Float64Array, LargeStringArray, StringArray, StringViewArray,
 };
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
     RowSelector,
@@ -25,6 +26,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 
 use super::cell::Kind;
+use super::filter::Filters;
 use super::source::Row;
 use crate::artifacts::table::{self, MAX_COLUMNS};
 
@@ -42,9 +44,10 @@ pub struct ParquetTable {
 pub enum ScanColumn {
     /// Strings read where arrow holds them (no copy: the text arrow would display).
     Strings(Strings),
-    /// Numbers for a reader that takes only numbers ([`Row::number`]); `None` is a
-    /// missing cell (null or NaN). Such a column has no text.
-    Numbers(Vec<Option<f64>>),
+    /// Numbers for a reader that takes only numbers ([`Row::number`]); NaN is a
+    /// missing cell (null or NaN), so that a range test is one comparison a lane. Such a
+    /// column has no text.
+    Numbers(Vec<f64>),
     /// Anything else, as arrow displays it.
     Text(TextColumn),
 }
@@ -76,35 +79,49 @@ impl ScanColumn {
         }
     }
 
+    /// A dictionary column's cell as its dictionary's values and its key
+    /// ([`NULL_KEY`] for a null); `None` for other columns.
+    #[inline]
+    pub fn dict(&self, row: usize) -> Option<(&Strings, u32)> {
+        match self {
+            ScanColumn::Strings(Strings::Dict(keys, values)) => Some((values, keys[row])),
+            _ => None,
+        }
+    }
+
     /// The number of a typed column's cell; `None` when the column is not typed.
     #[inline]
     pub fn number(&self, row: usize) -> Option<Option<f64>> {
         match self {
-            ScanColumn::Numbers(v) => Some(v[row]),
+            ScanColumn::Numbers(v) => Some((!v[row].is_nan()).then_some(v[row])),
             _ => None,
         }
     }
 }
 
-/// The numbers of an integer or double column (a NaN is missing, as pandas' `isna()`);
-/// `None` for other types. Integers beyond 2^53 round as the text's parse would. A
+/// The numbers of an integer or double column, NaN for a missing cell (null or NaN, as
+/// pandas' `isna()`); `None` for other types. Integers beyond 2^53 round as the text's parse would. A
 /// float32 stays text: `0.1f32` widened is not the 0.1 its text shows and a filter
 /// compares against.
-fn typed_numbers(a: &ArrayRef) -> Option<Vec<Option<f64>>> {
+fn typed_numbers(a: &ArrayRef) -> Option<Vec<f64>> {
     use arrow_array::types::*;
     fn all<T: arrow_array::ArrowPrimitiveType>(
         a: &ArrayRef,
         f: impl Fn(T::Native) -> f64,
-    ) -> Option<Vec<Option<f64>>> {
+    ) -> Option<Vec<f64>> {
         let p = a.as_primitive_opt::<T>()?;
-        Some(
-            (0..p.len())
-                .map(|i| {
-                    let n = f(p.value(i));
-                    (p.is_valid(i) && !n.is_nan()).then_some(n)
-                })
-                .collect(),
-        )
+        let mut v: Vec<f64> = p.values().iter().map(|&x| f(x)).collect();
+        if let Some(nulls) = p.nulls() {
+            for i in nulls
+                .iter()
+                .enumerate()
+                .filter(|(_, ok)| !ok)
+                .map(|(i, _)| i)
+            {
+                v[i] = f64::NAN;
+            }
+        }
+        Some(v)
     }
     match a.data_type() {
         DataType::Float64 => all::<Float64Type>(a, |v| v),
@@ -121,12 +138,13 @@ fn typed_numbers(a: &ArrayRef) -> Option<Vec<Option<f64>>> {
 }
 
 /// A string column (plain, large, view or dictionary-encoded) read in place.
+#[derive(Clone)]
 pub enum Strings {
     Utf8(StringArray),
     Large(LargeStringArray),
     View(StringViewArray),
-    /// A dictionary's keys (`None` for a null) into its values.
-    Dict(Vec<Option<usize>>, Box<Strings>),
+    /// A dictionary's keys ([`NULL_KEY`] for a null) into its values.
+    Dict(Vec<u32>, Box<Strings>),
 }
 
 impl Strings {
@@ -142,30 +160,63 @@ impl Strings {
                 ) =>
             {
                 let d = a.as_any_dictionary();
-                let keys = d.normalized_keys();
                 let values = Strings::of(d.values())?;
-                Strings::Dict(
-                    keys.into_iter()
+                let mut keys: Vec<u32> = d.normalized_keys().iter().map(|&k| k as u32).collect();
+                if let Some(nulls) = a.logical_nulls() {
+                    for i in nulls
+                        .iter()
                         .enumerate()
-                        .map(|(i, k)| a.is_valid(i).then_some(k))
-                        .collect(),
-                    Box::new(values),
-                )
+                        .filter(|(_, ok)| !ok)
+                        .map(|(i, _)| i)
+                    {
+                        keys[i] = NULL_KEY;
+                    }
+                }
+                Strings::Dict(keys, Box::new(values))
             }
             _ => return None,
         })
     }
 
     #[inline]
-    fn get(&self, row: usize) -> Option<&[u8]> {
+    pub fn get(&self, row: usize) -> Option<&[u8]> {
         match self {
             Strings::Utf8(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
             Strings::Large(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
             Strings::View(s) => s.is_valid(row).then(|| s.value(row).as_bytes()),
-            Strings::Dict(keys, values) => values.get(keys[row]?),
+            Strings::Dict(keys, values) => match keys[row] {
+                NULL_KEY => None,
+                k => values.get(k as usize),
+            },
+        }
+    }
+
+    /// What tells this column's strings from another's while both are alive: where
+    /// its offsets (or views, or keys) are, and how many.
+    pub fn id(&self) -> (usize, usize) {
+        match self {
+            Strings::Utf8(s) => (s.value_offsets().as_ptr() as usize, s.len()),
+            Strings::Large(s) => (s.value_offsets().as_ptr() as usize, s.len()),
+            Strings::View(s) => (s.views().as_ptr() as usize, s.len()),
+            Strings::Dict(keys, _) => (keys.as_ptr() as usize, keys.len()),
+        }
+    }
+
+    /// How many cells there are (a dictionary's values for the values of a
+    /// [`Strings::Dict`]).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        match self {
+            Strings::Utf8(s) => s.len(),
+            Strings::Large(s) => s.len(),
+            Strings::View(s) => s.len(),
+            Strings::Dict(keys, _) => keys.len(),
         }
     }
 }
+
+/// A null cell's key in [`Strings::Dict`].
+pub const NULL_KEY: u32 = u32::MAX;
 
 /// One column of a batch as text: `None` for nulls.
 pub struct TextColumn {
@@ -215,6 +266,59 @@ impl TextColumn {
     }
 }
 
+/// The file's arrow schema with every string column that is dictionary-encoded
+/// throughout (each page of each row group) read as a dictionary, so a scan meets each
+/// distinct string once per row group instead of once per row; `None` when no column
+/// is. A column that falls back to plain pages somewhere stays plain: turning those
+/// pages into a dictionary would cost more than it saves.
+fn dictionary_schema(meta: &ArrowReaderMetadata) -> Option<SchemaRef> {
+    use parquet::basic::{Encoding, PageType};
+    let md = meta.metadata();
+    let schema = meta.schema();
+    let fields = schema.fields();
+    let leaves = md.file_metadata().schema_descr();
+    // Only flat files: leaf `i` is field `i`.
+    if leaves.num_columns() != fields.len() || md.num_row_groups() == 0 {
+        return None;
+    }
+    let all_dictionary = |c: usize| {
+        md.row_groups().iter().all(|rg| {
+            let col = rg.column(c);
+            col.dictionary_page_offset().is_some()
+                && match (col.page_encoding_stats(), col.page_encoding_stats_mask()) {
+                    (Some(stats), _) => stats.iter().all(|p| {
+                        !matches!(p.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
+                            || matches!(
+                                p.encoding,
+                                Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY
+                            )
+                    }),
+                    (None, Some(mask)) => {
+                        mask.is_only(Encoding::PLAIN_DICTIONARY)
+                            || mask.is_only(Encoding::RLE_DICTIONARY)
+                    }
+                    (None, None) => false,
+                }
+        })
+    };
+    let mut changed = false;
+    let hinted: Vec<FieldRef> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 if all_dictionary(i) => {
+                changed = true;
+                Arc::new(f.as_ref().clone().with_data_type(DataType::Dictionary(
+                    Box::new(DataType::Int32),
+                    Box::new(f.data_type().clone()),
+                )))
+            }
+            _ => f.clone(),
+        })
+        .collect();
+    changed.then(|| Arc::new(Schema::new_with_metadata(hinted, schema.metadata().clone())))
+}
+
 fn kind_of(t: &DataType) -> Kind {
     use DataType::*;
     match t {
@@ -231,9 +335,16 @@ fn kind_of(t: &DataType) -> Kind {
 impl ParquetTable {
     pub fn open(path: &Path) -> anyhow::Result<ParquetTable> {
         let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let meta =
-            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new().with_page_index(true))
-                .with_context(|| format!("{} cannot be read as a Parquet file", path.display()))?;
+        let options = ArrowReaderOptions::new().with_page_index(true);
+        let unreadable = || format!("{} cannot be read as a Parquet file", path.display());
+        let meta = ArrowReaderMetadata::load(&file, options.clone()).with_context(unreadable)?;
+        let meta = match dictionary_schema(&meta) {
+            Some(schema) => {
+                ArrowReaderMetadata::try_new(meta.metadata().clone(), options.with_schema(schema))
+                    .with_context(unreadable)?
+            }
+            None => meta,
+        };
         let fields = meta.schema().fields();
         let headers: Vec<String> = fields
             .iter()
@@ -278,6 +389,52 @@ impl ParquetTable {
         })
     }
 
+    /// Whether column `c` is read typed as numbers that keep every value apart
+    /// (`Some(integer)`): doubles, and integers whose row groups' statistics say they
+    /// are all within 2^53 (where an `f64` holds each integer exactly).
+    pub fn numbers_exact(&self, c: usize) -> Option<bool> {
+        use parquet::file::statistics::Statistics;
+        const EXACT: i64 = 1 << 53;
+        let field = &self.meta.schema().fields()[c];
+        let exact = match field.data_type() {
+            DataType::Float64 => return Some(false),
+            DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => true,
+            DataType::Int32 | DataType::UInt32 | DataType::Int64 | DataType::UInt64 => {
+                let md = self.meta.metadata();
+                md.file_metadata().schema_descr().num_columns() == self.meta.schema().fields().len()
+                    && md
+                        .row_groups()
+                        .iter()
+                        .all(|rg| match rg.column(c).statistics() {
+                            Some(Statistics::Int32(_)) => true,
+                            Some(Statistics::Int64(s)) => {
+                                // An unsigned 64-bit column is stored as i64 bits.
+                                let unsigned = matches!(field.data_type(), DataType::UInt64);
+                                match (s.min_opt(), s.max_opt()) {
+                                    (Some(&lo), Some(&hi)) if unsigned => {
+                                        (0..=EXACT).contains(&lo) && (0..=EXACT).contains(&hi)
+                                    }
+                                    (Some(&lo), Some(&hi)) => lo >= -EXACT && hi <= EXACT,
+                                    _ => rg.column(c).num_values() == 0,
+                                }
+                            }
+                            _ => false,
+                        })
+            }
+            _ => false,
+        };
+        exact.then_some(true)
+    }
+
+    /// Whether column `c` is read as a dictionary ([`dictionary_schema`]).
+    #[cfg(test)]
+    pub fn is_dictionary(&self, c: usize) -> bool {
+        matches!(
+            self.meta.schema().fields()[c].data_type(),
+            DataType::Dictionary(..)
+        )
+    }
+
     fn builder(&self) -> anyhow::Result<ParquetRecordBatchReaderBuilder<File>> {
         let file = File::open(&self.path)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
@@ -289,11 +446,15 @@ impl ParquetTable {
 
     /// [`super::source::Table::scan_with`] for Parquet: threads take runs of row groups.
     /// Columns whose `numbers` flag is set are read as numbers where they hold them
-    /// ([`ScanColumn::Numbers`]).
+    /// ([`ScanColumn::Numbers`]). With `pre`, whose columns are the first of `cols`,
+    /// only the rows it keeps are visited, tested a batch at a time
+    /// ([`Filters::keep_batch`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn scan<S: Send>(
         &self,
         cols: &[usize],
         numbers: &[bool],
+        pre: Option<&Filters>,
         threads: usize,
         init: &(dyn Fn() -> S + Sync),
         visit: &(dyn Fn(&mut S, u32, u64, &Row) + Sync),
@@ -339,6 +500,7 @@ impl ParquetTable {
                             .with_batch_size(8192)
                             .build()?;
                         let mut row = self.starts[a];
+                        let mut kept = Vec::new();
                         for batch in reader {
                             let batch = batch?;
                             let converted: Vec<ScanColumn> = distinct
@@ -347,10 +509,31 @@ impl ParquetTable {
                                 .collect::<anyhow::Result<_>>()?;
                             let columns: Vec<&ScanColumn> =
                                 slot.iter().map(|&k| &converted[k]).collect();
-                            for i in 0..batch.num_rows() {
-                                visit(&mut st, (row + i) as u32, 0, &Row::Cols(&columns, i));
+                            let n = batch.num_rows();
+                            match pre {
+                                None => {
+                                    for i in 0..n {
+                                        visit(
+                                            &mut st,
+                                            (row + i) as u32,
+                                            0,
+                                            &Row::Cols(&columns, i),
+                                        );
+                                    }
+                                }
+                                Some(f) => {
+                                    f.keep_batch(&columns, n, &mut kept);
+                                    for (i, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
+                                        visit(
+                                            &mut st,
+                                            (row + i) as u32,
+                                            0,
+                                            &Row::Cols(&columns, i),
+                                        );
+                                    }
+                                }
                             }
-                            row += batch.num_rows();
+                            row += n;
                         }
                         Ok(st)
                     })

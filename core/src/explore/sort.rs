@@ -54,8 +54,18 @@ impl KeyReader {
         }
     }
 
+    /// Whether the scan may pass this key's cells typed ([`Row::number`]): a number
+    /// read typed orders as the number its text says.
+    pub fn numbers(&self) -> bool {
+        self.kind.is_numeric()
+    }
+
     #[inline]
     pub fn push(&self, col: &mut KeyColumn, row: &Row, at: usize) {
+        if let (Some(n), KeyColumn::Ordered(keys)) = (row.number(at), &mut *col) {
+            keys.push(n.map_or(MISSING, ordered));
+            return;
+        }
         let c = row.get(at);
         let missing = cell::is_missing(c, self.text_na);
         let v = c.unwrap_or_default();

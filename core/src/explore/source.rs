@@ -26,6 +26,7 @@ use csv::{ByteRecord, ReaderBuilder};
 use serde::Serialize;
 
 use super::cell::{self, Kind, KindAcc};
+use super::filter::Filters;
 use super::spec::BadInput;
 use crate::artifacts::csv_index::{self, Index, STRIDE};
 use crate::artifacts::table::{self, MAX_COLUMNS};
@@ -133,6 +134,16 @@ impl Row<'_> {
             Row::Csv(r, cols) => r.get(cols[i]),
             Row::Mem(r, cols) => r.get(cols[i]).and_then(|c| c.as_deref()).map(str::as_bytes),
             Row::Cols(cols, row) => cols[i].get(*row),
+        }
+    }
+
+    /// The `i`th cell as its dictionary's values and key when the scan read a
+    /// dictionary column ([`super::parquet::ScanColumn::dict`]).
+    #[inline]
+    pub fn dict(&self, i: usize) -> Option<(&super::parquet::Strings, u32)> {
+        match self {
+            Row::Cols(cols, row) => cols[i].dict(*row),
+            _ => None,
         }
     }
 
@@ -428,12 +439,63 @@ impl Table {
         init: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u64, &Row) + Sync,
     ) -> anyhow::Result<Vec<S>> {
-        self.scan_typed(cols, &[], init, visit)
+        self.scan(cols, &[], init, visit)
+    }
+
+    /// [`Table::scan_with`] over the rows `filters` keep: each row's cells are those
+    /// of [`Filters::columns`], then those of `cols` (from `filters.columns().len()`
+    /// on). The filters' columns are read typed where they only compare numbers
+    /// ([`Filters::numbers`]), and so are those of `cols` whose `numbers` flag is set.
+    pub fn scan_kept<S: Send>(
+        &self,
+        filters: &Filters,
+        cols: &[usize],
+        numbers: &[bool],
+        init: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, u32, u64, &Row) + Sync,
+    ) -> anyhow::Result<Vec<S>> {
+        let mut all = filters.columns().to_vec();
+        all.extend_from_slice(cols);
+        let mut typed = filters.numbers();
+        typed.extend((0..cols.len()).map(|i| numbers.get(i).copied().unwrap_or(false)));
+        if filters.is_empty() {
+            return self.scan(&all, &typed, init, visit);
+        }
+        match &self.body {
+            // Parquet tests whole batches, then visits the rows kept.
+            Body::Parquet(p) => p.scan(&all, &typed, Some(filters), threads(), &init, &visit),
+            _ => self.scan(&all, &typed, init, |s, row, at, r| {
+                if filters.keep(r, 0) {
+                    visit(s, row, at, r)
+                }
+            }),
+        }
+    }
+
+    /// The columns' kinds as the file's schema declares them (Parquet); `None` where
+    /// they are inferred from the cells.
+    pub fn schema_kinds(&self) -> Option<&[Kind]> {
+        match &self.body {
+            Body::Parquet(p) => Some(&p.kinds),
+            _ => None,
+        }
+    }
+
+    /// For each column, whether a scan can read it as numbers that keep every value
+    /// apart, and whether they are integers (Parquet's doubles and integers within
+    /// 2^53; other formats keep text: `None`).
+    pub fn numbers_exact(&self) -> Vec<Option<bool>> {
+        (0..self.width())
+            .map(|c| match &self.body {
+                Body::Parquet(p) => p.numbers_exact(c),
+                _ => None,
+            })
+            .collect()
     }
 
     /// [`Table::scan_with`], where the columns whose `numbers` flag is set may be read
     /// as numbers only ([`Row::number`]; formats that keep text ignore the flags).
-    pub fn scan_typed<S: Send>(
+    fn scan<S: Send>(
         &self,
         cols: &[usize],
         numbers: &[bool],
@@ -493,7 +555,7 @@ impl Table {
                     Ok(out)
                 })
             }
-            Body::Parquet(p) => p.scan(cols, numbers, n, &init, &visit),
+            Body::Parquet(p) => p.scan(cols, numbers, None, n, &init, &visit),
         }
     }
 

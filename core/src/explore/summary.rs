@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use super::cell::{self, Kind, KindAcc};
 use super::filter::Filters;
+use super::parquet::{Strings, NULL_KEY};
 use super::source::{Row, Table};
 
 /// Distinct values counted exactly (with their counts) per column.
@@ -142,10 +143,25 @@ fn hash(b: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(b);
     // FxHash's high bits are weak for a sketch: finish with splitmix64's mixer.
-    let mut z = h.finish();
+    mix(h.finish())
+}
+
+/// splitmix64's finaliser.
+#[inline]
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// A typed number as the page shows it (arrow's display: integers plain, doubles in
+/// their shortest round-trip form, `5.0`).
+fn number_text(n: f64, integer: bool) -> String {
+    if integer {
+        format!("{}", n as i64)
+    } else {
+        ryu::Buffer::new().format(n).to_owned()
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -162,6 +178,20 @@ impl Welford {
         let d = x - self.mean;
         self.mean += d / self.n;
         self.m2 += d * (x - self.mean);
+    }
+
+    /// `x`, `n` times.
+    #[inline]
+    fn push_n(&mut self, x: f64, n: u64) {
+        if n == 1 {
+            self.push(x)
+        } else {
+            self.merge(&Welford {
+                n: n as f64,
+                mean: x,
+                m2: 0.0,
+            })
+        }
     }
     fn merge(&mut self, o: &Welford) {
         if o.n == 0.0 {
@@ -189,10 +219,35 @@ struct Col {
     counts: HashMap<u64, (Box<[u8]>, u64), ById>,
     /// Some value was not counted (the map was full).
     overflow: bool,
+    /// The least and greatest integers written with more digits than an `f64` holds
+    /// exactly (IDs of 64 bits), which the numbers' bounds only approximate.
+    long_ints: Option<(i128, i128)>,
     hll: Box<Hll>,
+    /// A dictionary column's counts by key, not yet pushed.
+    pending: Option<Pending>,
+}
+
+/// Counts by dictionary key of one dictionary ([`Col::push_key`]).
+struct Pending {
+    id: (usize, usize),
+    values: Strings,
+    /// Cells and cells kept for the median and histogram, by key.
+    counts: Vec<(u64, u64)>,
+    nulls: (u64, u64),
 }
 
 impl Col {
+    /// For a column whose schema says it is text: its cells are never parsed as
+    /// numbers or dates (`finish` would not use them), only counted and compared.
+    fn text() -> Col {
+        Col {
+            kind: KindAcc::text(),
+            numbers: None,
+            instants: None,
+            ..Col::new()
+        }
+    }
+
     fn new() -> Col {
         Col {
             kind: KindAcc::default(),
@@ -210,40 +265,54 @@ impl Col {
             counts: HashMap::default(),
             overflow: false,
             hll: Box::new(Hll([0; 4096])),
+            pending: None,
+            long_ints: None,
         }
     }
 
     #[inline]
     fn push(&mut self, c: Option<&[u8]>, text_na: bool, dc: bool, keep: bool) {
+        self.push_n(c, text_na, dc, 1, u64::from(keep));
+    }
+
+    /// [`Col::push`] of the same cell `n` times, `kept` of them with `keep`.
+    fn push_n(&mut self, c: Option<&[u8]>, text_na: bool, dc: bool, n: u64, kept: u64) {
         if cell::is_missing(c, text_na) {
-            self.missing += 1;
+            self.missing += n;
             return;
         }
         let v = c.unwrap_or_default();
         if matches!(v.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'))
             && cell::is_formula(&String::from_utf8_lossy(v), dc)
         {
-            self.formulas += 1;
+            self.formulas += n;
         }
-        // Each cell is parsed once: the kind is told what the parse found.
+        // Each cell is parsed once: the kind is told what the parse found. The kind's
+        // state is the same after one cell as after `n` of it, bar the count.
         let mut kinded = false;
-        if let Some((w, lo, hi, kept)) = &mut self.numbers {
+        if let Some((w, lo, hi, values)) = &mut self.numbers {
             match cell::number(v, dc) {
-                Some(n) => {
-                    self.kind.push_number(cell::is_integer(v));
-                    kinded = true;
-                    w.push(n);
-                    *lo = lo.min(n);
-                    *hi = hi.max(n);
-                    if keep {
-                        kept.push(n);
+                Some(x) => {
+                    let integer = cell::is_integer(v);
+                    if integer && x.abs() >= EXACT_INT {
+                        if let Some(i) = long_int(v) {
+                            let (a, b) = self.long_ints.get_or_insert((i, i));
+                            *a = (*a).min(i);
+                            *b = (*b).max(i);
+                        }
                     }
+                    self.kind.push_number(integer);
+                    kinded = true;
+                    w.push_n(x, n);
+                    *lo = lo.min(x);
+                    *hi = hi.max(x);
+                    values.extend(std::iter::repeat_n(x, kept as usize));
                 }
                 None => self.numbers = None,
             }
         }
         if self.numbers.is_none() {
-            if let Some((lo, hi, kept)) = &mut self.instants {
+            if let Some((lo, hi, values)) = &mut self.instants {
                 match cell::instant(v) {
                     Some((t, with_time)) => {
                         if self.kind.all_instants() {
@@ -252,9 +321,7 @@ impl Col {
                         }
                         *lo = lo.min(t);
                         *hi = hi.max(t);
-                        if keep {
-                            kept.push(t);
-                        }
+                        values.extend(std::iter::repeat_n(t, kept as usize));
                     }
                     None => self.instants = None,
                 }
@@ -263,6 +330,7 @@ impl Col {
         if !kinded {
             self.kind.push(v, dc);
         }
+        self.kind.present += n - 1;
         if self.numbers.is_none() && self.instants.is_none() {
             if self.min_text.as_deref().is_none_or(|m| v < m) {
                 self.min_text = Some(v.to_vec());
@@ -279,9 +347,81 @@ impl Col {
         // among 100,000 values that happens about once in 10^9 files).
         let full = self.counts.len() >= MAX_DISTINCT;
         match self.counts.get_mut(&h) {
+            Some(e) => e.1 += n,
+            None if !full => {
+                self.counts.insert(h, (v.into(), n));
+            }
+            None => self.overflow = true,
+        }
+    }
+
+    /// A cell of a dictionary column ([`Row::dict`]): counted by its key until the
+    /// dictionary changes, then each distinct value is pushed once with its count
+    /// ([`Col::flush`]), so a value is parsed and hashed once per row group, not once
+    /// per row.
+    #[inline]
+    fn push_key(&mut self, values: &Strings, key: u32, keep: bool, text_na: bool, dc: bool) {
+        let id = values.id();
+        if self.pending.as_ref().is_none_or(|p| p.id != id) {
+            self.flush(text_na, dc);
+            self.pending = Some(Pending {
+                id,
+                values: values.clone(),
+                counts: vec![(0, 0); values.len()],
+                nulls: (0, 0),
+            });
+        }
+        let p = self.pending.as_mut().expect("just set");
+        let slot = if key == NULL_KEY {
+            &mut p.nulls
+        } else {
+            &mut p.counts[key as usize]
+        };
+        slot.0 += 1;
+        slot.1 += u64::from(keep);
+    }
+
+    /// Push the dictionary values counted by [`Col::push_key`].
+    fn flush(&mut self, text_na: bool, dc: bool) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        for (k, &(n, kept)) in p.counts.iter().enumerate().filter(|(_, c)| c.0 > 0) {
+            self.push_n(p.values.get(k), text_na, dc, n, kept);
+        }
+        if p.nulls.0 > 0 {
+            self.push_n(None, text_na, dc, p.nulls.0, p.nulls.1);
+        }
+    }
+
+    /// A cell read typed ([`Row::number`]; `None`: missing): [`Col::push`] of its text,
+    /// a number (`integer`: written without a fraction), without writing and parsing
+    /// that text. Values are counted by number, as `finish` merges counts anyway.
+    #[inline]
+    fn push_number(&mut self, n: Option<f64>, integer: bool, keep: bool) {
+        let Some(n) = n else {
+            self.missing += 1;
+            return;
+        };
+        let Some((w, lo, hi, kept)) = &mut self.numbers else {
+            // Not reached: a typed column holds numbers only, from its first cell on.
+            return self.push(Some(number_text(n, integer).as_bytes()), false, false, keep);
+        };
+        self.kind.push_number(integer);
+        w.push(n);
+        *lo = lo.min(n);
+        *hi = hi.max(n);
+        if keep {
+            kept.push(n);
+        }
+        let h = mix((n + 0.0).to_bits());
+        self.hll.add(h);
+        let full = self.counts.len() >= MAX_DISTINCT;
+        match self.counts.get_mut(&h) {
             Some(e) => e.1 += 1,
             None if !full => {
-                self.counts.insert(h, (v.into(), 1));
+                self.counts
+                    .insert(h, (number_text(n, integer).into_bytes().into(), 1));
             }
             None => self.overflow = true,
         }
@@ -315,6 +455,10 @@ impl Col {
             }
         }
         self.overflow |= o.overflow;
+        self.long_ints = match (self.long_ints, o.long_ints) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
         self.hll.merge(&o.hll);
         for (h, (k, n)) in o.counts {
             let full = self.counts.len() >= MAX_DISTINCT;
@@ -327,6 +471,24 @@ impl Col {
             }
         }
     }
+}
+
+/// From here on an `f64` no longer holds every integer.
+const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+/// An integer cell's exact value.
+fn long_int(v: &[u8]) -> Option<i128> {
+    let t = std::str::from_utf8(v.trim_ascii()).ok()?;
+    t.strip_prefix('+').unwrap_or(t).parse().ok()
+}
+
+/// A counted value's identity for a numeric column: its number, so that "10" and
+/// "10.0" are one value, but an integer too long for an `f64` by its exact value.
+#[derive(PartialEq, Eq, Hash)]
+enum ValueKey {
+    Number(u64),
+    Long(i128),
+    Text(Box<[u8]>),
 }
 
 /// Whether row `row` is in the sample of one in `stride` rows.
@@ -347,31 +509,48 @@ fn show_number(n: f64, integer: bool) -> String {
 pub fn summarize(table: &Table, filters: &Filters) -> anyhow::Result<Summary> {
     let started = std::time::Instant::now();
     let width = table.width();
-    let mut cols: Vec<usize> = filters.columns().to_vec();
-    let base = cols.len();
-    cols.extend(0..width);
+    let cols: Vec<usize> = (0..width).collect();
+    let base = filters.columns().len();
     let stride = (table.total_rows as u64)
         .div_ceil(MAX_KEPT_VALUES as u64)
         .max(1);
     let (text_na, dc) = (table.text_na, table.decimal_comma);
-    let parts = table.scan_typed(
+    // Numbers are read typed where that keeps every value apart (Parquet).
+    let exact = table.numbers_exact();
+    let schema = table.schema_kinds().unwrap_or_default();
+    let typed: Vec<bool> = exact.iter().map(Option::is_some).collect();
+    let parts = table.scan_kept(
+        filters,
         &cols,
-        &filters.numbers(),
-        || (0u64, (0..width).map(|_| Col::new()).collect::<Vec<_>>()),
+        &typed,
+        || {
+            let cols = (0..width).map(|c| match schema.get(c) {
+                Some(Kind::Text) => Col::text(),
+                _ => Col::new(),
+            });
+            (0u64, cols.collect::<Vec<_>>())
+        },
         |(kept, acc), row, _, r: &Row| {
-            if !filters.keep(r, 0) {
-                return;
-            }
             *kept += 1;
             let keep = sampled(row, stride);
             for (i, c) in acc.iter_mut().enumerate() {
-                c.push(r.get(base + i), text_na, dc, keep);
+                if let Some((values, key)) = r.dict(base + i) {
+                    c.push_key(values, key, keep, text_na, dc);
+                    continue;
+                }
+                match r.number(base + i) {
+                    Some(n) => c.push_number(n, exact[i] == Some(true), keep),
+                    None => c.push(r.get(base + i), text_na, dc, keep),
+                }
             }
         },
     )?;
     let mut kept_rows = 0u64;
     let mut all: Option<Vec<Col>> = None;
-    for (k, part) in parts {
+    for (k, mut part) in parts {
+        for c in &mut part {
+            c.flush(text_na, dc);
+        }
         kept_rows += k;
         all = Some(match all {
             None => part,
@@ -452,10 +631,16 @@ fn finish(
         }
     };
     if kind.is_numeric() || kind.is_temporal() {
-        let mut by: HashMap<u64, (Box<[u8]>, u64), Fx> = HashMap::default();
+        let mut by: HashMap<ValueKey, (Box<[u8]>, u64), Fx> = HashMap::default();
         for (k, n) in counts {
-            let v = value_of(&k).unwrap_or(f64::NAN);
-            let e = by.entry((v + 0.0).to_bits()).or_insert((k, 0));
+            let key = match value_of(&k) {
+                Some(v) if v.abs() >= EXACT_INT && kind.is_numeric() && cell::is_integer(&k) => {
+                    long_int(&k).map_or(ValueKey::Number(v.to_bits()), ValueKey::Long)
+                }
+                Some(v) => ValueKey::Number((v + 0.0).to_bits()),
+                None => ValueKey::Text(k.clone()),
+            };
+            let e = by.entry(key).or_insert((k, 0));
             e.1 += n;
         }
         counts = by.into_values().collect();
@@ -525,8 +710,13 @@ fn finish(
     match (kind, c.numbers, c.instants) {
         (k, Some((w, lo, hi, mut kept)), _) if k.is_numeric() => {
             let integer = k == Kind::Integer;
-            s.min = Some(show_number(lo, integer));
-            s.max = Some(show_number(hi, integer));
+            // A bound beyond 2^53 came from a long integer, whose exact value is kept.
+            let exact = |x: f64, long: Option<i128>| match long {
+                Some(i) if x.abs() >= EXACT_INT && i as f64 == x => i.to_string(),
+                _ => show_number(x, integer),
+            };
+            s.min = Some(exact(lo, c.long_ints.map(|b| b.0)));
+            s.max = Some(exact(hi, c.long_ints.map(|b| b.1)));
             s.mean = Some(w.mean);
             s.std = (w.n > 1.0).then(|| (w.m2 / (w.n - 1.0)).sqrt());
             s.median = median(&mut kept);

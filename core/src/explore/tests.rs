@@ -823,6 +823,157 @@ fn parquet_pages_filters_sorts_and_summaries() {
     );
 }
 
+/// Parquet scans that read strings as dictionaries, numbers typed and filters a batch at
+/// a time give what the plain, row-by-row reading of the same cells gives, and numbers
+/// what the generated values say.
+#[test]
+fn parquet_dictionaries_and_typed_numbers_summarize_as_plain_text_does() {
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 5_000usize;
+    let amount = |i: usize| match (i % 10, i % 11) {
+        (0, _) => None,
+        (_, 0) => Some(f64::NAN),
+        _ => Some((i % 97) as f64 * 0.5 - 7.0),
+    };
+    let cat = |i: usize| (!i.is_multiple_of(13)).then(|| format!("c{}", i % 6));
+    let day = |i: usize| format!("2024-01-{:02}", 1 + i % 9);
+    // Beyond 2^53 neighbours share an f64: they must still count apart.
+    let big = |i: usize| (1i64 << 60) + i as i64;
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
+        ),
+        (
+            "big",
+            Arc::new(Int64Array::from_iter_values((0..n).map(big))),
+        ),
+        (
+            "amount",
+            Arc::new(Float64Array::from_iter((0..n).map(amount))),
+        ),
+        ("cat", Arc::new(StringArray::from_iter((0..n).map(cat)))),
+        (
+            "day",
+            Arc::new(StringArray::from_iter_values((0..n).map(day))),
+        ),
+        (
+            "note",
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("n{i}")),
+            )),
+        ),
+    ])
+    .unwrap();
+    let write = |name: &str, dictionaries: bool| {
+        let p = dir.path().join(name);
+        let props = ::parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_size(1_000)
+            .set_dictionary_enabled(dictionaries)
+            // `note` falls back to plain pages: it must stay plain.
+            .set_dictionary_page_size_limit(256)
+            .set_write_batch_size(64)
+            .build();
+        let mut w = ::parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&p).unwrap(),
+            batch.schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        p
+    };
+    let dict = write("dict.parquet", true);
+    let plain = write("plain.parquet", false);
+    let t = parquet::ParquetTable::open(&dict).unwrap();
+    assert_eq!(
+        (0..6).map(|c| t.is_dictionary(c)).collect::<Vec<_>>(),
+        [false, false, false, true, true, false],
+        "cat and day are dictionaries throughout; note falls back"
+    );
+    assert_eq!(
+        (0..6).map(|c| t.numbers_exact(c)).collect::<Vec<_>>(),
+        [Some(true), None, Some(false), None, None, None]
+    );
+
+    for v in [
+        "{}",
+        r#"{"filters": [{"column": 3, "op": "values", "values": ["c1", "c4", ""]}]}"#,
+        r#"{"filters": [{"column": 2, "op": "range", "min": "-2", "max": "20"}, {"column": 4, "op": "contains", "text": "-05"}]}"#,
+    ] {
+        let (a, b) = (
+            summary(&dict, &view(v)).unwrap(),
+            summary(&plain, &view(v)).unwrap(),
+        );
+        assert_eq!(rows(&dict, v), rows(&plain, v), "{v}");
+        assert_eq!(a.kept_rows, b.kept_rows, "{v}");
+        for c in ["cat", "day", "note", "id", "big"] {
+            assert_eq!(col(&a, c), col(&b, c), "{c} in {v}");
+        }
+        let (x, y) = (col(&a, "amount"), col(&b, "amount"));
+        assert_eq!(
+            (x.count, x.missing, x.distinct, &x.top, &x.histogram),
+            (y.count, y.missing, y.distinct, &y.top, &y.histogram),
+            "{v}"
+        );
+    }
+
+    let s = summary(&dict, &ViewSpec::default()).unwrap();
+    let big_s = col(&s, "big");
+    assert_eq!((big_s.distinct, big_s.distinct_exact), (n as u64, true));
+    assert_eq!(big_s.max.as_deref(), Some(big(n - 1).to_string().as_str()));
+    let id = col(&s, "id");
+    assert_eq!(
+        (id.kind, id.count, id.distinct),
+        (Kind::Integer, n as u64, n as u64)
+    );
+    assert_eq!(
+        (id.min.as_deref(), id.max.as_deref()),
+        (Some("0"), Some("4999"))
+    );
+    assert!((id.mean.unwrap() - 2_499.5).abs() < 1e-9);
+    let a = col(&s, "amount");
+    let present: Vec<f64> = (0..n).filter_map(amount).filter(|x| !x.is_nan()).collect();
+    assert_eq!(
+        (a.count, a.missing),
+        (present.len() as u64, (n - present.len()) as u64)
+    );
+    let mean = present.iter().sum::<f64>() / present.len() as f64;
+    assert!((a.mean.unwrap() - mean).abs() < 1e-9);
+    let mut by: HashMap<String, u64> = HashMap::new();
+    for x in &present {
+        // As the page shows a double: the shortest text that reads back as it.
+        let t = if x.fract() == 0.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x}")
+        };
+        *by.entry(t).or_default() += 1;
+    }
+    assert_eq!(a.distinct, by.len() as u64);
+    for v in &a.top {
+        assert_eq!(by.get(&v.value), Some(&v.count), "{}", v.value);
+    }
+    let c = col(&s, "cat");
+    assert_eq!(
+        (c.count, c.distinct),
+        ((0..n).filter(|&i| cat(i).is_some()).count() as u64, 6)
+    );
+    let c1 = (0..n).filter(|&i| cat(i).as_deref() == Some("c1")).count() as u64;
+    assert!(
+        c.top.contains(&Value {
+            value: "c1".into(),
+            count: c1
+        }),
+        "{:?}",
+        c.top
+    );
+}
+
 #[test]
 fn workbook_sheets_are_parsed_once_and_explored() {
     use rust_xlsxwriter::{ExcelDateTime, Format as XFormat, Workbook};
