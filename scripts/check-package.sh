@@ -74,8 +74,8 @@ check_deb() {
     say "$(basename "$deb"): $(du -h "$deb" | cut -f1) ($(stat -c %s "$deb") bytes)"
     dpkg-deb --info "$deb" | sed -n 's/^ *\(Package\|Version\|Architecture\|Depends\|Installed-Size\):/  \1:/p' >&2
     dpkg-deb -x "$deb" "$root"
-    say "  files: $(dpkg-deb -c "$deb" | grep -vc '/$')"
-    dpkg-deb -c "$deb" | awk '$NF !~ /\/$/ {print "    " $3 "  " $NF}' >&2
+    say "  files: $(dpkg-deb -c "$deb" | grep -c '^-')"
+    dpkg-deb -c "$deb" | awk '$1 ~ /^-/ {print "    " $3 "  " $NF}' >&2
 
     entry=$(ls "$root"/usr/share/applications/*.desktop 2>/dev/null | head -1)
     [ -n "$entry" ] || die "the .deb has no desktop entry"
@@ -93,7 +93,7 @@ check_deb() {
     [ -n "$xml" ] || die "the .deb does not define the Parquet MIME type under /usr/share/mime/packages/"
     mkdir -p "$WORK/mime/packages"
     cp "$xml" "$WORK/mime/packages/"
-    update-mime-database "$WORK/mime" 2>&1 | sed 's/^/    /' >&2
+    XDG_DATA_HOME="$WORK" update-mime-database "$WORK/mime" 2>&1 | sed 's/^/    /' >&2
     grep -q '^50:application/vnd.apache.parquet:\*\.parquet$' "$WORK/mime/globs2" \
         || die "update-mime-database made no *.parquet glob from $(basename "$xml"): $(cat "$WORK/mime/globs2")"
     grep -q 'PAR1' "$WORK/mime/magic" || die "the Parquet type has no PAR1 magic in the built database"
@@ -117,7 +117,8 @@ check_appimage() {
 start() {
     name=$1
     shift
-    out="$WORK/displayfd"
+    out="$WORK/$name.display"
+    rm -f "$out"
     Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$out" >/dev/null 2>&1 &
     XVFB=$!
     i=0
