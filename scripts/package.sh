@@ -2,19 +2,21 @@
 # Build the desktop app's Linux packages, a .deb (Tauri's bundler) and an AppImage
 # beside it, check them, and start each under Xvfb until it draws its first content.
 #
-#   scripts/package.sh               build both, check, start the AppImage, install the
-#                                    .deb and start it (with the launch time and the
-#                                    memory of all its processes after 20 s idle, for
-#                                    BENCHMARKS.md)
-#   scripts/package.sh --no-install  build both, check, start the AppImage
+#   scripts/package.sh               build both, check both (scripts/check-package.sh),
+#                                    install the .deb and start it (with the launch time
+#                                    and the memory of all its processes after 20 s
+#                                    idle, for BENCHMARKS.md)
+#   scripts/package.sh --no-install  build both and check both
 #   scripts/package.sh --debug ...   the same from a debug build (minutes instead of a
 #                                    release build's quarter of an hour)
 #   scripts/package.sh --appimage-only [--debug]
 #                                    the AppImage alone, from `cargo build` (no tauri-cli)
 #
-# The .deb's desktop entry is checked: `Exec=... %F` (files from the file manager) and
-# `MimeType=` with every type of the bundle's file associations, and the Parquet MIME
-# type shipped (Debian 12's shared-mime-info has none).
+# scripts/check-package.sh checks what was built without installing it: the .deb's
+# desktop entry (desktop-file-validate, `Exec=... %F` for files from the file manager,
+# `MimeType=` with every type of the bundle's file associations), the Parquet MIME type
+# it ships (Debian 12's shared-mime-info has none), and each package's binary started
+# under Xvfb until it draws its window (screenshots in target/<profile>/bundle/check/).
 #
 # The AppImage: Tauri's AppImage bundler downloads linuxdeploy and its plugins from
 # GitHub, which a machine that reaches only the package registries cannot. So it is
@@ -82,22 +84,6 @@ if [ $DEB_TOO -eq 1 ]; then
     DEB=$(ls -t "$BUNDLE"/deb/*.deb 2>/dev/null | head -1)
     [ -n "$DEB" ] || die "no .deb under $BUNDLE/deb/"
     say "built $DEB ($(du -h "$DEB" | cut -f1))"
-    dpkg-deb --info "$DEB" | sed -n 's/^ *\(Package\|Version\|Depends\|Installed-Size\):/  \1:/p' >&2
-
-    # Its desktop entry: files from the file manager, every associated type.
-    ROOT="$WORK/deb"
-    dpkg-deb -x "$DEB" "$ROOT"
-    ENTRY=$(ls "$ROOT"/usr/share/applications/*.desktop 2>/dev/null | head -1)
-    [ -n "$ENTRY" ] || die "the .deb has no desktop entry"
-    desktop-file-validate "$ENTRY" || die "$(basename "$ENTRY") is not a valid desktop entry"
-    grep -Eq '^Exec=[^ ]+ %F$' "$ENTRY" || die "Exec= of $(basename "$ENTRY") does not take files (%F): $(grep '^Exec=' "$ENTRY")"
-    MIMES=$(python3 -c 'import json,sys; print(" ".join(a["mimeType"] for a in json.load(open(sys.argv[1]))["bundle"]["fileAssociations"]))' src-tauri/tauri.conf.json)
-    for m in $MIMES; do
-        grep -Eq "^MimeType=(.*;)?$m;" "$ENTRY" || die "MimeType= of $(basename "$ENTRY") lacks $m"
-    done
-    grep -q 'type="application/vnd.apache.parquet"' "$ROOT"/usr/share/mime/packages/*.xml \
-        || die "the .deb does not define the Parquet MIME type"
-    say "desktop entry: $(grep '^Exec=' "$ENTRY"); $(echo "$MIMES" | wc -w) file types"
 else
     say "building the app alone ($PROFILE)"
     if [ $PROFILE = release ]; then
@@ -156,7 +142,12 @@ cat "$RUNTIME" "$WORK/app.squashfs" >"$APPIMAGE"
 chmod +x "$APPIMAGE"
 say "built $APPIMAGE ($(du -h "$APPIMAGE" | cut -f1))"
 
-# ---- start them ----
+# ---- check them: desktop entry, MIME types, each started under Xvfb ----
+# shellcheck disable=SC2086
+scripts/check-package.sh --shots "$BUNDLE/check" ${DEB:-} "$APPIMAGE"
+[ $INSTALL -eq 1 ] || exit 0
+
+# ---- the .deb installed, for the launch time and memory of BENCHMARKS.md ----
 DISP=:$((90 + $$ % 9))
 Xvfb "$DISP" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
 XVFB=$!
@@ -180,18 +171,6 @@ start() {
     done
     say "$name: $(grep -o 'first content after [0-9]* ms' "$LOG")"
 }
-
-stop() {
-    # The AppImage's runtime waits on the app it started: stop that one too.
-    pkill -TERM -P "$APP" 2>/dev/null || true
-    kill "$APP" 2>/dev/null || true
-    wait "$APP" 2>/dev/null || true
-    APP=""
-}
-
-start AppImage "$(realpath "$APPIMAGE")" --appimage-extract-and-run
-stop
-[ $INSTALL -eq 1 ] || exit 0
 
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$(realpath "$DEB")" >/dev/null
 PKG=$(dpkg-deb --field "$DEB" Package)

@@ -33,6 +33,10 @@ sshd_new=""
 if [ -n "$tests" ]; then
     { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || missing="$missing openssh-client"
     [ -x /usr/sbin/sshd ] || { missing="$missing openssh-server"; sshd_new=1; }
+    # The keychain test: a real Secret Service (gnome-keyring on a bus of the test's
+    # own) and libsecret's secret-tool to read it; 2.3 MB to fetch.
+    command -v gnome-keyring-daemon >/dev/null 2>&1 || missing="$missing gnome-keyring"
+    command -v secret-tool >/dev/null 2>&1 || missing="$missing libsecret-tools"
 fi
 if [ -n "$missing" ]; then
     say "installing system packages:$missing"

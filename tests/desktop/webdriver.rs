@@ -19,6 +19,8 @@ use fantoccini::{Client, ClientBuilder, Locator};
 
 // Files at launch, single instance, notifications, Show in folder.
 mod habits;
+// The engine of a docker CLI context, with DOCKER_HOST unset.
+mod contexts;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
@@ -138,6 +140,18 @@ impl App {
         env: &[(&str, &str)],
         args: &[&str],
     ) -> App {
+        App::start_without(display, data, env, &[], args).await
+    }
+
+    /// The app started with `env` set and the variables of `unset` removed from what
+    /// it inherits from this process.
+    async fn start_without(
+        display: &Display,
+        data: &Path,
+        env: &[(&str, &str)],
+        unset: &[&str],
+        args: &[&str],
+    ) -> App {
         let port = free_port();
         let native = free_port();
         let mut cmd = Command::new(tauri_driver());
@@ -153,6 +167,9 @@ impl App {
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
+        for k in unset {
+            cmd.env_remove(k);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -717,6 +717,19 @@ pub fn keychain_store(account: &str, key: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot store the key in the OS keychain: {e}"))
 }
 
+/// Remove the key stored for `account` from the OS keychain; false when there was none.
+pub fn keychain_delete(account: &str) -> anyhow::Result<bool> {
+    let entry =
+        keychain_entry(account).map_err(|e| anyhow::anyhow!("cannot open the OS keychain: {e}"))?;
+    match entry.delete_credential() {
+        Ok(()) => Ok(true),
+        Err(keyring_core::Error::NoEntry) => Ok(false),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot remove the key from the OS keychain: {e}"
+        )),
+    }
+}
+
 /// The keychain entry of `account` (service `sandalyst`) in the system's store: the
 /// Secret Service on Linux and the BSDs, the Keychain on macOS, the Credential Manager
 /// on Windows. The store is opened once per process, on first use (keyring-core keeps

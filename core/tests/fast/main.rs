@@ -12,6 +12,7 @@ mod engine_discovery;
 mod engine_portability;
 mod engine_states;
 mod explore;
+mod keychain;
 mod model_listing;
 mod model_network;
 mod provider_anthropic;
