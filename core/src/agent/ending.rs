@@ -185,6 +185,11 @@ mod tests {
         let broken_json =
             "```json\n{\"name\": \"python\", \"arguments\": {\"code\": \"import pandas as pd\n```";
         assert!(unrun_call(broken_json, true).unwrap().contains("JSON"));
+        // A real reply (replies/README.md): a bare call whose code string never closes.
+        let unclosed = include_str!(
+            "../model/chat_completions/replies/qwen0.5b-bare-call-string-never-closed.txt"
+        );
+        assert!(unrun_call(unclosed, true).unwrap().contains("JSON"));
         assert!(
             unrun_call("<tool_call>\n{\"name\": python}\n</tool_call>", true)
                 .unwrap()

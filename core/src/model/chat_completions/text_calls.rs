@@ -824,6 +824,21 @@ mod tests {
         }
 
         #[test]
+        fn a_bare_call_whose_code_string_never_closes_is_not_run() {
+            // Request: requests/qwen0.5b-bare-call-string-never-closed.json (the 0.5B
+            // model; an earlier structured call, rendered by the template as
+            // <tool_call>…</tool_call>, and its real output in the history). The model
+            // dropped the tags, then ended (eos) with the code's string unclosed and one
+            // brace: not a whole call, so nothing is run (the loop says so instead, see
+            // agent::ending::unrun_call).
+            let text = include_str!("replies/qwen0.5b-bare-call-string-never-closed.txt");
+            assert!(text
+                .starts_with("{\"name\": \"python\", \"arguments\": {\"code\": \"import pandas"));
+            assert!(text.ends_with("index=False)}"));
+            assert_eq!(calls(text), None);
+        }
+
+        #[test]
         fn fenced_json_with_the_code_in_triple_quotes() {
             let (code, prose) = code_of(include_str!("replies/qwen-fenced-json-triple-quotes.txt"));
             assert!(code.starts_with("import pandas as pd\nfrom matplotlib import pyplot as plt\n"));
