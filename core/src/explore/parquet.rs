@@ -112,12 +112,7 @@ fn typed_numbers(a: &ArrayRef) -> Option<Vec<f64>> {
         let p = a.as_primitive_opt::<T>()?;
         let mut v: Vec<f64> = p.values().iter().map(|&x| f(x)).collect();
         if let Some(nulls) = p.nulls() {
-            for i in nulls
-                .iter()
-                .enumerate()
-                .filter(|(_, ok)| !ok)
-                .map(|(i, _)| i)
-            {
+            for i in null_rows(nulls.iter()) {
                 v[i] = f64::NAN;
             }
         }
@@ -135,6 +130,11 @@ fn typed_numbers(a: &ArrayRef) -> Option<Vec<f64>> {
         DataType::UInt8 => all::<UInt8Type>(a, |v| v as f64),
         _ => None,
     }
+}
+
+/// The rows whose validity (a null buffer's bits, row by row) is false.
+fn null_rows(valid: impl Iterator<Item = bool>) -> impl Iterator<Item = usize> {
+    valid.enumerate().filter(|(_, ok)| !ok).map(|(i, _)| i)
 }
 
 /// A string column (plain, large, view or dictionary-encoded) read in place.
@@ -163,12 +163,7 @@ impl Strings {
                 let values = Strings::of(d.values())?;
                 let mut keys: Vec<u32> = d.normalized_keys().iter().map(|&k| k as u32).collect();
                 if let Some(nulls) = a.logical_nulls() {
-                    for i in nulls
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, ok)| !ok)
-                        .map(|(i, _)| i)
-                    {
+                    for i in null_rows(nulls.iter()) {
                         keys[i] = NULL_KEY;
                     }
                 }
@@ -449,7 +444,6 @@ impl ParquetTable {
     /// ([`ScanColumn::Numbers`]). With `pre`, whose columns are the first of `cols`,
     /// only the rows it keeps are visited, tested a batch at a time
     /// ([`Filters::keep_batch`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn scan<S: Send>(
         &self,
         cols: &[usize],
