@@ -26,7 +26,8 @@ T = {
            "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
            "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s.",
            "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
-           "between": "between two periods"},
+           "between": "between two periods",
+           "which_measure": "The request names no numeric column to compute this on, and I will not pick one for you. Numeric columns: %s. Ask again naming one (e.g. \"average <column> by month\")."},
     "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
            "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
            "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo", "all": "todas las filas",
@@ -41,7 +42,8 @@ T = {
            "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, respuesta, tabla, m\u00e9todo)",
            "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s.",
            "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
-           "between": "entre dos periodos"},
+           "between": "entre dos periodos",
+           "which_measure": "La pregunta no nombra ninguna columna num\u00e9rica sobre la que calcular, y no elegir\u00e9 una por usted. Columnas num\u00e9ricas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"media de <columna> por mes\")."},
 }[LANG]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
@@ -117,7 +119,13 @@ elif measure is None:
         # money first (revenue, sales, amount), else the first numeric column
         money = [c for c in pool if any(a in ("revenue", "sales", "amount", "importe", "ventas")
                                         for a, _ in column_aliases(c))]
-        measure = (money or pool)[0]
+        if not money:
+            # No column to compute on was named and none is the obvious one (revenue,
+            # sales): picking one would answer another question.
+            emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
+                         "cached": cached, "reason": T["which_measure"] % ", ".join(pool[:12])})
+            return
+        measure = money[0]
         notes.append(T["assumed"] % measure)
 if op is None and measure is not None:
     mt = tokens(measure) + [norm(measure)]

@@ -184,6 +184,22 @@ def parse_times(series, unit=None):
     return out.astype("datetime64[ns]")
 
 
+def text_dates(series):
+    """Whether a text column holds dates ("2023-07-29", "29/07/2023", "Jul 29 2023"):
+    nearly every value has digits and a date separator and parses as a date."""
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return False
+    txt = series.dropna().astype(str).str.strip()
+    txt = txt[txt != ""]
+    if len(txt) == 0:
+        return False
+    sample = txt.iloc[:: max(1, len(txt) // 300)]
+    looks = sample.str.contains(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|[A-Za-z]{3,9}\.? \d{1,2},? \d{4}", regex=True)
+    if looks.mean() < 0.95:
+        return False
+    return bool(parse_times(sample).notna().mean() >= 0.95)
+
+
 def time_candidate(name, series):
     """Score a column as the time axis; None if it does not parse as datetimes."""
     toks = tokens(name)
@@ -292,6 +308,16 @@ def is_id_like(name, series):
     if len(v) > 10 and (v == v.round()).all() and v.is_monotonic_increasing and v.nunique() == len(v):
         return True  # a row counter
     return False
+
+
+def is_identifier(name, series):
+    """An identifier, never a measure: `id`, `student_id`, `PassengerId`, `uuid`, or a
+    row counter (unlike is_id_like, a year or a name column is not one)."""
+    low = str(name).lower()
+    if any(t in ("id", "idx", "uuid", "guid") for t in tokens(name)) or (len(low) > 3 and low.endswith("id") and str(name)[-2:] in ("Id", "ID")):
+        return True
+    v = pd.to_numeric(series, errors="coerce").dropna()
+    return bool(len(v) > 10 and (v == v.round()).all() and v.is_monotonic_increasing and v.nunique() == len(v))
 
 
 def numeric_view(series):

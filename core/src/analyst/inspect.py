@@ -91,10 +91,19 @@ def profile_table(path, kind, sheet, df):
             kind = "bool"
         elif numeric_view(s) is not None:
             kind = "numeric"
+        elif text_dates(s):
+            # Dates that are not a time axis (a contract's start and end): still dates.
+            kind = "datetime"
         else:
             kind = "text"
-        info["column_kinds"].append({"name": c, "kind": kind, "distinct": int(s.nunique(dropna=True)),
-                                     "missing": int(s.isna().sum())})
+        nun = int(s.nunique(dropna=True))
+        entry = {"name": c, "kind": kind, "distinct": nun, "missing": int(s.isna().sum()),
+                 "id": bool(is_identifier(c, s))}
+        # The values of a column with few of them (<= 50), so the planner can read "female",
+        # "first class" or "en Bilbao" as conditions on it (and refuse words it cannot place).
+        if 1 <= nun <= 50:
+            entry["values"] = [str(v) for v in s.dropna().unique()[:40]]
+        info["column_kinds"].append(entry)
     temps.sort(key=lambda t: -t["score"])
     if temps:
         info["temperature"] = {k: temps[0][k] for k in ("name", "unit", "unit_source")}

@@ -47,6 +47,10 @@ pub(super) struct ColumnKind {
     pub kind: String,
     pub distinct: u64,
     pub missing: u64,
+    /// An identifier (a code or a row number), never a measure.
+    pub id: bool,
+    /// The values of a column with few of them (at most 50), as text.
+    pub values: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -248,7 +248,10 @@ const AGGREGATE_WORDS: &[&str] = &[
     "promedio*",
     "median",
     "mediana",
-    "count*",
+    // Not "count*": "countries" and "country" are no count.
+    "count",
+    "counts",
+    "counting",
     "how many",
     "how much",
     "cuant*",
@@ -339,7 +342,9 @@ const OPERATION_WORDS: &[(&str, &str)] = &[
     ("promedio*", "mean"),
     ("median", "median"),
     ("mediana", "median"),
-    ("count*", "count"),
+    ("count", "count"),
+    ("counts", "count"),
+    ("counting", "count"),
     ("how many", "count"),
     ("cuantos", "count"),
     ("cuantas", "count"),
@@ -357,12 +362,12 @@ const OPERATION_WORDS: &[(&str, &str)] = &[
 
 const LOWEST_WORDS: &[&str] = &[
     "lowest", "least", "smallest", "fewest", "worst", "bottom", "menor*", "menos", "peor*",
-    "minimum", "minimo", "minima", "min",
+    "minimum", "minimo", "minima", "min", "lower", "smaller",
 ];
 
 const HIGHEST_WORDS: &[&str] = &[
     "highest", "most", "largest", "biggest", "best", "top", "mayor*", "mas", "mejor*", "maximum",
-    "maximo", "maxima", "max",
+    "maximo", "maxima", "max", "higher", "larger", "bigger", "greater",
 ];
 
 const SPANISH_WORDS: &[&str] = &[

@@ -93,6 +93,9 @@ pub(super) struct Filter {
     pub stat: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub of: Option<String>,
+    /// For `in`: the column's values the request names ("female", "en Bilbao").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
 }
 
 impl Filter {
@@ -343,6 +346,20 @@ const STAT_WORDS: &[(&str, &str)] = &[
     ("most common value", "mode"),
     ("most frequent value", "mode"),
     ("valor mas frecuente", "mode"),
+    ("most common", "mode"),
+    ("most frequent", "mode"),
+    ("mas comun", "mode"),
+    ("mas frecuente", "mode"),
+    ("missing values", "missing"),
+    ("missing entries", "missing"),
+    ("null values", "missing"),
+    ("nan values", "missing"),
+    ("missing", "missing"),
+    ("nulls", "missing"),
+    ("valores faltantes", "missing"),
+    ("valores nulos", "missing"),
+    ("valores vacios", "missing"),
+    ("faltantes", "missing"),
     ("mode", "mode"),
     ("moda", "mode"),
     ("minimum", "min"),
@@ -377,6 +394,16 @@ const STAT_WORDS: &[(&str, &str)] = &[
     ("asimetria", "skew"),
     ("kurtosis", "kurt"),
     ("curtosis", "kurt"),
+];
+
+/// Words before "missing values" that say how to handle them, not to count them.
+const HANDLING: &[&str] = &[
+    "ignoring", "ignore", "excluding", "exclude", "dropping", "drop", "without", "skipping",
+    "skip", "omitting", "omit", "removing", "remove", "fill", "filling", "sin", "ignorando",
+    "excluyendo", "descartando", "omitiendo",
+];
+const HANDLING_AFTER: &[&str] = &[
+    "as", "como", "dropped", "removed", "excluded", "ignored", "omitted",
 ];
 
 /// Statistics and tests this planner does not compute: named, they are declined.
@@ -453,6 +480,10 @@ const OUT_OF_SCOPE: &[&str] = &[
 const QUESTION_WORDS: &[&str] = &["which", "what", "who", "cual", "cuales", "que", "quien"];
 const HIGH_WORDS: &[&str] = &[
     "highest",
+    "higher",
+    "larger",
+    "bigger",
+    "greater",
     "largest",
     "biggest",
     "greatest",
@@ -472,6 +503,8 @@ const HIGH_WORDS: &[&str] = &[
 ];
 const LOW_WORDS: &[&str] = &[
     "lowest",
+    "lower",
+    "smaller",
     "smallest",
     "least",
     "fewest",
@@ -631,7 +664,10 @@ pub(super) fn words_of(text: &str) -> Vec<String> {
     }
     let n = format!(" {} ", normalise(&out))
         .replace(" por favor ", " ")
-        .replace(" please ", " ");
+        .replace(" please ", " ")
+        .replace(" square feet ", " sqft ")
+        .replace(" square foot ", " sqft ")
+        .replace(" sq ft ", " sqft ");
     n.split_whitespace().map(str::to_string).collect()
 }
 
@@ -805,6 +841,13 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
             || SYNONYMS
                 .iter()
                 .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
+            || stem(a).is_some_and(|sa| stem(b) == Some(sa))
+    };
+    let is_id = |ci: usize| {
+        table
+            .column_kinds
+            .iter()
+            .any(|c| c.name == columns[ci].0 && c.id)
     };
     // (strength, length, start, column index)
     let mut found: Vec<(u8, usize, usize, usize)> = Vec::new();
@@ -817,7 +860,17 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                 found.push((2, t.len(), i, ci));
             }
         }
-        if t.len() > 1 {
+        // "passenger class" for `Pclass`: a word that ends a one-word name.
+        if t.len() == 1 && !is_id(ci) {
+            for (i, x) in w.iter().enumerate() {
+                if x.len() >= 4 && t[0].len() > x.len() && t[0].len() - x.len() <= 2 && t[0].ends_with(x.as_str()) {
+                    found.push((1, 1, i, ci));
+                }
+            }
+        }
+        // A word of an identifier's name ("students" for `student_id`) names the
+        // rows, not the identifier.
+        if t.len() > 1 && !is_id(ci) {
             for tw in t.iter().filter(|tw| tw.len() >= 4) {
                 let unique = toks
                     .iter()
@@ -851,6 +904,16 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     taken
 }
 
+/// A word's stem for matching it with a column's word ("closing" and `Close`,
+/// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
+fn stem(w: &str) -> Option<&str> {
+    let s = ["ation", "ing", "ion", "ed", "al", "es", "s", "e"]
+        .iter()
+        .find_map(|x| w.strip_suffix(x))
+        .unwrap_or(w);
+    (s.len() >= 4 && w.len() >= 5).then_some(s)
+}
+
 fn is_numeric(m: &Mention) -> bool {
     m.kind == "numeric" || m.kind.is_empty()
 }
@@ -867,6 +930,11 @@ fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
             // "number of days between ...": a duration, not a count.
             let next = w.get(at + len).map(String::as_str).unwrap_or("");
             if *name == "count" && ["days", "hours", "dias", "horas"].contains(&next) {
+                continue;
+            }
+            // "ignoring missing values", "missing as zero": how to handle them, not a count.
+            let prev = at.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
+            if *name == "missing" && (HANDLING.contains(&prev) || HANDLING_AFTER.contains(&next)) {
                 continue;
             }
             if free(&out, at, at + len) {
@@ -998,6 +1066,8 @@ struct Reader<'a> {
     lang: Lang,
     /// "in March" with a plain total or mean is the aggregate skill's question.
     months_to_aggregate: bool,
+    /// A count is asked ("how many passengers survived").
+    counting: bool,
 }
 
 impl Reader<'_> {
@@ -1029,6 +1099,26 @@ impl Reader<'_> {
             j += 1;
         }
         self.mention_at(j)
+    }
+
+    /// A numeric column named just after a condition's value, past a unit or a
+    /// preposition ("3 bedrooms", "90 in math", "10 mm of precipitation").
+    fn mention_after_value(&self, at: usize) -> Option<Mention> {
+        const BETWEEN: &[&str] = &[
+            "in", "of", "de", "en", "del", "the", "el", "la", "mm", "cm", "m", "km", "kg", "g",
+            "usd", "eur", "dollars", "euros", "points", "puntos", "percent", "pct", "units",
+            "unidades", "kmh", "mph",
+        ];
+        let mut k = at;
+        while k < self.w.len() && k < at + 2 && self.mention_at(k).is_none() {
+            if !BETWEEN.contains(&self.w[k].as_str()) {
+                return None;
+            }
+            k += 1;
+        }
+        self.mention_at(k)
+            .filter(|m| is_numeric(m) && !self.used[m.start])
+            .cloned()
     }
 
     fn kind_of(&self, column: &str) -> String {
@@ -1064,6 +1154,7 @@ impl Reader<'_> {
             ("dividido por", "ratio"),
             ("dividido entre", "ratio"),
             ("entre", "ratio"),
+            ("per", "ratio"),
         ];
         for (phrase, op) in ops {
             let len = phrase.split(' ').count();
@@ -1082,6 +1173,34 @@ impl Reader<'_> {
                 // product only in a definition ("ingresos es unidades por precio").
                 if ["por", "x"].contains(phrase) && !self.names_a_measure(a.start) {
                     continue;
+                }
+                // "price per sqft" is a ratio; "fare per class" is a grouping.
+                let few = |c: &str| {
+                    self.table
+                        .column_kinds
+                        .iter()
+                        .any(|k| k.name == c && !k.values.is_empty())
+                        || is_label_like(self.table, c)
+                };
+                if *phrase == "per" && (dates || few(&b.column)) {
+                    continue;
+                }
+                // "temperature range (max minus min)": the word before names the
+                // measure; it is not a statistic to compute as well.
+                // "the ratio of cost divided by units": the same measure, named.
+                let mut j = a.start;
+                while j > 0 && ["of", "de", "del", "the", "el", "la"].contains(&self.w[j - 1].as_str()) {
+                    j -= 1;
+                }
+                if let Some(j) = j.checked_sub(1) {
+                    if [
+                        "range", "rango", "spread", "gap", "difference", "diferencia", "ratio",
+                        "cociente", "quotient", "product", "producto",
+                    ]
+                    .contains(&self.w[j].as_str())
+                    {
+                        self.used[j] = true;
+                    }
                 }
                 let op = if dates { self.date_unit() } else { op };
                 self.used[a.start..b.end].fill(true);
@@ -1102,6 +1221,8 @@ impl Reader<'_> {
             ("ratio between", "and", "ratio"),
             ("cociente entre", "y", "ratio"),
             ("days between", "and", "days"),
+            ("from", "to", "days"),
+            ("desde", "hasta", "days"),
             ("hours between", "and", "hours"),
             ("time between", "and", "days"),
             ("dias entre", "y", "days"),
@@ -1488,13 +1609,30 @@ impl Reader<'_> {
                     }
                     _ => first,
                 };
-                let year_col = self.year_column().filter(|_| {
-                    matches!(first, When::Year(_))
-                        && second.is_none_or(|s| matches!(s, When::Year(_)))
-                });
-                let target = match &year_col {
-                    Some(c) => Some((at, c.clone())),
-                    None => self.date_column(at),
+                let years_only = matches!(first, When::Year(_))
+                    && second.is_none_or(|s| matches!(s, When::Year(_)));
+                // "built after 2000" with `year_built`: a numeric column named just
+                // before the year is the one compared.
+                let named_year = self
+                    .mentions
+                    .iter()
+                    .find(|m| {
+                        m.end == at
+                            && is_numeric(m)
+                            && years_only
+                            && normalise(&m.column)
+                                .split(' ')
+                                .any(|x| ["year", "years", "ano", "anio"].contains(&x))
+                    })
+                    .map(|m| (m.start, m.column.clone()));
+                let year_col = named_year
+                    .as_ref()
+                    .map(|(_, c)| c.clone())
+                    .or_else(|| self.year_column().filter(|_| years_only));
+                let target = match (&named_year, &year_col) {
+                    (Some((s, c)), _) => Some((*s, c.clone())),
+                    (None, Some(c)) => Some((at, c.clone())),
+                    (None, None) => self.date_column(at),
                 };
                 let said = self.w[at..end].join(" ");
                 let Some((start, column)) = target else {
@@ -1585,9 +1723,42 @@ impl Reader<'_> {
     /// "passengers who survived", "who did not survive", "que no sobrevivieron": a
     /// yes/no column (two values) named after who/that/que.
     fn yes_no_filters(&mut self, out: &mut Vec<Filter>) {
+        // "How many passengers survived?", "how many did not survive": a yes/no
+        // column said as a verb in a count (not "count of survived").
+        if self.counting {
+            for m in self.mentions.clone() {
+                let two = self
+                    .table
+                    .column_kinds
+                    .iter()
+                    .any(|c| c.name == m.column && c.distinct == 2);
+                let before = m.start.checked_sub(1).map(|j| self.w[j].as_str());
+                if !two
+                    || self.used[m.start]
+                    || before.is_none_or(|b| {
+                        ["of", "de", "del", "the", "el", "la", "los", "las", "count", "number"]
+                            .contains(&b)
+                    })
+                {
+                    continue;
+                }
+                let negated = matches!(before, Some("not" | "no" | "never" | "nunca"));
+                self.used[m.start..m.end].fill(true);
+                if negated {
+                    self.used[m.start - 1] = true;
+                }
+                out.push(Filter {
+                    column: m.column.clone(),
+                    op: if negated { "is_false" } else { "is_true" },
+                    ..Filter::default()
+                });
+            }
+        }
         for at in 0..self.w.len() {
+            // "Which gender has ...": a question, not "passengers which survived".
             if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
                 || self.used[at]
+                || at == 0
             {
                 continue;
             }
@@ -1644,6 +1815,127 @@ impl Reader<'_> {
         }
     }
 
+    /// Values of a column with few of them, said in the request: "female
+    /// passengers", "students who completed the course" (`completed`), "en Bilbao",
+    /// "first class" on a class column of 1, 2 and 3. A word that names values of two
+    /// columns is not guessed at.
+    fn value_filters(&mut self, out: &mut Vec<Filter>) {
+        const SAME: &[(&str, &[&str])] = &[
+            ("female", &["women", "woman", "femenino", "femenina", "mujer", "mujeres", "females"]),
+            ("male", &["men", "man", "masculino", "hombre", "hombres", "males"]),
+            ("f", &["female", "females", "women", "femenino", "mujeres"]),
+            ("m", &["male", "males", "men", "masculino", "hombres"]),
+            ("yes", &["si"]),
+        ];
+        let mut hits: Vec<(String, String, usize, usize)> = Vec::new();
+        for c in &self.table.column_kinds {
+            if c.kind == "numeric" || c.kind == "datetime" || c.values.is_empty() {
+                continue;
+            }
+            for v in &c.values {
+                let n = normalise(v);
+                if n.is_empty() || digits(&n).is_some() {
+                    continue;
+                }
+                let mut said: Vec<String> = vec![n.clone()];
+                for (k, alts) in SAME {
+                    if n == *k {
+                        said.extend(alts.iter().map(|a| a.to_string()));
+                    }
+                }
+                for phrase in said {
+                    // One letter ("S", "C") is never read as a value: "a", "s" and "x"
+                    // are words of the request; longer synonyms above name `F` and `M`.
+                    if phrase.len() < 2 {
+                        continue;
+                    }
+                    let len = phrase.split(' ').count();
+                    for at in find(&self.w, &phrase) {
+                        let inside = self
+                            .mentions
+                            .iter()
+                            .any(|m| at < m.end && m.start < at + len);
+                        if (at..at + len).any(|k| self.used[k]) || inside || self.stat_at(at) {
+                            continue;
+                        }
+                        hits.push((c.name.clone(), v.clone(), at, at + len));
+                    }
+                }
+            }
+        }
+        // "first class", "2nd class", "class 1": a small numeric code column.
+        for m in self.mentions.clone() {
+            let Some(c) = self.table.column_kinds.iter().find(|c| {
+                c.name == m.column && c.kind == "numeric" && !c.values.is_empty() && c.values.len() <= 10
+            }) else {
+                continue;
+            };
+            let ordinal = |x: &str| match x {
+                "first" | "1st" | "primera" | "primer" | "primero" => Some(1.0),
+                "second" | "2nd" | "segunda" | "segundo" => Some(2.0),
+                "third" | "3rd" | "tercera" | "tercer" | "tercero" => Some(3.0),
+                _ => None,
+            };
+            let before = m.start.checked_sub(1).and_then(|j| ordinal(&self.w[j]));
+            let after = self.w.get(m.end).and_then(|x| digits(x));
+            let (value, start, end) = match (before, after) {
+                (Some(v), _) => (v, m.start - 1, m.end),
+                (None, Some(v)) => (v, m.start, m.end + 1),
+                _ => continue,
+            };
+            let known = c.values.iter().any(|x| x.parse::<f64>().ok() == Some(value));
+            if !known || (start..end).any(|k| self.used[k]) {
+                continue;
+            }
+            self.used[start..end].fill(true);
+            if start > 0 && ["in", "en"].contains(&self.w[start - 1].as_str()) {
+                self.used[start - 1] = true;
+            }
+            out.push(Filter::num(m.column.clone(), "eq", value));
+        }
+        let mut columns: Vec<String> = Vec::new();
+        for (col, _, at, _) in &hits {
+            let others = hits.iter().any(|(c2, _, a2, _)| a2 == at && c2 != col);
+            if others {
+                let said = self.w[*at].clone();
+                self.not_understood.push(self.say(
+                    &format!("\"{said}\": a value of several columns; name the column"),
+                    &format!("\"{said}\": un valor de varias columnas; nombre la columna"),
+                ));
+                self.used[*at] = true;
+                continue;
+            }
+            if !columns.contains(col) {
+                columns.push(col.clone());
+            }
+        }
+        for col in columns {
+            let mut values: Vec<String> = Vec::new();
+            for (c, v, at, end) in &hits {
+                if *c == col && !hits.iter().any(|(c2, _, a2, _)| a2 == at && c2 != c) {
+                    self.used[*at..*end].fill(true);
+                    if !values.contains(v) {
+                        values.push(v.clone());
+                    }
+                }
+            }
+            out.push(Filter {
+                column: col,
+                op: "in",
+                values,
+                ..Filter::default()
+            });
+        }
+    }
+
+    /// Whether a statistic's words cover position `at` ("standard" of "standard
+    /// deviation" is never the value `standard` of a column).
+    fn stat_at(&self, at: usize) -> bool {
+        statistics(&self.w)
+            .iter()
+            .any(|(s, e, _)| *s <= at && at < *e)
+    }
+
     fn date_unit(&self) -> &'static str {
         if has_any(&self.w, &["hour*", "hora*"]) {
             "hours"
@@ -1673,13 +1965,31 @@ impl Reader<'_> {
             return None;
         }
         self.used[verb] = true;
+        // "GDP per capita is ...": the longest run of words before the verb that the
+        // request also says elsewhere is the name.
+        let free = |k: usize| !self.mentions.iter().any(|m| m.start <= k && k < m.end);
+        let mut phrase: Vec<String> = vec![name.clone()];
+        for len in (2..=3).rev() {
+            let Some(from) = (name_at + 1).checked_sub(len) else {
+                continue;
+            };
+            let p: Vec<String> = self.w[from..=name_at].to_vec();
+            if (from..=name_at).all(free) && find(&self.w, &p.join(" ")).len() >= 2 {
+                phrase = p;
+                break;
+            }
+        }
         // Every mention of the name is the derived measure.
+        let joined = phrase.join(" ");
+        for at in find(&self.w, &joined) {
+            self.used[at..at + phrase.len()].fill(true);
+        }
         for k in 0..self.w.len() {
-            if self.w[k] == name || self.w[k] == format!("{name}s") {
+            if phrase.len() == 1 && (self.w[k] == name || self.w[k] == format!("{name}s")) {
                 self.used[k] = true;
             }
         }
-        Some(name)
+        Some(joined)
     }
 
     /// Numeric conditions ("older than 30", "price above 100", "in 2019").
@@ -1733,11 +2043,20 @@ impl Reader<'_> {
                 {
                     j -= 1;
                 }
+                // Or named after the number: "more than 3 bedrooms", "above 90 in
+                // math", "more than 10 mm of precipitation".
+                let after = self.mention_after_value(at + len + 1);
+                let mut end = at + len + 1;
                 let column = self
                     .mentions
                     .iter()
                     .find(|m| m.end == j && is_numeric(m))
                     .map(|m| m.column.clone())
+                    .or_else(|| {
+                        let m = after.clone()?;
+                        end = m.end;
+                        Some(m.column)
+                    })
                     .or_else(|| {
                         implied
                             .and_then(|_| {
@@ -1765,7 +2084,7 @@ impl Reader<'_> {
                     }
                     continue;
                 };
-                for k in j..at + len + 1 {
+                for k in j..end {
                     self.used[k] = true;
                 }
                 out.push(Filter::num(column, op, value));
@@ -1796,6 +2115,7 @@ impl Reader<'_> {
         self.stat_filters(&mut out);
         self.date_filters(&mut out);
         self.yes_no_filters(&mut out);
+        self.value_filters(&mut out);
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
         for word in [
@@ -1937,6 +2257,9 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "dias entre",
             "hours between",
             "horas entre",
+            "per",
+            "from",
+            "desde",
         ],
     );
     let out_of_scope = has_any(&w, OUT_OF_SCOPE);
@@ -1994,6 +2317,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 && ["sum", "mean", "median", "count", "min", "max"]
                     .contains(&stats_found[0].2.name))
             && !derived_words,
+        counting: stats_found.iter().any(|(_, _, s)| s.name == "count"),
     };
     for p in &unsupported {
         r.not_understood.push(r.say(
@@ -2007,6 +2331,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "la parte de la petición que no es una estadística (un pronóstico, una predicción u otra tarea fuera de lo que sé hacer)",
         ));
     }
+    let stats_spans: Vec<(usize, usize)> = stats_found.iter().map(|(s, e, _)| (*s, *e)).collect();
     let derived = if derived_words { r.derived() } else { None };
     let filters = r.filters();
     // A statistic said inside a condition ("above the average fare") is the
@@ -2118,7 +2443,8 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 if m.kind != "datetime"
                     && !(is_numeric(&m)
                         && r.kind_of(&m.column) == "numeric"
-                        && !is_label_like(table, &m.column))
+                        && !is_label_like(table, &m.column)
+                        && !is_code(table, &m.column))
                 {
                     for k in at..m.end {
                         r.used[k] = true;
@@ -2144,6 +2470,38 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     || (is_label_like(table, &m.column) && !r.used[m.start])
             })
             .cloned();
+        // "Which passenger class has the highest average fare?": a small numeric
+        // code (1, 2, 3) asked for right after the question word, with a measure.
+        if group.is_none() {
+            let asked = |m: &Mention| {
+                (m.start.saturating_sub(3)..m.start)
+                    .any(|k| QUESTION_WORDS.contains(&r.w[k].as_str()))
+            };
+            let code = r
+                .mentions
+                .iter()
+                .find(|m| !r.used[m.start] && is_code(table, &m.column) && asked(m))
+                .cloned();
+            let measure = r.mentions.iter().any(|m| {
+                is_numeric(m) && !r.used[m.start] && !is_code(table, &m.column)
+            });
+            if measure {
+                group = code;
+            }
+        }
+        // "What was the highest closing price, and on which date?": the date is the label.
+        if group.is_none() {
+            group = r
+                .mentions
+                .iter()
+                .find(|m| {
+                    m.kind == "datetime"
+                        && !r.used[m.start]
+                        && m.start > 0
+                        && QUESTION_WORDS.contains(&r.w[m.start - 1].as_str())
+                })
+                .cloned();
+        }
     }
     let argmax = argmax && group.is_some();
     let mut stats_found = stats_found;
@@ -2203,7 +2561,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let only_counts = !stat_names.is_empty()
         && stat_names
             .iter()
-            .all(|s| ["count", "distinct", "mode"].contains(s));
+            .all(|s| ["count", "distinct", "mode", "missing"].contains(s));
     if only_counts && measures.is_empty() {
         // Counting or the mode of a text column is fine ("how many distinct cities").
         if let Some(t) = text_measures.first() {
@@ -2261,7 +2619,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         }
     }
     // "how many distinct cities": the distinct count, not also the count of rows.
-    if stats.iter().any(|s| s.name == "distinct") {
+    if stats.iter().any(|s| ["distinct", "missing"].contains(&s.name)) {
         stats.retain(|s| s.name != "count");
     }
     let mut plan = StatPlan {
@@ -2360,6 +2718,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 && derived.is_none()
                 && plan.filters.is_empty()
                 && r.not_understood.is_empty()
+                && !plan.group.as_deref().is_some_and(|g| is_code(table, g))
             {
                 // "Which category has the highest average unit cost?": aggregate.py.
                 return Understood::NotMine;
@@ -2446,6 +2805,12 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
         plan.needs_value_filter = true;
     }
+    for said in unread_words(&r, &stats_spans, !plan.filters.is_empty(), missing == "zero") {
+        r.not_understood.push(r.say(
+            &format!("the words \"{said}\": they change what is asked, and I could not read them"),
+            &format!("las palabras \"{said}\": cambian lo que se pide y no supe leerlas"),
+        ));
+    }
     if !r.not_understood.is_empty() {
         return Understood::Decline(Decline {
             understood: described(&plan, r.lang),
@@ -2482,6 +2847,7 @@ pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
     }
     for f in &plan.filters {
         let rhs = match (&f.date, f.stat, &f.of) {
+            _ if f.op == "in" => f.values.join(" / "),
             (Some(d), _, _) => d.clone(),
             (_, Some(st), Some(of)) => format!("{} `{of}`", stat_word(&Stat::plain(st), lang)),
             _ => fmt_value(f.value),
@@ -2489,6 +2855,98 @@ pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
         out.push(format!("`{}` {} {rhs}", f.column, f.op));
     }
     out
+}
+
+/// Words that change what is asked ("per", "rate", "first", "fill", "only", "not"),
+/// left over once the plan is read: each is said back with a few words around it,
+/// since a plan that skipped it would answer another question ("average price per
+/// square foot" is not the average price).
+const TRIGGERS: &[&str] = &[
+    "per", "rate", "rates", "ratio", "proportion", "fraction", "fill", "filling", "replace",
+    "replacing", "impute", "only", "excluding", "except", "without", "not", "never", "first",
+    "second", "third", "last", "each", "every", "cumulative", "growth", "return", "returns",
+    "increase", "decrease", "normalized", "normalised", "log", "squared", "absolute",
+    "missing", "null", "nulls", "nan", "empty", "unless", "weekly", "monthly", "yearly",
+    "annual", "annually", "tasa", "rellena*", "reemplaz*", "sustitu*", "solo", "solamente",
+    "excepto", "salvo", "sin", "no", "nunca", "primer*", "segund*", "tercer*", "ultim*",
+    "cada", "acumulad*", "crecimiento", "aumento", "disminucion", "faltantes", "nulos",
+    "vacios", "mensual*", "semanal*", "anual*",
+];
+
+fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool) -> Vec<String> {
+    let w = &r.w;
+    let covered = |i: usize| {
+        r.used[i]
+            || r.mentions.iter().any(|m| m.start <= i && i < m.end)
+            || stats.iter().any(|(s, e)| *s <= i && i < *e)
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, x) in w.iter().enumerate() {
+        if covered(i) || !TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t)) {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
+        let next = w.get(i + 1).map(String::as_str).unwrap_or("");
+        let after_values = if ["values", "valores"].contains(&next) {
+            w.get(i + 2).map(String::as_str).unwrap_or("")
+        } else {
+            next
+        };
+        let fine = match x.as_str() {
+            // "whether or not", "o no"
+            "not" | "no" if ["or", "o"].contains(&prev) => true,
+            // "per order" on a table of one row an order: the rows themselves
+            "per" | "each" | "cada" if names_the_rows(r, next) => true,
+            // the condition words of a condition that was read
+            "only" | "solo" | "solamente" | "excluding" | "except" | "excepto" | "salvo" => {
+                filtered
+            }
+            // "first quartile", "third quartile"
+            _ if next.starts_with("quartil") || next.starts_with("cuartil") => true,
+            // how missing values are handled, said
+            "missing" | "null" | "nulls" | "nan" | "empty" | "faltantes" | "nulos" | "vacios" => {
+                zero || HANDLING.contains(&prev) || HANDLING_AFTER.contains(&after_values)
+            }
+            "fill" | "filling" | "rellena" | "rellenar" => zero,
+            "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
+            "without" => ["missing", "null", "nan", "nulls"].contains(&next),
+            _ => false,
+        };
+        if fine {
+            continue;
+        }
+        let from = i.saturating_sub(2);
+        let to = (i + 3).min(w.len());
+        let said = w[from..to].join(" ");
+        if !out.contains(&said) {
+            out.push(said);
+        }
+    }
+    out
+}
+
+/// A numeric column of a few whole numbers (a class 1, 2, 3): a label when asked for.
+fn is_code(table: &Table, column: &str) -> bool {
+    table.column_kinds.iter().any(|c| {
+        c.name == column
+            && c.kind == "numeric"
+            && !c.values.is_empty()
+            && c.values.len() <= 12
+            && c.values
+                .iter()
+                .all(|v| v.parse::<f64>().is_ok_and(|x| x.fract() == 0.0))
+    })
+}
+
+/// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
+fn names_the_rows(r: &Reader, word: &str) -> bool {
+    let stemmed = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
+    ["row", "record", "entry", "fila", "registro"].contains(&stemmed(word).as_str())
+        || r.table.column_kinds.iter().any(|c| {
+            c.id && normalise(&c.name)
+                .split(' ')
+                .any(|t| t.len() >= 3 && t != "id" && stemmed(t) == stemmed(word))
+        })
 }
 
 /// A numeric id-like column (a code, a year) can label rows.
@@ -2538,6 +2996,7 @@ pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
         "sum" => ("sum", "suma"),
         "skew" => ("skewness", "asimetría"),
         "kurt" => ("kurtosis", "curtosis"),
+        "missing" => ("number of missing values", "número de valores vacíos"),
         "quantile" => {
             let p = s.q.unwrap_or(0.5) * 100.0;
             return match lang {
@@ -2633,6 +3092,7 @@ mod tests {
                     kind: k.to_string(),
                     distinct: *d,
                     missing: 0,
+                    ..ColumnKind::default()
                 })
                 .collect(),
             ..Table::default()
@@ -2640,7 +3100,7 @@ mod tests {
     }
 
     fn passengers() -> Table {
-        table(
+        let mut t = table(
             "input/passengers.csv",
             150,
             &[
@@ -2650,7 +3110,10 @@ mod tests {
                 ("class", "text", 3),
                 ("boarded", "datetime", 140),
             ],
-        )
+        );
+        // The inspection lists the values of a column with few of them.
+        t.column_kinds[3].values = vec!["First".into(), "Second".into(), "Third".into()];
+        t
     }
 
     fn plan(task: &str, t: &Table) -> StatPlan {
@@ -2729,6 +3192,106 @@ mod tests {
         );
     }
 
+    /// A passenger list as analysts download it: codes and yes/no columns as numbers,
+    /// the values of the columns with few of them listed by the inspection.
+    fn boarders() -> Table {
+        let mut t = table(
+            "input/boarders.csv",
+            240,
+            &[
+                ("PassengerId", "numeric", 240),
+                ("Survived", "numeric", 2),
+                ("Pclass", "numeric", 3),
+                ("Sex", "text", 2),
+                ("Age", "numeric", 180),
+                ("Fare", "numeric", 200),
+                ("Embarked", "text", 3),
+                ("lunch", "text", 2),
+            ],
+        );
+        t.column_kinds[0].id = true;
+        for (i, values) in [
+            (1, &["0", "1"][..]),
+            (2, &["1", "2", "3"]),
+            (3, &["male", "female"]),
+            (6, &["S", "C", "Q"]),
+            (7, &["standard", "free/reduced"]),
+        ] {
+            t.column_kinds[i].values = values.iter().map(|v| v.to_string()).collect();
+        }
+        t
+    }
+
+    /// Each of these once got an answer to another question; now the plan holds every
+    /// part of it, or the request is declined.
+    #[test]
+    fn every_part_of_the_request_is_in_the_plan() {
+        let t = boarders();
+        let p = plan("How many passengers survived?", &t);
+        assert_eq!(
+            (names(&p), p.measures.len(), p.filters[0].op),
+            (vec!["count"], 0, "is_true")
+        );
+        let p = plan("How many passengers did not survive?", &t);
+        assert_eq!(p.filters[0].op, "is_false");
+        let p = plan("How many missing values are in the Age column?", &t);
+        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["missing"], "Age"));
+        let p = plan("Mean and standard deviation of Age, ignoring missing values", &t);
+        assert_eq!(names(&p), vec!["mean", "std"]);
+        let p = plan("What is the most common port of embarkation?", &t);
+        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["mode"], "Embarked"));
+        let p = plan("Which passenger class has the highest average fare?", &t);
+        assert_eq!(
+            (p.task, p.group.as_deref(), p.label_op),
+            (Task::Argmax, Some("Pclass"), Some("mean"))
+        );
+        let p = plan("What is the median age of passengers in first class?", &t);
+        assert_eq!((p.filters[0].column.as_str(), p.filters[0].value), ("Pclass", 1.0));
+        let p = plan("Average age of female passengers", &t);
+        assert_eq!(p.filters[0].values, vec!["female".to_string()]);
+        let p = plan("¿Cuál es la edad media de las mujeres?", &t);
+        assert_eq!(p.filters[0].values, vec!["female".to_string()]);
+        // "standard" of "standard deviation" is not the lunch `standard`.
+        let p = plan("What is the standard deviation of Fare?", &t);
+        assert!(p.filters.is_empty(), "{:?}", p.filters);
+        // A word that changes the question and that the plan cannot read: declined.
+        for task in [
+            "Fill the missing ages with the median age and then report the mean age",
+            "What is the mean Fare per passenger class only for those not embarked",
+            "What is the average daily return of Fare?",
+        ] {
+            assert!(
+                matches!(understand(task, &t, detect_lang(task)), Understood::Decline(_)),
+                "{task}"
+            );
+        }
+        let homes = table(
+            "input/homes.csv",
+            160,
+            &[
+                ("price", "numeric", 160),
+                ("area_sqft", "numeric", 150),
+                ("bedrooms", "numeric", 6),
+                ("year_built", "numeric", 70),
+                ("listed_date", "datetime", 150),
+                ("sold_date", "datetime", 150),
+            ],
+        );
+        let p = plan("What is the average price per square foot?", &homes);
+        let d = p.measures[0].derived.clone().unwrap();
+        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("ratio", "price", "area_sqft"));
+        let p = plan("How many houses have more than 3 bedrooms?", &homes);
+        assert_eq!((p.filters[0].column.as_str(), p.filters[0].op), ("bedrooms", "gt"));
+        let p = plan("What is the average price of houses built after 2000?", &homes);
+        assert_eq!(
+            (p.filters[0].column.as_str(), p.filters[0].op, p.measures.len()),
+            ("year_built", "gt", 1)
+        );
+        let p = plan("How many days did it take to sell a house, from listed_date to sold_date, on average?", &homes);
+        let d = p.measures[0].derived.clone().unwrap();
+        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("days", "sold_date", "listed_date"));
+    }
+
     #[test]
     fn conditions_are_read_or_declined() {
         let p = plan(
@@ -2744,10 +3307,12 @@ mod tests {
         let p = plan("Mean fare where age is at least 60.5", &passengers());
         assert_eq!(p.filters[0].op, "ge");
         assert_eq!(p.filters[0].value, 60.5);
+        // A value the inspection listed is a condition the plan names.
         let p = plan("Mean fare for First class passengers", &passengers());
-        assert!(p.filters.is_empty() && !p.needs_value_filter);
+        assert_eq!((p.filters[0].op, p.filters[0].values.clone()), ("in", vec!["First".to_string()]));
         let p = plan("Mean fare only for the Third class", &passengers());
-        assert!(p.needs_value_filter);
+        assert_eq!(p.filters[0].values, vec!["Third".to_string()]);
+        assert!(!p.needs_value_filter);
         for task in [
             "Mean fare for passengers longer than a year",
             "Mean fare for passengers boarded before the war",

@@ -15,7 +15,7 @@ T = {
     "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
            "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
            "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
-           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile",
+           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile", "missing": "number of missing values",
            "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
            "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
            "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
@@ -60,7 +60,7 @@ T = {
     "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
            "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
            "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
-           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s",
+           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos",
            "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
            "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
            "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
@@ -108,7 +108,7 @@ T = {
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
             "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
             "count": "count", "distinct": "distinct_count", "sum": "sum", "skew": "skewness",
-            "kurt": "kurtosis"}
+            "kurt": "kurtosis", "missing": "missing"}
 DECIMALS = PLAN.get("decimals")
 
 
@@ -380,6 +380,11 @@ for f in filters:
             span = T["months"][lo - 1] if lo == hi else T["month_to"] % (T["months"][lo - 1], T["months"][hi - 1])
             said.append(T["month_range"] % (col, span))
         continue
+    if op == "in":
+        keep = df[col].astype(str).isin([str(v) for v in f.get("values", [])])
+        mask &= keep
+        said.append("`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in f.get("values", []))))
+        continue
     if op in ("is_true", "is_false"):
         raw = df[col]
         words = raw.map(lambda x: norm(str(x)) if pd.notna(x) else "")
@@ -407,20 +412,9 @@ for f in filters:
         rhs = num(x) if DECIMALS is None else local_num("%g" % x)
     mask &= {"gt": v > x, "ge": v >= x, "lt": v < x, "le": v <= x, "eq": v == x}[op]
     said.append("`%s` %s %s" % (col, OPS[op], rhs))
-named_cols = set(norm(c) for c in PLAN.get("named_columns", []))
-value_hits = 0
-for c in df.columns:
-    if c == PLAN.get("group") or numeric_view(df[c]) is not None or c in [f["column"] for f in filters]:
-        continue
-    vals = df[c].dropna().astype(str).unique()
-    if len(vals) > 50:
-        continue
-    hits = [v for v in vals if len(norm(v)) >= 3 and norm(v) not in named_cols and find_words(req, norm(v)) >= 0]
-    if hits and len(hits) < len(vals):
-        mask &= df[c].astype(str).isin(hits)
-        said.append("`%s` = %s" % (c, " / ".join(hits)))
-        value_hits += 1
-if PLAN.get("needs_value_filter") and not value_hits and not said:
+# Values named in the request ("female", "en Bilbao") are conditions the planner read
+# (op "in") against the values the inspection listed.
+if PLAN.get("needs_value_filter") and not said:
     return decline(T["no_value"])
 d = df[mask]
 if len(d) == 0:
@@ -460,16 +454,26 @@ if task == "describe":
         table = pd.DataFrame({"count": [int(value)]})
     else:
         cols = {}
+        only_missing = all(st["name"] == "missing" for st in stats)
         for m in measures:
-            s = clean(m["name"], series[m["name"]])
+            raw = series[m["name"]].loc[d.index]
+            # Missing values are counted on every row the conditions keep.
+            s = raw if only_missing else clean(m["name"], series[m["name"]])
+            if group:
+                gone = raw.isna().groupby(d[group].astype(str), sort=True).sum().astype(float)
+            else:
+                gone = float(raw.isna().sum())
             if group:
                 keys = d.loc[s.index, group].astype(str)
                 for st in stats:
+                    if st["name"] == "missing":
+                        cols[csv_label(st, m["name"])] = gone
+                        continue
                     res = s.groupby(keys, sort=True).apply(lambda g: compute(st, g))
                     cols[csv_label(st, m["name"])] = res
             else:
                 for st in stats:
-                    v = compute(st, s)
+                    v = gone if st["name"] == "missing" else compute(st, s)
                     lines.append("%s %s %s: %s" % (cap(stat_label(st)), T["of"], measure_text(m), show(v)))
                     cols[csv_label(st, m["name"])] = [show(v) if isinstance(v, list) else v]
         what = listing(stat_label(st) for st in stats)

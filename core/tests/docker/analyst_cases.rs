@@ -1306,6 +1306,310 @@ fn cases(t: &Tables) -> Vec<Case> {
         .want(&["A", "B"].map(|st| mean(&yv.nums_where("visitors", |r| r[1] == st)))),
     ]);
     v.extend(new_user_cases(t));
+    v.extend(third_look_cases(t));
+    v
+}
+
+/// A passenger list shaped like the ones analysts download: `Survived` 0/1, `Pclass`
+/// 1/2/3 as numbers, `Sex`, ages with gaps, `Embarked` S/C/Q with two gaps.
+fn boarders() -> Table {
+    let mut g = Rng(31);
+    let rows = (0..240)
+        .map(|i| {
+            let class = g.int(1, 3);
+            let sex = if g.next() < 0.4 { "female" } else { "male" };
+            let survived = (g.next() < if sex == "female" { 0.7 } else { 0.25 }) as i64;
+            let age = if i % 9 == 4 {
+                String::new()
+            } else {
+                format!("{:.1}", 1.0 + g.next() * 70.0)
+            };
+            let fare = round2((4 - class) as f64 * 20.0 * (0.4 + g.next()));
+            let port = match (i, g.next()) {
+                (7 | 99, _) => "",
+                (_, x) if x < 0.65 => "S",
+                (_, x) if x < 0.85 => "C",
+                _ => "Q",
+            };
+            vec![
+                (i + 1).to_string(),
+                survived.to_string(),
+                class.to_string(),
+                sex.to_string(),
+                age,
+                format!("{fare:.2}"),
+                port.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "boarders.csv",
+        header: vec!["PassengerId", "Survived", "Pclass", "Sex", "Age", "Fare", "Embarked"],
+        rows,
+    }
+}
+
+/// Houses with their area, bedrooms, year built and the days they were listed and sold.
+fn homes() -> Table {
+    let mut g = Rng(37);
+    let start = days_from_civil(2023, 1, 1);
+    let rows = (0..160)
+        .map(|i| {
+            let area = g.int(600, 4000);
+            let price = (area as f64 * (180.0 + g.next() * 80.0) / 100.0).round() * 100.0;
+            let listed = start + g.int(0, 500);
+            let sold = listed + g.int(5, 120);
+            vec![
+                (i + 1).to_string(),
+                format!("{price:.0}"),
+                area.to_string(),
+                g.int(1, 6).to_string(),
+                g.int(1950, 2022).to_string(),
+                civil(listed),
+                civil(sold),
+            ]
+        })
+        .collect();
+    Table {
+        name: "homes.csv",
+        header: vec![
+            "id",
+            "price",
+            "area_sqft",
+            "bedrooms",
+            "year_built",
+            "listed_date",
+            "sold_date",
+        ],
+        rows,
+    }
+}
+
+/// Students: a `lunch` column whose value `standard` must not be read out of
+/// "standard deviation", a course column with `completed`, scores.
+fn pupils() -> Table {
+    let mut g = Rng(41);
+    let rows = (0..200)
+        .map(|i| {
+            let prep = if g.next() < 0.35 { "completed" } else { "none" };
+            let math = (55.0 + g.next() * 45.0 + if prep == "completed" { 3.0 } else { 0.0 })
+                .min(100.0)
+                .round();
+            vec![
+                (i + 1).to_string(),
+                (if g.next() < 0.5 { "female" } else { "male" }).to_string(),
+                (if g.next() < 0.6 { "standard" } else { "free/reduced" }).to_string(),
+                prep.to_string(),
+                format!("{math:.0}"),
+                format!("{:.0}", (40.0 + g.next() * 60.0).round()),
+            ]
+        })
+        .collect();
+    Table {
+        name: "pupils.csv",
+        header: vec![
+            "student_id",
+            "gender",
+            "lunch",
+            "test_preparation_course",
+            "math_score",
+            "reading_score",
+        ],
+        rows,
+    }
+}
+
+/// Daily closing prices and volumes.
+fn quotes() -> Table {
+    let mut g = Rng(43);
+    let start = days_from_civil(2024, 1, 1);
+    let mut close = 100.0;
+    let rows = (0..200)
+        .map(|i| {
+            close = round2(close * (1.0 + (g.next() - 0.48) * 0.03));
+            vec![
+                civil(start + i),
+                format!("{close:.2}"),
+                g.int(800_000, 5_000_000).to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "quotes.csv",
+        header: vec!["Date", "Close", "Volume"],
+        rows,
+    }
+}
+
+/// Questions an outside tester asked of ordinary tables (issue 24's third look): each
+/// of these once got an answer to another question (a count of all rows for "how
+/// many survived", the overall median for "in first class", the mean of `price` for
+/// "price per square foot", a `lunch` = standard condition read out of "standard
+/// deviation", the mean of an id column) or a decline it did not need.
+fn third_look_cases(t: &Tables) -> Vec<Case> {
+    let b = &t.boarders;
+    let col = |t: &Table, name: &str| t.col(name);
+    let (surv, class, sex, port) = (
+        col(b, "Survived"),
+        col(b, "Pclass"),
+        col(b, "Sex"),
+        col(b, "Embarked"),
+    );
+    let n = b.rows.len() as f64;
+    let survived = b.rows.iter().filter(|r| r[surv] == "1").count() as f64;
+    let ages = b.nums("Age");
+    let missing_age = n - ages.len() as f64;
+    let fare = b.nums("Fare");
+    let fare_of = |k: &str| b.nums_where("Fare", |r| r[class] == k);
+    let age_first = b.nums_where("Age", |r| r[class] == "1");
+    let age_female = b.nums_where("Age", |r| r[sex] == "female");
+    let mut ports: Vec<(usize, &str)> = ["S", "C", "Q"]
+        .iter()
+        .map(|p| (b.rows.iter().filter(|r| r[port] == *p).count(), *p))
+        .collect();
+    ports.sort();
+    let top_port = ports[2].1;
+    let best_class = ["1", "2", "3"]
+        .into_iter()
+        .max_by(|x, y| mean(&fare_of(x)).partial_cmp(&mean(&fare_of(y))).unwrap())
+        .unwrap();
+    let mut v = vec![
+        // "out of N rows" is said, so the count of all rows is checked by its line.
+        case("boarders.csv", "How many passengers survived?")
+            .want(&[survived])
+            .words(&["`Survived` = 1", &format!("Number of rows: {survived}")]),
+        case("boarders.csv", "How many passengers did not survive?")
+            .want(&[n - survived])
+            .not(&[survived])
+            .words(&["`Survived` = 0"]),
+        case("boarders.csv", "How many missing values are in the Age column?")
+            .want(&[missing_age])
+            .not(&[ages.len() as f64]),
+        case("boarders.csv", "What is the most common port of embarkation?")
+            .words(&[&format!("Mode of `Embarked`: {top_port}")]),
+        case(
+            "boarders.csv",
+            "Which passenger class has the highest average fare?",
+        )
+        .want(&[(mean(&fare_of(best_class)))])
+        .not(&[(mean(&fare))])
+        .words(&[&format!("{best_class} had the highest mean of `Fare`")]),
+        case(
+            "boarders.csv",
+            "What is the median age of passengers in first class?",
+        )
+        .want(&[quantile(&age_first, 0.5)])
+        .not(&[quantile(&ages, 0.5)])
+        .words(&["`Pclass` = 1"]),
+        case("boarders.csv", "What is the average age of female passengers?")
+            .want(&[(mean(&age_female))])
+            .not(&[(mean(&ages))])
+            .words(&["`Sex` = female"]),
+        case(
+            "boarders.csv",
+            "Calculate the mean and standard deviation of Age, ignoring missing values.",
+        )
+        .want(&[(mean(&ages)), (sd(&ages, 1.0))])
+        .not(&[(sd(&ages, 0.0))]),
+        case(
+            "boarders.csv",
+            "Fill the missing ages with the median age and then report the mean age.",
+        )
+        .declined(),
+        case("boarders.csv", "¿Cuál es la edad media de las mujeres?")
+            .want(&[(mean(&age_female))])
+            .not(&[(mean(&ages))]),
+    ];
+    // homes
+    let h = &t.homes;
+    let (price_i, area_i, beds_i, built_i) = (
+        col(h, "price"),
+        col(h, "area_sqft"),
+        col(h, "bedrooms"),
+        col(h, "year_built"),
+    );
+    let num = |r: &Vec<String>, i: usize| r[i].parse::<f64>().unwrap();
+    let per_sqft: Vec<f64> = h
+        .rows
+        .iter()
+        .map(|r| num(r, price_i) / num(r, area_i))
+        .collect();
+    let big = h.rows.iter().filter(|r| num(r, beds_i) > 3.0).count() as f64;
+    let newer = h.nums_where("price", |r| num(r, built_i) > 2000.0);
+    let day = |s: &str| {
+        let p: Vec<i64> = s.split('-').map(|x| x.parse().unwrap()).collect();
+        days_from_civil(p[0], p[1], p[2])
+    };
+    let selling: Vec<f64> = h
+        .rows
+        .iter()
+        .map(|r| (day(&r[6]) - day(&r[5])) as f64)
+        .collect();
+    v.extend([
+        case("homes.csv", "How many houses have more than 3 bedrooms?")
+            .want(&[big])
+            .words(&["`bedrooms` > 3", &format!("Number of rows: {big}")]),
+        case("homes.csv", "What is the average price per square foot?")
+            .want(&[(mean(&per_sqft))])
+            .not(&[(mean(&h.nums("price")))]),
+        case("homes.csv", "What is the average price of houses built after 2000?")
+            .want(&[(mean(&newer))])
+            .not(&[(mean(&h.nums("price")))])
+            .words(&["`year_built` > 2000"]),
+        case(
+            "homes.csv",
+            "On average, how many days did it take to sell a house (from listed_date to sold_date)?",
+        )
+        .want(&[(mean(&selling))]),
+    ]);
+    // pupils
+    let p = &t.pupils;
+    let (gender_i, prep_i, lunch_i) = (
+        col(p, "gender"),
+        col(p, "test_preparation_course"),
+        col(p, "lunch"),
+    );
+    let math = p.nums("math_score");
+    let math_std_lunch = p.nums_where("math_score", |r| r[lunch_i] == "standard");
+    let prepared = p.nums_where("math_score", |r| r[prep_i] == "completed");
+    let female_math = p.nums_where("math_score", |r| r[gender_i] == "female");
+    v.extend([
+        case(
+            "pupils.csv",
+            "What is the standard deviation of math_score? Round to 2 decimal places.",
+        )
+        .want(&[round2(sd(&math, 1.0))])
+        .not(&[round2(sd(&math_std_lunch, 1.0))])
+        .not_words(&["`lunch`"]),
+        case("pupils.csv", "How many students scored above 90 in math?")
+            .want(&[math.iter().filter(|m| **m > 90.0).count() as f64])
+            .words(&["`math_score` > 90"]),
+        case(
+            "pupils.csv",
+            "What is the average math score for students who completed the test preparation course?",
+        )
+        .want(&[(mean(&prepared))])
+        .not(&[(mean(&math))])
+        .not_words(&["student_id"]),
+        case(
+            "pupils.csv",
+            "¿Cuál es la mediana de math_score para el género femenino?",
+        )
+        .want(&[quantile(&female_math, 0.5)])
+        .words(&["`gender` = female"]),
+    ]);
+    // quotes
+    let q = &t.quotes;
+    let close = q.nums("Close");
+    let best = close.iter().cloned().fold(f64::MIN, f64::max);
+    let when = &q.rows[close.iter().position(|c| *c == best).unwrap()][0];
+    v.extend([
+        case("quotes.csv", "What was the highest closing price and on which date?")
+            .want(&[best])
+            .words(&[&format!("{when} had the highest `Close`")]),
+        case("quotes.csv", "Calculate the average daily trading volume.")
+            .want(&[(mean(&q.nums("Volume")))]),
+    ]);
     v
 }
 
@@ -1572,6 +1876,10 @@ fn new_user_cases(t: &Tables) -> Vec<Case> {
 }
 
 struct Tables {
+    boarders: Table,
+    homes: Table,
+    pupils: Table,
+    quotes: Table,
     passengers: Table,
     cities: Table,
     orders: Table,
@@ -1853,6 +2161,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
     };
     let started = std::time::Instant::now();
     let tables = Tables {
+        boarders: boarders(),
+        homes: homes(),
+        pupils: pupils(),
+        quotes: quotes(),
         passengers: passengers(),
         cities: cities(),
         orders: orders(),
@@ -1875,6 +2187,10 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
     );
     let dir = tempfile::tempdir().unwrap();
     for t in [
+        &tables.boarders,
+        &tables.homes,
+        &tables.pupils,
+        &tables.quotes,
         &tables.passengers,
         &tables.cities,
         &tables.orders,
