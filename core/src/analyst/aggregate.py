@@ -27,6 +27,7 @@ T = {
            "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s.",
            "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
            "between": "between two periods",
+           "which_group": "The request does not say what to compare (which column's values, or which period), and I will not pick one for you. Category columns: %s. Ask again naming one (e.g. \"which region had the highest total revenue\").",
            "which_measure": "The request names no numeric column to compute this on, and I will not pick one for you. Numeric columns: %s. Ask again naming one (e.g. \"average <column> by month\")."},
     "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
            "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
@@ -43,6 +44,7 @@ T = {
            "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s.",
            "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
            "between": "entre dos periodos",
+           "which_group": "La pregunta no dice qu\u00e9 comparar (los valores de qu\u00e9 columna, o qu\u00e9 periodo), y no elegir\u00e9 por usted. Columnas de categor\u00edas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"qu\u00e9 regi\u00f3n tuvo los mayores ingresos\").",
            "which_measure": "La pregunta no nombra ninguna columna num\u00e9rica sobre la que calcular, y no elegir\u00e9 una por usted. Columnas num\u00e9ricas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"media de <columna> por mes\")."},
 }[LANG]
 
@@ -163,13 +165,11 @@ if group_col is None and group_period is None and not change:
         group_col = list(value_groups)[0]
     elif ranking or INTENT.get("top_n") or INTENT.get("share"):
         # "which ... sold the most": the categorical column with few values
+        # No column to group by was named: choosing one would answer another question.
         few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
-        if few:
-            group_col = few[0]
-            notes.append({"en": "Grouped by %s, the first category column.",
-                          "es": "Agrupado por %s, la primera columna de categor\u00edas."}[LANG] % group_col)
-        elif ts is not None:
-            group_period = "month"
+        emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
+                     "cached": cached, "reason": T["which_group"] % (", ".join(few[:12]) or "-")})
+        return
 
 d = df[mask]
 dts = ts[mask] if ts is not None else None

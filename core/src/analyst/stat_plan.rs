@@ -264,6 +264,10 @@ pub(super) struct StatPlan {
     /// Every column the request names (the script does not read their names as
     /// values to filter on).
     pub named_columns: Vec<String>,
+    /// For the statistic `share`: the condition whose share of the rows (those the
+    /// other conditions keep) is asked ("what percentage of passengers survived").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_of: Option<Filter>,
 }
 
 /// What could not be read, for an honest decline.
@@ -350,6 +354,15 @@ const STAT_WORDS: &[(&str, &str)] = &[
     ("most frequent", "mode"),
     ("mas comun", "mode"),
     ("mas frecuente", "mode"),
+    ("percentage of", "share"),
+    ("percent of", "share"),
+    ("proportion of", "share"),
+    ("fraction of", "share"),
+    ("share of", "share"),
+    ("rate", "share"),
+    ("porcentaje de", "share"),
+    ("proporcion de", "share"),
+    ("tasa de", "share"),
     ("missing values", "missing"),
     ("missing entries", "missing"),
     ("null values", "missing"),
@@ -398,9 +411,26 @@ const STAT_WORDS: &[(&str, &str)] = &[
 
 /// Words before "missing values" that say how to handle them, not to count them.
 const HANDLING: &[&str] = &[
-    "ignoring", "ignore", "excluding", "exclude", "dropping", "drop", "without", "skipping",
-    "skip", "omitting", "omit", "removing", "remove", "fill", "filling", "sin", "ignorando",
-    "excluyendo", "descartando", "omitiendo",
+    "ignoring",
+    "ignore",
+    "excluding",
+    "exclude",
+    "dropping",
+    "drop",
+    "without",
+    "skipping",
+    "skip",
+    "omitting",
+    "omit",
+    "removing",
+    "remove",
+    "fill",
+    "filling",
+    "sin",
+    "ignorando",
+    "excluyendo",
+    "descartando",
+    "omitiendo",
 ];
 const HANDLING_AFTER: &[&str] = &[
     "as", "como", "dropped", "removed", "excluded", "ignored", "omitted",
@@ -811,6 +841,33 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("almacen", "warehouse"),
     ("cliente", "customer"),
     ("pedido", "order"),
+    ("genero", "gender"),
+    ("sexo", "sex"),
+    ("rain", "precipitation"),
+    ("rainfall", "precipitation"),
+    ("lluvia", "precipitation"),
+    ("precipitacion", "precipitation"),
+    ("dormitorios", "bedrooms"),
+    ("habitaciones", "bedrooms"),
+    ("banos", "bathrooms"),
+    ("sobrevivieron", "survived"),
+    ("sobrevivio", "survived"),
+    ("sobrevivientes", "survived"),
+    ("superficie", "area"),
+    ("poblacion", "population"),
+    ("esperanza", "expectancy"),
+    ("volumen", "volume"),
+    ("cierre", "close"),
+    ("viento", "wind"),
+    ("lectura", "reading"),
+    ("escritura", "writing"),
+    ("matematicas", "math"),
+];
+
+/// Short words of column names that are units or abbreviations, never the column.
+const NOT_A_NAME: &[&str] = &[
+    "usd", "eur", "gbp", "kwh", "avg", "max", "min", "sum", "num", "pct", "qty", "std", "var",
+    "the", "and", "per", "day", "kmh", "mph", "sqm",
 ];
 
 /// Column words a request may use for a column: its normalised name (singular or
@@ -863,15 +920,31 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         // "passenger class" for `Pclass`: a word that ends a one-word name.
         if t.len() == 1 && !is_id(ci) {
             for (i, x) in w.iter().enumerate() {
-                if x.len() >= 4 && t[0].len() > x.len() && t[0].len() - x.len() <= 2 && t[0].ends_with(x.as_str()) {
-                    found.push((1, 1, i, ci));
+                let english = SYNONYMS
+                    .iter()
+                    .find(|(es, _)| es == x)
+                    .map_or(x.as_str(), |(_, en)| *en);
+                for x in [x.as_str(), english] {
+                    if x.len() >= 4
+                        && t[0].len() > x.len()
+                        && t[0].len() - x.len() <= 2
+                        && t[0].ends_with(x)
+                    {
+                        found.push((1, 1, i, ci));
+                    }
                 }
             }
         }
         // A word of an identifier's name ("students" for `student_id`) names the
         // rows, not the identifier.
         if t.len() > 1 && !is_id(ci) {
-            for tw in t.iter().filter(|tw| tw.len() >= 4) {
+            let long = |tw: &&String| {
+                tw.len() >= 4
+                    || (tw.len() == 3
+                        && tw.chars().all(|c| c.is_ascii_alphabetic())
+                        && !NOT_A_NAME.contains(&tw.as_str()))
+            };
+            for tw in t.iter().filter(long) {
                 let unique = toks
                     .iter()
                     .enumerate()
@@ -920,6 +993,12 @@ fn is_numeric(m: &Mention) -> bool {
 
 /// The words of a statistic found at `at`, in request order, with their spans.
 fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
+    statistics_with(w, true)
+}
+
+/// `durations`: whether "how many days" may be a duration (the table has two date
+/// columns); else it counts the rows (days) that match.
+fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
     let mut out: Vec<(usize, usize, Stat)> = Vec::new();
     let free = |out: &Vec<(usize, usize, Stat)>, s: usize, e: usize| {
         !out.iter().any(|(a, b, _)| s < *b && *a < e)
@@ -929,7 +1008,18 @@ fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
         for at in find(w, phrase) {
             // "number of days between ...": a duration, not a count.
             let next = w.get(at + len).map(String::as_str).unwrap_or("");
-            if *name == "count" && ["days", "hours", "dias", "horas"].contains(&next) {
+            if *name == "count" && ["days", "hours", "dias", "horas"].contains(&next) && durations {
+                continue;
+            }
+            // "the average number of siblings": the count names the measure.
+            if *name == "count"
+                && ["number of", "numero de"].contains(phrase)
+                && at > 0
+                && [
+                    "average", "mean", "median", "avg", "media", "promedio", "mediana", "total",
+                ]
+                .contains(&w[at - 1].as_str())
+            {
                 continue;
             }
             // "ignoring missing values", "missing as zero": how to handle them, not a count.
@@ -1068,6 +1158,8 @@ struct Reader<'a> {
     months_to_aggregate: bool,
     /// A count is asked ("how many passengers survived").
     counting: bool,
+    /// Where the count's words start.
+    count_at: Option<usize>,
 }
 
 impl Reader<'_> {
@@ -1182,20 +1274,59 @@ impl Reader<'_> {
                         .any(|k| k.name == c && !k.values.is_empty())
                         || is_label_like(self.table, c)
                 };
-                if *phrase == "per" && (dates || few(&b.column)) {
+                let category = |c: &str| {
+                    let n = normalise(c);
+                    [
+                        "class",
+                        "type",
+                        "group",
+                        "category",
+                        "level",
+                        "grade",
+                        "tier",
+                        "segment",
+                        "cluster",
+                        "code",
+                        "kind",
+                        "clase",
+                        "tipo",
+                        "grupo",
+                        "categoria",
+                        "nivel",
+                    ]
+                    .iter()
+                    .any(|k| n.split(' ').any(|t| t.ends_with(k)))
+                };
+                // "price per bedroom" divides; "fare per class" groups.
+                if *phrase == "per"
+                    && (dates
+                        || (few(&b.column) && !is_code(self.table, &b.column))
+                        || category(&b.column))
+                {
                     continue;
                 }
                 // "temperature range (max minus min)": the word before names the
                 // measure; it is not a statistic to compute as well.
                 // "the ratio of cost divided by units": the same measure, named.
                 let mut j = a.start;
-                while j > 0 && ["of", "de", "del", "the", "el", "la"].contains(&self.w[j - 1].as_str()) {
+                while j > 0
+                    && ["of", "de", "del", "the", "el", "la"].contains(&self.w[j - 1].as_str())
+                {
                     j -= 1;
                 }
                 if let Some(j) = j.checked_sub(1) {
                     if [
-                        "range", "rango", "spread", "gap", "difference", "diferencia", "ratio",
-                        "cociente", "quotient", "product", "producto",
+                        "range",
+                        "rango",
+                        "spread",
+                        "gap",
+                        "difference",
+                        "diferencia",
+                        "ratio",
+                        "cociente",
+                        "quotient",
+                        "product",
+                        "producto",
                     ]
                     .contains(&self.w[j].as_str())
                     {
@@ -1577,7 +1708,7 @@ impl Reader<'_> {
                     // "in 2019" is read below; "in March" alone is the aggregate skill's
                     // when the question is a plain total or mean.
                     if matches!(first, When::Year(_))
-                        || (matches!(first, When::Months(_, lo, hi) if lo == hi)
+                        || (matches!(first, When::Months(None, lo, hi) if lo == hi)
                             && self.months_to_aggregate)
                     {
                         continue;
@@ -1733,11 +1864,18 @@ impl Reader<'_> {
                     .iter()
                     .any(|c| c.name == m.column && c.distinct == 2);
                 let before = m.start.checked_sub(1).map(|j| self.w[j].as_str());
+                // After the count ("how many passengers survived"), never the label
+                // a question asks for ("which sex has ...").
+                let after_count = self.count_at.is_some_and(|c| m.start > c);
                 if !two
+                    || !after_count
+                    || before.is_some_and(|b| QUESTION_WORDS.contains(&b))
                     || self.used[m.start]
                     || before.is_none_or(|b| {
-                        ["of", "de", "del", "the", "el", "la", "los", "las", "count", "number"]
-                            .contains(&b)
+                        [
+                            "of", "de", "del", "the", "el", "la", "los", "las", "count", "number",
+                        ]
+                        .contains(&b)
                     })
                 {
                     continue;
@@ -1821,8 +1959,16 @@ impl Reader<'_> {
     /// columns is not guessed at.
     fn value_filters(&mut self, out: &mut Vec<Filter>) {
         const SAME: &[(&str, &[&str])] = &[
-            ("female", &["women", "woman", "femenino", "femenina", "mujer", "mujeres", "females"]),
-            ("male", &["men", "man", "masculino", "hombre", "hombres", "males"]),
+            (
+                "female",
+                &[
+                    "women", "woman", "femenino", "femenina", "mujer", "mujeres", "females",
+                ],
+            ),
+            (
+                "male",
+                &["men", "man", "masculino", "hombre", "hombres", "males"],
+            ),
             ("f", &["female", "females", "women", "femenino", "mujeres"]),
             ("m", &["male", "males", "men", "masculino", "hombres"]),
             ("yes", &["si"]),
@@ -1844,13 +1990,18 @@ impl Reader<'_> {
                     }
                 }
                 for phrase in said {
-                    // One letter ("S", "C") is never read as a value: "a", "s" and "x"
-                    // are words of the request; longer synonyms above name `F` and `M`.
-                    if phrase.len() < 2 {
-                        continue;
-                    }
                     let len = phrase.split(' ').count();
                     for at in find(&self.w, &phrase) {
+                        // One letter ("S", "C") is a value only just after its column
+                        // ("embarked at port C", "Embarked = C"): elsewhere "a", "s" and
+                        // "x" are words of the request.
+                        let near_its_column = self
+                            .mentions
+                            .iter()
+                            .any(|m| m.column == c.name && m.end <= at && at - m.end <= 2);
+                        if phrase.len() < 2 && !near_its_column {
+                            continue;
+                        }
                         let inside = self
                             .mentions
                             .iter()
@@ -1866,7 +2017,10 @@ impl Reader<'_> {
         // "first class", "2nd class", "class 1": a small numeric code column.
         for m in self.mentions.clone() {
             let Some(c) = self.table.column_kinds.iter().find(|c| {
-                c.name == m.column && c.kind == "numeric" && !c.values.is_empty() && c.values.len() <= 10
+                c.name == m.column
+                    && c.kind == "numeric"
+                    && !c.values.is_empty()
+                    && c.values.len() <= 10
             }) else {
                 continue;
             };
@@ -1883,7 +2037,10 @@ impl Reader<'_> {
                 (None, Some(v)) => (v, m.start, m.end + 1),
                 _ => continue,
             };
-            let known = c.values.iter().any(|x| x.parse::<f64>().ok() == Some(value));
+            let known = c
+                .values
+                .iter()
+                .any(|x| x.parse::<f64>().ok() == Some(value));
             if !known || (start..end).any(|k| self.used[k]) {
                 continue;
             }
@@ -2090,6 +2247,22 @@ impl Reader<'_> {
                 out.push(Filter::num(column, op, value));
             }
         }
+        // "houses with 2 bathrooms", "con 3 hijos": a number of the column named after it.
+        for lead in ["with", "having", "con"] {
+            for at in find(&self.w, lead) {
+                if self.used[at] {
+                    continue;
+                }
+                let Some(value) = self.w.get(at + 1).and_then(|x| digits(x)) else {
+                    continue;
+                };
+                let Some(m) = self.mention_after_value(at + 2) else {
+                    continue;
+                };
+                self.used[at..m.end].fill(true);
+                out.push(Filter::num(m.column, "eq", value));
+            }
+        }
         // "between 20 and 40" after a column
         for at in find(&self.w, "between")
             .into_iter()
@@ -2191,7 +2364,12 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let found_mentions = mentions(&w, table);
     // A statistic's word inside a column's name ("daily count", "total sales") is
     // the column, not a statistic.
-    let stats_found: Vec<(usize, usize, Stat)> = statistics(&w)
+    let dates = table
+        .column_kinds
+        .iter()
+        .filter(|c| c.kind == "datetime")
+        .count();
+    let stats_found: Vec<(usize, usize, Stat)> = statistics_with(&w, dates >= 2)
         .into_iter()
         .filter(|(s, e, _)| !found_mentions.iter().any(|m| *s < m.end && m.start < *e))
         .collect();
@@ -2318,6 +2496,10 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     .contains(&stats_found[0].2.name))
             && !derived_words,
         counting: stats_found.iter().any(|(_, _, s)| s.name == "count"),
+        count_at: stats_found
+            .iter()
+            .find(|(_, _, s)| s.name == "count")
+            .map(|(at, _, _)| *at),
     };
     for p in &unsupported {
         r.not_understood.push(r.say(
@@ -2348,10 +2530,13 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             }
         }
     }
+    // A word inside a column's name ("max" of `temp_max`) is the column's.
     let free = |r: &Reader, words: &[&str]| {
-        words
-            .iter()
-            .any(|p| find(&r.w, p).into_iter().any(|at| !r.used[at]))
+        words.iter().any(|p| {
+            find(&r.w, p)
+                .into_iter()
+                .any(|at| !r.used[at] && !r.mentions.iter().any(|m| m.start <= at && at < m.end))
+        })
     };
     let high = free(&r, HIGH_WORDS);
     let low = free(&r, LOW_WORDS);
@@ -2410,7 +2595,22 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             "bottom",
         ],
     ) || free(&r, super::request::MONTHS);
-    if (by_period || other_shape)
+    // A share of rows where a yes/no column or a value holds; "what share of total
+    // revenue" is the aggregate skill's share of a total.
+    let said_value = r.w.iter().any(|x| {
+        table.column_kinds.iter().any(|c| {
+            c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x && x.len() >= 2)
+        })
+    });
+    let yes_no_named = r.mentions.iter().any(|m| {
+        table
+            .column_kinds
+            .iter()
+            .any(|c| c.name == m.column && c.distinct == 2)
+    });
+    let share =
+        stats_found.iter().any(|(_, _, s)| s.name == "share") && (said_value || yes_no_named);
+    if (by_period || (other_shape && !share))
         && derived.is_none()
         && !correlation
         && !outliers
@@ -2428,7 +2628,13 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             if r.used.get(at).copied().unwrap_or(true) {
                 continue;
             }
-            if let Some(m) = r.mention_after(at + len).cloned() {
+            let next = r.mention_after(at + len).cloned().or_else(|| {
+                // "for each passenger class": one word before the column's own.
+                r.mention_after(at + len + 1)
+                    .filter(|m| m.start == at + len + 1 && is_code(table, &m.column))
+                    .cloned()
+            });
+            if let Some(m) = next {
                 let unique = table
                     .column_kinds
                     .iter()
@@ -2462,29 +2668,42 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if argmax && group.is_none() {
         // "Which city has ...", "¿Qué ciudad tiene ...", "¿Cuál es la ciudad con ...":
         // a text column (or a code) named in the question.
+        // The label is what the question word asks for ("which city", "¿cuál es la
+        // ciudad ...?"), not any text column named ("the maximum age of passengers who
+        // embarked at C" asks for an age).
+        // A question word that opens the question ("which city", "and on which
+        // date"), not a relative one ("passengers who embarked", "que embarcaron").
+        let asked = |m: &Mention| {
+            (m.start.saturating_sub(3)..m.start).any(|k| {
+                ["which", "what", "cual", "cuales", "que"].contains(&r.w[k].as_str())
+                    && (k == 0
+                        || [
+                            "in", "of", "en", "de", "and", "y", "for", "para", "on", "at", "by",
+                        ]
+                        .contains(&r.w[k - 1].as_str()))
+            })
+        };
         group = r
             .mentions
             .iter()
             .find(|m| {
-                (m.kind == "text" || m.kind == "bool")
-                    || (is_label_like(table, &m.column) && !r.used[m.start])
+                asked(m)
+                    && !r.used[m.start]
+                    && ((m.kind == "text" || m.kind == "bool") || is_label_like(table, &m.column))
             })
             .cloned();
         // "Which passenger class has the highest average fare?": a small numeric
         // code (1, 2, 3) asked for right after the question word, with a measure.
         if group.is_none() {
-            let asked = |m: &Mention| {
-                (m.start.saturating_sub(3)..m.start)
-                    .any(|k| QUESTION_WORDS.contains(&r.w[k].as_str()))
-            };
             let code = r
                 .mentions
                 .iter()
                 .find(|m| !r.used[m.start] && is_code(table, &m.column) && asked(m))
                 .cloned();
-            let measure = r.mentions.iter().any(|m| {
-                is_numeric(m) && !r.used[m.start] && !is_code(table, &m.column)
-            });
+            let measure = r
+                .mentions
+                .iter()
+                .any(|m| is_numeric(m) && !r.used[m.start] && !is_code(table, &m.column));
             if measure {
                 group = code;
             }
@@ -2571,7 +2790,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 derived: None,
             });
         }
-    } else if !text_measures.is_empty() && measures.is_empty() && !argmax {
+    } else if !text_measures.is_empty() && measures.is_empty() && !argmax && !share {
         let t = &text_measures[0];
         r.not_understood.push(r.say(
             &format!(
@@ -2619,7 +2838,10 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         }
     }
     // "how many distinct cities": the distinct count, not also the count of rows.
-    if stats.iter().any(|s| ["distinct", "missing"].contains(&s.name)) {
+    if stats
+        .iter()
+        .any(|s| ["distinct", "missing"].contains(&s.name))
+    {
         stats.retain(|s| s.name != "count");
     }
     let mut plan = StatPlan {
@@ -2639,6 +2861,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         alpha_said: false,
         needs_value_filter: false,
         named_columns: r.mentions.iter().map(|m| m.column.clone()).collect(),
+        share_of: None,
     };
     match task_kind {
         Task::Correlation => {
@@ -2769,6 +2992,58 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 }
             }
         }
+        Task::Describe if share => {
+            // The share's condition: a yes/no column named ("survived", "survival"),
+            // else the one value condition ("are female").
+            let yes_no = r
+                .mentions
+                .iter()
+                .find(|m| {
+                    !r.used[m.start]
+                        && table
+                            .column_kinds
+                            .iter()
+                            .any(|c| c.name == m.column && c.distinct == 2)
+                })
+                .map(|m| Filter {
+                    column: m.column.clone(),
+                    op: "is_true",
+                    ..Filter::default()
+                });
+            let truth = plan
+                .filters
+                .iter()
+                .position(|f| ["is_true", "is_false"].contains(&f.op));
+            let values: Vec<usize> = (0..plan.filters.len())
+                .filter(|&i| plan.filters[i].op == "in")
+                .collect();
+            plan.share_of = match (yes_no, truth, values.as_slice()) {
+                (Some(f), _, _) => Some(f),
+                (None, Some(i), _) => Some(plan.filters.remove(i)),
+                (None, None, [i]) => Some(plan.filters.remove(*i)),
+                _ => None,
+            };
+            if plan.share_of.is_none() {
+                r.not_understood.push(r.say(
+                    "the share of which rows: name a yes/no column or a value (\"what percentage of passengers survived\", \"are female\")",
+                    "el porcentaje de qué filas: nombre una columna de sí/no o un valor (\"qué porcentaje de pasajeros sobrevivió\", \"son mujeres\")",
+                ));
+            }
+            if stats.iter().any(|s| s.name != "share" && s.name != "count")
+                || !measures.is_empty()
+                    && plan.share_of.as_ref().is_some_and(|f| {
+                        !measures
+                            .iter()
+                            .all(|m| m.column.as_deref() == Some(f.column.as_str()))
+                    })
+            {
+                r.not_understood.push(r.say(
+                    "a share together with another statistic or measure",
+                    "un porcentaje junto con otra estadística o medida",
+                ));
+            }
+            plan.stats = vec![Stat::plain("share")];
+        }
         Task::Describe => {
             plan.stats = stats.clone();
             plan.measures = measures;
@@ -2797,7 +3072,8 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 && plan.measures.iter().all(|m| m.derived.is_none())
                 && plan.filters.is_empty()
                 && decimals.is_none();
-            if plain && plan.group.is_some() && r.not_understood.is_empty() {
+            let code = plan.group.as_deref().is_some_and(|g| is_code(table, g));
+            if plain && plan.group.is_some() && r.not_understood.is_empty() && !code {
                 return Understood::NotMine;
             }
         }
@@ -2805,7 +3081,24 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
         plan.needs_value_filter = true;
     }
-    for said in unread_words(&r, &stats_spans, !plan.filters.is_empty(), missing == "zero") {
+    let all_rows = plan.task == Task::Describe
+        && plan.stats.iter().all(|s| s.name == "count")
+        && plan.measures.is_empty()
+        && plan.filters.is_empty();
+    if all_rows {
+        if let Some(said) = unread_in_a_row_count(&r, &stats_spans) {
+            r.not_understood.push(r.say(
+                &format!("the words \"{said}\": counting every row would leave them out"),
+                &format!("las palabras \"{said}\": contar todas las filas las dejaría fuera"),
+            ));
+        }
+    }
+    for said in unread_words(
+        &r,
+        &stats_spans,
+        !plan.filters.is_empty(),
+        missing == "zero",
+    ) {
         r.not_understood.push(r.say(
             &format!("the words \"{said}\": they change what is asked, and I could not read them"),
             &format!("las palabras \"{said}\": cambian lo que se pide y no supe leerlas"),
@@ -2848,6 +3141,10 @@ pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
     for f in &plan.filters {
         let rhs = match (&f.date, f.stat, &f.of) {
             _ if f.op == "in" => f.values.join(" / "),
+            _ if f.op == "is_true" || f.op == "is_false" => {
+                out.push(format!("`{}` {}", f.column, f.op));
+                continue;
+            }
             (Some(d), _, _) => d.clone(),
             (_, Some(st), Some(of)) => format!("{} `{of}`", stat_word(&Stat::plain(st), lang)),
             _ => fmt_value(f.value),
@@ -2862,15 +3159,77 @@ pub(super) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> {
 /// since a plan that skipped it would answer another question ("average price per
 /// square foot" is not the average price).
 const TRIGGERS: &[&str] = &[
-    "per", "rate", "rates", "ratio", "proportion", "fraction", "fill", "filling", "replace",
-    "replacing", "impute", "only", "excluding", "except", "without", "not", "never", "first",
-    "second", "third", "last", "each", "every", "cumulative", "growth", "return", "returns",
-    "increase", "decrease", "normalized", "normalised", "log", "squared", "absolute",
-    "missing", "null", "nulls", "nan", "empty", "unless", "weekly", "monthly", "yearly",
-    "annual", "annually", "tasa", "rellena*", "reemplaz*", "sustitu*", "solo", "solamente",
-    "excepto", "salvo", "sin", "no", "nunca", "primer*", "segund*", "tercer*", "ultim*",
-    "cada", "acumulad*", "crecimiento", "aumento", "disminucion", "faltantes", "nulos",
-    "vacios", "mensual*", "semanal*", "anual*",
+    "per",
+    "rate",
+    "rates",
+    "ratio",
+    "proportion",
+    "fraction",
+    "fill",
+    "filling",
+    "replace",
+    "replacing",
+    "impute",
+    "only",
+    "excluding",
+    "except",
+    "without",
+    "not",
+    "never",
+    "first",
+    "second",
+    "third",
+    "last",
+    "each",
+    "every",
+    "cumulative",
+    "growth",
+    "return",
+    "returns",
+    "increase",
+    "decrease",
+    "normalized",
+    "normalised",
+    "log",
+    "squared",
+    "absolute",
+    "missing",
+    "null",
+    "nulls",
+    "nan",
+    "empty",
+    "unless",
+    "weekly",
+    "monthly",
+    "yearly",
+    "annual",
+    "annually",
+    "tasa",
+    "rellena*",
+    "reemplaz*",
+    "sustitu*",
+    "solo",
+    "solamente",
+    "excepto",
+    "salvo",
+    "sin",
+    "no",
+    "nunca",
+    "primer*",
+    "segund*",
+    "tercer*",
+    "ultim*",
+    "cada",
+    "acumulad*",
+    "crecimiento",
+    "aumento",
+    "disminucion",
+    "faltantes",
+    "nulos",
+    "vacios",
+    "mensual*",
+    "semanal*",
+    "anual*",
 ];
 
 fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool) -> Vec<String> {
@@ -2881,8 +3240,19 @@ fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool
             || stats.iter().any(|(s, e)| *s <= i && i < *e)
     };
     let mut out: Vec<String> = Vec::new();
+    // A value of a column ("Denver", "female") that no condition took.
+    let value = |x: &str| {
+        x.len() >= 2
+            && digits(x).is_none()
+            && r.table
+                .column_kinds
+                .iter()
+                .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == x))
+    };
+    let mut reported = 0;
     for (i, x) in w.iter().enumerate() {
-        if covered(i) || !TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t)) {
+        let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t)) || value(x);
+        if covered(i) || !trigger {
             continue;
         }
         let prev = i.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
@@ -2915,12 +3285,14 @@ fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool
         if fine {
             continue;
         }
+        // One quote for words close together.
+        if i < reported {
+            continue;
+        }
         let from = i.saturating_sub(2);
         let to = (i + 3).min(w.len());
-        let said = w[from..to].join(" ");
-        if !out.contains(&said) {
-            out.push(said);
-        }
+        reported = to;
+        out.push(w[from..to].join(" "));
     }
     out
 }
@@ -2936,6 +3308,87 @@ fn is_code(table: &Table, column: &str) -> bool {
                 .iter()
                 .all(|v| v.parse::<f64>().is_ok_and(|x| x.fract() == 0.0))
     })
+}
+
+/// "How many passengers are there?" counts the rows; in "¿cuántos pasajeros
+/// sobrevivieron?" a word no part of the plan read is left over, and a count of every
+/// row would answer another question. The noun right after the count is the rows'.
+fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String> {
+    const FRAME: &[&str] = &[
+        "are",
+        "is",
+        "there",
+        "were",
+        "was",
+        "rows",
+        "row",
+        "records",
+        "record",
+        "entries",
+        "in",
+        "the",
+        "a",
+        "an",
+        "file",
+        "table",
+        "dataset",
+        "data",
+        "total",
+        "altogether",
+        "overall",
+        "hay",
+        "filas",
+        "registros",
+        "en",
+        "el",
+        "la",
+        "los",
+        "las",
+        "archivo",
+        "tabla",
+        "datos",
+        "have",
+        "has",
+        "does",
+        "do",
+        "did",
+        "tiene",
+        "tienen",
+        "of",
+        "de",
+        "del",
+        "this",
+        "these",
+        "esta",
+        "este",
+        "what",
+        "que",
+        "cual",
+        "es",
+        "son",
+        "listed",
+        "contain",
+        "contains",
+        "hay",
+        "it",
+        "all",
+        "todos",
+        "todas",
+        "en",
+        "total",
+    ];
+    let (_, count_end) = stats.first().copied()?;
+    let mut left = Vec::new();
+    for (i, x) in r.w.iter().enumerate() {
+        let covered = r.used[i]
+            || r.mentions.iter().any(|m| m.start <= i && i < m.end)
+            || stats.iter().any(|(s, e)| *s <= i && i < *e);
+        if covered || i == count_end || FRAME.contains(&x.as_str()) {
+            continue;
+        }
+        left.push(x.clone());
+    }
+    (!left.is_empty()).then(|| left.join(" "))
 }
 
 /// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
@@ -2997,6 +3450,7 @@ pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
         "skew" => ("skewness", "asimetría"),
         "kurt" => ("kurtosis", "curtosis"),
         "missing" => ("number of missing values", "número de valores vacíos"),
+        "share" => ("share of the rows", "porcentaje de las filas"),
         "quantile" => {
             let p = s.q.unwrap_or(0.5) * 100.0;
             return match lang {
@@ -3235,18 +3689,30 @@ mod tests {
         let p = plan("How many passengers did not survive?", &t);
         assert_eq!(p.filters[0].op, "is_false");
         let p = plan("How many missing values are in the Age column?", &t);
-        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["missing"], "Age"));
-        let p = plan("Mean and standard deviation of Age, ignoring missing values", &t);
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["missing"], "Age")
+        );
+        let p = plan(
+            "Mean and standard deviation of Age, ignoring missing values",
+            &t,
+        );
         assert_eq!(names(&p), vec!["mean", "std"]);
         let p = plan("What is the most common port of embarkation?", &t);
-        assert_eq!((names(&p), p.measures[0].name.as_str()), (vec!["mode"], "Embarked"));
+        assert_eq!(
+            (names(&p), p.measures[0].name.as_str()),
+            (vec!["mode"], "Embarked")
+        );
         let p = plan("Which passenger class has the highest average fare?", &t);
         assert_eq!(
             (p.task, p.group.as_deref(), p.label_op),
             (Task::Argmax, Some("Pclass"), Some("mean"))
         );
         let p = plan("What is the median age of passengers in first class?", &t);
-        assert_eq!((p.filters[0].column.as_str(), p.filters[0].value), ("Pclass", 1.0));
+        assert_eq!(
+            (p.filters[0].column.as_str(), p.filters[0].value),
+            ("Pclass", 1.0)
+        );
         let p = plan("Average age of female passengers", &t);
         assert_eq!(p.filters[0].values, vec!["female".to_string()]);
         let p = plan("¿Cuál es la edad media de las mujeres?", &t);
@@ -3254,6 +3720,43 @@ mod tests {
         // "standard" of "standard deviation" is not the lunch `standard`.
         let p = plan("What is the standard deviation of Fare?", &t);
         assert!(p.filters.is_empty(), "{:?}", p.filters);
+        let p = plan("What percentage of passengers survived?", &t);
+        let share = p.share_of.clone().unwrap();
+        assert_eq!(
+            (names(&p), share.column.as_str(), share.op),
+            (vec!["share"], "Survived", "is_true")
+        );
+        let p = plan("What is the survival rate of female passengers?", &t);
+        assert_eq!(
+            (
+                p.share_of.unwrap().column.as_str(),
+                p.filters[0].values.clone()
+            ),
+            ("Survived", vec!["female".to_string()])
+        );
+        let p = plan("What percentage of passengers are female?", &t);
+        assert_eq!(p.share_of.unwrap().values, vec!["female".to_string()]);
+        let p = plan("¿Cuántos pasajeros sobrevivieron?", &t);
+        assert_eq!(p.filters[0].op, "is_true");
+        // One letter is a value only next to its column.
+        let p = plan(
+            "What is the maximum age of passengers who embarked at port C?",
+            &t,
+        );
+        assert_eq!(
+            (p.task, names(&p), p.filters[0].values.clone()),
+            (Task::Describe, vec!["max"], vec!["C".to_string()])
+        );
+        let p = plan("What is the average fare for each passenger class?", &t);
+        assert_eq!(
+            (p.group.as_deref(), names(&p)),
+            (Some("Pclass"), vec!["mean"])
+        );
+        // "Which sex ..." asks for the label; it is no yes/no condition.
+        let task = "Which sex has the lower survival count?";
+        if let Understood::Decline(d) = understand(task, &t, detect_lang(task)) {
+            assert!(!d.understood.iter().any(|u| u.contains("`Sex`")), "{d:?}");
+        }
         // A word that changes the question and that the plan cannot read: declined.
         for task in [
             "Fill the missing ages with the median age and then report the mean age",
@@ -3261,7 +3764,10 @@ mod tests {
             "What is the average daily return of Fare?",
         ] {
             assert!(
-                matches!(understand(task, &t, detect_lang(task)), Understood::Decline(_)),
+                matches!(
+                    understand(task, &t, detect_lang(task)),
+                    Understood::Decline(_)
+                ),
                 "{task}"
             );
         }
@@ -3279,17 +3785,50 @@ mod tests {
         );
         let p = plan("What is the average price per square foot?", &homes);
         let d = p.measures[0].derived.clone().unwrap();
-        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("ratio", "price", "area_sqft"));
-        let p = plan("How many houses have more than 3 bedrooms?", &homes);
-        assert_eq!((p.filters[0].column.as_str(), p.filters[0].op), ("bedrooms", "gt"));
-        let p = plan("What is the average price of houses built after 2000?", &homes);
         assert_eq!(
-            (p.filters[0].column.as_str(), p.filters[0].op, p.measures.len()),
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("ratio", "price", "area_sqft")
+        );
+        let p = plan("How many houses have more than 3 bedrooms?", &homes);
+        assert_eq!(
+            (p.filters[0].column.as_str(), p.filters[0].op),
+            ("bedrooms", "gt")
+        );
+        let p = plan(
+            "What is the average price of houses built after 2000?",
+            &homes,
+        );
+        assert_eq!(
+            (
+                p.filters[0].column.as_str(),
+                p.filters[0].op,
+                p.measures.len()
+            ),
             ("year_built", "gt", 1)
         );
-        let p = plan("How many days did it take to sell a house, from listed_date to sold_date, on average?", &homes);
+        let p = plan("What is the price per bedroom on average?", &homes);
+        assert_eq!(p.measures[0].derived.clone().unwrap().b, "bedrooms");
+        let p = plan(
+            "What is the average area_sqft of houses with 2 bedrooms?",
+            &homes,
+        );
+        assert_eq!(
+            (
+                p.filters[0].column.as_str(),
+                p.filters[0].op,
+                p.filters[0].value
+            ),
+            ("bedrooms", "eq", 2.0)
+        );
+        let p = plan(
+            "How many days did it take to sell a house, from listed_date to sold_date, on average?",
+            &homes,
+        );
         let d = p.measures[0].derived.clone().unwrap();
-        assert_eq!((d.op, d.a.as_str(), d.b.as_str()), ("days", "sold_date", "listed_date"));
+        assert_eq!(
+            (d.op, d.a.as_str(), d.b.as_str()),
+            ("days", "sold_date", "listed_date")
+        );
     }
 
     #[test]
@@ -3309,7 +3848,10 @@ mod tests {
         assert_eq!(p.filters[0].value, 60.5);
         // A value the inspection listed is a condition the plan names.
         let p = plan("Mean fare for First class passengers", &passengers());
-        assert_eq!((p.filters[0].op, p.filters[0].values.clone()), ("in", vec!["First".to_string()]));
+        assert_eq!(
+            (p.filters[0].op, p.filters[0].values.clone()),
+            ("in", vec!["First".to_string()])
+        );
         let p = plan("Mean fare only for the Third class", &passengers());
         assert_eq!(p.filters[0].values, vec!["Third".to_string()]);
         assert!(!p.needs_value_filter);

@@ -15,7 +15,9 @@ T = {
     "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
            "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
            "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
-           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile", "missing": "number of missing values",
+           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
+           "share_of_rows": "the share of rows where %s, over %s %s%s",
+           "share_line": "Rows where %s: %s %% (%s of %s)",
            "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
            "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
            "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
@@ -60,7 +62,9 @@ T = {
     "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
            "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
            "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
-           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos",
+           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
+           "share_of_rows": "el porcentaje de filas con %s, sobre %s %s%s",
+           "share_line": "Filas con %s: %s %% (%s de %s)",
            "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
            "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
            "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
@@ -108,7 +112,7 @@ T = {
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
             "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
             "count": "count", "distinct": "distinct_count", "sum": "sum", "skew": "skewness",
-            "kurt": "kurtosis", "missing": "missing"}
+            "kurt": "kurtosis", "missing": "missing", "share": "percent"}
 DECIMALS = PLAN.get("decimals")
 
 
@@ -446,7 +450,33 @@ if task == "describe":
     stats = PLAN.get("stats", [])
     measures = PLAN.get("measures", [])
     group = PLAN.get("group")
-    if not measures:
+    target = PLAN.get("share_of")
+    if target and [st["name"] for st in stats] == ["share"]:
+        # The share of the kept rows where the asked condition holds.
+        col, op = target["column"], target["op"]
+        if op in ("is_true", "is_false"):
+            words = d[col].map(lambda x: norm(str(x)) if pd.notna(x) else "")
+            pick = TRUE_WORDS if op == "is_true" else FALSE_WORDS
+            hit = words.isin([norm(w) for w in pick])
+            shown = sorted(set(d[col][hit].astype(str))) or sorted(set(df[col][df[col].map(lambda x: norm(str(x)) if pd.notna(x) else "").isin([norm(w) for w in pick])].astype(str)))
+            if not shown:
+                return decline(T["no_value"])
+            what = T["truth"] % (col, " / ".join(shown))
+        else:
+            hit = d[col].astype(str).isin([str(v) for v in target.get("values", [])])
+            what = "`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in target.get("values", [])))
+        known = d[col].notna()
+        if int(known.sum()) == 0:
+            return decline(T["no_rows"] % ", ".join(said))
+        k, n = int((hit & known).sum()), int(known.sum())
+        gone = int((~known).sum())
+        if gone:
+            missing_notes.append(missing_note(gone, "`%s`" % col, False))
+        value = 100.0 * k / n
+        plan_text = T["share_of_rows"] % (what, inum(n), T["rows"], cond_text)
+        lines.append(T["share_line"] % (what, num(value), inum(k), inum(n)))
+        table = pd.DataFrame({"condition": [what.replace("`", "")], "rows": [k], "of_rows": [n], "percent": [value]})
+    elif not measures:
         # Counting rows.
         value = float(len(d))
         plan_text = "%s, %s %s %s" % (T["count_of"], T["out_of"], inum(n_all), T["rows"])

@@ -1344,7 +1344,15 @@ fn boarders() -> Table {
         .collect();
     Table {
         name: "boarders.csv",
-        header: vec!["PassengerId", "Survived", "Pclass", "Sex", "Age", "Fare", "Embarked"],
+        header: vec![
+            "PassengerId",
+            "Survived",
+            "Pclass",
+            "Sex",
+            "Age",
+            "Fare",
+            "Embarked",
+        ],
         rows,
     }
 }
@@ -1398,7 +1406,12 @@ fn pupils() -> Table {
             vec![
                 (i + 1).to_string(),
                 (if g.next() < 0.5 { "female" } else { "male" }).to_string(),
-                (if g.next() < 0.6 { "standard" } else { "free/reduced" }).to_string(),
+                (if g.next() < 0.6 {
+                    "standard"
+                } else {
+                    "free/reduced"
+                })
+                .to_string(),
                 prep.to_string(),
                 format!("{math:.0}"),
                 format!("{:.0}", (40.0 + g.next() * 60.0).round()),
@@ -1463,6 +1476,13 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
     let fare_of = |k: &str| b.nums_where("Fare", |r| r[class] == k);
     let age_first = b.nums_where("Age", |r| r[class] == "1");
     let age_female = b.nums_where("Age", |r| r[sex] == "female");
+    let age_c = b.nums_where("Age", |r| r[port] == "C");
+    let female = b.rows.iter().filter(|r| r[sex] == "female").count() as f64;
+    let female_survived = b
+        .rows
+        .iter()
+        .filter(|r| r[sex] == "female" && r[surv] == "1")
+        .count() as f64;
     let mut ports: Vec<(usize, &str)> = ["S", "C", "Q"]
         .iter()
         .map(|p| (b.rows.iter().filter(|r| r[port] == *p).count(), *p))
@@ -1482,11 +1502,17 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             .want(&[n - survived])
             .not(&[survived])
             .words(&["`Survived` = 0"]),
-        case("boarders.csv", "How many missing values are in the Age column?")
-            .want(&[missing_age])
-            .not(&[ages.len() as f64]),
-        case("boarders.csv", "What is the most common port of embarkation?")
-            .words(&[&format!("Mode of `Embarked`: {top_port}")]),
+        case(
+            "boarders.csv",
+            "How many missing values are in the Age column?",
+        )
+        .want(&[missing_age])
+        .not(&[ages.len() as f64]),
+        case(
+            "boarders.csv",
+            "What is the most common port of embarkation?",
+        )
+        .words(&[&format!("Mode of `Embarked`: {top_port}")]),
         case(
             "boarders.csv",
             "Which passenger class has the highest average fare?",
@@ -1501,10 +1527,13 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .want(&[quantile(&age_first, 0.5)])
         .not(&[quantile(&ages, 0.5)])
         .words(&["`Pclass` = 1"]),
-        case("boarders.csv", "What is the average age of female passengers?")
-            .want(&[(mean(&age_female))])
-            .not(&[(mean(&ages))])
-            .words(&["`Sex` = female"]),
+        case(
+            "boarders.csv",
+            "What is the average age of female passengers?",
+        )
+        .want(&[(mean(&age_female))])
+        .not(&[(mean(&ages))])
+        .words(&["`Sex` = female"]),
         case(
             "boarders.csv",
             "Calculate the mean and standard deviation of Age, ignoring missing values.",
@@ -1519,6 +1548,36 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         case("boarders.csv", "¿Cuál es la edad media de las mujeres?")
             .want(&[(mean(&age_female))])
             .not(&[(mean(&ages))]),
+        case("boarders.csv", "¿Cuántos pasajeros sobrevivieron?")
+            .want(&[survived])
+            .words(&["`Survived` = 1"]),
+        case("boarders.csv", "What percentage of passengers survived?")
+            .want(&[100.0 * survived / n, survived])
+            .words(&["`Survived` = 1"]),
+        case(
+            "boarders.csv",
+            "What is the survival rate of female passengers?",
+        )
+        .want(&[100.0 * female_survived / female])
+        .not(&[100.0 * survived / n])
+        .words(&["`Sex` = female"]),
+        case(
+            "boarders.csv",
+            "What is the maximum age of passengers who embarked at port C?",
+        )
+        .want(&[age_c.iter().cloned().fold(f64::MIN, f64::max)])
+        .not(&[ages.iter().cloned().fold(f64::MIN, f64::max)])
+        .words(&["`Embarked` = C"]),
+        case(
+            "boarders.csv",
+            "What is the average fare for each passenger class?",
+        )
+        .want(&[
+            mean(&fare_of("1")),
+            mean(&fare_of("2")),
+            mean(&fare_of("3")),
+        ])
+        .chart(&["Fare", "Pclass"]),
     ];
     // homes
     let h = &t.homes;
@@ -1546,6 +1605,18 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .map(|r| (day(&r[6]) - day(&r[5])) as f64)
         .collect();
     v.extend([
+        case("homes.csv", "What is the price per bedroom on average?")
+            .want(&[mean(
+                &h.rows
+                    .iter()
+                    .map(|r| num(r, price_i) / num(r, beds_i))
+                    .collect::<Vec<f64>>(),
+            )])
+            .not(&[mean(&h.nums("price"))]),
+        case("homes.csv", "What is the average area of houses with 2 bedrooms?")
+            .want(&[mean(&h.nums_where("area_sqft", |r| num(r, beds_i) == 2.0))])
+            .not(&[mean(&h.nums("area_sqft"))])
+            .words(&["`bedrooms` = 2"]),
         case("homes.csv", "How many houses have more than 3 bedrooms?")
             .want(&[big])
             .words(&["`bedrooms` > 3", &format!("Number of rows: {big}")]),
@@ -1604,9 +1675,12 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
     let best = close.iter().cloned().fold(f64::MIN, f64::max);
     let when = &q.rows[close.iter().position(|c| *c == best).unwrap()][0];
     v.extend([
-        case("quotes.csv", "What was the highest closing price and on which date?")
-            .want(&[best])
-            .words(&[&format!("{when} had the highest `Close`")]),
+        case(
+            "quotes.csv",
+            "What was the highest closing price and on which date?",
+        )
+        .want(&[best])
+        .words(&[&format!("{when} had the highest `Close`")]),
         case("quotes.csv", "Calculate the average daily trading volume.")
             .want(&[(mean(&q.nums("Volume")))]),
     ]);
