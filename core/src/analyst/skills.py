@@ -36,6 +36,9 @@ def find_words(text_n, phrase_n):
     if not phrase_n:
         return -1
     m = re.search(r"(?<![a-z0-9])" + re.escape(phrase_n) + r"(?:s|es)?(?![a-z0-9])", text_n)
+    if m is None and phrase_n.endswith("y") and len(phrase_n) > 3:
+        # "countries" for `country`, "cities" for `city`
+        m = re.search(r"(?<![a-z0-9])" + re.escape(phrase_n[:-1]) + r"ies(?![a-z0-9])", text_n)
     return m.start() if m else -1
 
 

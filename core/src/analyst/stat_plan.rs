@@ -409,6 +409,26 @@ const STAT_WORDS: &[(&str, &str)] = &[
     ("curtosis", "kurt"),
 ];
 
+/// The values of a yes/no column (as the script reads them).
+const TRUTHY: &[&str] = &[
+    "0",
+    "1",
+    "0 0",
+    "1 0",
+    "true",
+    "false",
+    "yes",
+    "no",
+    "y",
+    "n",
+    "t",
+    "f",
+    "si",
+    "s",
+    "verdadero",
+    "falso",
+];
+
 /// Words before "missing values" that say how to handle them, not to count them.
 const HANDLING: &[&str] = &[
     "ignoring",
@@ -450,6 +470,12 @@ const UNSUPPORTED_STATS: &[&str] = &[
     "cumulative",
     "acumulad*",
     "t test",
+    "significant difference",
+    "significantly different",
+    "significantly higher",
+    "significantly lower",
+    "hypothesis",
+    "diferencia significativa",
     "ttest",
     "anova",
     "chi square",
@@ -510,6 +536,8 @@ const OUT_OF_SCOPE: &[&str] = &[
 const QUESTION_WORDS: &[&str] = &["which", "what", "who", "cual", "cuales", "que", "quien"];
 const HIGH_WORDS: &[&str] = &[
     "highest",
+    "hottest",
+    "warmest",
     "higher",
     "larger",
     "bigger",
@@ -533,6 +561,8 @@ const HIGH_WORDS: &[&str] = &[
 ];
 const LOW_WORDS: &[&str] = &[
     "lowest",
+    "coldest",
+    "cheapest",
     "lower",
     "smaller",
     "smallest",
@@ -841,6 +871,7 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("almacen", "warehouse"),
     ("cliente", "customer"),
     ("pedido", "order"),
+    ("aged", "age"),
     ("genero", "gender"),
     ("sexo", "sex"),
     ("rain", "precipitation"),
@@ -853,6 +884,11 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("sobrevivieron", "survived"),
     ("sobrevivio", "survived"),
     ("sobrevivientes", "survived"),
+    ("supervivientes", "survived"),
+    ("construidas", "built"),
+    ("construida", "built"),
+    ("construidos", "built"),
+    ("construido", "built"),
     ("superficie", "area"),
     ("poblacion", "population"),
     ("esperanza", "expectancy"),
@@ -980,10 +1016,12 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
 /// A word's stem for matching it with a column's word ("closing" and `Close`,
 /// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
 fn stem(w: &str) -> Option<&str> {
-    let s = ["ation", "ing", "ion", "ed", "al", "es", "s", "e"]
-        .iter()
-        .find_map(|x| w.strip_suffix(x))
-        .unwrap_or(w);
+    let s = [
+        "ation", "ors", "ing", "ion", "or", "ed", "al", "es", "s", "e",
+    ]
+    .iter()
+    .find_map(|x| w.strip_suffix(x))
+    .unwrap_or(w);
     (s.len() >= 4 && w.len() >= 5).then_some(s)
 }
 
@@ -1034,7 +1072,40 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
     }
     // Quantiles: "90th percentile", "percentile 90", "p90", "quartiles".
     for (i, x) in w.iter().enumerate() {
-        let q = if x == "percentile" || x == "percentil" || x == "quantile" || x == "cuantil" {
+        let quantile_word = [
+            "percentile",
+            "percentiles",
+            "percentil",
+            "quantile",
+            "quantiles",
+            "cuantil",
+            "cuantiles",
+        ]
+        .contains(&x.as_str());
+        // "the 25th and 75th percentiles", "the 10th, 50th and 90th percentile": the
+        // earlier ones too (the one just before is read below).
+        if quantile_word {
+            let mut j = i.checked_sub(2);
+            while let Some(k) = j {
+                if !["and", "y"].contains(&w[k].as_str()) && digits(&w[k]).is_none() {
+                    break;
+                }
+                if let Some(v) = digits(&w[k]).map(|v| if v > 1.0 { v / 100.0 } else { v }) {
+                    if (0.0..=1.0).contains(&v) {
+                        out.push((
+                            k,
+                            k + 1,
+                            Stat {
+                                name: "quantile",
+                                q: Some(v),
+                            },
+                        ));
+                    }
+                }
+                j = k.checked_sub(1);
+            }
+        }
+        let q = if quantile_word {
             let after = w.get(i + 1).and_then(|n| digits(n));
             let before = i.checked_sub(1).and_then(|j| digits(&w[j]));
             after
@@ -1160,6 +1231,8 @@ struct Reader<'a> {
     counting: bool,
     /// Where the count's words start.
     count_at: Option<usize>,
+    /// Statistics of measures are asked (no correlation, outliers or normality).
+    describing: bool,
 }
 
 impl Reader<'_> {
@@ -1892,6 +1965,38 @@ impl Reader<'_> {
                 });
             }
         }
+        // "the average age of survivors", "mean fare for survivors": a 0/1 column
+        // named after the measure is whose rows, not a second measure.
+        if self.describing {
+            for m in self.mentions.clone() {
+                let ones = self.table.column_kinds.iter().any(|c| {
+                    c.name == m.column
+                        && c.values.len() == 2
+                        && c.values.iter().all(|v| v == "0" || v == "1")
+                });
+                let mut j = m.start;
+                while j > 0 && ["the", "los", "las", "el", "la"].contains(&self.w[j - 1].as_str()) {
+                    j -= 1;
+                }
+                let before = j.checked_sub(1).map(|j| self.w[j].as_str());
+                let measure_before = self.mentions.iter().any(|o| {
+                    o.end <= m.start && o.column != m.column && is_numeric(o) && !self.used[o.start]
+                });
+                if ones
+                    && !self.used[m.start]
+                    && measure_before
+                    && before
+                        .is_some_and(|b| ["of", "for", "among", "de", "para", "entre"].contains(&b))
+                {
+                    self.used[m.start..m.end].fill(true);
+                    out.push(Filter {
+                        column: m.column.clone(),
+                        op: "is_true",
+                        ..Filter::default()
+                    });
+                }
+            }
+        }
         for at in 0..self.w.len() {
             // "Which gender has ...": a question, not "passengers which survived".
             if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
@@ -2124,14 +2229,23 @@ impl Reader<'_> {
         self.used[verb] = true;
         // "GDP per capita is ...": the longest run of words before the verb that the
         // request also says elsewhere is the name.
-        let free = |k: usize| !self.mentions.iter().any(|m| m.start <= k && k < m.end);
+        // Its words may name a column too ("GDP" of `gdp_usd`): defined here, they are
+        // the measure's name, not that column.
+        let plain = |k: usize| {
+            let x = self.w[k].as_str();
+            !STAT_WORDS.iter().any(|(p, _)| *p == x)
+                && ![
+                    "the", "a", "of", "el", "la", "de", "is", "es", "what", "que",
+                ]
+                .contains(&x)
+        };
         let mut phrase: Vec<String> = vec![name.clone()];
         for len in (2..=3).rev() {
             let Some(from) = (name_at + 1).checked_sub(len) else {
                 continue;
             };
             let p: Vec<String> = self.w[from..=name_at].to_vec();
-            if (from..=name_at).all(free) && find(&self.w, &p.join(" ")).len() >= 2 {
+            if (from..=name_at).all(plain) && find(&self.w, &p.join(" ")).len() >= 2 {
                 phrase = p;
                 break;
             }
@@ -2204,11 +2318,16 @@ impl Reader<'_> {
                 // math", "more than 10 mm of precipitation".
                 let after = self.mention_after_value(at + len + 1);
                 let mut end = at + len + 1;
-                let column = self
+                let named_before = self
                     .mentions
                     .iter()
                     .find(|m| m.end == j && is_numeric(m))
-                    .map(|m| m.column.clone())
+                    .cloned();
+                if let Some(m) = &named_before {
+                    j = m.start;
+                }
+                let column = named_before
+                    .map(|m| m.column)
                     .or_else(|| {
                         let m = after.clone()?;
                         end = m.end;
@@ -2262,6 +2381,21 @@ impl Reader<'_> {
                 self.used[at..m.end].fill(true);
                 out.push(Filter::num(m.column, "eq", value));
             }
+        }
+        // "a 3-bedroom house", "2 bathroom homes": a number just before a column of
+        // a few whole numbers is its value.
+        for i in 0..self.w.len() {
+            let Some(value) = digits(&self.w[i]) else {
+                continue;
+            };
+            let Some(m) = self.mention_at(i + 1).cloned() else {
+                continue;
+            };
+            if self.used[i] || self.used[m.start] || !is_code(self.table, &m.column) {
+                continue;
+            }
+            self.used[i..m.end].fill(true);
+            out.push(Filter::num(m.column, "eq", value));
         }
         // "between 20 and 40" after a column
         for at in find(&self.w, "between")
@@ -2458,7 +2592,15 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if has_any(&w, ANOMALY_WORDS) || (out_of_scope && stats_found.is_empty()) {
         return Understood::NotMine;
     }
+    let conditioned = w.iter().any(|x| {
+        x.len() >= 2
+            && table
+                .column_kinds
+                .iter()
+                .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x))
+    }) || COMPARATORS.iter().any(|(p, _, _)| has(&w, p));
     let mine_signal = !stats_found.is_empty()
+        || (correlation && conditioned)
         || !unsupported.is_empty()
         || (correlation && corr_precise)
         || precise_outliers
@@ -2496,11 +2638,30 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     .contains(&stats_found[0].2.name))
             && !derived_words,
         counting: stats_found.iter().any(|(_, _, s)| s.name == "count"),
+        describing: !correlation && !outliers && !normality,
         count_at: stats_found
             .iter()
             .find(|(_, _, s)| s.name == "count")
             .map(|(at, _, _)| *at),
     };
+    // "the mean fare excluding outliers": outliers are found, never removed first.
+    if outliers
+        && find(&r.w, "outlier*")
+            .into_iter()
+            .chain(find(&r.w, "atipic*"))
+            .any(|at| {
+                at > 0
+                    && (HANDLING.contains(&r.w[at - 1].as_str())
+                        || r.w[at - 1] == "the"
+                            && at > 1
+                            && HANDLING.contains(&r.w[at - 2].as_str()))
+            })
+    {
+        r.not_understood.push(r.say(
+            "statistics after removing outliers (I find outliers; I do not remove them first)",
+            "estadísticas tras quitar los valores atípicos (los encuentro, no los quito antes)",
+        ));
+    }
     for p in &unsupported {
         r.not_understood.push(r.say(
             &format!("\"{p}\": a statistic I do not compute"),
@@ -2724,6 +2885,13 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     }
     let argmax = argmax && group.is_some();
     let mut stats_found = stats_found;
+    if !argmax && (high || low) && r.w.first().is_some_and(|x| x == "who" || x == "quien") {
+        // "Who scored the highest in math?" asks for a person, not the score.
+        r.not_understood.push(r.say(
+            "\"who\": which column names the rows (ask e.g. \"which student_id has the highest math_score\")",
+            "\"quién\": qué columna nombra las filas (pregunte, por ejemplo, \"qué student_id tiene la math_score más alta\")",
+        ));
+    }
     if question && !argmax && (high || low) && !correlation && !outliers && !normality {
         // "What is the highest score?": the maximum itself.
         let name = if high { "max" } else { "min" };
@@ -2937,11 +3105,24 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     &format!("qué etiqueta es la más alta o baja según {}: sé ordenar por total, media, mediana o recuento", s.name),
                 )),
             }
+            // "Which sex has the lower survival count?": the count of a 0/1 column's
+            // ones is its total, not the rows.
+            let ones = measures.first().is_some_and(|m| {
+                table.column_kinds.iter().any(|c| {
+                    Some(&c.name) == m.column.as_ref()
+                        && c.values.len() == 2
+                        && c.values.iter().all(|v| v == "0" || v == "1")
+                })
+            });
+            if plan.label_op == Some("count") && ones {
+                plan.label_op = Some("sum");
+            }
             if plan.label_op.is_some()
                 && derived.is_none()
                 && plan.filters.is_empty()
                 && r.not_understood.is_empty()
                 && !plan.group.as_deref().is_some_and(|g| is_code(table, g))
+                && !ones
             {
                 // "Which category has the highest average unit cost?": aggregate.py.
                 return Understood::NotMine;
@@ -3000,10 +3181,13 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 .iter()
                 .find(|m| {
                     !r.used[m.start]
-                        && table
-                            .column_kinds
-                            .iter()
-                            .any(|c| c.name == m.column && c.distinct == 2)
+                        && table.column_kinds.iter().any(|c| {
+                            c.name == m.column
+                                && c.distinct == 2
+                                && c.values
+                                    .iter()
+                                    .all(|v| TRUTHY.contains(&normalise(v).as_str()))
+                        })
                 })
                 .map(|m| Filter {
                     column: m.column.clone(),
@@ -3047,6 +3231,17 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         Task::Describe => {
             plan.stats = stats.clone();
             plan.measures = measures;
+            // "price in Austin compared to Denver", "in Austin and Portland": each
+            // value's own statistic, side by side (never one pooled number).
+            if plan.group.is_none() {
+                if let Some(f) = plan
+                    .filters
+                    .iter()
+                    .find(|f| f.op == "in" && f.values.len() >= 2)
+                {
+                    plan.group = Some(f.column.clone());
+                }
+            }
             let needs_measure = plan.stats.iter().any(|s| s.name != "count");
             if plan.stats.is_empty() {
                 r.not_understood
@@ -3098,6 +3293,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         &stats_spans,
         !plan.filters.is_empty(),
         missing == "zero",
+        plan.group.is_some(),
     ) {
         r.not_understood.push(r.say(
             &format!("the words \"{said}\": they change what is asked, and I could not read them"),
@@ -3204,6 +3400,29 @@ const TRIGGERS: &[&str] = &[
     "yearly",
     "annual",
     "annually",
+    "between",
+    "entre",
+    "or",
+    "plus",
+    "summer",
+    "winter",
+    "spring",
+    "autumn",
+    "verano",
+    "invierno",
+    "primavera",
+    "otono",
+    "rank",
+    "ranked",
+    "ranking",
+    "sort",
+    "sorted",
+    "ordena*",
+    "clasifica*",
+    "compared",
+    "compare",
+    "versus",
+    "vs",
     "tasa",
     "rellena*",
     "reemplaz*",
@@ -3232,7 +3451,13 @@ const TRIGGERS: &[&str] = &[
     "anual*",
 ];
 
-fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool) -> Vec<String> {
+fn unread_words(
+    r: &Reader,
+    stats: &[(usize, usize)],
+    filtered: bool,
+    zero: bool,
+    grouped: bool,
+) -> Vec<String> {
     let w = &r.w;
     let covered = |i: usize| {
         r.used[i]
@@ -3249,9 +3474,69 @@ fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool
                 .iter()
                 .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == x))
     };
+    // A word that looks like a column's ("rainy" for `precipitation_mm` through
+    // "rain") but was not read as it: a condition on it nobody read.
+    let column_words: Vec<String> = r
+        .table
+        .column_kinds
+        .iter()
+        .filter(|c| !c.id)
+        .flat_map(|c| {
+            normalise(&c.name)
+                .split(' ')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .flat_map(|t| {
+            let mut all = vec![t.clone()];
+            all.extend(
+                SYNONYMS
+                    .iter()
+                    .filter(|(_, en)| *en == t)
+                    .map(|(es, _)| es.to_string()),
+            );
+            all
+        })
+        .filter(|t| t.len() >= 4)
+        .collect();
+    const TASK_WORDS: &[&str] = &[
+        "normally",
+        "normality",
+        "normalidad",
+        "correlated",
+        "correlation",
+        "correlacion",
+        "outliers",
+        "outlier",
+        "distributed",
+        "distribution",
+        "percentile",
+        "percentiles",
+        "quartile",
+        "quartiles",
+        "average",
+        "averages",
+        "totals",
+        "counts",
+        "medians",
+    ];
+    let looks_like_a_column = |x: &str| {
+        x.len() >= 5
+            && !TASK_WORDS.contains(&x)
+            && column_words.iter().any(|t| {
+                // an adjective of the column's word ("rainy", "windy", "sunny"); a
+                // plural or a verb form ("orders", "scored") is the row noun's
+                x.strip_prefix(t.as_str()).is_some_and(|rest| {
+                    ["y", "ier", "iest", "ily"].contains(&rest)
+                        || rest.len() == 2 && rest.ends_with('y') && t.ends_with(&rest[..1])
+                })
+            })
+    };
     let mut reported = 0;
     for (i, x) in w.iter().enumerate() {
-        let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t)) || value(x);
+        let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t))
+            || value(x)
+            || looks_like_a_column(x);
         if covered(i) || !trigger {
             continue;
         }
@@ -3268,9 +3553,10 @@ fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool
             // "per order" on a table of one row an order: the rows themselves
             "per" | "each" | "cada" if names_the_rows(r, next) => true,
             // the condition words of a condition that was read
-            "only" | "solo" | "solamente" | "excluding" | "except" | "excepto" | "salvo" => {
-                filtered
-            }
+            // ("excluding", "except" turn a condition around: never excused)
+            "only" | "solo" | "solamente" => filtered,
+            // values side by side
+            "compared" | "compare" | "versus" | "vs" => grouped,
             // "first quartile", "third quartile"
             _ if next.starts_with("quartil") || next.starts_with("cuartil") => true,
             // how missing values are handled, said
@@ -3280,6 +3566,12 @@ fn unread_words(r: &Reader, stats: &[(usize, usize)], filtered: bool, zero: bool
             "fill" | "filling" | "rellena" | "rellenar" => zero,
             "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
             "without" => ["missing", "null", "nan", "nulls"].contains(&next),
+            // "between Age and Fare": two columns (a correlation, a difference).
+            "between" | "entre" => r.mentions.iter().any(|m| {
+                m.start == i + 1 || m.start == i + 2 && ["the", "el", "la"].contains(&next)
+            }),
+            // "or" matters before another value or number ("Pclass 1 or 2").
+            "or" => !(digits(next).is_some() || value(next)),
             _ => false,
         };
         if fine {

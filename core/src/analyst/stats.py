@@ -279,7 +279,7 @@ for m in PLAN.get("measures", []):
         col = m["column"]
         v = numeric_of(col)
         needs_number = PLAN["task"] != "describe" or any(
-            s["name"] not in ("count", "distinct", "mode") for s in PLAN.get("stats", []))
+            s["name"] not in ("count", "distinct", "mode", "missing") for s in PLAN.get("stats", []))
         if v is None or (needs_number and v.notna().sum() < 0.9 * df[col].notna().sum()):
             if needs_number:
                 got = 0 if v is None else int(v.notna().sum())

@@ -1568,6 +1568,31 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .want(&[age_c.iter().cloned().fold(f64::MIN, f64::max)])
         .not(&[ages.iter().cloned().fold(f64::MIN, f64::max)])
         .words(&["`Embarked` = C"]),
+        case("boarders.csv", "What is the average age of survivors?")
+            .want(&[mean(&b.nums_where("Age", |r| r[surv] == "1"))])
+            .not(&[mean(&ages)])
+            .words(&["`Survived` = 1"]),
+        case(
+            "boarders.csv",
+            "What are the 25th and 75th percentiles of Fare?",
+        )
+        .want(&[quantile(&fare, 0.25), quantile(&fare, 0.75)]),
+        case("boarders.csv", "What is the mean fare, excluding outliers?").declined(),
+        case(
+            "boarders.csv",
+            "Is there a significant difference in fare between male and female passengers?",
+        )
+        .declined(),
+        case(
+            "boarders.csv",
+            "What is the mean Fare for passengers with Pclass 1 or 2?",
+        )
+        .declined(),
+        case(
+            "boarders.csv",
+            "What is the median age excluding children under 12?",
+        )
+        .declined(),
         case(
             "boarders.csv",
             "What is the average fare for each passenger class?",
@@ -1617,6 +1642,10 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             .want(&[mean(&h.nums_where("area_sqft", |r| num(r, beds_i) == 2.0))])
             .not(&[mean(&h.nums("area_sqft"))])
             .words(&["`bedrooms` = 2"]),
+        case("homes.csv", "What is the average price of a 3-bedroom house?")
+            .want(&[mean(&h.nums_where("price", |r| num(r, beds_i) == 3.0))])
+            .not(&[mean(&h.nums("price"))])
+            .words(&["`bedrooms` = 3"]),
         case("homes.csv", "How many houses have more than 3 bedrooms?")
             .want(&[big])
             .words(&["`bedrooms` > 3", &format!("Number of rows: {big}")]),
@@ -1652,6 +1681,26 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .want(&[round2(sd(&math, 1.0))])
         .not(&[round2(sd(&math_std_lunch, 1.0))])
         .not_words(&["`lunch`"]),
+        case(
+            "pupils.csv",
+            "What percentage of students completed the test preparation course?",
+        )
+        .want(&[100.0 * prepared.len() as f64 / math.len() as f64])
+        .words(&["`test_preparation_course` = completed"]),
+        case(
+            "pupils.csv",
+            "What is the correlation between math and reading scores for female students?",
+        )
+        .want(&[pearson(&female_math, &p.nums_where("reading_score", |r| r[gender_i] == "female"))])
+        .not(&[pearson(&math, &p.nums("reading_score"))])
+        .words(&["`gender` = female"]),
+        case("pupils.csv", "Who scored the highest in math?").declined(),
+        case(
+            "pupils.csv",
+            "What is the average math_score for female compared to male students?",
+        )
+        .want(&[mean(&female_math), mean(&p.nums_where("math_score", |r| r[gender_i] == "male"))])
+        .not(&[mean(&math)]),
         case("pupils.csv", "How many students scored above 90 in math?")
             .want(&[math.iter().filter(|m| **m > 90.0).count() as f64])
             .words(&["`math_score` > 90"]),
