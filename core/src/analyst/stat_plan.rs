@@ -2807,12 +2807,13 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                     }
                     continue;
                 }
-                if m.kind != "datetime"
-                    && !(is_numeric(&m)
-                        && r.kind_of(&m.column) == "numeric"
-                        && !is_label_like(table, &m.column)
-                        && !is_code(table, &m.column))
-                {
+                // A label: not a date, and not a plain number (a code or a category
+                // column is one).
+                let label = !is_numeric(&m)
+                    || r.kind_of(&m.column) != "numeric"
+                    || is_label_like(table, &m.column)
+                    || is_code(table, &m.column);
+                if m.kind != "datetime" && label {
                     for k in at..m.end {
                         r.used[k] = true;
                     }
@@ -3404,6 +3405,16 @@ const TRIGGERS: &[&str] = &[
     "entre",
     "or",
     "plus",
+    "nearest",
+    "million",
+    "millions",
+    "thousand",
+    "thousands",
+    "hundred",
+    "hundreds",
+    "millon",
+    "millones",
+    "miles",
     "summer",
     "winter",
     "spring",
@@ -3555,6 +3566,8 @@ fn unread_words(
             // the condition words of a condition that was read
             // ("excluding", "except" turn a condition around: never excused)
             "only" | "solo" | "solamente" => filtered,
+            // "to the nearest integer" is read as 0 decimals; "nearest million" is not
+            "nearest" => ["integer", "whole"].contains(&next),
             // values side by side
             "compared" | "compare" | "versus" | "vs" => grouped,
             // "first quartile", "third quartile"

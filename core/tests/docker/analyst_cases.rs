@@ -1517,8 +1517,8 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             "boarders.csv",
             "Which passenger class has the highest average fare?",
         )
-        .want(&[(mean(&fare_of(best_class)))])
-        .not(&[(mean(&fare))])
+        .want(&[mean(&fare_of(best_class))])
+        .not(&[mean(&fare)])
         .words(&[&format!("{best_class} had the highest mean of `Fare`")]),
         case(
             "boarders.csv",
@@ -1531,23 +1531,23 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             "boarders.csv",
             "What is the average age of female passengers?",
         )
-        .want(&[(mean(&age_female))])
-        .not(&[(mean(&ages))])
+        .want(&[mean(&age_female)])
+        .not(&[mean(&ages)])
         .words(&["`Sex` = female"]),
         case(
             "boarders.csv",
             "Calculate the mean and standard deviation of Age, ignoring missing values.",
         )
-        .want(&[(mean(&ages)), (sd(&ages, 1.0))])
-        .not(&[(sd(&ages, 0.0))]),
+        .want(&[mean(&ages), sd(&ages, 1.0)])
+        .not(&[sd(&ages, 0.0)]),
         case(
             "boarders.csv",
             "Fill the missing ages with the median age and then report the mean age.",
         )
         .declined(),
         case("boarders.csv", "¿Cuál es la edad media de las mujeres?")
-            .want(&[(mean(&age_female))])
-            .not(&[(mean(&ages))]),
+            .want(&[mean(&age_female)])
+            .not(&[mean(&ages)]),
         case("boarders.csv", "¿Cuántos pasajeros sobrevivieron?")
             .want(&[survived])
             .words(&["`Survived` = 1"]),
@@ -1650,17 +1650,17 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             .want(&[big])
             .words(&["`bedrooms` > 3", &format!("Number of rows: {big}")]),
         case("homes.csv", "What is the average price per square foot?")
-            .want(&[(mean(&per_sqft))])
-            .not(&[(mean(&h.nums("price")))]),
+            .want(&[mean(&per_sqft)])
+            .not(&[mean(&h.nums("price"))]),
         case("homes.csv", "What is the average price of houses built after 2000?")
-            .want(&[(mean(&newer))])
-            .not(&[(mean(&h.nums("price")))])
+            .want(&[mean(&newer)])
+            .not(&[mean(&h.nums("price"))])
             .words(&["`year_built` > 2000"]),
         case(
             "homes.csv",
             "On average, how many days did it take to sell a house (from listed_date to sold_date)?",
         )
-        .want(&[(mean(&selling))]),
+        .want(&[mean(&selling)]),
     ]);
     // pupils
     let p = &t.pupils;
@@ -1708,8 +1708,8 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             "pupils.csv",
             "What is the average math score for students who completed the test preparation course?",
         )
-        .want(&[(mean(&prepared))])
-        .not(&[(mean(&math))])
+        .want(&[mean(&prepared)])
+        .not(&[mean(&math)])
         .not_words(&["student_id"]),
         case(
             "pupils.csv",
@@ -1731,7 +1731,7 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .want(&[best])
         .words(&[&format!("{when} had the highest `Close`")]),
         case("quotes.csv", "Calculate the average daily trading volume.")
-            .want(&[(mean(&q.nums("Volume")))]),
+            .want(&[mean(&q.nums("Volume"))]),
     ]);
     v
 }
