@@ -139,8 +139,13 @@ group_col = None
 group_period = None
 if named_groups:
     # a column named only to filter on its values is not the grouping; one named
-    # right after by/per/each is
+    # right after by/per/each is; "the median price of products ordered in December"
+    # names the rows, not a grouping: a named column groups only after by/per/each,
+    # a question word ("which region"), or in a ranking
     named_groups.sort(key=lambda c: not after_by(req, c))
+    ranks = INTENT.get("extreme") or INTENT.get("top_n") or INTENT.get("share")
+    named_groups = [c for c in named_groups if ranks or after_by(req, c) or after_word(
+        req, c, ("which", "what", "each", "every", "que", "cual", "cada", "and", "y"))]
     for c in named_groups:
         if c not in value_groups or len(value_groups[c]) > 1:
             group_col = c

@@ -885,6 +885,13 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("sobrevivio", "survived"),
     ("sobrevivientes", "survived"),
     ("supervivientes", "survived"),
+    ("devolvieron", "returned"),
+    ("devueltos", "returned"),
+    ("devuelto", "returned"),
+    ("departamento", "department"),
+    ("salario", "salary"),
+    ("sueldo", "salary"),
+    ("descuento", "discount"),
     ("construidas", "built"),
     ("construida", "built"),
     ("construidos", "built"),
@@ -924,7 +931,12 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     };
     let toks: Vec<Vec<String>> = columns
         .iter()
-        .map(|(c, _)| normalise(c).split(' ').map(str::to_string).collect())
+        .map(|(c, _)| {
+            normalise(&camel_apart(c))
+                .split(' ')
+                .map(str::to_string)
+                .collect()
+        })
         .collect();
     let same = |a: &str, b: &str| {
         a == b
@@ -944,6 +956,15 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     };
     // (strength, length, start, column index)
     let mut found: Vec<(u8, usize, usize, usize)> = Vec::new();
+    // "SibSp", "pclass": the whole name as one word.
+    for (ci, (c, _)) in columns.iter().enumerate() {
+        let joined = normalise(c).replace(' ', "");
+        for (i, x) in w.iter().enumerate() {
+            if joined.len() >= 3 && (*x == joined || x.strip_suffix('s') == Some(joined.as_str())) {
+                found.push((2, 1, i, ci));
+            }
+        }
+    }
     for (ci, t) in toks.iter().enumerate() {
         if t.is_empty() || t[0].is_empty() {
             continue;
@@ -1013,11 +1034,25 @@ fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     taken
 }
 
+/// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of
+/// capitals stays one word: "EmployeeID" is "Employee ID").
+fn camel_apart(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0 && c.is_uppercase() && chars[i - 1].is_lowercase() {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A word's stem for matching it with a column's word ("closing" and `Close`,
 /// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
 fn stem(w: &str) -> Option<&str> {
     let s = [
-        "ation", "ors", "ing", "ion", "or", "ed", "al", "es", "s", "e",
+        "ation", "ely", "ors", "ing", "ion", "or", "ly", "ed", "al", "es", "s", "e",
     ]
     .iter()
     .find_map(|x| w.strip_suffix(x))
@@ -1233,6 +1268,8 @@ struct Reader<'a> {
     count_at: Option<usize>,
     /// Statistics of measures are asked (no correlation, outliers or normality).
     describing: bool,
+    /// "z-scores above 3", "a z-score threshold of 2.5": the outliers' threshold.
+    z_threshold: Option<f64>,
 }
 
 impl Reader<'_> {
@@ -2094,6 +2131,17 @@ impl Reader<'_> {
                         said.extend(alts.iter().map(|a| a.to_string()));
                     }
                 }
+                // "Widgets" for the value `Widget`
+                if n.len() >= 3 && !n.contains(' ') && !n.ends_with('s') {
+                    said.push(format!("{n}s"));
+                }
+                // "Ventas" for the value `Sales`
+                said.extend(
+                    SYNONYMS
+                        .iter()
+                        .filter(|(_, en)| *en == n)
+                        .map(|(es, _)| es.to_string()),
+                );
                 for phrase in said {
                     let len = phrase.split(' ').count();
                     for at in find(&self.w, &phrase) {
@@ -2275,6 +2323,19 @@ impl Reader<'_> {
                 let Some(value) = self.w.get(at + len).and_then(|x| digits(x)) else {
                     continue;
                 };
+                // "z-scores above 3": the outliers' threshold, not a condition.
+                let before = &self.w[at.saturating_sub(2)..at];
+                if before.iter().any(|x| {
+                    x.starts_with("score")
+                        || x == "zscore"
+                        || x == "zscores"
+                        || x == "threshold"
+                        || x == "umbral"
+                }) {
+                    self.used[at.saturating_sub(2)..at + len + 1].fill(true);
+                    self.z_threshold = Some(value);
+                    continue;
+                }
                 let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
                 // "more than 3 standard deviations", "at least 2 decimals": no condition.
                 if [
@@ -2639,6 +2700,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
             && !derived_words,
         counting: stats_found.iter().any(|(_, _, s)| s.name == "count"),
         describing: !correlation && !outliers && !normality,
+        z_threshold: None,
         count_at: stats_found
             .iter()
             .find(|(_, _, s)| s.name == "count")
@@ -3075,6 +3137,21 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                             }
                         }
                     }
+                    // "a z-score threshold of 2.5", "umbral de 2,5"
+                    for (i, x) in r.w.iter().enumerate() {
+                        if x == "threshold" || x == "umbral" {
+                            let mut k = i + 1;
+                            if r.w.get(k).is_some_and(|x| x == "of" || x == "de") {
+                                k += 1;
+                            }
+                            if let Some(v) = r.w.get(k).and_then(|x| digits(x)) {
+                                plan.z = v;
+                            }
+                        }
+                    }
+                    if let Some(v) = r.z_threshold {
+                        plan.z = v;
+                    }
                 }
             } else {
                 if let Some(a) = alpha(&r.w) {
@@ -3268,6 +3345,31 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
                 && plan.measures.iter().all(|m| m.derived.is_none())
                 && plan.filters.is_empty()
                 && decimals.is_none();
+            // "How many orders had a discount?": the rows with which values of it?
+            // (Counting its non-missing values answers another question.)
+            if plan.stats.len() == 1 && plan.stats[0].name == "count" && plan.group.is_none() {
+                for m in &measure_mentions {
+                    let having = (m.start.saturating_sub(2)..m.start).any(|k| {
+                        [
+                            "had", "have", "has", "having", "with", "got", "tienen", "tiene",
+                            "tuvieron", "con",
+                        ]
+                        .contains(&r.w[k].as_str())
+                    });
+                    if having && is_numeric(m) {
+                        r.not_understood.push(r.say(
+                            &format!(
+                                "which values of `{}` count (say e.g. \"more than 0\")",
+                                m.column
+                            ),
+                            &format!(
+                                "qué valores de `{}` cuentan (diga, por ejemplo, \"más de 0\")",
+                                m.column
+                            ),
+                        ));
+                    }
+                }
+            }
             let code = plan.group.as_deref().is_some_and(|g| is_code(table, g));
             if plain && plan.group.is_some() && r.not_understood.is_empty() && !code {
                 return Understood::NotMine;
@@ -3480,10 +3582,13 @@ fn unread_words(
     let value = |x: &str| {
         x.len() >= 2
             && digits(x).is_none()
-            && r.table
-                .column_kinds
-                .iter()
-                .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == x))
+            && r.table.column_kinds.iter().any(|c| {
+                c.kind != "numeric"
+                    && c.values.iter().any(|v| {
+                        let v = normalise(v);
+                        v == x || x.strip_suffix('s') == Some(v.as_str())
+                    })
+            })
     };
     // A word that looks like a column's ("rainy" for `precipitation_mm` through
     // "rain") but was not read as it: a condition on it nobody read.
@@ -3544,10 +3649,45 @@ fn unread_words(
             })
     };
     let mut reported = 0;
+    // A number nobody read ("a performance rating of 5") is a condition dropped;
+    // the numbers of rounding, a significance level, a threshold or a quantile are read
+    // elsewhere.
+    let parameter = |i: usize| {
+        let near = |words: &[&str], from: usize, to: usize| {
+            w[from.min(w.len())..to.min(w.len())]
+                .iter()
+                .any(|x| words.iter().any(|p| x.starts_with(p)))
+        };
+        near(&["decimal", "place", "digit", "cifra"], i + 1, i + 3)
+            || near(
+                &[
+                    "alpha",
+                    "alfa",
+                    "significan",
+                    "level",
+                    "nivel",
+                    "threshold",
+                    "umbral",
+                    "score",
+                    "zscore",
+                    "standard",
+                    "desviacion",
+                    "sigma",
+                    "percentil",
+                    "quantil",
+                    "cuantil",
+                    "quartil",
+                ],
+                i.saturating_sub(3),
+                i + 3,
+            )
+    };
     for (i, x) in w.iter().enumerate() {
+        let number = digits(x).is_some() && !parameter(i);
         let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t))
             || value(x)
-            || looks_like_a_column(x);
+            || looks_like_a_column(x)
+            || number;
         if covered(i) || !trigger {
             continue;
         }
@@ -4062,6 +4202,39 @@ mod tests {
         if let Understood::Decline(d) = understand(task, &t, detect_lang(task)) {
             assert!(!d.understood.iter().any(|u| u.contains("`Sex`")), "{d:?}");
         }
+        // A name in camel case is read word by word; a number nobody read is no
+        // dropped condition: the request is declined.
+        let mut staff = table(
+            "input/staff.csv",
+            180,
+            &[
+                ("EmployeeID", "text", 180),
+                ("PerformanceRating", "numeric", 5),
+                ("Salary", "numeric", 170),
+                ("discount", "numeric", 3),
+            ],
+        );
+        staff.column_kinds[0].id = true;
+        staff.column_kinds[1].values = ["1", "2", "3", "4", "5"].map(String::from).to_vec();
+        let p = plan("What is the median salary by performance rating?", &staff);
+        assert_eq!(p.group.as_deref(), Some("PerformanceRating"));
+        for task in [
+            "What is the average salary of employees with a rating of 5 stars?",
+            "How many orders had a discount?",
+        ] {
+            assert!(
+                matches!(
+                    understand(task, &staff, detect_lang(task)),
+                    Understood::Decline(_)
+                ),
+                "{task}"
+            );
+        }
+        let p = plan(
+            "Are there outliers in Salary based on z-scores above 2.5?",
+            &staff,
+        );
+        assert_eq!((p.task, p.z), (Task::Outliers, 2.5));
         // A word that changes the question and that the plan cannot read: declined.
         for task in [
             "Fill the missing ages with the median age and then report the mean age",
