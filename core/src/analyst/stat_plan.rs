@@ -1270,6 +1270,8 @@ struct Reader<'a> {
     describing: bool,
     /// "z-scores above 3", "a z-score threshold of 2.5": the outliers' threshold.
     z_threshold: Option<f64>,
+    /// An outliers question.
+    outliers: bool,
 }
 
 impl Reader<'_> {
@@ -2323,15 +2325,16 @@ impl Reader<'_> {
                 let Some(value) = self.w.get(at + len).and_then(|x| digits(x)) else {
                     continue;
                 };
-                // "z-scores above 3": the outliers' threshold, not a condition.
+                // "z-scores above 3": the outliers' threshold, not a condition (only in
+                // an outliers question; "students who scored above 90" is a condition).
                 let before = &self.w[at.saturating_sub(2)..at];
-                if before.iter().any(|x| {
-                    x.starts_with("score")
-                        || x == "zscore"
-                        || x == "zscores"
-                        || x == "threshold"
-                        || x == "umbral"
-                }) {
+                let z_said = before
+                    .windows(2)
+                    .any(|p| p[0] == "z" && p[1].starts_with("score"))
+                    || before.iter().any(|x| {
+                        ["zscore", "zscores", "threshold", "umbral"].contains(&x.as_str())
+                    });
+                if z_said && self.outliers {
                     self.used[at.saturating_sub(2)..at + len + 1].fill(true);
                     self.z_threshold = Some(value);
                     continue;
@@ -2701,6 +2704,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         counting: stats_found.iter().any(|(_, _, s)| s.name == "count"),
         describing: !correlation && !outliers && !normality,
         z_threshold: None,
+        outliers,
         count_at: stats_found
             .iter()
             .find(|(_, _, s)| s.name == "count")
