@@ -94,13 +94,15 @@ pub async fn connect() -> anyhow::Result<(Docker, EngineSource)> {
                 continue;
             }
         };
-        let said = || {
-            ssh_err
-                .as_ref()
-                .map(|s| s.last())
-                .filter(|s| !s.is_empty())
-                .map(|s| format!("; ssh said: {s}"))
-                .unwrap_or_default()
+        // ssh's own words, once its error output has been read (a chosen ssh engine).
+        let said = || async {
+            match &ssh_err {
+                Some(s) => match s.last(Duration::from_secs(2)).await {
+                    t if t.is_empty() => String::new(),
+                    t => format!("; ssh said: {t}"),
+                },
+                None => String::new(),
+            }
         };
         match tokio::time::timeout(Duration::from_secs(10), docker.ping()).await {
             Ok(Ok(_)) => {
@@ -111,11 +113,11 @@ pub async fn connect() -> anyhow::Result<(Docker, EngineSource)> {
             }
             Ok(Err(e)) if chosen => bail!(
                 "no Docker engine answered at {shown} ({e}{}); {fix}",
-                said()
+                said().await
             ),
             Err(_) if chosen => bail!(
                 "the Docker engine at {shown} did not answer within 10 s{}",
-                said()
+                said().await
             ),
             Ok(Err(e)) => tried.push(format!("{shown} ({e})")),
             Err(_) => tried.push(format!("{shown} (no answer within 10 s)")),

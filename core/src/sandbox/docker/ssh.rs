@@ -16,8 +16,10 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
 use hyper_util::client::legacy::connect::{Connected, Connection};
@@ -111,18 +113,29 @@ impl SshTarget {
 
 /// What ssh said on its error output lately, for a failure's message.
 #[derive(Clone, Default)]
-pub struct SshStderr(Arc<Mutex<String>>);
+pub struct SshStderr {
+    text: Arc<Mutex<String>>,
+    /// ssh processes whose error output is still being read.
+    reading: Arc<AtomicUsize>,
+}
 
 impl SshStderr {
-    pub fn last(&self) -> String {
-        self.0
+    /// ssh's words so far, after waiting (at most `within`) for every ssh that has
+    /// ended to have its error output read: a refused connection ends the HTTP
+    /// request as soon as ssh closes its stdout, often before its reason is read.
+    pub async fn last(&self, within: Duration) -> String {
+        let deadline = tokio::time::Instant::now() + within;
+        while self.reading.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.text
             .lock()
             .map(|s| s.trim().to_string())
             .unwrap_or_default()
     }
 
     fn push(&self, text: &str) {
-        if let Ok(mut s) = self.0.lock() {
+        if let Ok(mut s) = self.text.lock() {
             s.push_str(text);
             if s.len() > STDERR_KEEP {
                 let cut = s.len() - STDERR_KEEP;
@@ -188,6 +201,7 @@ impl tower_service::Service<hyper::Uri> for SshConnector {
                 .spawn()
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot run ssh: {e}")))?;
             if let Some(mut err) = child.stderr.take() {
+                stderr.reading.fetch_add(1, Ordering::AcqRel);
                 tokio::spawn(async move {
                     let mut buf = [0u8; 1024];
                     while let Ok(n) = err.read(&mut buf).await {
@@ -196,6 +210,7 @@ impl tower_service::Service<hyper::Uri> for SshConnector {
                         }
                         stderr.push(&String::from_utf8_lossy(&buf[..n]));
                     }
+                    stderr.reading.fetch_sub(1, Ordering::AcqRel);
                 });
             }
             let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
