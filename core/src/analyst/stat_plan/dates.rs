@@ -138,7 +138,7 @@ pub(super) fn iso_day_at(chars: &[char], i: usize) -> Option<Day> {
     ((1..=12).contains(&m) && d >= 1 && d <= Day::month_len(y, m)).then_some(Day { y, m, d })
 }
 
-pub(super) fn iso_word(w: &str) -> Option<Day> {
+fn iso_word(w: &str) -> Option<Day> {
     let t = w.strip_prefix("iso").filter(|t| t.len() == 8)?;
     Some(Day {
         y: t[0..4].parse().ok()?,

@@ -2,8 +2,11 @@
 //! of the plan has used, and what it could not read; with the helpers that find the
 //! column named next to a word.
 
+use super::asked::Asked;
 use super::mentions::{is_numeric, Mention};
 use super::statistics::statistics;
+use super::words::find;
+use super::Stat;
 use crate::analyst::profile::Table;
 use crate::analyst::request::Lang;
 
@@ -28,6 +31,40 @@ pub(super) struct Reader<'a> {
     pub(super) z_threshold: Option<f64>,
     /// An outliers question.
     pub(super) outliers: bool,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of the words `w`, which name the columns `mentions` and ask for the
+    /// statistics `stats`.
+    pub(super) fn new(
+        w: Vec<String>,
+        table: &'a Table,
+        mentions: Vec<Mention>,
+        lang: Lang,
+        asked: &Asked,
+        stats: &[(usize, usize, Stat)],
+    ) -> Reader<'a> {
+        Reader {
+            mentions,
+            used: vec![false; w.len()],
+            w,
+            table,
+            not_understood: Vec::new(),
+            lang,
+            months_to_aggregate: (stats.is_empty()
+                || stats.len() == 1
+                    && ["sum", "mean", "median", "count", "min", "max"].contains(&stats[0].2.name))
+                && !asked.derived_words,
+            counting: stats.iter().any(|(_, _, s)| s.name == "count"),
+            describing: asked.describing(),
+            z_threshold: None,
+            outliers: asked.outliers,
+            count_at: stats
+                .iter()
+                .find(|(_, _, s)| s.name == "count")
+                .map(|(at, _, _)| *at),
+        }
+    }
 }
 
 impl Reader<'_> {
@@ -105,5 +142,15 @@ impl Reader<'_> {
         statistics(&self.w)
             .iter()
             .any(|(s, e, _)| *s <= at && at < *e)
+    }
+
+    /// Whether one of `words` is said outside the parts read so far; a word inside a
+    /// column's name ("max" of `temp_max`) is the column's.
+    pub(super) fn said_free(&self, words: &[&str]) -> bool {
+        words.iter().any(|p| {
+            find(&self.w, p).into_iter().any(|at| {
+                !self.used[at] && !self.mentions.iter().any(|m| m.start <= at && at < m.end)
+            })
+        })
     }
 }

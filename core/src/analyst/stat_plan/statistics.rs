@@ -1,8 +1,73 @@
 //! The statistics a request asks for, by their words ("mean", "standard deviation",
 //! "90th percentile", "quartiles"), with where they are said.
 
+use super::mentions::Mention;
+use super::reader::Reader;
 use super::words::{digits, find, HANDLING, HANDLING_AFTER, STAT_WORDS};
 use super::Stat;
+use crate::analyst::profile::Table;
+
+/// The statistics said outside the columns' names.
+pub(super) fn statistics_said(
+    w: &[String],
+    table: &Table,
+    mentions: &[Mention],
+) -> Vec<(usize, usize, Stat)> {
+    // A statistic's word inside a column's name ("daily count", "total sales") is
+    // the column, not a statistic.
+    let dates = table
+        .column_kinds
+        .iter()
+        .filter(|c| c.kind == "datetime")
+        .count();
+    statistics_with(w, dates >= 2)
+        .into_iter()
+        .filter(|(s, e, _)| !mentions.iter().any(|m| *s < m.end && m.start < *e))
+        .collect()
+}
+
+/// Each statistic once, in the order said.
+pub(super) fn distinct_statistics(said: &[(usize, usize, Stat)]) -> Vec<Stat> {
+    let mut stats: Vec<Stat> = Vec::new();
+    for (_, _, s) in said {
+        if !stats.contains(s) {
+            stats.push(s.clone());
+        }
+    }
+    // "how many distinct cities": the distinct count, not also the count of rows.
+    if stats
+        .iter()
+        .any(|s| ["distinct", "missing"].contains(&s.name))
+    {
+        stats.retain(|s| s.name != "count");
+    }
+    stats
+}
+
+impl Reader<'_> {
+    /// The statistics said outside the conditions; a mode's words are taken, so that
+    /// "most common value" says no extreme.
+    pub(super) fn statistics_outside_conditions(
+        &mut self,
+        said: Vec<(usize, usize, Stat)>,
+    ) -> Vec<(usize, usize, Stat)> {
+        // A statistic said inside a condition ("above the average fare") is the
+        // condition's, not one to compute.
+        let said: Vec<(usize, usize, Stat)> = said
+            .into_iter()
+            .filter(|(s, _, _)| !self.used[*s])
+            .collect();
+        // Extremes said outside conditions and outside "most common value".
+        for (s, e, st) in &said {
+            if st.name == "mode" {
+                for k in *s..*e {
+                    self.used[k] = true;
+                }
+            }
+        }
+        said
+    }
+}
 
 /// The words of a statistic found at `at`, in request order, with their spans.
 pub(super) fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
@@ -11,7 +76,7 @@ pub(super) fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
 
 /// `durations`: whether "how many days" may be a duration (the table has two date
 /// columns); else it counts the rows (days) that match.
-pub(super) fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
+fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
     let mut out: Vec<(usize, usize, Stat)> = Vec::new();
     let free = |out: &Vec<(usize, usize, Stat)>, s: usize, e: usize| {
         !out.iter().any(|(a, b, _)| s < *b && *a < e)

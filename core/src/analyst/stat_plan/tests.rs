@@ -1,4 +1,5 @@
 use super::text::{fmt_value, stat_word};
+use super::words::digits;
 use super::*;
 use crate::analyst::profile::ColumnKind;
 use crate::analyst::request::detect_lang;

@@ -1,12 +1,87 @@
-//! The nets that decline: words that change what is asked but that no part of the plan
-//! read, a count of every row that would leave words out, a statistic of a word that
-//! names no column.
+//! The nets that decline: what this planner never computes, words that change what is
+//! asked but that no part of the plan read, a count of every row that would leave
+//! words out, a statistic of a word that names no column.
 
+use super::asked::Asked;
 use super::reader::Reader;
-use super::words::{digits, has, HANDLING, HANDLING_AFTER, STAT_WORDS, SYNONYMS, TRIGGERS};
+use super::words::{digits, find, has, HANDLING, HANDLING_AFTER, STAT_WORDS, SYNONYMS, TRIGGERS};
+use super::{StatPlan, Task};
 use crate::analyst::request::normalise;
 
-pub(super) fn unread_words(
+impl Reader<'_> {
+    /// Decline what this planner never computes: statistics after removing outliers,
+    /// statistics and tests it does not know, a task outside every skill.
+    pub(super) fn decline_what_is_never_computed(&mut self, asked: &Asked) {
+        // "the mean fare excluding outliers": outliers are found, never removed first.
+        if asked.outliers
+            && find(&self.w, "outlier*")
+                .into_iter()
+                .chain(find(&self.w, "atipic*"))
+                .any(|at| {
+                    at > 0
+                        && (HANDLING.contains(&self.w[at - 1].as_str())
+                            || self.w[at - 1] == "the"
+                                && at > 1
+                                && HANDLING.contains(&self.w[at - 2].as_str()))
+                })
+        {
+            self.not_understood.push(self.say(
+                "statistics after removing outliers (I find outliers; I do not remove them first)",
+                "estadísticas tras quitar los valores atípicos (los encuentro, no los quito antes)",
+            ));
+        }
+        for p in &asked.unsupported {
+            self.not_understood.push(self.say(
+                &format!("\"{p}\": a statistic I do not compute"),
+                &format!("\"{p}\": un cálculo que no sé hacer"),
+            ));
+        }
+        if asked.out_of_scope {
+            self.not_understood.push(self.say(
+                "the part of the request that is not a statistic (a forecast, a prediction or another task outside my skills)",
+                "la parte de la petición que no es una estadística (un pronóstico, una predicción u otra tarea fuera de lo que sé hacer)",
+            ));
+        }
+    }
+
+    /// Decline the words no part of the plan read: in a count of every row, and
+    /// anywhere, those that change what is asked.
+    pub(super) fn decline_unread(
+        &mut self,
+        plan: &StatPlan,
+        stats: &[(usize, usize)],
+        missing_zero: bool,
+    ) {
+        let all_rows = plan.task == Task::Describe
+            && plan.stats.iter().all(|s| s.name == "count")
+            && plan.measures.is_empty()
+            && plan.filters.is_empty();
+        if all_rows {
+            if let Some(said) = unread_in_a_row_count(self, stats) {
+                self.not_understood.push(self.say(
+                    &format!("the words \"{said}\": counting every row would leave them out"),
+                    &format!("las palabras \"{said}\": contar todas las filas las dejaría fuera"),
+                ));
+            }
+        }
+        for said in unread_words(
+            self,
+            stats,
+            !plan.filters.is_empty(),
+            missing_zero,
+            plan.group.is_some(),
+        ) {
+            self.not_understood.push(self.say(
+                &format!(
+                    "the words \"{said}\": they change what is asked, and I could not read them"
+                ),
+                &format!("las palabras \"{said}\": cambian lo que se pide y no supe leerlas"),
+            ));
+        }
+    }
+}
+
+fn unread_words(
     r: &Reader,
     stats: &[(usize, usize)],
     filtered: bool,
@@ -187,7 +262,7 @@ pub(super) fn unread_words(
 /// "How many passengers are there?" counts the rows; in "¿cuántos pasajeros
 /// sobrevivieron?" a word no part of the plan read is left over, and a count of every
 /// row would answer another question. The noun right after the count is the rows'.
-pub(super) fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String> {
+fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String> {
     const FRAME: &[&str] = &[
         "are",
         "is",
