@@ -12,7 +12,7 @@
 //! |---|---|---|---|
 //! | anomalies in a time series | "find abnormal events", "busca anomalías" | this module | `analyse.py`, `validate.py` |
 //! | data profile | "what is in this file?", "describe", "resume" | `skills.rs` | `profile.py` |
-//! | statistics | "mean and standard deviation of price", "which city has the highest score?" | `stat_plan.rs` | `stats.py` |
+//! | statistics | "mean and standard deviation of price", "which city has the highest score?" | `stat_plan/` | `stats.py` |
 //! | aggregate questions | "which region had the highest revenue in February?" | `skills.rs` | `aggregate.py` |
 //! | correlation, trend | "is temperature correlated with humidity?", "weekly trend of visits" | `skills.rs` | `relate.py` |
 //! | none of these | "forecast next month" | `skills.rs` | `profile.py`, after an honest "I cannot" |

@@ -1,0 +1,244 @@
+//! The first look at a request: what it asks for (statistics, a test, an extreme, a
+//! derived measure, a task outside statistics), and whether it is this planner's
+//! question or another skill's.
+
+use super::mentions::Mention;
+use super::reader::Reader;
+use super::words::{
+    find, has, has_any, ANOMALY_WORDS, COMPARATORS, GROUP_WORDS, HIGH_WORDS, LOW_WORDS,
+    OUT_OF_SCOPE, PERIODS, PERIOD_GROUPS, QUESTION_WORDS, UNSUPPORTED_STATS,
+};
+use super::Stat;
+use crate::analyst::profile::Table;
+use crate::analyst::request::{normalise, MONTHS};
+
+/// What a request asks for at first sight, before any of its words is read as a part
+/// of the plan.
+pub(super) struct Asked {
+    /// Statistics and tests named that this planner does not compute.
+    pub(super) unsupported: Vec<&'static str>,
+    pub(super) correlation: bool,
+    /// A correlation's method, coefficient or p-value named.
+    corr_precise: bool,
+    pub(super) outliers: bool,
+    /// Outliers by a method named (IQR, z-scores).
+    precise_outliers: bool,
+    pub(super) normality: bool,
+    /// A question word ("which", "what", "who").
+    pub(super) question: bool,
+    /// "highest", "lowest" and the like, anywhere (in a column's name too).
+    extreme: bool,
+    /// Words that may make a derived measure ("times", "minus", "days between").
+    pub(super) derived_words: bool,
+    /// A task outside every skill (a forecast, a translation).
+    pub(super) out_of_scope: bool,
+}
+
+impl Asked {
+    /// What the words `w` ask for.
+    pub(super) fn read(w: &[String]) -> Asked {
+        let unsupported: Vec<&'static str> = UNSUPPORTED_STATS
+            .iter()
+            .copied()
+            .filter(|p| has(w, p))
+            .collect();
+        let correlation = has_any(w, &["correlat*", "correlac*"]);
+        let corr_precise = has_any(
+            w,
+            &[
+                "pearson",
+                "spearman",
+                "p value",
+                "pvalue",
+                "p valor",
+                "valor p",
+                "coefficient",
+                "coeficiente",
+                "significan*",
+            ],
+        );
+        let outliers = has_any(w, &["outlier*", "atipic*", "valores extremos"]);
+        let normality = has_any(
+            w,
+            &[
+                "normality",
+                "normally",
+                "normalidad",
+                "normal distribution",
+                "distribucion normal",
+                "gaussian*",
+                "shapiro",
+                "kolmogorov",
+                "ks test",
+            ],
+        );
+        let question = has_any(w, QUESTION_WORDS);
+        let high0 = has_any(w, HIGH_WORDS);
+        let low0 = has_any(w, LOW_WORDS);
+        let derived_words = has_any(
+            w,
+            &[
+                "times",
+                "multiplied",
+                "multiplicado",
+                "minus",
+                "menos",
+                "por",
+                "x",
+                "entre",
+                "divided",
+                "dividido",
+                "difference between",
+                "diferencia entre",
+                "ratio",
+                "cociente",
+                "length",
+                "duration",
+                "duracion",
+                "days between",
+                "dias entre",
+                "hours between",
+                "horas entre",
+                "per",
+                "from",
+                "desde",
+            ],
+        );
+        let out_of_scope = has_any(w, OUT_OF_SCOPE);
+        let precise_outliers = outliers
+            && has_any(
+                w,
+                &[
+                    "iqr",
+                    "interquartile",
+                    "intercuartil*",
+                    "z score",
+                    "zscore",
+                    "z scores",
+                    "standard deviations",
+                    "desviaciones",
+                ],
+            );
+        Asked {
+            unsupported,
+            correlation,
+            corr_precise,
+            outliers,
+            precise_outliers,
+            normality,
+            question,
+            extreme: high0 || low0,
+            derived_words,
+            out_of_scope,
+        }
+    }
+
+    /// Statistics of measures are asked (no correlation, outliers or normality).
+    pub(super) fn describing(&self) -> bool {
+        !self.correlation && !self.outliers && !self.normality
+    }
+
+    /// Whether the request is another skill's at first sight: an anomaly search, a task
+    /// outside every skill with no statistic, nothing this planner answers, or a
+    /// grouping by a period of the time column.
+    pub(super) fn is_theirs(
+        &self,
+        w: &[String],
+        table: &Table,
+        mentions: &[Mention],
+        stats: &[(usize, usize, Stat)],
+    ) -> bool {
+        if has_any(w, ANOMALY_WORDS) || (self.out_of_scope && stats.is_empty()) {
+            return true;
+        }
+        let conditioned = w.iter().any(|x| {
+            x.len() >= 2
+                && table
+                    .column_kinds
+                    .iter()
+                    .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x))
+        }) || COMPARATORS.iter().any(|(p, _, _)| has(w, p));
+        let mine_signal = !stats.is_empty()
+            || (self.correlation && conditioned)
+            || !self.unsupported.is_empty()
+            || (self.correlation && self.corr_precise)
+            || self.precise_outliers
+            || (self.outliers && table.time.is_empty())
+            || self.normality
+            || (self.question && self.extreme);
+        if !mine_signal {
+            return true;
+        }
+        // Grouping by a period of the time column ("which weekday", "per month") is the
+        // aggregate skill's, unless the period is a column of its own that was named.
+        let by_period = has_any(w, PERIOD_GROUPS);
+        let period_column = mentions.iter().any(|m| {
+            let c = m.column.to_lowercase();
+            [
+                "weekday", "day", "month", "hour", "year", "week", "quarter", "dia", "mes", "hora",
+                "semana",
+            ]
+            .iter()
+            .any(|p| c.contains(p))
+        });
+        by_period && !table.time.is_empty() && !period_column
+    }
+}
+
+impl Reader<'_> {
+    /// A share of rows where a yes/no column or a value holds; "what share of total
+    /// revenue" is the aggregate skill's share of a total.
+    pub(super) fn asks_a_share(&self, stats: &[(usize, usize, Stat)]) -> bool {
+        let said_value = self.w.iter().any(|x| {
+            self.table.column_kinds.iter().any(|c| {
+                c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x && x.len() >= 2)
+            })
+        });
+        let yes_no_named = self.mentions.iter().any(|m| {
+            self.table
+                .column_kinds
+                .iter()
+                .any(|c| c.name == m.column && c.distinct == 2)
+        });
+        stats.iter().any(|(_, _, s)| s.name == "share") && (said_value || yes_no_named)
+    }
+
+    /// The other skills' questions stay theirs: periods, months, shares, changes,
+    /// trends, top N, and a plain grouped total/mean/count that aggregate.py answers.
+    pub(super) fn is_another_skills(&self, asked: &Asked, share: bool, derived: bool) -> bool {
+        let by_period = GROUP_WORDS.iter().any(|g| {
+            find(&self.w, g).into_iter().any(|at| {
+                self.w
+                    .get(at + 1)
+                    .is_some_and(|x| PERIODS.contains(&x.as_str()))
+            })
+        }) || has_any(
+            &self.w,
+            &[
+                "day of the week",
+                "dia de la semana",
+                "over time",
+                "a lo largo del tiempo",
+            ],
+        );
+        let other_shape = has_any(
+            &self.w,
+            &[
+                "share",
+                "percentage",
+                "porcentaje",
+                "proporcion",
+                "change",
+                "cambio",
+                "trend*",
+                "tendencia*",
+                "top",
+                "bottom",
+            ],
+        ) || self.said_free(MONTHS);
+        (by_period || (other_shape && !share))
+            && !derived
+            && asked.describing()
+            && self.not_understood.is_empty()
+    }
+}

@@ -1,0 +1,245 @@
+//! Date conditions: before, after, since, until, between and in a day, a month, a
+//! quarter, a half or a year, on a date column (or a year column).
+
+use super::dates::{when_at, When};
+use super::mentions::{is_numeric, Mention};
+use super::reader::Reader;
+use super::words::find;
+use super::Filter;
+use crate::analyst::request::normalise;
+
+impl Reader<'_> {
+    /// Date conditions: "before March", "after 2020-06-01", "since 2019", "until June
+    /// 2020", "between January and March", "from March to May 2020", "in Q2", "in the
+    /// first half of 2019", and their Spanish ("antes de marzo", "entre enero y
+    /// marzo", "en el primer semestre de 2019").
+    pub(super) fn date_filters(&mut self, out: &mut Vec<Filter>) {
+        let leads: &[(&str, &str)] = &[
+            ("before", "before"),
+            ("prior to", "before"),
+            ("antes de", "before"),
+            ("antes del", "before"),
+            ("after", "after"),
+            ("despues de", "after"),
+            ("despues del", "after"),
+            ("since", "since"),
+            ("from", "since"),
+            ("starting", "since"),
+            ("desde", "since"),
+            ("a partir de", "since"),
+            ("a partir del", "since"),
+            ("until", "until"),
+            ("till", "until"),
+            ("through", "until"),
+            ("up to", "until"),
+            ("hasta", "until"),
+            ("between", "between"),
+            ("entre", "between"),
+            ("in", "in"),
+            ("during", "in"),
+            ("en", "in"),
+            ("durante", "in"),
+        ];
+        for (lead, kind) in leads {
+            let len = lead.split(' ').count();
+            for at in find(&self.w, lead) {
+                if self.used[at] || self.used.get(at + len).copied().unwrap_or(true) {
+                    continue;
+                }
+                let Some((first, mut end)) = when_at(&self.w, at + len) else {
+                    continue;
+                };
+                if *kind == "in" {
+                    // "in 2019" is read below; "in March" alone is the aggregate skill's
+                    // when the question is a plain total or mean.
+                    if matches!(first, When::Year(_))
+                        || (matches!(first, When::Months(None, lo, hi) if lo == hi)
+                            && self.months_to_aggregate)
+                    {
+                        continue;
+                    }
+                }
+                // The second end of a range: "between X and Y", "from X to Y".
+                let mut second = None;
+                if ["between", "since"].contains(kind) {
+                    let join = self.w.get(end).map(String::as_str).unwrap_or("");
+                    let joins: &[&str] = if *kind == "between" {
+                        &["and", "y"]
+                    } else {
+                        &["to", "until", "through", "a", "hasta"]
+                    };
+                    if joins.contains(&join) {
+                        if let Some((w2, e2)) = when_at(&self.w, end + 1) {
+                            second = Some(w2);
+                            end = e2;
+                        }
+                    }
+                    if *kind == "between" && second.is_none() {
+                        continue;
+                    }
+                }
+                // "between January and March 2020": the first end takes the year said.
+                let first = match (first, second) {
+                    (When::Months(None, lo, hi), Some(When::Months(Some(y), _, _))) => {
+                        When::Months(Some(y), lo, hi)
+                    }
+                    _ => first,
+                };
+                let years_only = matches!(first, When::Year(_))
+                    && second.is_none_or(|s| matches!(s, When::Year(_)));
+                // "built after 2000" with `year_built`: a numeric column named just
+                // before the year is the one compared.
+                let named_year = self
+                    .mentions
+                    .iter()
+                    .find(|m| {
+                        m.end == at
+                            && is_numeric(m)
+                            && years_only
+                            && normalise(&m.column)
+                                .split(' ')
+                                .any(|x| ["year", "years", "ano", "anio"].contains(&x))
+                    })
+                    .map(|m| (m.start, m.column.clone()));
+                let year_col = named_year
+                    .as_ref()
+                    .map(|(_, c)| c.clone())
+                    .or_else(|| self.year_column().filter(|_| years_only));
+                let target = match (&named_year, &year_col) {
+                    (Some((s, c)), _) => Some((*s, c.clone())),
+                    (None, Some(c)) => Some((at, c.clone())),
+                    (None, None) => self.date_column(at),
+                };
+                let said = self.w[at..end].join(" ");
+                let Some((start, column)) = target else {
+                    self.used[at..end].fill(true);
+                    self.not_understood.push(self.say(
+                        &format!("\"{said}\": the table has no date column to filter on"),
+                        &format!(
+                            "\"{said}\": la tabla no tiene columna de fecha por la que filtrar"
+                        ),
+                    ));
+                    continue;
+                };
+                self.used[start..end].fill(true);
+                if let Some(col) = year_col {
+                    let y = |w: When| match w {
+                        When::Year(y) => y as f64,
+                        _ => 0.0,
+                    };
+                    let v = y(first);
+                    match (*kind, second) {
+                        ("before", _) => out.push(Filter::num(col, "lt", v)),
+                        ("after", _) => out.push(Filter::num(col, "gt", v)),
+                        ("until", _) => out.push(Filter::num(col, "le", v)),
+                        ("in", _) => out.push(Filter::num(col, "eq", v)),
+                        (_, None) => out.push(Filter::num(col, "ge", v)),
+                        (_, Some(s)) => {
+                            out.push(Filter::num(col.clone(), "ge", v));
+                            out.push(Filter::num(col, "le", y(s)));
+                        }
+                    }
+                    continue;
+                }
+                let c = column.as_str();
+                let month = |op: &'static str, m: u32| Filter {
+                    column: column.clone(),
+                    op,
+                    value: m as f64,
+                    ..Filter::default()
+                };
+                let bounds = |w: When| match w {
+                    When::Months(None, lo, hi) => (lo, hi),
+                    _ => (0, 0),
+                };
+                match (*kind, first.span(), second) {
+                    ("before", Some((a, _)), _) => out.push(Filter::on_day(c, "date_before", a)),
+                    ("before", None, _) => out.push(month("month_before", bounds(first).0)),
+                    ("after", Some((_, b)), _) => out.push(Filter::on_day(c, "date_from", b)),
+                    ("after", None, _) => out.push(month("month_since", bounds(first).1 + 1)),
+                    ("until", Some((_, b)), _) => out.push(Filter::on_day(c, "date_before", b)),
+                    ("until", None, _) => out.push(month("month_before", bounds(first).1 + 1)),
+                    ("in", Some((a, b)), _) => {
+                        out.push(Filter::on_day(c, "date_from", a));
+                        out.push(Filter::on_day(c, "date_before", b));
+                    }
+                    ("in", None, _) => {
+                        out.push(month("month_from", bounds(first).0));
+                        out.push(month("month_to", bounds(first).1));
+                    }
+                    (_, Some((a, _)), None) => out.push(Filter::on_day(c, "date_from", a)),
+                    (_, None, None) => out.push(month("month_since", bounds(first).0)),
+                    (_, Some((a, _)), Some(s)) => match s.span() {
+                        Some((_, b)) if a < b => {
+                            out.push(Filter::on_day(c, "date_from", a));
+                            out.push(Filter::on_day(c, "date_before", b));
+                        }
+                        _ => self.not_understood.push(self.say(
+                            &format!("the condition \"{said}\""),
+                            &format!("la condición \"{said}\""),
+                        )),
+                    },
+                    (_, None, Some(s)) => {
+                        let (lo, hi) = (bounds(first).0, bounds(s).1);
+                        if s.span().is_none() && lo <= hi {
+                            out.push(month("month_from", lo));
+                            out.push(month("month_to", hi));
+                        } else {
+                            self.not_understood.push(self.say(
+                                &format!("the condition \"{said}\""),
+                                &format!("la condición \"{said}\""),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The date column a date condition at `at` applies to: the one named just
+    /// before it, else a date column named and not otherwise used, else the first.
+    fn date_column(&self, at: usize) -> Option<(usize, String)> {
+        let mut j = at;
+        while j > 0
+            && [
+                "is", "was", "were", "are", "es", "fue", "fueron", "on", "el",
+            ]
+            .contains(&self.w[j - 1].as_str())
+        {
+            j -= 1;
+        }
+        if let Some(m) = self
+            .mentions
+            .iter()
+            .find(|m| m.end == j && m.kind == "datetime")
+        {
+            return Some((m.start, m.column.clone()));
+        }
+        let named: Vec<&Mention> = self
+            .mentions
+            .iter()
+            .filter(|m| m.kind == "datetime")
+            .collect();
+        if let Some(m) = named.iter().find(|m| !self.used[m.start]) {
+            return Some((at, m.column.clone()));
+        }
+        // A date column named elsewhere (by a derived measure), else the table's first
+        // (an order's date before its delivery's); the answer names the one used.
+        named
+            .first()
+            .map(|m| m.column.clone())
+            .or_else(|| self.datetime_columns().into_iter().next())
+            .map(|c| (at, c))
+    }
+
+    fn year_column(&self) -> Option<String> {
+        self.table
+            .column_kinds
+            .iter()
+            .find(|c| {
+                c.kind == "numeric"
+                    && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+            })
+            .map(|c| c.name.clone())
+    }
+}

@@ -1,0 +1,288 @@
+//! A measure derived from two columns: defined ("revenue is units times unit_price"),
+//! asked ("the difference between A and B", "days between start and end") or implied
+//! ("the length of a contract": its end minus its start).
+
+use super::mentions::{is_code, is_label_like, is_numeric};
+use super::reader::Reader;
+use super::words::{find, has_any, STAT_WORDS};
+use super::Derived;
+use crate::analyst::request::normalise;
+
+impl Reader<'_> {
+    /// "revenue is units times unit_price", "profit = revenue - cost", "the length of
+    /// a contract" (end minus start): a derived measure, with the words that name it.
+    pub(super) fn derived(&mut self) -> Option<(Derived, Option<String>)> {
+        let ops: &[(&str, &str)] = &[
+            ("times", "product"),
+            ("multiplied by", "product"),
+            ("multiplicado por", "product"),
+            ("por", "product"),
+            ("x", "product"),
+            ("minus", "difference"),
+            ("menos", "difference"),
+            ("divided by", "ratio"),
+            ("dividido por", "ratio"),
+            ("dividido entre", "ratio"),
+            ("entre", "ratio"),
+            ("per", "ratio"),
+        ];
+        for (phrase, op) in ops {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                let (Some(a), Some(b)) = (
+                    self.mention_before(at).cloned(),
+                    self.mention_after(at + len).cloned(),
+                ) else {
+                    continue;
+                };
+                let dates = a.kind == "datetime" && b.kind == "datetime";
+                if !(is_numeric(&a) && is_numeric(&b) || dates && *op == "difference") {
+                    continue;
+                }
+                // "precio por edad" is also "price by age": "por" and "x" make a
+                // product only in a definition ("ingresos es unidades por precio").
+                if ["por", "x"].contains(phrase) && !self.names_a_measure(a.start) {
+                    continue;
+                }
+                // "price per sqft" is a ratio; "fare per class" is a grouping.
+                let few = |c: &str| {
+                    self.table
+                        .column_kinds
+                        .iter()
+                        .any(|k| k.name == c && !k.values.is_empty())
+                        || is_label_like(self.table, c)
+                };
+                let category = |c: &str| {
+                    let n = normalise(c);
+                    [
+                        "class",
+                        "type",
+                        "group",
+                        "category",
+                        "level",
+                        "grade",
+                        "tier",
+                        "segment",
+                        "cluster",
+                        "code",
+                        "kind",
+                        "clase",
+                        "tipo",
+                        "grupo",
+                        "categoria",
+                        "nivel",
+                    ]
+                    .iter()
+                    .any(|k| n.split(' ').any(|t| t.ends_with(k)))
+                };
+                // "price per bedroom" divides; "fare per class" groups.
+                if *phrase == "per"
+                    && (dates
+                        || (few(&b.column) && !is_code(self.table, &b.column))
+                        || category(&b.column))
+                {
+                    continue;
+                }
+                // "temperature range (max minus min)": the word before names the
+                // measure; it is not a statistic to compute as well.
+                // "the ratio of cost divided by units": the same measure, named.
+                let mut j = a.start;
+                while j > 0
+                    && ["of", "de", "del", "the", "el", "la"].contains(&self.w[j - 1].as_str())
+                {
+                    j -= 1;
+                }
+                if let Some(j) = j.checked_sub(1) {
+                    if [
+                        "range",
+                        "rango",
+                        "spread",
+                        "gap",
+                        "difference",
+                        "diferencia",
+                        "ratio",
+                        "cociente",
+                        "quotient",
+                        "product",
+                        "producto",
+                    ]
+                    .contains(&self.w[j].as_str())
+                    {
+                        self.used[j] = true;
+                    }
+                }
+                let op = if dates { self.date_unit() } else { op };
+                self.used[a.start..b.end].fill(true);
+                let name = self.derived_name(a.start);
+                let d = Derived {
+                    op,
+                    a: a.column,
+                    b: b.column,
+                };
+                return Some((d, name));
+            }
+        }
+        // "difference between A and B", "ratio of A to B", "days between A and B"
+        let pairs: &[(&str, &str, &str)] = &[
+            ("difference between", "and", "difference"),
+            ("diferencia entre", "y", "difference"),
+            ("ratio of", "to", "ratio"),
+            ("ratio between", "and", "ratio"),
+            ("cociente entre", "y", "ratio"),
+            ("days between", "and", "days"),
+            ("from", "to", "days"),
+            ("desde", "hasta", "days"),
+            ("hours between", "and", "hours"),
+            ("time between", "and", "days"),
+            ("dias entre", "y", "days"),
+            ("horas entre", "y", "hours"),
+            ("tiempo entre", "y", "days"),
+        ];
+        for (lead, join, op) in pairs {
+            let len = lead.split(' ').count();
+            for at in find(&self.w, lead) {
+                let Some(a) = self.mention_after(at + len).cloned() else {
+                    continue;
+                };
+                if self.w.get(a.end).map(String::as_str) != Some(join) {
+                    continue;
+                }
+                let Some(b) = self.mention_after(a.end + 1).cloned() else {
+                    continue;
+                };
+                let dates = a.kind == "datetime" && b.kind == "datetime";
+                let op = match (*op, dates) {
+                    ("difference" | "days", true) => self.date_unit(),
+                    ("hours", true) => "hours",
+                    ("difference" | "ratio", false) if is_numeric(&a) && is_numeric(&b) => op,
+                    _ => continue,
+                };
+                for k in at..b.end {
+                    self.used[k] = true;
+                }
+                let d = if dates {
+                    Derived {
+                        op,
+                        a: b.column,
+                        b: a.column,
+                    }
+                } else {
+                    Derived {
+                        op,
+                        a: a.column,
+                        b: b.column,
+                    }
+                };
+                return Some((d, None));
+            }
+        }
+        // "length"/"duration" with a start and an end date column.
+        let duration = [
+            "length", "duration", "how long", "duracion", "long", "lasted", "last",
+        ];
+        if has_any(&self.w, &duration) {
+            let dates = self.datetime_columns();
+            let role = |c: &str, words: &[&str]| {
+                let n = normalise(c);
+                words.iter().any(|w| n.split(' ').any(|x| x == *w))
+            };
+            let start = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "start", "begin", "from", "inicio", "desde", "alta", "opened", "signed",
+                    ],
+                )
+            });
+            let end = dates.iter().find(|c| {
+                role(
+                    c,
+                    &[
+                        "end", "finish", "to", "until", "fin", "hasta", "baja", "closed", "expiry",
+                    ],
+                )
+            });
+            if let (Some(s), Some(e)) = (start, end) {
+                for k in 0..self.w.len() {
+                    if duration.contains(&self.w[k].as_str()) {
+                        self.used[k] = true;
+                    }
+                }
+                return Some((
+                    Derived {
+                        op: self.date_unit(),
+                        a: e.clone(),
+                        b: s.clone(),
+                    },
+                    None,
+                ));
+            }
+        }
+        None
+    }
+
+    fn date_unit(&self) -> &'static str {
+        if has_any(&self.w, &["hour*", "hora*"]) {
+            "hours"
+        } else {
+            "days"
+        }
+    }
+
+    /// Whether the words before `at` define a measure ("revenue is", "ingresos es").
+    fn names_a_measure(&self, at: usize) -> bool {
+        at >= 2 && ["is", "es", "equals", "means", "son", "are"].contains(&self.w[at - 1].as_str())
+    }
+
+    /// "revenue is ...", "profit = ...": the one word before is/es/equals at `at`.
+    fn derived_name(&mut self, at: usize) -> Option<String> {
+        let verb = at.checked_sub(1)?;
+        if !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str()) {
+            return None;
+        }
+        let name_at = verb.checked_sub(1)?;
+        let name = self.w[name_at].clone();
+        if self
+            .mentions
+            .iter()
+            .any(|m| m.start <= name_at && name_at < m.end)
+        {
+            return None;
+        }
+        self.used[verb] = true;
+        // "GDP per capita is ...": the longest run of words before the verb that the
+        // request also says elsewhere is the name.
+        // Its words may name a column too ("GDP" of `gdp_usd`): defined here, they are
+        // the measure's name, not that column.
+        let plain = |k: usize| {
+            let x = self.w[k].as_str();
+            !STAT_WORDS.iter().any(|(p, _)| *p == x)
+                && ![
+                    "the", "a", "of", "el", "la", "de", "is", "es", "what", "que",
+                ]
+                .contains(&x)
+        };
+        let mut phrase: Vec<String> = vec![name.clone()];
+        for len in (2..=3).rev() {
+            let Some(from) = (name_at + 1).checked_sub(len) else {
+                continue;
+            };
+            let p: Vec<String> = self.w[from..=name_at].to_vec();
+            if (from..=name_at).all(plain) && find(&self.w, &p.join(" ")).len() >= 2 {
+                phrase = p;
+                break;
+            }
+        }
+        // Every mention of the name is the derived measure.
+        let joined = phrase.join(" ");
+        for at in find(&self.w, &joined) {
+            self.used[at..at + phrase.len()].fill(true);
+        }
+        for k in 0..self.w.len() {
+            if phrase.len() == 1 && (self.w[k] == name || self.w[k] == format!("{name}s")) {
+                self.used[k] = true;
+            }
+        }
+        Some(joined)
+    }
+}

@@ -1,0 +1,337 @@
+//! Numeric conditions ("older than 30", "price above 100", "houses with 2 bathrooms",
+//! "between 20 and 40", "in 2019") and comparisons with a statistic ("fares higher
+//! than the median"); the date and value conditions are read in their own modules.
+
+use super::mentions::{is_code, is_numeric};
+use super::reader::Reader;
+use super::text::fmt_value;
+use super::words::{digits, find, COMPARATORS};
+use super::Filter;
+use crate::analyst::request::normalise;
+
+impl Reader<'_> {
+    /// Numeric conditions ("older than 30", "price above 100", "in 2019").
+    pub(super) fn filters(&mut self) -> Vec<Filter> {
+        let mut out = Vec::new();
+        for (phrase, op, implied) in COMPARATORS {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                if self.used[at] {
+                    continue;
+                }
+                let Some(value) = self.w.get(at + len).and_then(|x| digits(x)) else {
+                    continue;
+                };
+                // "z-scores above 3": the outliers' threshold, not a condition (only in
+                // an outliers question; "students who scored above 90" is a condition).
+                let before = &self.w[at.saturating_sub(2)..at];
+                let z_said = before
+                    .windows(2)
+                    .any(|p| p[0] == "z" && p[1].starts_with("score"))
+                    || before.iter().any(|x| {
+                        ["zscore", "zscores", "threshold", "umbral"].contains(&x.as_str())
+                    });
+                if z_said && self.outliers {
+                    self.used[at.saturating_sub(2)..at + len + 1].fill(true);
+                    self.z_threshold = Some(value);
+                    continue;
+                }
+                let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
+                // "more than 3 standard deviations", "at least 2 decimals": no condition.
+                if [
+                    "standard",
+                    "desviaciones",
+                    "desviacion",
+                    "sigma",
+                    "sd",
+                    "std",
+                    "decimal",
+                    "decimals",
+                    "decimales",
+                    "places",
+                    "times",
+                    "veces",
+                ]
+                .contains(&unit)
+                {
+                    for k in at..at + len + 1 {
+                        self.used[k] = true;
+                    }
+                    continue;
+                }
+                let implied = if ["years", "anos", "year"].contains(&unit) {
+                    Some("age")
+                } else {
+                    *implied
+                };
+                // The column: named just before ("price above 100", "price is above"),
+                // or the one the words imply (age for "older than").
+                let mut j = at;
+                while j > 0
+                    && [
+                        "is", "are", "was", "es", "son", "sea", "with", "con", "of", "de",
+                    ]
+                    .contains(&self.w[j - 1].as_str())
+                {
+                    j -= 1;
+                }
+                // Or named after the number: "more than 3 bedrooms", "above 90 in
+                // math", "more than 10 mm of precipitation".
+                let after = self.mention_after_value(at + len + 1);
+                let mut end = at + len + 1;
+                let named_before = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == j && is_numeric(m))
+                    .cloned();
+                if let Some(m) = &named_before {
+                    j = m.start;
+                }
+                let column = named_before
+                    .map(|m| m.column)
+                    .or_else(|| {
+                        let m = after.clone()?;
+                        end = m.end;
+                        Some(m.column)
+                    })
+                    .or_else(|| {
+                        implied
+                            .and_then(|_| {
+                                self.table.column_kinds.iter().find(|c| {
+                                    c.kind == "numeric"
+                                        && ["age", "edad", "years", "anos"]
+                                            .contains(&normalise(&c.name).as_str())
+                                })
+                            })
+                            .map(|c| c.name.clone())
+                    });
+                let Some(column) = column else {
+                    self.not_understood.push(self.say(
+                        &format!(
+                            "the condition \"{phrase} {}\": which column it applies to",
+                            fmt_value(value)
+                        ),
+                        &format!(
+                            "la condición \"{phrase} {}\": a qué columna se aplica",
+                            fmt_value(value)
+                        ),
+                    ));
+                    for k in at..at + len + 1 {
+                        self.used[k] = true;
+                    }
+                    continue;
+                };
+                for k in j..end {
+                    self.used[k] = true;
+                }
+                out.push(Filter::num(column, op, value));
+            }
+        }
+        // "houses with 2 bathrooms", "con 3 hijos": a number of the column named after it.
+        for lead in ["with", "having", "con"] {
+            for at in find(&self.w, lead) {
+                if self.used[at] {
+                    continue;
+                }
+                let Some(value) = self.w.get(at + 1).and_then(|x| digits(x)) else {
+                    continue;
+                };
+                let Some(m) = self.mention_after_value(at + 2) else {
+                    continue;
+                };
+                self.used[at..m.end].fill(true);
+                out.push(Filter::num(m.column, "eq", value));
+            }
+        }
+        // "a 3-bedroom house", "2 bathroom homes": a number just before a column of
+        // a few whole numbers is its value.
+        for i in 0..self.w.len() {
+            let Some(value) = digits(&self.w[i]) else {
+                continue;
+            };
+            let Some(m) = self.mention_at(i + 1).cloned() else {
+                continue;
+            };
+            if self.used[i] || self.used[m.start] || !is_code(self.table, &m.column) {
+                continue;
+            }
+            self.used[i..m.end].fill(true);
+            out.push(Filter::num(m.column, "eq", value));
+        }
+        // "between 20 and 40" after a column
+        for at in find(&self.w, "between")
+            .into_iter()
+            .chain(find(&self.w, "entre"))
+        {
+            if self.used[at] {
+                continue;
+            }
+            let (Some(lo), Some(hi)) = (
+                self.w.get(at + 1).and_then(|x| digits(x)),
+                self.w.get(at + 3).and_then(|x| digits(x)),
+            ) else {
+                continue;
+            };
+            if let Some(m) = self.mention_before(at).filter(|m| is_numeric(m)).cloned() {
+                for k in m.start..at + 4 {
+                    self.used[k] = true;
+                }
+                out.push(Filter::num(m.column.clone(), "ge", lo));
+                out.push(Filter::num(m.column, "le", hi));
+            }
+        }
+        self.stat_filters(&mut out);
+        self.date_filters(&mut out);
+        self.yes_no_filters(&mut out);
+        self.value_filters(&mut out);
+        // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
+        // planner does not read ("longer than a year", "before March"): declined.
+        for word in [
+            "than", "before", "after", "since", "until", "antes", "despues", "desde", "hasta",
+        ] {
+            for at in find(&self.w, word) {
+                if !self.used[at] {
+                    let end = (at + 3).min(self.w.len());
+                    let start = at.saturating_sub(2);
+                    let phrase = self.w[start..end].join(" ");
+                    self.not_understood.push(self.say(
+                        &format!("the condition \"{phrase}\""),
+                        &format!("la condición \"{phrase}\""),
+                    ));
+                    self.used[at] = true;
+                }
+            }
+        }
+        for (i, x) in self.w.clone().iter().enumerate() {
+            let Some(y) = digits(x).filter(|y| (1900.0..2100.0).contains(y) && y.fract() == 0.0)
+            else {
+                continue;
+            };
+            let prev = i.checked_sub(1).map(|j| self.w[j].as_str()).unwrap_or("");
+            if !["in", "en", "during", "durante", "del", "de", "for", "of"].contains(&prev)
+                || self.used[i]
+            {
+                continue;
+            }
+            let year_col = self
+                .table
+                .column_kinds
+                .iter()
+                .find(|c| {
+                    c.kind == "numeric"
+                        && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+                })
+                .map(|c| (c.name.clone(), "eq"));
+            let date_col = self
+                .mentions
+                .iter()
+                .find(|m| m.kind == "datetime")
+                .map(|m| m.column.clone())
+                .or_else(|| self.datetime_columns().into_iter().next())
+                .map(|c| (c, "year"));
+            self.used[i] = true;
+            if i > 0 {
+                self.used[i - 1] = true;
+            }
+            match year_col.or(date_col) {
+                Some((column, op)) => out.push(Filter::num(column, op, y)),
+                None => self.not_understood.push(self.say(
+                    &format!("\"in {y}\": the table has no date or year column to filter on"),
+                    &format!("\"en {y}\": la tabla no tiene columna de fecha ni de año por la que filtrar"),
+                )),
+            }
+        }
+        out
+    }
+
+    /// "fares higher than the median", "above the average order value", "por encima
+    /// del precio medio": a column compared with its own (or another column's) mean or
+    /// median, which the script computes on the rows the other conditions keep.
+    fn stat_filters(&mut self, out: &mut Vec<Filter>) {
+        let stat_word = |x: &str| match x {
+            "mean" | "average" | "avg" | "promedio" | "media" | "medio" => Some("mean"),
+            "median" | "mediana" => Some("median"),
+            _ => None,
+        };
+        for (phrase, op, implied) in COMPARATORS {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                if self.used[at] {
+                    continue;
+                }
+                let mut k = at + len;
+                while k < self.w.len()
+                    && [
+                        "the", "el", "la", "los", "las", "del", "de", "al", "a", "its", "su",
+                    ]
+                    .contains(&self.w[k].as_str())
+                {
+                    k += 1;
+                }
+                // STAT [of the COLUMN] | COLUMN STAT
+                let (stat, of, end) = if let Some(st) = self.w.get(k).and_then(|x| stat_word(x)) {
+                    let mut e = k + 1;
+                    if self.w.get(e).is_some_and(|x| x == "value" || x == "valor") {
+                        e += 1;
+                    }
+                    match self.mention_after(k + 1).filter(|m| is_numeric(m)) {
+                        Some(m) => (st, Some(m.column.clone()), m.end),
+                        None => (st, None, e),
+                    }
+                } else if let Some(m) = self.mention_at(k).filter(|m| is_numeric(m)).cloned() {
+                    match self.w.get(m.end).and_then(|x| stat_word(x)) {
+                        Some(st) => (st, Some(m.column), m.end + 1),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                let mut j = at;
+                while j > 0
+                    && [
+                        "is", "are", "was", "were", "es", "son", "sea", "with", "con", "paid",
+                        "pagaron", "pago", "cost", "costs", "costaron",
+                    ]
+                    .contains(&self.w[j - 1].as_str())
+                {
+                    j -= 1;
+                }
+                let before = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == j && is_numeric(m))
+                    .map(|m| (m.start, m.column.clone()));
+                let implied_col = implied.and_then(|_| self.age_column());
+                let start = before.as_ref().map_or(at, |b| b.0);
+                let column = before.map(|b| b.1).or(implied_col).or(of.clone());
+                self.used[start..end].fill(true);
+                let Some(column) = column else {
+                    let said = self.w[at..end].join(" ");
+                    self.not_understood.push(self.say(
+                        &format!("the condition \"{said}\": which column it applies to"),
+                        &format!("la condición \"{said}\": a qué columna se aplica"),
+                    ));
+                    continue;
+                };
+                out.push(Filter {
+                    of: Some(of.unwrap_or_else(|| column.clone())),
+                    column,
+                    op,
+                    stat: Some(stat),
+                    ..Filter::default()
+                });
+            }
+        }
+    }
+
+    fn age_column(&self) -> Option<String> {
+        self.table
+            .column_kinds
+            .iter()
+            .find(|c| {
+                c.kind == "numeric"
+                    && ["age", "edad", "years", "anos"].contains(&normalise(&c.name).as_str())
+            })
+            .map(|c| c.name.clone())
+    }
+}

@@ -1,0 +1,167 @@
+//! The column a description is grouped by ("by region") or whose label an argmax
+//! answers ("which city has the highest score?"), and an extreme asked with no label:
+//! the maximum or minimum itself.
+
+use super::asked::Asked;
+use super::mentions::{is_code, is_label_like, is_numeric, Mention};
+use super::reader::Reader;
+use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS};
+use super::Stat;
+
+/// "highest", "lowest" and the like, said outside conditions and columns' names.
+#[derive(Clone, Copy)]
+pub(super) struct Extremes {
+    pub(super) high: bool,
+    pub(super) low: bool,
+}
+
+impl Extremes {
+    pub(super) fn said(r: &Reader) -> Extremes {
+        Extremes {
+            high: r.said_free(HIGH_WORDS),
+            low: r.said_free(LOW_WORDS),
+        }
+    }
+
+    pub(super) fn any(self) -> bool {
+        self.high || self.low
+    }
+}
+
+impl Reader<'_> {
+    /// The group named after a group word ("by region", "for each passenger class").
+    pub(super) fn group(&mut self) -> Option<Mention> {
+        // Which column is the group (by X) or the label of an argmax (which X ...).
+        let mut group: Option<Mention> = None;
+        for g in GROUP_WORDS {
+            let len = g.split(' ').count();
+            for at in find(&self.w, g) {
+                if self.used.get(at).copied().unwrap_or(true) {
+                    continue;
+                }
+                let next = self.mention_after(at + len).cloned().or_else(|| {
+                    // "for each passenger class": one word before the column's own.
+                    self.mention_after(at + len + 1)
+                        .filter(|m| m.start == at + len + 1 && is_code(self.table, &m.column))
+                        .cloned()
+                });
+                if let Some(m) = next {
+                    let unique = self.table.column_kinds.iter().any(|c| {
+                        c.name == m.column && c.distinct >= self.table.rows && self.table.rows > 1
+                    });
+                    if unique {
+                        // "per order" over one row an order: the rows themselves.
+                        for k in at..m.end {
+                            self.used[k] = true;
+                        }
+                        continue;
+                    }
+                    // A label: not a date, and not a plain number (a code or a category
+                    // column is one).
+                    let label = !is_numeric(&m)
+                        || self.kind_of(&m.column) != "numeric"
+                        || is_label_like(self.table, &m.column)
+                        || is_code(self.table, &m.column);
+                    if m.kind != "datetime" && label {
+                        for k in at..m.end {
+                            self.used[k] = true;
+                        }
+                        group = Some(m);
+                        break;
+                    }
+                }
+            }
+            if group.is_some() {
+                break;
+            }
+        }
+        group
+    }
+
+    /// The label a question about an extreme asks for, when no group word names it.
+    pub(super) fn asked_label(&self) -> Option<Mention> {
+        // "Which city has ...", "¿Qué ciudad tiene ...", "¿Cuál es la ciudad con ...":
+        // a text column (or a code) named in the question.
+        // The label is what the question word asks for ("which city", "¿cuál es la
+        // ciudad ...?"), not any text column named ("the maximum age of passengers who
+        // embarked at C" asks for an age).
+        // A question word that opens the question ("which city", "and on which
+        // date"), not a relative one ("passengers who embarked", "que embarcaron").
+        let asked = |m: &Mention| {
+            (m.start.saturating_sub(3)..m.start).any(|k| {
+                ["which", "what", "cual", "cuales", "que"].contains(&self.w[k].as_str())
+                    && (k == 0
+                        || [
+                            "in", "of", "en", "de", "and", "y", "for", "para", "on", "at", "by",
+                        ]
+                        .contains(&self.w[k - 1].as_str()))
+            })
+        };
+        let mut group = self
+            .mentions
+            .iter()
+            .find(|m| {
+                asked(m)
+                    && !self.used[m.start]
+                    && ((m.kind == "text" || m.kind == "bool")
+                        || is_label_like(self.table, &m.column))
+            })
+            .cloned();
+        // "Which passenger class has the highest average fare?": a small numeric
+        // code (1, 2, 3) asked for right after the question word, with a measure.
+        if group.is_none() {
+            let code = self
+                .mentions
+                .iter()
+                .find(|m| !self.used[m.start] && is_code(self.table, &m.column) && asked(m))
+                .cloned();
+            let measure = self
+                .mentions
+                .iter()
+                .any(|m| is_numeric(m) && !self.used[m.start] && !is_code(self.table, &m.column));
+            if measure {
+                group = code;
+            }
+        }
+        // "What was the highest closing price, and on which date?": the date is the label.
+        if group.is_none() {
+            group = self
+                .mentions
+                .iter()
+                .find(|m| {
+                    m.kind == "datetime"
+                        && !self.used[m.start]
+                        && m.start > 0
+                        && QUESTION_WORDS.contains(&self.w[m.start - 1].as_str())
+                })
+                .cloned();
+        }
+        group
+    }
+
+    /// An extreme with no label: "who" needs the column that names the rows; a
+    /// question's extreme is the maximum or minimum itself.
+    pub(super) fn extreme_without_label(
+        &mut self,
+        asked: &Asked,
+        extremes: Extremes,
+        argmax: bool,
+        stats: &mut Vec<(usize, usize, Stat)>,
+    ) {
+        let Extremes { high, low } = extremes;
+        if !argmax && (high || low) && self.w.first().is_some_and(|x| x == "who" || x == "quien") {
+            // "Who scored the highest in math?" asks for a person, not the score.
+            self.not_understood.push(self.say(
+                "\"who\": which column names the rows (ask e.g. \"which student_id has the highest math_score\")",
+                "\"quién\": qué columna nombra las filas (pregunte, por ejemplo, \"qué student_id tiene la math_score más alta\")",
+            ));
+        }
+        if asked.question && !argmax && (high || low) && asked.describing() {
+            // "What is the highest score?": the maximum itself.
+            let name = if high { "max" } else { "min" };
+            if !stats.iter().any(|(_, _, s)| s.name == name) {
+                stats.push((usize::MAX, usize::MAX, Stat::plain(name)));
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The table's columns as the request names them (by name, plural, synonym or a word
+//! of the name), and what kind of column each is.
+
+use super::words::SYNONYMS;
+use crate::analyst::profile::Table;
+use crate::analyst::request::normalise;
+
+/// A column named in the request: its words span `start..end`.
+#[derive(Clone, Debug)]
+pub(super) struct Mention {
+    pub(super) column: String,
+    pub(super) kind: String,
+    pub(super) start: usize,
+    pub(super) end: usize,
+}
+
+/// Short words of column names that are units or abbreviations, never the column.
+const NOT_A_NAME: &[&str] = &[
+    "usd", "eur", "gbp", "kwh", "avg", "max", "min", "sum", "num", "pct", "qty", "std", "var",
+    "the", "and", "per", "day", "kmh", "mph", "sqm",
+];
+
+/// Column words a request may use for a column: its normalised name (singular or
+/// plural) and, for a name of several words, each long word unique to it.
+pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
+    let columns: Vec<(String, String)> = if table.column_kinds.is_empty() {
+        table
+            .column_names
+            .iter()
+            .map(|c| (c.clone(), String::new()))
+            .collect()
+    } else {
+        table
+            .column_kinds
+            .iter()
+            .map(|c| (c.name.clone(), c.kind.clone()))
+            .collect()
+    };
+    let toks: Vec<Vec<String>> = columns
+        .iter()
+        .map(|(c, _)| {
+            normalise(&camel_apart(c))
+                .split(' ')
+                .map(str::to_string)
+                .collect()
+        })
+        .collect();
+    let same = |a: &str, b: &str| {
+        a == b
+            || a.strip_suffix('s') == Some(b)
+            || a.strip_suffix("es") == Some(b)
+            || b.strip_suffix('s') == Some(a)
+            || SYNONYMS
+                .iter()
+                .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
+            || stem(a).is_some_and(|sa| stem(b) == Some(sa))
+    };
+    let is_id = |ci: usize| {
+        table
+            .column_kinds
+            .iter()
+            .any(|c| c.name == columns[ci].0 && c.id)
+    };
+    // (strength, length, start, column index)
+    let mut found: Vec<(u8, usize, usize, usize)> = Vec::new();
+    // "SibSp", "pclass": the whole name as one word.
+    for (ci, (c, _)) in columns.iter().enumerate() {
+        let joined = normalise(c).replace(' ', "");
+        for (i, x) in w.iter().enumerate() {
+            if joined.len() >= 3 && (*x == joined || x.strip_suffix('s') == Some(joined.as_str())) {
+                found.push((2, 1, i, ci));
+            }
+        }
+    }
+    for (ci, t) in toks.iter().enumerate() {
+        if t.is_empty() || t[0].is_empty() {
+            continue;
+        }
+        for i in 0..w.len() {
+            if i + t.len() <= w.len() && t.iter().enumerate().all(|(k, tw)| same(&w[i + k], tw)) {
+                found.push((2, t.len(), i, ci));
+            }
+        }
+        // "passenger class" for `Pclass`: a word that ends a one-word name.
+        if t.len() == 1 && !is_id(ci) {
+            for (i, x) in w.iter().enumerate() {
+                let english = SYNONYMS
+                    .iter()
+                    .find(|(es, _)| es == x)
+                    .map_or(x.as_str(), |(_, en)| *en);
+                for x in [x.as_str(), english] {
+                    if x.len() >= 4
+                        && t[0].len() > x.len()
+                        && t[0].len() - x.len() <= 2
+                        && t[0].ends_with(x)
+                    {
+                        found.push((1, 1, i, ci));
+                    }
+                }
+            }
+        }
+        // A word of an identifier's name ("students" for `student_id`) names the
+        // rows, not the identifier.
+        if t.len() > 1 && !is_id(ci) {
+            let long = |tw: &&String| {
+                tw.len() >= 4
+                    || (tw.len() == 3
+                        && tw.chars().all(|c| c.is_ascii_alphabetic())
+                        && !NOT_A_NAME.contains(&tw.as_str()))
+            };
+            for tw in t.iter().filter(long) {
+                let unique = toks
+                    .iter()
+                    .enumerate()
+                    .all(|(cj, o)| cj == ci || !o.iter().any(|x| same(x, tw)));
+                if !unique {
+                    continue;
+                }
+                for (i, x) in w.iter().enumerate() {
+                    if same(x, tw) {
+                        found.push((1, 1, i, ci));
+                    }
+                }
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut taken: Vec<Mention> = Vec::new();
+    for (_, len, start, ci) in found {
+        if taken.iter().any(|m| start < m.end && m.start < start + len) {
+            continue;
+        }
+        taken.push(Mention {
+            column: columns[ci].0.clone(),
+            kind: columns[ci].1.clone(),
+            start,
+            end: start + len,
+        });
+    }
+    taken.sort_by_key(|m| m.start);
+    taken
+}
+
+/// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of
+/// capitals stays one word: "EmployeeID" is "Employee ID").
+fn camel_apart(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0 && c.is_uppercase() && chars[i - 1].is_lowercase() {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A word's stem for matching it with a column's word ("closing" and `Close`,
+/// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
+fn stem(w: &str) -> Option<&str> {
+    let s = [
+        "ation", "ely", "ors", "ing", "ion", "or", "ly", "ed", "al", "es", "s", "e",
+    ]
+    .iter()
+    .find_map(|x| w.strip_suffix(x))
+    .unwrap_or(w);
+    (s.len() >= 4 && w.len() >= 5).then_some(s)
+}
+
+pub(super) fn is_numeric(m: &Mention) -> bool {
+    m.kind == "numeric" || m.kind.is_empty()
+}
+
+/// A numeric column of a few whole numbers (a class 1, 2, 3): a label when asked for.
+pub(super) fn is_code(table: &Table, column: &str) -> bool {
+    table.column_kinds.iter().any(|c| {
+        c.name == column
+            && c.kind == "numeric"
+            && !c.values.is_empty()
+            && c.values.len() <= 12
+            && c.values
+                .iter()
+                .all(|v| v.parse::<f64>().is_ok_and(|x| x.fract() == 0.0))
+    })
+}
+
+/// A numeric id-like column (a code, a year) can label rows.
+pub(super) fn is_label_like(table: &Table, column: &str) -> bool {
+    table.categories.iter().any(|c| c.name == column)
+}

@@ -1,0 +1,284 @@
+//! Reading a statistics question into an explicit plan, matched against the table's
+//! real columns and their kinds: which statistics, of which measure (a column or a
+//! measure derived from two), grouped by what, under which conditions, with what
+//! answer shape and rounding. A request is read word by word; when a part of it is
+//! a statistic, a condition or a column this planner cannot read, the outcome is a
+//! [`Decline`] naming what was understood and what not, never a plan for some other
+//! question. Requests that are not about statistics (a profile, a share of total, a
+//! change between periods, a trend, an anomaly search) are left to the other skills
+//! ([`Understood::NotMine`]), as are the plain grouped totals and means that
+//! `aggregate.py` answers.
+//!
+//! ```text
+//! "Calculate the mean and standard deviation of the price"
+//!   -> describe: [mean, std (sample)] of `price`
+//! "Which region had the highest revenue? Revenue is units times unit_price."
+//!   -> argmax over `region` of total(units x unit_price)
+//! ```
+//!
+//! [`understand`] reads in this order, a module a step: the words and the columns and
+//! statistics they name (`words`, `dates`, `mentions`, `statistics`), a first look at
+//! what is asked (`asked`), the parts that take their words first (`derived`,
+//! `filters`, `date_filters`, `value_filters`), the group or label (`group`), the
+//! measures (`measures`), the task's part of the plan (`tasks`, with `options`), and
+//! the nets that decline what no part read (`unread`); `reader` holds the words
+//! being read, and `text` says a plan and a decline to the user.
+
+use serde::Serialize;
+
+use super::profile::Table;
+use super::request::Lang;
+use asked::Asked;
+use dates::Day;
+use group::Extremes;
+use mentions::mentions;
+use options::Options;
+use reader::Reader;
+use statistics::{distinct_statistics, statistics_said};
+use tasks::{task_of, Parts};
+pub(super) use text::{decline_text, described};
+use words::{has_any, words_of, CONDITION_WORDS};
+
+mod asked;
+mod date_filters;
+mod dates;
+mod derived;
+mod filters;
+mod group;
+mod measures;
+mod mentions;
+mod options;
+mod reader;
+mod statistics;
+mod tasks;
+mod text;
+mod unread;
+mod value_filters;
+mod words;
+
+/// The answer's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Task {
+    /// One or more statistics of one or more measures (per group when grouped).
+    Describe,
+    /// The label(s) with the highest value of the measure (all ties).
+    Argmax,
+    /// The label(s) with the lowest value.
+    Argmin,
+    /// Correlation between two measures with its p-value.
+    Correlation,
+    /// Outliers of the measure and their count.
+    Outliers,
+    /// Whether the measure looks normally distributed.
+    Normality,
+}
+
+/// One statistic; `q` for quantiles (0..1).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Stat {
+    pub name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<f64>,
+}
+
+impl Stat {
+    fn plain(name: &'static str) -> Stat {
+        Stat { name, q: None }
+    }
+}
+
+/// A measure derived from two columns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Derived {
+    /// product, difference, ratio, days, hours
+    pub op: &'static str,
+    pub a: String,
+    pub b: String,
+}
+
+/// What a statistic is computed over: a column, or a measure derived from two.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct MeasureSpec {
+    /// The name said in the answer (the column, or the derived measure's name).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived: Option<Derived>,
+}
+
+/// A condition on the rows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(super) struct Filter {
+    pub column: String,
+    /// gt, ge, lt, le, eq against `value` (or against a statistic, `stat`); year (of a
+    /// date column); date_from / date_before (on or after / before the day `date`);
+    /// month_from / month_to (the month of the year, any year, inclusive);
+    /// month_since / month_before (a month named without its year: the script
+    /// applies it only when the dates are all of one year)
+    pub op: &'static str,
+    pub value: f64,
+    /// The day of a date condition, YYYY-MM-DD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Compared against this statistic (mean, median) of the column `of`, computed on
+    /// the rows the other conditions keep ("fares higher than the median").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
+    /// For `in`: the column's values the request names ("female", "en Bilbao").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+impl Filter {
+    fn num(column: String, op: &'static str, value: f64) -> Filter {
+        Filter {
+            column,
+            op,
+            value,
+            ..Filter::default()
+        }
+    }
+
+    fn on_day(column: &str, op: &'static str, day: Day) -> Filter {
+        Filter {
+            column: column.to_string(),
+            op,
+            date: Some(day.iso()),
+            ..Filter::default()
+        }
+    }
+}
+
+/// The plan the statistics script carries out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct StatPlan {
+    pub task: Task,
+    pub stats: Vec<Stat>,
+    pub measures: Vec<MeasureSpec>,
+    /// The second measure of a correlation.
+    pub second: Option<String>,
+    /// The column the statistics are grouped by, or whose label an argmax answers.
+    pub group: Option<String>,
+    /// How rows of one label are combined before an argmax (None: the rows are the
+    /// labels; the script checks there is one row per label).
+    pub label_op: Option<&'static str>,
+    pub filters: Vec<Filter>,
+    /// 1: sample statistics (the default), 0: population.
+    pub ddof: u8,
+    pub decimals: Option<u32>,
+    /// drop (the default) or zero
+    pub missing: &'static str,
+    /// pearson/spearman, iqr/z, skew/shapiro/ks
+    pub method: Option<&'static str>,
+    /// The z-score threshold of outliers by z-score.
+    pub z: f64,
+    /// The significance level of a normality test (0.05 unless the request says).
+    pub alpha: f64,
+    pub alpha_said: bool,
+    /// A condition word was read but no numeric condition: the script must find the
+    /// value it names in a text column, or decline.
+    pub needs_value_filter: bool,
+    /// Every column the request names (the script does not read their names as
+    /// values to filter on).
+    pub named_columns: Vec<String>,
+    /// For the statistic `share`: the condition whose share of the rows (those the
+    /// other conditions keep) is asked ("what percentage of passengers survived").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_of: Option<Filter>,
+}
+
+/// What could not be read, for an honest decline.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Decline {
+    /// The parts that were understood ("mean", "of `price`").
+    pub understood: Vec<String>,
+    /// The parts that were not, said in the request's language.
+    pub not_understood: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Understood {
+    Plan(Box<StatPlan>),
+    Decline(Decline),
+    /// Not a statistics question: another skill answers it.
+    NotMine,
+}
+
+/// Another skill's question, found partway through reading one.
+struct Theirs;
+
+/// Read `task` against `table`: a plan, a decline, or not a statistics question.
+pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
+    // The words, the columns they name and the statistics they ask for; at first
+    // sight, whether the question is this planner's at all.
+    let w = words_of(task);
+    let named = mentions(&w, table);
+    let said = statistics_said(&w, table, &named);
+    let asked = Asked::read(&w);
+    if asked.is_theirs(&w, table, &named, &said) {
+        return Understood::NotMine;
+    }
+    let mut r = Reader::new(w, table, named, lang, &asked, &said);
+    r.decline_what_is_never_computed(&asked);
+    let said_spans: Vec<(usize, usize)> = said.iter().map(|(s, e, _)| (*s, *e)).collect();
+
+    // The parts that take their words first (a derived measure, the conditions), then
+    // what is left: the statistics, the extremes, how to compute, a share.
+    let derived = if asked.derived_words {
+        r.derived()
+    } else {
+        None
+    };
+    let filters = r.filters();
+    let mut said = r.statistics_outside_conditions(said);
+    let extremes = Extremes::said(&r);
+    let options = Options::read(&r.w);
+    let share = r.asks_a_share(&said);
+    if r.is_another_skills(&asked, share, derived.is_some()) {
+        return Understood::NotMine;
+    }
+
+    // The group or the label, the measures, the task.
+    let extreme_asked = asked.question && extremes.any() && asked.describing();
+    let mut group = r.group();
+    if extreme_asked && group.is_none() {
+        group = r.asked_label();
+    }
+    let argmax = extreme_asked && group.is_some();
+    r.extreme_without_label(&asked, extremes, argmax, &mut said);
+    let group = group.map(|g| g.column);
+    let mut measures = r.measures(derived.as_ref(), group.as_ref());
+    r.text_measure(&mut measures, &said, argmax, share);
+    let task = task_of(&asked, argmax, extremes, &r.w);
+
+    // The plan: the task's own parts, then every word read or an honest decline.
+    let named_columns = r.mentions.iter().map(|m| m.column.clone()).collect();
+    let mut plan = StatPlan::new(task, group, filters, &options, named_columns);
+    let parts = Parts {
+        stats: distinct_statistics(&said),
+        measures,
+        derived,
+        share,
+    };
+    if r.plan_task(&mut plan, parts).is_err() {
+        return Understood::NotMine;
+    }
+    if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
+        plan.needs_value_filter = true;
+    }
+    r.decline_unread(&plan, &said_spans, options.missing == "zero");
+    if !r.not_understood.is_empty() {
+        return Understood::Decline(Decline {
+            understood: described(&plan, r.lang),
+            not_understood: r.not_understood,
+        });
+    }
+    Understood::Plan(Box::new(plan))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,417 @@
+//! The answer's shape and each task's part of the plan: a correlation's two measures
+//! and method, the method of an outliers or normality test, an argmax's label and how
+//! its rows combine, a share's condition, a description's statistics and measures.
+
+use super::asked::Asked;
+use super::group::Extremes;
+use super::measures::Measures;
+use super::mentions::{is_code, is_numeric};
+use super::options::{alpha, Options};
+use super::reader::Reader;
+use super::unread::unknown_after_stat;
+use super::words::{digits, find, has, has_any, num, HIGH_WORDS, LOW_WORDS, TRUTHY};
+use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
+use crate::analyst::request::normalise;
+
+/// The answer's shape: a test when one is asked, an argmax when an extreme has its
+/// label, else a description.
+pub(super) fn task_of(asked: &Asked, argmax: bool, extremes: Extremes, w: &[String]) -> Task {
+    let Extremes { high, low } = extremes;
+    if asked.correlation {
+        Task::Correlation
+    } else if asked.outliers {
+        Task::Outliers
+    } else if asked.normality {
+        Task::Normality
+    } else if argmax {
+        if low && !high {
+            Task::Argmin
+        } else if high && low {
+            // "highest" and "lowest" both: the first said wins.
+            let first_high = HIGH_WORDS.iter().flat_map(|p| find(w, p)).min();
+            let first_low = LOW_WORDS.iter().flat_map(|p| find(w, p)).min();
+            if first_low < first_high {
+                Task::Argmin
+            } else {
+                Task::Argmax
+            }
+        } else {
+            Task::Argmax
+        }
+    } else {
+        Task::Describe
+    }
+}
+
+impl StatPlan {
+    /// A plan of `task`, the task's own parts still to fill in.
+    pub(super) fn new(
+        task: Task,
+        group: Option<String>,
+        filters: Vec<Filter>,
+        options: &Options,
+        named_columns: Vec<String>,
+    ) -> StatPlan {
+        StatPlan {
+            task,
+            stats: Vec::new(),
+            measures: Vec::new(),
+            second: None,
+            group,
+            label_op: None,
+            filters,
+            ddof: if options.population { 0 } else { 1 },
+            decimals: options.decimals,
+            missing: options.missing,
+            method: None,
+            z: 3.0,
+            alpha: 0.05,
+            alpha_said: false,
+            needs_value_filter: false,
+            named_columns,
+            share_of: None,
+        }
+    }
+}
+
+/// What a task's part of the plan is chosen from.
+pub(super) struct Parts {
+    /// The statistics said, each once.
+    pub(super) stats: Vec<Stat>,
+    pub(super) measures: Measures,
+    pub(super) derived: Option<(Derived, Option<String>)>,
+    /// A share of the rows where a condition holds is asked.
+    pub(super) share: bool,
+}
+
+impl Reader<'_> {
+    /// Fill in the task's part of `plan`; `Err(Theirs)` when it turns out to be a
+    /// question the aggregate skill answers.
+    pub(super) fn plan_task(&mut self, plan: &mut StatPlan, parts: Parts) -> Result<(), Theirs> {
+        match plan.task {
+            Task::Correlation => self.correlation(plan, parts.measures.specs),
+            Task::Outliers | Task::Normality => self.test_of_one(plan, parts.measures.specs),
+            Task::Argmax | Task::Argmin => return self.argmax(plan, parts),
+            Task::Describe if parts.share => self.share(plan, parts),
+            Task::Describe => return self.describe(plan, parts),
+        }
+        Ok(())
+    }
+
+    /// Two numeric columns, by Pearson or Spearman.
+    fn correlation(&mut self, plan: &mut StatPlan, measures: Vec<MeasureSpec>) {
+        let nums: Vec<&MeasureSpec> = measures.iter().filter(|m| m.column.is_some()).collect();
+        if nums.len() < 2 {
+            self.not_understood.push(self.say(
+                "which two numeric columns to correlate (name both)",
+                "qué dos columnas numéricas correlacionar (nombre las dos)",
+            ));
+        } else {
+            plan.measures = vec![nums[0].clone()];
+            plan.second = nums[1].column.clone();
+        }
+        plan.method = Some(
+            if has(&self.w, "spearman") || has_any(&self.w, &["rank*", "rango*"]) {
+                "spearman"
+            } else {
+                "pearson"
+            },
+        );
+        plan.group = None;
+    }
+
+    /// Outliers (by IQR or z-score) or normality (by skewness, Shapiro-Wilk or
+    /// Kolmogorov-Smirnov) of one measure.
+    fn test_of_one(&mut self, plan: &mut StatPlan, measures: Vec<MeasureSpec>) {
+        if plan.task == Task::Outliers {
+            let z = has_any(
+                &self.w,
+                &[
+                    "z score",
+                    "zscore",
+                    "z scores",
+                    "standard deviations",
+                    "desviaciones",
+                ],
+            );
+            plan.method = Some(if z { "z" } else { "iqr" });
+            if z {
+                for (i, x) in self.w.iter().enumerate() {
+                    if x.starts_with("standard") || x.starts_with("desviacion") || x == "sigma" {
+                        if let Some(v) = i.checked_sub(1).and_then(|j| num(&self.w[j])) {
+                            plan.z = v;
+                        }
+                    }
+                }
+                // "a z-score threshold of 2.5", "umbral de 2,5"
+                for (i, x) in self.w.iter().enumerate() {
+                    if x == "threshold" || x == "umbral" {
+                        let mut k = i + 1;
+                        if self.w.get(k).is_some_and(|x| x == "of" || x == "de") {
+                            k += 1;
+                        }
+                        if let Some(v) = self.w.get(k).and_then(|x| digits(x)) {
+                            plan.z = v;
+                        }
+                    }
+                }
+                if let Some(v) = self.z_threshold {
+                    plan.z = v;
+                }
+            }
+        } else {
+            if let Some(a) = alpha(&self.w) {
+                (plan.alpha, plan.alpha_said) = (a, true);
+            }
+            plan.method = Some(if has(&self.w, "shapiro") {
+                "shapiro"
+            } else if has_any(&self.w, &["kolmogorov", "ks test", "ks"]) {
+                "ks"
+            } else {
+                "skew"
+            });
+        }
+        plan.measures = measures.into_iter().take(1).collect();
+        plan.group = None;
+    }
+
+    /// The label with the highest or lowest value, and how a label's rows combine.
+    fn argmax(&mut self, plan: &mut StatPlan, parts: Parts) -> Result<(), Theirs> {
+        let Parts {
+            stats,
+            measures,
+            derived,
+            ..
+        } = parts;
+        let measures = measures.specs;
+        // The statistic, if said, is how a label's rows are combined ("highest
+        // average score"); "highest"/"maximum" themselves are the argmax.
+        let combine: Vec<&Stat> = stats
+            .iter()
+            .filter(|s| !["max", "min"].contains(&s.name))
+            .collect();
+        match combine.as_slice() {
+            [] => {}
+            [s] if ["sum", "mean", "median", "count"].contains(&s.name) => plan.label_op = Some(s.name),
+            [s, ..] => self.not_understood.push(self.say(
+                &format!("which label is highest or lowest by {}: I can rank labels by a total, a mean, a median or a count", s.name),
+                &format!("qué etiqueta es la más alta o baja según {}: sé ordenar por total, media, mediana o recuento", s.name),
+            )),
+        }
+        // "Which sex has the lower survival count?": the count of a 0/1 column's
+        // ones is its total, not the rows.
+        let ones = measures.first().is_some_and(|m| {
+            self.table.column_kinds.iter().any(|c| {
+                Some(&c.name) == m.column.as_ref()
+                    && c.values.len() == 2
+                    && c.values.iter().all(|v| v == "0" || v == "1")
+            })
+        });
+        if plan.label_op == Some("count") && ones {
+            plan.label_op = Some("sum");
+        }
+        if plan.label_op.is_some()
+            && derived.is_none()
+            && plan.filters.is_empty()
+            && self.not_understood.is_empty()
+            && !plan
+                .group
+                .as_deref()
+                .is_some_and(|g| is_code(self.table, g))
+            && !ones
+        {
+            // "Which category has the highest average unit cost?": aggregate.py.
+            return Err(Theirs);
+        }
+        if plan.label_op.is_none() && derived.as_ref().is_some_and(|(d, _)| d.op == "product") {
+            // "revenue is units times price" over several rows a label: its total.
+            plan.label_op = Some("sum_if_repeated");
+        }
+        let quantity = (0..self.w.len()).any(|i| {
+            ["most", "least", "fewest", "mas"].contains(&self.w[i].as_str())
+                && self.mention_at(i + 1).is_some()
+        }) || has_any(
+            &self.w,
+            &[
+                "sold",
+                "sell",
+                "sells",
+                "vendio",
+                "vendieron",
+                "vende",
+                "venden",
+                "vendido",
+            ],
+        );
+        if plan.label_op.is_none() && quantity {
+            // "Which product sold the most units?": a quantity adds up over a
+            // label's rows; with no condition, the aggregate skill's question.
+            if derived.is_none() && plan.filters.is_empty() && self.not_understood.is_empty() {
+                return Err(Theirs);
+            }
+            plan.label_op = Some("sum_if_repeated");
+        }
+        if plan.group.is_none() {
+            self.not_understood.push(self.say(
+                "which column holds the labels to compare (e.g. \"which city\")",
+                "qué columna tiene las etiquetas a comparar (por ejemplo, \"qué ciudad\")",
+            ));
+        }
+        if plan.label_op == Some("count") {
+            plan.measures = measures.into_iter().take(1).collect();
+        } else {
+            plan.measures = measures.into_iter().take(1).collect();
+            if plan.measures.is_empty() {
+                self.not_understood.push(self.say(
+                    "which numeric value to compare the labels by (name its column)",
+                    "por qué valor numérico comparar las etiquetas (nombre su columna)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The share of the rows where a yes/no column or a value holds.
+    fn share(&mut self, plan: &mut StatPlan, parts: Parts) {
+        let Parts {
+            stats, measures, ..
+        } = parts;
+        let measures = measures.specs;
+        // The share's condition: a yes/no column named ("survived", "survival"),
+        // else the one value condition ("are female").
+        let yes_no = self
+            .mentions
+            .iter()
+            .find(|m| {
+                !self.used[m.start]
+                    && self.table.column_kinds.iter().any(|c| {
+                        c.name == m.column
+                            && c.distinct == 2
+                            && c.values
+                                .iter()
+                                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
+                    })
+            })
+            .map(|m| Filter {
+                column: m.column.clone(),
+                op: "is_true",
+                ..Filter::default()
+            });
+        let truth = plan
+            .filters
+            .iter()
+            .position(|f| ["is_true", "is_false"].contains(&f.op));
+        let values: Vec<usize> = (0..plan.filters.len())
+            .filter(|&i| plan.filters[i].op == "in")
+            .collect();
+        plan.share_of = match (yes_no, truth, values.as_slice()) {
+            (Some(f), _, _) => Some(f),
+            (None, Some(i), _) => Some(plan.filters.remove(i)),
+            (None, None, [i]) => Some(plan.filters.remove(*i)),
+            _ => None,
+        };
+        if plan.share_of.is_none() {
+            self.not_understood.push(self.say(
+                "the share of which rows: name a yes/no column or a value (\"what percentage of passengers survived\", \"are female\")",
+                "el porcentaje de qué filas: nombre una columna de sí/no o un valor (\"qué porcentaje de pasajeros sobrevivió\", \"son mujeres\")",
+            ));
+        }
+        if stats.iter().any(|s| s.name != "share" && s.name != "count")
+            || !measures.is_empty()
+                && plan.share_of.as_ref().is_some_and(|f| {
+                    !measures
+                        .iter()
+                        .all(|m| m.column.as_deref() == Some(f.column.as_str()))
+                })
+        {
+            self.not_understood.push(self.say(
+                "a share together with another statistic or measure",
+                "un porcentaje junto con otra estadística o medida",
+            ));
+        }
+        plan.stats = vec![Stat::plain("share")];
+    }
+
+    /// Statistics of the measures, per group when grouped.
+    fn describe(&mut self, plan: &mut StatPlan, parts: Parts) -> Result<(), Theirs> {
+        let Parts {
+            stats, measures, ..
+        } = parts;
+        let Measures {
+            specs: measures,
+            mentions: measure_mentions,
+            ..
+        } = measures;
+        plan.stats = stats;
+        plan.measures = measures;
+        // "price in Austin compared to Denver", "in Austin and Portland": each
+        // value's own statistic, side by side (never one pooled number).
+        if plan.group.is_none() {
+            if let Some(f) = plan
+                .filters
+                .iter()
+                .find(|f| f.op == "in" && f.values.len() >= 2)
+            {
+                plan.group = Some(f.column.clone());
+            }
+        }
+        let needs_measure = plan.stats.iter().any(|s| s.name != "count");
+        if plan.stats.is_empty() {
+            self.not_understood
+                .push(self.say("which statistic to compute", "qué estadística calcular"));
+        } else if plan.measures.is_empty() && needs_measure {
+            let after = unknown_after_stat(self);
+            self.not_understood.push(match after {
+                Some(x) => self.say(
+                    &format!("\"{x}\": no column of the table has that name"),
+                    &format!("\"{x}\": ninguna columna de la tabla se llama así"),
+                ),
+                None => self.say(
+                    "of which column: the request names none of the table's columns",
+                    "de qué columna: la petición no nombra ninguna columna de la tabla",
+                ),
+            });
+        }
+        // A plain total/mean/median/count/min/max by a group of a column is
+        // aggregate.py's question.
+        let plain = plan.stats.len() == 1
+            && ["sum", "mean", "median", "count", "min", "max"].contains(&plan.stats[0].name)
+            && plan.measures.len() <= 1
+            && plan.measures.iter().all(|m| m.derived.is_none())
+            && plan.filters.is_empty()
+            && plan.decimals.is_none();
+        // "How many orders had a discount?": the rows with which values of it?
+        // (Counting its non-missing values answers another question.)
+        if plan.stats.len() == 1 && plan.stats[0].name == "count" && plan.group.is_none() {
+            for m in &measure_mentions {
+                let having = (m.start.saturating_sub(2)..m.start).any(|k| {
+                    [
+                        "had", "have", "has", "having", "with", "got", "tienen", "tiene",
+                        "tuvieron", "con",
+                    ]
+                    .contains(&self.w[k].as_str())
+                });
+                if having && is_numeric(m) {
+                    self.not_understood.push(self.say(
+                        &format!(
+                            "which values of `{}` count (say e.g. \"more than 0\")",
+                            m.column
+                        ),
+                        &format!(
+                            "qué valores de `{}` cuentan (diga, por ejemplo, \"más de 0\")",
+                            m.column
+                        ),
+                    ));
+                }
+            }
+        }
+        let code = plan
+            .group
+            .as_deref()
+            .is_some_and(|g| is_code(self.table, g));
+        if plain && plan.group.is_some() && self.not_understood.is_empty() && !code {
+            return Err(Theirs);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,377 @@
+//! The nets that decline: what this planner never computes, words that change what is
+//! asked but that no part of the plan read, a count of every row that would leave
+//! words out, a statistic of a word that names no column.
+
+use super::asked::Asked;
+use super::reader::Reader;
+use super::words::{digits, find, has, HANDLING, HANDLING_AFTER, STAT_WORDS, SYNONYMS, TRIGGERS};
+use super::{StatPlan, Task};
+use crate::analyst::request::normalise;
+
+impl Reader<'_> {
+    /// Decline what this planner never computes: statistics after removing outliers,
+    /// statistics and tests it does not know, a task outside every skill.
+    pub(super) fn decline_what_is_never_computed(&mut self, asked: &Asked) {
+        // "the mean fare excluding outliers": outliers are found, never removed first.
+        if asked.outliers
+            && find(&self.w, "outlier*")
+                .into_iter()
+                .chain(find(&self.w, "atipic*"))
+                .any(|at| {
+                    at > 0
+                        && (HANDLING.contains(&self.w[at - 1].as_str())
+                            || self.w[at - 1] == "the"
+                                && at > 1
+                                && HANDLING.contains(&self.w[at - 2].as_str()))
+                })
+        {
+            self.not_understood.push(self.say(
+                "statistics after removing outliers (I find outliers; I do not remove them first)",
+                "estadísticas tras quitar los valores atípicos (los encuentro, no los quito antes)",
+            ));
+        }
+        for p in &asked.unsupported {
+            self.not_understood.push(self.say(
+                &format!("\"{p}\": a statistic I do not compute"),
+                &format!("\"{p}\": un cálculo que no sé hacer"),
+            ));
+        }
+        if asked.out_of_scope {
+            self.not_understood.push(self.say(
+                "the part of the request that is not a statistic (a forecast, a prediction or another task outside my skills)",
+                "la parte de la petición que no es una estadística (un pronóstico, una predicción u otra tarea fuera de lo que sé hacer)",
+            ));
+        }
+    }
+
+    /// Decline the words no part of the plan read: in a count of every row, and
+    /// anywhere, those that change what is asked.
+    pub(super) fn decline_unread(
+        &mut self,
+        plan: &StatPlan,
+        stats: &[(usize, usize)],
+        missing_zero: bool,
+    ) {
+        let all_rows = plan.task == Task::Describe
+            && plan.stats.iter().all(|s| s.name == "count")
+            && plan.measures.is_empty()
+            && plan.filters.is_empty();
+        if all_rows {
+            if let Some(said) = unread_in_a_row_count(self, stats) {
+                self.not_understood.push(self.say(
+                    &format!("the words \"{said}\": counting every row would leave them out"),
+                    &format!("las palabras \"{said}\": contar todas las filas las dejaría fuera"),
+                ));
+            }
+        }
+        for said in unread_words(
+            self,
+            stats,
+            !plan.filters.is_empty(),
+            missing_zero,
+            plan.group.is_some(),
+        ) {
+            self.not_understood.push(self.say(
+                &format!(
+                    "the words \"{said}\": they change what is asked, and I could not read them"
+                ),
+                &format!("las palabras \"{said}\": cambian lo que se pide y no supe leerlas"),
+            ));
+        }
+    }
+}
+
+fn unread_words(
+    r: &Reader,
+    stats: &[(usize, usize)],
+    filtered: bool,
+    zero: bool,
+    grouped: bool,
+) -> Vec<String> {
+    let w = &r.w;
+    let covered = |i: usize| {
+        r.used[i]
+            || r.mentions.iter().any(|m| m.start <= i && i < m.end)
+            || stats.iter().any(|(s, e)| *s <= i && i < *e)
+    };
+    let mut out: Vec<String> = Vec::new();
+    // A value of a column ("Denver", "female") that no condition took.
+    let value = |x: &str| {
+        x.len() >= 2
+            && digits(x).is_none()
+            && r.table.column_kinds.iter().any(|c| {
+                c.kind != "numeric"
+                    && c.values.iter().any(|v| {
+                        let v = normalise(v);
+                        v == x || x.strip_suffix('s') == Some(v.as_str())
+                    })
+            })
+    };
+    // A word that looks like a column's ("rainy" for `precipitation_mm` through
+    // "rain") but was not read as it: a condition on it nobody read.
+    let column_words: Vec<String> = r
+        .table
+        .column_kinds
+        .iter()
+        .filter(|c| !c.id)
+        .flat_map(|c| {
+            normalise(&c.name)
+                .split(' ')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .flat_map(|t| {
+            let mut all = vec![t.clone()];
+            all.extend(
+                SYNONYMS
+                    .iter()
+                    .filter(|(_, en)| *en == t)
+                    .map(|(es, _)| es.to_string()),
+            );
+            all
+        })
+        .filter(|t| t.len() >= 4)
+        .collect();
+    const TASK_WORDS: &[&str] = &[
+        "normally",
+        "normality",
+        "normalidad",
+        "correlated",
+        "correlation",
+        "correlacion",
+        "outliers",
+        "outlier",
+        "distributed",
+        "distribution",
+        "percentile",
+        "percentiles",
+        "quartile",
+        "quartiles",
+        "average",
+        "averages",
+        "totals",
+        "counts",
+        "medians",
+    ];
+    let looks_like_a_column = |x: &str| {
+        x.len() >= 5
+            && !TASK_WORDS.contains(&x)
+            && column_words.iter().any(|t| {
+                // an adjective of the column's word ("rainy", "windy", "sunny"); a
+                // plural or a verb form ("orders", "scored") is the row noun's
+                x.strip_prefix(t.as_str()).is_some_and(|rest| {
+                    ["y", "ier", "iest", "ily"].contains(&rest)
+                        || rest.len() == 2 && rest.ends_with('y') && t.ends_with(&rest[..1])
+                })
+            })
+    };
+    let mut reported = 0;
+    // A number nobody read ("a performance rating of 5") is a condition dropped;
+    // the numbers of rounding, a significance level, a threshold or a quantile are read
+    // elsewhere.
+    let parameter = |i: usize| {
+        let near = |words: &[&str], from: usize, to: usize| {
+            w[from.min(w.len())..to.min(w.len())]
+                .iter()
+                .any(|x| words.iter().any(|p| x.starts_with(p)))
+        };
+        near(&["decimal", "place", "digit", "cifra"], i + 1, i + 3)
+            || near(
+                &[
+                    "alpha",
+                    "alfa",
+                    "significan",
+                    "level",
+                    "nivel",
+                    "threshold",
+                    "umbral",
+                    "score",
+                    "zscore",
+                    "standard",
+                    "desviacion",
+                    "sigma",
+                    "percentil",
+                    "quantil",
+                    "cuantil",
+                    "quartil",
+                ],
+                i.saturating_sub(3),
+                i + 3,
+            )
+    };
+    for (i, x) in w.iter().enumerate() {
+        let number = digits(x).is_some() && !parameter(i);
+        let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t))
+            || value(x)
+            || looks_like_a_column(x)
+            || number;
+        if covered(i) || !trigger {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
+        let next = w.get(i + 1).map(String::as_str).unwrap_or("");
+        let after_values = if ["values", "valores"].contains(&next) {
+            w.get(i + 2).map(String::as_str).unwrap_or("")
+        } else {
+            next
+        };
+        let fine = match x.as_str() {
+            // "whether or not", "o no"
+            "not" | "no" if ["or", "o"].contains(&prev) => true,
+            // "per order" on a table of one row an order: the rows themselves
+            "per" | "each" | "cada" if names_the_rows(r, next) => true,
+            // the condition words of a condition that was read
+            // ("excluding", "except" turn a condition around: never excused)
+            "only" | "solo" | "solamente" => filtered,
+            // "to the nearest integer" is read as 0 decimals; "nearest million" is not
+            "nearest" => ["integer", "whole"].contains(&next),
+            // values side by side
+            "compared" | "compare" | "versus" | "vs" => grouped,
+            // "first quartile", "third quartile"
+            _ if next.starts_with("quartil") || next.starts_with("cuartil") => true,
+            // how missing values are handled, said
+            "missing" | "null" | "nulls" | "nan" | "empty" | "faltantes" | "nulos" | "vacios" => {
+                zero || HANDLING.contains(&prev) || HANDLING_AFTER.contains(&after_values)
+            }
+            "fill" | "filling" | "rellena" | "rellenar" => zero,
+            "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
+            "without" => ["missing", "null", "nan", "nulls"].contains(&next),
+            // "between Age and Fare": two columns (a correlation, a difference).
+            "between" | "entre" => r.mentions.iter().any(|m| {
+                m.start == i + 1 || m.start == i + 2 && ["the", "el", "la"].contains(&next)
+            }),
+            // "or" matters before another value or number ("Pclass 1 or 2").
+            "or" => !(digits(next).is_some() || value(next)),
+            _ => false,
+        };
+        if fine {
+            continue;
+        }
+        // One quote for words close together.
+        if i < reported {
+            continue;
+        }
+        let from = i.saturating_sub(2);
+        let to = (i + 3).min(w.len());
+        reported = to;
+        out.push(w[from..to].join(" "));
+    }
+    out
+}
+
+/// "How many passengers are there?" counts the rows; in "¿cuántos pasajeros
+/// sobrevivieron?" a word no part of the plan read is left over, and a count of every
+/// row would answer another question. The noun right after the count is the rows'.
+fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String> {
+    const FRAME: &[&str] = &[
+        "are",
+        "is",
+        "there",
+        "were",
+        "was",
+        "rows",
+        "row",
+        "records",
+        "record",
+        "entries",
+        "in",
+        "the",
+        "a",
+        "an",
+        "file",
+        "table",
+        "dataset",
+        "data",
+        "total",
+        "altogether",
+        "overall",
+        "hay",
+        "filas",
+        "registros",
+        "en",
+        "el",
+        "la",
+        "los",
+        "las",
+        "archivo",
+        "tabla",
+        "datos",
+        "have",
+        "has",
+        "does",
+        "do",
+        "did",
+        "tiene",
+        "tienen",
+        "of",
+        "de",
+        "del",
+        "this",
+        "these",
+        "esta",
+        "este",
+        "what",
+        "que",
+        "cual",
+        "es",
+        "son",
+        "listed",
+        "contain",
+        "contains",
+        "hay",
+        "it",
+        "all",
+        "todos",
+        "todas",
+        "en",
+        "total",
+    ];
+    let (_, count_end) = stats.first().copied()?;
+    let mut left = Vec::new();
+    for (i, x) in r.w.iter().enumerate() {
+        let covered = r.used[i]
+            || r.mentions.iter().any(|m| m.start <= i && i < m.end)
+            || stats.iter().any(|(s, e)| *s <= i && i < *e);
+        if covered || i == count_end || FRAME.contains(&x.as_str()) {
+            continue;
+        }
+        left.push(x.clone());
+    }
+    (!left.is_empty()).then(|| left.join(" "))
+}
+
+/// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
+fn names_the_rows(r: &Reader, word: &str) -> bool {
+    let stemmed = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
+    ["row", "record", "entry", "fila", "registro"].contains(&stemmed(word).as_str())
+        || r.table.column_kinds.iter().any(|c| {
+            c.id && normalise(&c.name)
+                .split(' ')
+                .any(|t| t.len() >= 3 && t != "id" && stemmed(t) == stemmed(word))
+        })
+}
+
+/// The word after "mean of (the) ..." when it names no column ("mean of salary").
+pub(super) fn unknown_after_stat(r: &Reader) -> Option<String> {
+    let stop = [
+        "the", "el", "la", "los", "las", "column", "columna", "value", "values", "valores",
+    ];
+    for (i, x) in r.w.iter().enumerate() {
+        if x == "of" || x == "de" || x == "del" {
+            let mut j = i + 1;
+            while j < r.w.len() && stop.contains(&r.w[j].as_str()) {
+                j += 1;
+            }
+            if let Some(word) = r.w.get(j) {
+                if i > 0
+                    && STAT_WORDS
+                        .iter()
+                        .any(|(p, _)| p.split(' ').next_back() == Some(r.w[i - 1].as_str()))
+                {
+                    return Some(word.clone());
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,288 @@
+//! Conditions named by a value: a yes/no column said as a verb ("passengers who
+//! survived"), and the values of a column with few of them ("female passengers", "en
+//! Bilbao", "first class").
+
+use super::mentions::is_numeric;
+use super::reader::Reader;
+use super::words::{digits, find, QUESTION_WORDS, SYNONYMS};
+use super::Filter;
+use crate::analyst::request::normalise;
+
+impl Reader<'_> {
+    /// "passengers who survived", "who did not survive", "que no sobrevivieron": a
+    /// yes/no column (two values) named after who/that/que.
+    pub(super) fn yes_no_filters(&mut self, out: &mut Vec<Filter>) {
+        // "How many passengers survived?", "how many did not survive": a yes/no
+        // column said as a verb in a count (not "count of survived").
+        if self.counting {
+            for m in self.mentions.clone() {
+                let two = self
+                    .table
+                    .column_kinds
+                    .iter()
+                    .any(|c| c.name == m.column && c.distinct == 2);
+                let before = m.start.checked_sub(1).map(|j| self.w[j].as_str());
+                // After the count ("how many passengers survived"), never the label
+                // a question asks for ("which sex has ...").
+                let after_count = self.count_at.is_some_and(|c| m.start > c);
+                if !two
+                    || !after_count
+                    || before.is_some_and(|b| QUESTION_WORDS.contains(&b))
+                    || self.used[m.start]
+                    || before.is_none_or(|b| {
+                        [
+                            "of", "de", "del", "the", "el", "la", "los", "las", "count", "number",
+                        ]
+                        .contains(&b)
+                    })
+                {
+                    continue;
+                }
+                let negated = matches!(before, Some("not" | "no" | "never" | "nunca"));
+                self.used[m.start..m.end].fill(true);
+                if negated {
+                    self.used[m.start - 1] = true;
+                }
+                out.push(Filter {
+                    column: m.column.clone(),
+                    op: if negated { "is_false" } else { "is_true" },
+                    ..Filter::default()
+                });
+            }
+        }
+        // "the average age of survivors", "mean fare for survivors": a 0/1 column
+        // named after the measure is whose rows, not a second measure.
+        if self.describing {
+            for m in self.mentions.clone() {
+                let ones = self.table.column_kinds.iter().any(|c| {
+                    c.name == m.column
+                        && c.values.len() == 2
+                        && c.values.iter().all(|v| v == "0" || v == "1")
+                });
+                let mut j = m.start;
+                while j > 0 && ["the", "los", "las", "el", "la"].contains(&self.w[j - 1].as_str()) {
+                    j -= 1;
+                }
+                let before = j.checked_sub(1).map(|j| self.w[j].as_str());
+                let measure_before = self.mentions.iter().any(|o| {
+                    o.end <= m.start && o.column != m.column && is_numeric(o) && !self.used[o.start]
+                });
+                if ones
+                    && !self.used[m.start]
+                    && measure_before
+                    && before
+                        .is_some_and(|b| ["of", "for", "among", "de", "para", "entre"].contains(&b))
+                {
+                    self.used[m.start..m.end].fill(true);
+                    out.push(Filter {
+                        column: m.column.clone(),
+                        op: "is_true",
+                        ..Filter::default()
+                    });
+                }
+            }
+        }
+        for at in 0..self.w.len() {
+            // "Which gender has ...": a question, not "passengers which survived".
+            if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
+                || self.used[at]
+                || at == 0
+            {
+                continue;
+            }
+            let mut k = at + 1;
+            let mut negated = false;
+            for neg in [
+                &["did", "not"][..],
+                &["didn", "t"],
+                &["did", "n't"],
+                &["no"],
+                &["not"],
+            ] {
+                if self
+                    .w
+                    .get(k..k + neg.len())
+                    .is_some_and(|s| s.iter().zip(neg).all(|(a, b)| a == b))
+                {
+                    negated = true;
+                    k += neg.len();
+                    break;
+                }
+            }
+            let Some(x) = self.w.get(k).cloned() else {
+                continue;
+            };
+            let stem = |s: &str| -> String {
+                let s = s
+                    .strip_suffix("ed")
+                    .or_else(|| s.strip_suffix("ieron"))
+                    .unwrap_or(s);
+                let s = s
+                    .strip_suffix('d')
+                    .or_else(|| s.strip_suffix('e'))
+                    .or_else(|| s.strip_suffix('o'))
+                    .unwrap_or(s);
+                s.to_string()
+            };
+            let col = self.table.column_kinds.iter().find(|c| {
+                let n = normalise(&c.name);
+                c.distinct == 2
+                    && !n.contains(' ')
+                    && n.len() >= 4
+                    && (n == x || stem(&n) == stem(&x))
+            });
+            let Some(col) = col.map(|c| c.name.clone()) else {
+                continue;
+            };
+            self.used[at..=k].fill(true);
+            out.push(Filter {
+                column: col,
+                op: if negated { "is_false" } else { "is_true" },
+                ..Filter::default()
+            });
+        }
+    }
+
+    /// Values of a column with few of them, said in the request: "female
+    /// passengers", "students who completed the course" (`completed`), "en Bilbao",
+    /// "first class" on a class column of 1, 2 and 3. A word that names values of two
+    /// columns is not guessed at.
+    pub(super) fn value_filters(&mut self, out: &mut Vec<Filter>) {
+        const SAME: &[(&str, &[&str])] = &[
+            (
+                "female",
+                &[
+                    "women", "woman", "femenino", "femenina", "mujer", "mujeres", "females",
+                ],
+            ),
+            (
+                "male",
+                &["men", "man", "masculino", "hombre", "hombres", "males"],
+            ),
+            ("f", &["female", "females", "women", "femenino", "mujeres"]),
+            ("m", &["male", "males", "men", "masculino", "hombres"]),
+            ("yes", &["si"]),
+        ];
+        let mut hits: Vec<(String, String, usize, usize)> = Vec::new();
+        for c in &self.table.column_kinds {
+            if c.kind == "numeric" || c.kind == "datetime" || c.values.is_empty() {
+                continue;
+            }
+            for v in &c.values {
+                let n = normalise(v);
+                if n.is_empty() || digits(&n).is_some() {
+                    continue;
+                }
+                let mut said: Vec<String> = vec![n.clone()];
+                for (k, alts) in SAME {
+                    if n == *k {
+                        said.extend(alts.iter().map(|a| a.to_string()));
+                    }
+                }
+                // "Widgets" for the value `Widget`
+                if n.len() >= 3 && !n.contains(' ') && !n.ends_with('s') {
+                    said.push(format!("{n}s"));
+                }
+                // "Ventas" for the value `Sales`
+                said.extend(
+                    SYNONYMS
+                        .iter()
+                        .filter(|(_, en)| *en == n)
+                        .map(|(es, _)| es.to_string()),
+                );
+                for phrase in said {
+                    let len = phrase.split(' ').count();
+                    for at in find(&self.w, &phrase) {
+                        // One letter ("S", "C") is a value only just after its column
+                        // ("embarked at port C", "Embarked = C"): elsewhere "a", "s" and
+                        // "x" are words of the request.
+                        let near_its_column = self
+                            .mentions
+                            .iter()
+                            .any(|m| m.column == c.name && m.end <= at && at - m.end <= 2);
+                        if phrase.len() < 2 && !near_its_column {
+                            continue;
+                        }
+                        let inside = self
+                            .mentions
+                            .iter()
+                            .any(|m| at < m.end && m.start < at + len);
+                        if (at..at + len).any(|k| self.used[k]) || inside || self.stat_at(at) {
+                            continue;
+                        }
+                        hits.push((c.name.clone(), v.clone(), at, at + len));
+                    }
+                }
+            }
+        }
+        // "first class", "2nd class", "class 1": a small numeric code column.
+        for m in self.mentions.clone() {
+            let Some(c) = self.table.column_kinds.iter().find(|c| {
+                c.name == m.column
+                    && c.kind == "numeric"
+                    && !c.values.is_empty()
+                    && c.values.len() <= 10
+            }) else {
+                continue;
+            };
+            let ordinal = |x: &str| match x {
+                "first" | "1st" | "primera" | "primer" | "primero" => Some(1.0),
+                "second" | "2nd" | "segunda" | "segundo" => Some(2.0),
+                "third" | "3rd" | "tercera" | "tercer" | "tercero" => Some(3.0),
+                _ => None,
+            };
+            let before = m.start.checked_sub(1).and_then(|j| ordinal(&self.w[j]));
+            let after = self.w.get(m.end).and_then(|x| digits(x));
+            let (value, start, end) = match (before, after) {
+                (Some(v), _) => (v, m.start - 1, m.end),
+                (None, Some(v)) => (v, m.start, m.end + 1),
+                _ => continue,
+            };
+            let known = c
+                .values
+                .iter()
+                .any(|x| x.parse::<f64>().ok() == Some(value));
+            if !known || (start..end).any(|k| self.used[k]) {
+                continue;
+            }
+            self.used[start..end].fill(true);
+            if start > 0 && ["in", "en"].contains(&self.w[start - 1].as_str()) {
+                self.used[start - 1] = true;
+            }
+            out.push(Filter::num(m.column.clone(), "eq", value));
+        }
+        let mut columns: Vec<String> = Vec::new();
+        for (col, _, at, _) in &hits {
+            let others = hits.iter().any(|(c2, _, a2, _)| a2 == at && c2 != col);
+            if others {
+                let said = self.w[*at].clone();
+                self.not_understood.push(self.say(
+                    &format!("\"{said}\": a value of several columns; name the column"),
+                    &format!("\"{said}\": un valor de varias columnas; nombre la columna"),
+                ));
+                self.used[*at] = true;
+                continue;
+            }
+            if !columns.contains(col) {
+                columns.push(col.clone());
+            }
+        }
+        for col in columns {
+            let mut values: Vec<String> = Vec::new();
+            for (c, v, at, end) in &hits {
+                if *c == col && !hits.iter().any(|(c2, _, a2, _)| a2 == at && c2 != c) {
+                    self.used[*at..*end].fill(true);
+                    if !values.contains(v) {
+                        values.push(v.clone());
+                    }
+                }
+            }
+            out.push(Filter {
+                column: col,
+                op: "in",
+                values,
+                ..Filter::default()
+            });
+        }
+    }
+}
