@@ -18,6 +18,7 @@ T = {
            "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
            "share_of_rows": "the share of rows where %s, over %s %s%s",
            "share_line": "Rows where %s: %s %% (%s of %s)",
+           "share_where": "share of rows where %s (%%)", "not_value": "`%s` is not %s",
            "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
            "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
            "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
@@ -65,6 +66,7 @@ T = {
            "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
            "share_of_rows": "el porcentaje de filas con %s, sobre %s %s%s",
            "share_line": "Filas con %s: %s %% (%s de %s)",
+           "share_where": "porcentaje de filas con %s (%%)", "not_value": "`%s` no es %s",
            "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
            "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
            "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
@@ -200,6 +202,24 @@ def numeric_of(col):
     if v is None:
         return None
     return v.astype(float)
+
+
+def is_one_of(col, values):
+    # Rows whose value is one of `values`: numerically for codes ("1" matches 1.0 in a
+    # column with gaps), else as text.
+    nums = [v for v in (num_or_none(x) for x in values) if v is not None]
+    if values and len(nums) == len(values):
+        v = numeric_of(col)
+        if v is not None:
+            return v.isin(nums)
+    return df[col].astype(str).isin([str(v) for v in values])
+
+
+def num_or_none(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
 
 
 def compute(st, s):
@@ -385,9 +405,18 @@ for f in filters:
             said.append(T["month_range"] % (col, span))
         continue
     if op == "in":
-        keep = df[col].astype(str).isin([str(v) for v in f.get("values", [])])
+        keep = is_one_of(col, f.get("values", []))
         mask &= keep
         said.append("`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in f.get("values", []))))
+        continue
+    if op == "not_in":
+        # A row whose value is missing is not known to be "other than" the value.
+        known = df[col].notna()
+        gone = int((mask & ~known).sum())
+        if gone:
+            missing_notes.append(missing_note(gone, "`%s`" % col, False))
+        mask &= known & ~is_one_of(col, f.get("values", []))
+        said.append(T["not_value"] % (col, " / ".join(say(str(v), ASCII) for v in f.get("values", []))))
         continue
     if op in ("is_true", "is_false"):
         raw = df[col]
@@ -446,6 +475,25 @@ def clean(name, s):
     return s.dropna()
 
 
+def share_rows(d, target):
+    # Which of the rows `d` meet a share's condition (a yes/no column's true or false
+    # values, or the values named), which are known, and the condition in words.
+    col, op = target["column"], target["op"]
+    if op in ("is_true", "is_false"):
+        def words(c):
+            return c.map(lambda x: norm(str(x)) if pd.notna(x) else "")
+        pick = [norm(w) for w in (TRUE_WORDS if op == "is_true" else FALSE_WORDS)]
+        hit = words(d[col]).isin(pick)
+        shown = sorted(set(d[col][hit].astype(str))) or sorted(set(df[col][words(df[col]).isin(pick)].astype(str)))
+        if not shown:
+            return None, None, None
+        what = T["truth"] % (col, " / ".join(shown))
+    else:
+        hit = d[col].astype(str).isin([str(v) for v in target.get("values", [])])
+        what = "`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in target.get("values", [])))
+    return hit, d[col].notna(), what
+
+
 if task == "describe":
     stats = PLAN.get("stats", [])
     measures = PLAN.get("measures", [])
@@ -453,25 +501,15 @@ if task == "describe":
     target = PLAN.get("share_of")
     if target and [st["name"] for st in stats] == ["share"]:
         # The share of the kept rows where the asked condition holds.
-        col, op = target["column"], target["op"]
-        if op in ("is_true", "is_false"):
-            words = d[col].map(lambda x: norm(str(x)) if pd.notna(x) else "")
-            pick = TRUE_WORDS if op == "is_true" else FALSE_WORDS
-            hit = words.isin([norm(w) for w in pick])
-            shown = sorted(set(d[col][hit].astype(str))) or sorted(set(df[col][df[col].map(lambda x: norm(str(x)) if pd.notna(x) else "").isin([norm(w) for w in pick])].astype(str)))
-            if not shown:
-                return decline(T["no_value"])
-            what = T["truth"] % (col, " / ".join(shown))
-        else:
-            hit = d[col].astype(str).isin([str(v) for v in target.get("values", [])])
-            what = "`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in target.get("values", [])))
-        known = d[col].notna()
+        hit, known, what = share_rows(d, target)
+        if hit is None:
+            return decline(T["no_value"])
         if int(known.sum()) == 0:
             return decline(T["no_rows"] % ", ".join(said))
         k, n = int((hit & known).sum()), int(known.sum())
         gone = int((~known).sum())
         if gone:
-            missing_notes.append(missing_note(gone, "`%s`" % col, False))
+            missing_notes.append(missing_note(gone, "`%s`" % target["column"], False))
         value = 100.0 * k / n
         plan_text = T["share_of_rows"] % (what, inum(n), T["rows"], cond_text)
         lines.append(T["share_line"] % (what, num(value), inum(k), inum(n)))
@@ -533,20 +571,45 @@ if task == "describe":
     if any(st["name"] in ("skew", "kurt") for st in PLAN.get("stats", [])):
         notes.append(T["skewnote"])
 elif task in ("argmax", "argmin"):
-    m = PLAN["measures"][0]
     label = PLAN["group"]
-    s = clean(m["name"], series[m["name"]])
-    keys = d.loc[s.index, label].astype(str)
     op = PLAN.get("label_op")
     if op == "sum_if_repeated":
         op = "sum"
-    if op is None:
+    if op in ("rows", "share"):
+        # Labels ranked by their number of rows ("the most passengers") or by the
+        # share of their rows where a condition holds ("the highest survival rate").
+        kept = d[d[label].notna()]
+        gone = len(d) - len(kept)
+        if gone:
+            missing_notes.append(missing_note(gone, "`%s`" % label, False))
+        keys = kept[label].astype(str)
+        s = kept[label]
+        if op == "rows":
+            per = keys.value_counts()
+            what = T["count_of"]
+        else:
+            hit, known, cond = share_rows(kept, PLAN["share_of"])
+            if hit is None:
+                return decline(T["no_value"])
+            s = kept[known]
+            per = (100.0 * hit[known].groupby(keys[known]).mean()).dropna()
+            what = T["share_where"] % cond
+        if len(per) == 0:
+            return decline(T["no_rows"] % ", ".join(said))
+        how = "%s `%s`" % (T["by"], label)
+    elif op is None:
+        m = PLAN["measures"][0]
+        s = clean(m["name"], series[m["name"]])
+        keys = d.loc[s.index, label].astype(str)
         if keys.duplicated().any():
             return decline(T["repeated"] % label)
         per = pd.Series(s.values, index=keys.values)
         what = "`%s`" % m["name"] if not m.get("derived") else measure_text(m)
         how = T["one_row"] % ("`%s`" % label)
     else:
+        m = PLAN["measures"][0]
+        s = clean(m["name"], series[m["name"]])
+        keys = d.loc[s.index, label].astype(str)
         per = s.groupby(keys).agg({"sum": "sum", "mean": "mean", "median": "median", "count": "count"}[op])
         what = T[{"sum": "total_of", "mean": "mean_of", "median": "median_of", "count": "count_of"}[op]] % measure_text(m) \
             if op != "count" else T["count_of"]

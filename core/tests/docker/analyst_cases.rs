@@ -1489,6 +1489,25 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
         .collect();
     ports.sort();
     let top_port = ports[2].1;
+    let rate = |keep: &dyn Fn(&Vec<String>) -> bool| {
+        let kept: Vec<&Vec<String>> = b.rows.iter().filter(|r| keep(r)).collect();
+        100.0 * kept.iter().filter(|r| r[surv] == "1").count() as f64 / kept.len() as f64
+    };
+    let best_rate = ["1", "2", "3"]
+        .iter()
+        .map(|k| (rate(&|r: &Vec<String>| r[class] == *k), *k))
+        .max_by(|x, y| x.0.partial_cmp(&y.0).unwrap())
+        .unwrap();
+    let worst_sex_rate = ["female", "male"]
+        .iter()
+        .map(|k| (rate(&|r: &Vec<String>| r[sex] == *k), *k))
+        .min_by(|x, y| x.0.partial_cmp(&y.0).unwrap())
+        .unwrap();
+    let fewest_class = ["1", "2", "3"]
+        .iter()
+        .map(|k| (b.rows.iter().filter(|r| r[class] == *k).count(), *k))
+        .min()
+        .unwrap();
     let best_class = ["1", "2", "3"]
         .into_iter()
         .max_by(|x, y| mean(&fare_of(x)).partial_cmp(&mean(&fare_of(y))).unwrap())
@@ -1587,7 +1606,63 @@ fn third_look_cases(t: &Tables) -> Vec<Case> {
             "boarders.csv",
             "What is the mean Fare for passengers with Pclass 1 or 2?",
         )
-        .declined(),
+        .want(&[mean(
+            &b.nums_where("Fare", |r| r[class] == "1" || r[class] == "2"),
+        )])
+        .not(&[mean(&fare), mean(&fare_of("1"))])
+        .words(&["`Pclass` = 1 / 2"]),
+        case(
+            "boarders.csv",
+            "What is the mean age of passengers who are not female?",
+        )
+        .want(&[mean(&b.nums_where("Age", |r| r[sex] != "female"))])
+        .not(&[mean(&ages), mean(&age_female)])
+        .words(&["`Sex` is not female"]),
+        case(
+            "boarders.csv",
+            "What is the average fare of passengers other than those who embarked at port S?",
+        )
+        // A passenger whose port is unknown is not known to be "other than S".
+        .want(&[mean(
+            &b.nums_where("Fare", |r| r[port] != "S" && !r[port].is_empty()),
+        )])
+        .not(&[mean(&fare), mean(&b.nums_where("Fare", |r| r[port] != "S"))])
+        .words(&["`Embarked` is not S"]),
+        case(
+            "boarders.csv",
+            "Which passenger class has the fewest passengers?",
+        )
+        .want(&[fewest_class.0 as f64])
+        .words(&[&format!("{} had the lowest number of rows", fewest_class.1)])
+        .not_words(&["Minimum of `Pclass`"]),
+        case(
+            "boarders.csv",
+            "Which port of embarkation had the most passengers?",
+        )
+        .want(&[ports[2].0 as f64])
+        .words(&[&format!("{top_port} had the highest number of rows")]),
+        case(
+            "boarders.csv",
+            "¿Qué puerto de embarque tuvo más pasajeros?",
+        )
+        .want(&[ports[2].0 as f64])
+        .words(&[&format!("{top_port} tuvo")]),
+        case(
+            "boarders.csv",
+            "Which passenger class had the highest survival rate?",
+        )
+        .want(&[best_rate.0])
+        .not(&[100.0 * survived / n])
+        .words(&[&format!(
+            "{} had the highest share of rows where",
+            best_rate.1
+        )]),
+        case("boarders.csv", "Which sex had the lowest survival rate?")
+            .want(&[worst_sex_rate.0])
+            .words(&[&format!(
+                "{} had the lowest share of rows where",
+                worst_sex_rate.1
+            )]),
         case(
             "boarders.csv",
             "What is the median age excluding children under 12?",

@@ -5,6 +5,7 @@
 use super::asked::Asked;
 use super::mentions::{is_code, is_label_like, is_numeric, Mention};
 use super::reader::Reader;
+use super::unread::names_the_rows;
 use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS};
 use super::Stat;
 
@@ -78,8 +79,75 @@ impl Reader<'_> {
         group
     }
 
-    /// The label a question about an extreme asks for, when no group word names it.
-    pub(super) fn asked_label(&self) -> Option<Mention> {
+    /// "the most passengers", "the fewest orders", "más pasajeros": an extreme of the
+    /// rows themselves, named by a word for the rows (not a column, not a measure).
+    pub(super) fn counts_rows(&self) -> bool {
+        const ROWS: &[&str] = &[
+            "passengers",
+            "people",
+            "persons",
+            "customers",
+            "clients",
+            "students",
+            "pupils",
+            "employees",
+            "workers",
+            "orders",
+            "houses",
+            "homes",
+            "properties",
+            "listings",
+            "transactions",
+            "trips",
+            "flights",
+            "users",
+            "patients",
+            "players",
+            "games",
+            "movies",
+            "films",
+            "books",
+            "products",
+            "items",
+            "cars",
+            "songs",
+            "tickets",
+            "members",
+            "visits",
+            "records",
+            "rows",
+            "entries",
+            "cases",
+            "events",
+            "pasajeros",
+            "personas",
+            "clientes",
+            "estudiantes",
+            "alumnos",
+            "empleados",
+            "pedidos",
+            "casas",
+            "viviendas",
+            "usuarios",
+            "pacientes",
+            "jugadores",
+            "filas",
+            "registros",
+            "productos",
+            "billetes",
+        ];
+        (0..self.w.len().saturating_sub(1)).any(|i| {
+            let next = self.w[i + 1].as_str();
+            ["most", "fewest", "least", "mas"].contains(&self.w[i].as_str())
+                && !self.used[i + 1]
+                && self.mention_at(i + 1).is_none()
+                && (ROWS.contains(&next) || names_the_rows(self, next))
+        })
+    }
+
+    /// The label a question about an extreme asks for, when no group word names it;
+    /// `unmeasured`: the extreme needs no measure (a share, a number of rows).
+    pub(super) fn asked_label(&self, unmeasured: bool) -> Option<Mention> {
         // "Which city has ...", "¿Qué ciudad tiene ...", "¿Cuál es la ciudad con ...":
         // a text column (or a code) named in the question.
         // The label is what the question word asks for ("which city", "¿cuál es la
@@ -119,7 +187,7 @@ impl Reader<'_> {
                 .mentions
                 .iter()
                 .any(|m| is_numeric(m) && !self.used[m.start] && !is_code(self.table, &m.column));
-            if measure {
+            if measure || unmeasured {
                 group = code;
             }
         }

@@ -116,7 +116,7 @@ pub(super) struct Filter {
     /// date column); date_from / date_before (on or after / before the day `date`);
     /// month_from / month_to (the month of the year, any year, inclusive);
     /// month_since / month_before (a month named without its year: the script
-    /// applies it only when the dates are all of one year)
+    /// applies it only when the dates are all of one year); in / not_in (`values`)
     pub op: &'static str,
     pub value: f64,
     /// The day of a date condition, YYYY-MM-DD.
@@ -131,6 +131,10 @@ pub(super) struct Filter {
     /// For `in`: the column's values the request names ("female", "en Bilbao").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+    /// The values were said with "or" ("Pclass 1 or 2"): one pooled condition, not
+    /// values compared side by side.
+    #[serde(skip)]
+    pub either: bool,
 }
 
 impl Filter {
@@ -246,7 +250,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let extreme_asked = asked.question && extremes.any() && asked.describing();
     let mut group = r.group();
     if extreme_asked && group.is_none() {
-        group = r.asked_label();
+        group = r.asked_label(share || r.counts_rows());
     }
     let argmax = extreme_asked && group.is_some();
     r.extreme_without_label(&asked, extremes, argmax, &mut said);

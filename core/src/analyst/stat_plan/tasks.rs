@@ -177,6 +177,20 @@ impl Reader<'_> {
 
     /// The label with the highest or lowest value, and how a label's rows combine.
     fn argmax(&mut self, plan: &mut StatPlan, parts: Parts) -> Result<(), Theirs> {
+        if plan.group.is_some() && parts.share {
+            self.argmax_by_share(plan, parts);
+            return Ok(());
+        }
+        // "Which port had the most passengers?": the labels' numbers of rows.
+        let only_the_label = parts
+            .measures
+            .specs
+            .iter()
+            .all(|m| m.column.is_some() && m.column == plan.group);
+        if plan.group.is_some() && self.counts_rows() && only_the_label && parts.derived.is_none() {
+            plan.label_op = Some("rows");
+            return Ok(());
+        }
         let Parts {
             stats,
             measures,
@@ -277,39 +291,7 @@ impl Reader<'_> {
             stats, measures, ..
         } = parts;
         let measures = measures.specs;
-        // The share's condition: a yes/no column named ("survived", "survival"),
-        // else the one value condition ("are female").
-        let yes_no = self
-            .mentions
-            .iter()
-            .find(|m| {
-                !self.used[m.start]
-                    && self.table.column_kinds.iter().any(|c| {
-                        c.name == m.column
-                            && c.distinct == 2
-                            && c.values
-                                .iter()
-                                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
-                    })
-            })
-            .map(|m| Filter {
-                column: m.column.clone(),
-                op: "is_true",
-                ..Filter::default()
-            });
-        let truth = plan
-            .filters
-            .iter()
-            .position(|f| ["is_true", "is_false"].contains(&f.op));
-        let values: Vec<usize> = (0..plan.filters.len())
-            .filter(|&i| plan.filters[i].op == "in")
-            .collect();
-        plan.share_of = match (yes_no, truth, values.as_slice()) {
-            (Some(f), _, _) => Some(f),
-            (None, Some(i), _) => Some(plan.filters.remove(i)),
-            (None, None, [i]) => Some(plan.filters.remove(*i)),
-            _ => None,
-        };
+        plan.share_of = self.share_condition(plan);
         if plan.share_of.is_none() {
             self.not_understood.push(self.say(
                 "the share of which rows: name a yes/no column or a value (\"what percentage of passengers survived\", \"are female\")",
@@ -332,6 +314,72 @@ impl Reader<'_> {
         plan.stats = vec![Stat::plain("share")];
     }
 
+    /// A share's condition: a yes/no column named ("survived", "survival"), else the
+    /// one yes/no or value condition ("are female"), taken out of the plan's filters.
+    fn share_condition(&self, plan: &mut StatPlan) -> Option<Filter> {
+        let yes_no = self
+            .mentions
+            .iter()
+            .find(|m| {
+                !self.used[m.start]
+                    && plan.group.as_deref() != Some(m.column.as_str())
+                    && self.table.column_kinds.iter().any(|c| {
+                        c.name == m.column
+                            && c.distinct == 2
+                            && c.values
+                                .iter()
+                                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
+                    })
+            })
+            .map(|m| Filter {
+                column: m.column.clone(),
+                op: "is_true",
+                ..Filter::default()
+            });
+        let truth = plan
+            .filters
+            .iter()
+            .position(|f| ["is_true", "is_false"].contains(&f.op));
+        let values: Vec<usize> = (0..plan.filters.len())
+            .filter(|&i| plan.filters[i].op == "in")
+            .collect();
+        match (yes_no, truth, values.as_slice()) {
+            (Some(f), _, _) => Some(f),
+            (None, Some(i), _) => Some(plan.filters.remove(i)),
+            (None, None, [i]) => Some(plan.filters.remove(*i)),
+            _ => None,
+        }
+    }
+
+    /// "Which class had the highest survival rate?": labels ranked by the share of
+    /// their rows where a condition holds.
+    fn argmax_by_share(&mut self, plan: &mut StatPlan, parts: Parts) {
+        plan.label_op = Some("share");
+        plan.share_of = self.share_condition(plan);
+        if plan.share_of.is_none() {
+            self.not_understood.push(self.say(
+                "the share of which rows: name a yes/no column or a value (\"the highest survival rate\")",
+                "el porcentaje de qué filas: nombre una columna de sí/no o un valor (\"la mayor tasa de supervivencia\")",
+            ));
+        }
+        let share_column = plan.share_of.as_ref().map(|f| f.column.clone());
+        let other_stat = parts
+            .stats
+            .iter()
+            .any(|s| !["share", "max", "min", "count"].contains(&s.name));
+        let other_measure = parts
+            .measures
+            .specs
+            .iter()
+            .any(|m| m.column.is_none() || m.column != share_column && m.column != plan.group);
+        if other_stat || other_measure || parts.derived.is_some() {
+            self.not_understood.push(self.say(
+                "a share together with another statistic or measure",
+                "un porcentaje junto con otra estadística o medida",
+            ));
+        }
+    }
+
     /// Statistics of the measures, per group when grouped.
     fn describe(&mut self, plan: &mut StatPlan, parts: Parts) -> Result<(), Theirs> {
         let Parts {
@@ -350,7 +398,7 @@ impl Reader<'_> {
             if let Some(f) = plan
                 .filters
                 .iter()
-                .find(|f| f.op == "in" && f.values.len() >= 2)
+                .find(|f| f.op == "in" && f.values.len() >= 2 && !f.either)
             {
                 plan.group = Some(f.column.clone());
             }

@@ -851,3 +851,60 @@ fn words_keep_decimals_and_signs() {
         "90 percentile"
     );
 }
+
+/// Values said with "or" are one pooled condition, a negated value excludes it, and an
+/// extreme of the rows or of a share ranks the labels by it (each once declined).
+#[test]
+fn or_not_and_ranked_rows_or_shares_are_read() {
+    let t = boarders();
+    let p = plan(
+        "What is the mean Fare for passengers with Pclass 1 or 2?",
+        &t,
+    );
+    let f = &p.filters[0];
+    assert_eq!(
+        (p.group.as_deref(), f.op, f.values.clone(), f.either),
+        (None, "in", vec!["1".to_string(), "2".to_string()], true)
+    );
+    let p = plan("What is the mean age of passengers who are not female?", &t);
+    assert_eq!(
+        (p.filters[0].op, p.filters[0].values.clone()),
+        ("not_in", vec!["female".to_string()])
+    );
+    let p = plan(
+        "What is the median fare excluding passengers in class 3?",
+        &t,
+    );
+    assert_eq!(
+        (p.filters[0].column.as_str(), p.filters[0].op),
+        ("Pclass", "not_in")
+    );
+    let p = plan(
+        "¿Cuál es la tarifa media de los pasajeros que no son mujeres?",
+        &t,
+    );
+    assert_eq!(p.filters[0].op, "not_in");
+    let p = plan("Which passenger class has the fewest passengers?", &t);
+    assert_eq!(
+        (p.task, p.group.as_deref(), p.label_op),
+        (Task::Argmin, Some("Pclass"), Some("rows"))
+    );
+    let p = plan("Which passenger class had the highest survival rate?", &t);
+    assert_eq!(
+        (p.task, p.group.as_deref(), p.label_op),
+        (Task::Argmax, Some("Pclass"), Some("share"))
+    );
+    assert_eq!(
+        p.share_of.as_ref().map(|f| f.column.as_str()),
+        Some("Survived")
+    );
+    // The mean fare is no share's partner.
+    assert!(matches!(
+        understand(
+            "Which passenger class had the highest survival rate and mean fare?",
+            &t,
+            Lang::En
+        ),
+        Understood::Decline(_)
+    ));
+}

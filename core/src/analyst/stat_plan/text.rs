@@ -32,7 +32,7 @@ pub(in crate::analyst) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> 
     }
     for f in &plan.filters {
         let rhs = match (&f.date, f.stat, &f.of) {
-            _ if f.op == "in" => f.values.join(" / "),
+            _ if f.op == "in" || f.op == "not_in" => f.values.join(" / "),
             _ if f.op == "is_true" || f.op == "is_false" => {
                 out.push(format!("`{}` {}", f.column, f.op));
                 continue;

@@ -341,7 +341,7 @@ fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String>
 }
 
 /// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
-fn names_the_rows(r: &Reader, word: &str) -> bool {
+pub(super) fn names_the_rows(r: &Reader, word: &str) -> bool {
     let stemmed = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
     ["row", "record", "entry", "fila", "registro"].contains(&stemmed(word).as_str())
         || r.table.column_kinds.iter().any(|c| {

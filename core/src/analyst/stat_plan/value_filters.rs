@@ -6,7 +6,7 @@ use super::mentions::is_numeric;
 use super::reader::Reader;
 use super::words::{digits, find, QUESTION_WORDS, SYNONYMS};
 use super::Filter;
-use crate::analyst::request::normalise;
+use crate::analyst::request::{normalise, Lang};
 
 impl Reader<'_> {
     /// "passengers who survived", "who did not survive", "que no sobrevivieron": a
@@ -233,23 +233,51 @@ impl Reader<'_> {
             };
             let before = m.start.checked_sub(1).and_then(|j| ordinal(&self.w[j]));
             let after = self.w.get(m.end).and_then(|x| digits(x));
-            let (value, start, end) = match (before, after) {
+            let (value, start, mut end) = match (before, after) {
                 (Some(v), _) => (v, m.start - 1, m.end),
                 (None, Some(v)) => (v, m.start, m.end + 1),
                 _ => continue,
             };
-            let known = c
-                .values
-                .iter()
-                .any(|x| x.parse::<f64>().ok() == Some(value));
-            if !known || (start..end).any(|k| self.used[k]) {
+            let known = |v: f64| c.values.iter().any(|x| x.parse::<f64>().ok() == Some(v));
+            if !known(value) || (start..end).any(|k| self.used[k]) {
                 continue;
             }
+            // "Pclass 1 or 2": one condition of several values.
+            let mut values = vec![value];
+            while self
+                .w
+                .get(end)
+                .is_some_and(|x| ["or", "o", "u"].contains(&x.as_str()))
+            {
+                match self.w.get(end + 1).and_then(|x| digits(x)) {
+                    Some(v) if known(v) && !self.used[end + 1] => {
+                        values.push(v);
+                        end += 2;
+                    }
+                    _ => break,
+                }
+            }
             self.used[start..end].fill(true);
+            let mut from = start;
             if start > 0 && ["in", "en"].contains(&self.w[start - 1].as_str()) {
                 self.used[start - 1] = true;
+                from = start - 1;
             }
-            out.push(Filter::num(m.column.clone(), "eq", value));
+            let negated = self.negator_before(from, &m.column);
+            if let Some(k) = negated {
+                self.used[k..from].fill(true);
+            }
+            out.push(if values.len() == 1 && negated.is_none() {
+                Filter::num(m.column.clone(), "eq", value)
+            } else {
+                Filter {
+                    column: m.column.clone(),
+                    op: if negated.is_some() { "not_in" } else { "in" },
+                    values: values.iter().map(|v| fmt_code(*v)).collect(),
+                    either: true,
+                    ..Filter::default()
+                }
+            });
         }
         let mut columns: Vec<String> = Vec::new();
         for (col, _, at, _) in &hits {
@@ -269,20 +297,88 @@ impl Reader<'_> {
         }
         for col in columns {
             let mut values: Vec<String> = Vec::new();
+            let mut spans: Vec<(usize, usize)> = Vec::new();
             for (c, v, at, end) in &hits {
                 if *c == col && !hits.iter().any(|(c2, _, a2, _)| a2 == at && c2 != c) {
                     self.used[*at..*end].fill(true);
+                    spans.push((*at, *end));
                     if !values.contains(v) {
                         values.push(v.clone());
                     }
                 }
             }
+            spans.sort();
+            // "male or female": the "or" between two values of one condition is read.
+            let mut either = false;
+            for pair in spans.windows(2) {
+                let between = &self.w[pair[0].1..pair[1].0];
+                if between.len() == 1 && ["or", "o", "u"].contains(&between[0].as_str()) {
+                    self.used[pair[0].1] = true;
+                    either = true;
+                }
+            }
+            // "not female", "who are not female", "other than those who embarked at
+            // port S": the values are excluded.
+            let negated = spans
+                .first()
+                .and_then(|(at, _)| self.negator_before(*at, &col));
+            if let (Some(k), Some((at, _))) = (negated, spans.first()) {
+                self.used[k..*at].fill(true);
+            }
             out.push(Filter {
                 column: col,
-                op: "in",
+                op: if negated.is_some() { "not_in" } else { "in" },
                 values,
+                either,
                 ..Filter::default()
             });
         }
+    }
+
+    /// Where a negation of the value at `at` starts ("not", "other than", "except",
+    /// "excluding"), when only a few connecting words or the value's own column's
+    /// name stand between them: "who are not female", "other than those who embarked
+    /// at port S". Another column, a number or a conjunction in between ends the search.
+    fn negator_before(&self, at: usize, column: &str) -> Option<usize> {
+        const NEGATORS: &[&str] = &[
+            "not",
+            "non",
+            "except",
+            "excluding",
+            "excepto",
+            "salvo",
+            "no",
+        ];
+        const STOP: &[&str] = &["and", "or", "but", "with", "y", "o", "pero", "con"];
+        let own = |k: usize| {
+            self.mentions
+                .iter()
+                .any(|m| m.column == column && m.start <= k && k < m.end)
+        };
+        for k in (at.saturating_sub(7)..at).rev() {
+            let x = self.w[k].as_str();
+            if k >= 1 && x == "than" && self.w[k - 1] == "other" && !self.used[k - 1] {
+                return Some(k - 1);
+            }
+            if NEGATORS.contains(&x) && !self.used[k] {
+                // "no" is Spanish "not" only before a verb or a value ("que no son
+                // mujeres"), never "no missing values".
+                return (x != "no" || self.lang == Lang::Es).then_some(k);
+            }
+            let other_column = self.mentions.iter().any(|m| m.start <= k && k < m.end) && !own(k);
+            if other_column || digits(x).is_some() || STOP.contains(&x) || self.used[k] {
+                return None;
+            }
+        }
+        None
+    }
+}
+
+/// A code's value as the inspection lists it ("1", not "1.0").
+fn fmt_code(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        v.to_string()
     }
 }

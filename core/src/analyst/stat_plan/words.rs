@@ -434,6 +434,7 @@ pub(super) const SYNONYMS: &[(&str, &str)] = &[
     ("coste", "cost"),
     ("costo", "cost"),
     ("clase", "class"),
+    ("embarque", "embarked"),
     ("tarifa", "fare"),
     ("visitas", "visits"),
     ("valor", "value"),
