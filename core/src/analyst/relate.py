@@ -33,6 +33,8 @@ T = {
            "need_two": "two numeric columns to relate were not found",
            "category": "%s is a category, not a number: ask for the average %s by %s instead",
            "need_time": "no date or time column was found for a trend",
+           "only_rows": "only the rows where %s is %s",
+           "several": "the request names several values (%s) of %s: I draw one trend, not trends side by side; ask for one value at a time",
            "assumed": "The request names fewer than two numeric columns; %s was used."},
     "es": {"stat": "estadistico", "value": "valor", "pearson": "pearson_r", "spearman": "spearman_rho",
            "slope": "pendiente", "intercept": "ordenada", "n": "n", "r2": "r_cuadrado",
@@ -56,6 +58,8 @@ T = {
            "need_two": "no se encontraron dos columnas num\u00e9ricas que relacionar",
            "category": "%s es una categor\u00eda, no un n\u00famero: pregunte por la media de %s por %s",
            "need_time": "no se encontr\u00f3 una columna de fecha u hora para la tendencia",
+           "only_rows": "solo las filas con %s igual a %s",
+           "several": "la petici\u00f3n nombra varios valores (%s) de %s: dibujo una tendencia, no varias lado a lado; pregunte por un valor cada vez",
            "assumed": "La pregunta nombra menos de dos columnas numericas; se us\u00f3 %s."},
 }[LANG]
 PERIOD_WORD = {"en": {"hour": "hour", "day": "day", "week": "week", "month": "month", "quarter": "quarter",
@@ -126,9 +130,25 @@ elif not trend:
     answer.update({"x": xa, "y": ya, "pearson_r": r, "spearman_rho": rho, "slope": slope, "n": len(both)})
     title = T["title"]
 else:
-    ts = parse_times(df[time_col], time_unit)
+    # Values of a category named in the request ("in Bilbao"): the trend of those
+    # rows, said; several values of one column ("Bilbao and Madrid") ask for trends
+    # side by side, which this skill does not draw: declined, never one pooled trend.
+    kept = pd.Series(True, index=df.index)
+    several = None
+    for c in cats:
+        vals = df[c].dropna().astype(str).unique()
+        hits = [v for v in vals if len(norm(v)) >= 3 and not norm(v).isdigit()
+                and find_words(req, norm(v)) >= 0]
+        if len(hits) > 1:
+            several = (c, hits)
+        elif hits:
+            kept &= df[c].astype(str) == hits[0]
+            notes.append(T["only_rows"] % (c, hits[0]))
+    ts = parse_times(df[time_col], time_unit).where(kept)
     pool = [c for c in (named or measures) if not (is_temperature(c) and not named)] or measures
-    if not pool:
+    if several:
+        answer.update({"ok": False, "reason": T["several"] % (", ".join(several[1]), several[0])})
+    elif not pool:
         answer.update({"ok": False, "reason": T["need_two"]})
     else:
         m = pool[0]

@@ -1307,6 +1307,7 @@ fn cases(t: &Tables) -> Vec<Case> {
     ]);
     v.extend(new_user_cases(t));
     v.extend(third_look_cases(t));
+    v.extend(fifth_look_cases(t));
     v
 }
 
@@ -1459,6 +1460,141 @@ fn quotes() -> Table {
 /// many survived", the overall median for "in first class", the mean of `price` for
 /// "price per square foot", a `lunch` = standard condition read out of "standard
 /// deviation", the mean of an id column) or a decline it did not need.
+/// Hospital visits: a yes/no column said as an adjective ("admitted patients"), a
+/// measure whose name holds the rows' word (`patient_age` and "patients"), a label
+/// column with five values.
+fn visits() -> Table {
+    let mut g = Rng(53);
+    let departments = ["Cardiology", "Emergency", "Neurology", "Pediatrics"];
+    let rows = (0..300)
+        .map(|i| {
+            let d = departments[g.int(0, 3) as usize];
+            let age = if d == "Pediatrics" {
+                g.int(1, 17)
+            } else {
+                g.int(18, 90)
+            };
+            let wait = round2(10.0 + g.next() * if d == "Emergency" { 90.0 } else { 50.0 });
+            let admitted = g.next() < (age as f64 / 120.0 + 0.1);
+            vec![
+                (5000 + i).to_string(),
+                d.to_string(),
+                age.to_string(),
+                format!("{wait:.2}"),
+                if admitted { "yes" } else { "no" }.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        name: "visits.csv",
+        header: vec![
+            "visit_id",
+            "department",
+            "patient_age",
+            "wait_minutes",
+            "admitted",
+        ],
+        rows,
+    }
+}
+
+/// The fifth outside look: each of these once answered another question (the
+/// condition or the label dropped) or was declined though plain.
+fn fifth_look_cases(t: &Tables) -> Vec<Case> {
+    let vt = &t.visits;
+    let (dep, age_i, adm) = (
+        vt.col("department"),
+        vt.col("patient_age"),
+        vt.col("admitted"),
+    );
+    let admitted = |r: &Vec<String>| r[adm] == "yes";
+    let ages = vt.nums("patient_age");
+    let age_admitted = vt.nums_where("patient_age", admitted);
+    let departments = ["Cardiology", "Emergency", "Neurology", "Pediatrics"];
+    let by_dep = |f: &dyn Fn(&str) -> f64| -> (String, f64) {
+        departments
+            .iter()
+            .map(|d| (d.to_string(), f(d)))
+            .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
+            .unwrap()
+    };
+    let longest = by_dep(&|d| mean(&vt.nums_where("wait_minutes", |r| r[dep] == d && admitted(r))));
+    let most_admitted = by_dep(&|d| {
+        vt.rows
+            .iter()
+            .filter(|r| r[dep] == d && admitted(r))
+            .count() as f64
+    });
+    let best_rate = by_dep(&|d| {
+        let of: Vec<_> = vt.rows.iter().filter(|r| r[dep] == d).collect();
+        100.0 * of.iter().filter(|r| admitted(r)).count() as f64 / of.len() as f64
+    });
+    let older = |r: &Vec<String>| r[age_i].parse::<f64>().unwrap() > 60.0;
+    let o = &t.orders;
+    let revenue_top = ["Norte", "Sur", "Centro", "Este"]
+        .iter()
+        .map(|reg| {
+            let s: f64 = o
+                .rows
+                .iter()
+                .filter(|r| r[1] == *reg)
+                .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
+                .sum();
+            (reg.to_string(), s)
+        })
+        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
+        .unwrap();
+    vec![
+        case("visits.csv", "What is the average age of admitted patients?")
+            .want(&[mean(&age_admitted)])
+            .not(&[mean(&ages)])
+            .words(&["`admitted` = yes"]),
+        case("visits.csv", "¿Cuál es la edad media de los pacientes ingresados?")
+            .want(&[mean(&age_admitted)])
+            .not(&[mean(&ages)]),
+        case(
+            "visits.csv",
+            "What is the median wait_minutes of patients who were not admitted?",
+        )
+        .want(&[quantile(&vt.nums_where("wait_minutes", |r| !admitted(r)), 0.5)])
+        .not(&[quantile(&vt.nums("wait_minutes"), 0.5)])
+        .words(&["`admitted` = no"]),
+        // (with no condition, the aggregate skill ranks every department's mean)
+        case(
+            "visits.csv",
+            "Which department has the longest average wait for admitted patients?",
+        )
+        .want(&[longest.1])
+        .words(&[&format!("{} had the highest mean of `wait_minutes`", longest.0)])
+        .not(&[mean(&vt.nums_where("wait_minutes", admitted))]),
+        case("visits.csv", "Which department has the most admitted patients?")
+            .want(&[most_admitted.1])
+            .words(&[&format!("{} had the highest number of rows", most_admitted.0)])
+            .not(&[mean(&ages)]),
+        case("visits.csv", "Which department has the highest admission rate?")
+            .want(&[best_rate.1])
+            .words(&[&format!("{} had the highest share of rows where", best_rate.0)]),
+        case(
+            "visits.csv",
+            "What is the average wait time in minutes for patients older than 60?",
+        )
+        .want(&[mean(&vt.nums_where("wait_minutes", older))])
+        .not(&[mean(&vt.nums("wait_minutes"))])
+        .words(&["`patient_age` > 60"]),
+        case(
+            "visits.csv",
+            "Is the difference in wait_minutes between admitted and non-admitted patients statistically significant?",
+        )
+        .declined(),
+        case(
+            "orders.csv",
+            "Revenue is units times unit_price. Which region had the highest total revenue?",
+        )
+        .want(&[revenue_top.1])
+        .words(&[&format!("{} had the highest total of", revenue_top.0)]),
+    ]
+}
+
 fn third_look_cases(t: &Tables) -> Vec<Case> {
     let b = &t.boarders;
     let col = |t: &Table, name: &str| t.col(name);
@@ -2090,6 +2226,7 @@ struct Tables {
     sales: Table,
     precios: Table,
     shapes: Table,
+    visits: Table,
 }
 
 // ---- checking an answer -----------------------------------------------------------------
@@ -2375,6 +2512,7 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
         sales: sales(),
         precios: precios(),
         shapes: shapes(),
+        visits: visits(),
     };
     let all = cases(&tables);
     let answered = all.iter().filter(|c| !c.decline).count();
@@ -2401,6 +2539,7 @@ async fn statistics_questions_get_their_own_answer_or_an_honest_decline() {
         &tables.sales,
         &tables.precios,
         &tables.shapes,
+        &tables.visits,
     ] {
         t.write(dir.path());
     }

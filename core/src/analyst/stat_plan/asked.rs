@@ -2,7 +2,7 @@
 //! derived measure, a task outside statistics), and whether it is this planner's
 //! question or another skill's.
 
-use super::mentions::Mention;
+use super::mentions::{camel_apart, Mention};
 use super::reader::Reader;
 use super::words::{
     find, has, has_any, ANOMALY_WORDS, COMPARATORS, GROUP_WORDS, HIGH_WORDS, LOW_WORDS,
@@ -119,6 +119,26 @@ impl Asked {
                     "desviaciones",
                 ],
             );
+        // A significance test of anything but a correlation (whose p-value is
+        // computed) is no statistic of this planner: it is declined, never routed to
+        // another skill as a plain difference.
+        let mut unsupported = unsupported;
+        let level = has_any(
+            w,
+            &[
+                "significance level",
+                "level of significance",
+                "nivel de significa*",
+            ],
+        );
+        if !correlation
+            && !normality
+            && !level
+            && unsupported.is_empty()
+            && has_any(w, &["significan*", "significativ*", "estadisticamente"])
+        {
+            unsupported.push("significance test");
+        }
         Asked {
             unsupported,
             correlation,
@@ -172,14 +192,15 @@ impl Asked {
         // Grouping by a period of the time column ("which weekday", "per month") is the
         // aggregate skill's, unless the period is a column of its own that was named.
         let by_period = has_any(w, PERIOD_GROUPS);
+        // A word of the column's name, not any part of it ("holiday", "times" are not).
         let period_column = mentions.iter().any(|m| {
-            let c = m.column.to_lowercase();
-            [
-                "weekday", "day", "month", "hour", "year", "week", "quarter", "dia", "mes", "hora",
-                "semana",
-            ]
-            .iter()
-            .any(|p| c.contains(p))
+            normalise(&camel_apart(&m.column)).split(' ').any(|t| {
+                [
+                    "weekday", "day", "month", "hour", "year", "week", "quarter", "dia", "mes",
+                    "hora", "semana",
+                ]
+                .contains(&t)
+            })
         });
         by_period && !table.time.is_empty() && !period_column
     }

@@ -94,17 +94,7 @@ impl Reader<'_> {
                         end = m.end;
                         Some(m.column)
                     })
-                    .or_else(|| {
-                        implied
-                            .and_then(|_| {
-                                self.table.column_kinds.iter().find(|c| {
-                                    c.kind == "numeric"
-                                        && ["age", "edad", "years", "anos"]
-                                            .contains(&normalise(&c.name).as_str())
-                                })
-                            })
-                            .map(|c| c.name.clone())
-                    });
+                    .or_else(|| implied.and_then(|_| self.age_column()));
                 let Some(column) = column else {
                     self.not_understood.push(self.say(
                         &format!(
@@ -324,14 +314,29 @@ impl Reader<'_> {
         }
     }
 
+    /// The age column "older than 60" is about: one named age (or years), else the
+    /// one numeric column with age in its name (`patient_age`).
     fn age_column(&self) -> Option<String> {
-        self.table
-            .column_kinds
-            .iter()
-            .find(|c| {
-                c.kind == "numeric"
-                    && ["age", "edad", "years", "anos"].contains(&normalise(&c.name).as_str())
+        let numeric = || {
+            self.table
+                .column_kinds
+                .iter()
+                .filter(|c| c.kind == "numeric")
+        };
+        let ages = ["age", "edad", "years", "anos"];
+        if let Some(c) = numeric().find(|c| ages.contains(&normalise(&c.name).as_str())) {
+            return Some(c.name.clone());
+        }
+        let with_age: Vec<_> = numeric()
+            .filter(|c| {
+                normalise(&c.name)
+                    .split(' ')
+                    .any(|t| t == "age" || t == "edad")
             })
-            .map(|c| c.name.clone())
+            .collect();
+        match with_age.as_slice() {
+            [one] => Some(one.name.clone()),
+            _ => None,
+        }
     }
 }

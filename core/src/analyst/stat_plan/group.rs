@@ -6,7 +6,7 @@ use super::asked::Asked;
 use super::mentions::{is_code, is_label_like, is_numeric, Mention};
 use super::reader::Reader;
 use super::unread::names_the_rows;
-use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS};
+use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS, ROW_NOUNS};
 use super::Stat;
 
 /// "highest", "lowest" and the like, said outside conditions and columns' names.
@@ -82,66 +82,17 @@ impl Reader<'_> {
     /// "the most passengers", "the fewest orders", "más pasajeros": an extreme of the
     /// rows themselves, named by a word for the rows (not a column, not a measure).
     pub(super) fn counts_rows(&self) -> bool {
-        const ROWS: &[&str] = &[
-            "passengers",
-            "people",
-            "persons",
-            "customers",
-            "clients",
-            "students",
-            "pupils",
-            "employees",
-            "workers",
-            "orders",
-            "houses",
-            "homes",
-            "properties",
-            "listings",
-            "transactions",
-            "trips",
-            "flights",
-            "users",
-            "patients",
-            "players",
-            "games",
-            "movies",
-            "films",
-            "books",
-            "products",
-            "items",
-            "cars",
-            "songs",
-            "tickets",
-            "members",
-            "visits",
-            "records",
-            "rows",
-            "entries",
-            "cases",
-            "events",
-            "pasajeros",
-            "personas",
-            "clientes",
-            "estudiantes",
-            "alumnos",
-            "empleados",
-            "pedidos",
-            "casas",
-            "viviendas",
-            "usuarios",
-            "pacientes",
-            "jugadores",
-            "filas",
-            "registros",
-            "productos",
-            "billetes",
-        ];
         (0..self.w.len().saturating_sub(1)).any(|i| {
-            let next = self.w[i + 1].as_str();
+            // past a condition read already ("the most admitted patients")
+            let mut j = i + 1;
+            while j < self.w.len() - 1 && j <= i + 2 && self.used[j] {
+                j += 1;
+            }
+            let next = self.w[j].as_str();
             ["most", "fewest", "least", "mas"].contains(&self.w[i].as_str())
-                && !self.used[i + 1]
-                && self.mention_at(i + 1).is_none()
-                && (ROWS.contains(&next) || names_the_rows(self, next))
+                && !self.used[j]
+                && self.mention_at(j).is_none()
+                && (ROW_NOUNS.contains(&next) || names_the_rows(self, next))
         })
     }
 
@@ -159,6 +110,7 @@ impl Reader<'_> {
             (m.start.saturating_sub(3)..m.start).any(|k| {
                 ["which", "what", "cual", "cuales", "que"].contains(&self.w[k].as_str())
                     && (k == 0
+                        || self.sentence_starts.contains(&k)
                         || [
                             "in", "of", "en", "de", "and", "y", "for", "para", "on", "at", "by",
                         ]

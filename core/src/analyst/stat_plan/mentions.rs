@@ -1,7 +1,7 @@
 //! The table's columns as the request names them (by name, plural, synonym or a word
 //! of the name), and what kind of column each is.
 
-use super::words::SYNONYMS;
+use super::words::{ROW_NOUNS, SYNONYMS};
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
 
@@ -117,7 +117,10 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                     continue;
                 }
                 for (i, x) in w.iter().enumerate() {
-                    if same(x, tw) {
+                    // "patients" for `patient_age`: a plural word for the rows names
+                    // the rows, not a column one of whose words it is.
+                    let rows = ROW_NOUNS.contains(&x.as_str()) && x.as_str() != tw.as_str();
+                    if same(x, tw) && !rows {
                         found.push((1, 1, i, ci));
                     }
                 }
@@ -143,7 +146,7 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
 
 /// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of
 /// capitals stays one word: "EmployeeID" is "Employee ID").
-fn camel_apart(name: &str) -> String {
+pub(super) fn camel_apart(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {

@@ -37,7 +37,7 @@ use reader::Reader;
 use statistics::{distinct_statistics, statistics_said};
 use tasks::{task_of, Parts};
 pub(super) use text::{decline_text, described};
-use words::{has_any, words_of, CONDITION_WORDS};
+use words::{has_any, sentence_starts, words_of, CONDITION_WORDS};
 
 mod asked;
 mod date_filters;
@@ -227,6 +227,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         return Understood::NotMine;
     }
     let mut r = Reader::new(w, table, named, lang, &asked, &said);
+    r.sentence_starts = sentence_starts(task);
     r.decline_what_is_never_computed(&asked);
     let said_spans: Vec<(usize, usize)> = said.iter().map(|(s, e, _)| (*s, *e)).collect();
 

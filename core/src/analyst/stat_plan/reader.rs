@@ -27,6 +27,9 @@ pub(super) struct Reader<'a> {
     pub(super) count_at: Option<usize>,
     /// Statistics of measures are asked (no correlation, outliers or normality).
     pub(super) describing: bool,
+    /// Where each sentence of the request starts, in words ("Revenue is units times
+    /// price. Which region ...": "which" opens a question).
+    pub(super) sentence_starts: Vec<usize>,
     /// "z-scores above 3", "a z-score threshold of 2.5": the outliers' threshold.
     pub(super) z_threshold: Option<f64>,
     /// An outliers question.
@@ -57,6 +60,7 @@ impl<'a> Reader<'a> {
                 && !asked.derived_words,
             counting: stats.iter().any(|(_, _, s)| s.name == "count"),
             describing: asked.describing(),
+            sentence_starts: Vec::new(),
             z_threshold: None,
             outliers: asked.outliers,
             count_at: stats

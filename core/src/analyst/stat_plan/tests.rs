@@ -908,3 +908,76 @@ fn or_not_and_ranked_rows_or_shares_are_read() {
         Understood::Decline(_)
     ));
 }
+
+fn visits() -> Table {
+    let mut t = table(
+        "input/visits.csv",
+        300,
+        &[
+            ("visit_id", "numeric", 300),
+            ("department", "text", 4),
+            ("patient_age", "numeric", 90),
+            ("wait_minutes", "numeric", 280),
+            ("admitted", "text", 2),
+        ],
+    );
+    t.column_kinds[0].id = true;
+    t.column_kinds[1].values = ["Cardiology", "Emergency", "Neurology", "Pediatrics"]
+        .map(String::from)
+        .to_vec();
+    t.column_kinds[4].values = vec!["yes".into(), "no".into()];
+    t
+}
+
+/// A yes/no column said as an adjective is a condition; a column named and left out of
+/// the plan is declined; "which" opens a second sentence; a significance test is
+/// declined, never another skill's (each once answered another question).
+#[test]
+fn every_named_column_is_in_the_plan_or_declined() {
+    let t = visits();
+    for (task, op) in [
+        ("What is the average age of admitted patients?", "is_true"),
+        (
+            "¿Cuál es la edad media de los pacientes ingresados?",
+            "is_true",
+        ),
+        (
+            "Median wait_minutes of patients who were not admitted",
+            "is_false",
+        ),
+    ] {
+        let p = plan(task, &t);
+        assert_eq!(
+            (p.filters[0].column.as_str(), p.filters[0].op),
+            ("admitted", op),
+            "{task}"
+        );
+    }
+    // "patients" names the rows, not `patient_age`; "older than 60" is about it.
+    let p = plan("Which department has the most admitted patients?", &t);
+    assert_eq!(
+        (p.label_op, p.group.as_deref()),
+        (Some("rows"), Some("department"))
+    );
+    let p = plan("Mean wait_minutes for patients older than 60", &t);
+    assert_eq!(p.filters[0].column, "patient_age");
+    // A department named and no part of the plan: declined, not the overall mean.
+    let Understood::Decline(d) = understand("Mean wait_minutes, department", &t, Lang::En) else {
+        panic!("not declined");
+    };
+    assert!(d.not_understood[0].contains("`department`"), "{d:?}");
+    let p = plan(
+        "Load is wait_minutes times patient_age. Which department has the highest total load?",
+        &t,
+    );
+    assert_eq!(p.group.as_deref(), Some("department"));
+    for task in [
+        "Is the difference in wait_minutes between admitted and non-admitted patients statistically significant?",
+        "¿Es estadísticamente significativa la diferencia de espera?",
+    ] {
+        assert!(
+            matches!(understand(task, &t, detect_lang(task)), Understood::Decline(_)),
+            "{task}"
+        );
+    }
+}

@@ -3,8 +3,11 @@
 //! words out, a statistic of a word that names no column.
 
 use super::asked::Asked;
+use super::mentions::Mention;
 use super::reader::Reader;
-use super::words::{digits, find, has, HANDLING, HANDLING_AFTER, STAT_WORDS, SYNONYMS, TRIGGERS};
+use super::words::{
+    digits, find, has, HANDLING, HANDLING_AFTER, ROW_NOUNS, STAT_WORDS, SYNONYMS, TRIGGERS,
+};
 use super::{StatPlan, Task};
 use crate::analyst::request::normalise;
 
@@ -64,6 +67,20 @@ impl Reader<'_> {
                 ));
             }
         }
+        // A column the request names and no part of the plan uses ("which
+        // department has the longest wait" answered with the overall mean).
+        // Only where nothing else is declined: it guards an answer, and a decline
+        // already says what it could not read.
+        if self.not_understood.is_empty() {
+            for m in unplanned_columns(self, plan) {
+                self.not_understood.push(self.say(
+                    &format!("`{m}`: the request names it, but no part of my reading uses it"),
+                    &format!(
+                        "`{m}`: la petición la nombra, pero ninguna parte de mi lectura la usa"
+                    ),
+                ));
+            }
+        }
         for said in unread_words(
             self,
             stats,
@@ -79,6 +96,60 @@ impl Reader<'_> {
             ));
         }
     }
+}
+
+/// The columns named in the request that the plan does not use, each once. A
+/// mention whose words another part read ("per order" over one row an order) is used.
+fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
+    let mut planned: Vec<&str> = Vec::new();
+    for m in &plan.measures {
+        planned.extend(m.column.as_deref());
+        if let Some(d) = &m.derived {
+            planned.extend([d.a.as_str(), d.b.as_str()]);
+        }
+    }
+    planned.extend(plan.second.as_deref());
+    planned.extend(plan.group.as_deref());
+    for f in plan.filters.iter().chain(plan.share_of.as_ref()) {
+        planned.push(&f.column);
+        planned.extend(f.of.as_deref());
+    }
+    // A column that names the rows ("passengers" for a `passenger` of names, "a
+    // contract" for `contract_name`) is how the request calls them, no part to place.
+    let names_rows = |m: &Mention| {
+        let word = r.w[m.start].as_str();
+        m.end - m.start == 1 && ROW_NOUNS.contains(&word)
+            || r.table.column_kinds.iter().any(|c| {
+                c.name == m.column
+                    && (c.id || c.kind == "text" && c.distinct * 10 >= r.table.rows * 9)
+            })
+    };
+    // The words of the question's own task ("a normal distribution" on a table with
+    // a `normal` column).
+    let task_words: Vec<usize> = [
+        "normal distribution",
+        "normally distributed",
+        "distribucion normal",
+        "normality",
+    ]
+    .iter()
+    .flat_map(|p| {
+        let len = p.split(' ').count();
+        find(&r.w, p).into_iter().flat_map(move |at| at..at + len)
+    })
+    .collect();
+    let mut out: Vec<String> = Vec::new();
+    for m in &r.mentions {
+        let read = (m.start..m.end).all(|k| r.used[k] || task_words.contains(&k));
+        if !read
+            && !names_rows(m)
+            && !planned.contains(&m.column.as_str())
+            && !out.contains(&m.column)
+        {
+            out.push(m.column.clone());
+        }
+    }
+    out
 }
 
 fn unread_words(

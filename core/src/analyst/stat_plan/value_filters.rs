@@ -4,7 +4,8 @@
 
 use super::mentions::is_numeric;
 use super::reader::Reader;
-use super::words::{digits, find, QUESTION_WORDS, SYNONYMS};
+use super::unread::names_the_rows;
+use super::words::{digits, find, QUESTION_WORDS, ROW_NOUNS, SYNONYMS, TRUTHY};
 use super::Filter;
 use crate::analyst::request::{normalise, Lang};
 
@@ -82,6 +83,7 @@ impl Reader<'_> {
                 }
             }
         }
+        self.yes_no_adjectives(out);
         for at in 0..self.w.len() {
             // "Which gender has ...": a question, not "passengers which survived".
             if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
@@ -137,6 +139,54 @@ impl Reader<'_> {
             self.used[at..=k].fill(true);
             out.push(Filter {
                 column: col,
+                op: if negated { "is_false" } else { "is_true" },
+                ..Filter::default()
+            });
+        }
+    }
+
+    /// "admitted patients", "remote employees", "pacientes ingresados", "employees
+    /// who are not remote": a yes/no column said as an adjective of the rows.
+    fn yes_no_adjectives(&mut self, out: &mut Vec<Filter>) {
+        if !self.describing && !self.counting {
+            return;
+        }
+        for m in self.mentions.clone() {
+            let yes_no = self.table.column_kinds.iter().any(|c| {
+                c.name == m.column
+                    && c.distinct == 2
+                    && c.values
+                        .iter()
+                        .all(|v| TRUTHY.contains(&normalise(v).as_str()))
+            });
+            if !yes_no || self.used[m.start] {
+                continue;
+            }
+            let word = |k: Option<usize>| k.and_then(|k| self.w.get(k)).map_or("", |x| x.as_str());
+            let negated = ["not", "non", "no"].contains(&word(m.start.checked_sub(1)));
+            let from = if negated { m.start - 1 } else { m.start };
+            let rows = |x: &str| ROW_NOUNS.contains(&x) || names_the_rows(self, x);
+            let before = (word(from.checked_sub(2)), word(from.checked_sub(1)));
+            let predicate = [
+                ("who", "are"),
+                ("who", "were"),
+                ("that", "are"),
+                ("that", "were"),
+                ("que", "son"),
+                ("que", "estan"),
+                ("que", "fueron"),
+            ]
+            .contains(&before);
+            let start = if predicate {
+                from - 2
+            } else if rows(word(Some(m.end))) || rows(before.1) {
+                from
+            } else {
+                continue;
+            };
+            self.used[start..m.end].fill(true);
+            out.push(Filter {
+                column: m.column.clone(),
                 op: if negated { "is_false" } else { "is_true" },
                 ..Filter::default()
             });

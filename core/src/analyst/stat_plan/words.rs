@@ -262,6 +262,7 @@ pub(super) const HIGH_WORDS: &[&str] = &[
     "bigger",
     "greater",
     "largest",
+    "longest",
     "biggest",
     "greatest",
     "most",
@@ -285,6 +286,7 @@ pub(super) const LOW_WORDS: &[&str] = &[
     "lower",
     "smaller",
     "smallest",
+    "shortest",
     "least",
     "fewest",
     "mas bajo",
@@ -435,6 +437,30 @@ pub(super) const SYNONYMS: &[(&str, &str)] = &[
     ("costo", "cost"),
     ("clase", "class"),
     ("embarque", "embarked"),
+    ("ingresados", "admitted"),
+    ("ingresadas", "admitted"),
+    ("remotos", "remote"),
+    ("remotas", "remote"),
+    ("devueltos", "returned"),
+    ("devueltas", "returned"),
+    ("equipo", "team"),
+    ("equipos", "team"),
+    ("departamento", "department"),
+    ("departamentos", "department"),
+    ("categoria", "category"),
+    ("categorias", "category"),
+    ("estacion", "station"),
+    ("lluvias", "rain"),
+    ("lluvia", "rain"),
+    ("viento", "wind"),
+    ("espera", "wait"),
+    ("temperatura", "temp"),
+    ("temperatura", "temperature"),
+    ("rainfall", "rain"),
+    ("admission", "admitted"),
+    ("admissions", "admitted"),
+    ("devoluciones", "returned"),
+    ("devolucion", "returned"),
     ("tarifa", "fare"),
     ("visitas", "visits"),
     ("valor", "value"),
@@ -592,6 +618,27 @@ pub(super) const TRIGGERS: &[&str] = &[
 
 /// The request's words: normalised, with decimals kept ("2.5" stays one word) and
 /// arithmetic signs spelled out.
+/// The word index at which each sentence after the first starts (a sentence ends at
+/// ".", "?", "!" or ";" before a space, so "2.5" is no end).
+pub(super) fn sentence_starts(text: &str) -> Vec<usize> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut starts = Vec::new();
+    let mut from = 0;
+    for i in 0..chars.len() {
+        let end = ['.', '?', '!', ';'].contains(&chars[i])
+            && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        if end {
+            let before: String = chars[..=i].iter().collect();
+            let n = words_of(&before).len();
+            if n > from {
+                starts.push(n);
+                from = n;
+            }
+        }
+    }
+    starts
+}
+
 pub(super) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
@@ -698,3 +745,62 @@ pub(super) fn has(w: &[String], phrase: &str) -> bool {
 pub(super) fn has_any(w: &[String], phrases: &[&str]) -> bool {
     phrases.iter().any(|p| has(w, p))
 }
+
+/// Words for the rows themselves ("the most passengers", "remote employees").
+pub(super) const ROW_NOUNS: &[&str] = &[
+    "passengers",
+    "people",
+    "persons",
+    "customers",
+    "clients",
+    "students",
+    "pupils",
+    "employees",
+    "workers",
+    "staff",
+    "orders",
+    "houses",
+    "homes",
+    "properties",
+    "listings",
+    "transactions",
+    "trips",
+    "flights",
+    "users",
+    "patients",
+    "players",
+    "games",
+    "movies",
+    "films",
+    "books",
+    "products",
+    "items",
+    "cars",
+    "songs",
+    "tickets",
+    "members",
+    "visits",
+    "records",
+    "rows",
+    "entries",
+    "cases",
+    "events",
+    "pasajeros",
+    "personas",
+    "clientes",
+    "estudiantes",
+    "alumnos",
+    "empleados",
+    "trabajadores",
+    "pedidos",
+    "casas",
+    "viviendas",
+    "usuarios",
+    "pacientes",
+    "jugadores",
+    "filas",
+    "registros",
+    "productos",
+    "billetes",
+    "visitas",
+];
