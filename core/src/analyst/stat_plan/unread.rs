@@ -389,13 +389,10 @@ fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String>
         "listed",
         "contain",
         "contains",
-        "hay",
         "it",
         "all",
         "todos",
         "todas",
-        "en",
-        "total",
     ];
     let (_, count_end) = stats.first().copied()?;
     let mut left = Vec::new();
