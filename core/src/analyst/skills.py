@@ -71,6 +71,17 @@ SYNONYMS = [
     ["orders", "pedidos"],
     ["department", "departamento"],
     ["gender", "genero", "sexo"],
+    ["salary", "salario", "sueldo", "pay"],
+    ["team", "equipo"],
+    ["wait", "espera"],
+    ["rain", "lluvia", "rainfall", "precipitation", "precipitacion"],
+    ["wind", "viento"],
+    ["station", "estacion"],
+    ["branch", "sucursal", "oficina"],
+    ["airline", "aerolinea"],
+    ["delay", "retraso"],
+    ["distance", "distancia"],
+    ["amount", "monto"],
 ]
 UNIT_TOKENS = {"c", "f", "pct", "percent", "kwh", "kw", "eur", "usd", "s", "sec", "secs", "ms", "m3",
                "mm", "cm", "kg", "g", "l", "num", "n", "no", "qty_", "eu"}
