@@ -28,6 +28,8 @@ T = {
            "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
            "between": "between two periods",
            "which_group": "The request does not say what to compare (which column's values, or which period), and I will not pick one for you. Category columns: %s. Ask again naming one (e.g. \"which region had the highest total revenue\").",
+           "no_group": "The request asks for the figures by \"%s\", and no column of the table holds it; I will not give one overall figure instead. Category columns: %s.",
+           "absent": "The request asks for %s, and no column of the table holds it; I will not answer with another column instead. Numeric columns: %s.",
            "which_measure": "The request names no numeric column to compute this on, and I will not pick one for you. Numeric columns: %s. Ask again naming one (e.g. \"average <column> by month\")."},
     "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
            "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
@@ -45,8 +47,13 @@ T = {
            "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
            "between": "entre dos periodos",
            "which_group": "La pregunta no dice qu\u00e9 comparar (los valores de qu\u00e9 columna, o qu\u00e9 periodo), y no elegir\u00e9 por usted. Columnas de categor\u00edas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"qu\u00e9 regi\u00f3n tuvo los mayores ingresos\").",
+           "no_group": "La pregunta pide las cifras por \"%s\", y ninguna columna de la tabla lo contiene; no dar\u00e9 una cifra global en su lugar. Columnas de categor\u00edas: %s.",
+           "absent": "La pregunta pide %s, y ninguna columna de la tabla lo tiene; no responder\u00e9 con otra columna en su lugar. Columnas num\u00e9ricas: %s.",
            "which_measure": "La pregunta no nombra ninguna columna num\u00e9rica sobre la que calcular, y no elegir\u00e9 una por usted. Columnas num\u00e9ricas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"media de <columna> por mes\")."},
 }[LANG]
+
+# Measures whose name, when no column holds it, must not be replaced by another.
+ABSENT_MEASURES = ("profit", "cost", "price", "salary", "units", "stock", "delay", "distance")
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
 n_all = len(df)
@@ -100,8 +107,13 @@ measure = named_measures[0] if named_measures else None
 if op == "count" and measure and after_word(req, measure, ("many", "cuantos", "cuantas", "cuanto", "cuanta")):
     op = "sum"  # "how many units": the units add up, the rows are not counted
 notes = []
+# A measure the request names that no column holds ("profit" with only sales): the
+# money column, or the previous question's measure, would answer another question.
+absent = [a for g in SYNONYMS if g[0] in ABSENT_MEASURES
+          and not any(norm(x) in dict(column_aliases(c)) for c in measures for x in g)
+          for a in g if find_words(req, norm(a)) >= 0]
 PREV = CONFIG.get("previous") or {}
-same_table = PREV.get("input") == CONFIG["input"]
+same_table = PREV.get("input") == CONFIG["input"] and not absent
 if measure is None and same_table and op is None and PREV.get("op") == "count" and not INTENT.get("share"):
     op = "count"
     notes.append(T["as_before"] % T["count"])
@@ -121,11 +133,13 @@ elif measure is None:
         # money first (revenue, sales, amount), else the first numeric column
         money = [c for c in pool if any(a in ("revenue", "sales", "amount", "importe", "ventas")
                                         for a, _ in column_aliases(c))]
-        if not money:
+        if absent or not money:
             # No column to compute on was named and none is the obvious one (revenue,
             # sales): picking one would answer another question.
+            why = T["absent"] % ('"%s"' % absent[0], ", ".join(pool[:12])) if absent \
+                else T["which_measure"] % ", ".join(pool[:12])
             emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
-                         "cached": cached, "reason": T["which_measure"] % ", ".join(pool[:12])})
+                         "cached": cached, "reason": why})
             return
         measure = money[0]
         notes.append(T["assumed"] % measure)
@@ -165,6 +179,20 @@ if group_col is not None and not change:
 if group_col is None and period and ts is not None and not change:
     group_period = period
 ranking = INTENT.get("extreme") and op not in ("min", "max")
+# "satisfaction by gender" with no gender column: a grouping asked for that no column
+# or period gives; the overall figure would answer another question.
+if group_col is None and group_period is None and not change:
+    words = req.split()
+    for i, w in enumerate(words[:-1]):
+        nxt = words[i + 1]
+        if w in ("by", "per", "por", "each", "cada") and nxt.isalpha() and len(nxt) >= 3 \
+                and nxt not in ("the", "los", "las", "day", "week", "month", "year", "hour", "dia",
+                                "semana", "mes", "ano", "hora", "cent", "ciento", "default",
+                                "row", "rows", "fila", "filas"):
+            few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
+            emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
+                         "cached": cached, "reason": T["no_group"] % (nxt, ", ".join(few[:12]) or "-")})
+            return
 if group_col is None and group_period is None and not change:
     if (ranking or INTENT.get("top_n") or INTENT.get("share")) and value_groups:
         group_col = list(value_groups)[0]

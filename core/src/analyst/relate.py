@@ -116,8 +116,10 @@ elif not trend:
                                     len(both), ya, fmt(icpt), fmt(slope), xa)
     else:
         headline = T["corr_none"] % (xa, ya, local_num("%.3f" % r), local_num("%.3f" % rho), len(both))
+    # Unrounded: the report's table rounds once, like the sentence (0.95048 is 0.950,
+    # never 0.9505 then 0.951).
     table = pd.DataFrame({T["stat"]: [T["pearson"], T["spearman"], T["r2"], T["slope"], T["intercept"], T["n"]],
-                          T["value"]: [round(r, 4), round(rho, 4), round(r * r, 4), slope, icpt, len(both)]})
+                          T["value"]: [r, rho, r * r, slope, icpt, len(both)]})
     sample = both.sample(n=min(len(both), 5000), random_state=0) if len(both) > 5000 else both
     ax.scatter(sample["x"], sample["y"], s=12, alpha=0.6, color="#2a6f97")
     xs = np.linspace(both["x"].min(), both["x"].max(), 50)

@@ -82,6 +82,8 @@ SYNONYMS = [
     ["delay", "retraso"],
     ["distance", "distancia"],
     ["amount", "monto"],
+    ["footfall", "afluencia", "visitors", "visitantes"],
+    ["promo", "promocion", "promotion"],
 ]
 UNIT_TOKENS = {"c", "f", "pct", "percent", "kwh", "kw", "eur", "usd", "s", "sec", "secs", "ms", "m3",
                "mm", "cm", "kg", "g", "l", "num", "n", "no", "qty_", "eu"}

@@ -1586,6 +1586,17 @@ fn fifth_look_cases(t: &Tables) -> Vec<Case> {
             "Is the difference in wait_minutes between admitted and non-admitted patients statistically significant?",
         )
         .declined(),
+        // Sixth look: a share with a value and a comparison (which is the share's?),
+        // and a label no column holds ("which pilot"), are declined.
+        case(
+            "boarders.csv",
+            "What share of female passengers paid a fare above 50?",
+        )
+        .declined(),
+        case("boarders.csv", "Which cabin had the highest fare?").declined(),
+        case("visits.csv", "What is the average wait_minutes by gender?")
+            .declined()
+            .not(&[mean(&vt.nums("wait_minutes"))]),
         case(
             "orders.csv",
             "Revenue is units times unit_price. Which region had the highest total revenue?",

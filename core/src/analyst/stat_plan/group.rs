@@ -6,7 +6,9 @@ use super::asked::Asked;
 use super::mentions::{is_code, is_label_like, is_numeric, Mention};
 use super::reader::Reader;
 use super::unread::names_the_rows;
-use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS, ROW_NOUNS};
+use super::words::{
+    find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS, ROW_NOUNS, STAT_WORDS,
+};
 use super::Stat;
 
 /// "highest", "lowest" and the like, said outside conditions and columns' names.
@@ -175,6 +177,33 @@ impl Reader<'_> {
                 "\"who\": which column names the rows (ask e.g. \"which student_id has the highest math_score\")",
                 "\"quién\": qué columna nombra las filas (pregunte, por ejemplo, \"qué student_id tiene la math_score más alta\")",
             ));
+        }
+        if !argmax && (high || low) {
+            // "Which pilot had the most delays?" with no pilot column: the label asked
+            // for is not in the table; its maximum would answer another question.
+            let asked_for = (0..self.w.len().saturating_sub(1)).find_map(|i| {
+                let next = self.w[i + 1].as_str();
+                let function = [
+                    "is", "was", "are", "were", "one", "ones", "of", "the", "a", "an", "es", "fue",
+                    "son", "fueron", "era", "de", "el", "la", "los", "las",
+                ];
+                (["which", "que", "cual"].contains(&self.w[i].as_str())
+                    && !self.used[i + 1]
+                    && self.mention_at(i + 1).is_none()
+                    && next.len() >= 3
+                    && next.chars().all(|c| c.is_alphabetic())
+                    && !function.contains(&next)
+                    && !STAT_WORDS
+                        .iter()
+                        .any(|(p, _)| p.split(' ').next() == Some(next)))
+                .then(|| next.to_string())
+            });
+            if let Some(x) = asked_for {
+                self.not_understood.push(self.say(
+                    &format!("\"which {x}\": no column of the table holds it"),
+                    &format!("\"qué {x}\": ninguna columna de la tabla lo contiene"),
+                ));
+            }
         }
         if asked.question && !argmax && (high || low) && asked.describing() {
             // "What is the highest score?": the maximum itself.

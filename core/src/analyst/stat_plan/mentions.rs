@@ -1,7 +1,7 @@
 //! The table's columns as the request names them (by name, plural, synonym or a word
 //! of the name), and what kind of column each is.
 
-use super::words::{ROW_NOUNS, SYNONYMS};
+use super::words::{ROW_NOUNS, STAT_WORDS, SYNONYMS};
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
 
@@ -120,7 +120,9 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                     // "patients" for `patient_age`: a plural word for the rows names
                     // the rows, not a column one of whose words it is.
                     let rows = ROW_NOUNS.contains(&x.as_str()) && x.as_str() != tw.as_str();
-                    if same(x, tw) && !rows {
+                    // "the default rate" asks for a share, not `interest_rate`.
+                    let statistic = STAT_WORDS.iter().any(|(p, _)| p == x);
+                    if same(x, tw) && !rows && !statistic {
                         found.push((1, 1, i, ci));
                     }
                 }

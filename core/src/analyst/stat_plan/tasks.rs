@@ -8,7 +8,7 @@ use super::measures::Measures;
 use super::mentions::{is_code, is_numeric};
 use super::options::{alpha, Options};
 use super::reader::Reader;
-use super::unread::unknown_after_stat;
+use super::unread::{unknown_after_stat, unplanned_columns};
 use super::words::{digits, find, has, has_any, num, HIGH_WORDS, LOW_WORDS, TRUTHY};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
 use crate::analyst::request::normalise;
@@ -233,6 +233,7 @@ impl Reader<'_> {
                 .as_deref()
                 .is_some_and(|g| is_code(self.table, g))
             && !ones
+            && self.all_placed(plan, &measures)
         {
             // "Which category has the highest average unit cost?": aggregate.py.
             return Err(Theirs);
@@ -260,7 +261,11 @@ impl Reader<'_> {
         if plan.label_op.is_none() && quantity {
             // "Which product sold the most units?": a quantity adds up over a
             // label's rows; with no condition, the aggregate skill's question.
-            if derived.is_none() && plan.filters.is_empty() && self.not_understood.is_empty() {
+            if derived.is_none()
+                && plan.filters.is_empty()
+                && self.not_understood.is_empty()
+                && self.all_placed(plan, &measures)
+            {
                 return Err(Theirs);
             }
             plan.label_op = Some("sum_if_repeated");
@@ -291,7 +296,22 @@ impl Reader<'_> {
             stats, measures, ..
         } = parts;
         let measures = measures.specs;
+        let filters_before = plan.filters.len();
         plan.share_of = self.share_condition(plan);
+        // "What share of non-cancelled flights were delayed more than 30 minutes?":
+        // with a yes/no or value condition and a comparison both said, which is the
+        // share's and which the rows' is not read here; declined, never swapped.
+        let from_filters = plan.filters.len() < filters_before;
+        let compared = plan
+            .filters
+            .iter()
+            .any(|f| !["in", "not_in", "is_true", "is_false"].contains(&f.op));
+        if from_filters && compared {
+            self.not_understood.push(self.say(
+                "which condition the share is of and which rows it is over (ask for one condition, e.g. \"what share of flights had a delay above 30\")",
+                "de qué condición es el porcentaje y sobre qué filas (pregunte por una condición, por ejemplo, \"qué porcentaje de vuelos tuvo un retraso mayor que 30\")",
+            ));
+        }
         if plan.share_of.is_none() {
             self.not_understood.push(self.say(
                 "the share of which rows: name a yes/no column or a value (\"what percentage of passengers survived\", \"are female\")",
@@ -457,9 +477,19 @@ impl Reader<'_> {
             .group
             .as_deref()
             .is_some_and(|g| is_code(self.table, g));
-        if plain && plan.group.is_some() && self.not_understood.is_empty() && !code {
+        let placed = self.all_placed(plan, &plan.measures);
+        if plain && plan.group.is_some() && self.not_understood.is_empty() && !code && placed {
             return Err(Theirs);
         }
         Ok(())
+    }
+
+    /// Whether every column the request names has its place in `plan` with
+    /// `measures`: a question handed to the aggregate skill must lose no condition it
+    /// cannot read ("when on promo").
+    fn all_placed(&self, plan: &StatPlan, measures: &[MeasureSpec]) -> bool {
+        let mut whole = plan.clone();
+        whole.measures = measures.to_vec();
+        unplanned_columns(self, &whole).is_empty()
     }
 }

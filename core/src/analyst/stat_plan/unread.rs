@@ -69,6 +69,14 @@ impl Reader<'_> {
         }
         // A column the request names and no part of the plan uses ("which
         // department has the longest wait" answered with the overall mean).
+        if plan.group.is_none() {
+            if let Some(x) = self.unknown_grouping() {
+                self.not_understood.push(self.say(
+                    &format!("\"by {x}\": no column of the table holds it"),
+                    &format!("\"por {x}\": ninguna columna de la tabla lo contiene"),
+                ));
+            }
+        }
         // Only where nothing else is declined: it guards an answer, and a decline
         // already says what it could not read.
         if self.not_understood.is_empty() {
@@ -98,9 +106,47 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// "satisfaction by gender" with no gender column: the word a grouping names when
+    /// no column holds it (never "divided by", "by far", "por encima", "by IQR").
+    fn unknown_grouping(&self) -> Option<String> {
+        const NOT_A_GROUP: &[&str] = &[
+            "the", "el", "la", "los", "las", "far", "default", "hand", "iqr", "skewness", "method",
+            "rule", "test", "encima", "debajo", "ciento", "favor", "ejemplo", "day", "week",
+            "month", "year", "hour", "dia", "semana", "mes", "ano", "hora", "row", "rows", "fila",
+            "filas", "cada", "each", "all", "more", "less", "mas", "menos",
+        ];
+        (0..self.w.len().saturating_sub(1)).find_map(|i| {
+            let (x, next) = (self.w[i].as_str(), self.w[i + 1].as_str());
+            let prev = i.checked_sub(1).map_or("", |j| self.w[j].as_str());
+            let after_op = [
+                "divided",
+                "dividido",
+                "multiplied",
+                "multiplicado",
+                "judge",
+                "juzga",
+            ]
+            .contains(&prev);
+            (["by", "por"].contains(&x)
+                && !after_op
+                && !self.used[i]
+                && !self.used[i + 1]
+                && self.mention_at(i + 1).is_none()
+                && next.len() >= 3
+                && next.chars().all(|c| c.is_alphabetic())
+                && !NOT_A_GROUP.contains(&next)
+                && !STAT_WORDS
+                    .iter()
+                    .any(|(p, _)| p.split(' ').next() == Some(next)))
+            .then(|| next.to_string())
+        })
+    }
+}
+
 /// The columns named in the request that the plan does not use, each once. A
 /// mention whose words another part read ("per order" over one row an order) is used.
-fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
+pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
     let mut planned: Vec<&str> = Vec::new();
     for m in &plan.measures {
         planned.extend(m.column.as_deref());
