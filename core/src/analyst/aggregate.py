@@ -28,6 +28,7 @@ T = {
            "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
            "between": "between two periods",
            "which_group": "The request does not say what to compare (which column's values, or which period), and I will not pick one for you. Category columns: %s. Ask again naming one (e.g. \"which region had the highest total revenue\").",
+           "per_period": "The table has several rows a period: the %s of each period's total, or of every row? I do not compute a statistic of the periods' totals; ask for the %s of every row without the period, or for it by day, week or month.",
            "no_group": "The request asks for the figures by \"%s\", and no column of the table holds it; I will not give one overall figure instead. Category columns: %s.",
            "absent": "The request asks for %s, and no column of the table holds it; I will not answer with another column instead. Numeric columns: %s.",
            "which_measure": "The request names no numeric column to compute this on, and I will not pick one for you. Numeric columns: %s. Ask again naming one (e.g. \"average <column> by month\")."},
@@ -47,11 +48,15 @@ T = {
            "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
            "between": "entre dos periodos",
            "which_group": "La pregunta no dice qu\u00e9 comparar (los valores de qu\u00e9 columna, o qu\u00e9 periodo), y no elegir\u00e9 por usted. Columnas de categor\u00edas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"qu\u00e9 regi\u00f3n tuvo los mayores ingresos\").",
+           "per_period": "La tabla tiene varias filas por periodo: \u00bfla %s del total de cada periodo, o de todas las filas? No calculo estad\u00edsticas de los totales de cada periodo; pida la %s de todas las filas sin el periodo, o por d\u00eda, semana o mes.",
            "no_group": "La pregunta pide las cifras por \"%s\", y ninguna columna de la tabla lo contiene; no dar\u00e9 una cifra global en su lugar. Columnas de categor\u00edas: %s.",
            "absent": "La pregunta pide %s, y ninguna columna de la tabla lo tiene; no responder\u00e9 con otra columna en su lugar. Columnas num\u00e9ricas: %s.",
            "which_measure": "La pregunta no nombra ninguna columna num\u00e9rica sobre la que calcular, y no elegir\u00e9 una por usted. Columnas num\u00e9ricas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"media de <columna> por mes\")."},
 }[LANG]
 
+# Periods said as adjectives ("daily sales"), not as a grouping ("by day").
+ADJECTIVE_PERIODS = ("daily", "weekly", "monthly", "hourly", "yearly", "diario", "diaria", "diarios",
+                     "diarias", "semanal", "mensual", "anual")
 # Measures whose name, when no column holds it, must not be replaced by another.
 ABSENT_MEASURES = ("profit", "cost", "price", "salary", "units", "stock", "delay", "distance")
 
@@ -178,6 +183,18 @@ if group_col is not None and not change:
         group2 = rest[0]
 if group_col is None and period and ts is not None and not change:
     group_period = period
+    # "the median daily sales across all stores": a period said only as an adjective,
+    # over several rows a period, asks for one statistic of the periods' totals or of
+    # the rows, never a list per period; which is not read here, so it is declined.
+    adjective = any(find_words(req, a) >= 0 for a in ADJECTIVE_PERIODS)
+    named_period = any(find_words(req, "%s %s" % (b, p)) >= 0 for b in ("by", "per", "each", "por", "cada")
+                       for p in ("day", "week", "month", "hour", "year", "dia", "semana", "mes", "hora", "ano"))
+    if adjective and not named_period and op in ("mean", "median") and not INTENT.get("trend"):
+        keys = period_key(ts[mask], period, LANG)[0]
+        if keys.duplicated().any():
+            emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
+                         "cached": cached, "reason": T["per_period"] % (T[op], T[op])})
+            return
 ranking = INTENT.get("extreme") and op not in ("min", "max")
 # "satisfaction by gender" with no gender column: a grouping asked for that no column
 # or period gives; the overall figure would answer another question.
