@@ -162,8 +162,14 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
     }
     // A column that names the rows ("passengers" for a `passenger` of names, "a
     // contract" for `contract_name`) is how the request calls them, no part to place.
-    let names_rows = |m: &Mention| {
+    let no_part = |m: &Mention| {
         let word = r.w[m.start].as_str();
+        // "which branch issued the most loans": a date column's verb ("issued",
+        // "ordered", "hired") tells how the rows came, not a part to compute.
+        let verb = m.end - m.start == 1 && m.kind == "datetime" && word.ends_with("ed");
+        if verb {
+            return true;
+        }
         m.end - m.start == 1 && ROW_NOUNS.contains(&word)
             || r.table.column_kinds.iter().any(|c| {
                 c.name == m.column
@@ -187,10 +193,7 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in &r.mentions {
         let read = (m.start..m.end).all(|k| r.used[k] || task_words.contains(&k));
-        if !read
-            && !names_rows(m)
-            && !planned.contains(&m.column.as_str())
-            && !out.contains(&m.column)
+        if !read && !no_part(m) && !planned.contains(&m.column.as_str()) && !out.contains(&m.column)
         {
             out.push(m.column.clone());
         }
