@@ -77,18 +77,9 @@ mask = pd.Series(True, index=df.index)
 filters = []
 value_groups = {}
 for c in groupable:
-    vals = df[c].dropna().astype(str).unique()
-    hits = []
-    for v in vals:
-        vn = norm(v)
-        if len(vn) < 3 or vn.isdigit():
-            continue
-        pos = find_words(req, vn)
-        if pos >= 0 and not any(s <= pos < e for s, e in spans):
-            hits.append((pos, v))
-    if hits and len(hits) < len(vals):
-        hits.sort()
-        value_groups[c] = [v for _, v in hits]
+    hits = values_named(req, df[c], spans)
+    if hits and len(hits) < len(df[c].dropna().astype(str).unique()):
+        value_groups[c] = hits
 for c, vs in value_groups.items():
     mask &= df[c].astype(str).isin(vs)
     filters.append("%s = %s" % (c, " / ".join(vs)))

@@ -138,9 +138,7 @@ else:
     kept = pd.Series(True, index=df.index)
     several = None
     for c in cats:
-        vals = df[c].dropna().astype(str).unique()
-        hits = [v for v in vals if len(norm(v)) >= 3 and not norm(v).isdigit()
-                and find_words(req, norm(v)) >= 0]
+        hits = values_named(req, df[c])
         if len(hits) > 1:
             several = (c, hits)
         elif hits:

@@ -140,6 +140,20 @@ def match_columns(text_n, cols):
     return [c for _, c in chosen], spans
 
 
+def values_named(text_n, series, spans=()):
+    """The values of `series` the request names (three letters or more, not a bare
+    number, outside the column mentions `spans`), in the order they are named."""
+    hits = []
+    for v in series.dropna().astype(str).unique():
+        vn = norm(v)
+        if len(vn) < 3 or vn.isdigit():
+            continue
+        pos = find_words(text_n, vn)
+        if pos >= 0 and not any(s <= pos < e for s, e in spans):
+            hits.append((pos, v))
+    return [v for _, v in sorted(hits)]
+
+
 def after_word(text_n, col, words):
     """Whether the request names `col` right after one of `words`."""
     pos = globals().get("_sandalyst_mentions", {}).get(col)

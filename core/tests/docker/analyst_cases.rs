@@ -946,23 +946,7 @@ fn cases(t: &Tables) -> Vec<Case> {
 
     // orders: derived measures
     let o = &t.orders;
-    let rev_by: Vec<(String, f64)> = ["Norte", "Sur", "Centro", "Este"]
-        .iter()
-        .map(|reg| {
-            let s: f64 = o
-                .rows
-                .iter()
-                .filter(|r| r[1] == *reg)
-                .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
-                .sum();
-            (reg.to_string(), s)
-        })
-        .collect();
-    let top = rev_by
-        .iter()
-        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
-        .unwrap()
-        .clone();
+    let top = top_revenue_region(o);
     let units_by = |reg: &str| -> f64 {
         o.rows
             .iter()
@@ -1460,6 +1444,23 @@ fn quotes() -> Table {
 /// many survived", the overall median for "in first class", the mean of `price` for
 /// "price per square foot", a `lunch` = standard condition read out of "standard
 /// deviation", the mean of an id column) or a decline it did not need.
+/// The region of `orders` with the highest total of units x unit_price, and that total.
+fn top_revenue_region(o: &Table) -> (String, f64) {
+    ["Norte", "Sur", "Centro", "Este"]
+        .iter()
+        .map(|reg| {
+            let s: f64 = o
+                .rows
+                .iter()
+                .filter(|r| r[1] == *reg)
+                .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
+                .sum();
+            (reg.to_string(), s)
+        })
+        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
+        .unwrap()
+}
+
 /// Hospital visits: a yes/no column said as an adjective ("admitted patients"), a
 /// measure whose name holds the rows' word (`patient_age` and "patients"), a label
 /// column with five values.
@@ -1530,20 +1531,7 @@ fn fifth_look_cases(t: &Tables) -> Vec<Case> {
         100.0 * of.iter().filter(|r| admitted(r)).count() as f64 / of.len() as f64
     });
     let older = |r: &Vec<String>| r[age_i].parse::<f64>().unwrap() > 60.0;
-    let o = &t.orders;
-    let revenue_top = ["Norte", "Sur", "Centro", "Este"]
-        .iter()
-        .map(|reg| {
-            let s: f64 = o
-                .rows
-                .iter()
-                .filter(|r| r[1] == *reg)
-                .map(|r| r[2].parse::<f64>().unwrap() * r[3].parse::<f64>().unwrap())
-                .sum();
-            (reg.to_string(), s)
-        })
-        .max_by(|a, b| a.1.partial_cmp(&b.1).unwrap())
-        .unwrap();
+    let revenue_top = top_revenue_region(&t.orders);
     vec![
         case("visits.csv", "What is the average age of admitted patients?")
             .want(&[mean(&age_admitted)])

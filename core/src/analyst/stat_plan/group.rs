@@ -5,10 +5,8 @@
 use super::asked::Asked;
 use super::mentions::{is_code, is_label_like, is_numeric, Mention};
 use super::reader::Reader;
-use super::unread::names_the_rows;
-use super::words::{
-    find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS, ROW_NOUNS, STAT_WORDS,
-};
+use super::unread::is_rows_word;
+use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS};
 use super::Stat;
 
 /// "highest", "lowest" and the like, said outside conditions and columns' names.
@@ -94,7 +92,7 @@ impl Reader<'_> {
             ["most", "fewest", "least", "mas"].contains(&self.w[i].as_str())
                 && !self.used[j]
                 && self.mention_at(j).is_none()
-                && (ROW_NOUNS.contains(&next) || names_the_rows(self, next))
+                && is_rows_word(self, next)
         })
     }
 
@@ -181,22 +179,15 @@ impl Reader<'_> {
         if !argmax && (high || low) {
             // "Which pilot had the most delays?" with no pilot column: the label asked
             // for is not in the table; its maximum would answer another question.
-            let asked_for = (0..self.w.len().saturating_sub(1)).find_map(|i| {
-                let next = self.w[i + 1].as_str();
-                let function = [
-                    "is", "was", "are", "were", "one", "ones", "of", "the", "a", "an", "es", "fue",
-                    "son", "fueron", "era", "de", "el", "la", "los", "las",
-                ];
-                (["which", "que", "cual"].contains(&self.w[i].as_str())
-                    && !self.used[i + 1]
-                    && self.mention_at(i + 1).is_none()
-                    && next.len() >= 3
-                    && next.chars().all(|c| c.is_alphabetic())
-                    && !function.contains(&next)
-                    && !STAT_WORDS
-                        .iter()
-                        .any(|(p, _)| p.split(' ').next() == Some(next)))
-                .then(|| next.to_string())
+            const FUNCTION: &[&str] = &[
+                "is", "was", "are", "were", "one", "ones", "of", "the", "a", "an", "es", "fue",
+                "son", "fueron", "era", "de", "el", "la", "los", "las",
+            ];
+            let asked_for = (0..self.w.len()).find_map(|i| {
+                ["which", "que", "cual"]
+                    .contains(&self.w[i].as_str())
+                    .then(|| self.unknown_noun_after(i, FUNCTION))
+                    .flatten()
             });
             if let Some(x) = asked_for {
                 self.not_understood.push(self.say(

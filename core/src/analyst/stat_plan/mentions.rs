@@ -1,7 +1,7 @@
 //! The table's columns as the request names them (by name, plural, synonym or a word
 //! of the name), and what kind of column each is.
 
-use super::words::{ROW_NOUNS, STAT_WORDS, SYNONYMS};
+use super::words::{ROW_NOUNS, STAT_WORDS, SYNONYMS, TRUTHY};
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
 
@@ -186,6 +186,17 @@ pub(super) fn is_code(table: &Table, column: &str) -> bool {
             && c.values
                 .iter()
                 .all(|v| v.parse::<f64>().is_ok_and(|x| x.fract() == 0.0))
+    })
+}
+
+/// A column of two values that read as yes and no (yes/no, True/False, 0/1, sí/no).
+pub(super) fn is_yes_no(table: &Table, column: &str) -> bool {
+    table.column_kinds.iter().any(|c| {
+        c.name == column
+            && c.distinct == 2
+            && c.values
+                .iter()
+                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
     })
 }
 

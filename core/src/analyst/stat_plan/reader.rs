@@ -5,7 +5,7 @@
 use super::asked::Asked;
 use super::mentions::{is_numeric, Mention};
 use super::statistics::statistics;
-use super::words::find;
+use super::words::{find, STAT_WORDS};
 use super::Stat;
 use crate::analyst::profile::Table;
 use crate::analyst::request::Lang;
@@ -150,6 +150,23 @@ impl Reader<'_> {
 
     /// Whether one of `words` is said outside the parts read so far; a word inside a
     /// column's name ("max" of `temp_max`) is the column's.
+    /// The word after `at` when it looks like a noun that names no column and was not
+    /// read ("which pilot", "by gender"): unread, alphabetic, not in `stop`, and not
+    /// the first word of a statistic.
+    pub(super) fn unknown_noun_after(&self, at: usize, stop: &[&str]) -> Option<String> {
+        let next = self.w.get(at + 1)?.as_str();
+        let noun = !self.used[at]
+            && !self.used[at + 1]
+            && self.mention_at(at + 1).is_none()
+            && next.len() >= 3
+            && next.chars().all(|c| c.is_alphabetic())
+            && !stop.contains(&next)
+            && !STAT_WORDS
+                .iter()
+                .any(|(p, _)| p.split(' ').next() == Some(next));
+        noun.then(|| next.to_string())
+    }
+
     pub(super) fn said_free(&self, words: &[&str]) -> bool {
         words.iter().any(|p| {
             find(&self.w, p).into_iter().any(|at| {

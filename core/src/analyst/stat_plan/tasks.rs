@@ -5,13 +5,12 @@
 use super::asked::Asked;
 use super::group::Extremes;
 use super::measures::Measures;
-use super::mentions::{is_code, is_numeric};
+use super::mentions::{is_code, is_numeric, is_yes_no};
 use super::options::{alpha, Options};
 use super::reader::Reader;
 use super::unread::{unknown_after_stat, unplanned_columns};
-use super::words::{digits, find, has, has_any, num, HIGH_WORDS, LOW_WORDS, TRUTHY};
+use super::words::{digits, find, has, has_any, num, HIGH_WORDS, LOW_WORDS};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
-use crate::analyst::request::normalise;
 
 /// The answer's shape: a test when one is asked, an argmax when an extreme has its
 /// label, else a description.
@@ -343,13 +342,7 @@ impl Reader<'_> {
             .find(|m| {
                 !self.used[m.start]
                     && plan.group.as_deref() != Some(m.column.as_str())
-                    && self.table.column_kinds.iter().any(|c| {
-                        c.name == m.column
-                            && c.distinct == 2
-                            && c.values
-                                .iter()
-                                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
-                    })
+                    && is_yes_no(self.table, &m.column)
             })
             .map(|m| Filter {
                 column: m.column.clone(),

@@ -116,8 +116,7 @@ impl Reader<'_> {
             "month", "year", "hour", "dia", "semana", "mes", "ano", "hora", "row", "rows", "fila",
             "filas", "cada", "each", "all", "more", "less", "mas", "menos",
         ];
-        (0..self.w.len().saturating_sub(1)).find_map(|i| {
-            let (x, next) = (self.w[i].as_str(), self.w[i + 1].as_str());
+        (0..self.w.len()).find_map(|i| {
             let prev = i.checked_sub(1).map_or("", |j| self.w[j].as_str());
             let after_op = [
                 "divided",
@@ -128,18 +127,9 @@ impl Reader<'_> {
                 "juzga",
             ]
             .contains(&prev);
-            (["by", "por"].contains(&x)
-                && !after_op
-                && !self.used[i]
-                && !self.used[i + 1]
-                && self.mention_at(i + 1).is_none()
-                && next.len() >= 3
-                && next.chars().all(|c| c.is_alphabetic())
-                && !NOT_A_GROUP.contains(&next)
-                && !STAT_WORDS
-                    .iter()
-                    .any(|(p, _)| p.split(' ').next() == Some(next)))
-            .then(|| next.to_string())
+            (["by", "por"].contains(&self.w[i].as_str()) && !after_op)
+                .then(|| self.unknown_noun_after(i, NOT_A_GROUP))
+                .flatten()
         })
     }
 }
@@ -466,6 +456,12 @@ pub(super) fn names_the_rows(r: &Reader, word: &str) -> bool {
                 .split(' ')
                 .any(|t| t.len() >= 3 && t != "id" && stemmed(t) == stemmed(word))
         })
+}
+
+/// Whether `word` is a plural for the rows themselves: an everyday one
+/// ("passengers", "pacientes") or one [`names_the_rows`] reads from the table.
+pub(super) fn is_rows_word(r: &Reader, word: &str) -> bool {
+    ROW_NOUNS.contains(&word) || names_the_rows(r, word)
 }
 
 /// The word after "mean of (the) ..." when it names no column ("mean of salary").

@@ -2,10 +2,11 @@
 //! survived"), and the values of a column with few of them ("female passengers", "en
 //! Bilbao", "first class").
 
-use super::mentions::is_numeric;
+use super::mentions::{is_numeric, is_yes_no};
 use super::reader::Reader;
-use super::unread::names_the_rows;
-use super::words::{digits, find, QUESTION_WORDS, ROW_NOUNS, SYNONYMS, TRUTHY};
+use super::text::fmt_value;
+use super::unread::is_rows_word;
+use super::words::{digits, find, QUESTION_WORDS, SYNONYMS};
 use super::Filter;
 use crate::analyst::request::{normalise, Lang};
 
@@ -152,20 +153,13 @@ impl Reader<'_> {
             return;
         }
         for m in self.mentions.clone() {
-            let yes_no = self.table.column_kinds.iter().any(|c| {
-                c.name == m.column
-                    && c.distinct == 2
-                    && c.values
-                        .iter()
-                        .all(|v| TRUTHY.contains(&normalise(v).as_str()))
-            });
-            if !yes_no || self.used[m.start] {
+            if !is_yes_no(self.table, &m.column) || self.used[m.start] {
                 continue;
             }
             let word = |k: Option<usize>| k.and_then(|k| self.w.get(k)).map_or("", |x| x.as_str());
             let negated = ["not", "non", "no"].contains(&word(m.start.checked_sub(1)));
             let from = if negated { m.start - 1 } else { m.start };
-            let rows = |x: &str| ROW_NOUNS.contains(&x) || names_the_rows(self, x);
+            let rows = |x: &str| is_rows_word(self, x);
             let before = (word(from.checked_sub(2)), word(from.checked_sub(1)));
             let predicate = [
                 ("who", "are"),
@@ -323,7 +317,7 @@ impl Reader<'_> {
                 Filter {
                     column: m.column.clone(),
                     op: if negated.is_some() { "not_in" } else { "in" },
-                    values: values.iter().map(|v| fmt_code(*v)).collect(),
+                    values: values.iter().map(|v| fmt_value(*v)).collect(),
                     either: true,
                     ..Filter::default()
                 }
@@ -421,14 +415,5 @@ impl Reader<'_> {
             }
         }
         None
-    }
-}
-
-/// A code's value as the inspection lists it ("1", not "1.0").
-fn fmt_code(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        v.to_string()
     }
 }
