@@ -111,6 +111,56 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSpec],
     /// Called with each piece of the reply as it streams; may be a no-op.
     pub on_delta: &'a (dyn Fn(Delta) + Send + Sync),
+    /// Whether the model may end the ask now. A model whose steps are held to a
+    /// schema ([`CallMode::Schema`]) is only offered the choices this allows.
+    pub answer: Answer,
+}
+
+/// What a turn may end with, from the files the task names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Answer {
+    /// No named output is missing: the final answer is allowed.
+    #[default]
+    Open,
+    /// These named outputs are missing or invalid: only a tool call is allowed.
+    NotYet { missing: Vec<String> },
+    /// These are still missing, and the model may say why they cannot be made.
+    OrWhyNot { missing: Vec<String> },
+}
+
+/// How a model's tool calls travel (Chat Completions servers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallMode {
+    /// The API's own `tools` and `tool_calls`.
+    Native,
+    /// Each turn is one JSON object under a JSON schema (`response_format`): a short
+    /// thought, the action (a tool or the final answer) and its arguments.
+    Schema,
+    /// The same step object, written as text and read leniently: no tools, no schema.
+    Text,
+}
+
+impl CallMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            CallMode::Native => "native",
+            CallMode::Schema => "schema",
+            CallMode::Text => "text",
+        }
+    }
+}
+
+/// How the model ended a reply that holds no call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ending {
+    /// Nothing says (a native reply): its text may be an answer.
+    #[default]
+    Unmarked,
+    /// The step said `final_answer`.
+    Answer,
+    /// The step said `cannot_finish`: the named outputs cannot be made; its text says why.
+    CannotFinish,
 }
 
 /// A [`Request::on_delta`] that drops everything.
@@ -126,6 +176,8 @@ pub struct Reply {
     /// The reply passed one of the app's caps (`model::caps::ReplyCaps`): what came up
     /// to the cap is kept, the rest was never read, and its calls must not run.
     pub cut: Option<Cut>,
+    /// What a structured step said it was ([`CallMode::Schema`], [`CallMode::Text`]).
+    pub ending: Ending,
 }
 
 impl Reply {
@@ -244,6 +296,21 @@ pub trait Model: Send {
     /// conversation below it by stubbing old tool outputs.
     fn context_window(&self) -> Option<u64> {
         None
+    }
+
+    /// How tool calls travel now, for a model where that is a choice, and why (a
+    /// sentence for `-v` and the window). It may change after a reply.
+    fn call_mode(&self) -> Option<(CallMode, String)> {
+        None
+    }
+
+    /// Go on in the mode an earlier ask of this session settled on.
+    fn resume_call_mode(&mut self, _mode: CallMode) {}
+
+    /// Whether the first turn should carry a profile of the inputs (columns, types,
+    /// rows): an LLM, not the offline analyst, which inspects them itself.
+    fn wants_input_profile(&self) -> bool {
+        false
     }
 
     /// Produce the next reply. Must return promptly once `cancel` fires.

@@ -16,6 +16,66 @@ If you cannot make a structured tool call, reply with only the code, in one fenc
 ```python\nimport pandas as pd\ndf = pd.read_csv(\"input/data.csv\")\nprint(df.head())\n```\n\
 The code runs, you see its output, and then you go on.";
 
+/// How to take a step, for a model whose steps are JSON objects (schema or text
+/// mode) and whose reply was not one.
+pub const HOW_TO_STEP: &str = "Reply with exactly one JSON object, for example \
+{\"thought\": \"Load the data\", \"action\": \"python\", \"code\": \"import pandas as pd\\ndf = pd.read_csv('input/data.csv')\\nprint(df.head())\"}. \
+The code runs, you see its output, and then you go on.";
+
+/// One line after each call for a task that names its outputs: which are done,
+/// which are missing or wrong, and the task's own words for the next one. `None`
+/// when the task names none.
+pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
+    let named = named_outputs(task);
+    if named.is_empty() {
+        return None;
+    }
+    if problems.is_empty() {
+        return Some(format!(
+            "[checklist] all {} files the task names are written and valid; give the final answer once the task is done.",
+            named.len()
+        ));
+    }
+    let state: Vec<String> = named
+        .iter()
+        .map(|n| {
+            let path = format!("output/{n}");
+            match problems.iter().find(|p| p.path == path) {
+                Some(p) => format!("{path} {}", p.problem),
+                None => format!("{path} done"),
+            }
+        })
+        .collect();
+    let next = &problems[0].path;
+    let words = sentence_naming(task, next)
+        .map(|s| format!(" (the task: \"{s}\")"))
+        .unwrap_or_default();
+    Some(format!(
+        "[checklist] {}. Next: write {next}{words}.",
+        state.join("; ")
+    ))
+}
+
+/// The sentence of the user's words that names `path`, shortened.
+fn sentence_naming(task: &str, path: &str) -> Option<String> {
+    let task = task.split(crate::protocol::APP_NOTE).next().unwrap_or("");
+    let at = task.find(path)?;
+    let start = task[..at]
+        .rfind(['\n', '!', '?'])
+        .map(|i| i + 1)
+        .max(task[..at].rfind(". ").map(|i| i + 2))
+        .unwrap_or(0);
+    let after = at + path.len();
+    let end = task[after..]
+        .find(". ")
+        .into_iter()
+        .chain(task[after..].find('\n'))
+        .min()
+        .map_or(task.len(), |i| after + i);
+    let sentence: String = task[start..end].trim().chars().take(240).collect();
+    (!sentence.is_empty()).then_some(sentence.trim_end_matches('.').to_string())
+}
+
 /// The output files the task names (`output/NAME.ext`), relative to `output/`, each once.
 /// Only the user's words count: the app's notes after them (files restored, added)
 /// name files too.
@@ -208,6 +268,22 @@ mod tests {
             None
         );
         assert_eq!(unrun_call("```\nregion,units\nCentro,3\n```", false), None);
+    }
+
+    #[test]
+    fn the_checklist_says_what_is_done_and_the_tasks_words_for_the_next() {
+        let task = "Find the anomalies in input/e.csv.\nSave them to output/anomalies.csv. Plot them as output/chart.png, one line per meter.";
+        let problems = [OutputProblem {
+            path: "output/chart.png".into(),
+            problem: "does not exist".into(),
+        }];
+        assert_eq!(
+            checklist(task, &problems).unwrap(),
+            "[checklist] output/anomalies.csv done; output/chart.png does not exist. \
+             Next: write output/chart.png (the task: \"Plot them as output/chart.png, one line per meter\")."
+        );
+        assert!(checklist(task, &[]).unwrap().contains("all 2 files"));
+        assert_eq!(checklist("What is the mean?", &[]), None);
     }
 
     #[test]

@@ -127,6 +127,21 @@ pub enum EventKind {
     NothingRan {
         reason: String,
     },
+    /// How the model's tool calls travel ([`crate::conversation::CallMode`]): said
+    /// at the start of an ask and whenever it changes (`auto` moving a local server
+    /// to schema steps), with why. Kept with the ask in run.json.
+    CallMode {
+        mode: crate::conversation::CallMode,
+        reason: String,
+    },
+    /// The inputs were profiled in the sandbox (columns, types, rows, missing values,
+    /// the time column) and the profile put in the model's first message.
+    InputsProfiled {
+        tables: u32,
+        duration_ms: u64,
+        /// Why no profile was made (the code failed); `None` when one was.
+        failed: Option<String>,
+    },
     /// How a call ended, structured (not the text prepared for the model).
     CellResult {
         call_id: String,

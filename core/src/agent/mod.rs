@@ -42,10 +42,12 @@ pub enum Failed {
     Sandbox,
 }
 
+use crate::conversation::{Answer, CallMode, Ending};
 use crate::model::caps::Cut;
 use crate::model::chat_completions::text_calls;
 use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
+use crate::protocol::OutputProblem;
 use crate::sandbox::{OutputEntry, Sandbox};
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -148,6 +150,12 @@ pub struct Agent<'a> {
     /// The model's measured pace this ask: output tokens and the seconds their
     /// replies took (prompt reading included).
     pace: (u64, f64),
+    /// The named outputs still missing or invalid, after the last call.
+    problems: Vec<OutputProblem>,
+    /// How the model's calls travel, as last announced.
+    call_mode: Option<(CallMode, String)>,
+    /// The kernel's names after the last Python cell.
+    names: Vec<String>,
 }
 
 /// How long the ask has waited for a person, and whether it waits now.
@@ -219,6 +227,9 @@ impl<'a> Agent<'a> {
             cuts: 0,
             waiting: Default::default(),
             pace: (0, 0.0),
+            problems: Vec::new(),
+            call_mode: None,
+            names: Vec::new(),
         }
     }
 
@@ -228,6 +239,8 @@ impl<'a> Agent<'a> {
             return self.failed(e);
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
+        self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+        self.announce_call_mode();
         loop {
             let outcome = match self.limit_reached() {
                 Some(limit) => Outcome::Limit(limit),
@@ -367,9 +380,13 @@ impl<'a> Agent<'a> {
                 Some(Decision::Edit { code }) => tools::with_code(&name, &arguments, code),
                 _ => arguments,
             };
-            let output = self
+            let mut output = self
                 .execute(&call_id, &name, &arguments, &decision, cancel)
                 .await?;
+            self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+            if let Some(line) = ending::checklist(task, &self.problems) {
+                tools::append_note(&mut output, &line);
+            }
             self.push(output, None)?;
             if cancel.is_cancelled() {
                 return Ok(Outcome::Ended(RunStatus::Cancelled));
@@ -432,12 +449,14 @@ impl<'a> Agent<'a> {
         let on_delta = move |d: Delta| host.emit(delta_event(d));
         let mut shrunk = false;
         let started = tokio::time::Instant::now();
+        let answer = self.answer();
         let reply = loop {
             let request = Request {
                 instructions: &self.instructions,
                 items: &self.items,
                 tools,
                 on_delta: &on_delta,
+                answer: answer.clone(),
             };
             let reply = tokio::select! {
                 r = self.model.respond(request, cancel) => r,
@@ -471,6 +490,7 @@ impl<'a> Agent<'a> {
                 ),
             });
         }
+        self.announce_call_mode();
         self.usage += reply.usage;
         self.pace.0 += reply.usage.output_tokens;
         self.pace.1 += started.elapsed().as_secs_f64();
@@ -564,16 +584,24 @@ impl<'a> Agent<'a> {
             )?;
             return Ok(Outcome::Continue);
         }
+        if reply.ending == Ending::CannotFinish {
+            // The model says the named outputs cannot be made, and why: no reminder.
+            let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+            if !problems.is_empty() {
+                return Ok(Outcome::Ended(RunStatus::Incomplete { problems }));
+            }
+        }
         if self.nudges < MAX_NUDGES {
             if let Some(reason) = ending::unrun_call(&text.join("\n\n"), self.ran_code) {
                 self.nudges += 1;
                 self.host.emit(EventKind::NothingRan {
                     reason: reason.clone(),
                 });
-                let note = app_note(&format!(
-                    "Nothing was run: {reason}. {}",
-                    ending::HOW_TO_CALL
-                ));
+                let how = match self.call_mode {
+                    Some((CallMode::Schema | CallMode::Text, _)) => ending::HOW_TO_STEP,
+                    _ => ending::HOW_TO_CALL,
+                };
+                let note = app_note(&format!("Nothing was run: {reason}. {how}"));
                 self.push(Item::User { text: note }, None)?;
                 return Ok(Outcome::Continue);
             }
@@ -666,8 +694,12 @@ impl<'a> Agent<'a> {
                 let r = self
                     .sandbox
                     .python(&code, timeout, cancel, &on_output)
-                    .await;
-                seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
+                    .await
+                    .map_err(|e| e.context(Failed::Sandbox))?;
+                if let Some(note) = observe::names_note(&r, &mut self.names) {
+                    seen.notes.push(note);
+                }
+                seen.ran(r)
             }
             Ok(tools::Call::Shell(cmd)) => {
                 self.ran_code = true;
@@ -746,6 +778,32 @@ impl<'a> Agent<'a> {
         let status = RunStatus::Failed { message };
         self.failure = Some(e);
         status
+    }
+
+    /// What this turn may end with: the answer once no named output is missing;
+    /// before that only calls, and, once code has run for half the turns, the word
+    /// that they cannot be made (offered sooner, small models take it at once).
+    fn answer(&self) -> Answer {
+        if self.problems.is_empty() {
+            return Answer::Open;
+        }
+        let missing = self.problems.iter().map(|p| p.path.clone()).collect();
+        if self.ran_code && (self.turns * 2 >= self.limits.max_turns || self.reminders > 0) {
+            Answer::OrWhyNot { missing }
+        } else {
+            Answer::NotYet { missing }
+        }
+    }
+
+    /// Say how the model's calls travel, when that is new.
+    fn announce_call_mode(&mut self) {
+        let now = self.model.call_mode();
+        if now.is_some() && now != self.call_mode {
+            if let Some((mode, reason)) = now.clone() {
+                self.host.emit(EventKind::CallMode { mode, reason });
+            }
+            self.call_mode = now;
+        }
     }
 
     fn cost(&self) -> Option<f64> {

@@ -378,6 +378,67 @@ pub fn scaled(bytes: &[u8]) -> anyhow::Result<ImagePart> {
     })
 }
 
+/// What the model is told of the kernel's namespace after a Python cell: the names
+/// the cell added (a line), or, when it failed on a name that does not exist, every
+/// name there is, since a reply that was cut never ran and what it defined is not
+/// there. `known` is the namespace after the last cell, updated here.
+pub fn names_note(r: &ExecResult, known: &mut Vec<String>) -> Option<String> {
+    let listed = r.names.as_deref()?;
+    let entries = split_names(listed);
+    let name_of = |e: &str| e.split(" (").next().unwrap_or(e).to_string();
+    let missing = r
+        .traceback
+        .as_deref()
+        .and_then(|tb| {
+            tb.rsplit("NameError: name '")
+                .next()
+                .filter(|_| tb.contains("NameError: name '"))
+        })
+        .and_then(|rest| rest.split('\'').next())
+        .map(str::to_string);
+    let before = std::mem::replace(known, entries.iter().map(|e| name_of(e)).collect());
+    if let Some(name) = missing {
+        let all = if listed.is_empty() {
+            "nothing yet".into()
+        } else {
+            listed.to_string()
+        };
+        return Some(format!(
+            "`{name}` does not exist in the kernel: only what a cell that ran defined is there \
+             (a reply that was cut never ran). Defined now: {all}."
+        ));
+    }
+    let added: Vec<&str> = entries
+        .iter()
+        .map(String::as_str)
+        .filter(|e| !before.contains(&name_of(e)))
+        .collect();
+    (!added.is_empty()).then(|| format!("New names in the kernel: {}.", added.join(", ")))
+}
+
+/// The entries of the kernel's list ("df (DataFrame 8760x4)"), its "and N more"
+/// tail dropped.
+fn split_names(listed: &str) -> Vec<String> {
+    let parts: Vec<&str> = listed.split("), ").collect();
+    let last = parts.len().saturating_sub(1);
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i < last {
+                format!("{p})")
+            } else {
+                p.to_string()
+            }
+        })
+        .flat_map(|p| {
+            // "x (int), and 3 more" ends the list.
+            let p = p.split(", and ").next().unwrap_or("").to_string();
+            (!p.trim().is_empty() && !p.starts_with("and ")).then_some(p)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,6 +138,16 @@ pub fn edited(item: &Item, code: &str) -> Item {
     }
 }
 
+/// A line added to a call's result for the model (the checklist of named outputs).
+pub fn append_note(item: &mut Item, line: &str) {
+    if let Item::ToolOutput { output, .. } = item {
+        if !output.ends_with('\n') && !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(line);
+    }
+}
+
 /// The text the model sees for a call's result.
 pub fn observation(r: &ExecResult) -> String {
     let status = serde_json::to_value(r.status)

@@ -131,6 +131,9 @@ def profile_table(path, kind, sheet, df):
                                                      ascii_text(rng), role))
     if df.shape[1] > 40:
         lines.append("  ... %d more columns" % (df.shape[1] - 40))
+    if CONFIG.get("sample_rows"):
+        head = df.head(int(CONFIG["sample_rows"])).iloc[:, :12].to_string(max_colwidth=24)
+        lines.append("first rows:\n" + ascii_text(head))
     if time_col:
         ts = parse_times(df[time_col], times[0]["unit"]).dropna().sort_values()
         if len(ts) > 1:
@@ -183,7 +186,7 @@ if len(files) > 60:
     print("  ... and %d more files" % (len(files) - 60))
 
 profile = {"version": 1, "files": [], "tables": []}
-TEXT_BUDGET, JSON_BUDGET = 12000, 18000  # the tool output is capped (~32 KB): stay well below
+TEXT_BUDGET, JSON_BUDGET = int(CONFIG.get("text_budget", 12000)), 18000  # the tool output is capped (~32 KB): stay well below
 printed, budget_hit = 0, False
 have_openpyxl = optional_module("openpyxl")
 have_parquet = optional_module("pyarrow") or optional_module("fastparquet")
@@ -246,4 +249,5 @@ if len(line) > JSON_BUDGET:
 while len(line) > JSON_BUDGET and len(profile["tables"]) > 1:
     profile["tables"].pop()
     line = json.dumps(profile, separators=(",", ":"), default=str)
-print("\nSANDALYST_PROFILE " + line)
+if not CONFIG.get("for_model"):
+    print("\nSANDALYST_PROFILE " + line)

@@ -91,6 +91,7 @@ mod plan;
 mod profile;
 pub mod request;
 mod scripts;
+pub use scripts::input_profile_code;
 mod skills;
 mod stat_plan;
 mod transcript;

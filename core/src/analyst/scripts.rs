@@ -92,6 +92,23 @@ pub(super) fn inspect_code() -> String {
     )
 }
 
+/// The inspection as the first turn of an LLM's ask: the same profile with a few
+/// rows of each table, within a budget a small model's context can take, without
+/// the JSON line the planner reads; nothing it defines stays in the kernel.
+pub fn input_profile_code() -> String {
+    let code = compose(
+        Phase::Inspect,
+        INSPECT_PY,
+        true,
+        &json!({ "input_dir": "input", "sample_rows": 3, "text_budget": 5000, "for_model": true }),
+    );
+    format!(
+        "_sandalyst_before = set(globals())\n{code}\n\
+         for _k in [k for k in list(globals()) if k not in _sandalyst_before]:\n    del globals()[_k]\n\
+         del _sandalyst_before\n"
+    )
+}
+
 fn analysis_config(
     target: &Target,
     outputs: &OutputNames,

@@ -94,6 +94,7 @@ async fn step(model: &mut OfflineAnalyst, items: &[Item], tools: &[ToolSpec]) ->
                 items,
                 tools,
                 on_delta: &crate::conversation::no_deltas,
+                answer: Default::default(),
             },
             &CancellationToken::new(),
         )
@@ -669,6 +670,7 @@ async fn cancelled_requests_return_at_once() {
                 items: &items,
                 tools: &[],
                 on_delta: &crate::conversation::no_deltas,
+                answer: Default::default(),
             },
             &cancel,
         )

@@ -782,6 +782,26 @@ impl Printer {
                 };
                 writeln!(err, "  {}{how}: {}", escape(name), indent(code, v, 3))
             }
+            EventKind::CallMode { mode, reason } if v => {
+                writeln!(err, "  calls: {} ({})", mode.name(), escape(reason))
+            }
+            EventKind::CallMode { .. } => Ok(()),
+            EventKind::InputsProfiled {
+                tables,
+                duration_ms,
+                failed,
+            } => match failed {
+                None => writeln!(
+                    err,
+                    "  inputs profiled for the model: {tables} table(s) in {:.1} s",
+                    *duration_ms as f64 / 1000.0
+                ),
+                Some(why) => writeln!(
+                    err,
+                    "  the inputs could not be profiled ({}); the model reads them itself",
+                    escape(why)
+                ),
+            },
             EventKind::NothingRan { reason } => {
                 writeln!(
                     err,
@@ -852,6 +872,10 @@ impl Printer {
             EventKind::Usage { .. }
             | EventKind::TextDelta { .. }
             | EventKind::ToolCallDelta { .. } => Ok(()),
+            // Asked again at once: not a failure (the call mode changed).
+            EventKind::Retry {
+                wait_ms: 0, reason, ..
+            } => writeln!(err, "  {reason}"),
             EventKind::Retry {
                 attempt,
                 wait_ms,

@@ -42,6 +42,7 @@ pub struct Messages;
 
 impl WireFormat for Messages {
     const NAME: &'static str = "Anthropic";
+    type State = ();
     type Decoder = MessagesDecoder;
 
     fn endpoint(config: &ProviderConfig) -> Endpoint {
@@ -60,7 +61,9 @@ impl WireFormat for Messages {
         }
     }
 
-    fn body(config: &ProviderConfig, request: &Request) -> Value {
+    fn state(_config: &ProviderConfig) {}
+
+    fn body(config: &ProviderConfig, _state: &(), request: &Request) -> Value {
         let mut body = json!({
             "model": config.model,
             "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -384,6 +387,7 @@ impl Decoder for MessagesDecoder {
             },
             cut_off: self.cut_off,
             cut: None,
+            ending: Default::default(),
         })
     }
 }

@@ -23,6 +23,8 @@
 //! by [`text_calls`].
 
 pub mod loose_json;
+pub mod mode;
+pub mod steps;
 pub mod text_calls;
 
 use std::collections::BTreeMap;
@@ -36,6 +38,8 @@ use super::http::{
     data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
 };
 use super::{sse, tool_args, Delta, ImagePart, Item, Reply, Request, Usage};
+use crate::conversation::{CallMode, Ending};
+use mode::ModeState;
 
 /// The Chat Completions provider.
 pub type ChatCompletions = HttpModel<Chat>;
@@ -46,6 +50,7 @@ pub struct Chat;
 impl WireFormat for Chat {
     const NAME: &'static str = "ChatCompletions";
     type Decoder = ChatDecoder;
+    type State = ModeState;
 
     fn endpoint(config: &ProviderConfig) -> Endpoint {
         Endpoint {
@@ -56,14 +61,34 @@ impl WireFormat for Chat {
         }
     }
 
-    fn body(config: &ProviderConfig, request: &Request) -> Value {
+    fn state(config: &ProviderConfig) -> ModeState {
+        ModeState::new(config)
+    }
+
+    fn body(config: &ProviderConfig, state: &ModeState, request: &Request) -> Value {
+        // A turn without tools (the write-up after a limit) is plain text in any mode.
+        let stepped = state.mode != CallMode::Native && !request.tools.is_empty();
+        let messages = if stepped {
+            let note = steps::format_note(request.tools, &request.answer);
+            steps::messages(
+                request.instructions,
+                &note,
+                request.items,
+                config.takes_images(),
+            )
+        } else {
+            messages(request.instructions, request.items, config.takes_images())
+        };
         let mut body = json!({
             "model": config.model,
-            "messages": messages(request.instructions, request.items, config.takes_images()),
+            "messages": messages,
             "stream": true,
             "stream_options": {"include_usage": true},
         });
-        if !request.tools.is_empty() {
+        if state.mode == CallMode::Schema && stepped {
+            body["response_format"] = steps::response_format(request.tools, &request.answer);
+        }
+        if !request.tools.is_empty() && !stepped {
             body["tools"] = request
                 .tools
                 .iter()
@@ -87,8 +112,65 @@ impl WireFormat for Chat {
         body
     }
 
-    fn finish(_config: &ProviderConfig, request: &Request, reply: Reply) -> Reply {
-        text_calls::convert(reply, request.tools)
+    fn live<'a>(
+        state: &mut ModeState,
+        on_delta: &'a (dyn Fn(Delta) + Send + Sync),
+    ) -> Box<dyn Fn(Delta) + Send + Sync + 'a> {
+        state.call_id = tool_args::fresh_call_id(0);
+        if state.mode == CallMode::Native {
+            return Box::new(on_delta);
+        }
+        let stream = steps::StepStream::new(on_delta, state.call_id.clone());
+        Box::new(move |d| stream.on_delta(d))
+    }
+
+    fn finish(
+        _config: &ProviderConfig,
+        state: &mut ModeState,
+        request: &Request,
+        reply: Reply,
+    ) -> Result<Reply, Reply> {
+        if state.mode != CallMode::Native && !request.tools.is_empty() {
+            return Ok(read_step(reply, request, &state.call_id));
+        }
+        let converted = text_calls::convert(reply.clone(), request.tools);
+        let recovered = converted.items.len() != reply.items.len();
+        if state.switches(request.tools, request.items, &reply, recovered) {
+            return Err(converted);
+        }
+        Ok(converted)
+    }
+
+    fn call_mode(state: &ModeState) -> Option<(CallMode, String)> {
+        Some((state.mode, state.reason.clone()))
+    }
+
+    fn resume_call_mode(state: &mut ModeState, mode: CallMode) {
+        state.resume(mode)
+    }
+}
+
+/// A step reply's text read as its call or its end. One that is not a step (cut
+/// by the token cap, or text mode's prose) is read as calls written as text, else
+/// kept as it is: the loop tells the model what was wrong.
+fn read_step(mut reply: Reply, request: &Request, call_id: &str) -> Reply {
+    let Some(pos) = reply
+        .items
+        .iter()
+        .position(|i| matches!(i, Item::Assistant { .. }))
+    else {
+        return reply;
+    };
+    let Item::Assistant { text } = &reply.items[pos] else {
+        return reply;
+    };
+    match steps::parse(text, request.tools, call_id) {
+        Some((items, ending)) => {
+            reply.items.splice(pos..pos + 1, items);
+            reply.ending = ending;
+            reply
+        }
+        None => text_calls::convert(reply, request.tools),
     }
 }
 
@@ -408,6 +490,7 @@ impl Decoder for ChatDecoder {
             usage: self.usage,
             cut_off: self.cut_off,
             cut: None,
+            ending: Ending::Unmarked,
         })
     }
 }

@@ -150,6 +150,8 @@ pub struct Section {
     pub repeat_penalty: Option<f64>,
     pub frequency_penalty: Option<f64>,
     pub presence_penalty: Option<f64>,
+    /// How tool calls travel (`auto`, `native`, `schema`, `text`); Chat Completions only.
+    pub tool_calls: Option<sampling::ToolCalls>,
 }
 
 impl Section {
@@ -162,6 +164,7 @@ impl Section {
             repeat_penalty: self.repeat_penalty,
             frequency_penalty: self.frequency_penalty,
             presence_penalty: self.presence_penalty,
+            tool_calls: self.tool_calls,
         }
     }
 }
@@ -350,7 +353,12 @@ impl ProviderConfig {
             key_var: kind.key_var().to_string(),
             http: HttpSettings::default(),
             max_tokens: None,
-            sampling: Sampling::default(),
+            // Built in code (tests, embedders): the API's own calls unless set; the
+            // config file's default is `auto` (resolve).
+            sampling: Sampling {
+                tool_calls: Some(sampling::ToolCalls::Native),
+                ..Sampling::default()
+            },
             reasoning_effort: None,
             reasoning_summary: None,
             price: pricing::lookup(kind.name(), model),

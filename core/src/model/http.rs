@@ -31,6 +31,7 @@ use super::pricing::Price;
 use super::secret::{redact, Credentials};
 use super::sse;
 use super::{Delta, ImagePart, Model, Reply, Request};
+use crate::conversation::CallMode;
 
 /// How hard to try.
 #[derive(Clone, Debug, PartialEq)]
@@ -578,19 +579,39 @@ pub trait WireFormat: 'static {
     const NAME: &'static str;
     /// Reads the answer to one attempt; a fresh one is made per attempt.
     type Decoder: Decoder + Default + Send;
+    /// What one model remembers between turns about how it is asked (Chat
+    /// Completions: how its tool calls travel).
+    type State: Send;
     /// Where and how to post, from the config.
     fn endpoint(config: &ProviderConfig) -> Endpoint;
+    fn state(config: &ProviderConfig) -> Self::State;
     /// The JSON body for one turn. Images in tool outputs go only where
     /// [`ProviderConfig::takes_images`]; for other models they become a short note.
-    fn body(config: &ProviderConfig, request: &Request) -> serde_json::Value;
-    /// A last look at a decoded reply, with the request it answers (Chat Completions
-    /// turns tool calls written as text into calls here). Most formats keep it as is.
-    fn finish(_config: &ProviderConfig, _request: &Request, reply: Reply) -> Reply {
-        reply
+    fn body(config: &ProviderConfig, state: &Self::State, request: &Request) -> serde_json::Value;
+    /// Where the reply's deltas go as it streams: `on_delta`, or a reading of them.
+    fn live<'a>(
+        _state: &mut Self::State,
+        on_delta: &'a (dyn Fn(Delta) + Send + Sync),
+    ) -> Box<dyn Fn(Delta) + Send + Sync + 'a> {
+        Box::new(on_delta)
     }
+    /// A last look at a decoded reply, with the request it answers (Chat Completions
+    /// reads steps and calls written as text here). `Err` gives the reply back and
+    /// asks the same request again: the state changed how it is asked.
+    fn finish(
+        _config: &ProviderConfig,
+        _state: &mut Self::State,
+        _request: &Request,
+        reply: Reply,
+    ) -> Result<Reply, Reply> {
+        Ok(reply)
+    }
+    fn call_mode(_state: &Self::State) -> Option<(CallMode, String)> {
+        None
+    }
+    fn resume_call_mode(_state: &mut Self::State, _mode: CallMode) {}
 }
 
-/// A provider's endpoint: the rest of a [`TransportSpec`] comes from the config.
 pub struct Endpoint {
     /// Shown in messages, e.g. "OpenAI".
     pub provider: &'static str,
@@ -600,9 +621,10 @@ pub struct Endpoint {
 }
 
 /// A [`Model`] speaking the wire format `W` over a [`Transport`].
-pub struct HttpModel<W> {
+pub struct HttpModel<W: WireFormat> {
     config: ProviderConfig,
     transport: Transport,
+    state: W::State,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -630,6 +652,7 @@ impl<W: WireFormat> HttpModel<W> {
             settings: config.http.clone(),
         })?;
         Ok(HttpModel {
+            state: W::state(&config),
             config,
             transport,
             wire: PhantomData,
@@ -638,7 +661,7 @@ impl<W: WireFormat> HttpModel<W> {
 
     /// The JSON body for one turn.
     pub fn body(&self, request: &Request) -> serde_json::Value {
-        W::body(&self.config, request)
+        W::body(&self.config, &self.state, request)
     }
 }
 
@@ -668,17 +691,45 @@ impl<W: WireFormat> Model for HttpModel<W> {
         Some(self.config.context_tokens())
     }
 
+    fn call_mode(&self) -> Option<(CallMode, String)> {
+        W::call_mode(&self.state)
+    }
+
+    fn resume_call_mode(&mut self, mode: CallMode) {
+        W::resume_call_mode(&mut self.state, mode)
+    }
+
+    fn wants_input_profile(&self) -> bool {
+        true
+    }
+
     async fn respond(
         &mut self,
         request: Request<'_>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply> {
-        let body = self.body(&request);
-        let reply = self
-            .transport
-            .call(&body, W::Decoder::default, request.on_delta, cancel)
-            .await?;
-        Ok(W::finish(&self.config, &request, reply))
+        // Asked again at most once: the wire format changed how it asks.
+        for again in [false, true] {
+            let body = self.body(&request);
+            let live = W::live(&mut self.state, request.on_delta);
+            let reply = self
+                .transport
+                .call(&body, W::Decoder::default, &*live, cancel)
+                .await?;
+            drop(live);
+            match W::finish(&self.config, &mut self.state, &request, reply) {
+                Ok(reply) => return Ok(reply),
+                Err(reply) if again => return Ok(reply),
+                Err(_) => (request.on_delta)(Delta::Retry {
+                    attempt: 2,
+                    wait_ms: 0,
+                    reason:
+                        "the model wrote its call as text; it is asked again for a structured step"
+                            .into(),
+                }),
+            }
+        }
+        unreachable!("the loop returns")
     }
 }
 

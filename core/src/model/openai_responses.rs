@@ -40,6 +40,7 @@ pub struct Responses;
 
 impl WireFormat for Responses {
     const NAME: &'static str = "OpenAiResponses";
+    type State = ();
     type Decoder = ResponsesDecoder;
 
     fn endpoint(config: &ProviderConfig) -> Endpoint {
@@ -51,7 +52,9 @@ impl WireFormat for Responses {
         }
     }
 
-    fn body(config: &ProviderConfig, request: &Request) -> Value {
+    fn state(_config: &ProviderConfig) {}
+
+    fn body(config: &ProviderConfig, _state: &(), request: &Request) -> Value {
         let reasoning = is_reasoning_model(&config.model);
         let mut body = json!({
             "model": config.model,
@@ -503,6 +506,7 @@ impl Decoder for ResponsesDecoder {
             usage: self.usage,
             cut_off,
             cut: None,
+            ending: Default::default(),
         })
     }
 }

@@ -14,7 +14,8 @@
 #                            {"type": "result", "id": N, "status": "ok|error|interrupted",
 #                             "stdout": "...", "stderr": "...", "traceback": "...",
 #                             "stdout_bytes": B, "stderr_bytes": B,
-#                             "figures": ["<base64 PNG>", ...]}
+#                             "figures": ["<base64 PNG>", ...],
+#                             "names": "df (DataFrame 8760x4), ..."}
 #                            {"type": "outputs", "id": N, "entries": [[path, bytes,
 #                             mtime_ns], ...], "truncated": bool}
 # The protocol owns a dup of the original fd 1. Fds 1 and 2 are then pipes read by
@@ -680,6 +681,47 @@ class _PlainShell:
         return res
 
 
+# What a cell's namespace holds, told to the model after each cell: a name from a
+# reply that was cut never existed, and a NameError then reads as that.
+MAX_NAMES = 40
+MAX_NAMES_TEXT = 800
+_HIDDEN_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def _describe(v):
+    t = type(v).__name__
+    shape = getattr(v, "shape", None)
+    if isinstance(shape, tuple) and shape and all(isinstance(n, int) for n in shape):
+        return "%s %s" % (t, "x".join(str(n) for n in shape))
+    if isinstance(v, (list, tuple, dict, set, str)):
+        return "%s of %d" % (t, len(v)) if not isinstance(v, str) else "str"
+    return t
+
+
+def _names(shell):
+    import types
+
+    ns = getattr(shell, "user_ns", None) or getattr(shell, "ns", {})
+    out = []
+    for k, v in list(ns.items()):
+        if k.startswith("_") or k in _HIDDEN_NAMES or isinstance(v, types.ModuleType):
+            continue
+        if callable(v) and getattr(v, "__module__", "") not in ("__main__", None):
+            continue  # imported functions and classes
+        try:
+            out.append("%s (%s)" % (k, _describe(v)))
+        except Exception:
+            out.append(k)
+    more = len(out) - MAX_NAMES
+    text = ", ".join(out[:MAX_NAMES])
+    if len(text) > MAX_NAMES_TEXT:
+        text = text[:MAX_NAMES_TEXT].rsplit(", ", 1)[0]
+        more = max(more, 1)
+    if more > 0:
+        text += ", and %d more" % more
+    return text
+
+
 def _run(shell, msg):
     global _cell, _in_cell
     cell = _Cell(msg.get("id"))
@@ -706,6 +748,10 @@ def _run(shell, msg):
     _end_children()
     _sync_pipes()
     _busy.clear()
+    try:
+        names = _names(shell)
+    except Exception:
+        names = None
     if interrupted or isinstance(err, KeyboardInterrupt):
         status = "interrupted"
     elif err is not None:
@@ -731,6 +777,7 @@ def _run(shell, msg):
                 "stdout_bytes": cell.out.capture.total,
                 "stderr_bytes": cell.err.capture.total,
                 "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
+                "names": names,
             }
         )
 

@@ -112,6 +112,9 @@ pub(crate) struct KernelReply {
     /// Base64 PNGs the cell displayed.
     #[serde(default)]
     pub figures: Vec<String>,
+    /// What the namespace holds after the cell, bounded: "df (DataFrame 8760x4), …".
+    #[serde(default)]
+    pub names: Option<String>,
 }
 
 impl KernelReply {
@@ -573,6 +576,7 @@ fn fill(mut r: ExecResult, mut reply: KernelReply, stray: String) -> ExecResult 
     r.stdout = reply.stdout;
     r.stderr = reply.stderr + &stray;
     r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
+    r.names = reply.names.filter(|n| !n.is_empty());
     r
 }
 

@@ -71,6 +71,10 @@ pub struct ExecResult {
     /// its end), as PNG bytes; not files in `output/` unless the code saved them.
     #[serde(skip)]
     pub figures: Vec<Vec<u8>>,
+    /// Python: the names the kernel's namespace holds after the cell, with their
+    /// types, bounded ("df (DataFrame 8760x4), daily (Series 365)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<String>,
 }
 
 impl ExecResult {
@@ -85,6 +89,7 @@ impl ExecResult {
             note: None,
             duration_ms,
             figures: Vec::new(),
+            names: None,
         }
     }
 }

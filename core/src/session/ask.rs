@@ -176,6 +176,22 @@ impl Session {
         // Before the inputs are described to the model: their sizes may have moved.
         self.check_changed_inputs(sandbox).await;
         let instructions = self.instructions(sandbox, &config, model.vision()).await;
+        // A later ask goes on in the call mode an earlier one settled on.
+        let settled = self
+            .meta()
+            .asks
+            .iter()
+            .rev()
+            .find_map(|a| a.call_mode.clone());
+        if let Some(record) = settled {
+            model.resume_call_mode(record.mode);
+        }
+        let first = self.items().is_empty();
+        let profile = if first && model.wants_input_profile() {
+            self.profile_inputs(host, sandbox, cancel).await
+        } else {
+            None
+        };
         let mut agent = Agent::new(model, sandbox, host, self.items());
         agent.instructions = instructions;
         agent.tools = config.tools;
@@ -183,14 +199,13 @@ impl Session {
         agent.show_images = config.show_images;
         let before = self.outputs_before(sandbox).await;
         let notes = self.take_notes();
-        let task = if notes.is_empty() {
-            prompt.to_string()
-        } else {
-            format!(
-                "{prompt}\n\n{}",
-                crate::protocol::app_note(&notes.join(" "))
-            )
-        };
+        let mut task = prompt.to_string();
+        if !notes.is_empty() {
+            task = format!("{task}\n\n{}", crate::protocol::app_note(&notes.join(" ")));
+        }
+        if let Some(profile) = profile {
+            task = format!("{task}\n\n{profile}");
+        }
         let mut status = agent.run(&task, cancel).await;
         let (turns, usage) = (agent.turns, agent.usage);
         let error = agent.failure.take().map(|e| SessionError::from_failure(&e));
@@ -552,6 +567,15 @@ impl AskHost<'_> {
                         inputs,
                     },
                 );
+            }
+            EventKind::CallMode { mode, reason } => {
+                let mut run = self.session.inner.run.lock().unwrap();
+                if let Some(a) = run.meta.asks.iter_mut().find(|a| a.id == self.ask_id) {
+                    a.call_mode = Some(crate::store::CallModeRecord {
+                        mode: *mode,
+                        reason: reason.clone(),
+                    });
+                }
             }
             _ => {}
         }

@@ -43,6 +43,7 @@ mod error;
 mod handle;
 mod inputs;
 mod lifecycle;
+mod profile;
 mod recover;
 mod registry;
 

@@ -154,6 +154,17 @@ pub struct AskMeta {
     /// How each call that went through approval was decided (none in `auto` mode).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<crate::approval::Record>,
+    /// How the model's calls travelled at the end of the ask (Chat Completions), so a
+    /// later ask of the session goes on in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_mode: Option<CallModeRecord>,
+}
+
+/// A call mode and why it was chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallModeRecord {
+    pub mode: crate::conversation::CallMode,
+    pub reason: String,
 }
 
 /// One line of `transcript.jsonl`.

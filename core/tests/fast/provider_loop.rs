@@ -7,35 +7,192 @@ use crate::common::wire;
 use std::sync::Arc;
 
 use sandalyst::agent::{EventKind, RunStatus};
+use sandalyst::conversation::CallMode;
 use sandalyst::model::chat_completions::{text_calls, Chat};
+use sandalyst::model::config::sampling::ToolCalls;
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::http::HttpModel;
+use sandalyst::model::Item;
 use sandalyst::model::Model;
 use sandalyst::session::FakeFactory;
-use sandalyst::session::{AskOutcome, SessionConfig, Sessions};
+use sandalyst::session::{AskOutcome, Session, SessionConfig, Sessions};
 use serde_json::json;
 use wire::chat::{text_stream, MODEL};
 use wire::{Answer, WireServer};
 
 /// One ask of a fresh session with a Chat Completions model at `server`.
 async fn ask(server: &WireServer, prompt: &str) -> (AskOutcome, Vec<EventKind>, Arc<FakeFactory>) {
+    let (outcome, events, factory, _) =
+        ask_with(server, prompt, ToolCalls::Native, SessionConfig::default()).await;
+    (outcome, events, factory)
+}
+
+/// [`ask`] with the call mode set and the session's config; the session too.
+async fn ask_with(
+    server: &WireServer,
+    prompt: &str,
+    tool_calls: ToolCalls,
+    session_config: SessionConfig,
+) -> (AskOutcome, Vec<EventKind>, Arc<FakeFactory>, Session) {
     let dir = tempfile::tempdir().unwrap();
     let factory = Arc::new(FakeFactory::default());
-    let sessions = Sessions::new(dir.path().join("sessions"), factory.clone()).unwrap();
-    let session = sessions.create(SessionConfig::default()).await.unwrap();
-    let config = wire::config(
+    let sessions = Sessions::new(dir.keep().join("sessions"), factory.clone()).unwrap();
+    let session = sessions.create(session_config).await.unwrap();
+    let mut config = wire::config(
         ProviderKind::OpenAiCompatible,
         MODEL,
         &format!("{}/v1", server.base),
         "OPENROUTER_API_KEY",
     );
+    config.sampling.tool_calls = Some(tool_calls);
     let model: Box<dyn Model> = Box::new(HttpModel::<Chat>::new(config).unwrap());
     let mut handle = session.ask(prompt.into(), model).unwrap();
     let mut events = Vec::new();
     while let Some(ev) = handle.events.recv().await {
         events.push(ev.kind);
     }
-    (handle.outcome().await, events, factory)
+    (handle.outcome().await, events, factory, session)
+}
+
+/// A step object as a streamed reply.
+fn step(v: serde_json::Value) -> Answer {
+    Answer::Sse(text_stream(&v.to_string()))
+}
+
+/// The actions the schema of a request offers.
+fn offered(body: &serde_json::Value) -> Vec<String> {
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    let branches = match schema["anyOf"].as_array() {
+        Some(b) => b.clone(),
+        None => vec![schema.clone()],
+    };
+    branches
+        .iter()
+        .map(|b| {
+            b["properties"]["action"]["enum"][0]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn auto_moves_a_local_server_to_schema_steps_and_holds_the_answer_until_the_files_exist() {
+    // A local model's first reply is a call written as text: it is not shown, and the
+    // same turn is asked again as a step under a schema.
+    let server = WireServer::start(vec![
+        Answer::Sse(text_stream("```python\nwrite output/total.txt 42\n```")),
+        step(json!({"thought": "Save the total", "action": "python", "code": "write output/total.txt 42"})),
+        step(json!({"thought": "Done", "action": "final_answer", "answer": "The total is 42, in output/total.txt."})),
+    ])
+    .await;
+    let (outcome, events, factory, session) = ask_with(
+        &server,
+        "Save the total to output/total.txt.",
+        ToolCalls::Auto,
+        SessionConfig::default(),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.answer.as_deref(),
+        Some("The total is 42, in output/total.txt.")
+    );
+    let sandbox = factory.started.lock().unwrap()[0].clone();
+    assert_eq!(
+        sandbox.file("output/total.txt").as_deref(),
+        Some(&b"42"[..])
+    );
+
+    let requests = server.received();
+    assert_eq!(requests.len(), 3);
+    // Native first, then steps: no tools, a schema, history as plain messages.
+    assert!(requests[0].body.get("tools").is_some());
+    assert!(requests[0].body.get("response_format").is_none());
+    for r in &requests[1..] {
+        assert!(r.body.get("tools").is_none(), "{}", r.body);
+        let roles: Vec<&str> = r.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert!(!roles.contains(&"tool"), "{roles:?}");
+    }
+    // No answer is offered while output/total.txt is missing; once it exists, it is.
+    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
+    assert_eq!(
+        offered(&requests[2].body),
+        ["python", "shell", "final_answer"]
+    );
+    // The hidden reply is nowhere in the conversation; the switch is an event.
+    let items = session.items();
+    assert!(!items
+        .iter()
+        .any(|i| matches!(i, Item::Assistant { text } if text.contains("```"))));
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            EventKind::CallMode { mode: CallMode::Schema, reason } if reason.contains("as text")
+        )),
+        "{events:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, EventKind::Retry { wait_ms: 0, .. })));
+    // Kept with the ask, so the next one starts in schema mode.
+    let meta = session.meta();
+    assert_eq!(
+        meta.asks[0].call_mode.as_ref().map(|c| c.mode),
+        Some(CallMode::Schema)
+    );
+    // After a call, the checklist line says what is done.
+    let last = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let text = last["content"].as_str().unwrap();
+    assert!(text.starts_with("Output of the step:"), "{text}");
+    assert!(
+        text.contains("[checklist] all 1 files the task names are written and valid"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
+    let server = WireServer::start(vec![
+        step(json!({"thought": "Look", "action": "python", "code": "write output/notes.txt x"})),
+        step(json!({"thought": "", "action": "cannot_finish", "reason": "The data has no dates, so no chart over time."})),
+    ])
+    .await;
+    let mut config = SessionConfig::default();
+    config.limits.max_turns = 4;
+    let (outcome, _, _, _) = ask_with(
+        &server,
+        "Plot the sales over time as output/chart.png.",
+        ToolCalls::Schema,
+        config,
+    )
+    .await;
+    let RunStatus::Incomplete { problems } = &outcome.status else {
+        panic!("{:?}", outcome.status)
+    };
+    assert_eq!(problems[0].path, "output/chart.png");
+    assert_eq!(
+        outcome.answer.as_deref(),
+        Some("The data has no dates, so no chart over time.")
+    );
+    let requests = server.received();
+    // The way out is offered only once code has run for half the turns.
+    assert_eq!(offered(&requests[0].body), ["python", "shell"]);
+    assert_eq!(
+        offered(&requests[1].body),
+        ["python", "shell", "cannot_finish"]
+    );
 }
 
 #[tokio::test]

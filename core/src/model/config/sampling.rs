@@ -14,7 +14,11 @@
 //! [models."openai-compatible:qwen2.5-coder-1.5b"]
 //! repeat_penalty = 1.1     # llama.cpp and Ollama only: other servers may refuse it
 //! top_p = 0.9
+//! tool_calls = "schema"    # how calls travel: auto, native, schema, text
 //! ```
+//!
+//! `tool_calls` ([`ToolCalls`]) is not sampling but is set in the same places: per
+//! server and per model.
 
 use serde::Deserialize;
 
@@ -36,6 +40,25 @@ pub struct Sampling {
     pub repeat_penalty: Option<f64>,
     pub frequency_penalty: Option<f64>,
     pub presence_penalty: Option<f64>,
+    /// How tool calls travel ([`ToolCalls`]); not sent as a field.
+    pub tool_calls: Option<ToolCalls>,
+}
+
+/// How a Chat Completions server is asked for tool calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalls {
+    /// `native` for a hosted API; for a server on this machine or the local network,
+    /// `native` until the first reply that should have been a call and was not, then
+    /// `schema`.
+    #[default]
+    Auto,
+    /// The API's `tools` and `tool_calls`, with calls written as text still read.
+    Native,
+    /// One JSON object per turn under a JSON schema (`response_format`).
+    Schema,
+    /// The same object as text, read leniently: neither `tools` nor a schema is sent.
+    Text,
 }
 
 impl Sampling {
@@ -49,6 +72,7 @@ impl Sampling {
             repeat_penalty: over.repeat_penalty.or(self.repeat_penalty),
             frequency_penalty: over.frequency_penalty.or(self.frequency_penalty),
             presence_penalty: over.presence_penalty.or(self.presence_penalty),
+            tool_calls: over.tool_calls.or(self.tool_calls),
         }
     }
 

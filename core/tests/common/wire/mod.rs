@@ -365,6 +365,7 @@ pub fn request<'a>(items: &'a [Item], tools: &'a [ToolSpec]) -> Request<'a> {
         items,
         tools,
         on_delta: &sandalyst::model::no_deltas,
+        answer: Default::default(),
     }
 }
 

@@ -96,6 +96,7 @@ impl<W: WireFormat> Provider<W> {
             items,
             tools,
             on_delta: &on_delta,
+            answer: Default::default(),
         };
         let r = HttpModel::<W>::new(cfg)
             .unwrap()
@@ -139,6 +140,7 @@ pub async fn deltas_before_the_end<W: WireFormat>(
         items: &items,
         tools: &tools,
         on_delta: &on_delta,
+        answer: Default::default(),
     };
     let cancel = CancellationToken::new();
     let respond = model.respond(request, &cancel);

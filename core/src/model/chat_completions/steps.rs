@@ -1,0 +1,506 @@
+//! Structured steps: each turn one JSON object, `{"thought": …, "action": …, …}`,
+//! where the action is one of the session's tools (its arguments beside it) or the
+//! end of the ask. In [`CallMode::Schema`] the object is held to a JSON schema sent as
+//! `response_format` (llama.cpp turns it into a grammar, so a small model's reply can
+//! be nothing else); in [`CallMode::Text`] the same form is asked for in words and read
+//! leniently. Either way the reply becomes the same typed items as a native call
+//! (assistant text for the thought, a [`Item::ToolCall`]), so the transcript,
+//! approvals, re-runs and notebooks do not change.
+//!
+//! The history goes back in the same form: a call as the step object the model would
+//! have written, its result as a user message, so a server that never saw `tools` is
+//! never sent `tool_calls` or `tool` messages.
+
+use serde_json::{json, Map, Value};
+
+use super::loose_json;
+use crate::conversation::{Answer, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
+use crate::model::http::{data_url, tool_images};
+use crate::model::tool_args;
+
+/// The step's own keys; a tool's arguments sit beside them.
+const THOUGHT: &str = "thought";
+const ACTION: &str = "action";
+/// The two ends of an ask, and what each carries.
+pub const FINAL_ANSWER: &str = "final_answer";
+pub const CANNOT_FINISH: &str = "cannot_finish";
+/// A thought is a sentence or two: bounded so a small model cannot think forever.
+const THOUGHT_MAX: u64 = 400;
+
+/// The JSON schema of one step: one branch per tool, then the end the turn allows
+/// (the final answer when no named output is missing, `cannot_finish` when the model
+/// may say why they cannot be made, none otherwise).
+pub fn schema(tools: &[ToolSpec], answer: &Answer) -> Value {
+    let mut branches: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let mut props = Map::new();
+            props.insert(
+                THOUGHT.into(),
+                json!({"type": "string", "maxLength": THOUGHT_MAX}),
+            );
+            props.insert(ACTION.into(), json!({"type": "string", "enum": [t.name]}));
+            let mut required = vec![json!(THOUGHT), json!(ACTION)];
+            if let Some(p) = t.parameters.get("properties").and_then(Value::as_object) {
+                for (k, v) in p {
+                    props.insert(k.clone(), v.clone());
+                }
+            }
+            if let Some(r) = t.parameters.get("required").and_then(Value::as_array) {
+                required.extend(r.iter().cloned());
+            }
+            branch(props, required)
+        })
+        .collect();
+    if let Some((action, field)) = end_of(answer) {
+        let mut props = Map::new();
+        props.insert(
+            THOUGHT.into(),
+            json!({"type": "string", "maxLength": THOUGHT_MAX}),
+        );
+        props.insert(ACTION.into(), json!({"type": "string", "enum": [action]}));
+        props.insert(field.into(), json!({"type": "string"}));
+        branches.push(branch(
+            props,
+            vec![json!(THOUGHT), json!(ACTION), json!(field)],
+        ));
+    }
+    if branches.len() == 1 {
+        return branches.remove(0);
+    }
+    json!({"anyOf": branches})
+}
+
+fn branch(props: Map<String, Value>, required: Vec<Value>) -> Value {
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// The end a turn may take, and the key of its text.
+fn end_of(answer: &Answer) -> Option<(&'static str, &'static str)> {
+    match answer {
+        Answer::Open => Some((FINAL_ANSWER, "answer")),
+        Answer::OrWhyNot { .. } => Some((CANNOT_FINISH, "reason")),
+        Answer::NotYet { .. } => None,
+    }
+}
+
+/// `response_format` for a schema turn: OpenAI's form, which llama.cpp, vLLM, LM
+/// Studio and Ollama's compatible endpoint take too.
+pub fn response_format(tools: &[ToolSpec], answer: &Answer) -> Value {
+    json!({
+        "type": "json_schema",
+        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer)},
+    })
+}
+
+/// What the system message adds in a step mode: the form, the actions this turn
+/// allows, and an example. Short: a small model's context is small.
+pub fn format_note(tools: &[ToolSpec], answer: &Answer) -> String {
+    let mut actions: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let args: Vec<String> = t
+                .parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(|k| format!("\"{k}\"")).collect())
+                .unwrap_or_default();
+            format!(
+                "\"{}\" (with {}): {}",
+                t.name,
+                args.join(", "),
+                t.description
+            )
+        })
+        .collect();
+    match answer {
+        Answer::Open => actions.push(format!(
+            "\"{FINAL_ANSWER}\" (with \"answer\"): the answer for the user, once the work is done"
+        )),
+        Answer::OrWhyNot { missing } => actions.push(format!(
+            "\"{CANNOT_FINISH}\" (with \"reason\"): only if {} truly cannot be made from this data",
+            missing.join(", ")
+        )),
+        Answer::NotYet { missing } => actions.push(format!(
+            "(no final answer yet: {} must be written first)",
+            missing.join(", ")
+        )),
+    }
+    format!(
+        "Reply with exactly one JSON object per turn, nothing else:\n\
+         {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": \"...\"}}\n\
+         Actions:\n- {}\n\
+         Each step runs, you see its output in the next message, then you take the next step. \
+         Write the code as one JSON string: newlines as \\n, quotes inside it escaped.",
+        actions.join("\n- ")
+    )
+}
+
+/// A step reply's text as items and how it ended, its call under `call_id`; `None`
+/// when it is not a step object naming an offered tool or an end. An end the turn did
+/// not offer (text mode cannot forbid it) is still read: the loop decides what a
+/// premature answer gets.
+pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>, Ending)> {
+    let v = serde_json::from_str::<Value>(text.trim())
+        .ok()
+        .or_else(|| loose_json::parse(strip_fence(text)))?;
+    let mut obj = match v {
+        Value::Object(o) => o,
+        Value::Array(a) => match a.into_iter().next()? {
+            Value::Object(o) => o,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let action = obj.remove(ACTION)?.as_str()?.to_string();
+    let thought = match obj.remove(THOUGHT) {
+        Some(Value::String(s)) => s.trim().to_string(),
+        _ => String::new(),
+    };
+    if let Some((name, field)) = [(FINAL_ANSWER, "answer"), (CANNOT_FINISH, "reason")]
+        .into_iter()
+        .find(|(name, _)| *name == action)
+    {
+        let said = obj
+            .remove(field)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let mut items = Vec::new();
+        if !thought.is_empty() {
+            items.push(Item::Reasoning {
+                summary: thought,
+                encrypted_content: None,
+            });
+        }
+        items.push(Item::Assistant { text: said });
+        let ending = if name == FINAL_ANSWER {
+            Ending::Answer
+        } else {
+            Ending::CannotFinish
+        };
+        return Some((items, ending));
+    }
+    tools.iter().find(|t| t.name == action)?;
+    // Arguments beside the action, or (a model's habit) nested under `arguments`.
+    let arguments = match obj.remove("arguments") {
+        Some(Value::Object(inner)) if obj.is_empty() => inner,
+        Some(other) => {
+            obj.insert("arguments".into(), other);
+            obj
+        }
+        None => obj,
+    };
+    let mut items = Vec::new();
+    if !thought.is_empty() {
+        items.push(Item::Assistant { text: thought });
+    }
+    items.push(Item::ToolCall {
+        call_id: call_id.to_string(),
+        name: action,
+        arguments: Value::Object(arguments).to_string(),
+    });
+    Some((items, Ending::Unmarked))
+}
+
+/// A step written inside a fence (text mode): the fence's body.
+fn strip_fence(text: &str) -> &str {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let body = rest.split_once('\n').map_or("", |(_, b)| b);
+    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
+}
+
+/// The conversation as step-mode messages: the instructions and the form as the
+/// system message; each call as the step object it stands for (the assistant text
+/// before it as its thought); each result as a user message, with its images for a
+/// model that takes them.
+pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) -> Vec<Value> {
+    let mut out = vec![json!({"role": "system", "content": format!("{instructions}\n\n{note}")})];
+    let mut thought: Option<String> = None;
+    for item in items {
+        match item {
+            Item::User { text } => out.push(json!({"role": "user", "content": text})),
+            Item::Assistant { text } => {
+                if let Some(t) = thought.take() {
+                    out.push(json!({"role": "assistant", "content": t}));
+                }
+                thought = Some(text.clone());
+            }
+            Item::Reasoning { .. } => {}
+            Item::ToolCall {
+                name, arguments, ..
+            } => {
+                let mut step = Map::new();
+                step.insert(THOUGHT.into(), json!(thought.take().unwrap_or_default()));
+                step.insert(ACTION.into(), json!(name));
+                for (k, v) in tool_args::to_object(arguments) {
+                    step.insert(k, v);
+                }
+                out.push(json!({"role": "assistant", "content": Value::Object(step).to_string()}));
+            }
+            Item::ToolOutput { output, images, .. } => {
+                if let Some(t) = thought.take() {
+                    out.push(json!({"role": "assistant", "content": t}));
+                }
+                let (text, shown) = tool_images(output, images, vision);
+                out.push(result_message(&text, shown));
+            }
+        }
+    }
+    if let Some(t) = thought {
+        out.push(json!({"role": "assistant", "content": t}));
+    }
+    out
+}
+
+fn result_message(text: &str, images: &[ImagePart]) -> Value {
+    let text = format!("Output of the step:\n{text}");
+    if images.is_empty() {
+        return json!({"role": "user", "content": text});
+    }
+    let mut parts = vec![json!({"type": "text", "text": text})];
+    for image in images {
+        parts.push(json!({"type": "image_url", "image_url": {"url": data_url(image)}}));
+    }
+    json!({"role": "user", "content": parts})
+}
+
+/// A step's raw text as it streams, passed on as the live view expects it: nothing
+/// until the action is known, then the call's arguments (the raw object, from which
+/// the view reads the code) as [`Delta::ToolCall`] pieces. An answer shows when whole.
+pub struct StepStream<'a> {
+    inner: &'a (dyn Fn(Delta) + Send + Sync),
+    state: std::sync::Mutex<StreamState>,
+}
+
+#[derive(Default)]
+struct StreamState {
+    text: String,
+    /// The tool the step calls, once its action is read, and how much was passed on.
+    tool: Option<String>,
+    sent: usize,
+    call_id: String,
+}
+
+impl<'a> StepStream<'a> {
+    pub fn new(inner: &'a (dyn Fn(Delta) + Send + Sync), call_id: String) -> StepStream<'a> {
+        StepStream {
+            inner,
+            state: std::sync::Mutex::new(StreamState {
+                call_id,
+                ..StreamState::default()
+            }),
+        }
+    }
+
+    pub fn on_delta(&self, d: Delta) {
+        let Delta::Text { text } = d else {
+            return (self.inner)(d);
+        };
+        let mut s = self.state.lock().unwrap();
+        s.text.push_str(&text);
+        if s.tool.is_none() {
+            s.tool = action_in(&s.text);
+        }
+        match s.tool.as_deref() {
+            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) => {}
+            Some(name) => {
+                let piece = s.text[s.sent..].to_string();
+                let (call_id, name) = (s.call_id.clone(), name.to_string());
+                s.sent = s.text.len();
+                drop(s);
+                (self.inner)(Delta::ToolCall {
+                    call_id,
+                    name,
+                    arguments: piece,
+                });
+            }
+        }
+    }
+}
+
+/// The action a partial step names, once its string is closed.
+fn action_in(text: &str) -> Option<String> {
+    let at = text.find("\"action\"")?;
+    let rest = text[at + 8..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    Some(rest[..end].to_string())
+}
+
+/// The mode's name in sentences.
+pub fn describe(mode: CallMode) -> &'static str {
+    match mode {
+        CallMode::Native => "native tool calls",
+        CallMode::Schema => "steps held to a JSON schema",
+        CallMode::Text => "steps written as JSON text",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<ToolSpec> {
+        crate::agent::ToolSet::default().specs(false)
+    }
+
+    #[test]
+    fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
+        let open = schema(&tools(), &Answer::Open);
+        let branches = open["anyOf"].as_array().unwrap();
+        let actions: Vec<&str> = branches
+            .iter()
+            .map(|b| b["properties"]["action"]["enum"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(actions, ["python", "shell", FINAL_ANSWER]);
+        // The thought comes first, so the model says what it does before it does it.
+        let python = &branches[0];
+        let keys: Vec<&String> = python["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["thought", "action", "code"]);
+        assert_eq!(python["required"], json!(["thought", "action", "code"]));
+        assert_eq!(python["additionalProperties"], json!(false));
+        // Named outputs missing: no answer at all, or only `cannot_finish`.
+        let missing = vec!["output/chart.png".to_string()];
+        let not_yet = schema(
+            &tools(),
+            &Answer::NotYet {
+                missing: missing.clone(),
+            },
+        );
+        assert!(!not_yet.to_string().contains(FINAL_ANSWER));
+        assert!(!not_yet.to_string().contains(CANNOT_FINISH));
+        let why_not = schema(&tools(), &Answer::OrWhyNot { missing });
+        assert!(!why_not.to_string().contains(FINAL_ANSWER));
+        assert_eq!(
+            why_not["anyOf"][2]["properties"]["action"]["enum"],
+            json!([CANNOT_FINISH])
+        );
+        // Only python offered and no end: one object, no anyOf.
+        let only = &tools()[..1];
+        let one = schema(only, &Answer::NotYet { missing: vec![] });
+        assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
+    }
+
+    #[test]
+    fn a_step_becomes_the_items_of_a_native_call() {
+        let text = r#"{"thought": "Load the data", "action": "python", "code": "import pandas as pd\nprint(1)"}"#;
+        let (items, ending) = parse(text, &tools(), "c1").unwrap();
+        assert_eq!(ending, Ending::Unmarked);
+        assert_eq!(
+            items[0],
+            Item::Assistant {
+                text: "Load the data".into()
+            }
+        );
+        let Item::ToolCall {
+            name, arguments, ..
+        } = &items[1]
+        else {
+            panic!("{items:?}")
+        };
+        assert_eq!(name, "python");
+        assert_eq!(
+            serde_json::from_str::<Value>(arguments).unwrap(),
+            json!({"code": "import pandas as pd\nprint(1)"})
+        );
+        let (items, ending) = parse(
+            r#"{"thought": "", "action": "cannot_finish", "reason": "no time column"}"#,
+            &tools(),
+            "c2",
+        )
+        .unwrap();
+        assert_eq!(ending, Ending::CannotFinish);
+        assert_eq!(
+            items,
+            [Item::Assistant {
+                text: "no time column".into()
+            }]
+        );
+        // Text mode: Python triple quotes in a fence, read leniently.
+        let loose = "```json\n{\"thought\": \"x\", \"action\": \"python\", \"code\": \"\"\"print('a')\"\"\"}\n```";
+        let (items, _) = parse(loose, &tools(), "c3").unwrap();
+        assert!(
+            matches!(&items[1], Item::ToolCall { arguments, .. } if arguments.contains("print('a')"))
+        );
+        // An action no one offered is not a step.
+        assert!(parse(r#"{"action": "rm", "code": "x"}"#, &tools(), "c4").is_none());
+        assert!(parse("The answer is 42.", &tools(), "c5").is_none());
+    }
+
+    #[test]
+    fn history_goes_back_as_steps_and_user_messages() {
+        let items = vec![
+            Item::User {
+                text: "task".into(),
+            },
+            Item::Assistant {
+                text: "Look".into(),
+            },
+            Item::ToolCall {
+                call_id: "c1".into(),
+                name: "python".into(),
+                arguments: r#"{"code":"print(1)"}"#.into(),
+            },
+            Item::ToolOutput {
+                call_id: "c1".into(),
+                output: "1".into(),
+                is_error: false,
+                images: vec![],
+            },
+        ];
+        let m = messages("sys", "NOTE", &items, false);
+        assert_eq!(m[0]["content"], "sys\n\nNOTE");
+        assert_eq!(m[1]["role"], "user");
+        assert_eq!(m[2]["role"], "assistant");
+        assert_eq!(
+            serde_json::from_str::<Value>(m[2]["content"].as_str().unwrap()).unwrap(),
+            json!({"thought": "Look", "action": "python", "code": "print(1)"})
+        );
+        assert_eq!(
+            m[3],
+            json!({"role": "user", "content": "Output of the step:\n1"})
+        );
+        assert!(m.iter().all(|x| x.get("tool_calls").is_none()));
+    }
+
+    #[test]
+    fn the_live_view_gets_the_call_once_its_action_is_known() {
+        let seen = std::sync::Mutex::new(Vec::new());
+        let sink = |d: Delta| seen.lock().unwrap().push(d);
+        let stream = StepStream::new(&sink, "c9".into());
+        for piece in [
+            "{\"thought\": \"a\", \"act",
+            "ion\": \"python\", \"co",
+            "de\": \"print(1)\"}",
+        ] {
+            stream.on_delta(Delta::Text { text: piece.into() });
+        }
+        let seen = seen.lock().unwrap();
+        let raw: String = seen
+            .iter()
+            .map(|d| match d {
+                Delta::ToolCall {
+                    call_id,
+                    name,
+                    arguments,
+                } => {
+                    assert_eq!((call_id.as_str(), name.as_str()), ("c9", "python"));
+                    arguments.clone()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            raw,
+            "{\"thought\": \"a\", \"action\": \"python\", \"code\": \"print(1)\"}"
+        );
+    }
+}
