@@ -22,6 +22,11 @@
 //! config file (the server's defaults apply), for a baseline of a core that does not
 //! take them. `SANDALYST_REAL_MODEL_TIMEOUT` (seconds, default 1500) and
 //! `SANDALYST_REAL_MODEL_MAX_TURNS` (default 25) bound each ask.
+//!
+//! Every case runs once per call mode that `SANDALYST_REAL_MODEL_CALLS` lists
+//! (`tool_calls` in the config file: `auto`, `native`, `schema`, `text`; default
+//! `schema,text`), so the modes are measured side by side in one sitting; the record
+//! says which mode each ask ended in.
 
 #[path = "../core/tests/common/mod.rs"]
 mod common;
@@ -72,10 +77,22 @@ fn sampling(seed: u64) -> Value {
     }
 }
 
-/// A config file of the run's own: the sampling settings under `[openai-compatible]`.
-fn write_config(dir: &Path, seed: u64) -> PathBuf {
+/// The call modes each case runs in (`SANDALYST_REAL_MODEL_CALLS`).
+fn modes() -> Vec<String> {
+    std::env::var("SANDALYST_REAL_MODEL_CALLS")
+        .unwrap_or_else(|_| "schema,text".into())
+        .split(',')
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// A config file of the run's own: the sampling settings and the call mode under
+/// `[openai-compatible]`.
+fn write_config(dir: &Path, seed: u64, mode: &str) -> PathBuf {
     let path = dir.join("config.toml");
-    let mut text = format!("[openai-compatible]\nmax_tokens = {MAX_TOKENS}\n");
+    let mut text =
+        format!("[openai-compatible]\nmax_tokens = {MAX_TOKENS}\ntool_calls = \"{mode}\"\n");
     if sampling_in_config() {
         text.push_str(&format!("temperature = {TEMPERATURE}\nseed = {seed}\n"));
     }
@@ -94,9 +111,9 @@ fn run_dir(name: &str) -> PathBuf {
 }
 
 /// The command, with the run's own config and data folder, and nobody's keys.
-fn command(dir: &Path, seed: u64) -> Command {
+fn command(dir: &Path, seed: u64, mode: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
-    c.env("SANDALYST_CONFIG", write_config(dir, seed))
+    c.env("SANDALYST_CONFIG", write_config(dir, seed, mode))
         .env("SANDALYST_DATA_DIR", dir.join("data"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
@@ -334,10 +351,18 @@ impl Ran {
 
 /// Run `sandalyst run` (one ask) or `sandalyst chat` (several, from a pipe) on
 /// `inputs`, and record it.
-fn run(name: &str, seed: u64, inputs: &[&str], asks: &[AskSpec], expected: Option<&str>) -> Ran {
-    let dir = run_dir(name);
+fn run(
+    name: &str,
+    mode: &str,
+    seed: u64,
+    inputs: &[&str],
+    asks: &[AskSpec],
+    expected: Option<&str>,
+) -> Ran {
+    let name = format!("{name}-{mode}");
+    let dir = run_dir(&name);
     let root = common::repo_root();
-    let mut cmd = command(&dir, seed);
+    let mut cmd = command(&dir, seed, mode);
     let chat = asks.len() > 1;
     if chat {
         cmd.arg("chat");
@@ -348,6 +373,7 @@ fn run(name: &str, seed: u64, inputs: &[&str], asks: &[AskSpec], expected: Optio
         cmd.args(["--input", root.join(i).to_str().unwrap()]);
     }
     cmd.args(agent_args());
+    cmd.arg("-v");
     let stderr_path = dir.join("stderr.txt");
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -414,12 +440,14 @@ fn run(name: &str, seed: u64, inputs: &[&str], asks: &[AskSpec], expected: Optio
             "outputs": outs,
             "outcome": outcome(finished, &outs, &message),
             "answer": answer.chars().take(600).collect::<String>(),
-            "answer_has_expected": expected.map(|e| e.split(',').all(|w| answer.contains(w.trim()))),
+            "answer_has_expected": expected.map(|e| has_expected(&answer, e)),
+            "call_mode": m["call_mode"],
         }));
     }
     // In a chat the exit code is that of the last ask; each ask's status is on record.
     let line = json!({
         "run": name,
+        "tool_calls": mode,
         "seed": if sampling_in_config() { json!(seed) } else { Value::Null },
         "sampling": sampling(seed),
         "model": MODEL,
@@ -439,6 +467,22 @@ fn run(name: &str, seed: u64, inputs: &[&str], asks: &[AskSpec], expected: Optio
     Ran { record: line }
 }
 
+/// Whether `answer` holds every comma-separated word of `expected`, numbers read
+/// without their thousands separators ("9,861" is 9861).
+fn has_expected(answer: &str, expected: &str) -> bool {
+    let chars: Vec<char> = answer.chars().collect();
+    let plain: String = chars
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            let digit = |j: usize| chars.get(j).is_some_and(|c| c.is_ascii_digit());
+            !(**c == ',' && *i > 0 && digit(i - 1) && digit(i + 1))
+        })
+        .map(|(_, c)| *c)
+        .collect();
+    expected.split(',').all(|w| plain.contains(w.trim()))
+}
+
 fn reference_task() -> AskSpec {
     AskSpec {
         prompt: std::fs::read_to_string(common::repo_root().join("examples/anomaly_task.md"))
@@ -451,30 +495,33 @@ fn reference_task() -> AskSpec {
 #[test]
 #[ignore = "real model: scripts/test.sh --real-model"]
 fn real_model_reference_case_three_seeds() {
-    let runs: Vec<Ran> = (1..=3)
-        .map(|seed| {
-            run(
-                &format!("reference-seed{seed}"),
-                seed,
-                &["examples/building_energy.csv"],
-                &[reference_task()],
-                None,
-            )
-        })
-        .collect();
-    for r in &runs {
-        r.assert_never_dishonest();
+    for mode in modes() {
+        let runs: Vec<Ran> = (1..=3)
+            .map(|seed| {
+                run(
+                    &format!("reference-seed{seed}"),
+                    &mode,
+                    seed,
+                    &["examples/building_energy.csv"],
+                    &[reference_task()],
+                    None,
+                )
+            })
+            .collect();
+        for r in &runs {
+            r.assert_never_dishonest();
+        }
+        let outcomes: Vec<String> = runs.iter().flat_map(Ran::outcomes).collect();
+        let good = outcomes
+            .iter()
+            .filter(|o| *o == "finished" || *o == "incomplete")
+            .count();
+        assert!(
+            good >= 2,
+            "{mode}: fewer than 2 of 3 seeded runs ended finished with all outputs or \
+             incomplete with a message naming what is missing: {outcomes:?}"
+        );
     }
-    let outcomes: Vec<String> = runs.iter().flat_map(Ran::outcomes).collect();
-    let good = outcomes
-        .iter()
-        .filter(|o| *o == "finished" || *o == "incomplete")
-        .count();
-    assert!(
-        good >= 2,
-        "fewer than 2 of 3 seeded runs ended finished with all outputs or incomplete with \
-         a message naming what is missing: {outcomes:?}"
-    );
 }
 
 /// Two asks in one chat: the second builds on the first (the kernel's table or the
@@ -482,8 +529,15 @@ fn real_model_reference_case_three_seeds() {
 #[test]
 #[ignore = "real model: scripts/test.sh --real-model"]
 fn real_model_two_ask_chat() {
+    for mode in modes() {
+        two_ask_chat(&mode);
+    }
+}
+
+fn two_ask_chat(mode: &str) {
     let ran = run(
         "chat-two-asks",
+        mode,
         7,
         &["examples/building_energy.csv"],
         &[
@@ -511,8 +565,15 @@ fn real_model_two_ask_chat() {
 #[test]
 #[ignore = "real model: scripts/test.sh --real-model"]
 fn real_model_question_on_a_sales_table() {
+    for mode in modes() {
+        sales_question(&mode);
+    }
+}
+
+fn sales_question(mode: &str) {
     let ran = run(
         "sales-region",
+        mode,
         11,
         &["tests/fixtures/skills/sales.csv"],
         &[AskSpec {
@@ -557,4 +618,6 @@ fn outcomes_follow_the_honest_endings_rule() {
     assert_eq!(outcome(false, &[ok], "ask stopped"), "stopped_with_outputs");
     let lines = end_lines("ask a1 started in session s (m)\nturn 1/25\nask finished\n");
     assert_eq!(lines, ["ask finished"]);
+    assert!(has_expected("East had the most: 9,861.", "East, 9861"));
+    assert!(!has_expected("West had 9,861, East 12", "East, 9861x"));
 }

@@ -210,6 +210,9 @@ export function reduce(state, ev) {
       if (ev.cost_usd != null) s.cost = ev.cost_usd;
       break;
     case 'retry':
+      // What the attempt streamed is dropped: the next one streams it again.
+      for (let i = items.length - 1; i >= 0; i--) if (items[i].kind === 'text' && items[i].streaming) items.splice(i, 1);
+      if (!ev.wait_ms) { s.notice = ev.reason ?? s.notice; break; }
       s.notice = `The provider did not answer (${ev.reason ?? 'busy'}); trying again in ${Math.max(1, Math.round((ev.wait_ms ?? 0) / 1000))} s (attempt ${ev.attempt ?? '?'}).`;
       break;
     case 'setup':
@@ -242,6 +245,16 @@ export function reduce(state, ev) {
       }
       break;
     }
+    case 'call_mode':
+      // Said at the start; a change mid-ask (auto moving to steps) is a note too.
+      if (s.callMode && s.callMode !== ev.mode) items.push({ kind: 'note', text: `The model's calls now travel as ${CALL_MODES[ev.mode] ?? ev.mode} (${ev.reason ?? ''}).` });
+      s.callMode = ev.mode;
+      break;
+    case 'inputs_profiled':
+      s.notice = ev.failed
+        ? `The inputs could not be profiled (${ev.failed}); the model reads them itself.`
+        : `Inputs profiled for the model: ${ev.tables} table(s) in ${((ev.duration_ms ?? 0) / 1000).toFixed(1)} s.`;
+      break;
     case 'nothing_ran':
       items.push({ kind: 'note', text: `Nothing ran: ${ev.reason ?? 'the reply held no call'}. The model was told how to call a tool.` });
       break;
@@ -281,9 +294,14 @@ export function setupText(ev) {
   }
 }
 
-/// Turn, time, tokens and cost of an ask, as one line.
+/// How a model's calls travel, in words.
+const CALL_MODES = { native: 'native tool calls', schema: 'steps held to a JSON schema', text: 'steps written as JSON text' };
+
+/// Turn, time, tokens, cost and (for a model where it is a choice) how its calls
+/// travel, as one line.
 export function statsLine(s, now = Date.now(), fmt) {
   const parts = [];
+  if (s.callMode && s.callMode !== 'native') parts.push(s.callMode === 'schema' ? 'schema steps' : 'text steps');
   if (s.turn) parts.push(`turn ${s.turn}${s.maxTurns ? `/${s.maxTurns}` : ''}`);
   parts.push(fmt.duration((s.endedAt ?? now) - s.startedAt));
   if (s.inputTokens || s.outputTokens) parts.push(`${fmt.tokens(s.inputTokens + s.outputTokens)} tokens`);

@@ -131,3 +131,19 @@ test('a limit that left named outputs unmade says which', () => {
   assert.equal(endingText({ status: 'time_limit', seconds: 600, missing }), 'Stopped at the time limit; not made: output/chart.png does not exist');
   assert.equal(endingText({ status: 'max_turns', turns: 25 }), 'Stopped at the turn limit (25)');
 });
+
+test('the call mode joins the stats line, a switch is a note, and the hidden reply is dropped', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('call_mode', { mode: 'native', reason: 'auto: a local server' }));
+  s = reduce(s, ev('turn_started', { turn: 1, max_turns: 25 }));
+  s = reduce(s, ev('text_delta', { text: '```python\nprint(1)' }));
+  s = reduce(s, ev('retry', { attempt: 2, wait_ms: 0, reason: 'the model wrote its call as text; it is asked again for a structured step' }));
+  assert.equal(s.items.length, 0);
+  assert.match(s.notice, /asked again/);
+  s = reduce(s, ev('call_mode', { mode: 'schema', reason: 'auto: the model wrote a call as text' }));
+  assert.equal(s.items.length, 1);
+  assert.match(s.items[0].text, /steps held to a JSON schema/);
+  assert.equal(statsLine({ ...s, startedAt: 0, endedAt: 1000 }, 0, fmt), 'schema steps · turn 1/25 · 1 s');
+  s = reduce(s, ev('inputs_profiled', { tables: 1, duration_ms: 400, failed: null }));
+  assert.equal(s.notice, 'Inputs profiled for the model: 1 table(s) in 0.4 s.');
+});
