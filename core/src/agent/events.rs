@@ -238,4 +238,30 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn call_mode_and_profile_events_have_a_pinned_shape() {
+        let shape = |kind: EventKind| {
+            let mut v = serde_json::to_value(Event::now("s", Some("a"), kind)).unwrap();
+            v.as_object_mut().unwrap().remove("at");
+            v
+        };
+        assert_eq!(
+            shape(EventKind::CallMode {
+                mode: crate::conversation::CallMode::Schema,
+                reason: "auto: the model wrote a call as text instead of a native call".into(),
+            }),
+            serde_json::json!({"session_id": "s", "ask_id": "a", "type": "call_mode",
+                "mode": "schema", "reason": "auto: the model wrote a call as text instead of a native call"})
+        );
+        assert_eq!(
+            shape(EventKind::InputsProfiled {
+                tables: 1,
+                duration_ms: 420,
+                failed: None
+            }),
+            serde_json::json!({"session_id": "s", "ask_id": "a", "type": "inputs_profiled",
+                "tables": 1, "duration_ms": 420, "failed": null})
+        );
+    }
 }

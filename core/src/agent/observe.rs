@@ -495,4 +495,33 @@ mod tests {
         assert_eq!(part.media_type, "image/png");
         assert!(scaled(b"<svg/>").is_err());
     }
+
+    #[test]
+    fn the_kernels_names_are_told_as_new_ones_and_in_full_on_a_name_error() {
+        let mut known = Vec::new();
+        let mut r = ExecResult::empty(ExecStatus::Ok, 1);
+        r.names = Some("df (DataFrame 1344x3), n (int)".into());
+        assert_eq!(
+            names_note(&r, &mut known).unwrap(),
+            "New names in the kernel: df (DataFrame 1344x3), n (int)."
+        );
+        r.names = Some("df (DataFrame 1344x3), n (int), daily (Series 56), and 3 more".into());
+        assert_eq!(
+            names_note(&r, &mut known).unwrap(),
+            "New names in the kernel: daily (Series 56)."
+        );
+        assert_eq!(names_note(&r, &mut known), None);
+        let mut failed = ExecResult::empty(ExecStatus::Error, 1);
+        failed.names = Some("df (DataFrame 1344x3)".into());
+        failed.traceback = Some("Traceback\nNameError: name 'hourly' is not defined\n".into());
+        let note = names_note(&failed, &mut known).unwrap();
+        assert!(
+            note.starts_with("`hourly` does not exist in the kernel"),
+            "{note}"
+        );
+        assert!(
+            note.ends_with("Defined now: df (DataFrame 1344x3)."),
+            "{note}"
+        );
+    }
 }

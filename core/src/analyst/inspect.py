@@ -132,8 +132,8 @@ def profile_table(path, kind, sheet, df):
     if df.shape[1] > 40:
         lines.append("  ... %d more columns" % (df.shape[1] - 40))
     if CONFIG.get("sample_rows"):
-        head = df.head(int(CONFIG["sample_rows"])).iloc[:, :12].to_string(max_colwidth=24)
-        lines.append("first rows:\n" + ascii_text(head))
+        head = df.head(int(CONFIG["sample_rows"])).iloc[:, :12].to_csv(index=False).strip()
+        lines.append("first rows (CSV):\n" + "\n".join(ascii_text(l)[:300] for l in head.splitlines()))
     if time_col:
         ts = parse_times(df[time_col], times[0]["unit"]).dropna().sort_values()
         if len(ts) > 1:

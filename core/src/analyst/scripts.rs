@@ -104,8 +104,7 @@ pub fn input_profile_code() -> String {
     );
     format!(
         "_sandalyst_before = set(globals())\n{code}\n\
-         for _k in [k for k in list(globals()) if k not in _sandalyst_before]:\n    del globals()[_k]\n\
-         del _sandalyst_before\n"
+         for _k in [k for k in list(globals()) if k not in _sandalyst_before]:\n    del globals()[_k]\n"
     )
 }
 

@@ -218,3 +218,31 @@ async fn sb_missing_archive(sb: &impl Sandbox, dir: &std::path::Path) {
         .unwrap_err();
     assert!(format!("{err:#}").contains("nope.tar"), "{err:#}");
 }
+
+#[tokio::test]
+async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_kernel_clean() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let csv = common::repo_root().join("examples/building_energy.csv");
+    let (sb, _) = common::sandbox(&docker, "profile", &[csv]).await;
+    py(&sb, "x = 1").await;
+    let r = py(&sb, &sandalyst::analyst::input_profile_code()).await;
+    let text = &r.stdout;
+    assert!(text.contains("building_energy.csv"), "{text}");
+    assert!(text.contains("rows: 1344, columns: 3"), "{text}");
+    assert!(text.contains("energy_kwh"), "{text}");
+    assert!(
+        text.contains(
+            "first rows (CSV):\ntimestamp,energy_kwh,outdoor_temp_c\n2024-05-06 00:00:00,45.93,8.8"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("median interval 1 h"), "{text}");
+    // The planner's JSON line is not for the model.
+    assert!(!text.contains("SANDALYST_PROFILE"), "{text}");
+    // Nothing it defined stays: the cell after it sees only the model's own names.
+    assert_eq!(r.names.as_deref(), Some("x (int)"));
+    let after = py(&sb, "y = [1, 2]").await;
+    assert_eq!(after.names.as_deref(), Some("x (int), y (list of 2)"));
+}
