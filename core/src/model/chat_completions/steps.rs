@@ -26,6 +26,10 @@ pub const FINAL_ANSWER: &str = "final_answer";
 pub const CANNOT_FINISH: &str = "cannot_finish";
 /// A thought is a sentence or two: bounded so a small model cannot think forever.
 const THOUGHT_MAX: u64 = 400;
+/// One argument's text (a cell's code): bounded, so a model that loops inside its
+/// code string still closes the object, and the step runs and fails where it was
+/// cut instead of running to the token cap unread.
+pub const ARGUMENT_MAX: u64 = 4000;
 
 /// The JSON schema of one step: one branch per tool, then the end the turn allows
 /// (the final answer when no named output is missing, `cannot_finish` when the model
@@ -43,7 +47,11 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer) -> Value {
             let mut required = vec![json!(THOUGHT), json!(ACTION)];
             if let Some(p) = t.parameters.get("properties").and_then(Value::as_object) {
                 for (k, v) in p {
-                    props.insert(k.clone(), v.clone());
+                    let mut v = v.clone();
+                    if v["type"] == "string" && v.get("maxLength").is_none() {
+                        v["maxLength"] = json!(ARGUMENT_MAX);
+                    }
+                    props.insert(k.clone(), v);
                 }
             }
             if let Some(r) = t.parameters.get("required").and_then(Value::as_array) {
@@ -136,7 +144,8 @@ pub fn format_note(tools: &[ToolSpec], answer: &Answer) -> String {
          {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": \"...\"}}\n\
          Actions:\n- {}\n\
          Each step runs, you see its output in the next message, then you take the next step. \
-         Write the code as one JSON string: newlines as \\n, quotes inside it escaped.",
+         Write the code as one JSON string: newlines as \\n, quotes inside it escaped; \
+         at most {ARGUMENT_MAX} characters a step (write a long file over several steps).",
         actions.join("\n- ")
     )
 }
@@ -226,7 +235,14 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
     let mut thought: Option<String> = None;
     for item in items {
         match item {
-            Item::User { text } => out.push(json!({"role": "user", "content": text})),
+            Item::User { text } => {
+                // The assistant's words before a note come before it: a history that
+                // ends with an assistant message is a prefill to a server.
+                if let Some(t) = thought.take() {
+                    out.push(json!({"role": "assistant", "content": t}));
+                }
+                out.push(json!({"role": "user", "content": text}));
+            }
             Item::Assistant { text } => {
                 if let Some(t) = thought.take() {
                     out.push(json!({"role": "assistant", "content": t}));
@@ -367,6 +383,7 @@ mod tests {
         assert_eq!(keys, ["thought", "action", "code"]);
         assert_eq!(python["required"], json!(["thought", "action", "code"]));
         assert_eq!(python["additionalProperties"], json!(false));
+        assert_eq!(python["properties"]["code"]["maxLength"], json!(ARGUMENT_MAX));
         // Named outputs missing: no answer at all, or only `cannot_finish`.
         let missing = vec!["output/chart.png".to_string()];
         let not_yet = schema(
@@ -455,8 +472,14 @@ mod tests {
                 is_error: false,
                 images: vec![],
             },
+            // A reply that was no step, then the app's note on it.
+            Item::Assistant { text: "{\"thought\": \"cut".into() },
+            Item::User { text: "note".into() },
         ];
         let m = messages("sys", "NOTE", &items, false);
+        // Never ends on an assistant message (a server takes that for a prefill).
+        assert_eq!(m[4]["role"], "assistant");
+        assert_eq!(m[5], json!({"role": "user", "content": "note"}));
         assert_eq!(m[0]["content"], "sys\n\nNOTE");
         assert_eq!(m[1]["role"], "user");
         assert_eq!(m[2]["role"], "assistant");
