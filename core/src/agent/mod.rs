@@ -251,7 +251,7 @@ impl<'a> Agent<'a> {
                 Outcome::Ended(status) => return status,
                 Outcome::Limit(limit) => {
                     // A limit that stops the ask says which named outputs it left unmade.
-                    let status = self.wrap_up(limit).await;
+                    let status = self.wrap_up(limit, cancel).await;
                     let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
                     return status.with_missing(problems);
                 }
@@ -621,16 +621,16 @@ impl<'a> Agent<'a> {
     }
 
     /// After a limit: one last turn without tools, so the user always gets a write-up.
-    async fn wrap_up(&mut self, status: RunStatus) -> RunStatus {
+    async fn wrap_up(&mut self, status: RunStatus, cancel: &CancellationToken) -> RunStatus {
         let text = app_note(&format!(
             "The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone."
         ));
         if self.push(Item::User { text }, None).is_err() {
             return status;
         }
-        let cancel = CancellationToken::new();
+        // The ask's own token: Stop during the summary ends it at once.
         let bound = self.wrap_up_time();
-        let reply = tokio::time::timeout(bound, self.query(&[], &cancel)).await;
+        let reply = tokio::time::timeout(bound, self.query(&[], cancel)).await;
         if let Ok(Ok(Some(reply))) = reply {
             for item in reply.items {
                 // Calls in a tool-less turn are ignored: only the words count.

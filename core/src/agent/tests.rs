@@ -367,6 +367,25 @@ async fn the_turn_limit_ends_the_ask_with_a_written_summary() {
 }
 
 #[tokio::test]
+async fn stop_during_the_summary_after_a_limit_ends_the_ask_at_once() {
+    let sandbox = FakeSandbox::default();
+    // The summary turn never answers: only Stop ends it before its bound (a minute).
+    let mut a = ask(&sandbox, [py("c1", "print 1"), Step::Hang]);
+    a.limits.max_turns = 1;
+    let cancel = a.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let a = a.run().await;
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(matches!(a.status, RunStatus::MaxTurns { turns: 1, .. }), "{:?}", a.status);
+    // The summary turn had begun when Stop came.
+    assert!(a.items.iter().any(|l| l.contains("Tools are no longer available")), "{:#?}", a.items);
+}
+
+#[tokio::test]
 async fn the_wall_time_interrupts_the_running_call_then_asks_for_a_summary() {
     let sandbox = FakeSandbox::default();
     let mut a = ask(&sandbox, [py("c1", "sleep 30000"), say("Out of time.")]);
