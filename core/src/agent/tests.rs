@@ -379,10 +379,24 @@ async fn stop_during_the_summary_after_a_limit_ends_the_ask_at_once() {
     });
     let started = std::time::Instant::now();
     let a = a.run().await;
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
-    assert!(matches!(a.status, RunStatus::MaxTurns { turns: 1, .. }), "{:?}", a.status);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(a.status, RunStatus::MaxTurns { turns: 1, .. }),
+        "{:?}",
+        a.status
+    );
     // The summary turn had begun when Stop came.
-    assert!(a.items.iter().any(|l| l.contains("Tools are no longer available")), "{:#?}", a.items);
+    assert!(
+        a.items
+            .iter()
+            .any(|l| l.contains("Tools are no longer available")),
+        "{:#?}",
+        a.items
+    );
 }
 
 #[tokio::test]

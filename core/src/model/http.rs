@@ -435,12 +435,15 @@ impl Transport {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        if content_type.starts_with("text/html") {
-            // A proxy, a login page or a base URL that points at a website.
-            return Err(Fault::bad_request(format!(
+        // A proxy, a login page or a base URL that points at a website.
+        let web_page = || {
+            Err(Fault::bad_request(format!(
                 "{} at {} answered with a web page, not an event stream; check the base URL",
                 self.provider, self.endpoint
-            )));
+            )))
+        };
+        if content_type.starts_with("text/html") {
+            return web_page();
         }
         if content_type.starts_with("application/json") {
             let mut text = Vec::new();
@@ -463,8 +466,14 @@ impl Transport {
         }
 
         let mut parser = sse::Parser::with_limit(caps.event_bytes);
+        let mut first = true;
         loop {
-            let Some(chunk) = next().await? else {
+            let chunk = next().await?;
+            // Some portals label their page text/plain: its first bytes tell.
+            if std::mem::take(&mut first) && chunk.as_deref().is_some_and(looks_like_html) {
+                return web_page();
+            }
+            let Some(chunk) = chunk else {
                 let complete = match parser.finish() {
                     Some(ev) => decoder.event(&ev, &ctx)?,
                     None => false,
@@ -736,6 +745,20 @@ impl<W: WireFormat> Model for HttpModel<W> {
 /// What of a tool output's images goes to the model: all of them for a model that
 /// takes images; for one that does not, none, and the output text says so for each
 /// (`[image output/x.png not shown: this model does not take images]`).
+/// Whether a body starts as an HTML page (an event stream starts with a field name
+/// or a comment, never with `<`).
+fn looks_like_html(body: &[u8]) -> bool {
+    let start: Vec<u8> = body
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace() || **b == 0xef || **b == 0xbb || **b == 0xbf)
+        .take(14)
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    start.starts_with(b"<!doctype html")
+        || start.starts_with(b"<html")
+        || start.starts_with(b"<head")
+}
+
 pub fn tool_images<'a>(
     output: &str,
     images: &'a [ImagePart],

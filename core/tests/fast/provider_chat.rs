@@ -650,6 +650,24 @@ async fn a_web_page_instead_of_an_api_says_to_check_the_base_url() {
 }
 
 #[tokio::test]
+async fn a_login_page_labelled_plain_text_is_a_web_page_at_the_first_request() {
+    // Captive portals and some proxies label their page text/plain.
+    let server = WireServer::start(vec![Answer::Status {
+        code: 200,
+        headers: vec![("content-type".into(), "text/plain".into())],
+        body: "\n<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Wi-Fi login</body></html>".into(),
+    }])
+    .await;
+    let err = P.fails(&server, &wire::user("hi")).await;
+    assert!(
+        err.contains("web page") && err.contains("check the base URL"),
+        "{err}"
+    );
+    // Not retried: the same page would come back.
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
 async fn cancel_mid_stream_returns_promptly() {
     scenarios::cancel_mid_stream(&P, call_chunks(0, "c", "python", "{\"code\":", 2)).await;
 }

@@ -383,7 +383,10 @@ mod tests {
         assert_eq!(keys, ["thought", "action", "code"]);
         assert_eq!(python["required"], json!(["thought", "action", "code"]));
         assert_eq!(python["additionalProperties"], json!(false));
-        assert_eq!(python["properties"]["code"]["maxLength"], json!(ARGUMENT_MAX));
+        assert_eq!(
+            python["properties"]["code"]["maxLength"],
+            json!(ARGUMENT_MAX)
+        );
         // Named outputs missing: no answer at all, or only `cannot_finish`.
         let missing = vec!["output/chart.png".to_string()];
         let not_yet = schema(
@@ -473,8 +476,12 @@ mod tests {
                 images: vec![],
             },
             // A reply that was no step, then the app's note on it.
-            Item::Assistant { text: "{\"thought\": \"cut".into() },
-            Item::User { text: "note".into() },
+            Item::Assistant {
+                text: "{\"thought\": \"cut".into(),
+            },
+            Item::User {
+                text: "note".into(),
+            },
         ];
         let m = messages("sys", "NOTE", &items, false);
         // Never ends on an assistant message (a server takes that for a prefill).
