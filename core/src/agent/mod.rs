@@ -457,6 +457,7 @@ impl<'a> Agent<'a> {
                 tools,
                 on_delta: &on_delta,
                 answer: answer.clone(),
+                repeats: self.repeats,
             };
             let reply = tokio::select! {
                 r = self.model.respond(request, cancel) => r,

@@ -403,9 +403,17 @@ pub fn names_note(r: &ExecResult, known: &mut Vec<String>) -> Option<String> {
         } else {
             listed.to_string()
         };
+        let import = match name.as_str() {
+            "pd" => " Import it in this cell: import pandas as pd.",
+            "np" => " Import it in this cell: import numpy as np.",
+            "plt" => " Import it in this cell: import matplotlib.pyplot as plt.",
+            "sns" => " Import it in this cell: import seaborn as sns.",
+            "stats" => " Import it in this cell: from scipy import stats.",
+            _ => "",
+        };
         return Some(format!(
             "`{name}` does not exist in the kernel: only what a cell that ran defined is there \
-             (a reply that was cut never ran). Defined now: {all}."
+             (a reply that was cut never ran). Defined now: {all}.{import}"
         ));
     }
     let added: Vec<&str> = entries

@@ -95,6 +95,7 @@ async fn step(model: &mut OfflineAnalyst, items: &[Item], tools: &[ToolSpec]) ->
                 tools,
                 on_delta: &crate::conversation::no_deltas,
                 answer: Default::default(),
+                repeats: 0,
             },
             &CancellationToken::new(),
         )
@@ -671,6 +672,7 @@ async fn cancelled_requests_return_at_once() {
                 tools: &[],
                 on_delta: &crate::conversation::no_deltas,
                 answer: Default::default(),
+                repeats: 0,
             },
             &cancel,
         )

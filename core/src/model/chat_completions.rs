@@ -106,7 +106,7 @@ impl WireFormat for Chat {
         }
         // A reply cap and a low temperature unless configured: small local models at
         // their servers' defaults loop for thousands of tokens.
-        for (k, v) in config.sampling.chat_fields() {
+        for (k, v) in config.sampling.chat_fields_after(request.repeats) {
             body[k] = v;
         }
         body

@@ -576,7 +576,8 @@ fn fill(mut r: ExecResult, mut reply: KernelReply, stray: String) -> ExecResult 
     r.stdout = reply.stdout;
     r.stderr = reply.stderr + &stray;
     r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
-    r.names = reply.names.filter(|n| !n.is_empty());
+    // Empty is news too: nothing is defined (a NameError then says so).
+    r.names = reply.names;
     r
 }
 

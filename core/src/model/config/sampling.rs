@@ -105,6 +105,26 @@ impl Sampling {
         Ok(())
     }
 
+    /// [`Sampling::chat_fields`] for a model whose last call repeated the one before
+    /// it `repeats` times in a row: warmer by 0.3 a repeat (at most 1.0, never cooler
+    /// than set) and another seed, since the same context at a low temperature gives
+    /// the same reply again.
+    pub fn chat_fields_after(&self, repeats: u32) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = self.chat_fields();
+        if repeats > 0 {
+            let base = self.temperature.unwrap_or(DEFAULT_TEMPERATURE);
+            let warmer = (base + 0.3 * f64::from(repeats)).min(1.0).max(base);
+            m.insert(
+                "temperature".into(),
+                ((warmer * 100.0).round() / 100.0).into(),
+            );
+            if let Some(seed) = self.seed {
+                m.insert("seed".into(), seed.wrapping_add(u64::from(repeats)).into());
+            }
+        }
+        m
+    }
+
     /// The fields of a Chat Completions request body: what is set, and the defaults
     /// of [`DEFAULT_MAX_TOKENS`] and [`DEFAULT_TEMPERATURE`].
     pub fn chat_fields(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -142,6 +162,31 @@ impl Sampling {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_in_a_loop_is_sampled_warmer_with_another_seed() {
+        let s = Sampling {
+            temperature: Some(0.2),
+            seed: Some(7),
+            ..Sampling::default()
+        };
+        assert_eq!(s.chat_fields_after(0), s.chat_fields());
+        let once = s.chat_fields_after(1);
+        assert_eq!(once["temperature"], serde_json::json!(0.5));
+        assert_eq!(once["seed"], serde_json::json!(8));
+        assert_eq!(
+            s.chat_fields_after(9)["temperature"],
+            serde_json::json!(1.0)
+        );
+        let hot = Sampling {
+            temperature: Some(1.5),
+            ..Sampling::default()
+        };
+        assert_eq!(
+            hot.chat_fields_after(2)["temperature"],
+            serde_json::json!(1.5)
+        );
+    }
 
     #[test]
     fn defaults_bound_a_reply_and_settings_overlay() {

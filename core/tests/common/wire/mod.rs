@@ -366,6 +366,7 @@ pub fn request<'a>(items: &'a [Item], tools: &'a [ToolSpec]) -> Request<'a> {
         tools,
         on_delta: &sandalyst::model::no_deltas,
         answer: Default::default(),
+        repeats: 0,
     }
 }
 

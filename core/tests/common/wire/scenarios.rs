@@ -97,6 +97,7 @@ impl<W: WireFormat> Provider<W> {
             tools,
             on_delta: &on_delta,
             answer: Default::default(),
+            repeats: 0,
         };
         let r = HttpModel::<W>::new(cfg)
             .unwrap()
@@ -141,6 +142,7 @@ pub async fn deltas_before_the_end<W: WireFormat>(
         tools: &tools,
         on_delta: &on_delta,
         answer: Default::default(),
+        repeats: 0,
     };
     let cancel = CancellationToken::new();
     let respond = model.respond(request, &cancel);
