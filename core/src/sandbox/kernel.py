@@ -722,6 +722,51 @@ def _names(shell):
     return text
 
 
+MAX_MEND_SPACES = 80
+
+
+def _mend_one_line(code):
+    """A cell written on one line with several statements ("import pandas as pd df =
+    pd.read_csv(...) print(df)": a small model that wrote no newline escapes in its JSON)
+    as those statements on their own lines, when each part compiles and the whole does
+    not; None otherwise. The fewest lines win, so `x = 1 + 2` is never split."""
+    s = code.strip()
+    if "\n" in s or len(s) > 4000:
+        return None
+    try:
+        compile(s, "<cell>", "exec")
+        return None
+    except SyntaxError:
+        pass
+    except Exception:
+        return None
+    cuts = [i for i, ch in enumerate(s) if ch == " "]
+    if not cuts or len(cuts) > MAX_MEND_SPACES:
+        return None
+
+    def compiles(part):
+        try:
+            compile(part, "<cell>", "exec")
+            return True
+        except Exception:
+            return False
+
+    ends = cuts + [len(s)]
+    best = {len(s): []}  # start -> fewest parts covering s[start:]
+    for start in sorted([0] + [c + 1 for c in cuts], reverse=True):
+        options = []
+        for end in ends:
+            if end <= start or (end + 1 if end < len(s) else end) not in best:
+                continue
+            part = s[start:end].strip()
+            if part and compiles(part):
+                options.append([part] + best[end + 1 if end < len(s) else end])
+        if options:
+            best[start] = min(options, key=len)
+    parts = best.get(0)
+    return "\n".join(parts) if parts and len(parts) > 1 else None
+
+
 def _run(shell, msg):
     global _cell, _in_cell
     cell = _Cell(msg.get("id"))
@@ -729,12 +774,15 @@ def _run(shell, msg):
         _cell = cell
     interrupted = False
     err = None
+    mended = None
     try:
         _in_cell = True
         _busy.set()
         if _pending_interrupt is not None and _pending_interrupt == cell.id:
             _on_sigint(signal.SIGINT, None)
-        res = shell.run_cell(msg.get("code", ""), store_history=True)
+        code = msg.get("code", "")
+        mended = _mend_one_line(code)
+        res = shell.run_cell(mended or code, store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec
     except KeyboardInterrupt:
@@ -778,6 +826,8 @@ def _run(shell, msg):
                 "stderr_bytes": cell.err.capture.total,
                 "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
                 "names": names,
+                "note": ("This cell was one line holding %d statements; it ran with each on its own line. "
+                         "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1)) if mended else None,
             }
         )
 

@@ -115,6 +115,10 @@ pub(crate) struct KernelReply {
     /// What the namespace holds after the cell, bounded: "df (DataFrame 8760x4), …".
     #[serde(default)]
     pub names: Option<String>,
+    /// What the kernel changed about the cell before it ran (a one-line cell of
+    /// several statements, split), for the model.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 impl KernelReply {
@@ -578,6 +582,9 @@ fn fill(mut r: ExecResult, mut reply: KernelReply, stray: String) -> ExecResult 
     r.traceback = (!reply.traceback.is_empty()).then_some(reply.traceback);
     // Empty is news too: nothing is defined (a NameError then says so).
     r.names = reply.names;
+    if reply.note.is_some() {
+        r.note = reply.note;
+    }
     r
 }
 

@@ -246,3 +246,24 @@ async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_ke
     let after = py(&sb, "y = [1, 2]").await;
     assert_eq!(after.names.as_deref(), Some("x (int), y (list of 2)"));
 }
+
+#[tokio::test]
+async fn a_one_line_cell_of_several_statements_runs_split_and_says_so() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let (sb, _) = common::sandbox(&docker, "mend", &[]).await;
+    // A small model's JSON without newline escapes.
+    let r = py(&sb, "import math x = math.sqrt(16) print(int(x))").await;
+    assert_eq!(r.stdout, "4\n");
+    let note = r.note.unwrap();
+    assert!(note.contains("one line holding 3 statements"), "{note}");
+    // A real syntax error stays one.
+    let bad = sb
+        .python("x = = 1", T, &CancellationToken::new(), &|_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(bad.status, ExecStatus::Error);
+    assert!(bad.traceback.unwrap().contains("SyntaxError"));
+    assert_eq!(bad.note, None);
+}
