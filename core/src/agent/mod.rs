@@ -623,8 +623,16 @@ impl<'a> Agent<'a> {
 
     /// After a limit: one last turn without tools, so the user always gets a write-up.
     async fn wrap_up(&mut self, status: RunStatus, cancel: &CancellationToken) -> RunStatus {
+        // What was not made is said, so the summary cannot claim it (a small model will).
+        let unmade = if self.problems.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+            format!(" Not made: {}; say so plainly.", list.join("; "))
+        };
+        let ran = if self.ran_code { "" } else { " No code ran in this ask." };
         let text = app_note(&format!(
-            "The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone."
+            "The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone.{ran}{unmade} Claim only what the results above show."
         ));
         if self.push(Item::User { text }, None).is_err() {
             return status;
