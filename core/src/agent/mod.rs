@@ -630,7 +630,11 @@ impl<'a> Agent<'a> {
             let list: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
             format!(" Not made: {}; say so plainly.", list.join("; "))
         };
-        let ran = if self.ran_code { "" } else { " No code ran in this ask." };
+        let ran = if self.ran_code {
+            ""
+        } else {
+            " No code ran in this ask."
+        };
         let text = app_note(&format!(
             "The ask {status}. Tools are no longer available. Write your final answer now: what you did, the key numbers, the files in output/, and what is left undone.{ran}{unmade} Claim only what the results above show."
         ));

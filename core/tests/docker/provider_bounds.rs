@@ -402,6 +402,13 @@ fn vm_hwm(pid: u32) -> Option<usize> {
 /// is read from /proc while it runs (VmHWM only grows, so the last reading is the peak
 /// up to a few milliseconds before the end).
 fn sandalyst(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Ran {
+    // The scripted servers listen on loopback, where `auto` would move to schema
+    // steps after a reply without a native call and ask again; these tests script
+    // the API's own calls, so they pin `native` (a test's own config wins).
+    let config = dir.join("config.toml");
+    if !config.exists() {
+        std::fs::write(&config, "[openai-compatible]\ntool_calls = \"native\"\n").unwrap();
+    }
     let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
     c.args(args)
         .current_dir(repo())
