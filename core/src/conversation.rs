@@ -307,8 +307,14 @@ pub trait Model: Send {
         None
     }
 
-    /// Go on in the mode an earlier ask of this session settled on.
-    fn resume_call_mode(&mut self, _mode: CallMode) {}
+    /// Go on in the mode an earlier ask settled on (`why`: which ask, in words).
+    fn resume_call_mode(&mut self, _mode: CallMode, _why: &str) {}
+
+    /// The mode `auto` moved to after a reply of this model, if it moved: worth
+    /// remembering for the model's next session.
+    fn learned_call_mode(&self) -> Option<CallMode> {
+        None
+    }
 
     /// Whether the first turn should carry a profile of the inputs (columns, types,
     /// rows): an LLM, not the offline analyst, which inspects them itself.

@@ -255,6 +255,10 @@ pub mod tool_arg {
     pub const PATH: &str = "path";
 }
 
+/// The call id of the app's own first cell of an ask (the inputs loaded before the
+/// model's first turn): a call in the history that the model did not make.
+pub const PRELUDE_CALL_ID: &str = "app-load-inputs";
+
 /// The code or command inside a call's arguments, for display; the raw text if unparsable.
 pub fn tool_source(arguments: &str) -> String {
     serde_json::from_str::<serde_json::Value>(arguments)

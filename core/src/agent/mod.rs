@@ -78,6 +78,10 @@ pub const MAX_REMINDERS: u32 = 2;
 /// was run" instead of being taken for the answer.
 pub const MAX_NUDGES: u32 = 2;
 
+/// What the app's first cell says it does (in the model's history: its thought).
+const PRELUDE_SAID: &str =
+    "The app loads the inputs before the first turn: pandas, numpy and pyplot imported, each table in a DataFrame.";
+
 /// The bound on the last, tool-less turn that writes the summary after a limit, for
 /// a model whose speed is not known yet; a slow one gets more ([`Agent::wrap_up_time`]).
 const WRAP_UP_TIME: Duration = Duration::from_secs(60);
@@ -156,6 +160,9 @@ pub struct Agent<'a> {
     call_mode: Option<(CallMode, String)>,
     /// The kernel's names after the last Python cell.
     names: Vec<String>,
+    /// A cell the app runs before the model's first turn (the inputs loaded), kept
+    /// as a call of the ask like the model's own.
+    pub prelude: Option<String>,
 }
 
 /// How long the ask has waited for a person, and whether it waits now.
@@ -230,6 +237,7 @@ impl<'a> Agent<'a> {
             problems: Vec::new(),
             call_mode: None,
             names: Vec::new(),
+            prelude: None,
         }
     }
 
@@ -237,6 +245,11 @@ impl<'a> Agent<'a> {
         let deadline = tokio::time::Instant::now() + self.limits.wall_time;
         if let Err(e) = self.push(Item::User { text: task.into() }, None) {
             return self.failed(e);
+        }
+        if let Some(code) = self.prelude.take() {
+            if let Err(e) = self.run_prelude(code, cancel).await {
+                return self.failed(e);
+            }
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
@@ -666,6 +679,43 @@ impl<'a> Agent<'a> {
         }
         let wanted = 1.5 * WRAP_UP_TOKENS * secs / tokens as f64;
         Duration::from_secs_f64(wanted).clamp(WRAP_UP_TIME, MAX_WRAP_UP_TIME)
+    }
+
+    /// The app's own cell before the first turn: said, run and kept as a Python call,
+    /// so the model reads it in its history and notebooks and re-runs replay it. It
+    /// needs no approval (the app wrote it) and does not count as the model's code.
+    async fn run_prelude(
+        &mut self,
+        code: String,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<()> {
+        let call_id = crate::protocol::PRELUDE_CALL_ID;
+        let arguments = serde_json::json!({ crate::protocol::tool_arg::CODE: code }).to_string();
+        self.push(
+            Item::Assistant {
+                text: PRELUDE_SAID.into(),
+            },
+            None,
+        )?;
+        self.push(
+            Item::ToolCall {
+                call_id: call_id.into(),
+                name: "python".into(),
+                arguments: arguments.clone(),
+            },
+            None,
+        )?;
+        let output = self
+            .execute(
+                call_id,
+                "python",
+                &arguments,
+                &Some(Decision::Approve),
+                cancel,
+            )
+            .await?;
+        self.ran_code = false;
+        self.push(output, None)
     }
 
     /// Run one tool call; only a broken sandbox is an error, everything else is an observation.

@@ -84,9 +84,13 @@ def read_delimited(path, sep):
     last = None
     for enc in ("utf-8-sig", "latin-1"):
         try:
-            return pd.read_csv(path, sep=sep, encoding=enc, low_memory=False, decimal=decimal)
+            df = pd.read_csv(path, sep=sep, encoding=enc, low_memory=False, decimal=decimal)
         except UnicodeDecodeError as e:
             last = e
+            continue
+        # How it was read, so the same read can be written as a cell (an LLM's first).
+        df.attrs["read"] = {"sep": sep, "encoding": enc, "decimal": decimal}
+        return df
     raise last
 
 

@@ -12,13 +12,14 @@ OTHER_TEMP_HINTS = ("indoor", "supply", "return", "zone", "room", "water", "chw"
 
 
 def profile_table(path, kind, sheet, df):
+    read = df.attrs.get("read")
     df = df.copy()
     df.columns = [str(c) for c in df.columns]
     info = {"path": path, "sheet": sheet, "kind": kind, "rows": int(len(df)),
             "columns": int(df.shape[1]), "column_names": list(df.columns)[:60],
             "missing_total": int(df.isna().sum().sum()), "time": [], "measures": [],
             "temperature": None, "categories": [], "time_span": None,
-            "column_kinds": []}
+            "column_kinds": [], "read": read}
     lines = []
     times = []
     for c in df.columns:
@@ -249,5 +250,4 @@ if len(line) > JSON_BUDGET:
 while len(line) > JSON_BUDGET and len(profile["tables"]) > 1:
     profile["tables"].pop()
     line = json.dumps(profile, separators=(",", ":"), default=str)
-if not CONFIG.get("for_model"):
-    print("\nSANDALYST_PROFILE " + line)
+print("\nSANDALYST_PROFILE " + line)

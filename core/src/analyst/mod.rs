@@ -84,6 +84,8 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::{Item, Model, Reply, Request};
 
 mod anomalies;
+mod load;
+pub use load::{input_profile, InputProfile};
 mod numbers;
 mod outputs;
 mod phase;

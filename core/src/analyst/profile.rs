@@ -21,6 +21,7 @@ pub(super) struct FileEntry {
     pub kind: Option<String>,
     pub status: String,
     pub reason: Option<String>,
+    pub size: u64,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -38,6 +39,16 @@ pub(super) struct Table {
     pub time_span: Option<TimeSpan>,
     /// Every column's kind (numeric, datetime, text, bool), distinct and missing counts.
     pub column_kinds: Vec<ColumnKind>,
+    /// How a delimited file was read (see `read_delimited` in `common.py`).
+    pub read: Option<Read>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Read {
+    pub sep: String,
+    pub encoding: String,
+    pub decimal: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

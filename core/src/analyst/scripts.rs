@@ -93,14 +93,14 @@ pub(super) fn inspect_code() -> String {
 }
 
 /// The inspection as the first turn of an LLM's ask: the same profile with a few
-/// rows of each table, within a budget a small model's context can take, without
-/// the JSON line the planner reads; nothing it defines stays in the kernel.
+/// rows of each table, within a budget a small model's context can take (its stdout
+/// is read by [`super::input_profile`]); nothing it defines stays in the kernel.
 pub fn input_profile_code() -> String {
     let code = compose(
         Phase::Inspect,
         INSPECT_PY,
         true,
-        &json!({ "input_dir": "input", "sample_rows": 3, "text_budget": 5000, "for_model": true }),
+        &json!({ "input_dir": "input", "sample_rows": 3, "text_budget": 5000 }),
     );
     format!(
         "_sandalyst_before = set(globals())\n{code}\n\

@@ -135,7 +135,13 @@ impl WireFormat for Chat {
         }
         let converted = text_calls::convert(reply.clone(), request.tools);
         let recovered = converted.items.len() != reply.items.len();
-        if state.switches(request.tools, request.items, &reply, recovered) {
+        if state.switches(
+            request.tools,
+            request.items,
+            &request.answer,
+            &reply,
+            recovered,
+        ) {
             return Err(converted);
         }
         Ok(converted)
@@ -145,8 +151,12 @@ impl WireFormat for Chat {
         Some((state.mode, state.reason.clone()))
     }
 
-    fn resume_call_mode(state: &mut ModeState, mode: CallMode) {
-        state.resume(mode)
+    fn resume_call_mode(state: &mut ModeState, mode: CallMode, why: &str) {
+        state.resume(mode, why)
+    }
+
+    fn learned_call_mode(state: &ModeState) -> Option<CallMode> {
+        state.learned.then_some(state.mode)
     }
 }
 

@@ -618,7 +618,10 @@ pub trait WireFormat: 'static {
     fn call_mode(_state: &Self::State) -> Option<(CallMode, String)> {
         None
     }
-    fn resume_call_mode(_state: &mut Self::State, _mode: CallMode) {}
+    fn resume_call_mode(_state: &mut Self::State, _mode: CallMode, _why: &str) {}
+    fn learned_call_mode(_state: &Self::State) -> Option<CallMode> {
+        None
+    }
 }
 
 pub struct Endpoint {
@@ -704,8 +707,12 @@ impl<W: WireFormat> Model for HttpModel<W> {
         W::call_mode(&self.state)
     }
 
-    fn resume_call_mode(&mut self, mode: CallMode) {
-        W::resume_call_mode(&mut self.state, mode)
+    fn resume_call_mode(&mut self, mode: CallMode, why: &str) {
+        W::resume_call_mode(&mut self.state, mode, why)
+    }
+
+    fn learned_call_mode(&self) -> Option<CallMode> {
+        W::learned_call_mode(&self.state)
     }
 
     fn wants_input_profile(&self) -> bool {

@@ -176,15 +176,30 @@ impl Session {
         // Before the inputs are described to the model: their sizes may have moved.
         self.check_changed_inputs(sandbox).await;
         let instructions = self.instructions(sandbox, &config, model.vision()).await;
-        // A later ask goes on in the call mode an earlier one settled on.
+        // A later ask goes on in the call mode an earlier one settled on; a new
+        // session in the one `auto` learned for this model before.
         let settled = self
             .meta()
             .asks
             .iter()
             .rev()
             .find_map(|a| a.call_mode.clone());
+        let described = model.describe();
         if let Some(record) = settled {
-            model.resume_call_mode(record.mode);
+            model.resume_call_mode(record.mode, "as earlier in this session");
+        } else if let Some(root) = self.dir().parent().map(Path::to_path_buf) {
+            let key = described.clone();
+            let learned = blocking(move || Ok(crate::store::call_modes::learned(&root, &key)))
+                .await
+                .ok()
+                .flatten();
+            if let Some(l) = learned {
+                let day = l.at.get(..10).unwrap_or(&l.at);
+                model.resume_call_mode(
+                    l.mode,
+                    &format!("as this model's earlier sessions did (learned {day})"),
+                );
+            }
         }
         let first = self.items().is_empty();
         let profile = if first && model.wants_input_profile() {
@@ -203,11 +218,20 @@ impl Session {
         if !notes.is_empty() {
             task = format!("{task}\n\n{}", crate::protocol::app_note(&notes.join(" ")));
         }
-        if let Some(profile) = profile {
-            task = format!("{task}\n\n{profile}");
+        if let Some((note, load_cell)) = profile {
+            task = format!("{task}\n\n{note}");
+            agent.prelude = load_cell.filter(|_| agent.tools.python);
         }
         let mut status = agent.run(&task, cancel).await;
         let (turns, usage) = (agent.turns, agent.usage);
+        if let (Some(mode), Some(root)) = (
+            agent.model.learned_call_mode(),
+            self.dir().parent().map(Path::to_path_buf),
+        ) {
+            // A cache: if it cannot be written, the next session learns it again.
+            let _ = blocking(move || Ok(crate::store::call_modes::learn(&root, &described, mode)?))
+                .await;
+        }
         let error = agent.failure.take().map(|e| SessionError::from_failure(&e));
         // A disk that filled up says so in the status too, not only in the error.
         if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =

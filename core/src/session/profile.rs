@@ -1,7 +1,8 @@
 //! The inputs' shape in an LLM's first turn: the offline analyst's inspection (columns,
 //! types, rows, missing values, a few rows, the time column and its interval) run in
 //! the sandbox before the model is asked anything, and put in the first user message,
-//! so a small model's first call can do real work instead of `df.head()`.
+//! so a small model's first call can do real work instead of `df.head()`; and the cell
+//! that loads them ([`crate::analyst::input_profile`]), run as the ask's first call.
 
 use super::ask::AskHost;
 use super::*;
@@ -12,14 +13,14 @@ const PROFILE_TIMEOUT: Duration = Duration::from_secs(120);
 const MAX_PROFILE_CHARS: usize = 6000;
 
 impl Session {
-    /// The profile of the session's inputs as a note for the first message, or
-    /// `None` (no inputs, or the code failed: the event says why).
+    /// The profile of the session's inputs as a note for the first message, and the
+    /// cell that loads them; `None` (no inputs, or the code failed: the event says why).
     pub(super) async fn profile_inputs(
         &self,
         host: &AskHost<'_>,
         sandbox: &dyn Sandbox,
         cancel: &CancellationToken,
-    ) -> Option<String> {
+    ) -> Option<(String, Option<String>)> {
         if self.meta().files.is_empty() {
             return None;
         }
@@ -40,7 +41,8 @@ impl Session {
             ),
             Ok(_) => None,
         };
-        let text = ran.map(|r| r.stdout).unwrap_or_default();
+        let profile = crate::analyst::input_profile(&ran.map(|r| r.stdout).unwrap_or_default());
+        let text = profile.text;
         let tables = text.matches("\n== ").count() as u32;
         host.emit(EventKind::InputsProfiled {
             tables,
@@ -50,9 +52,10 @@ impl Session {
         if failed.is_some() || text.trim().is_empty() {
             return None;
         }
-        Some(crate::protocol::app_note(&format!(
+        let note = crate::protocol::app_note(&format!(
             "The inputs, profiled before your first turn (no need to print their head, info or dtypes again):\n{}",
             crate::agent::observe::shorten(text.trim(), MAX_PROFILE_CHARS, "read the files for the rest")
-        )))
+        ));
+        Some((note, profile.load_cell))
     }
 }

@@ -16,6 +16,7 @@
 
 mod archive;
 mod atomic;
+pub mod call_modes;
 pub mod lock;
 mod render;
 mod transcript;

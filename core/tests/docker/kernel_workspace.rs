@@ -225,10 +225,19 @@ async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_ke
         return;
     };
     let csv = common::repo_root().join("examples/building_energy.csv");
-    let (sb, _) = common::sandbox(&docker, "profile", &[csv]).await;
+    let dir = tempfile::tempdir().unwrap();
+    // A semicolon file with decimal commas in Latin-1: loaded as it was read.
+    let euro = dir.path().join("lecturas.csv");
+    std::fs::write(
+        &euro,
+        b"fecha;consumo;temp\xe9rature\n2024-01-01 00:00;1,5;3,2\n2024-01-01 01:00;2,5;3,1\n2024-01-01 02:00;3,5;2,9\n",
+    )
+    .unwrap();
+    let (sb, _) = common::sandbox(&docker, "profile", &[csv, euro]).await;
     py(&sb, "x = 1").await;
     let r = py(&sb, &sandalyst::analyst::input_profile_code()).await;
-    let text = &r.stdout;
+    let profile = sandalyst::analyst::input_profile(&r.stdout);
+    let text = &profile.text;
     assert!(text.contains("building_energy.csv"), "{text}");
     assert!(text.contains("rows: 1344, columns: 3"), "{text}");
     assert!(text.contains("energy_kwh"), "{text}");
@@ -245,6 +254,23 @@ async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_ke
     assert_eq!(r.names.as_deref(), Some("x (int)"));
     let after = py(&sb, "y = [1, 2]").await;
     assert_eq!(after.names.as_deref(), Some("x (int), y (list of 2)"));
+    // The load cell reads each table as the profile did: time columns as datetimes,
+    // the semicolon file with its decimal commas and its encoding.
+    let cell = profile.load_cell.expect("a load cell");
+    let loaded = py(&sb, &cell).await;
+    assert_eq!(loaded.status, ExecStatus::Ok, "{cell}\n{loaded:?}");
+    let check = py(
+        &sb,
+        "print(df_building_energy['timestamp'].dtype, df_building_energy.shape, \
+         df_lecturas['consumo'].sum(), list(df_lecturas.columns), df_lecturas['fecha'].dtype, \
+         pd.__name__, np.__name__, plt.__name__)",
+    )
+    .await;
+    assert_eq!(
+        check.stdout.trim(),
+        "datetime64[ns] (1344, 3) 7.5 ['fecha', 'consumo', 'temp\u{e9}rature'] datetime64[ns] pandas numpy matplotlib.pyplot",
+        "{cell}\n{check:?}"
+    );
 }
 
 #[tokio::test]

@@ -162,6 +162,90 @@ async fn auto_moves_a_local_server_to_schema_steps_and_holds_the_answer_until_th
     );
 }
 
+/// A native call's stream, finished.
+fn native_call(id: &str, code: &str) -> Answer {
+    let mut c = vec![wire::chat::chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )];
+    c.extend(wire::chat::call_chunks(
+        0,
+        id,
+        "python",
+        &json!({"code": code}).to_string(),
+        7,
+    ));
+    c.push(wire::chat::chunk(json!({}), Some("tool_calls")));
+    c.push(wire::chat::DONE.into());
+    Answer::Sse(c)
+}
+
+#[tokio::test]
+async fn auto_learns_from_prose_while_files_are_missing_and_the_models_next_session_starts_there() {
+    // A native call, then prose while the named file is missing (a small model echoing
+    // a result): meant as a call, so auto moves to schema steps and asks again.
+    let server = WireServer::start(vec![
+        native_call("c1", "print(1)"),
+        Answer::Sse(text_stream("<tool_response>\nstatus: ok\n</tool_response>")),
+        step(
+            json!({"thought": "Save it", "action": "python", "code": "write output/total.txt 42"}),
+        ),
+        step(json!({"thought": "Done", "action": "final_answer", "answer": "Saved."})),
+        // The model's next session: a schema step from its first request.
+        step(json!({"thought": "Save it", "action": "python", "code": "write output/total.txt 7"})),
+        step(json!({"thought": "Done", "action": "final_answer", "answer": "Saved again."})),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let factory = Arc::new(FakeFactory::default());
+    let sessions = Sessions::new(dir.path().join("sessions"), factory.clone()).unwrap();
+    let mut config = wire::config(
+        ProviderKind::OpenAiCompatible,
+        MODEL,
+        &format!("{}/v1", server.base),
+        "OPENROUTER_API_KEY",
+    );
+    config.sampling.tool_calls = Some(ToolCalls::Auto);
+    let mut reasons = Vec::new();
+    for answer in ["Saved.", "Saved again."] {
+        let session = sessions.create(SessionConfig::default()).await.unwrap();
+        let model: Box<dyn Model> = Box::new(HttpModel::<Chat>::new(config.clone()).unwrap());
+        let mut handle = session
+            .ask("Save the total to output/total.txt.".into(), model)
+            .unwrap();
+        while let Some(ev) = handle.events.recv().await {
+            if let EventKind::CallMode { mode, reason } = ev.kind {
+                reasons.push((mode, reason));
+            }
+        }
+        let outcome = handle.outcome().await;
+        assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+        assert_eq!(outcome.answer.as_deref(), Some(answer));
+    }
+    let requests = server.received();
+    assert_eq!(requests.len(), 6);
+    assert!(requests[1].body.get("tools").is_some());
+    assert!(requests[2].body.get("response_format").is_some());
+    // The second session's first request is already a step under a schema.
+    assert!(
+        requests[4].body.get("tools").is_none(),
+        "{}",
+        requests[4].body
+    );
+    assert_eq!(offered(&requests[4].body), ["python", "shell"]);
+    let said: Vec<&str> = reasons.iter().map(|(_, r)| r.as_str()).collect();
+    assert!(
+        said.iter()
+            .any(|r| r.contains("while the task's files were missing")),
+        "{said:?}"
+    );
+    assert!(
+        reasons.iter().any(|(m, r)| *m == CallMode::Schema
+            && r.starts_with("auto: as this model's earlier sessions did (learned ")),
+        "{said:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
     let server = WireServer::start(vec![

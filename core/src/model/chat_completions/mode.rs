@@ -4,9 +4,10 @@
 //! starts native and moves to schema steps after the first reply that should have
 //! been a call and was not. That reply is not shown: the same turn is asked again.
 
-use crate::conversation::{CallMode, Item, Reply, ToolSpec};
+use crate::conversation::{Answer, CallMode, Item, Reply, ToolSpec};
 use crate::model::config::sampling::ToolCalls;
 use crate::model::config::ProviderConfig;
+use crate::protocol::PRELUDE_CALL_ID;
 
 /// The mode now, why, and whether `auto` may still move it.
 #[derive(Clone, Debug)]
@@ -14,6 +15,8 @@ pub struct ModeState {
     pub mode: CallMode,
     pub reason: String,
     watching: bool,
+    /// Whether `auto` moved after a reply of this model (not set, not resumed).
+    pub learned: bool,
     /// The id the step being streamed gets, so the live view and the call agree.
     pub(super) call_id: String,
 }
@@ -36,44 +39,53 @@ impl ModeState {
             mode,
             reason: reason.into(),
             watching,
+            learned: false,
             call_id: String::new(),
         }
     }
 
-    /// An earlier ask of the session settled on `mode`: go on in it.
-    pub fn resume(&mut self, mode: CallMode) {
+    /// An earlier ask settled on `mode` (`why` says which): go on in it.
+    pub fn resume(&mut self, mode: CallMode, why: &str) {
         if self.watching && mode != self.mode {
             self.mode = mode;
-            self.reason = "auto: as earlier in this session".into();
+            self.reason = format!("auto: {why}");
             self.watching = false;
         }
     }
 
     /// Whether `reply` (as the server sent it, before calls written as text were
     /// read) makes `auto` move to schema steps: tools were offered, no native call
-    /// came, and the reply held a call written as text or no call has been made in
-    /// the conversation yet (its first reply is always meant to be one).
+    /// came, and the reply was meant to be one: it held a call written as text, the
+    /// model had made no call yet (the app's own first cell is not the model's), or
+    /// files the task names are still missing (only a call can make them).
     pub fn switches(
         &mut self,
         tools: &[ToolSpec],
         items: &[Item],
+        answer: &Answer,
         reply: &Reply,
         recovered: bool,
     ) -> bool {
         if !self.watching || tools.is_empty() || reply.tool_calls().next().is_some() {
             return false;
         }
-        let first = !items.iter().any(|i| matches!(i, Item::ToolCall { .. }));
-        if !(recovered || first) {
+        let first = !items
+            .iter()
+            .any(|i| matches!(i, Item::ToolCall { call_id, .. } if call_id != PRELUDE_CALL_ID));
+        let missing = *answer != Answer::Open;
+        if !(recovered || first || missing) {
             return false;
         }
         self.mode = CallMode::Schema;
         self.reason = if recovered {
             "auto: the model wrote a call as text instead of a native call".into()
-        } else {
+        } else if first {
             "auto: the model's first reply held no native call".into()
+        } else {
+            "auto: a reply held no native call while the task's files were missing".into()
         };
         self.watching = false;
+        self.learned = true;
         true
     }
 }

@@ -17,6 +17,7 @@ use super::loose_json;
 use crate::conversation::{Answer, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
 use crate::model::http::{data_url, tool_images};
 use crate::model::tool_args;
+use crate::protocol::{tool_source, PRELUDE_CALL_ID};
 
 /// The step's own keys; a tool's arguments sit beside them.
 const THOUGHT: &str = "thought";
@@ -229,12 +230,31 @@ fn strip_fence(text: &str) -> &str {
 /// The conversation as step-mode messages: the instructions and the form as the
 /// system message; each call as the step object it stands for (the assistant text
 /// before it as its thought); each result as a user message, with its images for a
-/// model that takes them.
+/// model that takes them. The app's own first cell (the inputs loaded) is told in the
+/// user's message, not shown as a step: a small model copies the step before its own.
 pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": format!("{instructions}\n\n{note}")})];
     let mut thought: Option<String> = None;
     for item in items {
         match item {
+            Item::ToolCall {
+                call_id, arguments, ..
+            } if call_id == PRELUDE_CALL_ID => {
+                thought = None;
+                append_to_user(
+                    &mut out,
+                    &format!(
+                        "{} Before your first turn the app ran this cell; what it defined is in the kernel:\n```python\n{}\n```",
+                        crate::protocol::APP_NOTE,
+                        tool_source(arguments).trim_end()
+                    ),
+                );
+            }
+            Item::ToolOutput {
+                call_id, output, ..
+            } if call_id == PRELUDE_CALL_ID => {
+                append_to_user(&mut out, &format!("Its output:\n{}", output.trim_end()));
+            }
             Item::User { text } => {
                 // The assistant's words before a note come before it: a history that
                 // ends with an assistant message is a prefill to a server.
@@ -274,6 +294,17 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
         out.push(json!({"role": "assistant", "content": t}));
     }
     out
+}
+
+/// Add `text` to the last message, a user message with text content.
+fn append_to_user(out: &mut Vec<Value>, text: &str) {
+    match out.last_mut() {
+        Some(m) if m["role"] == "user" && m["content"].is_string() => {
+            let joined = format!("{}\n\n{text}", m["content"].as_str().unwrap_or(""));
+            m["content"] = json!(joined);
+        }
+        _ => out.push(json!({"role": "user", "content": text})),
+    }
 }
 
 fn result_message(text: &str, images: &[ImagePart]) -> Value {
@@ -499,6 +530,47 @@ mod tests {
             json!({"role": "user", "content": "Output of the step:\n1"})
         );
         assert!(m.iter().all(|x| x.get("tool_calls").is_none()));
+    }
+
+    #[test]
+    fn the_apps_first_cell_is_told_in_the_users_message_not_shown_as_a_step() {
+        let items = vec![
+            Item::User {
+                text: "task".into(),
+            },
+            Item::Assistant {
+                text: "The app loads the inputs".into(),
+            },
+            Item::ToolCall {
+                call_id: PRELUDE_CALL_ID.into(),
+                name: "python".into(),
+                arguments: r#"{"code":"df = pd.read_csv('input/a.csv')\n"}"#.into(),
+            },
+            Item::ToolOutput {
+                call_id: PRELUDE_CALL_ID.into(),
+                output: "df: (3, 2)\n".into(),
+                is_error: false,
+                images: vec![],
+            },
+            Item::ToolCall {
+                call_id: "c1".into(),
+                name: "python".into(),
+                arguments: r#"{"code":"print(df.shape)"}"#.into(),
+            },
+        ];
+        let m = messages("sys", "NOTE", &items, false);
+        let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["system", "user", "assistant"]);
+        assert_eq!(
+            m[1]["content"],
+            "task\n\n[from the app] Before your first turn the app ran this cell; what it defined is in the kernel:\n\
+             ```python\ndf = pd.read_csv('input/a.csv')\n```\n\nIts output:\ndf: (3, 2)"
+        );
+        // The model's own first step has no thought of the app's.
+        assert_eq!(
+            serde_json::from_str::<Value>(m[2]["content"].as_str().unwrap()).unwrap(),
+            json!({"thought": "", "action": "python", "code": "print(df.shape)"})
+        );
     }
 
     #[test]
