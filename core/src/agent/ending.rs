@@ -51,9 +51,26 @@ pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
         .map(|s| format!(" (the task: \"{s}\")"))
         .unwrap_or_default();
     Some(format!(
-        "[checklist] {}. Next: write {next}{words}.",
-        state.join("; ")
+        "[checklist] {}. Next: write {next}{words}{}.",
+        state.join("; "),
+        how_to_write(next)
     ))
+}
+
+/// How a file of `path`'s kind is written from the kernel, as a pattern a small model
+/// can follow; empty for a kind without one obvious way.
+fn how_to_write(path: &str) -> String {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    let how = match ext.to_ascii_lowercase().as_str() {
+        "csv" => format!("TABLE.to_csv(\"{path}\", index=False)"),
+        "png" | "jpg" | "jpeg" | "svg" | "pdf" => format!("plt.savefig(\"{path}\")"),
+        "md" | "txt" => format!("open(\"{path}\", \"w\").write(TEXT)"),
+        "json" => format!("TABLE.to_json(\"{path}\", orient=\"records\")"),
+        "xlsx" => format!("TABLE.to_excel(\"{path}\", index=False)"),
+        "parquet" => format!("TABLE.to_parquet(\"{path}\")"),
+        _ => return String::new(),
+    };
+    format!(", in a cell that computes it and ends with {how}")
 }
 
 /// The sentence of the user's words that names `path`, shortened.
@@ -280,8 +297,17 @@ mod tests {
         assert_eq!(
             checklist(task, &problems).unwrap(),
             "[checklist] output/anomalies.csv done; output/chart.png does not exist. \
-             Next: write output/chart.png (the task: \"Plot them as output/chart.png, one line per meter\")."
+             Next: write output/chart.png (the task: \"Plot them as output/chart.png, one line per meter\"), \
+             in a cell that computes it and ends with plt.savefig(\"output/chart.png\")."
         );
+        let csv = [OutputProblem {
+            path: "output/anomalies.csv".into(),
+            problem: "does not exist".into(),
+        }];
+        assert!(checklist(task, &csv)
+            .unwrap()
+            .ends_with("ends with TABLE.to_csv(\"output/anomalies.csv\", index=False)."));
+        assert_eq!(how_to_write("output/data.bin"), "");
         assert!(checklist(task, &[]).unwrap().contains("all 2 files"));
         assert_eq!(checklist("What is the mean?", &[]), None);
     }

@@ -232,10 +232,12 @@ fn strip_fence(text: &str) -> &str {
 /// before it as its thought); each result as a user message, with its images for a
 /// model that takes them. The app's own first cell (the inputs loaded) is told in the
 /// user's message, not shown as a step: a small model copies the step before its own.
+/// A run of the same call is shown once, with the last result (which says how often
+/// it came): each copy in the history makes the next one likelier.
 pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": format!("{instructions}\n\n{note}")})];
     let mut thought: Option<String> = None;
-    for item in items {
+    for item in collapse_repeats(items) {
         match item {
             Item::ToolCall {
                 call_id, arguments, ..
@@ -292,6 +294,49 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
     }
     if let Some(t) = thought {
         out.push(json!({"role": "assistant", "content": t}));
+    }
+    out
+}
+
+/// `items` with each run of identical consecutive calls kept once: the first call
+/// (and its thought) with the last call's result.
+fn collapse_repeats(items: &[Item]) -> Vec<&Item> {
+    let mut out: Vec<&Item> = Vec::new();
+    // The last call kept, and where its result is in `out`.
+    let mut last: Option<(&str, String, usize)> = None;
+    let mut replace_at: Option<usize> = None;
+    for item in items {
+        match item {
+            Item::ToolCall {
+                name, arguments, ..
+            } => {
+                let source = tool_source(arguments);
+                if let Some((n, s, at)) = &last {
+                    if n == name && *s == source && *at != usize::MAX {
+                        // Its thought goes with it.
+                        out.truncate(*at + 1);
+                        replace_at = Some(*at);
+                        continue;
+                    }
+                }
+                last = Some((name, source, usize::MAX));
+                out.push(item);
+            }
+            Item::ToolOutput { .. } => match replace_at.take() {
+                Some(at) => out[at] = item,
+                None => {
+                    out.push(item);
+                    if let Some(l) = last.as_mut() {
+                        l.2 = out.len() - 1;
+                    }
+                }
+            },
+            Item::Assistant { .. } | Item::Reasoning { .. } => out.push(item),
+            Item::User { .. } => {
+                last = None;
+                out.push(item);
+            }
+        }
     }
     out
 }
@@ -571,6 +616,62 @@ mod tests {
             serde_json::from_str::<Value>(m[2]["content"].as_str().unwrap()).unwrap(),
             json!({"thought": "", "action": "python", "code": "print(df.shape)"})
         );
+    }
+
+    #[test]
+    fn a_run_of_the_same_call_is_shown_once_with_its_last_result() {
+        let call = |id: &str, code: &str| Item::ToolCall {
+            call_id: id.into(),
+            name: "python".into(),
+            arguments: json!({ "code": code }).to_string(),
+        };
+        let output = |id: &str, text: &str| Item::ToolOutput {
+            call_id: id.into(),
+            output: text.into(),
+            is_error: false,
+            images: vec![],
+        };
+        let thought = |t: &str| Item::Assistant { text: t.into() };
+        let items = vec![
+            Item::User {
+                text: "task".into(),
+            },
+            thought("look"),
+            call("c1", "df.describe()"),
+            output("c1", "table"),
+            thought("look again"),
+            call("c2", "df.describe()"),
+            output("c2", "table\n[note] the same call 2 times in a row"),
+            thought("and again"),
+            call("c3", "df.describe()"),
+            output("c3", "table\n[note] the same call 3 times in a row"),
+            thought("next"),
+            call("c4", "df.plot()"),
+            output("c4", "plotted"),
+            // A note between breaks the run: the same call after it is shown.
+            Item::User {
+                text: "note".into(),
+            },
+            call("c5", "df.plot()"),
+            output("c5", "plotted"),
+        ];
+        let m = messages("sys", "NOTE", &items, false);
+        let contents: Vec<String> = m[1..]
+            .iter()
+            .map(|x| x["content"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(contents.len(), 8, "{contents:#?}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&contents[1]).unwrap(),
+            json!({"thought": "look", "action": "python", "code": "df.describe()"})
+        );
+        assert_eq!(
+            contents[2],
+            "Output of the step:\ntable\n[note] the same call 3 times in a row"
+        );
+        assert!(contents[3].contains("df.plot()") && contents[3].contains("next"));
+        assert_eq!(contents[5], "note");
+        assert!(contents[6].contains("df.plot()"));
     }
 
     #[test]
