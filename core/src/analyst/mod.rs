@@ -84,6 +84,7 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::{Item, Model, Reply, Request};
 
 mod anomalies;
+mod lexicon;
 mod numbers;
 mod outputs;
 mod phase;
