@@ -136,6 +136,14 @@ pub(crate) struct Lexicon {
     pub row_nouns: Words,
     pub month_numbers: BTreeMap<String, u32>,
     pub value_synonyms: BTreeMap<String, Words>,
+    // Read by the Python scripts only, handed over as they are ([`for_scripts`]).
+    pub scripts: toml::Table,
+}
+
+/// The concepts the Python scripts read (`[scripts]` of `lexicon.toml`), as the JSON
+/// that `common.py` loads into `LEXICON`.
+pub(crate) fn for_scripts() -> serde_json::Value {
+    serde_json::to_value(&LEXICON.scripts).expect("the lexicon's script words are JSON")
 }
 
 #[cfg(test)]
