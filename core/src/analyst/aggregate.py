@@ -55,10 +55,9 @@ T = {
 }[LANG]
 
 # Periods said as adjectives ("daily sales"), not as a grouping ("by day").
-ADJECTIVE_PERIODS = ("daily", "weekly", "monthly", "hourly", "yearly", "diario", "diaria", "diarios",
-                     "diarias", "semanal", "mensual", "anual")
+ADJECTIVE_PERIODS = tuple(LEXICON["adjective_periods"])
 # Measures whose name, when no column holds it, must not be replaced by another.
-ABSENT_MEASURES = ("profit", "cost", "price", "salary", "units", "stock", "delay", "distance")
+ABSENT_MEASURES = tuple(LEXICON["absent_measures"])
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
 n_all = len(df)

@@ -9,6 +9,9 @@ warnings.filterwarnings("ignore")
 import numpy as np
 import pandas as pd
 
+# The words the scripts read (core/src/analyst/lexicon.toml, `[scripts]`).
+LEXICON = json.loads(__SANDALYST_LEXICON__)
+
 TABULAR_EXT = {
     ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "text", ".dat": "text",
     ".xlsx": "excel", ".xlsm": "excel", ".xls": "excel",
@@ -123,8 +126,7 @@ def read_tables(path, kind):
     raise ValueError("not a tabular file kind: %s" % kind)
 
 
-TIME_HINTS = ("timestamp", "datetime", "date", "time", "period", "interval", "reading_time",
-              "ts", "when", "start", "end", "hour", "day")
+TIME_HINTS = tuple(LEXICON["time_hints"])
 
 
 def tokens(name):
@@ -248,14 +250,10 @@ def time_candidate(name, series):
     return {"name": str(name), "score": round(score, 3), "unit": unit, "parsed_fraction": round(frac, 3)}
 
 
-MEASURE_STRONG = ("kwh", "mwh", "wh", "energy", "consumption", "usage", "power", "kw", "mw",
-                  "load", "demand", "electricity", "elec", "gas", "therm", "therms", "m3",
-                  "kva", "kvah", "watts", "watt")
-MEASURE_WEAK = ("value", "reading", "meter", "total", "amount", "volume", "flow", "use")
-TEMP_HINTS = ("temp", "temperature", "oat", "outdoor", "outside", "ambient", "drybulb",
-              "dry", "degc", "degf", "celsius", "fahrenheit", "tmp", "t2m", "air")
-ID_HINTS = ("id", "code", "site", "meter_id", "building", "zone", "name", "key", "zip",
-            "year", "month", "day", "hour", "minute", "weekday", "dow", "index", "idx")
+MEASURE_STRONG = tuple(LEXICON["measure_strong"])
+MEASURE_WEAK = tuple(LEXICON["measure_weak"])
+TEMP_HINTS = tuple(LEXICON["temperature_hints"])
+ID_HINTS = tuple(LEXICON["id_hints"])
 
 
 def is_temperature(name):

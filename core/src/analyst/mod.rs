@@ -84,6 +84,7 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::{Item, Model, Reply, Request};
 
 mod anomalies;
+mod lexicon;
 mod load;
 pub use load::{input_profile, InputProfile};
 mod numbers;

@@ -14,6 +14,8 @@
 
 use serde::Serialize;
 
+use super::lexicon::LEXICON;
+
 /// What the offline analyst can do, one planner each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -130,258 +132,6 @@ fn any(text: &str, phrases: &[&str]) -> bool {
     phrases.iter().any(|p| has(text, p))
 }
 
-/// Requests no skill covers, even when they also name an operation or a column.
-const OUT_OF_SCOPE: &[&str] = &[
-    "forecast*",
-    "predict*",
-    "prediction*",
-    "pronostic*",
-    "predec*",
-    "predic*",
-    "prevision*",
-    "machine learning",
-    "neural",
-    "red neuronal",
-    "train a",
-    "entrena*",
-    "cluster*",
-    "segment*",
-    "translate*",
-    "traduc*",
-    "poem*",
-    "poema*",
-    "email*",
-    "correo*",
-    "sentiment*",
-    "classif*",
-    "clasific*",
-    "simulat*",
-    "simula*",
-    "optimi*",
-    "web scrap*",
-    "download*",
-    "descarga*",
-    "send *",
-];
-
-const ANOMALY_WORDS: &[&str] = &[
-    "anomal*",
-    "abnormal*",
-    "outlier*",
-    "unusual",
-    "spike*",
-    "atipic*",
-    "inusual*",
-    "anormal*",
-    "pico*",
-    "irregular*",
-];
-
-/// "Again" alone repeats the anomaly analysis, as before skills existed.
-const AGAIN_WORDS: &[&str] = &[
-    "again", "re run", "rerun", "repeat", "otra vez", "de nuevo", "repite",
-];
-
-const RELATE_WORDS: &[&str] = &[
-    "correlat*",
-    "correlac*",
-    "relationship*",
-    "relation*",
-    "relacion*",
-    "related",
-    "relacionad*",
-    "scatter*",
-    "dispersion",
-    "trend*",
-    "tendencia*",
-    "slope",
-    "pendiente",
-    "over time",
-    "a lo largo del tiempo",
-    "evolution",
-    "evolucion*",
-    "versus",
-    "vs",
-    "depend*",
-];
-
-const TREND_WORDS: &[&str] = &[
-    "trend*",
-    "tendencia*",
-    "slope",
-    "pendiente",
-    "over time",
-    "a lo largo del tiempo",
-    "evolution",
-    "evolucion*",
-    "growing",
-    "creciendo",
-];
-
-/// A change between periods: an aggregate request, and the `change` operation.
-const CHANGE_WORDS: &[&str] = &[
-    "change",
-    "changed",
-    "growth",
-    "grew",
-    "increase*",
-    "decrease*",
-    "cambio*",
-    "cambiado",
-    "crecimiento",
-    "crecio",
-    "aumento",
-    "disminu*",
-    "variacion",
-];
-
-/// Aggregate requests (with [`CHANGE_WORDS`]).
-const AGGREGATE_WORDS: &[&str] = &[
-    "total*",
-    "sum",
-    "suma*",
-    "sumar",
-    "average*",
-    "mean",
-    "media",
-    "medio",
-    "promedio*",
-    "median",
-    "mediana",
-    // Not "count*": "countries" and "country" are no count.
-    "count",
-    "counts",
-    "counting",
-    "how many",
-    "how much",
-    "cuant*",
-    "number of",
-    "numero de",
-    "highest",
-    "lowest",
-    "most",
-    "least",
-    "max*",
-    "min",
-    "minimum",
-    "minimo",
-    "minima",
-    "largest",
-    "smallest",
-    "biggest",
-    "mayor*",
-    "menor*",
-    "mas",
-    "menos",
-    "top",
-    "best",
-    "worst",
-    "bottom",
-    "mejor*",
-    "peor*",
-    "share",
-    "percent*",
-    "porcentaje*",
-    "proporcion*",
-    "cuota",
-    "by",
-    "per",
-    "por",
-    "each",
-    "cada",
-    "split",
-    "desglos*",
-    "compare",
-    "compara*",
-    "ranking",
-    "rank",
-    "which",
-    "cual*",
-    "que",
-];
-
-const PROFILE_WORDS: &[&str] = &[
-    "what is in",
-    "whats in",
-    "what s in",
-    "describe*",
-    "summar*",
-    "explore",
-    "exploration",
-    "overview",
-    "profile",
-    "columns",
-    "que hay",
-    "que contiene",
-    "contenido",
-    "resum*",
-    "explora*",
-    "perfil",
-    "columnas",
-    "describir",
-    "descripcion",
-    "look at this",
-    "tell me about",
-    "about this file",
-    "about the data",
-    "sobre los datos",
-    "sobre este",
-];
-
-/// A word that makes an aggregate request precise (beyond "by" or "which").
-const OPERATION_WORDS: &[(&str, &str)] = &[
-    ("total*", "sum"),
-    ("sum", "sum"),
-    ("suma*", "sum"),
-    ("sumar", "sum"),
-    ("how much", "sum"),
-    ("average*", "mean"),
-    ("mean", "mean"),
-    ("media", "mean"),
-    ("medio", "mean"),
-    ("promedio*", "mean"),
-    ("median", "median"),
-    ("mediana", "median"),
-    ("count", "count"),
-    ("counts", "count"),
-    ("counting", "count"),
-    ("how many", "count"),
-    ("cuantos", "count"),
-    ("cuantas", "count"),
-    ("number of", "count"),
-    ("numero de", "count"),
-    ("maximum", "max"),
-    ("max", "max"),
-    ("maximo", "max"),
-    ("maxima", "max"),
-    ("minimum", "min"),
-    ("min", "min"),
-    ("minimo", "min"),
-    ("minima", "min"),
-];
-
-const LOWEST_WORDS: &[&str] = &[
-    "lowest", "least", "smallest", "fewest", "worst", "bottom", "menor*", "menos", "peor*",
-    "minimum", "minimo", "minima", "min", "lower", "smaller",
-];
-
-const HIGHEST_WORDS: &[&str] = &[
-    "highest", "most", "largest", "biggest", "best", "top", "mayor*", "mas", "mejor*", "maximum",
-    "maximo", "maxima", "max", "higher", "larger", "bigger", "greater",
-];
-
-const SPANISH_WORDS: &[&str] = &[
-    "el", "la", "los", "las", "de", "del", "que", "en", "por", "y", "un", "una", "es", "con",
-    "para", "cual", "cuales", "como", "mas", "hay", "este", "esta", "archivo", "datos", "ventas",
-    "mes", "haz", "hazme", "dame", "muestra", "grafico", "tabla", "cada", "entre", "sobre",
-];
-
-const ENGLISH_WORDS: &[&str] = &[
-    "the", "of", "in", "by", "and", "a", "is", "what", "which", "with", "for", "how", "this",
-    "file", "data", "make", "show", "give", "chart", "table", "each", "between", "about", "me",
-    "per", "it", "to",
-];
-
 /// English unless the request reads as Spanish (or has ñ, ¿, ¡).
 pub fn detect_lang(text: &str) -> Lang {
     if text.contains(['¿', '¡', 'ñ', 'Ñ']) {
@@ -389,8 +139,14 @@ pub fn detect_lang(text: &str) -> Lang {
     }
     let n = normalise(text);
     let words: Vec<&str> = n.split(' ').collect();
-    let es = words.iter().filter(|w| SPANISH_WORDS.contains(w)).count();
-    let en = words.iter().filter(|w| ENGLISH_WORDS.contains(w)).count();
+    let es = words
+        .iter()
+        .filter(|w| LEXICON.spanish_markers.contains(w))
+        .count();
+    let en = words
+        .iter()
+        .filter(|w| LEXICON.english_markers.contains(w))
+        .count();
     if es > en {
         Lang::Es
     } else {
@@ -415,26 +171,26 @@ pub fn recognise(text: &str) -> Recognised {
         .replace(" please ", " ")
         .trim()
         .to_string();
-    let skill = if any(&n, ANOMALY_WORDS) {
+    let skill = if any(&n, &LEXICON.anomaly) {
         Skill::Anomalies
-    } else if any(&n, OUT_OF_SCOPE) {
+    } else if any(&n, &LEXICON.out_of_scope) {
         Skill::Unsupported
     } else if period_versus(&n) {
         Skill::Aggregate
-    } else if any(&n, RELATE_WORDS) {
+    } else if any(&n, &LEXICON.relate) {
         Skill::Relate
-    } else if any(&n, PROFILE_WORDS) && !precise_aggregate(&n) {
+    } else if any(&n, &LEXICON.profile) && !precise_aggregate(&n) {
         Skill::Profile
-    } else if any(&n, AGGREGATE_WORDS) || any(&n, CHANGE_WORDS) {
+    } else if any(&n, &LEXICON.aggregate) || any(&n, &LEXICON.change) {
         Skill::Aggregate
-    } else if any(&n, AGAIN_WORDS) {
+    } else if any(&n, &LEXICON.again) {
         Skill::Anomalies
     } else {
         Skill::Unsupported
     };
     Recognised {
         skill,
-        unsure: skill == Skill::Unsupported && !any(&n, OUT_OF_SCOPE),
+        unsure: skill == Skill::Unsupported && !any(&n, &LEXICON.out_of_scope),
         lang: detect_lang(text),
         ascii: wants_ascii(text),
         intent: intent(&n),
@@ -473,41 +229,14 @@ fn comparison_of_periods(n: &str) -> bool {
             "last",
             "pasado",
         ],
-    ) || any(n, MONTHS))
+    ) || any(n, &LEXICON.months))
 }
-
-/// Month names, English and Spanish (normalised: no accents).
-pub(super) const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "enero",
-    "febrero",
-    "marzo",
-    "abril",
-    "mayo",
-    "junio",
-    "julio",
-    "agosto",
-    "septiembre",
-    "octubre",
-    "noviembre",
-    "diciembre",
-];
 
 /// An operation word or an extreme: "summarise total sales by region" is an aggregate.
 fn precise_aggregate(n: &str) -> bool {
-    OPERATION_WORDS.iter().any(|(w, _)| has(n, w))
-        || any(n, HIGHEST_WORDS)
-        || any(n, LOWEST_WORDS)
+    LEXICON.operations.iter().any(|(w, _)| has(n, w))
+        || any(n, &LEXICON.high)
+        || any(n, &LEXICON.low)
         || any(
             n,
             &[
@@ -577,12 +306,13 @@ fn intent(n: &str) -> Intent {
             }
         }
     }
-    let op = OPERATION_WORDS
+    let op = LEXICON
+        .operations
         .iter()
         .find(|(w, _)| has(n, w))
         .map(|(_, op)| *op);
-    let lowest = any(n, LOWEST_WORDS);
-    let extreme = lowest || any(n, HIGHEST_WORDS);
+    let lowest = any(n, &LEXICON.low);
+    let extreme = lowest || any(n, &LEXICON.high);
     let chart = if any(n, &["line*", "linea*", "lineas"]) {
         Some("line")
     } else if any(n, &["bar*", "barra*", "column chart", "histogram*"]) {
@@ -598,7 +328,8 @@ fn intent(n: &str) -> Intent {
             Some("max") | Some("min")
                 if any(n, &["total*", "sum", "suma*", "average*", "mean", "media"]) =>
             {
-                OPERATION_WORDS
+                LEXICON
+                    .operations
                     .iter()
                     .filter(|(_, o)| *o != "max" && *o != "min")
                     .find(|(w, _)| has(n, w))
@@ -622,8 +353,10 @@ fn intent(n: &str) -> Intent {
                 "pie*",
             ],
         ),
-        change: period_versus(n) || any(n, CHANGE_WORDS) || any(n, &["difference", "diferencia"]),
-        trend: any(n, TREND_WORDS),
+        change: period_versus(n)
+            || any(n, &LEXICON.change)
+            || any(n, &["difference", "diferencia"]),
+        trend: any(n, &LEXICON.trend),
         chart,
     }
 }

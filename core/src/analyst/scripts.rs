@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::lexicon;
 use super::outputs::OutputNames;
 use super::phase::{Phase, PHASE_MARKER};
 use super::profile::Target;
@@ -19,6 +20,10 @@ const SKILLS_PY: &str = include_str!("skills.py");
 
 /// Replaced by a Python string literal holding the step's JSON configuration.
 pub(super) const CONFIG_PLACEHOLDER: &str = "__SANDALYST_CONFIG__";
+
+/// Replaced (in `common.py`) by a Python string literal holding the lexicon's words
+/// the scripts read.
+const LEXICON_PLACEHOLDER: &str = "__SANDALYST_LEXICON__";
 
 /// JSON text with every non-ASCII character escaped (`\uXXXX`, UTF-16 units).
 fn ascii_json(v: &Value) -> String {
@@ -49,7 +54,9 @@ fn compose(phase: Phase, template: &str, with_common: bool, config: &Value) -> S
     let literal = serde_json::to_string(&ascii_json(config)).expect("a string serialises");
     let mut code = format!("{PHASE_MARKER}{}\n{header}", phase.name());
     if with_common {
-        code.push_str(COMMON_PY);
+        let words = serde_json::to_string(&ascii_json(&lexicon::for_scripts()))
+            .expect("a string serialises");
+        code.push_str(&COMMON_PY.replacen(LEXICON_PLACEHOLDER, &words, 1));
         code.push('\n');
     }
     code.push_str(&body.replacen(CONFIG_PLACEHOLDER, &literal, 1));

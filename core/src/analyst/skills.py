@@ -42,54 +42,9 @@ def find_words(text_n, phrase_n):
     return m.start() if m else -1
 
 
-SYNONYMS = [
-    ["revenue", "sales", "ventas", "ingresos", "facturacion", "importe", "turnover", "income"],
-    ["units", "quantity", "qty", "cantidad", "unidades", "uds", "units sold", "unidades vendidas"],
-    ["region", "zona", "area"],
-    ["product", "producto", "item", "articulo"],
-    ["category", "categoria", "family", "familia"],
-    ["price", "precio", "unit price", "precio unitario"],
-    ["cost", "coste", "costo", "unit cost", "coste unitario"],
-    ["profit", "beneficio", "margin", "margen"],
-    ["customer", "cliente"],
-    ["country", "pais"],
-    ["city", "ciudad"],
-    ["store", "tienda", "shop"],
-    ["warehouse", "almacen", "deposito"],
-    ["stock", "inventory", "inventario", "existencias", "on hand", "stock qty", "stock quantity"],
-    ["visits", "visitas", "sessions", "sesiones", "traffic", "trafico"],
-    ["page", "pagina", "url"],
-    ["pageviews", "page views", "vistas"],
-    ["channel", "canal", "source", "fuente"],
-    ["temperature", "temperatura", "temp"],
-    ["humidity", "humedad"],
-    ["sensor", "sensores"],
-    ["satisfaction", "satisfaccion", "score", "puntuacion", "rating", "valoracion"],
-    ["age", "edad"],
-    ["bounce rate", "rebote", "tasa de rebote", "bounce"],
-    ["conversions", "conversiones"],
-    ["orders", "pedidos"],
-    ["department", "departamento"],
-    ["gender", "genero", "sexo"],
-    ["salary", "salario", "sueldo", "pay"],
-    ["team", "equipo"],
-    ["wait", "espera"],
-    ["rain", "lluvia", "rainfall", "precipitation", "precipitacion"],
-    ["wind", "viento"],
-    ["station", "estacion"],
-    ["branch", "sucursal", "oficina"],
-    ["airline", "aerolinea"],
-    ["delay", "retraso"],
-    ["distance", "distancia"],
-    ["amount", "monto"],
-    ["footfall", "afluencia", "visitors", "visitantes"],
-    ["promo", "promocion", "promotion"],
-]
-UNIT_TOKENS = {"c", "f", "pct", "percent", "kwh", "kw", "eur", "usd", "s", "sec", "secs", "ms", "m3",
-               "mm", "cm", "kg", "g", "l", "num", "n", "no", "qty_", "eu"}
-LEVEL_WORDS = ("rate", "pct", "percent", "price", "precio", "score", "satisfaction", "satisfaccion",
-               "age", "edad", "humidity", "humedad", "ratio", "avg", "mean", "media", "level",
-               "nivel", "temp", "temperature", "temperatura", "rating", "time", "tiempo", "duration")
+SYNONYMS = LEXICON["column_synonyms"]
+UNIT_TOKENS = set(LEXICON["unit_tokens"])
+LEVEL_WORDS = tuple(LEXICON["level_words"])
 
 
 def column_aliases(col):
@@ -197,29 +152,14 @@ def column_roles(df):
     return time_col, (best or {}).get("unit"), numeric, cats, ids
 
 
-MONTHS = {
-    1: ["january", "jan", "enero", "ene"], 2: ["february", "feb", "febrero"],
-    3: ["march", "mar", "marzo"], 4: ["april", "apr", "abril", "abr"], 5: ["may", "mayo"],
-    6: ["june", "jun", "junio"], 7: ["july", "jul", "julio"], 8: ["august", "aug", "agosto", "ago"],
-    9: ["september", "sep", "sept", "septiembre", "setiembre"], 10: ["october", "oct", "octubre"],
-    11: ["november", "nov", "noviembre"], 12: ["december", "dec", "diciembre", "dic"],
-}
+MONTHS = {int(k): v for k, v in sorted(LEXICON["months"].items(), key=lambda kv: int(kv[0]))}
 MONTH_NAMES = {"en": ["January", "February", "March", "April", "May", "June", "July", "August",
                       "September", "October", "November", "December"],
                "es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
                       "septiembre", "octubre", "noviembre", "diciembre"]}
 DAY_NAMES = {"en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
              "es": ["lunes", "martes", "mi\u00e9rcoles", "jueves", "viernes", "s\u00e1bado", "domingo"]}
-PERIODS = [
-    ("weekday", ["weekday", "day of week", "day of the week", "dia de la semana", "dias de la semana",
-                 "weekdays"]),
-    ("hour", ["hour", "hourly", "hora", "horas", "hour of day", "hora del dia"]),
-    ("day", ["day", "daily", "dia", "dias", "diario", "diaria", "date", "fecha"]),
-    ("week", ["week", "weekly", "semana", "semanas", "semanal"]),
-    ("month", ["month", "monthly", "mes", "meses", "mensual"]),
-    ("quarter", ["quarter", "quarterly", "trimestre", "trimestral"]),
-    ("year", ["year", "yearly", "annual", "ano", "anos", "anual"]),
-]
+PERIODS = [(p["period"], p["words"]) for p in LEXICON["periods"]]
 
 
 def months_named(text_n):

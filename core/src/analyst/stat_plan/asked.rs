@@ -4,13 +4,11 @@
 
 use super::mentions::{camel_apart, Mention};
 use super::reader::Reader;
-use super::words::{
-    find, has, has_any, ANOMALY_WORDS, COMPARATORS, GROUP_WORDS, HIGH_WORDS, LOW_WORDS,
-    OUT_OF_SCOPE, PERIODS, PERIOD_GROUPS, QUESTION_WORDS, UNSUPPORTED_STATS,
-};
+use super::words::{find, has, has_any};
 use super::Stat;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
-use crate::analyst::request::{normalise, MONTHS};
+use crate::analyst::request::normalise;
 
 /// What a request asks for at first sight, before any of its words is read as a part
 /// of the plan.
@@ -37,7 +35,8 @@ pub(super) struct Asked {
 impl Asked {
     /// What the words `w` ask for.
     pub(super) fn read(w: &[String]) -> Asked {
-        let unsupported: Vec<&'static str> = UNSUPPORTED_STATS
+        let unsupported: Vec<&'static str> = LEXICON
+            .unsupported_statistics
             .iter()
             .copied()
             .filter(|p| has(w, p))
@@ -72,9 +71,9 @@ impl Asked {
                 "ks test",
             ],
         );
-        let question = has_any(w, QUESTION_WORDS);
-        let high0 = has_any(w, HIGH_WORDS);
-        let low0 = has_any(w, LOW_WORDS);
+        let question = has_any(w, &LEXICON.question);
+        let high0 = has_any(w, &LEXICON.high);
+        let low0 = has_any(w, &LEXICON.low);
         let derived_words = has_any(
             w,
             &[
@@ -104,7 +103,7 @@ impl Asked {
                 "desde",
             ],
         );
-        let out_of_scope = has_any(w, OUT_OF_SCOPE);
+        let out_of_scope = has_any(w, &LEXICON.out_of_scope);
         let precise_outliers = outliers
             && has_any(
                 w,
@@ -168,7 +167,7 @@ impl Asked {
         mentions: &[Mention],
         stats: &[(usize, usize, Stat)],
     ) -> bool {
-        if has_any(w, ANOMALY_WORDS) || (self.out_of_scope && stats.is_empty()) {
+        if has_any(w, &LEXICON.stat_anomaly) || (self.out_of_scope && stats.is_empty()) {
             return true;
         }
         let conditioned = w.iter().any(|x| {
@@ -177,7 +176,7 @@ impl Asked {
                     .column_kinds
                     .iter()
                     .any(|c| c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x))
-        }) || COMPARATORS.iter().any(|(p, _, _)| has(w, p));
+        }) || LEXICON.comparators.iter().any(|(p, _, _)| has(w, p));
         let mine_signal = !stats.is_empty()
             || (self.correlation && conditioned)
             || !self.unsupported.is_empty()
@@ -191,7 +190,7 @@ impl Asked {
         }
         // Grouping by a period of the time column ("which weekday", "per month") is the
         // aggregate skill's, unless the period is a column of its own that was named.
-        let by_period = has_any(w, PERIOD_GROUPS);
+        let by_period = has_any(w, &LEXICON.period_groups);
         // A word of the column's name, not any part of it ("holiday", "times" are not).
         let period_column = mentions.iter().any(|m| {
             normalise(&camel_apart(&m.column)).split(' ').any(|t| {
@@ -227,11 +226,11 @@ impl Reader<'_> {
     /// The other skills' questions stay theirs: periods, months, shares, changes,
     /// trends, top N, and a plain grouped total/mean/count that aggregate.py answers.
     pub(super) fn is_another_skills(&self, asked: &Asked, share: bool, derived: bool) -> bool {
-        let by_period = GROUP_WORDS.iter().any(|g| {
+        let by_period = LEXICON.group.iter().any(|g| {
             find(&self.w, g).into_iter().any(|at| {
                 self.w
                     .get(at + 1)
-                    .is_some_and(|x| PERIODS.contains(&x.as_str()))
+                    .is_some_and(|x| LEXICON.periods.contains(&x.as_str()))
             })
         }) || has_any(
             &self.w,
@@ -256,7 +255,7 @@ impl Reader<'_> {
                 "top",
                 "bottom",
             ],
-        ) || self.said_free(MONTHS);
+        ) || self.said_free(&LEXICON.months);
         (by_period || (other_shape && !share))
             && !derived
             && asked.describing()

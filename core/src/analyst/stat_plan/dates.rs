@@ -2,6 +2,7 @@
 //! say them ("2020-06-01", "March 2020", "Q2", "the first half of 2019").
 
 use super::words::digits;
+use crate::analyst::lexicon::LEXICON;
 
 /// A calendar day (proleptic Gregorian).
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
@@ -78,37 +79,8 @@ impl When {
     }
 }
 
-/// Month names, English and Spanish, normalised, with their numbers.
-const MONTH_NUMBERS: &[(&str, u32)] = &[
-    ("january", 1),
-    ("february", 2),
-    ("march", 3),
-    ("april", 4),
-    ("may", 5),
-    ("june", 6),
-    ("july", 7),
-    ("august", 8),
-    ("september", 9),
-    ("october", 10),
-    ("november", 11),
-    ("december", 12),
-    ("enero", 1),
-    ("febrero", 2),
-    ("marzo", 3),
-    ("abril", 4),
-    ("mayo", 5),
-    ("junio", 6),
-    ("julio", 7),
-    ("agosto", 8),
-    ("septiembre", 9),
-    ("setiembre", 9),
-    ("octubre", 10),
-    ("noviembre", 11),
-    ("diciembre", 12),
-];
-
 fn month_number(w: &str) -> Option<u32> {
-    MONTH_NUMBERS.iter().find(|(n, _)| *n == w).map(|(_, m)| *m)
+    LEXICON.month_numbers.get(w).copied()
 }
 
 fn year_of(w: &str) -> Option<i32> {

@@ -4,8 +4,9 @@
 
 use super::mentions::{is_code, is_label_like, is_numeric};
 use super::reader::Reader;
-use super::words::{find, has_any, STAT_WORDS};
+use super::words::{find, has_any};
 use super::Derived;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
 impl Reader<'_> {
@@ -256,7 +257,7 @@ impl Reader<'_> {
         // the measure's name, not that column.
         let plain = |k: usize| {
             let x = self.w[k].as_str();
-            !STAT_WORDS.iter().any(|(p, _)| *p == x)
+            !LEXICON.statistics.iter().any(|(p, _)| *p == x)
                 && ![
                     "the", "a", "of", "el", "la", "de", "is", "es", "what", "que",
                 ]

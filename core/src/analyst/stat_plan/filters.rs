@@ -5,15 +5,16 @@
 use super::mentions::{is_code, is_numeric};
 use super::reader::Reader;
 use super::text::fmt_value;
-use super::words::{digits, find, COMPARATORS};
+use super::words::{digits, find};
 use super::Filter;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
 impl Reader<'_> {
     /// Numeric conditions ("older than 30", "price above 100", "in 2019").
     pub(super) fn filters(&mut self) -> Vec<Filter> {
         let mut out = Vec::new();
-        for (phrase, op, implied) in COMPARATORS {
+        for (phrase, op, implied) in LEXICON.comparators.iter() {
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if self.used[at] {
@@ -243,7 +244,7 @@ impl Reader<'_> {
             "median" | "mediana" => Some("median"),
             _ => None,
         };
-        for (phrase, op, implied) in COMPARATORS {
+        for (phrase, op, implied) in LEXICON.comparators.iter() {
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if self.used[at] {

@@ -6,8 +6,9 @@ use super::asked::Asked;
 use super::mentions::{is_code, is_label_like, is_numeric, Mention};
 use super::reader::Reader;
 use super::unread::is_rows_word;
-use super::words::{find, GROUP_WORDS, HIGH_WORDS, LOW_WORDS, QUESTION_WORDS};
+use super::words::find;
 use super::Stat;
+use crate::analyst::lexicon::LEXICON;
 
 /// "highest", "lowest" and the like, said outside conditions and columns' names.
 #[derive(Clone, Copy)]
@@ -19,8 +20,8 @@ pub(super) struct Extremes {
 impl Extremes {
     pub(super) fn said(r: &Reader) -> Extremes {
         Extremes {
-            high: r.said_free(HIGH_WORDS),
-            low: r.said_free(LOW_WORDS),
+            high: r.said_free(&LEXICON.high),
+            low: r.said_free(&LEXICON.low),
         }
     }
 
@@ -34,7 +35,7 @@ impl Reader<'_> {
     pub(super) fn group(&mut self) -> Option<Mention> {
         // Which column is the group (by X) or the label of an argmax (which X ...).
         let mut group: Option<Mention> = None;
-        for g in GROUP_WORDS {
+        for g in LEXICON.group.iter() {
             let len = g.split(' ').count();
             for at in find(&self.w, g) {
                 if self.used.get(at).copied().unwrap_or(true) {
@@ -152,7 +153,7 @@ impl Reader<'_> {
                     m.kind == "datetime"
                         && !self.used[m.start]
                         && m.start > 0
-                        && QUESTION_WORDS.contains(&self.w[m.start - 1].as_str())
+                        && LEXICON.question.contains(&self.w[m.start - 1].as_str())
                 })
                 .cloned();
         }

@@ -1,7 +1,7 @@
 //! The table's columns as the request names them (by name, plural, synonym or a word
 //! of the name), and what kind of column each is.
 
-use super::words::{ROW_NOUNS, STAT_WORDS, SYNONYMS, TRUTHY};
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
 
@@ -50,7 +50,8 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
             || a.strip_suffix('s') == Some(b)
             || a.strip_suffix("es") == Some(b)
             || b.strip_suffix('s') == Some(a)
-            || SYNONYMS
+            || LEXICON
+                .synonyms
                 .iter()
                 .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
             || stem(a).is_some_and(|sa| stem(b) == Some(sa))
@@ -84,7 +85,8 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         // "passenger class" for `Pclass`: a word that ends a one-word name.
         if t.len() == 1 && !is_id(ci) {
             for (i, x) in w.iter().enumerate() {
-                let english = SYNONYMS
+                let english = LEXICON
+                    .synonyms
                     .iter()
                     .find(|(es, _)| es == x)
                     .map_or(x.as_str(), |(_, en)| *en);
@@ -119,9 +121,9 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                 for (i, x) in w.iter().enumerate() {
                     // "patients" for `patient_age`: a plural word for the rows names
                     // the rows, not a column one of whose words it is.
-                    let rows = ROW_NOUNS.contains(&x.as_str()) && x.as_str() != tw.as_str();
+                    let rows = LEXICON.row_nouns.contains(&x.as_str()) && x.as_str() != tw.as_str();
                     // "the default rate" asks for a share, not `interest_rate`.
-                    let statistic = STAT_WORDS.iter().any(|(p, _)| p == x);
+                    let statistic = LEXICON.statistics.iter().any(|(p, _)| p == x);
                     if same(x, tw) && !rows && !statistic {
                         found.push((1, 1, i, ci));
                     }
@@ -196,7 +198,7 @@ pub(super) fn is_yes_no(table: &Table, column: &str) -> bool {
             && c.distinct == 2
             && c.values
                 .iter()
-                .all(|v| TRUTHY.contains(&normalise(v).as_str()))
+                .all(|v| LEXICON.truthy.contains(&normalise(v).as_str()))
     })
 }
 

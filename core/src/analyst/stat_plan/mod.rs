@@ -24,6 +24,7 @@
 //! the nets that decline what no part read (`unread`); `reader` holds the words
 //! being read, and `text` says a plan and a decline to the user.
 
+use crate::analyst::lexicon::LEXICON;
 use serde::Serialize;
 
 use super::profile::Table;
@@ -37,7 +38,7 @@ use reader::Reader;
 use statistics::{distinct_statistics, statistics_said};
 use tasks::{task_of, Parts};
 pub(super) use text::{decline_text, described};
-use words::{has_any, sentence_starts, words_of, CONDITION_WORDS};
+use words::{has_any, sentence_starts, words_of};
 
 mod asked;
 mod date_filters;
@@ -272,7 +273,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if r.plan_task(&mut plan, parts).is_err() {
         return Understood::NotMine;
     }
-    if has_any(&r.w, CONDITION_WORDS) && plan.filters.is_empty() {
+    if has_any(&r.w, &LEXICON.condition) && plan.filters.is_empty() {
         plan.needs_value_filter = true;
     }
     r.decline_unread(&plan, &said_spans, options.missing == "zero");

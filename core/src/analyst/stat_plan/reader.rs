@@ -5,8 +5,9 @@
 use super::asked::Asked;
 use super::mentions::{is_numeric, Mention};
 use super::statistics::statistics;
-use super::words::{find, STAT_WORDS};
+use super::words::find;
 use super::Stat;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::Lang;
 
@@ -161,7 +162,8 @@ impl Reader<'_> {
             && next.len() >= 3
             && next.chars().all(|c| c.is_alphabetic())
             && !stop.contains(&next)
-            && !STAT_WORDS
+            && !LEXICON
+                .statistics
                 .iter()
                 .any(|(p, _)| p.split(' ').next() == Some(next));
         noun.then(|| next.to_string())

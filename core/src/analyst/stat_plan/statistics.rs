@@ -3,8 +3,9 @@
 
 use super::mentions::Mention;
 use super::reader::Reader;
-use super::words::{digits, find, HANDLING, HANDLING_AFTER, STAT_WORDS};
+use super::words::{digits, find};
 use super::Stat;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 
 /// The statistics said outside the columns' names.
@@ -81,7 +82,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
     let free = |out: &Vec<(usize, usize, Stat)>, s: usize, e: usize| {
         !out.iter().any(|(a, b, _)| s < *b && *a < e)
     };
-    for (phrase, name) in STAT_WORDS {
+    for (phrase, name) in LEXICON.statistics.iter() {
         let len = phrase.split(' ').count();
         for at in find(w, phrase) {
             // "number of days between ...": a duration, not a count.
@@ -102,7 +103,9 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
             }
             // "ignoring missing values", "missing as zero": how to handle them, not a count.
             let prev = at.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
-            if *name == "missing" && (HANDLING.contains(&prev) || HANDLING_AFTER.contains(&next)) {
+            if *name == "missing"
+                && (LEXICON.handling.contains(&prev) || LEXICON.handling_after.contains(&next))
+            {
                 continue;
             }
             if free(&out, at, at + len) {

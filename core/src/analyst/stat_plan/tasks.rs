@@ -9,8 +9,9 @@ use super::mentions::{is_code, is_numeric, is_yes_no};
 use super::options::{alpha, Options};
 use super::reader::Reader;
 use super::unread::{unknown_after_stat, unplanned_columns};
-use super::words::{digits, find, has, has_any, num, HIGH_WORDS, LOW_WORDS};
+use super::words::{digits, find, has, has_any, num};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
+use crate::analyst::lexicon::LEXICON;
 
 /// The answer's shape: a test when one is asked, an argmax when an extreme has its
 /// label, else a description.
@@ -27,8 +28,8 @@ pub(super) fn task_of(asked: &Asked, argmax: bool, extremes: Extremes, w: &[Stri
             Task::Argmin
         } else if high && low {
             // "highest" and "lowest" both: the first said wins.
-            let first_high = HIGH_WORDS.iter().flat_map(|p| find(w, p)).min();
-            let first_low = LOW_WORDS.iter().flat_map(|p| find(w, p)).min();
+            let first_high = LEXICON.high.iter().flat_map(|p| find(w, p)).min();
+            let first_low = LEXICON.low.iter().flat_map(|p| find(w, p)).min();
             if first_low < first_high {
                 Task::Argmin
             } else {

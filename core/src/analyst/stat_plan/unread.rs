@@ -5,10 +5,9 @@
 use super::asked::Asked;
 use super::mentions::Mention;
 use super::reader::Reader;
-use super::words::{
-    digits, find, has, HANDLING, HANDLING_AFTER, ROW_NOUNS, STAT_WORDS, SYNONYMS, TRIGGERS,
-};
+use super::words::{digits, find, has};
 use super::{StatPlan, Task};
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
 impl Reader<'_> {
@@ -22,10 +21,10 @@ impl Reader<'_> {
                 .chain(find(&self.w, "atipic*"))
                 .any(|at| {
                     at > 0
-                        && (HANDLING.contains(&self.w[at - 1].as_str())
+                        && (LEXICON.handling.contains(&self.w[at - 1].as_str())
                             || self.w[at - 1] == "the"
                                 && at > 1
-                                && HANDLING.contains(&self.w[at - 2].as_str()))
+                                && LEXICON.handling.contains(&self.w[at - 2].as_str()))
                 })
         {
             self.not_understood.push(self.say(
@@ -160,7 +159,7 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
         if verb {
             return true;
         }
-        m.end - m.start == 1 && ROW_NOUNS.contains(&word)
+        m.end - m.start == 1 && LEXICON.row_nouns.contains(&word)
             || r.table.column_kinds.iter().any(|c| {
                 c.name == m.column
                     && (c.id || c.kind == "text" && c.distinct * 10 >= r.table.rows * 9)
@@ -233,7 +232,8 @@ fn unread_words(
         .flat_map(|t| {
             let mut all = vec![t.clone()];
             all.extend(
-                SYNONYMS
+                LEXICON
+                    .synonyms
                     .iter()
                     .filter(|(_, en)| *en == t)
                     .map(|(es, _)| es.to_string()),
@@ -311,7 +311,10 @@ fn unread_words(
     };
     for (i, x) in w.iter().enumerate() {
         let number = digits(x).is_some() && !parameter(i);
-        let trigger = TRIGGERS.iter().any(|t| has(std::slice::from_ref(x), t))
+        let trigger = LEXICON
+            .triggers
+            .iter()
+            .any(|t| has(std::slice::from_ref(x), t))
             || value(x)
             || looks_like_a_column(x)
             || number;
@@ -341,7 +344,8 @@ fn unread_words(
             _ if next.starts_with("quartil") || next.starts_with("cuartil") => true,
             // how missing values are handled, said
             "missing" | "null" | "nulls" | "nan" | "empty" | "faltantes" | "nulos" | "vacios" => {
-                zero || HANDLING.contains(&prev) || HANDLING_AFTER.contains(&after_values)
+                zero || LEXICON.handling.contains(&prev)
+                    || LEXICON.handling_after.contains(&after_values)
             }
             "fill" | "filling" | "rellena" | "rellenar" => zero,
             "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
@@ -461,7 +465,7 @@ pub(super) fn names_the_rows(r: &Reader, word: &str) -> bool {
 /// Whether `word` is a plural for the rows themselves: an everyday one
 /// ("passengers", "pacientes") or one [`names_the_rows`] reads from the table.
 pub(super) fn is_rows_word(r: &Reader, word: &str) -> bool {
-    ROW_NOUNS.contains(&word) || names_the_rows(r, word)
+    LEXICON.row_nouns.contains(&word) || names_the_rows(r, word)
 }
 
 /// The word after "mean of (the) ..." when it names no column ("mean of salary").
@@ -477,7 +481,8 @@ pub(super) fn unknown_after_stat(r: &Reader) -> Option<String> {
             }
             if let Some(word) = r.w.get(j) {
                 if i > 0
-                    && STAT_WORDS
+                    && LEXICON
+                        .statistics
                         .iter()
                         .any(|(p, _)| p.split(' ').next_back() == Some(r.w[i - 1].as_str()))
                 {

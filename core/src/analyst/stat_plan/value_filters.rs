@@ -6,8 +6,9 @@ use super::mentions::{is_numeric, is_yes_no};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::unread::is_rows_word;
-use super::words::{digits, find, QUESTION_WORDS, SYNONYMS};
+use super::words::{digits, find};
 use super::Filter;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::{normalise, Lang};
 
 impl Reader<'_> {
@@ -29,7 +30,7 @@ impl Reader<'_> {
                 let after_count = self.count_at.is_some_and(|c| m.start > c);
                 if !two
                     || !after_count
-                    || before.is_some_and(|b| QUESTION_WORDS.contains(&b))
+                    || before.is_some_and(|b| LEXICON.question.contains(&b))
                     || self.used[m.start]
                     || before.is_none_or(|b| {
                         [
@@ -192,21 +193,6 @@ impl Reader<'_> {
     /// "first class" on a class column of 1, 2 and 3. A word that names values of two
     /// columns is not guessed at.
     pub(super) fn value_filters(&mut self, out: &mut Vec<Filter>) {
-        const SAME: &[(&str, &[&str])] = &[
-            (
-                "female",
-                &[
-                    "women", "woman", "femenino", "femenina", "mujer", "mujeres", "females",
-                ],
-            ),
-            (
-                "male",
-                &["men", "man", "masculino", "hombre", "hombres", "males"],
-            ),
-            ("f", &["female", "females", "women", "femenino", "mujeres"]),
-            ("m", &["male", "males", "men", "masculino", "hombres"]),
-            ("yes", &["si"]),
-        ];
         let mut hits: Vec<(String, String, usize, usize)> = Vec::new();
         for c in &self.table.column_kinds {
             if c.kind == "numeric" || c.kind == "datetime" || c.values.is_empty() {
@@ -218,10 +204,8 @@ impl Reader<'_> {
                     continue;
                 }
                 let mut said: Vec<String> = vec![n.clone()];
-                for (k, alts) in SAME {
-                    if n == *k {
-                        said.extend(alts.iter().map(|a| a.to_string()));
-                    }
+                if let Some(alts) = LEXICON.value_synonyms.get(&n) {
+                    said.extend(alts.iter().map(|a| a.to_string()));
                 }
                 // "Widgets" for the value `Widget`
                 if n.len() >= 3 && !n.contains(' ') && !n.ends_with('s') {
@@ -229,7 +213,8 @@ impl Reader<'_> {
                 }
                 // "Ventas" for the value `Sales`
                 said.extend(
-                    SYNONYMS
+                    LEXICON
+                        .synonyms
                         .iter()
                         .filter(|(_, en)| *en == n)
                         .map(|(es, _)| es.to_string()),

@@ -1,0 +1,316 @@
+//! The words the offline analyst reads, as data: every phrase it recognises in a
+//! request (statistics, comparators, rows nouns, periods, negations, units, the words
+//! of each skill) lives in `lexicon.toml`, one concept a key, English and Spanish
+//! forms together. Rust asks [`LEXICON`]; the scripts get the concepts they need in
+//! their configuration ([`for_scripts`]). No word list lives in code (a test checks).
+//!
+//! Phrases are normalised (lower case, no accents, words apart by one space); a
+//! trailing `*` matches any word that starts with the stem.
+//!
+//! ```ignore
+//! use crate::analyst::lexicon::LEXICON;
+//! assert!(LEXICON.row_nouns.contains(&"passengers"));
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The lexicon, parsed once from `lexicon.toml` (embedded in the binary).
+pub(crate) static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
+    toml::from_str(include_str!("lexicon.toml"))
+        .unwrap_or_else(|e| panic!("core/src/analyst/lexicon.toml does not parse: {e}"))
+});
+
+/// A list of phrases. Parsed once and kept for the life of the program, so it reads
+/// as a `&'static [&'static str]`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Words(Vec<&'static str>);
+
+impl Deref for Words {
+    type Target = [&'static str];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Words {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let words = Vec::<String>::deserialize(d)?;
+        Ok(Words(words.into_iter().map(leak).collect()))
+    }
+}
+
+/// Phrases with what they stand for, in order (the first match wins):
+/// `["standard deviation", "std"]`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Pairs(Vec<(&'static str, &'static str)>);
+
+impl Deref for Pairs {
+    type Target = [(&'static str, &'static str)];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Pairs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let pairs = Vec::<(String, String)>::deserialize(d)?;
+        Ok(Pairs(
+            pairs.into_iter().map(|(a, b)| (leak(a), leak(b))).collect(),
+        ))
+    }
+}
+
+fn leak(s: String) -> &'static str {
+    s.leak()
+}
+
+/// Comparators: their words, the operator, and the column they imply ("older than":
+/// `gt`, `age`), from `{ words = "older than", op = "gt", implies = "age" }`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Comparators(Vec<(&'static str, &'static str, Option<&'static str>)>);
+
+impl Deref for Comparators {
+    type Target = [(&'static str, &'static str, Option<&'static str>)];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Comparators {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Comparator {
+            words: String,
+            op: String,
+            implies: Option<String>,
+        }
+        let all = Vec::<Comparator>::deserialize(d)?;
+        Ok(Comparators(
+            all.into_iter()
+                .map(|c| (leak(c.words), leak(c.op), c.implies.map(leak)))
+                .collect(),
+        ))
+    }
+}
+
+/// Every concept of `lexicon.toml`, one field each (the file's comments say what each
+/// is for; a key the struct does not know, or a missing one, fails to parse).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Lexicon {
+    // Which skill a request asks for (`request.rs`).
+    pub out_of_scope: Words,
+    pub anomaly: Words,
+    pub again: Words,
+    pub relate: Words,
+    pub trend: Words,
+    pub change: Words,
+    pub aggregate: Words,
+    pub profile: Words,
+    pub operations: Pairs,
+    pub spanish_markers: Words,
+    pub english_markers: Words,
+    pub months: Words,
+    // The statistics planner (`stat_plan/`).
+    pub period_groups: Words,
+    pub statistics: Pairs,
+    pub truthy: Words,
+    pub handling: Words,
+    pub handling_after: Words,
+    pub unsupported_statistics: Words,
+    pub stat_anomaly: Words,
+    pub question: Words,
+    pub high: Words,
+    pub low: Words,
+    pub group: Words,
+    pub periods: Words,
+    pub condition: Words,
+    pub comparators: Comparators,
+    pub synonyms: Pairs,
+    pub triggers: Words,
+    pub row_nouns: Words,
+    pub month_numbers: BTreeMap<String, u32>,
+    pub value_synonyms: BTreeMap<String, Words>,
+    // Read by the Python scripts only, handed over as they are ([`for_scripts`]).
+    pub scripts: toml::Table,
+}
+
+/// The concepts the Python scripts read (`[scripts]` of `lexicon.toml`), as the JSON
+/// that `common.py` loads into `LEXICON`.
+pub(crate) fn for_scripts() -> serde_json::Value {
+    serde_json::to_value(&LEXICON.scripts).expect("the lexicon's script words are JSON")
+}
+
+/// The guard of "no word list outside the lexicon": the word lists each analyst file
+/// (`.rs`, `.py`) holds: a run of 3 or more lower-case word literals with nothing but
+/// brackets, commas and spaces between them (`&["by", "per", "por"]`,
+/// `("de", "del", "la")`), comments and docstrings aside.
+#[cfg(test)]
+pub(crate) fn word_lists_in(source: &str, python: bool) -> usize {
+    let is_word = |s: &str| {
+        let s = s.strip_suffix('*').unwrap_or(s);
+        s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c == ' ' || c == '\'')
+    };
+    let chars: Vec<char> = source.chars().collect();
+    let (mut i, mut lists, mut run, mut joined) = (0, 0, 0, true);
+    while i < chars.len() {
+        let c = chars[i];
+        let rest = || chars[i..].iter().take(3).collect::<String>();
+        if (python && c == '#') || (!python && rest().starts_with("//")) {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if python && (rest() == "\"\"\"" || rest() == "'''") {
+            let close = rest();
+            i += 3;
+            while i < chars.len() && chars[i..].iter().take(3).collect::<String>() != close {
+                i += 1;
+            }
+            i += 3;
+            joined = false;
+        } else if c == '"' || (python && c == '\'') {
+            let mut s = String::new();
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                s.extend(chars.get(i));
+                i += 1;
+            }
+            i += 1;
+            if is_word(&s) {
+                run = if joined { run + 1 } else { 1 };
+                if run == 3 {
+                    lists += 1;
+                }
+            } else {
+                run = 0;
+            }
+            joined = true;
+            continue;
+        } else if !(c.is_whitespace() || "[](){},&".contains(c)) {
+            joined = false;
+        }
+        i += 1;
+    }
+    lists
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{word_lists_in, LEXICON};
+
+    #[test]
+    fn the_lexicon_parses_and_has_no_duplicates_inside_a_concept() {
+        let lex = &*LEXICON;
+        assert!(lex.row_nouns.contains(&"passengers"));
+        let text = include_str!("lexicon.toml");
+        let table: toml::Table = toml::from_str(text).expect("lexicon.toml parses");
+        for (key, value) in &table {
+            let Some(items) = value.as_array() else {
+                continue;
+            };
+            let mut seen = Vec::new();
+            for item in items {
+                assert!(
+                    !seen.contains(&item),
+                    "lexicon.toml: `{key}` lists {item} twice"
+                );
+                seen.push(item);
+            }
+        }
+    }
+
+    /// Word lists not yet moved to `lexicon.toml`, by file: a count may only go down
+    /// (move a list to the lexicon and lower it here); a new list fails.
+    const NOT_YET_MOVED: &[(&str, usize)] = &[
+        ("aggregate.py", 11),
+        ("analyse.py", 3),
+        ("anomalies.rs", 1),
+        ("anomaly_texts.py", 3),
+        ("common.py", 8),
+        ("inspect.py", 3),
+        ("relate.py", 1),
+        ("request.rs", 10),
+        ("skills.py", 3),
+        ("stat_plan/asked.rs", 10),
+        ("stat_plan/date_filters.rs", 6),
+        ("stat_plan/dates.rs", 2),
+        ("stat_plan/derived.rs", 12),
+        ("stat_plan/filters.rs", 11),
+        ("stat_plan/group.rs", 5),
+        ("stat_plan/measures.rs", 1),
+        ("stat_plan/mentions.rs", 2),
+        ("stat_plan/options.rs", 3),
+        ("stat_plan/reader.rs", 4),
+        ("stat_plan/statistics.rs", 4),
+        ("stat_plan/tasks.rs", 9),
+        ("stat_plan/text.rs", 10),
+        ("stat_plan/unread.rs", 13),
+        ("stat_plan/value_filters.rs", 11),
+        ("stat_plan/words.rs", 1),
+        ("stats.py", 4),
+    ];
+
+    #[test]
+    fn no_word_list_outside_the_lexicon() {
+        assert_eq!(word_lists_in(r#"x = &["by", "per", "por"];"#, false), 1);
+        assert_eq!(word_lists_in("x = ('de', 'del', 'la')  # a, b", true), 1);
+        assert_eq!(
+            word_lists_in(r#"x = &["by", "per"]; // "a", "b", "c""#, false),
+            0
+        );
+        assert_eq!(word_lists_in(r#"f("by", y, "per", "por")"#, false), 0);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/analyst");
+        let mut files = Vec::new();
+        let mut dirs = vec![dir.clone()];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(&d).expect("src/analyst is readable") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for path in files {
+            let name = path
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let python = name.ends_with(".py");
+            // Tests, and this file (its tests hold the guard's own examples), aside.
+            if !(python || name.ends_with(".rs"))
+                || name.ends_with("tests.rs")
+                || name == "lexicon.rs"
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("an analyst file is readable");
+            let n = word_lists_in(&text, python);
+            let allowed = NOT_YET_MOVED
+                .iter()
+                .find(|(f, _)| *f == name)
+                .map_or(0, |(_, n)| *n);
+            if n > allowed {
+                found.push(format!("{name}: {n} word lists (at most {allowed})"));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "word lists belong in lexicon.toml, not in code:\n{}",
+            found.join("\n")
+        );
+    }
+}
