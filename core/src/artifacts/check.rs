@@ -44,7 +44,8 @@ pub fn problem(name: &str, size: u64, bytes: &[u8]) -> Option<String> {
         "svg" => (!text_of(bytes).contains("<svg"))
             .then(|| "is not an SVG image (no <svg> element)".into()),
         "csv" | "tsv" => table_problem(bytes, whole),
-        "md" | "markdown" | "txt" => (!has_words(&text_of(bytes))).then(|| "holds no text".into()),
+        "md" | "markdown" => markdown_problem(&text_of(bytes), whole),
+        "txt" => (!has_words(&text_of(bytes))).then(|| "holds no text".into()),
         "html" | "htm" => {
             (!has_words(&strip_tags(&text_of(bytes)))).then(|| "holds no text".into())
         }
@@ -106,6 +107,18 @@ fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// Words, not only white space and punctuation (`#`, `---`, `|`).
+/// A Markdown document needs text under its headings: one of headings alone ("## Data",
+/// a small model's whole report) is an outline, not the document.
+fn markdown_problem(text: &str, whole: bool) -> Option<String> {
+    if !has_words(text) {
+        return Some("holds no text".into());
+    }
+    let body = text
+        .lines()
+        .any(|l| !l.trim_start().starts_with('#') && has_words(l));
+    (whole && !body).then(|| "holds only headings, no text under them".into())
+}
+
 fn has_words(text: &str) -> bool {
     text.chars().any(char::is_alphanumeric)
 }
@@ -174,6 +187,12 @@ mod tests {
         );
         assert_eq!(check("t.csv", b"\n\n").as_deref(), Some("holds no text"));
         assert_eq!(check("r.md", b"#\n---\n").as_deref(), Some("holds no text"));
+        assert_eq!(
+            check("r.md", b"## Data\n\n## Method\n").as_deref(),
+            Some("holds only headings, no text under them")
+        );
+        assert_eq!(check("r.md", b"## Data\n1344 hourly rows.\n"), None);
+        assert_eq!(check("r.txt", b"## Data"), None);
         assert_eq!(
             check("r.html", b"<html><body></body></html>").as_deref(),
             Some("holds no text")

@@ -767,6 +767,57 @@ def _mend_one_line(code):
     return "\n".join(parts) if parts and len(parts) > 1 else None
 
 
+MAX_MEND_QUOTES = 8
+
+
+def _mend_quotes(code):
+    """A cell whose strings in single or double quotes run over several lines (a small
+    model's JSON "\\n" inside a Python '...' string: "unterminated string literal") with
+    those strings triple-quoted, when that makes it compile; None otherwise."""
+    if len(code) > 20000:
+        return None
+    s = code
+    for _ in range(MAX_MEND_QUOTES):
+        try:
+            compile(s, "<cell>", "exec")
+            return s if s != code else None
+        except SyntaxError as e:
+            if "unterminated string literal" not in str(e.msg) or not e.lineno:
+                return None
+            lines = s.split("\n")
+            start = sum(len(l) + 1 for l in lines[: e.lineno - 1]) + max((e.offset or 1) - 1, 0)
+        except Exception:
+            return None
+        while start < len(s) and s[start] in "rRbBfFuU":
+            start += 1
+        if start >= len(s) or s[start] not in "'\"" or s[start:start + 3] == s[start] * 3:
+            return None
+        q = s[start]
+        newline = s.find("\n", start)
+        if newline < 0:
+            return None
+        mended = None
+        for j in range(newline, len(s)):
+            if s[j] != q or s[j - 1] == "\\":
+                continue
+            t = s[:start] + q * 3 + s[start + 1:j] + q * 3 + s[j + 1:]
+            try:
+                compile(t, "<cell>", "exec")
+                return t
+            except SyntaxError as e2:
+                # Another broken string further on: keep this close, mend the next.
+                end_line = s.count("\n", 0, j) + 1
+                if "unterminated string literal" in str(e2.msg) and (e2.lineno or 0) > end_line:
+                    mended = t
+                    break
+            except Exception:
+                return None
+        if mended is None:
+            return None
+        s = mended
+    return None
+
+
 def _run(shell, msg):
     global _cell, _in_cell
     cell = _Cell(msg.get("id"))
@@ -774,7 +825,7 @@ def _run(shell, msg):
         _cell = cell
     interrupted = False
     err = None
-    mended = None
+    mended = requoted = None
     try:
         _in_cell = True
         _busy.set()
@@ -782,7 +833,8 @@ def _run(shell, msg):
             _on_sigint(signal.SIGINT, None)
         code = msg.get("code", "")
         mended = _mend_one_line(code)
-        res = shell.run_cell(mended or code, store_history=True)
+        requoted = None if mended else _mend_quotes(code)
+        res = shell.run_cell(mended or requoted or code, store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec
     except KeyboardInterrupt:
@@ -827,7 +879,9 @@ def _run(shell, msg):
                 "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
                 "names": names,
                 "note": ("This cell was one line holding %d statements; it ran with each on its own line. "
-                         "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1)) if mended else None,
+                         "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1)) if mended else
+                        ("A string in quotes ran over several lines; it ran as a triple-quoted string. "
+                         "For text over several lines, use triple quotes." if requoted else None),
             }
         )
 

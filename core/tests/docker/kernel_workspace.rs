@@ -274,6 +274,40 @@ async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_ke
 }
 
 #[tokio::test]
+async fn a_quoted_string_over_several_lines_runs_triple_quoted_and_says_so() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let (sb, _) = common::sandbox(&docker, "requote", &[]).await;
+    // A small model's report: JSON's \n became real newlines inside '...'.
+    let r = py(
+        &sb,
+        "n = open('output/report.md', 'w').write('## Data\n1344 rows, it\\'s hourly.\n## Method\nz-scores')\nprint(n, \"a\nb\")",
+    )
+    .await;
+    assert_eq!(r.stdout, "50 a\nb\n", "{r:?}");
+    let note = r.note.unwrap();
+    assert!(note.contains("ran as a triple-quoted string"), "{note}");
+    let md = sb.read_file("output/report.md", 1000).await.unwrap();
+    assert_eq!(
+        String::from_utf8(md).unwrap(),
+        "## Data\n1344 rows, it's hourly.\n## Method\nz-scores"
+    );
+    // A syntax error of another kind is left as it is.
+    let bad = sb
+        .python(
+            "x = (1,\ny = 'a\nb'",
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(bad.status, ExecStatus::Error);
+    assert_eq!(bad.note, None);
+}
+
+#[tokio::test]
 async fn a_one_line_cell_of_several_statements_runs_split_and_says_so() {
     let Some(docker) = common::engine_or_skip().await else {
         return;
