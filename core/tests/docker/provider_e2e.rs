@@ -124,10 +124,14 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
             Item::Reasoning { .. } => "reasoning",
         })
         .collect();
+    // The app's first cell (the input loaded) stands after the task, as a call.
     assert_eq!(
         kinds,
         [
             "user",
+            "assistant",
+            "call",
+            "output",
             "assistant",
             "call",
             "output",
@@ -138,6 +142,24 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
             "output",
             "assistant"
         ]
+    );
+    let Item::ToolCall {
+        call_id, arguments, ..
+    } = &items[2]
+    else {
+        panic!("{:?}", items[2])
+    };
+    assert_eq!(call_id, sandalyst::protocol::PRELUDE_CALL_ID);
+    assert!(
+        arguments.contains(
+            "df = pd.read_csv(\\\"input/building_energy.csv\\\", parse_dates=[\\\"timestamp\\\"]"
+        ),
+        "{arguments}"
+    );
+    assert!(
+        matches!(&items[3], Item::ToolOutput { output, is_error: false, .. } if output.contains("(1344, 3)")),
+        "{:?}",
+        items[3]
     );
     assert_eq!(run.meta.usage, outcome.usage);
     assert!(run.meta.usage.input_tokens > 0 && run.meta.usage.output_tokens > 0);
@@ -192,6 +214,9 @@ async fn reference_case_through_openai_responses() {
         kinds,
         [
             "message",
+            "message",
+            "function_call",
+            "function_call_output",
             "reasoning",
             "message",
             "function_call",
@@ -204,9 +229,9 @@ async fn reference_case_through_openai_responses() {
             "function_call_output"
         ]
     );
-    assert_eq!(input[1]["encrypted_content"], "enc-0");
-    assert_eq!(input[5]["encrypted_content"], "enc-1");
-    assert!(input[1].get("id").is_none());
+    assert_eq!(input[4]["encrypted_content"], "enc-0");
+    assert_eq!(input[8]["encrypted_content"], "enc-1");
+    assert!(input[4].get("id").is_none());
 }
 
 #[tokio::test]
