@@ -818,6 +818,62 @@ def _mend_quotes(code):
     return None
 
 
+MAX_KEPT_BYTES = 64 << 20
+
+
+def _keep_frames(ns):
+    """Copies of the DataFrames and Series in `ns` (pandas already imported), so a cell
+    that fails half-way can be undone: a small model runs the same failing cell again
+    and again, and each run must start from the same data (`df['x'] = df['x'] * 2`
+    twice is not once). None when pandas is not loaded or they are too big to copy."""
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return None
+    kept, size = {}, 0
+    for k, v in list(ns.items()):
+        if k.startswith("_") or not isinstance(v, (pd.DataFrame, pd.Series)):
+            continue
+        try:
+            used = v.memory_usage(index=True, deep=False)  # a Series' is a number
+            size += int(used.sum() if hasattr(used, "sum") else used)
+            if size > MAX_KEPT_BYTES:
+                return None
+            kept[k] = (v, v.copy(deep=True))
+        except Exception:
+            return None
+    return kept
+
+
+def _undo_frames(ns, kept):
+    """Put back the frames a failed cell changed or replaced; their names, sorted."""
+    undone = []
+    for k, (obj, copy) in kept.items():
+        now = ns.get(k)
+        try:
+            same = now is obj and obj.equals(copy)
+        except Exception:
+            same = False
+        if not same:
+            ns[k] = copy
+            undone.append(k)
+    return sorted(undone)
+
+
+def _note(mended, requoted, undone):
+    """What the kernel did to the cell or after it, for the model; None when nothing."""
+    notes = []
+    if mended:
+        notes.append("This cell was one line holding %d statements; it ran with each on its own line. "
+                      "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1))
+    if requoted:
+        notes.append("A string in quotes ran over several lines; it ran as a triple-quoted string. "
+                     "For text over several lines, use triple quotes.")
+    if undone:
+        notes.append("The cell failed, so %s %s as before it (the changes it made before the error are undone); "
+                     "fix the error and run the cell again." % (", ".join(undone), "is" if len(undone) == 1 else "are"))
+    return " ".join(notes) or None
+
+
 def _run(shell, msg):
     global _cell, _in_cell
     cell = _Cell(msg.get("id"))
@@ -826,6 +882,8 @@ def _run(shell, msg):
     interrupted = False
     err = None
     mended = requoted = None
+    undone = []
+    kept = _keep_frames(shell.user_ns)
     try:
         _in_cell = True
         _busy.set()
@@ -837,6 +895,8 @@ def _run(shell, msg):
         res = shell.run_cell(mended or requoted or code, store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec
+        if err is not None and kept:
+            undone = _undo_frames(shell.user_ns, kept)
     except KeyboardInterrupt:
         interrupted = True
     except BaseException as e:  # the kernel must survive whatever the cell does
@@ -878,10 +938,7 @@ def _run(shell, msg):
                 "stderr_bytes": cell.err.capture.total,
                 "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
                 "names": names,
-                "note": ("This cell was one line holding %d statements; it ran with each on its own line. "
-                         "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1)) if mended else
-                        ("A string in quotes ran over several lines; it ran as a triple-quoted string. "
-                         "For text over several lines, use triple quotes." if requoted else None),
+                "note": _note(mended, requoted, undone),
             }
         )
 

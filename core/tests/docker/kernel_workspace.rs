@@ -308,6 +308,43 @@ async fn a_quoted_string_over_several_lines_runs_triple_quoted_and_says_so() {
 }
 
 #[tokio::test]
+async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let (sb, _) = common::sandbox(&docker, "undo", &[]).await;
+    py(
+        &sb,
+        "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2]})\ns = df['x']",
+    )
+    .await;
+    // A small model's cell that changes df, then fails: run twice, it must not double.
+    for _ in 0..2 {
+        let failed = sb
+            .python(
+                "df['x'] = df['x'] * 2\ndf['y'] = 1\ns = None\nraise ValueError('boom')",
+                T,
+                &CancellationToken::new(),
+                &|_, _| {},
+            )
+            .await
+            .unwrap();
+        assert_eq!(failed.status, ExecStatus::Error);
+        let note = failed.note.unwrap_or_default();
+        assert!(
+            note.contains("The cell failed, so df, s are as before it"),
+            "{note}"
+        );
+    }
+    let r = py(&sb, "print(df['x'].tolist(), list(df.columns), s.tolist())").await;
+    assert_eq!(r.stdout, "[1, 2] ['x'] [1, 2]\n");
+    // A cell that succeeds keeps its changes.
+    py(&sb, "df['x'] = df['x'] * 10").await;
+    let r = py(&sb, "print(df['x'].tolist())").await;
+    assert_eq!(r.stdout, "[10, 20]\n");
+}
+
+#[tokio::test]
 async fn a_one_line_cell_of_several_statements_runs_split_and_says_so() {
     let Some(docker) = common::engine_or_skip().await else {
         return;
