@@ -86,7 +86,8 @@ impl WireFormat for Chat {
             "stream_options": {"include_usage": true},
         });
         if state.mode == CallMode::Schema && stepped {
-            body["response_format"] = steps::response_format(request.tools, &request.answer);
+            body["response_format"] =
+                steps::response_format(request.tools, &request.answer, request.repeats);
         }
         if !request.tools.is_empty() && !stepped {
             body["tools"] = request

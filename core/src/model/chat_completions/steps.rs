@@ -34,16 +34,20 @@ pub const ARGUMENT_MAX: u64 = 4000;
 
 /// The JSON schema of one step: one branch per tool, then the end the turn allows
 /// (the final answer when no named output is missing, `cannot_finish` when the model
-/// may say why they cannot be made, none otherwise).
-pub fn schema(tools: &[ToolSpec], answer: &Answer) -> Value {
+/// may say why they cannot be made, none otherwise). After a repeated call, while a
+/// named output is missing, a tool step's thought is the app's: the model's code
+/// follows a thought it did not write ([`guided_thought`]).
+pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
+    let guided = guided_thought(answer, repeats);
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| {
             let mut props = Map::new();
-            props.insert(
-                THOUGHT.into(),
-                json!({"type": "string", "maxLength": THOUGHT_MAX}),
-            );
+            let thought = match &guided {
+                Some(g) => json!({"type": "string", "enum": [g]}),
+                None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
+            };
+            props.insert(THOUGHT.into(), thought);
             props.insert(ACTION.into(), json!({"type": "string", "enum": [t.name]}));
             let mut required = vec![json!(THOUGHT), json!(ACTION)];
             if let Some(p) = t.parameters.get("properties").and_then(Value::as_object) {
@@ -80,6 +84,20 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer) -> Value {
     json!({"anyOf": branches})
 }
 
+/// The thought a step must start with after the model repeated its call while a
+/// named output is missing: a 1.5B model ran `baseline.dropna(inplace=True)` fifteen
+/// times, told each time; with the next file as its thought its code turns to it.
+pub fn guided_thought(answer: &Answer, repeats: u32) -> Option<String> {
+    let missing = match answer {
+        Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
+        Answer::Open => return None,
+    };
+    let next = missing.first().filter(|_| repeats > 0)?;
+    Some(format!(
+        "The same step again would show nothing new. Next: the code that writes {next}."
+    ))
+}
+
 fn branch(props: Map<String, Value>, required: Vec<Value>) -> Value {
     json!({
         "type": "object",
@@ -100,10 +118,10 @@ fn end_of(answer: &Answer) -> Option<(&'static str, &'static str)> {
 
 /// `response_format` for a schema turn: OpenAI's form, which llama.cpp, vLLM, LM
 /// Studio and Ollama's compatible endpoint take too.
-pub fn response_format(tools: &[ToolSpec], answer: &Answer) -> Value {
+pub fn response_format(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer)},
+        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats)},
     })
 }
 
@@ -446,7 +464,7 @@ mod tests {
 
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
-        let open = schema(&tools(), &Answer::Open);
+        let open = schema(&tools(), &Answer::Open, 0);
         let branches = open["anyOf"].as_array().unwrap();
         let actions: Vec<&str> = branches
             .iter()
@@ -470,10 +488,17 @@ mod tests {
             &Answer::NotYet {
                 missing: missing.clone(),
             },
+            0,
         );
         assert!(!not_yet.to_string().contains(FINAL_ANSWER));
         assert!(!not_yet.to_string().contains(CANNOT_FINISH));
-        let why_not = schema(&tools(), &Answer::OrWhyNot { missing });
+        let why_not = schema(
+            &tools(),
+            &Answer::OrWhyNot {
+                missing: missing.clone(),
+            },
+            0,
+        );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
         assert_eq!(
             why_not["anyOf"][2]["properties"]["action"]["enum"],
@@ -481,8 +506,15 @@ mod tests {
         );
         // Only python offered and no end: one object, no anyOf.
         let only = &tools()[..1];
-        let one = schema(only, &Answer::NotYet { missing: vec![] });
+        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0);
         assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
+        // After a repeated call, a tool step's thought is the app's, naming the next file.
+        let guided = schema(&tools(), &Answer::NotYet { missing }, 1);
+        assert_eq!(
+            guided["anyOf"][0]["properties"]["thought"]["enum"],
+            json!(["The same step again would show nothing new. Next: the code that writes output/chart.png."])
+        );
+        assert_eq!(guided_thought(&Answer::Open, 3), None);
     }
 
     #[test]
