@@ -114,8 +114,9 @@ pub struct Request<'a> {
     /// Whether the model may end the ask now. A model whose steps are held to a
     /// schema ([`CallMode::Schema`]) is only offered the choices this allows.
     pub answer: Answer,
-    /// How many times in a row the model's last call repeated the one before it: a
-    /// model stuck in a loop is sampled warmer (Chat Completions), so it can get out.
+    /// How many times in a row the model's last call repeated the one before it (or
+    /// its reply was cut as a loop): a model stuck in a loop is sampled warmer (Chat
+    /// Completions), so it can get out.
     pub repeats: u32,
 }
 

@@ -78,6 +78,9 @@ pub const MAX_REMINDERS: u32 = 2;
 /// was run" instead of being taken for the answer.
 pub const MAX_NUDGES: u32 = 2;
 
+/// Replies in a row cut as loops before the ask stops.
+const MAX_LOOPS: u32 = 3;
+
 /// What the app's first cell says it does (in the model's history: its thought).
 const PRELUDE_SAID: &str =
     "The app loads the inputs before the first turn: pandas, numpy and pyplot imported, each table in a DataFrame.";
@@ -521,10 +524,14 @@ impl<'a> Agent<'a> {
 
     /// A reply that passed a cap: none of its calls run (their arguments may be cut),
     /// and the model is told why, in each call's result or in a note. A second such
-    /// reply in a row ends the ask: the model keeps running away.
+    /// reply in a row ends the ask (a third for loops, which the next turn is sampled
+    /// warmer against, like a repeated call): the model keeps running away.
     fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Outcome> {
         self.cuts += 1;
         let looped = cut.what == crate::model::caps::Capped::Repetition;
+        if looped {
+            self.repeats += 1;
+        }
         let why = if looped {
             format!(
                 "your last reply was cut: {}, so the rest of it was not read",
@@ -536,9 +543,9 @@ impl<'a> Agent<'a> {
                 cut.describe()
             )
         };
-        if self.cuts >= 2 {
+        if self.cuts >= if looped { MAX_LOOPS } else { 2 } {
             let message = if looped {
-                format!("the model's replies fell into a loop twice in a row (the last: {}); the ask stops", cut.describe())
+                format!("the model's replies fell into a loop {MAX_LOOPS} times in a row (the last: {}); the ask stops", cut.describe())
             } else {
                 format!(
                     "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",

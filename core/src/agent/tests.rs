@@ -685,6 +685,54 @@ async fn an_empty_or_cut_off_reply_is_not_an_answer() {
 }
 
 #[tokio::test]
+async fn replies_cut_as_loops_are_sampled_warmer_and_the_third_in_a_row_stops_the_ask() {
+    let sandbox = FakeSandbox::default();
+    let looped = Cut {
+        what: Capped::Repetition,
+        cap: 50,
+    };
+    let text = || {
+        vec![Item::Assistant {
+            text: "again again".into(),
+        }]
+    };
+    // Two loops, then the model gets out: the ask goes on, each turn warmer.
+    let mut model = ScriptedModel::new([
+        Step::Cut(text(), looped),
+        Step::Cut(text(), looped),
+        Step::Reply(vec![Item::Assistant {
+            text: "Done.".into(),
+        }]),
+    ]);
+    let log = model.log.clone();
+    let host = Stub::default();
+    let mut agent = Agent::new(&mut model, &sandbox, &host, Vec::new());
+    let status = agent.run("say something", &CancellationToken::new()).await;
+    drop(agent);
+    assert_eq!(status, RunStatus::Finished);
+    let repeats: Vec<u32> = log.lock().unwrap().iter().map(|s| s.repeats).collect();
+    assert_eq!(repeats, [0, 1, 2]);
+    // Three in a row: the model keeps looping, and the ask stops.
+    let a = ask(
+        &sandbox,
+        [
+            Step::Cut(text(), looped),
+            Step::Cut(text(), looped),
+            Step::Cut(text(), looped),
+        ],
+    )
+    .run()
+    .await;
+    let RunStatus::Failed { message } = &a.status else {
+        panic!("{:?}", a.status)
+    };
+    assert!(
+        message.contains("fell into a loop 3 times in a row"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn a_cut_reply_runs_nothing_and_two_in_a_row_fail_the_ask() {
     let sandbox = FakeSandbox::default();
     let cut = Cut {

@@ -34,6 +34,8 @@ pub struct Seen {
     pub instructions: String,
     pub items: Vec<Item>,
     pub tools: Vec<String>,
+    /// How stuck the loop found the model ([`super::Request::repeats`]).
+    pub repeats: u32,
 }
 
 /// Replays `steps` in order; once they run out it answers with a final text.
@@ -148,6 +150,7 @@ impl Model for ScriptedModel {
             instructions: request.instructions.to_string(),
             items: request.items.to_vec(),
             tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            repeats: request.repeats,
         });
         let step = self.steps.pop_front();
         if let Some(

@@ -813,6 +813,15 @@ def _mend_quotes(code):
             except Exception:
                 return None
         if mended is None:
+            # The string runs to the end of the cell (a reply cut before its closing
+            # quote): closed there, with the brackets it was opened in.
+            for closers in ("", ")", "))", ")))", "]", ")]", "])", "}", ")}"):
+                t = s[:start] + q * 3 + s[start + 1:].rstrip("\n") + q * 3 + closers
+                try:
+                    compile(t, "<cell>", "exec")
+                    return t
+                except Exception:
+                    continue
             return None
         s = mended
     return None

@@ -293,6 +293,14 @@ async fn a_quoted_string_over_several_lines_runs_triple_quoted_and_says_so() {
         String::from_utf8(md).unwrap(),
         "## Data\n1344 rows, it's hourly.\n## Method\nz-scores"
     );
+    // A reply cut before the string's closing quote: closed at the end, with its bracket.
+    py(
+        &sb,
+        "open('output/cut.md', 'w').write('## Data\n1344 rows\n",
+    )
+    .await;
+    let md = sb.read_file("output/cut.md", 1000).await.unwrap();
+    assert_eq!(String::from_utf8(md).unwrap(), "## Data\n1344 rows");
     // A syntax error of another kind is left as it is.
     let bad = sb
         .python(

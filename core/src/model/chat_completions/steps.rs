@@ -84,9 +84,10 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
     json!({"anyOf": branches})
 }
 
-/// The thought a step must start with after the model repeated its call while a
-/// named output is missing: a 1.5B model ran `baseline.dropna(inplace=True)` fifteen
-/// times, told each time; with the next file as its thought its code turns to it.
+/// The thought a step must start with after the model repeated its call (or its
+/// reply looped) while a named output is missing: a 1.5B model ran
+/// `baseline.dropna(inplace=True)` fifteen times, told each time; with the next file
+/// as its thought its code turns to it.
 pub fn guided_thought(answer: &Answer, repeats: u32) -> Option<String> {
     let missing = match answer {
         Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
@@ -94,7 +95,7 @@ pub fn guided_thought(answer: &Answer, repeats: u32) -> Option<String> {
     };
     let next = missing.first().filter(|_| repeats > 0)?;
     Some(format!(
-        "The same step again would show nothing new. Next: the code that writes {next}."
+        "A new step, not the last one again: the code that writes {next}."
     ))
 }
 
@@ -512,7 +513,7 @@ mod tests {
         let guided = schema(&tools(), &Answer::NotYet { missing }, 1);
         assert_eq!(
             guided["anyOf"][0]["properties"]["thought"]["enum"],
-            json!(["The same step again would show nothing new. Next: the code that writes output/chart.png."])
+            json!(["A new step, not the last one again: the code that writes output/chart.png."])
         );
         assert_eq!(guided_thought(&Answer::Open, 3), None);
     }
