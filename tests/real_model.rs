@@ -12,11 +12,12 @@
 //! output with its size and whether it is valid. BENCHMARKS.md is written from it. The
 //! session folders are kept under `target/real-model-runs/` for their transcripts.
 //!
-//! What the tests assert is the honest-endings rule, not the model's skill: an ask never
-//! ends `finished` (exit 0) while an output it was asked for is missing, empty or does
-//! not open; it ends either finished with every named output valid, or with a non-zero
-//! exit and the app's own message naming what is missing. Of the reference case's three
-//! seeded runs, at least two must end one of those two ways.
+//! What the tests assert: the honest-endings rule (an ask never ends `finished`, exit 0,
+//! while an output it was asked for is missing, empty or does not open; it ends either
+//! finished with every named output valid, or with a non-zero exit and the app's own
+//! message naming what is missing), and issue 34's bar for the model's skill: of the
+//! reference case's three seeded runs at least two finish with all three outputs
+//! valid, each within 15 minutes, and the sales question's answer names East and 9,861.
 //!
 //! `SANDALYST_REAL_MODEL_SAMPLING=server` leaves `temperature` and `seed` out of the
 //! config file (the server's defaults apply), for a baseline of a core that does not
@@ -511,15 +512,25 @@ fn real_model_reference_case_three_seeds() {
         for r in &runs {
             r.assert_never_dishonest();
         }
-        let outcomes: Vec<String> = runs.iter().flat_map(Ran::outcomes).collect();
+        // Issue 34's bar: at least 2 of 3 seeds finish with all three outputs valid,
+        // each within 15 minutes on 2 CPUs.
+        let outcomes: Vec<(String, f64)> = runs
+            .iter()
+            .map(|r| {
+                (
+                    r.outcomes().join(","),
+                    r.record["wall_s"].as_f64().unwrap_or(f64::MAX),
+                )
+            })
+            .collect();
         let good = outcomes
             .iter()
-            .filter(|o| *o == "finished" || *o == "incomplete")
+            .filter(|(o, wall)| o == "finished" && *wall <= 900.0)
             .count();
         assert!(
             good >= 2,
-            "{mode}: fewer than 2 of 3 seeded runs ended finished with all outputs or \
-             incomplete with a message naming what is missing: {outcomes:?}"
+            "{mode}: fewer than 2 of 3 seeded runs finished with all three outputs valid \
+             within 15 minutes: {outcomes:?}"
         );
     }
 }
@@ -587,6 +598,11 @@ fn sales_question(mode: &str) {
         Some("East, 9861"),
     );
     ran.assert_honest();
+    assert_eq!(
+        ran.record["asks"][0]["answer_has_expected"], true,
+        "{mode}: the answer does not name East and 9,861: {}",
+        ran.record["asks"][0]["answer"]
+    );
 }
 
 /// The record's checks on their own, without a server.
