@@ -770,6 +770,67 @@ def _mend_one_line(code):
 MAX_MEND_QUOTES = 8
 
 
+def _escape_string_newlines(code):
+    """`code` with each newline inside a one-line string literal written as \\n: what a
+    small model meant when its JSON's "\\n" became a real newline inside '...'. None
+    when there is none."""
+    out, i, n, q, changed = [], 0, len(code), None, False
+    while i < n:
+        c = code[i]
+        if q is None:
+            if c == "#":
+                j = code.find("\n", i)
+                j = n if j < 0 else j
+                out.append(code[i:j])
+                i = j
+            elif c in "'\"":
+                q = c * 3 if code[i:i + 3] == c * 3 else c
+                out.append(q)
+                i += len(q)
+            else:
+                out.append(c)
+                i += 1
+        elif c == "\\" and i + 1 < n:
+            out.append(code[i:i + 2])
+            i += 2
+        elif code.startswith(q, i):
+            out.append(q)
+            i += len(q)
+            q = None
+        elif c == "\n" and len(q) == 1:
+            out.append("\\n")
+            changed = True
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out) if changed else None
+
+
+def _compiles(code):
+    try:
+        compile(code, "<cell>", "exec")
+        return True
+    except Exception:
+        return False
+
+
+def _mend_strings(code):
+    """A cell that does not compile because its one-line strings hold real newlines:
+    with them written as \\n (and then split into statements, if it is one line), or
+    else with those strings triple-quoted; None when neither compiles."""
+    if _compiles(code):
+        return None
+    escaped = _escape_string_newlines(code)
+    if escaped is not None:
+        if _compiles(escaped):
+            return escaped
+        split = _mend_one_line(escaped)
+        if split is not None:
+            return split
+    return _mend_quotes(code)
+
+
 def _mend_quotes(code):
     """A cell whose strings in single or double quotes run over several lines (a small
     model's JSON "\\n" inside a Python '...' string: "unterminated string literal") with
@@ -875,8 +936,8 @@ def _note(mended, requoted, undone):
         notes.append("This cell was one line holding %d statements; it ran with each on its own line. "
                       "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1))
     if requoted:
-        notes.append("A string in quotes ran over several lines; it ran as a triple-quoted string. "
-                     "For text over several lines, use triple quotes.")
+        notes.append("A string in quotes held real line breaks, so the cell did not compile; it ran "
+                     "with them mended. Inside a quoted string, write a line break as \\n.")
     if undone:
         notes.append("The cell failed, so %s %s as before it (the changes it made before the error are undone); "
                      "fix the error and run the cell again." % (", ".join(undone), "is" if len(undone) == 1 else "are"))
@@ -900,7 +961,7 @@ def _run(shell, msg):
             _on_sigint(signal.SIGINT, None)
         code = msg.get("code", "")
         mended = _mend_one_line(code)
-        requoted = None if mended else _mend_quotes(code)
+        requoted = None if mended else _mend_strings(code)
         res = shell.run_cell(mended or requoted or code, store_history=True)
         _in_cell = False
         err = res.error_before_exec or res.error_in_exec

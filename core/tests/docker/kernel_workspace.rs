@@ -274,7 +274,7 @@ async fn the_inputs_profile_for_a_model_names_columns_and_rows_and_leaves_the_ke
 }
 
 #[tokio::test]
-async fn a_quoted_string_over_several_lines_runs_triple_quoted_and_says_so() {
+async fn line_breaks_in_quoted_strings_are_mended_and_said() {
     let Some(docker) = common::engine_or_skip().await else {
         return;
     };
@@ -287,11 +287,18 @@ async fn a_quoted_string_over_several_lines_runs_triple_quoted_and_says_so() {
     .await;
     assert_eq!(r.stdout, "50 a\nb\n", "{r:?}");
     let note = r.note.unwrap();
-    assert!(note.contains("ran as a triple-quoted string"), "{note}");
+    assert!(note.contains("held real line breaks"), "{note}");
     let md = sb.read_file("output/report.md", 1000).await.unwrap();
     assert_eq!(
         String::from_utf8(md).unwrap(),
         "## Data\n1344 rows, it's hourly.\n## Method\nz-scores"
+    );
+    // Strings with line breaks and statements on one line, together.
+    py(&sb, "open('output/two.md', 'w').write('## Data\n') open('output/two.md', 'a').write('1344 rows.\nhourly\n')").await;
+    let md = sb.read_file("output/two.md", 1000).await.unwrap();
+    assert_eq!(
+        String::from_utf8(md).unwrap(),
+        "## Data\n1344 rows.\nhourly\n"
     );
     // A reply cut before the string's closing quote: closed at the end, with its bracket.
     py(
