@@ -50,8 +50,15 @@ pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
     let words = sentence_naming(task, next)
         .map(|s| format!(" (the task: \"{s}\")"))
         .unwrap_or_default();
+    // A table with a header and no rows: the filter that made it kept nothing, and a
+    // small model writes the same empty table again unless told where to look.
+    let empty = if problems[0].problem.contains("no rows") {
+        " Its table has no rows: the condition that selected them kept none; print how many rows each condition keeps and loosen the one that keeps none."
+    } else {
+        ""
+    };
     Some(format!(
-        "[checklist] {}. Next: write {next}{words}{}.",
+        "[checklist] {}. Next: write {next}{words}{}.{empty}",
         state.join("; "),
         how_to_write(next)
     ))
@@ -308,6 +315,13 @@ mod tests {
             .unwrap()
             .ends_with("ends with TABLE.to_csv(\"output/anomalies.csv\", index=False)."));
         assert_eq!(how_to_write("output/data.bin"), "");
+        let empty = [OutputProblem {
+            path: "output/anomalies.csv".into(),
+            problem: "has a header but no rows".into(),
+        }];
+        assert!(checklist(task, &empty).unwrap().ends_with(
+            "print how many rows each condition keeps and loosen the one that keeps none."
+        ));
         assert!(checklist(task, &[]).unwrap().contains("all 2 files"));
         assert_eq!(checklist("What is the mean?", &[]), None);
     }
