@@ -744,13 +744,6 @@ def _mend_one_line(code):
     if not cuts or len(cuts) > MAX_MEND_SPACES:
         return None
 
-    def compiles(part):
-        try:
-            compile(part, "<cell>", "exec")
-            return True
-        except Exception:
-            return False
-
     ends = cuts + [len(s)]
     best = {len(s): []}  # start -> fewest parts covering s[start:]
     for start in sorted([0] + [c + 1 for c in cuts], reverse=True):
@@ -759,7 +752,7 @@ def _mend_one_line(code):
             if end <= start or (end + 1 if end < len(s) else end) not in best:
                 continue
             part = s[start:end].strip()
-            if part and compiles(part):
+            if part and _compiles(part):
                 options.append([part] + best[end + 1 if end < len(s) else end])
         if options:
             best[start] = min(options, key=len)
