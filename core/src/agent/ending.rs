@@ -52,7 +52,7 @@ pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
         .unwrap_or_default();
     // A table with a header and no rows: the filter that made it kept nothing, and a
     // small model writes the same empty table again unless told where to look.
-    let empty = if problems[0].problem.contains("no rows") {
+    let empty = if problems[0].problem == check::NO_ROWS {
         " Its table has no rows: the condition that selected them kept none; print how many rows each condition keeps and loosen the one that keeps none."
     } else {
         ""
@@ -317,7 +317,7 @@ mod tests {
         assert_eq!(how_to_write("output/data.bin"), "");
         let empty = [OutputProblem {
             path: "output/anomalies.csv".into(),
-            problem: "has a header but no rows".into(),
+            problem: check::NO_ROWS.into(),
         }];
         assert!(checklist(task, &empty).unwrap().ends_with(
             "print how many rows each condition keeps and loosen the one that keeps none."

@@ -13,6 +13,9 @@ use std::io::Cursor;
 /// The most of one file that is read to check it.
 pub const MAX_CHECKED_BYTES: u64 = 64 << 20;
 
+/// The problem of a table with a header and no rows (the checklist says where to look).
+pub const NO_ROWS: &str = "has a header but no rows";
+
 /// What is wrong with output `name` (its extension says what it should be), given its
 /// size on disk and its bytes (all of them, or its first [`MAX_CHECKED_BYTES`]);
 /// `None` when nothing is. The sentence reads after the file's name: "is empty (0 bytes)".
@@ -96,7 +99,7 @@ fn table_problem(bytes: &[u8], whole: bool) -> Option<String> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     match (lines.next(), lines.next()) {
         (None, _) => Some("holds no text".into()),
-        (Some(_), None) if whole => Some("has a header but no rows".into()),
+        (Some(_), None) if whole => Some(NO_ROWS.into()),
         _ => None,
     }
 }

@@ -176,31 +176,7 @@ impl Session {
         // Before the inputs are described to the model: their sizes may have moved.
         self.check_changed_inputs(sandbox).await;
         let instructions = self.instructions(sandbox, &config, model.vision()).await;
-        // A later ask goes on in the call mode an earlier one settled on; a new
-        // session in the one `auto` learned for this model before.
-        let settled = self
-            .meta()
-            .asks
-            .iter()
-            .rev()
-            .find_map(|a| a.call_mode.clone());
-        let described = model.describe();
-        if let Some(record) = settled {
-            model.resume_call_mode(record.mode, "as earlier in this session");
-        } else if let Some(root) = self.dir().parent().map(Path::to_path_buf) {
-            let key = described.clone();
-            let learned = blocking(move || Ok(crate::store::call_modes::learned(&root, &key)))
-                .await
-                .ok()
-                .flatten();
-            if let Some(l) = learned {
-                let day = l.at.get(..10).unwrap_or(&l.at);
-                model.resume_call_mode(
-                    l.mode,
-                    &format!("as this model's earlier sessions did (learned {day})"),
-                );
-            }
-        }
+        self.resume_call_mode(model).await;
         let first = self.items().is_empty();
         let profile = if first && model.wants_input_profile() {
             self.profile_inputs(host, sandbox, cancel).await
@@ -224,10 +200,8 @@ impl Session {
         }
         let mut status = agent.run(&task, cancel).await;
         let (turns, usage) = (agent.turns, agent.usage);
-        if let (Some(mode), Some(root)) = (
-            agent.model.learned_call_mode(),
-            self.dir().parent().map(Path::to_path_buf),
-        ) {
+        if let (Some(mode), Some(root)) = (agent.model.learned_call_mode(), self.store_root()) {
+            let described = agent.model.describe();
             // A cache: if it cannot be written, the next session learns it again.
             let _ = blocking(move || Ok(crate::store::call_modes::learn(&root, &described, mode)?))
                 .await;
@@ -249,6 +223,44 @@ impl Session {
             turns,
             usage,
         }
+    }
+
+    /// A later ask goes on in the call mode an earlier one settled on; a new session
+    /// in the one `auto` learned for this model before (read only for a model whose
+    /// calls have a mode).
+    async fn resume_call_mode(&self, model: &mut dyn Model) {
+        if model.call_mode().is_none() {
+            return;
+        }
+        let settled = self
+            .meta()
+            .asks
+            .iter()
+            .rev()
+            .find_map(|a| a.call_mode.clone());
+        if let Some(record) = settled {
+            return model.resume_call_mode(record.mode, "as earlier in this session");
+        }
+        let Some(root) = self.store_root() else {
+            return;
+        };
+        let key = model.describe();
+        let learned = blocking(move || Ok(crate::store::call_modes::learned(&root, &key)))
+            .await
+            .ok()
+            .flatten();
+        if let Some(l) = learned {
+            let day = l.at.get(..10).unwrap_or(&l.at);
+            model.resume_call_mode(
+                l.mode,
+                &format!("as this model's earlier sessions did (learned {day})"),
+            );
+        }
+    }
+
+    /// The folder that holds this session's folder (and what is kept beside sessions).
+    fn store_root(&self) -> Option<PathBuf> {
+        self.dir().parent().map(Path::to_path_buf)
     }
 
     /// The system prompt for this sandbox: the inputs, tools, limits and what the
