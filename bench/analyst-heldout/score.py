@@ -45,6 +45,7 @@ from collections import OrderedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+SET = HERE
 DEFAULT_BIN = "/var/cache/sandalyst-ci/target/debug/sandalyst"
 TIMEOUT = 120
 
@@ -176,7 +177,7 @@ def run_one(binary: str, q: dict, timeout: int) -> dict:
     cfg = os.path.join(data_dir, "config.toml")
     open(cfg, "w").close()
     env["SANDALYST_CONFIG"] = cfg
-    table = os.path.relpath(os.path.join(HERE, "tables", q["table"]), REPO)
+    table = os.path.relpath(os.path.join(SET, "tables", q["table"]), REPO)
     cmd = [binary, "run", "--input", table, "--prompt", q["prompt"]]
     start = time.time()
     note = ""
@@ -247,6 +248,9 @@ def git_head() -> str:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--label", required=True, help="names results-<label>.jsonl")
+    ap.add_argument("--set", default=HERE,
+                    help="the folder of questions.jsonl and tables/ (default: this held-out set; "
+                         "bench/analyst-tune is the set to tune on)")
     ap.add_argument("--ids", help="comma-separated ids to run (default: all)")
     ap.add_argument("--timeout", type=int, default=TIMEOUT, help="seconds per question (120)")
     ap.add_argument("--reclassify", action="store_true", help="re-classify stored replies; run nothing")
@@ -254,9 +258,11 @@ def main():
     ap.add_argument("--show-all", action="store_true", help="with --show: print every reply")
     a = ap.parse_args()
 
-    questions = load(os.path.join(HERE, "questions.jsonl"))
+    global SET
+    SET = os.path.abspath(a.set)
+    questions = load(os.path.join(SET, "questions.jsonl"))
     by_id = {q["id"]: q for q in questions}
-    path = os.path.join(HERE, f"results-{a.label}.jsonl")
+    path = os.path.join(SET, f"results-{a.label}.jsonl")
     binary = os.environ.get("SANDALYST", DEFAULT_BIN)
 
     stored = {r["id"]: r for r in load(path)}
