@@ -97,6 +97,7 @@ mod scripts;
 pub use scripts::input_profile_code;
 mod skills;
 mod stat_plan;
+mod ticket;
 mod transcript;
 
 use plan::{plan, Next};

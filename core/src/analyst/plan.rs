@@ -10,6 +10,7 @@ use super::profile::{choose_target, Profile, Table, MIN_ROWS};
 use super::request::{self, recognise, Recognised, Skill};
 use super::scripts::{analysis_code, inspect_code, validation_code};
 use super::stat_plan::{self, Decline, Understood};
+use super::ticket::{self, Ticket};
 use super::transcript::{error_summary, own_turns, tagged_json, task_and_outputs, Turn};
 use super::{anomalies, skills, MAX_CALLS};
 use crate::conversation::Item;
@@ -23,7 +24,9 @@ pub(super) enum Next {
 
 /// What the planner knows when it decides the next step.
 struct Plan<'a> {
+    /// The question (a ticket's method sentences and answer format taken out).
     task: String,
+    ticket: Ticket,
     /// The skill, language and operation of the task.
     rec: Recognised,
     outputs: OutputNames,
@@ -36,12 +39,26 @@ struct Plan<'a> {
 }
 
 pub(super) fn plan(items: &[Item]) -> Next {
-    let (task, mut outputs, start) = task_and_outputs(items);
+    let (prompt, mut outputs, start) = task_and_outputs(items);
+    let turns = own_turns(&items[start..]);
+    let profile = turns
+        .iter()
+        .rev()
+        .filter(|t| t.phase == Phase::Inspect && !t.is_error)
+        .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
+        .and_then(|v| serde_json::from_value::<Profile>(v).ok());
+    let columns: Vec<String> = profile
+        .iter()
+        .flat_map(|p| p.tables.iter())
+        .flat_map(|t| t.column_names.iter().cloned())
+        .collect();
+    // A ticket's method sentences and answer format are not the question.
+    let ticket = ticket::read(&prompt, &columns);
+    let task = ticket.question.clone();
     let mut rec = recognise(&task);
     if rec.skill != Skill::Anomalies {
-        outputs = output_names(&task);
+        outputs = output_names(&prompt);
     }
-    let turns = own_turns(&items[start..]);
     let Some(last) = turns.last().copied() else {
         let narration = if rec.skill == Skill::Anomalies {
             anomalies::words(rec.lang).step1.to_string()
@@ -55,21 +72,8 @@ pub(super) fn plan(items: &[Item]) -> Next {
         let stopped = anomalies::words(rec.lang).stopped;
         return Next::Finish(anomalies::fill(stopped, &[&steps, last.phase.name(), &why]));
     }
-    let profile = turns
-        .iter()
-        .rev()
-        .filter(|t| t.phase == Phase::Inspect && !t.is_error)
-        .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
-        .and_then(|v| serde_json::from_value::<Profile>(v).ok());
-    if rec.unsure {
-        let columns: Vec<String> = profile
-            .iter()
-            .flat_map(|p| p.tables.iter())
-            .flat_map(|t| t.column_names.iter().cloned())
-            .collect();
-        if request::names_a_column(&task, &columns) {
-            rec.skill = Skill::Aggregate;
-        }
+    if rec.unsure && request::names_a_column(&task, &columns) {
+        rec.skill = Skill::Aggregate;
     }
     let previous = items[..start].iter().rev().find_map(|i| match i {
         Item::ToolOutput {
@@ -82,6 +86,7 @@ pub(super) fn plan(items: &[Item]) -> Next {
     });
     let plan = Plan {
         task,
+        ticket,
         rec,
         outputs,
         turns,
@@ -125,7 +130,14 @@ impl Plan<'_> {
         match stat_plan::understand(&self.task, table, self.rec.lang) {
             Understood::NotMine => None,
             Understood::Decline(d) => Some(Next::Finish(self.declined(&d, table))),
-            Understood::Plan(p) => {
+            Understood::Plan(mut p) => {
+                if let Err(why) = self.ticket.apply(&mut p, self.rec.lang) {
+                    let d = Decline {
+                        understood: stat_plan::described(&p, self.rec.lang),
+                        not_understood: vec![why],
+                    };
+                    return Some(Next::Finish(self.declined(&d, table)));
+                }
                 let outputs = skills::outputs_for(Phase::Stats, &self.outputs);
                 Some(Next::Call(
                     Phase::Stats,
@@ -156,7 +168,15 @@ impl Plan<'_> {
             .as_ref()
             .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true))
         {
-            return Next::Finish(skills::answer_text(&self.rec, a, None));
+            let text = skills::answer_text(&self.rec, a, None);
+            let values = a.get("values").cloned().unwrap_or_default();
+            return Next::Finish(match self.ticket.answer_lines(a.get("plan"), &values) {
+                Some(lines) => format!(
+                    "{}\n{lines}\n\n{text}",
+                    skills::in_the_format(self.rec.lang)
+                ),
+                None => text,
+            });
         }
         let why = answer
             .as_ref()

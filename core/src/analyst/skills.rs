@@ -213,6 +213,14 @@ pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
     }
 }
 
+/// What introduces the answer in the format a ticket asked for.
+pub(super) fn in_the_format(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "The answer in the format asked:",
+        Lang::Es => "La respuesta en el formato pedido:",
+    }
+}
+
 fn footer(lang: Lang) -> &'static str {
     match lang {
         Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, computes everyday \

@@ -25,7 +25,7 @@ T = {
            "and": "and", "highest": "the highest", "lowest": "the lowest", "had": "had", "have": "have",
            "tied": "tied", "one_row": "one row per %s", "total_of": "total of %s", "mean_of": "mean of %s",
            "median_of": "median of %s", "count_of": "number of rows", "pearson": "Pearson correlation",
-           "spearman": "Spearman rank correlation", "between": "between", "pairs": "pairs",
+           "spearman": "Spearman rank correlation", "kendall": "Kendall rank correlation (tau-b)", "between": "between", "pairs": "pairs",
            "p": "p-value", "outliers_iqr": "outliers of %s by the IQR rule (below Q1 - 1.5 x IQR or above Q3 + 1.5 x IQR: %s .. %s)",
            "outliers_z": "outliers of %s by z-score (|z| > %s, z from the mean and the sample standard deviation)",
            "n_outliers": "%d outlier%s", "shapiro": "Shapiro-Wilk test of normality of %s",
@@ -73,7 +73,7 @@ T = {
            "and": "y", "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo",
            "have": "tuvieron", "tied": "empate", "one_row": "una fila por %s", "total_of": "total de %s",
            "mean_of": "media de %s", "median_of": "mediana de %s", "count_of": "n\u00famero de filas",
-           "pearson": "correlaci\u00f3n de Pearson", "spearman": "correlaci\u00f3n de rangos de Spearman",
+           "pearson": "correlaci\u00f3n de Pearson", "spearman": "correlaci\u00f3n de rangos de Spearman", "kendall": "correlaci\u00f3n de rangos de Kendall (tau-b)",
            "between": "entre", "pairs": "pares", "p": "valor p",
            "outliers_iqr": "valores at\u00edpicos de %s por la regla IQR (por debajo de Q1 - 1,5 x IQR o por encima de Q3 + 1,5 x IQR: %s .. %s)",
            "outliers_z": "valores at\u00edpicos de %s por puntuaci\u00f3n z (|z| > %s, z con la media y la desviaci\u00f3n est\u00e1ndar muestral)",
@@ -255,6 +255,11 @@ def compute(st, s):
         return float(s.quantile(float(st["q"])))
     if name == "sum":
         return float(s.sum())
+    if name in ("skew", "kurt") and PLAN.get("biased"):
+        # As scipy computes them by default (the ticket named scipy): biased.
+        import scipy.stats as sst
+        f = sst.skew if name == "skew" else sst.kurtosis
+        return float(f(s.values, bias=True))
     if name == "skew":
         return float(s.skew())
     if name == "kurt":
@@ -457,6 +462,7 @@ if said:
     missing_notes.append(T["filters"] % (" %s " % T["and"]).join(said))
 
 lines = []          # the answer's result lines
+VALUES = {}         # the answer's values by name, unrounded (a ticket's answer format)
 notes = []
 table = None        # the result table (DataFrame)
 fig = None
@@ -511,12 +517,14 @@ if task == "describe":
         if gone:
             missing_notes.append(missing_note(gone, "`%s`" % target["column"], False))
         value = 100.0 * k / n
+        VALUES.update(share=value, count=k, value=value)
         plan_text = T["share_of_rows"] % (what, inum(n), T["rows"], cond_text)
         lines.append(T["share_line"] % (what, num(value), inum(k), inum(n)))
         table = pd.DataFrame({"condition": [what.replace("`", "")], "rows": [k], "of_rows": [n], "percent": [value]})
     elif not measures:
         # Counting rows.
         value = float(len(d))
+        VALUES.update(count=int(value), value=int(value))
         plan_text = "%s, %s %s %s" % (T["count_of"], T["out_of"], inum(n_all), T["rows"])
         lines.append("%s: %s" % (cap(T["count_of"]), num(value)))
         table = pd.DataFrame({"count": [int(value)]})
@@ -542,6 +550,10 @@ if task == "describe":
             else:
                 for st in stats:
                     v = gone if st["name"] == "missing" else compute(st, s)
+                    if m is measures[0]:
+                        VALUES.setdefault(st["name"], v)
+                        if len(stats) == 1:
+                            VALUES["value"] = v
                     lines.append("%s %s %s: %s" % (cap(stat_label(st)), T["of"], measure_text(m), show(v)))
                     cols[csv_label(st, m["name"])] = [show(v) if isinstance(v, list) else v]
         what = listing(stat_label(st) for st in stats)
@@ -616,6 +628,7 @@ elif task in ("argmax", "argmin"):
         how = "%s `%s`" % (T["by"], label)
     best = float(per.max() if task == "argmax" else per.min())
     winners = [str(k) for k, v in per.items() if np.isclose(float(v), best, rtol=1e-12, atol=1e-12)]
+    VALUES.update(label=winners, value=best)
     extreme = T["highest"] if task == "argmax" else T["lowest"]
     plan_text = "%s %s, %s, %s %s %s%s" % (extreme, what, how, T["over"], inum(len(s)), T["rows"], cond_text)
     verb = T["had"] if len(winners) == 1 else T["have"]
@@ -646,9 +659,12 @@ elif task == "correlation":
     method = PLAN.get("method") or "pearson"
     if method == "spearman":
         res = sst.spearmanr(a, b)
+    elif method == "kendall":
+        res = sst.kendalltau(a, b)
     else:
         res = sst.pearsonr(a, b)
     r, p = float(res[0]), float(res[1])
+    VALUES.update(r=r, p_value=p, n=int(len(a)), value=r)
     if dropped:
         missing_notes.append(missing_note(dropped, "`%s`/`%s`" % (m["name"], PLAN["second"]), False))
     plan_text = "%s %s %s %s `%s` %s %s %s%s" % (T[method], T["between"], measure_text(m), T["and"], PLAN["second"],
@@ -675,6 +691,7 @@ elif task == "outliers":
         out = s[(s < lo) | (s > hi)]
         plan_text = T["outliers_iqr"] % (measure_text(m), num(lo), num(hi)) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
     n_out = len(out)
+    VALUES.update(count=n_out, value=n_out)
     nt = (T["n_outliers"] % (n_out, plural(n_out))) if LANG == "en" else (T["n_outliers"] % (n_out, plural(n_out), plural(n_out, "s", "s")))
     vals = sorted(float(x) for x in out.values)
     lines.append("%s%s" % (cap(nt), (": " + ", ".join(num(v) for v in vals[:20]) + (" ..." if n_out > 20 else "")) if n_out else "."))
@@ -701,12 +718,14 @@ elif task == "normality":
             res = sst.kstest(s.values, "norm", args=(float(s.mean()), float(s.std(ddof=1))))
             sym, name, key = "D", "kolmogorov-smirnov", "ks"
         stat, p = float(res[0]), float(res[1])
+        VALUES.update(statistic=stat, p_value=p, value=stat)
         plan_text = T[key] % measure_text(m) + " %s %s %s%s, %s" % (T["over"], inum(len(s)), T["rows"], cond_text, alpha_text)
         verdict = (T["consistent"] if p >= alpha else T["not_normal"]) % local_num("%g" % alpha)
         lines.append("%s = %s, %s = %s, %s: %s." % (sym, num(stat), T["p"], pval(p), T["n_used"] % inum(len(s)), verdict))
         table = pd.DataFrame({"test": [name], "statistic": [stat], "p_value": [p], "n": [len(s)], "alpha": [alpha],
                               "normal": [bool(p >= alpha)]})
     else:
+        VALUES.update(skew=sk, kurt=ku, value=sk)
         plan_text = T["skewtest"] % measure_text(m) + " %s %s %s%s" % (T["over"], inum(len(s)), T["rows"], cond_text)
         verdict = T["sym"] if abs(sk) < 0.5 else (T["moderate"] if abs(sk) < 1 else T["strong"])
         lines.append("%s = %s, %s: %s." % (cap(T["skew"]), num(sk), T["kurt_note"] % num(ku), verdict))
@@ -735,5 +754,5 @@ emit_answer({
     "headline": headline, "columns": [], "table": [], "table_rows": 0,
     "notes": [say(n, ASCII) for n in notes],
     "files": [{"path": f, "what": what[f]} for f in files],
-    "plan": PLAN, "chart": CHART or None,
+    "plan": PLAN, "chart": CHART or None, "values": VALUES,
 })

@@ -97,6 +97,25 @@ fn pearson(x: &[f64], y: &[f64]) -> f64 {
     sxy / (sxx * syy).sqrt()
 }
 
+/// Kendall's tau-b: (P - Q) / sqrt((P + Q + T)(P + Q + U)), T and U the pairs tied
+/// only in x and only in y.
+fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
+    let (mut p, mut q, mut t, mut u) = (0f64, 0f64, 0f64, 0f64);
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            let (dx, dy) = (x[i] - x[j], y[i] - y[j]);
+            match (dx == 0.0, dy == 0.0) {
+                (true, true) => {}
+                (true, false) => t += 1.0,
+                (false, true) => u += 1.0,
+                _ if dx * dy > 0.0 => p += 1.0,
+                _ => q += 1.0,
+            }
+        }
+    }
+    (p - q) / ((p + q + t) * (p + q + u)).sqrt()
+}
+
 fn ranks(x: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..x.len()).collect();
     idx.sort_by(|&a, &b| x[a].partial_cmp(&x[b]).unwrap());
@@ -1254,7 +1273,7 @@ fn cases(t: &Tables) -> Vec<Case> {
             )])
             .not(&[mean(&ys)]),
         case("samples.csv", "Kendall's tau between x and y")
-            .declined()
+            .want(&[kendall_tau_b(&s.nums("x"), &s.nums("y"))])
             .not(&[r_xy]),
         case("samples.csv", "Run an ANOVA of y").declined(),
     ]);

@@ -41,12 +41,15 @@ impl Asked {
             .copied()
             .filter(|p| has(w, p))
             .collect();
-        let correlation = has_any(w, &["correlat*", "correlac*"]);
+        // "Kendall's tau between x and y": a method's name asks for a correlation.
+        let correlation = has_any(w, &["correlat*", "correlac*"])
+            || LEXICON.correlation_methods.iter().any(|(p, _)| has(w, p));
         let corr_precise = has_any(
             w,
             &[
                 "pearson",
                 "spearman",
+                "kendall",
                 "p value",
                 "pvalue",
                 "p valor",

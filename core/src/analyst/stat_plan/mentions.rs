@@ -55,6 +55,7 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                 .iter()
                 .any(|(x, y)| (a == *x && b == *y) || (a == *y && b == *x))
             || stem(a).is_some_and(|sa| stem(b) == Some(sa))
+            || abbreviates(b, a)
     };
     let is_id = |ci: usize| {
         table
@@ -145,12 +146,31 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         });
     }
     taken.sort_by_key(|m| m.start);
+    // "departure delay" for `DepDelayMin`: two words of one column side by side are
+    // one mention of it.
+    taken.dedup_by(|b, a| {
+        let joined = a.column == b.column && a.end == b.start;
+        if joined {
+            a.end = b.end;
+        }
+        joined
+    });
     taken
+}
+
+/// A column's short word for the request's long one: "dep" for "departure", "temp" for
+/// "temperature" (at least three letters, and not a unit or a statistic's short form).
+fn abbreviates(short: &str, long: &str) -> bool {
+    short.len() >= 3
+        && long.len() >= short.len() + 2
+        && long.starts_with(short)
+        && short.chars().all(|c| c.is_ascii_alphabetic())
+        && !NOT_A_NAME.contains(&short)
 }
 
 /// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of
 /// capitals stays one word: "EmployeeID" is "Employee ID").
-pub(super) fn camel_apart(name: &str) -> String {
+pub(in crate::analyst) fn camel_apart(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {

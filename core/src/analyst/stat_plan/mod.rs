@@ -32,13 +32,17 @@ use super::request::Lang;
 use asked::Asked;
 use dates::Day;
 use group::Extremes;
+pub(super) use mentions::camel_apart;
 use mentions::mentions;
+pub(super) use options::decimals as decimals_said;
 use options::Options;
 use reader::Reader;
+pub(super) use statistics::statistics_named;
 use statistics::{distinct_statistics, statistics_said};
 use tasks::{task_of, Parts};
 pub(super) use text::{decline_text, described};
-use words::{has_any, sentence_starts, words_of};
+pub(super) use words::{find, num, words_of};
+use words::{has_any, sentence_starts};
 
 mod asked;
 mod date_filters;
@@ -177,8 +181,10 @@ pub(super) struct StatPlan {
     pub decimals: Option<u32>,
     /// drop (the default) or zero
     pub missing: &'static str,
-    /// pearson/spearman, iqr/z, skew/shapiro/ks
+    /// pearson/spearman/kendall, iqr/z, skew/shapiro/ks
     pub method: Option<&'static str>,
+    /// Skewness and kurtosis as scipy computes them by default (biased), not pandas'.
+    pub biased: bool,
     /// The z-score threshold of outliers by z-score.
     pub z: f64,
     /// The significance level of a normality test (0.05 unless the request says).
@@ -244,6 +250,10 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let extremes = Extremes::said(&r);
     let options = Options::read(&r.w);
     let share = r.asks_a_share(&said);
+    if share {
+        // "divide by the number of rows and multiply by 100": the share restated.
+        r.read_phrases(&LEXICON.share_formula);
+    }
     if r.is_another_skills(&asked, share, derived.is_some()) {
         return Understood::NotMine;
     }
@@ -273,7 +283,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if r.plan_task(&mut plan, parts).is_err() {
         return Understood::NotMine;
     }
-    if has_any(&r.w, &LEXICON.condition) && plan.filters.is_empty() {
+    if has_any(&r.w, &LEXICON.condition) && plan.filters.is_empty() && !r.share_restated {
         plan.needs_value_filter = true;
     }
     r.decline_unread(&plan, &said_spans, options.missing == "zero");

@@ -48,7 +48,7 @@ impl Options {
 }
 
 /// "rounded to 2 decimals", "con 3 decimales", "to the nearest integer".
-fn decimals(w: &[String]) -> Option<u32> {
+pub(in crate::analyst) fn decimals(w: &[String]) -> Option<u32> {
     for (i, x) in w.iter().enumerate() {
         if x.starts_with("decimal") || x == "places" || x == "digits" || x == "cifras" {
             if let Some(v) = i.checked_sub(1).and_then(|j| num(&w[j])) {

@@ -35,6 +35,8 @@ pub(super) struct Reader<'a> {
     pub(super) z_threshold: Option<f64>,
     /// An outliers question.
     pub(super) outliers: bool,
+    /// A condition restated the share's own ("where Smoker is Yes"): its words are read.
+    pub(super) share_restated: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -64,6 +66,7 @@ impl<'a> Reader<'a> {
             sentence_starts: Vec::new(),
             z_threshold: None,
             outliers: asked.outliers,
+            share_restated: false,
             count_at: stats
                 .iter()
                 .find(|(_, _, s)| s.name == "count")
@@ -167,6 +170,16 @@ impl Reader<'_> {
                 .iter()
                 .any(|(p, _)| p.split(' ').next() == Some(next));
         noun.then(|| next.to_string())
+    }
+
+    /// Mark every occurrence of `phrases` as read.
+    pub(super) fn read_phrases(&mut self, phrases: &[&str]) {
+        for p in phrases {
+            let n = p.split(' ').count();
+            for at in find(&self.w, p) {
+                self.used[at..at + n].iter_mut().for_each(|u| *u = true);
+            }
+        }
     }
 
     pub(super) fn said_free(&self, words: &[&str]) -> bool {

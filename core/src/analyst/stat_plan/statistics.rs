@@ -75,6 +75,17 @@ pub(super) fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
     statistics_with(w, true)
 }
 
+/// The names of the statistics the words ask for, in order, each once.
+pub(in crate::analyst) fn statistics_named(w: &[String]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, _, s) in statistics(w) {
+        if !out.contains(&s.name) {
+            out.push(s.name);
+        }
+    }
+    out
+}
+
 /// `durations`: whether "how many days" may be a duration (the table has two date
 /// columns); else it counts the rows (days) that match.
 fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {

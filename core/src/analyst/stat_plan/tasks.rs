@@ -64,6 +64,7 @@ impl StatPlan {
             decimals: options.decimals,
             missing: options.missing,
             method: None,
+            biased: false,
             z: 3.0,
             alpha: 0.05,
             alpha_said: false,
@@ -110,13 +111,20 @@ impl Reader<'_> {
             plan.measures = vec![nums[0].clone()];
             plan.second = nums[1].column.clone();
         }
-        plan.method = Some(
-            if has(&self.w, "spearman") || has_any(&self.w, &["rank*", "rango*"]) {
-                "spearman"
-            } else {
-                "pearson"
-            },
-        );
+        // The method a word names ("Spearman", "Kendall's tau", "rank correlation").
+        let named = LEXICON
+            .correlation_methods
+            .iter()
+            .find(|(p, _)| has(&self.w, p));
+        for (phrase, _) in LEXICON.correlation_methods.iter() {
+            self.read_phrases(&[phrase]);
+        }
+        let named = named.map(|(_, m)| *m);
+        plan.method = Some(named.unwrap_or(if has_any(&self.w, &["rank*", "rango*"]) {
+            "spearman"
+        } else {
+            "pearson"
+        }));
         plan.group = None;
     }
 
@@ -302,6 +310,14 @@ impl Reader<'_> {
         // with a yes/no or value condition and a comparison both said, which is the
         // share's and which the rows' is not read here; declined, never swapped.
         let from_filters = plan.filters.len() < filters_before;
+        // "What percentage are smokers? Count the rows where Smoker is Yes ...": a
+        // condition on the share's own column restates it (a share of smokers among
+        // the smokers would be no question).
+        if let Some(target) = &plan.share_of {
+            let before = plan.filters.len();
+            plan.filters.retain(|f| f.column != target.column);
+            self.share_restated = plan.filters.len() < before;
+        }
         let compared = plan
             .filters
             .iter()

@@ -28,7 +28,7 @@ pub(super) fn sentence_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-pub(super) fn words_of(text: &str) -> Vec<String> {
+pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     let mut skip = 0;
@@ -104,13 +104,13 @@ pub(super) fn digits(w: &str) -> Option<f64> {
     core.replacen('d', ".", 1).parse().ok()
 }
 
-pub(super) fn num(w: &str) -> Option<f64> {
+pub(in crate::analyst) fn num(w: &str) -> Option<f64> {
     digits(w).or_else(|| number(w))
 }
 
 /// Positions where `phrase` (normalised words; a trailing `*` matches a prefix)
 /// occurs in `w`.
-pub(super) fn find(w: &[String], phrase: &str) -> Vec<usize> {
+pub(in crate::analyst) fn find(w: &[String], phrase: &str) -> Vec<usize> {
     let p: Vec<&str> = phrase.split(' ').collect();
     if p.is_empty() || w.len() < p.len() {
         return Vec::new();

@@ -1,0 +1,769 @@
+//! A prompt pasted from a ticket: the question, then constraints on the method (the
+//! statistic restated, sample or population, the library, the rounding, a formula in
+//! words), then the answer format (`@mean_fare[value] where "value" is a number
+//! rounded to two decimal places`). It is split into its parts before any planner
+//! reads it:
+//!
+//! - the **answer slots** (`@name[placeholder]` and what the format says of each);
+//! - the **method**: every sentence after the first that says only how to compute
+//!   (its words are statistics, method and library words, rounding, numbers of a
+//!   formula and the table's columns) is read here and taken out of the question;
+//! - the **question**: the rest, which the planners read as before, so a sentence that
+//!   adds a condition or another statistic is read, or declined, there.
+//!
+//! The method is then checked against the plan ([`Ticket::apply`]): what it fixes is
+//! followed (rounding, sample or population, the correlation's method, scipy's biased
+//! skewness), and what the plan cannot follow is named in a decline. The answer ends
+//! with the slots filled from the script's values ([`Ticket::answer_lines`]).
+
+use serde_json::Value;
+
+use super::lexicon::LEXICON;
+use super::request::{normalise, Lang};
+use super::stat_plan::{
+    camel_apart, decimals_said, find, num, statistics_named, words_of, StatPlan, Task,
+};
+
+/// A ticket's parts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Ticket {
+    /// What the planners read: the question and every sentence that is not only a
+    /// method.
+    pub question: String,
+    pub method: Method,
+    pub slots: Vec<Slot>,
+}
+
+/// What the method sentences fix.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Method {
+    pub decimals: Option<u32>,
+    /// 1: sample, 0: population.
+    pub ddof: Option<u8>,
+    /// pearson, spearman, kendall.
+    pub correlation: Option<&'static str>,
+    /// scipy's skewness and kurtosis, biased unless `bias=False`.
+    pub biased: Option<bool>,
+    /// Statistics a method sentence names outside a formula ("use the arithmetic mean").
+    pub statistics: Vec<&'static str>,
+    /// The method sentences, as written.
+    pub sentences: Vec<String>,
+    /// What a method sentence asks for (statistics, a correlation, a p-value).
+    asks: Vec<&'static str>,
+    /// Whether it names a column.
+    names_column: bool,
+    /// Whether it says how to compute (a library, a formula, rounding, sample or
+    /// population, a correlation's method, missing values), not only what: only such a
+    /// clause is taken out of a sentence ("with Pclass 1 or 2" is a condition).
+    says_how: bool,
+}
+
+/// One `@name[placeholder]` of the answer format.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Slot {
+    pub name: String,
+    pub placeholder: String,
+    pub decimals: Option<u32>,
+    pub kind: SlotKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SlotKind {
+    Number,
+    Integer,
+    Text,
+}
+
+/// Split `prompt` into its parts; `columns` are the names of the table's columns (a
+/// method sentence may name them: "Load Factor has missing values; ignore them").
+pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
+    let (body, format) = match format_start(prompt) {
+        Some(at) => (&prompt[..at], &prompt[at..]),
+        None => (prompt, ""),
+    };
+    let body = strip_trailing_label(body);
+    let slots = slots(format);
+    // Each column as written ("depdelaymin") and apart ("dep delay min").
+    let columns: Vec<Vec<String>> = columns
+        .iter()
+        .flat_map(|c| [words_of(c), words_of(&camel_apart(c))])
+        .collect();
+    let mut method = Method::default();
+    let mut question: Vec<String> = Vec::new();
+    // What the question asks for so far: a method sentence that asks for more (the
+    // p-value, a second statistic) or names the column the question leaves unnamed is
+    // part of the question.
+    let mut asked: Vec<&'static str> = Vec::new();
+    let mut column_named = false;
+    for (i, sentence) in sentences(body).into_iter().enumerate() {
+        let (head, clauses) = method_clauses(strip_label(sentence), &columns, &asked);
+        for (text, m) in clauses {
+            method.merge(m, text);
+        }
+        if head.trim().is_empty() {
+            continue;
+        }
+        match method_of(head, &columns).filter(|m| {
+            i > 0 && m.asks.iter().all(|q| asked.contains(q)) && (column_named || !m.names_column)
+        }) {
+            Some(m) => method.merge(m, head),
+            None => {
+                let w = words_of(head);
+                asked.extend(quantities(&w));
+                column_named |= names_a_column(&w, &columns);
+                question.push(head.trim().to_string());
+            }
+        }
+    }
+    Ticket {
+        question: if slots.is_empty() && method.sentences.is_empty() {
+            prompt.to_string()
+        } else {
+            question.join(" ")
+        },
+        method,
+        slots,
+    }
+}
+
+/// A sentence without the clauses at its end that say only how to compute
+/// ("Calculate the std of age, using the formula ..."), and those clauses read.
+fn method_clauses<'a>(
+    sentence: &'a str,
+    columns: &[Vec<String>],
+    asked: &[&'static str],
+) -> (&'a str, Vec<(&'a str, Method)>) {
+    let starts = sentence.char_indices().filter(|&(i, c)| {
+        !c.is_whitespace() && i > 0 && sentence[..i].ends_with(char::is_whitespace)
+    });
+    for (at, _) in starts {
+        let word = sentence[at..]
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        if !LEXICON.method_clause.contains(&normalise(word).as_str()) {
+            continue;
+        }
+        let (head, tail) = sentence.split_at(at);
+        let head_asks = quantities(&words_of(head));
+        if let Some(m) = method_of(tail, columns).filter(|m| {
+            m.says_how
+                && m.asks
+                    .iter()
+                    .all(|q| asked.contains(q) || head_asks.contains(q))
+        }) {
+            let head = head.trim_end().trim_end_matches(',');
+            return (head, vec![(tail, m)]);
+        }
+    }
+    (sentence, Vec::new())
+}
+
+/// Whether the words name a column, loosely: a word of its name, or a word its short
+/// word abbreviates ("departure" for `DepDelayMin`).
+fn names_a_column(w: &[String], columns: &[Vec<String>]) -> bool {
+    columns.iter().flatten().any(|t| {
+        w.iter().any(|x| {
+            x == t
+                || t.len() >= 3
+                    && t.chars().all(|c| c.is_alphabetic())
+                    && x.starts_with(t.as_str())
+                    && !LEXICON.statistics.iter().any(|(p, _)| p == t)
+        })
+    })
+}
+
+/// The quantities words ask for: statistics (the largest as the maximum), a
+/// correlation, a p-value.
+fn quantities(w: &[String]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = statistics_named(w)
+        .into_iter()
+        .filter(|s| *s != "missing")
+        .collect();
+    let any = |list: &[&str]| list.iter().any(|p| !find(w, p).is_empty());
+    if any(&LEXICON.high) {
+        out.push("max");
+    }
+    if any(&LEXICON.low) {
+        out.push("min");
+    }
+    // A z-score is made of the mean and the standard deviation.
+    if any(&LEXICON.z_score) {
+        out.extend(["mean", "std"]);
+    }
+    for (word, key) in LEXICON.slot_keys.iter().filter(|(_, k)| *k != "count") {
+        if w.iter()
+            .any(|x| x == word || word.len() > 3 && x.starts_with(word))
+        {
+            out.push(key);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl Method {
+    fn merge(&mut self, m: Method, sentence: &str) {
+        self.decimals = m.decimals.or(self.decimals);
+        self.ddof = m.ddof.or(self.ddof);
+        self.correlation = m.correlation.or(self.correlation);
+        self.biased = m.biased.or(self.biased);
+        self.statistics.extend(m.statistics);
+        self.sentences.push(sentence.trim().to_string());
+    }
+}
+
+/// Where the answer format starts: the first `@name[`, or the label before it on its
+/// line ("Answer format: @...").
+fn format_start(prompt: &str) -> Option<usize> {
+    let b = prompt.as_bytes();
+    (0..b.len()).find(|&i| {
+        b[i] == b'@' && {
+            let name_end = (i + 1..b.len())
+                .find(|&j| !(b[j].is_ascii_alphanumeric() || b[j] == b'_'))
+                .unwrap_or(b.len());
+            name_end > i + 1 && prompt[name_end..].trim_start().starts_with('[')
+        }
+    })
+}
+
+/// The body without a label left at its end ("... decimals. Answer format:").
+fn strip_trailing_label(body: &str) -> &str {
+    let t = body.trim_end();
+    let Some(before) = t.strip_suffix(':') else {
+        return body;
+    };
+    let cut = before
+        .rfind(['.', '?', '!', '\n', ';'])
+        .map_or(0, |i| i + 1);
+    if LEXICON
+        .ticket_labels
+        .contains(&normalise(&before[cut..]).as_str())
+    {
+        &body[..cut]
+    } else {
+        body
+    }
+}
+
+/// A sentence without the label that opens it ("Constraints: use ...").
+fn strip_label(sentence: &str) -> &str {
+    match sentence.split_once(':') {
+        Some((label, rest)) if LEXICON.ticket_labels.contains(&normalise(label).as_str()) => rest,
+        _ => sentence,
+    }
+}
+
+/// The sentences of `text`: a sentence ends at `.`, `?`, `!` or `;` before a space or
+/// the end (so `scipy.stats.pearsonr` and `2.5` are no ends), or at a line break.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        let next = chars.get(k + 1).map(|&(_, n)| n);
+        let end =
+            c == '\n' || ("?!;".contains(c) || c == '.') && next.is_none_or(char::is_whitespace);
+        if end {
+            let to = i + c.len_utf8();
+            out.push(&text[from..to]);
+            from = to;
+        }
+    }
+    if from < text.len() {
+        out.push(&text[from..]);
+    }
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// The slots of the answer format, with what its text says of each.
+fn slots(format: &str) -> Vec<Slot> {
+    let mut found: Vec<(String, String, usize)> = Vec::new();
+    let mut rest = format;
+    let mut offset = 0;
+    while let Some(at) = format_start(rest) {
+        let after = &rest[at + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let tail = after[name_len..].trim_start();
+        let Some(close) = tail.find(']') else { break };
+        let placeholder = tail[1..close].trim().to_string();
+        let end = rest.len() - tail.len() + close + 1;
+        found.push((name.to_string(), placeholder, offset + end));
+        offset += end;
+        rest = &rest[end..];
+    }
+    // What the format says after the slots, one part for each placeholder it quotes
+    // ("where "r" is ... and "p" is ...").
+    let described: String = {
+        let mut t = String::new();
+        let mut from = 0;
+        for (_, _, end) in &found {
+            let start = format[from..*end].rfind('@').map_or(*end, |i| from + i);
+            t.push_str(&format[from..start]);
+            t.push(' ');
+            from = *end;
+        }
+        t.push_str(&format[from..]);
+        t
+    };
+    let text = normalise(&described);
+    let mut marks: Vec<(usize, usize)> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (_, p, _))| {
+            let p = normalise(p);
+            (!p.is_empty())
+                .then(|| find_word(&text, &p))
+                .flatten()
+                .map(|at| (at, k))
+        })
+        .collect();
+    marks.sort();
+    found
+        .iter()
+        .enumerate()
+        .map(|(k, (name, placeholder, _))| {
+            let part = match marks.iter().position(|(_, j)| *j == k) {
+                Some(m) => {
+                    let from = marks[m].0;
+                    let to = marks.get(m + 1).map_or(text.len(), |(at, _)| *at);
+                    &text[from..to]
+                }
+                // Not quoted: what the format says of all its slots.
+                None => text.as_str(),
+            };
+            let w: Vec<String> = part.split(' ').map(str::to_string).collect();
+            let kind = if LEXICON.slot_integer.iter().any(|p| !find(&w, p).is_empty()) {
+                SlotKind::Integer
+            } else if LEXICON.slot_text.iter().any(|p| !find(&w, p).is_empty())
+                && !w
+                    .iter()
+                    .any(|x| x == "number" || x == "numero" || x == "float")
+            {
+                SlotKind::Text
+            } else {
+                SlotKind::Number
+            };
+            let decimals = decimals_said(&w).or((kind == SlotKind::Integer).then_some(0));
+            Slot {
+                name: name.clone(),
+                placeholder: placeholder.clone(),
+                decimals,
+                kind,
+            }
+        })
+        .collect()
+}
+
+/// The byte offset of `word` (normalised words) as whole words in `text`.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let padded = format!(" {text} ");
+    padded.find(&format!(" {word} "))
+}
+
+/// The method a sentence says, when it says nothing but a method.
+fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
+    let w = words_of(sentence);
+    if w.is_empty() {
+        return None;
+    }
+    let mut covered = vec![false; w.len()];
+    let cover = |phrase: &[String], covered: &mut Vec<bool>| {
+        let p = phrase.join(" ");
+        for at in find(&w, &p) {
+            covered[at..at + phrase.len()]
+                .iter_mut()
+                .for_each(|c| *c = true);
+        }
+    };
+    let mut names_a_column = false;
+    for c in columns.iter().filter(|c| !c.is_empty()) {
+        let before = covered.clone();
+        cover(c, &mut covered);
+        names_a_column |= before != covered;
+    }
+    let statistics = LEXICON.statistics.iter().map(|(p, _)| p);
+    for phrase in statistics
+        .chain(LEXICON.high.iter())
+        .chain(LEXICON.low.iter())
+    {
+        let p: Vec<String> = phrase.split(' ').map(str::to_string).collect();
+        cover(&p, &mut covered);
+    }
+    for (i, x) in w.iter().enumerate() {
+        if LEXICON.ticket_method.contains(&x.as_str())
+            || LEXICON.handling.contains(&x.as_str())
+            || num(x).is_some()
+        {
+            covered[i] = true;
+        }
+    }
+    // Missing values as zero: the planners read it.
+    let fills = LEXICON.missing_fill.iter().any(|p| !find(&w, p).is_empty());
+    if covered.iter().any(|c| !c) || fills {
+        return None;
+    }
+    let first = |pairs: &[(&'static str, &'static str)]| {
+        pairs
+            .iter()
+            .find(|(p, _)| !find(&w, p).is_empty())
+            .map(|(_, v)| *v)
+    };
+    // A condition ("only rows where IsWeekend is 1", "above 3") is the question's.
+    let has_number = w.iter().any(|x| num(x).is_some());
+    let condition = LEXICON.condition.iter().any(|p| !find(&w, p).is_empty());
+    let compares = LEXICON.comparators.iter().any(|(p, _, _)| {
+        let n = p.split(' ').count();
+        find(&w, p)
+            .into_iter()
+            .any(|at| w[at + n..].iter().take(2).any(|x| num(x).is_some()))
+    });
+    if compares || condition && (names_a_column || has_number) {
+        return None;
+    }
+    let said = |list: &[&str]| list.iter().any(|p| !find(&w, p).is_empty());
+    let formula = said(&LEXICON.formula_words);
+    let decimals = decimals_said(&w);
+    let ddof = first(&LEXICON.ddof_words).and_then(|v| v.parse().ok());
+    let correlation = first(&LEXICON.correlation_methods);
+    // A column and a number with nothing of a method between them is a condition
+    // ("houses with 2 bedrooms").
+    if names_a_column && has_number && !formula && decimals.is_none() && ddof.is_none() {
+        return None;
+    }
+    let scipy = w.iter().any(|x| x == "scipy");
+    let shape = statistics_named(&w)
+        .iter()
+        .any(|s| *s == "skew" || *s == "kurt");
+    let unbiased = LEXICON.unbiased.iter().any(|p| !find(&w, p).is_empty());
+    let biased = (shape && (scipy || unbiased)).then_some(!unbiased);
+    let says_how = formula
+        || decimals.is_some()
+        || ddof.is_some()
+        || correlation.is_some()
+        || biased.is_some()
+        || said(&LEXICON.libraries)
+        || said(&LEXICON.handling);
+    Some(Method {
+        decimals,
+        ddof,
+        correlation,
+        biased,
+        statistics: if formula {
+            Vec::new()
+        } else {
+            statistics_named(&w)
+                .into_iter()
+                .filter(|s| *s != "missing")
+                .collect()
+        },
+        sentences: Vec::new(),
+        asks: if formula { Vec::new() } else { quantities(&w) },
+        names_column: names_a_column,
+        says_how,
+    })
+}
+
+impl Ticket {
+    /// Follow the method in `plan`, or say what of it the plan cannot follow.
+    pub(super) fn apply(&self, plan: &mut StatPlan, lang: Lang) -> Result<(), String> {
+        let m = &self.method;
+        let primary = self
+            .slots
+            .iter()
+            .find(|s| s.kind != SlotKind::Text && slot_key(s, plan) != Some("p_value"));
+        if let Some(d) = primary.and_then(|s| s.decimals).or(m.decimals) {
+            plan.decimals = Some(d);
+        }
+        if let Some(ddof) = m.ddof {
+            plan.ddof = ddof;
+        }
+        if let Some(method) = m.correlation {
+            if plan.task != Task::Correlation {
+                return Err(say(
+                    lang,
+                    &format!("the method names a {method} correlation, but the question asks for no correlation"),
+                    &format!("el método nombra una correlación de {method}, pero la pregunta no pide una correlación"),
+                ));
+            }
+            plan.method = Some(method);
+        }
+        if let Some(biased) = m.biased {
+            plan.biased = biased;
+        }
+        let computed = |s: &str| {
+            plan.stats.iter().any(|x| x.name == s)
+                || plan.label_op == Some(s)
+                || s == "count" && plan.stats.is_empty()
+                || s == "std" && plan.task == Task::Outliers
+        };
+        if let Some(s) = m.statistics.iter().find(|s| !computed(s)) {
+            return Err(say(
+                lang,
+                &format!(
+                    "the method names the statistic `{s}`, which the question does not ask for"
+                ),
+                &format!("el método nombra la estadística `{s}`, que la pregunta no pide"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The answer in the format asked (`@mean_fare[34.65]`), one line a slot it can
+    /// fill from the script's `values`; None when no slot was asked.
+    pub(super) fn answer_lines(&self, plan: Option<&Value>, values: &Value) -> Option<String> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let stats: Vec<String> = plan
+            .and_then(|p| p.get("stats"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let lines: Vec<String> = self
+            .slots
+            .iter()
+            .filter_map(|s| {
+                let key = slot_key_of(s, &stats, values)?;
+                let v = values.get(key)?;
+                Some(format!("@{}[{}]", s.name, show(v, s.decimals)))
+            })
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+}
+
+fn say(lang: Lang, en: &str, es: &str) -> String {
+    match lang {
+        Lang::En => en.to_string(),
+        Lang::Es => es.to_string(),
+    }
+}
+
+/// The value a slot asks for, by the words of its name and placeholder.
+fn slot_key(slot: &Slot, plan: &StatPlan) -> Option<&'static str> {
+    let stats: Vec<String> = plan.stats.iter().map(|s| s.name.to_string()).collect();
+    slot_key_of(slot, &stats, &Value::Null)
+}
+
+fn slot_key_of(slot: &Slot, stats: &[String], values: &Value) -> Option<&'static str> {
+    let w = words_of(&format!(
+        "{} {}",
+        slot.name.replace('_', " "),
+        slot.placeholder.replace('_', " ")
+    ));
+    let present = |k: &str| values.is_null() || values.get(k).is_some();
+    let keyed = |key: &str| {
+        LEXICON
+            .slot_keys
+            .iter()
+            .any(|(word, k)| *k == key && w.iter().any(|x| x == word))
+            && present(key)
+    };
+    if keyed("p_value") {
+        return Some("p_value");
+    }
+    if slot.kind == SlotKind::Text && present("label") {
+        return Some("label");
+    }
+    if keyed("r") {
+        return Some("r");
+    }
+    // A statistic the slot names, else the plan's one statistic.
+    let named = statistics_named(&w);
+    if let Some(s) = named.iter().find(|s| values.get(**s).is_some()) {
+        return Some(s);
+    }
+    if keyed("count") {
+        return Some("count");
+    }
+    if let [one] = stats {
+        if let Some((k, _)) = values
+            .as_object()
+            .and_then(|o| o.get_key_value(one.as_str()))
+        {
+            return LEXICON.statistics.iter().map(|(_, n)| *n).find(|n| n == k);
+        }
+    }
+    present("value").then_some("value")
+}
+
+/// A value as the slot wants it: rounded to its decimals, a label as written.
+fn show(v: &Value, decimals: Option<u32>) -> String {
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            match decimals {
+                Some(d) => format!("{x:.*}", d as usize),
+                None => {
+                    let s = format!("{x:.6}");
+                    let s = s.trim_end_matches('0').trim_end_matches('.');
+                    if s == "-0" {
+                        "0".into()
+                    } else {
+                        s.to_string()
+                    }
+                }
+            }
+        }
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| show(x, decimals))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Bool(b) => b.to_string(),
+        Value::Null | Value::Object(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_question_method_and_answer_format() {
+        let t = read(
+            "Calculate the mean departure delay (DepDelayMin) of all flights. Use the \
+             arithmetic mean and ignore missing values. @mean_delay[mean_value] where \
+             \"mean_value\" is a number rounded to two decimal places.",
+            &cols(&["DepDelayMin", "Carrier"]),
+        );
+        assert_eq!(
+            t.question,
+            "Calculate the mean departure delay (DepDelayMin) of all flights."
+        );
+        assert_eq!(t.method.statistics, vec!["mean"]);
+        assert_eq!(t.slots.len(), 1);
+        assert_eq!(t.slots[0].name, "mean_delay");
+        assert_eq!(t.slots[0].decimals, Some(2));
+        assert_eq!(t.slots[0].kind, SlotKind::Number);
+    }
+
+    #[test]
+    fn each_slot_gets_its_own_description() {
+        let t = read(
+            "Is AgeYrs related to Systolic BP? Calculate the Pearson correlation coefficient (r) \
+             and its p-value using scipy.stats.pearsonr. @correlation_coefficient[r_value] \
+             @p_value[p_value] where \"r_value\" is a number between -1 and 1 rounded to two \
+             decimal places and \"p_value\" is a number rounded to four decimal places.",
+            &cols(&["AgeYrs", "Systolic BP"]),
+        );
+        // The second sentence asks for more than the first (the p-value): it stays,
+        // without its clause of method.
+        assert_eq!(
+            t.question,
+            "Is AgeYrs related to Systolic BP? Calculate the Pearson correlation coefficient (r) \
+             and its p-value"
+        );
+        assert_eq!(t.method.correlation, Some("pearson"));
+        let d: Vec<Option<u32>> = t.slots.iter().map(|s| s.decimals).collect();
+        assert_eq!(d, vec![Some(2), Some(4)]);
+    }
+
+    #[test]
+    fn a_sentence_with_a_condition_stays_with_the_question() {
+        let t = read(
+            "What is the mean of SeatsSold? Only consider flights where IsWeekend is 1. \
+             Round to 2 decimals.",
+            &cols(&["SeatsSold", "IsWeekend"]),
+        );
+        assert_eq!(
+            t.question,
+            "What is the mean of SeatsSold? Only consider flights where IsWeekend is 1."
+        );
+        assert_eq!(t.method.decimals, Some(2));
+        let t = read(
+            "How many rows have a z-score of fare above 3? Use the sample standard deviation.",
+            &cols(&["fare"]),
+        );
+        assert_eq!(t.method.ddof, Some(1));
+        assert!(t.question.contains("above 3"));
+    }
+
+    #[test]
+    fn a_clause_of_a_column_and_a_number_is_a_condition() {
+        for p in [
+            "What is the mean Fare for passengers with Pclass 1 or 2?",
+            "What is the average area of houses with 2 bedrooms?",
+        ] {
+            let t = read(p, &cols(&["Fare", "Pclass", "area", "bedrooms"]));
+            assert_eq!(t.question, p);
+        }
+        let t = read(
+            "What is the mean Fare, rounded to 2 decimals?",
+            &cols(&["Fare"]),
+        );
+        assert_eq!(t.question, "What is the mean Fare");
+        assert_eq!(t.method.decimals, Some(2));
+    }
+
+    #[test]
+    fn a_formula_restates_without_asking_for_more() {
+        let t = read(
+            "Calculate the standard deviation of AgeYrs, using the formula sqrt(sum((x_i - mean)^2) \
+             / (n - 1)) for i from 1 to n. @std_age[value] where value is rounded to 2 decimal places.",
+            &cols(&["AgeYrs"]),
+        );
+        // One sentence: the first is always the question.
+        assert!(t.question.starts_with("Calculate the standard deviation"));
+        let t = read(
+            "What is the standard deviation of AgeYrs? It is sqrt(sum((x_i - mean)^2) / (n - 1)) \
+             for i from 1 to n.",
+            &cols(&["AgeYrs"]),
+        );
+        assert_eq!(t.method.ddof, Some(1));
+        assert!(t.method.statistics.is_empty());
+    }
+
+    #[test]
+    fn a_prompt_without_ticket_parts_is_left_whole() {
+        let p = "Which region had the highest revenue? Revenue is units times unit_price.";
+        let t = read(p, &cols(&["region", "units", "unit_price"]));
+        assert_eq!(t.question, p);
+        assert!(t.slots.is_empty() && t.method.sentences.is_empty());
+    }
+
+    #[test]
+    fn answer_lines_fill_slots_by_their_words() {
+        let t = read(
+            "Correlation of a and b? @r[r_value] @p_value[p] where \"r_value\" is rounded to 2 \
+             decimals and \"p\" is rounded to 4 decimals.",
+            &cols(&["a", "b"]),
+        );
+        let values =
+            serde_json::json!({"r": 0.12345, "p_value": 0.000123, "n": 40, "value": 0.12345});
+        assert_eq!(
+            t.answer_lines(None, &values).unwrap(),
+            "@r[0.12]\n@p_value[0.0001]"
+        );
+        let t = read("Which carrier? @carrier[name] where name is a string.", &[]);
+        let values = serde_json::json!({"label": ["Aerolux"], "value": 3.0});
+        assert_eq!(t.answer_lines(None, &values).unwrap(), "@carrier[Aerolux]");
+    }
+
+    #[test]
+    fn spanish_tickets_are_read_too() {
+        let t = read(
+            "¿Cuál es la media de la humedad (humidity_pct)? Redondee a dos decimales. \
+             @media_humedad[valor] donde \"valor\" es un número redondeado a dos decimales.",
+            &cols(&["humidity_pct"]),
+        );
+        assert_eq!(
+            t.question,
+            "¿Cuál es la media de la humedad (humidity_pct)?"
+        );
+        assert_eq!(t.slots[0].decimals, Some(2));
+        assert_eq!(t.method.decimals, Some(2));
+    }
+}
