@@ -136,6 +136,82 @@ q("t26", "clinic_visits.csv", "easy", "single_statistic",
   "values rounded to 1 decimal. @mean_chol_smokers[value]",
   {"mean_chol_smokers": C.loc[C["Smoker"] == "Yes", "CholTotal"].mean()}, 1)
 
+q("t27", "flights.csv", "easy", "single_statistic",
+  "Compute the average of DepDelayMin. The mean is defined as (1/n) \u03a3 x_i for i = 1 to n, where n is the "
+  "number of flights. Only consider non-null values. @avg_delay[value] where value is rounded to 2 decimals.",
+  {"avg_delay": F["DepDelayMin"].mean()}, 2)
+q("t28", "clinic_visits.csv", "easy", "single_statistic",
+  "Find the population standard deviation of CholTotal. Use the formula \u03c3 = sqrt(\u03a3(x_i minus \u03bc)^2 / N). "
+  "@sigma_chol[value] where value is a number rounded to three decimal places.",
+  {"sigma_chol": C["CholTotal"].std(ddof=0)}, 3)
+q("t29", "bike_rentals.csv", "easy", "single_statistic",
+  "Calculate the median of humidity_pct using numpy's median function. Do not round intermediate results. "
+  "@median_humidity[value] where value is rounded to one decimal place.",
+  {"median_humidity": B["humidity_pct"].median()}, 1)
+q("t30", "flights.csv", "easy", "single_statistic",
+  "What is the mean number of seats sold per flight? Use all rows of the dataset. The answer should be "
+  "rounded to 2 decimal places. @mean_seats[value]",
+  {"mean_seats": F["SeatsSold"].mean()}, 2)
+q("t31", "clinic_visits.csv", "easy", "correlation",
+  "Calculate the Pearson correlation coefficient between BMI and CholTotal. Exclude rows where either "
+  "value is missing. @r_bmi_chol[r] where r is a number between -1 and 1 rounded to 3 decimal places.",
+  {"r_bmi_chol": C[["BMI", "CholTotal"]].dropna().corr().iloc[0, 1]}, 3)
+q("t32", "bike_rentals.csv", "easy", "single_statistic",
+  "Determine the 90th percentile of temp_c with numpy.percentile (linear interpolation). "
+  "@p90_temp[value] where value is a float rounded to two decimals.",
+  {"p90_temp": B["temp_c"].quantile(0.9)}, 2)
+q("t33", "flights.csv", "easy", "single_statistic",
+  "Calcule la desviaci\u00f3n est\u00e1ndar muestral de SeatsSold con pandas. @desv_asientos[valor] donde valor es "
+  "un n\u00famero redondeado a dos decimales.",
+  {"desv_asientos": F["SeatsSold"].std(ddof=1)}, 2)
+q("t34", "clinic_visits.csv", "easy", "single_statistic",
+  "What is the range of AgeYrs (maximum minus minimum)? @age_range[value] where value is an integer.",
+  {"age_range": C["AgeYrs"].max() - C["AgeYrs"].min()}, 0)
+q("t35", "bike_rentals.csv", "easy", "correlation",
+  "Is the number of rentals correlated with the temperature (temp_c)? Compute Pearson's r with "
+  "scipy.stats.pearsonr and report r and the two-sided p-value. @r[r_value] @p[p_value] where r_value is "
+  "rounded to 2 decimals and p_value is rounded to 4 decimals.",
+  {"r": st.pearsonr(B["rentals"], B["temp_c"])[0]}, 2)
+q("t36", "flights.csv", "easy", "single_statistic",
+  "Calculate the variance of Distance km. Note: use the sample variance, i.e. divide by n - 1 where n is "
+  "the number of observations. @var_dist[value] where value is rounded to 2 decimal places.",
+  {"var_dist": F["Distance km"].var(ddof=1)}, 2)
+
+q("t37", "flights.csv", "medium", "derived",
+  "Create a new column SeatsPerKm defined as SeatsSold divided by Distance km, then compute its mean. "
+  "@mean_seats_per_km[value] where value is rounded to 4 decimal places.",
+  {"mean_seats_per_km": (F["SeatsSold"] / F["Distance km"]).mean()}, 4)
+q("t38", "clinic_visits.csv", "medium", "count_filter",
+  "How many patients are older than 60 and are smokers (Smoker is Yes)? @count[n] where n is an integer.",
+  {"count": int(((C["AgeYrs"] > 60) & (C["Smoker"] == "Yes")).sum())}, 0)
+q("t39", "bike_rentals.csv", "medium", "count_filter",
+  "What is the mean of rentals on holidays (holiday equals 1)? @mean_rentals_holiday[value] where value is "
+  "rounded to 2 decimal places.",
+  {"mean_rentals_holiday": B.loc[B["holiday"] == 1, "rentals"].mean()}, 2)
+g = B.groupby("season")["rentals"].mean()
+q("t40", "bike_rentals.csv", "medium", "group",
+  "For each season, compute the mean rentals. Which season has the highest mean? @season[name] where name "
+  "is a string.",
+  {"season": g.idxmax()})
+s = C["CholTotal"]
+q1, q3 = s.quantile(0.25), s.quantile(0.75)
+q("t41", "clinic_visits.csv", "medium", "outliers",
+  "Using the IQR method (values below Q1 - 1.5*IQR or above Q3 + 1.5*IQR), how many outliers are there in "
+  "CholTotal? @outliers[count] where count is an integer.",
+  {"outliers": int(((s < q1 - 1.5 * (q3 - q1)) | (s > q3 + 1.5 * (q3 - q1))).sum())}, 0)
+q("t42", "clinic_visits.csv", "medium", "distribution",
+  "Perform a Shapiro-Wilk test of normality on BMI (missing values dropped). Report the p-value. "
+  "@p_value[p] where p is rounded to 4 decimal places.",
+  {"p_value": st.shapiro(C["BMI"].dropna())[1]}, 4)
+q("t43", "flights.csv", "medium", "distribution",
+  "Calculate the kurtosis of DepDelayMin (Fisher's definition, as pandas computes it). @kurt[value] where "
+  "value is rounded to 2 decimals.",
+  {"kurt": F["DepDelayMin"].kurt()}, 2)
+q("t44", "bike_rentals.csv", "medium", "group",
+  "\u00bfQu\u00e9 estaci\u00f3n (station_name) tiene el menor promedio de rentals? @estacion[nombre] donde nombre es "
+  "el nombre de la estaci\u00f3n.",
+  {"estacion": B.groupby("station_name")["rentals"].mean().idxmin()})
+
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:
         f.write(json.dumps(x, ensure_ascii=False) + "\n")

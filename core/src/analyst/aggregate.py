@@ -333,6 +333,9 @@ elif group_col or group_period:
     if INTENT.get("share") and total:
         table[T["share"]] = 100.0 * table[value_name] / total
     best = ordered.index[0]
+    # The answer's values by name (a ticket's answer format): the top label and value.
+    ties = [str(k) for k, v in ordered.items() if v == ordered.iloc[0]]
+    answer["values"] = {"label": ties, "value": float(ordered.iloc[0]), op: float(ordered.iloc[0])}
     if INTENT.get("extreme") and not n:
         headline = "%s %s %s %s (%s %s%s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
                                                   op_text, T["by"], gname.replace("_", " "),
@@ -377,6 +380,7 @@ elif group_col or group_period:
 else:
     # ---- one number ----------------------------------------------------------------------
     v = overall(d)
+    answer["values"] = {"value": float(v), op: float(v), "count": int(len(d)) if op == "count" else None}
     table = pd.DataFrame({value_name: [v], T["rows"]: [len(d)]})
     headline = "%s%s: %s." % (op_text[0].upper() + op_text[1:], (" (%s)" % filter_text) if filters else "", fmt(v))
     fig = None

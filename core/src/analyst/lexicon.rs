@@ -148,6 +148,7 @@ pub(crate) struct Lexicon {
     pub missing_fill: Words,
     pub z_score: Words,
     pub libraries: Words,
+    pub absolute_value: Words,
     pub month_numbers: BTreeMap<String, u32>,
     pub value_synonyms: BTreeMap<String, Words>,
     // Read by the Python scripts only, handed over as they are ([`for_scripts`]).

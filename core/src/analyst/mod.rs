@@ -175,5 +175,25 @@ impl Model for OfflineAnalyst {
     }
 }
 
+/// How the analyst reads `prompt` against one table (`table`: the inspection's
+/// profile of it, `{path, rows, column_kinds: [{name, kind, distinct, values}]}`),
+/// without running anything: `{"plan": ..., "slots": [...]}`, `{"decline": [what it
+/// could not read]}` or `{"skill": "other"}` (another skill's question). The fast
+/// tier checks its question→plan cases with it.
+pub fn read_question(prompt: &str, table: &serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    let table: profile::Table = serde_json::from_value(table.clone())?;
+    let t = ticket::read(prompt, &table.column_names);
+    let lang = request::detect_lang(&t.question);
+    let slots: Vec<&str> = t.slots.iter().map(|s| s.name.as_str()).collect();
+    Ok(match stat_plan::understand(&t.question, &table, lang) {
+        stat_plan::Understood::NotMine => json!({ "skill": "other" }),
+        stat_plan::Understood::Decline(d) => json!({ "decline": d.not_understood }),
+        stat_plan::Understood::Plan(mut p) => match t.apply(&mut p, lang) {
+            Err(why) => json!({ "decline": [why] }),
+            Ok(()) => json!({ "plan": p, "slots": slots }),
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -148,6 +148,18 @@ impl Plan<'_> {
         }
     }
 
+    /// `text` after the answer in the format the ticket asked for, when it asked.
+    fn with_answer_format(&self, answer: &Value, text: String) -> String {
+        let values = answer.get("values").cloned().unwrap_or_default();
+        match self.ticket.answer_lines(answer.get("plan"), &values) {
+            Some(lines) => format!(
+                "{}\n{lines}\n\n{text}",
+                skills::in_the_format(self.rec.lang)
+            ),
+            None => text,
+        }
+    }
+
     fn declined(&self, d: &Decline, table: &Table) -> String {
         let text = stat_plan::decline_text(d, table, self.rec.lang);
         if self.rec.ascii {
@@ -169,14 +181,7 @@ impl Plan<'_> {
             .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true))
         {
             let text = skills::answer_text(&self.rec, a, None);
-            let values = a.get("values").cloned().unwrap_or_default();
-            return Next::Finish(match self.ticket.answer_lines(a.get("plan"), &values) {
-                Some(lines) => format!(
-                    "{}\n{lines}\n\n{text}",
-                    skills::in_the_format(self.rec.lang)
-                ),
-                None => text,
-            });
+            return Next::Finish(self.with_answer_format(a, text));
         }
         let why = answer
             .as_ref()
@@ -258,7 +263,12 @@ impl Plan<'_> {
             } else {
                 None
             };
-            return Next::Finish(skills::answer_text(&self.rec, &answer, prefix.as_deref()));
+            let text = skills::answer_text(&self.rec, &answer, prefix.as_deref());
+            return Next::Finish(if last.phase == Phase::Profile {
+                text
+            } else {
+                self.with_answer_format(&answer, text)
+            });
         }
         let why = answer
             .as_ref()

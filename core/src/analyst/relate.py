@@ -130,6 +130,12 @@ elif not trend:
     ax.legend()
     method = T["method_corr"]
     answer.update({"x": xa, "y": ya, "pearson_r": r, "spearman_rho": rho, "slope": slope, "n": len(both)})
+    # The answer's values by name (a ticket's answer format), with the p-value of r.
+    p_value = None
+    if len(both) > 2:
+        import scipy.stats as sst
+        p_value = float(sst.pearsonr(both["x"], both["y"])[1])
+    answer["values"] = {"r": r, "p_value": p_value, "rho": rho, "n": int(len(both)), "value": r}
     title = T["title"]
 else:
     # Values of a category named in the request ("in Bilbao"): the trend of those

@@ -397,6 +397,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     for (i, x) in w.iter().enumerate() {
         if LEXICON.ticket_method.contains(&x.as_str())
             || LEXICON.handling.contains(&x.as_str())
+            || LEXICON.row_nouns.contains(&x.as_str())
             || num(x).is_some()
         {
             covered[i] = true;
@@ -422,11 +423,12 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
             .into_iter()
             .any(|at| w[at + n..].iter().take(2).any(|x| num(x).is_some()))
     });
-    if compares || condition && (names_a_column || has_number) {
-        return None;
-    }
     let said = |list: &[&str]| list.iter().any(|p| !find(&w, p).is_empty());
     let formula = said(&LEXICON.formula_words);
+    // ("where n is the number of rows", "for i = 1 to n": a formula's own words.)
+    if compares || condition && (names_a_column || has_number) && !formula {
+        return None;
+    }
     let decimals = decimals_said(&w);
     let ddof = first(&LEXICON.ddof_words).and_then(|v| v.parse().ok());
     let correlation = first(&LEXICON.correlation_methods);
@@ -531,7 +533,7 @@ impl Ticket {
             .iter()
             .filter_map(|s| {
                 let key = slot_key_of(s, &stats, values)?;
-                let v = values.get(key)?;
+                let v = values.get(key).filter(|v| !v.is_null())?;
                 Some(format!("@{}[{}]", s.name, show(v, s.decimals)))
             })
             .collect();

@@ -1272,6 +1272,21 @@ fn cases(t: &Tables) -> Vec<Case> {
                 &s.nums_where("y", |r| r[5].parse::<f64>().unwrap() > 5.0),
             )])
             .not(&[mean(&ys)]),
+        // A prompt pasted from a ticket: the method followed, the answer also in the
+        // format asked.
+        case(
+            "samples.csv",
+            "What is the mean of x? Use the arithmetic mean and ignore missing values. \
+             @mean_x[value] where \"value\" is a number rounded to two decimal places.",
+        )
+        .want(&[round2(mean(&xs))])
+        .words(&[&format!("@mean_x[{:.2}]", mean(&xs))]),
+        case(
+            "samples.csv",
+            "Is x related to y? Calculate the Pearson correlation coefficient and its p-value \
+             using scipy.stats.pearsonr. @r[r_value] where \"r_value\" is rounded to 3 decimals.",
+        )
+        .words(&[&format!("@r[{r_xy:.3}]")]),
         case("samples.csv", "Kendall's tau between x and y")
             .want(&[kendall_tau_b(&s.nums("x"), &s.nums("y"))])
             .not(&[r_xy]),

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyst_questions;
 mod artifacts_hostile;
 mod engine_discovery;
 mod engine_portability;

@@ -59,7 +59,9 @@ impl Asked {
                 "significan*",
             ],
         );
-        let outliers = has_any(w, &["outlier*", "atipic*", "valores extremos"]);
+        // "How many rows have a z-score above 3": outliers by z-score.
+        let outliers = has_any(w, &["outlier*", "atipic*", "valores extremos"])
+            || LEXICON.z_score.iter().any(|p| has(w, p));
         let normality = has_any(
             w,
             &[

@@ -2,7 +2,7 @@
 //! "between 20 and 40", "in 2019") and comparisons with a statistic ("fares higher
 //! than the median"); the date and value conditions are read in their own modules.
 
-use super::mentions::{is_code, is_numeric};
+use super::mentions::{camel_apart, is_code, is_numeric};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find};
@@ -25,7 +25,13 @@ impl Reader<'_> {
                 };
                 // "z-scores above 3": the outliers' threshold, not a condition (only in
                 // an outliers question; "students who scored above 90" is a condition).
-                let before = &self.w[at.saturating_sub(2)..at];
+                // ("whose z-score is above 3": a linking word between.)
+                let from = at.saturating_sub(if at >= 1 && self.w[at - 1] == "is" {
+                    3
+                } else {
+                    2
+                });
+                let before = &self.w[from..at];
                 let z_said = before
                     .windows(2)
                     .any(|p| p[0] == "z" && p[1].starts_with("score"))
@@ -33,8 +39,19 @@ impl Reader<'_> {
                         ["zscore", "zscores", "threshold", "umbral"].contains(&x.as_str())
                     });
                 if z_said && self.outliers {
-                    self.used[at.saturating_sub(2)..at + len + 1].fill(true);
+                    self.used[from..at + len + 1].fill(true);
+                    // "rows whose z-score is above 3": the condition word is the threshold's.
+                    if from > 0 && LEXICON.condition.contains(&self.w[from - 1].as_str()) {
+                        self.used[from - 1] = true;
+                    }
                     self.z_threshold = Some(value);
+                    // "above 3 in absolute value": what a z-score threshold always is.
+                    for p in LEXICON.absolute_value.iter() {
+                        let n = p.split(' ').count();
+                        if find(&self.w[at + len + 1..], p).first() == Some(&0) {
+                            self.used[at + len + 1..at + len + 1 + n].fill(true);
+                        }
+                    }
                     continue;
                 }
                 let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
@@ -330,7 +347,8 @@ impl Reader<'_> {
         }
         let with_age: Vec<_> = numeric()
             .filter(|c| {
-                normalise(&c.name)
+                // `patient_age`, `AgeYrs`: a word of the name, camel case apart.
+                normalise(&camel_apart(&c.name))
                     .split(' ')
                     .any(|t| t == "age" || t == "edad")
             })

@@ -41,8 +41,8 @@ pub(super) use statistics::statistics_named;
 use statistics::{distinct_statistics, statistics_said};
 use tasks::{task_of, Parts};
 pub(super) use text::{decline_text, described};
+use words::sentence_starts;
 pub(super) use words::{find, num, words_of};
-use words::{has_any, sentence_starts};
 
 mod asked;
 mod date_filters;
@@ -283,7 +283,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if r.plan_task(&mut plan, parts).is_err() {
         return Understood::NotMine;
     }
-    if has_any(&r.w, &LEXICON.condition) && plan.filters.is_empty() && !r.share_restated {
+    if r.said_free(&LEXICON.condition) && plan.filters.is_empty() && !r.share_restated {
         plan.needs_value_filter = true;
     }
     r.decline_unread(&plan, &said_spans, options.missing == "zero");
