@@ -337,12 +337,22 @@ fn slots(format: &str) -> Vec<Slot> {
                 None => text.as_str(),
             };
             let w: Vec<String> = part.split(' ').map(str::to_string).collect();
+            // `@carrier[name]`, `@top_group[group_name]`: the slot's own last word.
+            let own = |t: &str| {
+                let t = normalise(&t.replace('_', " "));
+                t.rsplit(' ')
+                    .next()
+                    .is_some_and(|last| LEXICON.slot_text.contains(&last))
+            };
             let kind = if LEXICON.slot_integer.iter().any(|p| !find(&w, p).is_empty()) {
                 SlotKind::Integer
-            } else if LEXICON.slot_text.iter().any(|p| !find(&w, p).is_empty())
-                && !w
-                    .iter()
-                    .any(|x| x == "number" || x == "numero" || x == "float")
+            } else if own(placeholder)
+                || own(name)
+                || LEXICON.slot_text.iter().any(|p| !find(&w, p).is_empty())
+                    && !LEXICON
+                        .slot_number
+                        .iter()
+                        .any(|x| w.contains(&x.to_string()))
             {
                 SlotKind::Text
             } else {
@@ -432,9 +442,12 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     let decimals = decimals_said(&w);
     let ddof = first(&LEXICON.ddof_words).and_then(|v| v.parse().ok());
     let correlation = first(&LEXICON.correlation_methods);
-    // A column and a number with nothing of a method between them is a condition
-    // ("houses with 2 bedrooms").
-    if names_a_column && has_number && !formula && decimals.is_none() && ddof.is_none() {
+    // A number a method does not explain (a rounding, ddof, a formula's constant, a
+    // percentile) is a condition's ("houses with 2 bedrooms", "ignore rows of 0").
+    let parameter = w
+        .iter()
+        .any(|x| LEXICON.parameter_words.iter().any(|p| x.starts_with(p)));
+    if has_number && !formula && decimals.is_none() && ddof.is_none() && !parameter {
         return None;
     }
     let scipy = w.iter().any(|x| x == "scipy");
@@ -534,6 +547,10 @@ impl Ticket {
             .filter_map(|s| {
                 let key = slot_key_of(s, &stats, values)?;
                 let v = values.get(key).filter(|v| !v.is_null())?;
+                // A name into a name's slot, a number into a number's: never across.
+                if (v.is_array() || v.is_string()) != (s.kind == SlotKind::Text) {
+                    return None;
+                }
                 Some(format!("@{}[{}]", s.name, show(v, s.decimals)))
             })
             .collect();

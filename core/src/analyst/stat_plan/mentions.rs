@@ -166,6 +166,10 @@ fn abbreviates(short: &str, long: &str) -> bool {
         && long.starts_with(short)
         && short.chars().all(|c| c.is_ascii_alphabetic())
         && !NOT_A_NAME.contains(&short)
+        // "including" is no `inc` column: a word the analyst reads otherwise.
+        && ![&LEXICON.ticket_method, &LEXICON.triggers, &LEXICON.handling, &LEXICON.condition]
+            .iter()
+            .any(|list| list.contains(&long))
 }
 
 /// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of

@@ -2,6 +2,7 @@
 //! population, missing values dropped or zero, a test's significance level.
 
 use super::words::{digits, has_any, num};
+use crate::analyst::lexicon::LEXICON;
 
 /// How the statistics are computed and said, read from the words.
 pub(super) struct Options {
@@ -17,24 +18,8 @@ impl Options {
     /// The options the words `w` say (the defaults where they say none).
     pub(super) fn read(w: &[String]) -> Options {
         let decimals = decimals(w);
-        let population = has_any(w, &["population", "poblacion", "poblacional"]);
-        let missing = if has_any(
-            w,
-            &[
-                "missing as zero",
-                "missing as 0",
-                "missing values as zero",
-                "missing values as 0",
-                "fill missing with 0",
-                "fill missing with zero",
-                "vacios como cero",
-                "vacios como 0",
-                "faltantes como cero",
-                "faltantes como 0",
-                "nulos como cero",
-                "nulos como 0",
-            ],
-        ) {
+        let population = has_any(w, &LEXICON.population);
+        let missing = if has_any(w, &LEXICON.missing_as_zero) {
             "zero"
         } else {
             "drop"
@@ -56,17 +41,7 @@ pub(in crate::analyst) fn decimals(w: &[String]) -> Option<u32> {
             }
         }
     }
-    if has_any(
-        w,
-        &[
-            "nearest integer",
-            "whole number",
-            "sin decimales",
-            "nearest whole",
-            "entero mas cercano",
-            "al entero",
-        ],
-    ) {
+    if has_any(w, &LEXICON.whole_number) {
         return Some(0);
     }
     None
@@ -78,15 +53,7 @@ pub(super) fn alpha(w: &[String]) -> Option<f64> {
     let as_level = |v: f64| if v >= 1.0 { v / 100.0 } else { v };
     let ok = |v: f64| (v > 0.0 && v < 0.5).then_some(v);
     for (i, x) in w.iter().enumerate() {
-        if [
-            "alpha",
-            "alfa",
-            "significance",
-            "significancia",
-            "significacion",
-        ]
-        .contains(&x.as_str())
-        {
+        if LEXICON.alpha_words.contains(&x.as_str()) {
             if let Some(v) = w[i + 1..(i + 5).min(w.len())]
                 .iter()
                 .find_map(|x| digits(x))

@@ -132,16 +132,7 @@ impl Reader<'_> {
     /// Kolmogorov-Smirnov) of one measure.
     fn test_of_one(&mut self, plan: &mut StatPlan, measures: Vec<MeasureSpec>) {
         if plan.task == Task::Outliers {
-            let z = has_any(
-                &self.w,
-                &[
-                    "z score",
-                    "zscore",
-                    "z scores",
-                    "standard deviations",
-                    "desviaciones",
-                ],
-            );
+            let z = has_any(&self.w, &LEXICON.z_score) || has_any(&self.w, &LEXICON.in_sigmas);
             plan.method = Some(if z { "z" } else { "iqr" });
             if z {
                 for (i, x) in self.w.iter().enumerate() {
@@ -173,7 +164,7 @@ impl Reader<'_> {
             }
             plan.method = Some(if has(&self.w, "shapiro") {
                 "shapiro"
-            } else if has_any(&self.w, &["kolmogorov", "ks test", "ks"]) {
+            } else if has_any(&self.w, &LEXICON.kolmogorov) {
                 "ks"
             } else {
                 "skew"

@@ -242,30 +242,9 @@ fn unread_words(
         })
         .filter(|t| t.len() >= 4)
         .collect();
-    const TASK_WORDS: &[&str] = &[
-        "normally",
-        "normality",
-        "normalidad",
-        "correlated",
-        "correlation",
-        "correlacion",
-        "outliers",
-        "outlier",
-        "distributed",
-        "distribution",
-        "percentile",
-        "percentiles",
-        "quartile",
-        "quartiles",
-        "average",
-        "averages",
-        "totals",
-        "counts",
-        "medians",
-    ];
     let looks_like_a_column = |x: &str| {
         x.len() >= 5
-            && !TASK_WORDS.contains(&x)
+            && !LEXICON.task_words.contains(&x)
             && column_words.iter().any(|t| {
                 // an adjective of the column's word ("rainy", "windy", "sunny"); a
                 // plural or a verb form ("orders", "scored") is the row noun's
@@ -286,28 +265,7 @@ fn unread_words(
                 .any(|x| words.iter().any(|p| x.starts_with(p)))
         };
         near(&["decimal", "place", "digit", "cifra"], i + 1, i + 3)
-            || near(
-                &[
-                    "alpha",
-                    "alfa",
-                    "significan",
-                    "level",
-                    "nivel",
-                    "threshold",
-                    "umbral",
-                    "score",
-                    "zscore",
-                    "standard",
-                    "desviacion",
-                    "sigma",
-                    "percentil",
-                    "quantil",
-                    "cuantil",
-                    "quartil",
-                ],
-                i.saturating_sub(3),
-                i + 3,
-            )
+            || near(&LEXICON.parameter_words, i.saturating_sub(3), i + 3)
     };
     for (i, x) in w.iter().enumerate() {
         let number = digits(x).is_some() && !parameter(i);
