@@ -138,7 +138,7 @@ pub(super) struct Filter {
     pub values: Vec<String>,
     /// The values were said with "or" ("Pclass 1 or 2"): one pooled condition, not
     /// values compared side by side.
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub either: bool,
 }
 
