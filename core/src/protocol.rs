@@ -244,6 +244,19 @@ impl Serialize for SessionError {
     }
 }
 
+/// Which links inside a dropped folder are followed (a link dropped itself always
+/// is): a setting of the config file and of sessions, used by `workspace` when it stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowLinks {
+    /// Only links whose target is inside the folder.
+    #[default]
+    Inside,
+    /// Also links to readable files and folders outside it (`follow_links =
+    /// "outside"` in the config file, or the desktop's settings).
+    Outside,
+}
+
 /// The argument of each tool that holds what the call runs or looks at: the tools'
 /// schemas, the parsing of calls, their display, reruns and exports name them here.
 pub mod tool_arg {

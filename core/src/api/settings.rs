@@ -53,6 +53,9 @@ pub struct Settings {
     pub approval: ApprovalMode,
     /// What isolates the sandbox: auto, runc or gvisor.
     pub isolation: crate::sandbox::Isolation,
+    /// Follow links in a dropped folder that lead out of it (off: only links to
+    /// files inside it).
+    pub follow_outside_links: bool,
 }
 
 impl Default for Settings {
@@ -77,6 +80,7 @@ impl Default for Settings {
             apt_packages: String::new(),
             approval: ApprovalMode::Auto,
             isolation: crate::sandbox::Isolation::Auto,
+            follow_outside_links: false,
         }
     }
 }
@@ -204,6 +208,9 @@ pub fn session_config(s: &Settings) -> SessionConfig {
     // runs with no network.
     c.sandbox.network = network(s).unwrap_or(NetworkMode::Off);
     c.sandbox.isolation = s.isolation;
+    if s.follow_outside_links {
+        c.follow_links = crate::workspace::FollowLinks::Outside;
+    }
     c.sandbox.memory_bytes = (s.memory_mb.max(128) as i64) << 20;
     c.sandbox.nano_cpus = (s.cpus.max(0.01) * 1e9) as i64;
     // The workspace is a tmpfs counted against memory: keep it below the limit.
@@ -277,6 +284,7 @@ impl Flags {
             .clone()
             .or(file.network.map(|n| n.0))
             .unwrap_or(NetworkMode::Off);
+        c.follow_links = file.follow_links.unwrap_or_default();
         c.sandbox.egress_resolve = file
             .resolve
             .into_iter()
@@ -546,6 +554,34 @@ mod tests {
             session_config(&load(dir.path())).approval,
             ApprovalMode::Shell
         );
+    }
+
+    #[test]
+    fn links_leaving_a_folder_are_followed_only_when_the_settings_say_so() {
+        use crate::workspace::FollowLinks;
+        let dir = tempfile::tempdir().unwrap();
+        // A settings file of an earlier version, without the field: links stay inside.
+        std::fs::write(path(dir.path()), r#"{"provider": "offline"}"#).unwrap();
+        assert_eq!(
+            session_config(&load(dir.path())).follow_links,
+            FollowLinks::Inside
+        );
+        let s = Settings {
+            follow_outside_links: true,
+            ..Default::default()
+        };
+        save(dir.path(), &s).unwrap();
+        assert_eq!(
+            session_config(&load(dir.path())).follow_links,
+            FollowLinks::Outside
+        );
+        // The config file's word for it, as the command line reads it.
+        let file =
+            config::ConfigFile::parse("follow_links = \"outside\"\n", Path::new("config.toml"))
+                .unwrap();
+        assert_eq!(file.follow_links, Some(FollowLinks::Outside));
+        let wrong = config::ConfigFile::parse("follow_links = \"all\"\n", Path::new("config.toml"));
+        assert!(wrong.unwrap_err().to_string().contains("config.toml"));
     }
 
     #[test]

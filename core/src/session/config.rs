@@ -21,6 +21,8 @@ pub struct SessionConfig {
     pub max_archive_bytes: u64,
     /// Which calls wait for the analyst before they run.
     pub approval: crate::approval::ApprovalMode,
+    /// Which links inside a dropped folder are followed.
+    pub follow_links: crate::workspace::FollowLinks,
 }
 
 impl Default for SessionConfig {
@@ -35,6 +37,7 @@ impl Default for SessionConfig {
             idle_release: Duration::from_secs(30 * 60),
             max_archive_bytes: 2 << 30,
             approval: Default::default(),
+            follow_links: Default::default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Bad input refused at the door, through the real `sandalyst` binary, the real
 //! engine and the real store: named pipes, sockets and devices given as inputs are
 //! refused in one line without being opened; links inside an input folder are
-//! followed or left out, each said; and SIGTERM ends the process promptly while a
+//! followed when they stay inside it and left out otherwise, each said; and SIGTERM ends the process promptly while a
 //! large input is staged or code runs, leaving no container of its run. Every child
 //! is waited for with a generous bound, so a hang fails the test instead of CI.
 #![cfg(unix)]
@@ -300,11 +300,17 @@ async fn links_in_an_input_folder_are_followed_or_left_out_and_each_is_said() {
     std::fs::create_dir_all(outside.join("more")).unwrap();
     std::fs::write(outside.join("x.csv"), "x-content").unwrap();
     std::fs::write(outside.join("more/y.csv"), "y-content").unwrap();
+    // A home of its own: the key a link in the folder leads to.
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "KEY-content").unwrap();
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
     std::fs::write(docs.join("a.csv"), "a-content").unwrap();
     symlink(outside.join("x.csv"), docs.join("latest.csv")).unwrap();
     symlink(outside.join("more"), docs.join("more")).unwrap();
+    symlink("/etc/shadow", docs.join("shadow")).unwrap();
+    symlink(home.join(".ssh/id_ed25519"), docs.join("key")).unwrap();
     symlink("/nonexistent/gone.csv", docs.join("gone.csv")).unwrap();
     symlink("/dev/zero", docs.join("zero")).unwrap();
     symlink(docs.join("loop2"), docs.join("loop1")).unwrap();
@@ -314,26 +320,33 @@ async fn links_in_an_input_folder_are_followed_or_left_out_and_each_is_said() {
     mkfifo(&docs.join("pipe"));
 
     let listing = "import os\nrows = []\nfor d, _, fs in os.walk('input'):\n    for f in fs:\n        p = os.path.join(d, f)\n        rows.append(p + ' ' + open(p).read().strip())\nopen('output/listing.txt', 'w').write('\\n'.join(sorted(rows)))\nprint(len(rows))";
-    let model = replay(
-        dir.path(),
-        serde_json::json!([{ "python": listing }, { "say": "listed" }]),
-    );
+    let steps = serde_json::json!([{ "python": listing }, { "say": "listed" }]);
+    let canon = outside.canonicalize().unwrap();
+    let d = docs.canonicalize().unwrap();
+    let left_outside = |name: &str, target: &Path| {
+        format!(
+            "left out input/docs/{name}: it is a link to {}, outside the folder; links that leave a dropped folder are not followed (to include it, add the target itself, or set follow_links = \"outside\" in config.toml",
+            target.display()
+        )
+    };
+
+    // As it comes: only what is inside the folder; the links that leave it are named.
+    let model = replay(dir.path(), steps.clone());
     let mut run = cli(&data);
-    run.args(["run", "-p", "list the inputs", "--model", &model, "-i"])
+    run.env("HOME", &home)
+        .args(["run", "-p", "list the inputs", "--model", &model, "-i"])
         .arg(&docs);
     let e = Running::spawn(run).wait(BOUND);
     let stderr = e.stderr();
     assert_eq!(e.code, Some(0), "{stderr}");
-    let canon = outside.canonicalize().unwrap();
-    let d = docs.canonicalize().unwrap();
     for said in [
+        left_outside("latest.csv", &canon.join("x.csv")),
+        left_outside("more", &canon.join("more")),
+        left_outside("shadow", Path::new("/etc/shadow")),
+        left_outside("key", &home.canonicalize().unwrap().join(".ssh/id_ed25519")),
         format!(
-            "input/docs/latest.csv -> {} (a link, followed)",
-            canon.join("x.csv").display()
-        ),
-        format!(
-            "input/docs/more -> {} (a link, followed)",
-            canon.join("more").display()
+            "input/docs/alias.csv -> {} (a link, followed)",
+            d.join("a.csv").display()
         ),
         "left out input/docs/gone.csv: it is a link to /nonexistent/gone.csv, which does not exist".into(),
         "left out input/docs/zero: it is a link to /dev/zero, which is a character device; only regular files and folders can be staged".into(),
@@ -345,10 +358,6 @@ async fn links_in_an_input_folder_are_followed_or_left_out_and_each_is_said() {
             "left out input/docs/self: it is a link to {}, which leads back to itself (a loop)",
             d.display()
         ),
-        format!(
-            "left out input/docs/alias.csv: it is a link to {}, inside the folder being staged",
-            d.join("a.csv").display()
-        ),
         "left out input/docs/pipe: it is a named pipe (FIFO); only regular files and folders can be staged".into(),
     ] {
         assert!(stderr.contains(&said), "not said: {said}\n{stderr}");
@@ -357,7 +366,7 @@ async fn links_in_an_input_folder_are_followed_or_left_out_and_each_is_said() {
     let seen = std::fs::read_to_string(outputs.join("listing.txt")).unwrap();
     assert_eq!(
         seen,
-        "input/docs/a.csv a-content\ninput/docs/latest.csv x-content\ninput/docs/more/y.csv y-content"
+        "input/docs/a.csv a-content\ninput/docs/alias.csv a-content"
     );
     // Nothing hashes or reads a device after the ask: the process ends with it.
     let finished = e.when("ask finished").expect("ask finished");
@@ -369,6 +378,32 @@ async fn links_in_an_input_folder_are_followed_or_left_out_and_each_is_said() {
     );
     let id = session_id(&data).unwrap();
     assert_eq!(containers(&id).await, 0);
+
+    // With follow_links = "outside" in the config file, the links that leave it are
+    // followed too (the key and /etc/shadow taken out of the folder for this run).
+    std::fs::remove_file(docs.join("key")).unwrap();
+    std::fs::remove_file(docs.join("shadow")).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "follow_links = \"outside\"\n").unwrap();
+    let model = replay(dir.path(), steps);
+    let data2 = dir.path().join("data2");
+    let mut run = cli(&data2);
+    run.env("SANDALYST_CONFIG", &config)
+        .args(["run", "-p", "list the inputs", "--model", &model, "-i"])
+        .arg(&docs);
+    let e = Running::spawn(run).wait(BOUND);
+    let stderr = e.stderr();
+    assert_eq!(e.code, Some(0), "{stderr}");
+    let said = format!(
+        "input/docs/latest.csv -> {} (a link, followed)",
+        canon.join("x.csv").display()
+    );
+    assert!(stderr.contains(&said), "not said: {said}\n{stderr}");
+    let seen = std::fs::read_to_string(PathBuf::from(e.stdout.trim()).join("listing.txt")).unwrap();
+    assert_eq!(
+        seen,
+        "input/docs/a.csv a-content\ninput/docs/alias.csv a-content\ninput/docs/latest.csv x-content\ninput/docs/more/y.csv y-content"
+    );
 }
 
 /// SIGTERM while a large input is being copied into the workspace: the staging
