@@ -698,12 +698,14 @@ impl Host for AskHost<'_> {
     }
 
     fn record(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        // Typed here, where it is known to be the transcript on disk that failed.
         self.session
             .inner
             .run
             .lock()
             .unwrap()
             .append_in(Some(self.ask_id), item, usage)
+            .map_err(|e| SessionError::storage(e).into())
     }
 
     fn take_notes(&self) -> Vec<String> {
@@ -735,8 +737,9 @@ impl Host for AskHost<'_> {
             .collect();
         let rel = format!("{FIGURES}/{}-{safe}-{index}.png", self.ask_id);
         let path = self.session.inner.dir.join(&rel);
-        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        std::fs::write(&path, png)?;
+        let saved = std::fs::create_dir_all(path.parent().expect("has a parent"))
+            .and_then(|()| std::fs::write(&path, png));
+        saved.map_err(|e| SessionError::storage(anyhow::Error::new(e)))?;
         Ok(rel)
     }
 }

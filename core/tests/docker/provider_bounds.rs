@@ -364,7 +364,7 @@ async fn a_cut_call_is_not_run_and_two_cuts_in_a_row_end_the_ask() {
     );
     assert_eq!(
         outcome.error.as_ref().map(|e| e.info().code),
-        Some("model".to_string())
+        Some(sandalyst::api::ErrorCode::Model)
     );
     let seen = log.lock().unwrap().clone();
     assert_eq!(seen.len(), 2);
