@@ -296,7 +296,8 @@ pub async fn explore_code(
 
 #[tauri::command]
 pub async fn create_session(state: State<'_, AppState>) -> Result<SessionView> {
-    let config = settings::session_config(&state.settings.lock().unwrap());
+    let current = state.settings.lock().unwrap().clone();
+    let config = settings::desktop_config(&current).await?;
     let s = state.app.create_session(config).await?;
     state.app.view(s.id()).await
 }

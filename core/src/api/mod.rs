@@ -462,7 +462,7 @@ impl App {
         let current = settings.clone();
         let model = blocking(move || settings::open_model(&model, &current)).await?;
         if !s.is_busy() {
-            let mut config = settings::session_config(settings);
+            let mut config = settings::desktop_config(settings).await?;
             config.approval = approval.unwrap_or(s.config().approval);
             s.set_config(config).await?;
         }

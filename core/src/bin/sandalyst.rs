@@ -139,13 +139,13 @@ struct AgentArgs {
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Stop after this many model turns (per ask).
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(long, value_name = "N", default_value_t = defaults().limits.max_turns)]
     max_turns: u32,
     /// Wall-time limit of one ask, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    #[arg(long, value_name = "SECONDS", default_value_t = defaults().limits.wall_time.as_secs())]
     timeout: u64,
     /// Time limit for one python or shell call, in seconds; the code is interrupted.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    #[arg(long, value_name = "SECONDS", default_value_t = defaults().limits.call_timeout.as_secs())]
     call_timeout: u64,
     /// Stop an ask (after a last summary) once its estimated cost reaches USD.
     #[arg(long, value_name = "USD")]
@@ -188,11 +188,11 @@ struct AgentArgs {
     /// (rootless Podman on a cgroup v1 host); otherwise such a start is refused.
     #[arg(long)]
     allow_no_limits: bool,
-    /// Memory limit of the sandbox, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 2048)]
+    /// Memory limit of the sandbox, in MiB (the workspace gets at most half of it).
+    #[arg(long, value_name = "MIB", default_value_t = defaults().sandbox.memory_bytes >> 20)]
     memory: i64,
     /// CPUs the sandbox may use (fractions allowed).
-    #[arg(long, value_name = "N", default_value_t = 1.0)]
+    #[arg(long, value_name = "N", default_value_t = defaults().sandbox.nano_cpus as f64 / 1e9)]
     cpus: f64,
     /// Use this image instead of the built-in sandbox image.
     #[arg(long, value_name = "TAG", env = "SANDALYST_IMAGE")]
@@ -203,6 +203,11 @@ struct AgentArgs {
     /// Print each call's full code and output.
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+/// The core's defaults, which the flags' help shows (written once, in the core).
+fn defaults() -> SessionConfig {
+    SessionConfig::default()
 }
 
 impl AgentArgs {

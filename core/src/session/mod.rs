@@ -258,7 +258,7 @@ impl Session {
     /// Change the settings; they apply from the next ask (sandbox ones from the next
     /// container).
     pub async fn set_config(&self, config: SessionConfig) -> Result<(), SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         self.claim().await?;
         *self.inner.config.lock().unwrap() = config;
         let saved = self.save_settings().await;

@@ -50,7 +50,7 @@ impl Sessions {
     }
 
     pub async fn create(&self, config: SessionConfig) -> Result<Session, SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         let store = self.store.clone();
         let (run, lock) = blocking(move || {
             let run = store.create_run(RunMeta {
@@ -135,7 +135,7 @@ impl Sessions {
         meta: RunMeta,
         config: SessionConfig,
     ) -> Result<Session, SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         let store = self.store.clone();
         let id = blocking(move || {
             let run = store.create_run(meta)?;
