@@ -4,9 +4,11 @@
 //! failed cell, bad arguments, a cut or empty reply, a missing output) were already
 //! told to the model and the loop goes on; a limit gets one tool-less turn for the
 //! write-up; an answer or a cancel ends the ask; a failure outside the model's control
-//! (provider, sandbox, disk) ends it `Failed`, kept typed in [`Agent::failure`]. Every
-//! item is handed to the [`Host`] as soon as it exists, so a crash loses nothing
-//! already said or done.
+//! (provider, sandbox, disk) ends it `Failed`, returned typed in [`Ended::failure`].
+//! The counters that decide how often the model is told something before the ask
+//! ends (reminders, nudges, cut replies, repeated calls) and the turn and spend limits
+//! are one [`guard::Guard`]. Every item is handed to the [`Host`] as soon as it exists,
+//! so a crash loses nothing already said or done.
 //!
 //! The helpers that shape what the model sees live beside it: [`observe`] (output
 //! budget, artifacts and images after each call), [`context`] (keeping the history
@@ -151,8 +153,6 @@ pub struct Agent<'a> {
     pub turns: u32,
     /// The files in `output/` after the last call, to spot what each call changed.
     pub outputs: Vec<OutputEntry>,
-    /// What made the ask fail, kept typed (e.g. a `ModelError`) for the caller.
-    pub failure: Option<anyhow::Error>,
     /// The counters that decide whether the ask goes on.
     guard: Guard,
     /// Whether code or a command ran in this ask.
@@ -199,6 +199,14 @@ impl WaitClock {
     }
 }
 
+/// How an ask ended: its status, and what made it fail, kept typed (e.g. a
+/// `ModelError`) for the caller to classify.
+#[derive(Debug)]
+pub struct Ended {
+    pub status: RunStatus,
+    pub failure: Option<anyhow::Error>,
+}
+
 /// How a turn ends, decided in one place ([`Agent::run`]). A recoverable outcome (a
 /// failed cell, bad arguments, a cut or empty reply, a missing file) has already been
 /// told to the model, as a call's result or a note, and the loop goes on; the others
@@ -233,7 +241,6 @@ impl<'a> Agent<'a> {
             usage: Usage::default(),
             turns: 0,
             outputs: Vec::new(),
-            failure: None,
             guard: Guard::default(),
             ran_code: false,
             waiting: Default::default(),
@@ -245,15 +252,26 @@ impl<'a> Agent<'a> {
         }
     }
 
-    pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunStatus {
-        let deadline = tokio::time::Instant::now() + self.limits.wall_time;
-        if let Err(e) = self.push(Item::User { text: task.into() }, None) {
-            return self.failed(e);
+    /// Run the ask `task` to its end: `run(task) -> step() until an outcome ends it`.
+    pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> Ended {
+        match self.steps(task, cancel).await {
+            Ok(status) => Ended {
+                status,
+                failure: None,
+            },
+            Err(e) => Ended {
+                status: failed(&e),
+                failure: Some(e),
+            },
         }
+    }
+
+    /// The loop: each turn's outcome decides, here, whether the ask goes on.
+    async fn steps(&mut self, task: &str, cancel: &CancellationToken) -> anyhow::Result<RunStatus> {
+        let deadline = tokio::time::Instant::now() + self.limits.wall_time;
+        self.push(Item::User { text: task.into() }, None)?;
         if let Some(code) = self.prelude.take() {
-            if let Err(e) = self.run_prelude(code, cancel).await {
-                return self.failed(e);
-            }
+            self.run_prelude(code, cancel).await?;
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
@@ -265,14 +283,14 @@ impl<'a> Agent<'a> {
             };
             match outcome {
                 Outcome::Continue => {}
-                Outcome::Ended(status) => return status,
+                Outcome::Ended(status) => return Ok(status),
                 Outcome::Limit(limit) => {
                     // A limit that stops the ask says which named outputs it left unmade.
                     let status = self.wrap_up(limit, cancel).await;
                     let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
-                    return status.with_missing(problems);
+                    return Ok(status.with_missing(problems));
                 }
-                Outcome::Failed(e) => return self.failed(e),
+                Outcome::Failed(e) => return Err(e),
             }
         }
     }
@@ -810,18 +828,6 @@ impl<'a> Agent<'a> {
         Ok(())
     }
 
-    fn failed(&mut self, e: anyhow::Error) -> RunStatus {
-        // A typed failure's sentence stands alone (a replay that stopped is not "the
-        // model failed: ...").
-        let message = match e.downcast_ref::<crate::protocol::SessionError>() {
-            Some(typed) => typed.to_string(),
-            None => format!("{e:#}"),
-        };
-        let status = RunStatus::Failed { message };
-        self.failure = Some(e);
-        status
-    }
-
     /// What this turn may end with: the answer once no named output is missing;
     /// before that only calls, and, once code has run for half the turns, the word
     /// that they cannot be made (offered sooner, small models take it at once).
@@ -851,6 +857,16 @@ impl<'a> Agent<'a> {
     fn cost(&self) -> Option<f64> {
         self.model.price().map(|p| p.cost(&self.usage))
     }
+}
+
+/// The status of an ask that failed with `e`. A typed failure's sentence stands alone
+/// (a replay that stopped is not "the model failed: ...").
+fn failed(e: &anyhow::Error) -> RunStatus {
+    let message = match e.downcast_ref::<crate::protocol::SessionError>() {
+        Some(typed) => typed.to_string(),
+        None => format!("{e:#}"),
+    };
+    RunStatus::Failed { message }
 }
 
 fn delta_event(d: Delta) -> EventKind {

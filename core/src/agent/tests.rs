@@ -178,10 +178,10 @@ impl Ask<'_> {
         model.log = self.model_log.clone();
         let mut agent = Agent::new(&mut model, self.sandbox, &self.host, Vec::new());
         agent.limits = self.limits;
-        let status = agent.run(self.task, &self.cancel).await;
+        let Ended { status, failure } = agent.run(self.task, &self.cancel).await;
         // Persistence on every step: what the loop holds is what the host recorded.
         assert_eq!(agent.items, *self.host.recorded.lock().unwrap());
-        let (turns, failure) = (agent.turns, agent.failure.take());
+        let turns = agent.turns;
         drop(agent);
         let raw_events = self.host.events.into_inner().unwrap();
         let events = raw_events
@@ -717,7 +717,10 @@ async fn replies_cut_as_loops_are_sampled_warmer_and_the_third_in_a_row_stops_th
     let log = model.log.clone();
     let host = Stub::default();
     let mut agent = Agent::new(&mut model, &sandbox, &host, Vec::new());
-    let status = agent.run("say something", &CancellationToken::new()).await;
+    let status = agent
+        .run("say something", &CancellationToken::new())
+        .await
+        .status;
     drop(agent);
     assert_eq!(status, RunStatus::Finished);
     let repeats: Vec<u32> = log.lock().unwrap().iter().map(|s| s.repeats).collect();

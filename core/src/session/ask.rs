@@ -198,7 +198,10 @@ impl Session {
             task = format!("{task}\n\n{note}");
             agent.prelude = load_cell.filter(|_| agent.tools.python);
         }
-        let mut status = agent.run(&task, cancel).await;
+        let crate::agent::Ended {
+            mut status,
+            failure,
+        } = agent.run(&task, cancel).await;
         let (turns, usage) = (agent.turns, agent.usage);
         if let (Some(mode), Some(root)) = (agent.model.learned_call_mode(), self.store_root()) {
             let described = agent.model.describe();
@@ -206,7 +209,7 @@ impl Session {
             let _ = blocking(move || Ok(crate::store::call_modes::learn(&root, &described, mode)?))
                 .await;
         }
-        let error = agent.failure.take().map(|e| SessionError::from_failure(&e));
+        let error = failure.map(|e| SessionError::from_failure(&e));
         // A disk that filled up says so in the status too, not only in the error.
         if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
             (&mut status, &error)
