@@ -164,6 +164,15 @@ impl Running {
 }
 
 /// The one session folder under `data`, once it exists.
+/// Bytes the process `pid` has read so far (files and sockets alike), from /proc.
+fn read_bytes(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 fn session_id(data: &Path) -> Option<String> {
     std::fs::read_dir(data)
         .ok()?
@@ -442,7 +451,12 @@ async fn sigterm_while_a_large_input_is_staged_exits_promptly_and_leaves_no_cont
         assert!(start.elapsed() < BOUND, "no container came");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The upload is under way once the process has read a good part of the input.
+    let pid = child.child.id();
+    while read_bytes(pid) < 64 << 20 {
+        assert!(start.elapsed() < BOUND, "the input is not being read");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let sent = Instant::now();
     child.signal("TERM");
     let e = tokio::task::spawn_blocking(move || child.wait(BOUND))
@@ -478,17 +492,18 @@ async fn sigterm_during_a_running_cell_of_a_chat_ends_it_and_leaves_no_container
     std::fs::write(&input, "t,v\n1,2\n").unwrap();
     let model = replay(
         dir.path(),
-        serde_json::json!([{ "python": "import time\nprint('sleeping', flush=True)\ntime.sleep(300)" }]),
+        // Printed as "now sleeping", a line its source (shown too with -v) does not hold.
+        serde_json::json!([{ "python": "import time\nprint('now', 'sleeping', flush=True)\ntime.sleep(300)" }]),
     );
     let mut chat = cli(&data);
     chat.stdin(Stdio::piped())
-        .args(["chat", "--model", &model, "-i"])
+        .args(["chat", "-v", "--model", &model, "-i"])
         .arg(&input);
     let mut child = Running::spawn(chat);
     let mut stdin = child.child.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, b"sleep a while\n").unwrap();
-    child.wait_for_line("python:");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The cell's own line (shown with -v): the cell runs, not just its heading.
+    child.wait_for_line("now sleeping");
     let id = session_id(&data).unwrap();
     assert_eq!(containers(&id).await, 1);
     let sent = Instant::now();
