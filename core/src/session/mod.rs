@@ -57,7 +57,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::sandbox::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
+#[cfg(any(test, feature = "test-support"))]
+pub use crate::sandbox::FakeFactory;
+pub use crate::sandbox::{DockerFactory, SandboxFactory, SetupSink};
 pub use config::SessionConfig;
 pub use error::{ErrorInfo, SessionError};
 pub use handle::{pump, AskHandle, AskOutcome};
