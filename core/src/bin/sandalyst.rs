@@ -282,7 +282,7 @@ enum ImageCommand {
 
 #[derive(Subcommand)]
 enum RunsCommand {
-    /// List earlier runs, oldest first.
+    /// List earlier runs, newest first (as the desktop lists them).
     List {
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,

@@ -1096,3 +1096,39 @@ fn the_engine_stage_says_where_the_engine_came_from() {
             .unwrap();
     assert!(matches!(old, SetupStage::Engine { source: None, .. }));
 }
+
+/// The command line's `runs list` and the desktop's history are one listing, in one
+/// order: newest first, the folders that cannot be read last.
+#[tokio::test]
+async fn the_command_line_and_the_desktop_list_sessions_in_one_order() {
+    use sandalyst::api::App;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let app = App::with_factory(root.clone(), Arc::new(FakeFactory::default())).unwrap();
+    for _ in 0..3 {
+        app.create_session(SessionConfig::default()).await.unwrap();
+    }
+    std::fs::create_dir(root.join("20200101-000000-0000")).unwrap();
+    let desktop = app.list_sessions().await.unwrap();
+    let cli = app.list_runs().await.unwrap();
+    let ids: Vec<&str> = desktop.iter().map(|s| s.id.as_str()).collect();
+    let rows: Vec<&str> = cli
+        .runs
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(cli.unreadable.iter().map(|u| u.folder.as_str()))
+        .collect();
+    assert_eq!(rows, ids);
+    assert_eq!(ids.len(), 4);
+    let mut newest_first = ids[..3].to_vec();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids[..3], newest_first[..]);
+    assert_eq!(
+        ids[3], "20200101-000000-0000",
+        "the unreadable folder comes last"
+    );
+    assert!(cli
+        .runs
+        .iter()
+        .all(|r| r.status == "in progress" && r.outputs == 0));
+}
