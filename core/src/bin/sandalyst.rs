@@ -765,6 +765,18 @@ impl Printer {
                 SetupStage::SandboxReleased => writeln!(err, "  sandbox released (idle)"),
             },
             EventKind::Status { message } => writeln!(err, "  {message}"),
+            EventKind::OutputsRefused { count, refused } => {
+                for r in refused {
+                    let _ = writeln!(err, "  refused output {}: {}", r.path, r.reason);
+                }
+                match count.saturating_sub(refused.len()) {
+                    0 => Ok(()),
+                    more => writeln!(
+                        err,
+                        "  ... and {more} more refused output(s) (all listed in run.json)"
+                    ),
+                }
+            }
             EventKind::Egress { connection, .. } => network_line(connection, v, err),
             EventKind::AskStarted { model, .. } => writeln!(
                 err,

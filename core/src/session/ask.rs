@@ -376,9 +376,15 @@ impl Session {
         };
         match collected {
             Ok(collected) => {
-                for r in &collected.refused {
-                    host.emit(EventKind::Status {
-                        message: format!("refused output {}: {}", r.path, r.reason),
+                if !collected.refused.is_empty() {
+                    host.emit(EventKind::OutputsRefused {
+                        count: collected.refused.len(),
+                        refused: collected
+                            .refused
+                            .iter()
+                            .take(crate::agent::events::MAX_REFUSED_SHOWN)
+                            .cloned()
+                            .collect(),
                     });
                 }
                 let mut run = self.inner.run.lock().unwrap();

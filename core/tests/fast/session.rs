@@ -1132,3 +1132,59 @@ async fn the_command_line_and_the_desktop_list_sessions_in_one_order() {
         .iter()
         .all(|r| r.status == "in progress" && r.outputs == 0));
 }
+
+/// Outputs that are not brought back reach the front ends typed, as one event with
+/// each path and why (not a line of prose per file), and run.json keeps them all.
+#[tokio::test]
+async fn refused_outputs_are_one_typed_event_with_their_reasons() {
+    let f = fixture();
+    let mut config = SessionConfig::default();
+    config.collect.max_file_bytes = 50;
+    let session = f.sessions.create(config).await.unwrap();
+    let big = "x".repeat(60);
+    let model = ScriptedModel::new([
+        py(
+            "c1",
+            &format!("write output/small.txt ok\nwrite output/big.txt {big}"),
+        ),
+        say("made them"),
+    ]);
+    let (events, outcome) = ask(&session, "make files", model).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let refused: Vec<(usize, Vec<(String, String)>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::OutputsRefused { count, refused } => Some((
+                *count,
+                refused
+                    .iter()
+                    .map(|r| (r.path.clone(), r.reason.clone()))
+                    .collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    let (count, list) = &refused[0];
+    assert_eq!(*count, 1);
+    assert_eq!(list[0].0, "big.txt");
+    assert!(
+        list[0].1.contains("50 byte limit per file"),
+        "{}",
+        list[0].1
+    );
+    assert!(!events.iter().any(|e| matches!(&e.kind,
+        EventKind::Status { message } if message.contains("big.txt"))));
+    assert_eq!(session.meta().refused.len(), 1);
+    let json = serde_json::to_value(refused_event(&events)).unwrap();
+    assert_eq!(json["type"], "outputs_refused");
+    assert_eq!(json["refused"][0]["path"], "big.txt");
+}
+
+fn refused_event(events: &[Event]) -> EventKind {
+    events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::OutputsRefused { .. }))
+        .map(|e| e.kind.clone())
+        .unwrap()
+}
