@@ -1188,3 +1188,60 @@ fn refused_event(events: &[Event]) -> EventKind {
         .map(|e| e.kind.clone())
         .unwrap()
 }
+
+/// A desktop ask honours config.toml as the command line does: the settings the
+/// shell loads start from the file, so a new session asks before every call
+/// (`approve = "all"`), and gets the file's network and `[image]`.
+#[tokio::test]
+async fn a_desktop_ask_honours_the_config_files_approvals_network_and_image() {
+    use sandalyst::api::{settings, App};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "approve = \"all\"\nnetwork = \"allow:pypi.org\"\n[image]\npip = [\"tabulate\"]\nbuild_network = \"host\"\n",
+    )
+    .unwrap();
+    // The environment names the file: in a process of its own.
+    if !crate::common::in_own_process(&[("SANDALYST_CONFIG", config.to_str().unwrap())]) {
+        return;
+    }
+    let app = App::with_factory(
+        dir.path().join("sessions"),
+        Arc::new(FakeFactory::default()),
+    )
+    .unwrap();
+    // As the desktop shell does: its settings loaded at start, a session made from them.
+    let current = settings::load(app.root());
+    let session = app
+        .create_session(settings::desktop_config(&current).await.unwrap())
+        .await
+        .unwrap();
+    let steps = dir.path().join("steps.json");
+    std::fs::write(&steps, r#"[{"python": "print hello"}, {"say": "done"}]"#).unwrap();
+    let ask = app
+        .ask_with_settings(
+            session.id(),
+            "go".into(),
+            format!("replay:{}", steps.display()),
+            &current,
+            None,
+        )
+        .await
+        .unwrap();
+    let asked = std::sync::Mutex::new(Vec::new());
+    let outcome = ask
+        .follow(&|e: Event| {
+            if let EventKind::ApprovalRequested { tool, code, .. } = &e.kind {
+                asked.lock().unwrap().push(format!("{tool}: {code}"));
+                app.cancel(session.id());
+            }
+        })
+        .await;
+    assert_eq!(asked.into_inner().unwrap(), ["python: print hello"]);
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    let c = session.config();
+    assert_eq!(c.sandbox.network.to_string(), "allow:pypi.org");
+    assert_eq!(c.sandbox.packages.pip(), ["tabulate"]);
+    assert_eq!(c.sandbox.build.network.as_deref(), Some("host"));
+}
