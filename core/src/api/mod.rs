@@ -1,4 +1,4 @@
-//! The one API every front end calls: the command line (`src/bin/sandalyst.rs`) and
+//! The one API every front end calls: the command line (`src/bin/sandalyst/`) and
 //! the desktop shell (`src-tauri`) only translate to and from it (flags in, lines
 //! out; commands in, channel events out) and reach no other module of the core.
 //!
