@@ -253,16 +253,17 @@ pub fn model_spec(s: &Settings) -> String {
     }
 }
 
-/// The session settings of the desktop's settings, with the config file's `[image]`
-/// build options (read off the async runtime).
+/// The session settings of the desktop's settings and the config file (read off the
+/// async runtime).
 pub async fn desktop_config(s: &Settings) -> anyhow::Result<SessionConfig> {
     let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
-    Ok(session_config(s, &file.image))
+    Ok(session_config(s, &file))
 }
 
 /// The session settings these desktop settings stand for (the config file's choices
-/// are in them already: [`load`]), with the `[image]` section's build options.
-pub fn session_config(s: &Settings, image: &ImageSection) -> SessionConfig {
+/// the page shows are in them already: [`load`]), with what of the file the page does
+/// not show: the `[image]` build options and `resolve`.
+pub fn session_config(s: &Settings, file: &ConfigFile) -> SessionConfig {
     let mut c = SessionConfig {
         instructions: s.instructions.trim().to_string(),
         show_images: s.show_charts,
@@ -290,8 +291,9 @@ pub fn session_config(s: &Settings, image: &ImageSection) -> SessionConfig {
         // Saved settings passed the check (`save`); a hand-edited file that does not
         // is shown in the dialog, and its sessions run on the default image.
         c.sandbox.packages = packages(s).unwrap_or_default();
-        c.sandbox.build = build_options(image);
+        c.sandbox.build = build_options(&file.image);
     }
+    c.sandbox.egress_resolve = file.resolve.clone();
     c
 }
 
@@ -624,7 +626,7 @@ mod tests {
         assert!(old.shell, "the file was read");
         assert_eq!(old.approval, ApprovalMode::Auto);
         assert_eq!(
-            session_config(&old, &ImageSection::default()).approval,
+            session_config(&old, &ConfigFile::default()).approval,
             ApprovalMode::Auto
         );
         let s = Settings {
@@ -637,7 +639,7 @@ mod tests {
         assert_eq!(
             session_config(
                 &load_over(dir.path(), &Settings::default()),
-                &ImageSection::default()
+                &ConfigFile::default()
             )
             .approval,
             ApprovalMode::Shell
@@ -653,7 +655,7 @@ mod tests {
         assert_eq!(
             session_config(
                 &load_over(dir.path(), &Settings::default()),
-                &ImageSection::default()
+                &ConfigFile::default()
             )
             .follow_links,
             FollowLinks::Inside
@@ -666,7 +668,7 @@ mod tests {
         assert_eq!(
             session_config(
                 &load_over(dir.path(), &Settings::default()),
-                &ImageSection::default()
+                &ConfigFile::default()
             )
             .follow_links,
             FollowLinks::Outside
@@ -686,11 +688,12 @@ mod tests {
     #[test]
     fn the_desktop_honours_the_config_file_as_the_command_line_does() {
         let text = "approve = \"all\"\nnetwork = \"allow:pypi.org\"\nfollow_links = \"outside\"\n\
+                    resolve = [\"pypi.internal=10.0.0.5\"]\n\
                     [image]\npip = [\"tabulate\"]\nbuild_network = \"host\"\n";
         let file = ConfigFile::parse(text, Path::new("config.toml")).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let base = Settings::from_config_file(&file);
-        let desktop = session_config(&load_over(dir.path(), &base), &file.image);
+        let desktop = session_config(&load_over(dir.path(), &base), &file);
         let flags = Flags {
             max_turns: 25,
             timeout_secs: 1800,
@@ -706,6 +709,7 @@ mod tests {
             assert_eq!(c.follow_links, FollowLinks::Outside);
             assert_eq!(c.sandbox.packages.pip(), ["tabulate"]);
             assert_eq!(c.sandbox.build.network.as_deref(), Some("host"));
+            assert_eq!(c.sandbox.egress_resolve.len(), 1);
         }
 
         // The page changes the network and the turns: only those are saved, and the
@@ -730,7 +734,7 @@ mod tests {
     #[test]
     fn the_desktops_defaults_are_the_cores() {
         let s = Settings::default();
-        let c = session_config(&s, &ImageSection::default());
+        let c = session_config(&s, &ConfigFile::default());
         let core = SessionConfig::default();
         assert_eq!(c.limits.max_turns, core.limits.max_turns);
         assert_eq!(c.limits.wall_time, core.limits.wall_time);
@@ -753,7 +757,7 @@ mod tests {
         save_over(dir.path(), &s, &Settings::default()).unwrap();
         let c = session_config(
             &load_over(dir.path(), &Settings::default()),
-            &ImageSection::default(),
+            &ConfigFile::default(),
         );
         assert_eq!(c.sandbox.packages.pip(), ["pyjanitor==0.27", "tabulate"]);
         assert_eq!(c.sandbox.packages.apt(), ["fonts-noto-cjk"]);
@@ -776,7 +780,7 @@ mod tests {
             image_tag: "mine:1".into(),
             ..s
         };
-        let c = session_config(&own, &ImageSection::default());
+        let c = session_config(&own, &ConfigFile::default());
         assert_eq!(c.sandbox.image, "mine:1");
         assert!(c.sandbox.packages.is_empty());
     }
