@@ -652,66 +652,6 @@ async fn sigterm_ends_an_idle_chat_cleanly_and_a_second_signal_quits_at_once() {
     }
 }
 
-/// Through the session API both front ends call: a special file is a typed
-/// `bad_input` that leaves the session unchanged; an add's notes are returned (the
-/// desktop shows them) and go out as status events (the command line prints them).
-#[tokio::test(flavor = "multi_thread")]
-async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
-    use sandalyst::agent::EventKind;
-    use sandalyst::session::FakeFactory;
-    use sandalyst::session::{SessionConfig, Sessions};
-    let dir = tempfile::tempdir().unwrap();
-    let sessions = Sessions::new(
-        dir.path().join("sessions"),
-        std::sync::Arc::new(FakeFactory::default()),
-    )
-    .unwrap();
-    let session = sessions.create(SessionConfig::default()).await.unwrap();
-    let mut events = session.subscribe();
-    let fifo = dir.path().join("p");
-    mkfifo(&fifo);
-    let e = tokio::time::timeout(BOUND, session.add_inputs(vec![fifo.clone()]))
-        .await
-        .expect("add_inputs hung on a FIFO")
-        .unwrap_err();
-    assert_eq!(e.code(), "bad_input");
-    assert!(e.to_string().contains("is a named pipe (FIFO)"), "{e}");
-    assert!(session.meta().files.is_empty());
-
-    let docs = dir.path().join("docs");
-    std::fs::create_dir(&docs).unwrap();
-    std::fs::write(docs.join("a.csv"), "1").unwrap();
-    symlink("/dev/zero", docs.join("zero")).unwrap();
-    let added = session.add_inputs(vec![docs]).await.unwrap();
-    let names: Vec<_> = added.files.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["docs/a.csv"]);
-    assert_eq!(added.notes.len(), 1, "{:?}", added.notes);
-    assert!(added.notes[0].starts_with("left out input/docs/zero: it is a link to /dev/zero"));
-    let said = loop {
-        let ev = tokio::time::timeout(BOUND, events.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if let EventKind::Status { message } = ev.kind {
-            break message;
-        }
-    };
-    assert_eq!(said, added.notes[0]);
-    // The model is told what was left out, with its first request.
-    let model = sandalyst::model::scripted::ScriptedModel::new([]);
-    let log = model.log.clone();
-    let h = session
-        .ask("list the files".into(), Box::new(model))
-        .unwrap();
-    h.outcome().await;
-    let first = format!("{:?}", log.lock().unwrap()[0].items);
-    assert!(
-        first.contains("While staging the user's folders: left out input/docs/zero"),
-        "{first}"
-    );
-    session.close().await;
-}
-
 /// Ctrl-C in a chat stops only the running ask: the chat is still there past the
 /// grace period that bounds an exit's clean-up, and answers the next ask.
 #[tokio::test(flavor = "multi_thread")]

@@ -1245,3 +1245,101 @@ async fn a_desktop_ask_honours_the_config_files_approvals_network_and_image() {
     assert_eq!(c.sandbox.packages.pip(), ["tabulate"]);
     assert_eq!(c.sandbox.build.network.as_deref(), Some("host"));
 }
+
+/// A FIFO path, made with mkfifo(3).
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+#[cfg(unix)]
+/// Through the session API both front ends call: a special file is a typed
+/// `bad_input` that leaves the session unchanged; an add's notes are returned (the
+/// desktop shows them) and go out as status events (the command line prints them).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = Sessions::new(
+        dir.path().join("sessions"),
+        std::sync::Arc::new(FakeFactory::default()),
+    )
+    .unwrap();
+    let session = sessions.create(SessionConfig::default()).await.unwrap();
+    let mut events = session.subscribe();
+    let fifo = dir.path().join("p");
+    mkfifo(&fifo);
+    let e = tokio::time::timeout(
+        Duration::from_secs(60),
+        session.add_inputs(vec![fifo.clone()]),
+    )
+    .await
+    .expect("add_inputs hung on a FIFO")
+    .unwrap_err();
+    assert_eq!(e.code(), "bad_input");
+    assert!(e.to_string().contains("is a named pipe (FIFO)"), "{e}");
+    assert!(session.meta().files.is_empty());
+
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.csv"), "1").unwrap();
+    symlink("/dev/zero", docs.join("zero")).unwrap();
+    let added = session.add_inputs(vec![docs]).await.unwrap();
+    let names: Vec<_> = added.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["docs/a.csv"]);
+    assert_eq!(added.notes.len(), 1, "{:?}", added.notes);
+    assert!(added.notes[0].starts_with("left out input/docs/zero: it is a link to /dev/zero"));
+    let said = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let EventKind::Status { message } = ev.kind {
+            break message;
+        }
+    };
+    assert_eq!(said, added.notes[0]);
+    // The model is told what was left out, with its first request.
+    let model = sandalyst::model::scripted::ScriptedModel::new([]);
+    let log = model.log.clone();
+    let h = session
+        .ask("list the files".into(), Box::new(model))
+        .unwrap();
+    h.outcome().await;
+    let first = format!("{:?}", log.lock().unwrap()[0].items);
+    assert!(
+        first.contains("While staging the user's folders: left out input/docs/zero"),
+        "{first}"
+    );
+    session.close().await;
+}
+
+#[test]
+fn zero_or_tiny_limits_are_rejected_with_a_message() {
+    type Tweak = fn(&mut SessionConfig);
+    let cases: [(Tweak, &str); 8] = [
+        (|c| c.limits.max_turns = 0, "turn limit"),
+        (|c| c.limits.wall_time = Default::default(), "time limits"),
+        (
+            |c| c.limits.call_timeout = Default::default(),
+            "time limits",
+        ),
+        (|c| c.sandbox.memory_bytes = 0, "memory"),
+        (|c| c.sandbox.nano_cpus = 0, "CPU"),
+        (|c| c.sandbox.pids_limit = 0, "process limit"),
+        (|c| c.sandbox.workspace_bytes = 0, "workspace"),
+        (|c| c.sandbox.output_cap_bytes = 0, "output cap"),
+    ];
+    SessionConfig::default().validate().unwrap();
+    for (tweak, needle) in cases {
+        let mut c = SessionConfig::default();
+        tweak(&mut c);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+    let mut c = SessionConfig::default();
+    c.sandbox.tmp_bytes = 0;
+    assert!(c.validate().is_err());
+}
