@@ -316,3 +316,30 @@ fn the_layer_check_reads_the_whole_of_every_file() {
         ["agent uses api, which is not below it"]
     );
 }
+
+/// The loop makes no cancel token of its own: every wait in it (the model, the code,
+/// the summary turn after a limit) ends with the ask's own Stop. Read from the whole
+/// of its files, test code left out.
+#[test]
+fn the_loop_makes_no_cancel_token_of_its_own() {
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
+    let mut files = Vec::new();
+    rust_files(&agent, &mut files);
+    let mut read = BTreeMap::new();
+    let mut test_files = BTreeSet::new();
+    for f in &files {
+        let (code, modules) = without_tests(&std::fs::read_to_string(f).unwrap());
+        for m in modules {
+            test_files.extend(module_files(f, &m));
+        }
+        read.insert(f.clone(), code);
+    }
+    let fresh: Vec<String> = read
+        .iter()
+        .filter(|(f, code)| !test_files.contains(*f) && code.contains("CancellationToken::new"))
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    assert!(fresh.is_empty(), "a token of its own in {fresh:?}");
+    // The check sees the loop's tests, which do make tokens, as test code.
+    assert!(test_files.contains(&agent.join("tests.rs")));
+}

@@ -5,7 +5,6 @@
 
 use crate::common;
 
-
 #[tokio::test]
 async fn the_limits_asked_for_are_the_limits_the_container_has() {
     let Some(docker) = common::engine_or_skip().await else {
