@@ -164,40 +164,149 @@ pub enum SessionError {
     /// can be continued with a model from there.
     #[error("{message}")]
     ReplayFailed { message: String },
+    /// A failure no type names (not the model's, the sandbox's or the disk's, as far
+    /// as anything says): reported as what it is, never as one of those.
+    #[error("{message}")]
+    Internal { message: String },
+}
+
+/// The stable code of an error: what a front end branches on, never the words.
+/// Serialized as these snake_case strings, which the page reads:
+///
+/// - `busy`: an ask already runs in this session
+/// - `session_busy`: another process owns the session
+/// - `empty_prompt`, `not_found`, `bad_input`
+/// - `engine_unavailable`, `image_missing`, `image_unusable`, `sandbox`
+/// - `model_auth`, `context_too_long`, `model`
+/// - `storage`: the session folder could not be read or written
+/// - `replay_failed`: a re-run stopped at a recorded cell
+/// - `cancelled`: the user stopped it
+/// - `refused_path`: a path from the page that is not a file of the session
+/// - `not_pending`: an answer to a call that does not wait
+/// - `internal`: a failure no type names (older versions said unknown)
+///
+/// The list is tested against the enum both ways.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Busy,
+    SessionBusy,
+    EmptyPrompt,
+    NotFound,
+    BadInput,
+    EngineUnavailable,
+    ImageMissing,
+    ImageUnusable,
+    Sandbox,
+    ModelAuth,
+    ContextTooLong,
+    Model,
+    Storage,
+    ReplayFailed,
+    Cancelled,
+    RefusedPath,
+    NotPending,
+    /// Also what any code this version does not know reads as.
+    #[serde(other)]
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 18] = [
+        ErrorCode::Busy,
+        ErrorCode::SessionBusy,
+        ErrorCode::EmptyPrompt,
+        ErrorCode::NotFound,
+        ErrorCode::BadInput,
+        ErrorCode::EngineUnavailable,
+        ErrorCode::ImageMissing,
+        ErrorCode::ImageUnusable,
+        ErrorCode::Sandbox,
+        ErrorCode::ModelAuth,
+        ErrorCode::ContextTooLong,
+        ErrorCode::Model,
+        ErrorCode::Storage,
+        ErrorCode::ReplayFailed,
+        ErrorCode::Cancelled,
+        ErrorCode::RefusedPath,
+        ErrorCode::NotPending,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as it is serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Busy => "busy",
+            ErrorCode::SessionBusy => "session_busy",
+            ErrorCode::EmptyPrompt => "empty_prompt",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::BadInput => "bad_input",
+            ErrorCode::EngineUnavailable => "engine_unavailable",
+            ErrorCode::ImageMissing => "image_missing",
+            ErrorCode::ImageUnusable => "image_unusable",
+            ErrorCode::Sandbox => "sandbox",
+            ErrorCode::ModelAuth => "model_auth",
+            ErrorCode::ContextTooLong => "context_too_long",
+            ErrorCode::Model => "model",
+            ErrorCode::Storage => "storage",
+            ErrorCode::ReplayFailed => "replay_failed",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::RefusedPath => "refused_path",
+            ErrorCode::NotPending => "not_pending",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
 }
 
 /// A [`SessionError`] as it travels in an event: a stable code and the sentence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorInfo {
-    /// `busy`, `session_busy`, `empty_prompt`, `not_found`, `bad_input`, `engine_unavailable`,
-    /// `image_missing`, `image_unusable`, `sandbox`, `model_auth`, `context_too_long`, `model`, `storage`.
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl SessionError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            SessionError::Busy => "busy",
-            SessionError::SessionBusy { .. } => "session_busy",
-            SessionError::EmptyPrompt => "empty_prompt",
-            SessionError::NotFound { .. } => "not_found",
-            SessionError::BadInput { .. } => "bad_input",
-            SessionError::EngineUnavailable { .. } => "engine_unavailable",
-            SessionError::ImageMissing { .. } => "image_missing",
-            SessionError::ImageUnusable { .. } => "image_unusable",
-            SessionError::Sandbox { .. } => "sandbox",
-            SessionError::ModelAuth { .. } => "model_auth",
-            SessionError::ContextTooLong { .. } => "context_too_long",
-            SessionError::Model { .. } => "model",
-            SessionError::Storage { .. } => "storage",
-            SessionError::ReplayFailed { .. } => "replay_failed",
+            SessionError::Busy => ErrorCode::Busy,
+            SessionError::SessionBusy { .. } => ErrorCode::SessionBusy,
+            SessionError::EmptyPrompt => ErrorCode::EmptyPrompt,
+            SessionError::NotFound { .. } => ErrorCode::NotFound,
+            SessionError::BadInput { .. } => ErrorCode::BadInput,
+            SessionError::EngineUnavailable { .. } => ErrorCode::EngineUnavailable,
+            SessionError::ImageMissing { .. } => ErrorCode::ImageMissing,
+            SessionError::ImageUnusable { .. } => ErrorCode::ImageUnusable,
+            SessionError::Sandbox { .. } => ErrorCode::Sandbox,
+            SessionError::ModelAuth { .. } => ErrorCode::ModelAuth,
+            SessionError::ContextTooLong { .. } => ErrorCode::ContextTooLong,
+            SessionError::Model { .. } => ErrorCode::Model,
+            SessionError::Storage { .. } => ErrorCode::Storage,
+            SessionError::ReplayFailed { .. } => ErrorCode::ReplayFailed,
+            SessionError::Internal { .. } => ErrorCode::Internal,
         }
     }
 
     pub fn info(&self) -> ErrorInfo {
         ErrorInfo {
-            code: self.code().into(),
+            code: self.code(),
             message: self.to_string(),
         }
     }
@@ -244,6 +353,19 @@ impl Serialize for SessionError {
     }
 }
 
+/// Which links inside a dropped folder are followed (a link dropped itself always
+/// is): a setting of the config file and of sessions, used by `workspace` when it stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowLinks {
+    /// Only links whose target is inside the folder.
+    #[default]
+    Inside,
+    /// Also links to readable files and folders outside it (`follow_links =
+    /// "outside"` in the config file, or the desktop's settings).
+    Outside,
+}
+
 /// The argument of each tool that holds what the call runs or looks at: the tools'
 /// schemas, the parsing of calls, their display, reruns and exports name them here.
 pub mod tool_arg {
@@ -283,4 +405,60 @@ pub fn app_note(text: &str) -> String {
 /// A user turn that is (or starts with) the app's note, not the user's words.
 pub fn is_app_note(text: &str) -> bool {
     text.starts_with(APP_NOTE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes the list in [`ErrorCode`]'s documentation names, read from this file.
+    fn documented() -> Vec<String> {
+        let src = include_str!("protocol.rs");
+        let start = src.find("/// The stable code of an error").unwrap();
+        let end = start + src[start..].find("pub enum ErrorCode").unwrap();
+        src[start..end]
+            .lines()
+            .filter(|l| l.trim_start().starts_with("/// - "))
+            .flat_map(|l| l.split('`').skip(1).step_by(2).map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn every_documented_code_is_a_variant_and_every_variant_is_documented() {
+        let listed = documented();
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        for code in &listed {
+            assert!(
+                codes.contains(&code.as_str()),
+                "{code} is documented but not a code"
+            );
+        }
+        for code in &codes {
+            assert!(listed.iter().any(|l| l == code), "{code} is not documented");
+        }
+        assert!(listed.iter().any(|l| l == "replay_failed"));
+    }
+
+    #[test]
+    fn codes_travel_as_the_strings_the_page_reads() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, code.as_str());
+            assert_eq!(serde_json::from_value::<ErrorCode>(json).unwrap(), code);
+        }
+        let info = SessionError::ReplayFailed {
+            message: "cell 3 failed".into(),
+        }
+        .info();
+        assert_eq!(
+            serde_json::to_string(&info).unwrap(),
+            r#"{"code":"replay_failed","message":"cell 3 failed"}"#
+        );
+        // A code this version does not know (an older file's `unknown`, a newer one's)
+        // is read as internal, not refused.
+        for other in ["unknown", "from_the_future"] {
+            let read: ErrorCode = serde_json::from_str(&format!("\"{other}\"")).unwrap();
+            assert_eq!(read, ErrorCode::Internal);
+        }
+    }
 }

@@ -72,8 +72,8 @@ pub async fn execute(
         .into());
     }
     // Classified (special files refused) off the async runtime, before anything else.
-    let inputs = req.inputs.clone();
-    tokio::task::spawn_blocking(move || Manifest::from_paths(&inputs)).await??;
+    let (inputs, follow) = (req.inputs.clone(), req.config.follow_links);
+    tokio::task::spawn_blocking(move || Manifest::from_paths_following(&inputs, follow)).await??;
     if let Some(out) = &req.out {
         check_writable(out)?;
     }

@@ -10,8 +10,8 @@ use sandalyst::api::explore;
 use sandalyst::api::preview::FilePreview;
 use sandalyst::api::settings::{self, Settings};
 use sandalyst::api::{
-    engine, exports, AddedFiles, Answer, App, ApprovalMode, Error, Event, SessionSummary,
-    SessionView, StagedFile,
+    engine, exports, AddedFiles, Answer, App, ApprovalMode, Error, ErrorCode, Event,
+    SessionSummary, SessionView, StagedFile,
 };
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -296,7 +296,8 @@ pub async fn explore_code(
 
 #[tauri::command]
 pub async fn create_session(state: State<'_, AppState>) -> Result<SessionView> {
-    let config = settings::session_config(&state.settings.lock().unwrap());
+    let current = state.settings.lock().unwrap().clone();
+    let config = settings::desktop_config(&current).await?;
     let s = state.app.create_session(config).await?;
     state.app.view(s.id()).await
 }
@@ -381,9 +382,9 @@ pub async fn ask<R: tauri::Runtime>(
         .app
         .ask_with_settings(&session_id, prompt, model, &current, approval)
         .await
-        .map_err(|e| match e.code.as_str() {
-            "busy" => Error::new(
-                "busy",
+        .map_err(|e| match e.code {
+            ErrorCode::Busy => Error::new(
+                ErrorCode::Busy,
                 "an ask is already running in this session; stop it first (Esc)",
             ),
             _ => e,
@@ -517,8 +518,9 @@ pub async fn open_path(
     reveal: bool,
 ) -> Result<()> {
     let file = state.app.file_to_open(&session_id, &path)?;
-    let cannot =
-        |e: tauri_plugin_opener::Error| Error::new("unknown", format!("cannot open {path}: {e}"));
+    let cannot = |e: tauri_plugin_opener::Error| {
+        Error::new(ErrorCode::Internal, format!("cannot open {path}: {e}"))
+    };
     if !reveal {
         return tauri_plugin_opener::open_path(&file, None::<&str>).map_err(cannot);
     }
@@ -529,7 +531,7 @@ pub async fn open_path(
         })
     })
     .await
-    .map_err(|e| Error::new("unknown", e.to_string()))?
+    .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
     .map_err(cannot)
 }
 

@@ -255,6 +255,12 @@ export function reduce(state, ev) {
         ? `The inputs could not be profiled (${ev.failed}); the model reads them itself.`
         : `Inputs profiled for the model: ${ev.tables} table(s) in ${((ev.duration_ms ?? 0) / 1000).toFixed(1)} s.`;
       break;
+    case 'outputs_refused': {
+      const shown = (ev.refused ?? []).map((r) => `${r.path} (${r.reason})`);
+      const more = (ev.count ?? shown.length) - shown.length;
+      items.push({ kind: 'note', text: `Not brought back: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}.` });
+      break;
+    }
     case 'nothing_ran':
       items.push({ kind: 'note', text: `Nothing ran: ${ev.reason ?? 'the reply held no call'}. The model was told how to call a tool.` });
       break;

@@ -8,7 +8,7 @@ import { MODES } from './approval.js';
 import { splitNetwork, joinNetwork, addHost } from './network.js';
 
 const NUMBERS = ['max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
-const CHECKS = ['python', 'shell', 'show_charts'];
+const CHECKS = ['python', 'shell', 'show_charts', 'follow_outside_links'];
 const TEXTS = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval', 'isolation'];
 
 /// Form values -> settings object (pure given the form's fields).

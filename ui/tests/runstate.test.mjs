@@ -126,6 +126,16 @@ test('an incomplete ask marks the named files that are wrong and says which', ()
   assert.deepEqual(s.items[0], { kind: 'note', text: 'Nothing ran: your reply holds code but calls no tool, so the code did not run. The model was told how to call a tool.' });
 });
 
+test('outputs that were not brought back stay in the ask as one note, with why', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('outputs_refused', { count: 3, refused: [
+    { path: 'link', reason: 'a symbolic link (only regular files are collected)' },
+    { path: 'big.bin', reason: 'over the 50 byte limit per file' },
+  ] }));
+  s = reduce(s, ev('status', { message: 'later' }));
+  assert.deepEqual(s.items, [{ kind: 'note', text: 'Not brought back: link (a symbolic link (only regular files are collected)); big.bin (over the 50 byte limit per file); and 1 more.' }]);
+});
+
 test('a limit that left named outputs unmade says which', () => {
   const missing = [{ path: 'output/chart.png', problem: 'does not exist' }];
   assert.equal(endingText({ status: 'time_limit', seconds: 600, missing }), 'Stopped at the time limit; not made: output/chart.png does not exist');

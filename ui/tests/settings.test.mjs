@@ -7,7 +7,7 @@ const { readForm } = await import('../js/settings.js');
 
 test('the settings form carries the pip and apt package lists as typed', () => {
   const names = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval',
-    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts',
+    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts', 'follow_outside_links',
     'max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
   const elements = Object.fromEntries(names.map((n) => [n, { value: '1', checked: false }]));
   elements.pip_packages.value = '  tabulate pyjanitor==0.27 ';
@@ -39,15 +39,17 @@ test('the network setting round-trips between the core text and the form', () =>
 
 test('the settings form writes the network mode with its hosts and the isolation', () => {
   const names = ['provider', 'model', 'base_url', 'instructions', 'image_tag', 'pip_packages', 'apt_packages', 'approval',
-    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts',
+    'python', 'shell', 'network_mode', 'network_hosts', 'isolation', 'show_charts', 'follow_outside_links',
     'max_turns', 'wall_time_secs', 'call_timeout_secs', 'memory_mb', 'cpus', 'max_cost_usd'];
   const elements = Object.fromEntries(names.map((n) => [n, { value: '1', checked: false }]));
   elements.network_mode.value = 'allow';
   elements.network_hosts.value = '@python-packages, example.com:8443';
   elements.isolation.value = 'gvisor';
+  elements.follow_outside_links.checked = true;
   const s = readForm({ elements }, {});
   assert.equal(s.network, 'allow:@python-packages,example.com:8443');
   assert.equal(s.isolation, 'gvisor');
+  assert.equal(s.follow_outside_links, true, 'links that leave a dropped folder, as the core names it');
 });
 
 const { modelChoices } = await import('../js/settings.js');

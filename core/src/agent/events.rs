@@ -49,11 +49,14 @@ impl ArtifactKind {
 /// Set-up steps before code can run (they belong to the sandbox layer, which reports them).
 pub use crate::sandbox::SetupStage;
 
+/// The most refused outputs one event names; the rest are counted.
+pub const MAX_REFUSED_SHOWN: usize = 20;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     Setup(SetupStage),
-    /// Anything else worth a line (e.g. "refused output x: a symlink").
+    /// Anything else worth a line (e.g. "workspace archive not kept: ...").
     Status {
         message: String,
     },
@@ -126,6 +129,12 @@ pub enum EventKind {
     /// told `reason` with how to call a tool.
     NothingRan {
         reason: String,
+    },
+    /// Outputs of the ask that were not brought back (a link, a device, past a cap),
+    /// each with why: the first [`MAX_REFUSED_SHOWN`] of `count` (run.json keeps all).
+    OutputsRefused {
+        count: usize,
+        refused: Vec<crate::workspace::Refused>,
     },
     /// How the model's tool calls travel ([`crate::conversation::CallMode`]): said
     /// at the start of an ask and whenever it changes (`auto` moving a local server

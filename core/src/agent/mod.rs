@@ -4,9 +4,11 @@
 //! failed cell, bad arguments, a cut or empty reply, a missing output) were already
 //! told to the model and the loop goes on; a limit gets one tool-less turn for the
 //! write-up; an answer or a cancel ends the ask; a failure outside the model's control
-//! (provider, sandbox, disk) ends it `Failed`, kept typed in [`Agent::failure`]. Every
-//! item is handed to the [`Host`] as soon as it exists, so a crash loses nothing
-//! already said or done.
+//! (provider, sandbox, disk) ends it `Failed`, returned typed in [`Ended::failure`].
+//! The counters that decide how often the model is told something before the ask
+//! ends (reminders, nudges, cut replies, repeated calls) and the turn and spend limits
+//! are one [`guard::Guard`]. Every item is handed to the [`Host`] as soon as it exists,
+//! so a crash loses nothing already said or done.
 //!
 //! The helpers that shape what the model sees live beside it: [`observe`] (output
 //! budget, artifacts and images after each call), [`context`] (keeping the history
@@ -15,6 +17,7 @@
 pub mod context;
 pub mod ending;
 pub mod events;
+pub mod guard;
 pub mod instructions;
 pub mod observe;
 pub mod tools;
@@ -30,7 +33,28 @@ use crate::approval::{Decision, PendingCall};
 use crate::protocol::app_note;
 pub use crate::protocol::tool_source;
 pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
+pub use guard::{MAX_NUDGES, MAX_REMINDERS};
 pub use tools::ToolSet;
+
+use guard::Guard;
+
+/// One tool call of a reply: its id, the tool and the raw JSON arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl Call {
+    fn of((id, name, arguments): (&str, &str, &str)) -> Call {
+        Call {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        }
+    }
+}
 
 /// Which side failed when an ask ends on an error: attached to the error's chain as
 /// its context, so that the session types the failure from this, not from the words.
@@ -70,16 +94,6 @@ impl Default for Limits {
         }
     }
 }
-
-/// How many times one ask reminds the model of named outputs that are missing or
-/// invalid before it ends `Incomplete`.
-pub const MAX_REMINDERS: u32 = 2;
-/// How many replies of one ask that hold a call no one could read are told "nothing
-/// was run" instead of being taken for the answer.
-pub const MAX_NUDGES: u32 = 2;
-
-/// Replies in a row cut as loops before the ask stops.
-const MAX_LOOPS: u32 = 3;
 
 /// What the app's first cell says it does (in the model's history: its thought).
 const PRELUDE_SAID: &str =
@@ -139,19 +153,10 @@ pub struct Agent<'a> {
     pub turns: u32,
     /// The files in `output/` after the last call, to spot what each call changed.
     pub outputs: Vec<OutputEntry>,
-    /// What made the ask fail, kept typed (e.g. a `ModelError`) for the caller.
-    pub failure: Option<anyhow::Error>,
-    /// Reminders of the named outputs still missing or invalid, this ask.
-    reminders: u32,
-    /// Replies with a call that could not be read, told to the model, this ask.
-    nudges: u32,
+    /// The counters that decide whether the ask goes on.
+    guard: Guard,
     /// Whether code or a command ran in this ask.
     ran_code: bool,
-    /// The last call run (tool and code), and how many times in a row it came again.
-    last_call: Option<(String, String)>,
-    repeats: u32,
-    /// Replies in a row that passed a cap ([`crate::model::caps`]).
-    cuts: u32,
     /// Time spent waiting for the analyst's approvals: not counted in the wall time.
     waiting: std::sync::Arc<WaitClock>,
     /// The model's measured pace this ask: output tokens and the seconds their
@@ -194,6 +199,14 @@ impl WaitClock {
     }
 }
 
+/// How an ask ended: its status, and what made it fail, kept typed (e.g. a
+/// `ModelError`) for the caller to classify.
+#[derive(Debug)]
+pub struct Ended {
+    pub status: RunStatus,
+    pub failure: Option<anyhow::Error>,
+}
+
 /// How a turn ends, decided in one place ([`Agent::run`]). A recoverable outcome (a
 /// failed cell, bad arguments, a cut or empty reply, a missing file) has already been
 /// told to the model, as a call's result or a note, and the loop goes on; the others
@@ -228,13 +241,8 @@ impl<'a> Agent<'a> {
             usage: Usage::default(),
             turns: 0,
             outputs: Vec::new(),
-            failure: None,
-            reminders: 0,
-            nudges: 0,
+            guard: Guard::default(),
             ran_code: false,
-            last_call: None,
-            repeats: 0,
-            cuts: 0,
             waiting: Default::default(),
             pace: (0, 0.0),
             problems: Vec::new(),
@@ -244,52 +252,47 @@ impl<'a> Agent<'a> {
         }
     }
 
-    pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunStatus {
-        let deadline = tokio::time::Instant::now() + self.limits.wall_time;
-        if let Err(e) = self.push(Item::User { text: task.into() }, None) {
-            return self.failed(e);
+    /// Run the ask `task` to its end: `run(task) -> step() until an outcome ends it`.
+    pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> Ended {
+        match self.steps(task, cancel).await {
+            Ok(status) => Ended {
+                status,
+                failure: None,
+            },
+            Err(e) => Ended {
+                status: failed(&e),
+                failure: Some(e),
+            },
         }
+    }
+
+    /// The loop: each turn's outcome decides, here, whether the ask goes on.
+    async fn steps(&mut self, task: &str, cancel: &CancellationToken) -> anyhow::Result<RunStatus> {
+        let deadline = tokio::time::Instant::now() + self.limits.wall_time;
+        self.push(Item::User { text: task.into() }, None)?;
         if let Some(code) = self.prelude.take() {
-            if let Err(e) = self.run_prelude(code, cancel).await {
-                return self.failed(e);
-            }
+            self.run_prelude(code, cancel).await?;
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
         self.announce_call_mode();
         loop {
-            let outcome = match self.limit_reached() {
+            let outcome = match self.guard.limit(self.turns, &self.limits, self.cost()) {
                 Some(limit) => Outcome::Limit(limit),
                 None => self.step_until(deadline, task, cancel).await,
             };
             match outcome {
                 Outcome::Continue => {}
-                Outcome::Ended(status) => return status,
+                Outcome::Ended(status) => return Ok(status),
                 Outcome::Limit(limit) => {
                     // A limit that stops the ask says which named outputs it left unmade.
                     let status = self.wrap_up(limit, cancel).await;
                     let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
-                    return status.with_missing(problems);
+                    return Ok(status.with_missing(problems));
                 }
-                Outcome::Failed(e) => return self.failed(e),
+                Outcome::Failed(e) => return Err(e),
             }
         }
-    }
-
-    /// The turn and spend limits, checked before each turn; the time limit interrupts
-    /// the turn it runs out in ([`Agent::step_until`]).
-    fn limit_reached(&self) -> Option<RunStatus> {
-        if self.turns >= self.limits.max_turns {
-            return Some(RunStatus::MaxTurns {
-                turns: self.turns,
-                missing: vec![],
-            });
-        }
-        let (max, spent) = (self.limits.max_cost_usd?, self.cost()?);
-        (spent >= max).then_some(RunStatus::CostLimit {
-            usd: max,
-            missing: vec![],
-        })
     }
 
     /// One step; at the deadline it is interrupted (model stream and code), not
@@ -343,20 +346,56 @@ impl<'a> Agent<'a> {
         let Some(reply) = self.query(&specs, cancel).await? else {
             return Ok(Outcome::Ended(RunStatus::Cancelled));
         };
-        let calls: Vec<_> = reply.tool_calls().map(owned_call).collect();
+        let calls: Vec<Call> = reply.tool_calls().map(Call::of).collect();
         // What the model said comes first; then every call of the reply is decided
         // before any is kept or runs, so an edit is what the history holds (and a
-        // re-run replays) as the call.
+        // re-run replays) as the call. A cut reply's calls are never offered.
         let first_call = reply
             .items
             .iter()
             .position(|i| matches!(i, Item::ToolCall { .. }))
             .unwrap_or(reply.items.len());
-        let mut decisions = Vec::new();
-        for (i, item) in reply.items.iter().enumerate() {
-            if i == first_call && reply.cut.is_none() {
-                decisions = self.decide(&calls, &reply, cancel).await;
+        self.keep_reply(&reply, 0..first_call, &calls, &[])?;
+        let decisions = match reply.cut {
+            None if !calls.is_empty() => self.decide(&calls, &reply, cancel).await,
+            _ => Vec::new(),
+        };
+        self.keep_reply(&reply, first_call..reply.items.len(), &calls, &decisions)?;
+        if let Some(cut) = reply.cut {
+            return self.was_cut(cut, &calls);
+        }
+        self.guard.whole();
+        if calls.is_empty() {
+            return self.answered(&reply, task).await;
+        }
+        for (mut call, decision) in calls.into_iter().zip(decisions) {
+            if let Some(Decision::Edit { code }) = &decision {
+                call.arguments = tools::with_code(&call.name, &call.arguments, code);
             }
+            let mut output = self.execute(&call, &decision, cancel).await?;
+            self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+            if let Some(line) = ending::checklist(task, &self.problems) {
+                tools::append_note(&mut output, &line);
+            }
+            self.push(output, None)?;
+            if cancel.is_cancelled() {
+                return Ok(Outcome::Ended(RunStatus::Cancelled));
+            }
+        }
+        Ok(Outcome::Continue)
+    }
+
+    /// Keep the reply's items in `range` (the usage with its last item): a cut reply's
+    /// as stubs, a runaway answer as an excerpt, a call as the analyst edited it.
+    fn keep_reply(
+        &mut self,
+        reply: &Reply,
+        range: std::ops::Range<usize>,
+        calls: &[Call],
+        decisions: &[Option<Decision>],
+    ) -> anyhow::Result<()> {
+        for i in range {
+            let item = &reply.items[i];
             let usage = (i + 1 == reply.items.len()).then_some(&reply.usage);
             // Text that held calls keeps them for the model; a person reads the prose.
             let shown = text_calls::shown_text(&reply.items, i);
@@ -374,7 +413,7 @@ impl<'a> Agent<'a> {
                     }
                 }
                 (None, Item::ToolCall { call_id, .. }) => {
-                    let at = calls.iter().position(|(id, _, _)| id == call_id);
+                    let at = calls.iter().position(|c| &c.id == call_id);
                     match at.and_then(|k| decisions.get(k)) {
                         Some(Some(Decision::Edit { code })) => tools::edited(item, code),
                         _ => item.clone(),
@@ -384,31 +423,7 @@ impl<'a> Agent<'a> {
             };
             self.keep(item, usage, shown)?;
         }
-        if let Some(cut) = reply.cut {
-            return self.was_cut(cut, &calls);
-        }
-        self.cuts = 0;
-        if calls.is_empty() {
-            return self.answered(&reply, task).await;
-        }
-        for ((call_id, name, arguments), decision) in calls.into_iter().zip(decisions) {
-            let arguments = match &decision {
-                Some(Decision::Edit { code }) => tools::with_code(&name, &arguments, code),
-                _ => arguments,
-            };
-            let mut output = self
-                .execute(&call_id, &name, &arguments, &decision, cancel)
-                .await?;
-            self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
-            if let Some(line) = ending::checklist(task, &self.problems) {
-                tools::append_note(&mut output, &line);
-            }
-            self.push(output, None)?;
-            if cancel.is_cancelled() {
-                return Ok(Outcome::Ended(RunStatus::Cancelled));
-            }
-        }
-        Ok(Outcome::Continue)
+        Ok(())
     }
 
     /// The analyst's decision on each call, in order (the host lets calls through
@@ -416,7 +431,7 @@ impl<'a> Agent<'a> {
     /// not decided when the ask was cancelled: it does not run.
     async fn decide(
         &mut self,
-        calls: &[(String, String, String)],
+        calls: &[Call],
         reply: &Reply,
         cancel: &CancellationToken,
     ) -> Vec<Option<Decision>> {
@@ -431,11 +446,11 @@ impl<'a> Agent<'a> {
             .filter(|t| !t.is_empty())
             .collect();
         let mut decisions = Vec::new();
-        for (call_id, name, arguments) in calls {
+        for call in calls {
             let request = PendingCall {
-                call_id: call_id.clone(),
-                tool: name.clone(),
-                code: tool_source(arguments),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                code: tool_source(&call.arguments),
                 reason: reason.join("\n\n"),
             };
             self.waiting.start();
@@ -473,7 +488,7 @@ impl<'a> Agent<'a> {
                 tools,
                 on_delta: &on_delta,
                 answer: answer.clone(),
-                repeats: self.repeats,
+                repeats: self.guard.repeats(),
             };
             let reply = tokio::select! {
                 r = self.model.respond(request, cancel) => r,
@@ -526,13 +541,13 @@ impl<'a> Agent<'a> {
     /// and the model is told why, in each call's result or in a note. A second such
     /// reply in a row ends the ask (a third for loops, which the next turn is sampled
     /// warmer against, like a repeated call): the model keeps running away.
-    fn was_cut(&mut self, cut: Cut, calls: &[(String, String, String)]) -> anyhow::Result<Outcome> {
-        self.cuts += 1;
-        let looped = cut.what == crate::model::caps::Capped::Repetition;
-        if looped {
-            self.repeats += 1;
+    fn was_cut(&mut self, cut: Cut, calls: &[Call]) -> anyhow::Result<Outcome> {
+        if let Err(message) = self.guard.cut(cut) {
+            return Ok(Outcome::Failed(
+                ModelError::ReplyTooLarge { message }.into(),
+            ));
         }
-        let why = if looped {
+        let why = if cut.what == crate::model::caps::Capped::Repetition {
             format!(
                 "your last reply was cut: {}, so the rest of it was not read",
                 cut.describe()
@@ -543,23 +558,10 @@ impl<'a> Agent<'a> {
                 cut.describe()
             )
         };
-        if self.cuts >= if looped { MAX_LOOPS } else { 2 } {
-            let message = if looped {
-                format!("the model's replies fell into a loop {MAX_LOOPS} times in a row (the last: {}); the ask stops", cut.describe())
-            } else {
-                format!(
-                    "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",
-                    cut.describe()
-                )
-            };
-            return Ok(Outcome::Failed(
-                ModelError::ReplyTooLarge { message }.into(),
-            ));
-        }
-        for (call_id, _, _) in calls {
+        for call in calls {
             self.push(
                 Item::ToolOutput {
-                    call_id: call_id.clone(),
+                    call_id: call.id.clone(),
                     output: format!(
                         "Not run: {why}, and this call's arguments may be incomplete. Make the call again, shorter: \
                          write large content to a file in several smaller calls."
@@ -612,28 +614,24 @@ impl<'a> Agent<'a> {
                 return Ok(Outcome::Ended(RunStatus::Incomplete { problems }));
             }
         }
-        if self.nudges < MAX_NUDGES {
-            if let Some(reason) = ending::unrun_call(&text.join("\n\n"), self.ran_code) {
-                self.nudges += 1;
-                self.host.emit(EventKind::NothingRan {
-                    reason: reason.clone(),
-                });
-                let how = match self.call_mode {
-                    Some((CallMode::Schema | CallMode::Text, _)) => ending::HOW_TO_STEP,
-                    _ => ending::HOW_TO_CALL,
-                };
-                let note = app_note(&format!("Nothing was run: {reason}. {how}"));
-                self.push(Item::User { text: note }, None)?;
-                return Ok(Outcome::Continue);
-            }
+        let unrun = ending::unrun_call(&text.join("\n\n"), self.ran_code);
+        if let Some(reason) = self.guard.nudge(unrun) {
+            self.host.emit(EventKind::NothingRan {
+                reason: reason.clone(),
+            });
+            let how = match self.call_mode {
+                Some((CallMode::Schema | CallMode::Text, _)) => ending::HOW_TO_STEP,
+                _ => ending::HOW_TO_CALL,
+            };
+            let note = app_note(&format!("Nothing was run: {reason}. {how}"));
+            self.push(Item::User { text: note }, None)?;
+            return Ok(Outcome::Continue);
         }
         let problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
         if problems.is_empty() {
             return Ok(Outcome::Ended(RunStatus::Finished));
         }
-        if self.reminders < MAX_REMINDERS {
-            self.reminders += 1;
-            let last = self.reminders == MAX_REMINDERS;
+        if let Some(last) = self.guard.remind() {
             let text = app_note(&ending::reminder(&problems, last && self.ran_code));
             self.push(Item::User { text }, None)?;
             return Ok(Outcome::Continue);
@@ -712,14 +710,13 @@ impl<'a> Agent<'a> {
             },
             None,
         )?;
+        let call = Call {
+            id: call_id.into(),
+            name: "python".into(),
+            arguments,
+        };
         let output = self
-            .execute(
-                call_id,
-                "python",
-                &arguments,
-                &Some(Decision::Approve),
-                cancel,
-            )
+            .execute(&call, &Some(Decision::Approve), cancel)
             .await?;
         self.ran_code = false;
         self.push(output, None)
@@ -728,12 +725,11 @@ impl<'a> Agent<'a> {
     /// Run one tool call; only a broken sandbox is an error, everything else is an observation.
     async fn execute(
         &mut self,
-        call_id: &str,
-        name: &str,
-        arguments: &str,
+        call: &Call,
         decision: &Option<Decision>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Item> {
+        let (call_id, name, arguments) = (call.id.as_str(), call.name.as_str(), &call.arguments);
         let host = self.host;
         let on_output = |stream, text: &str| {
             host.emit(EventKind::CellOutput {
@@ -750,16 +746,16 @@ impl<'a> Agent<'a> {
                 "The analyst edited this call before it ran: the call above shows the code that ran, not what you wrote.".into(),
             );
         }
-        let call = match decision {
+        let action = match decision {
             None => Err("Not run: the ask was cancelled before this call was approved.".into()),
             Some(Decision::Reject { reason }) => Err(format!(
                 "Not run: the analyst rejected this call. Their reason: {reason}"
             )),
             Some(_) => tools::parse(&self.tools, name, arguments),
         };
-        match call {
+        match action {
             Err(message) => seen.refused(message),
-            Ok(tools::Call::Python(code)) => {
+            Ok(tools::Action::Python(code)) => {
                 self.ran_code = true;
                 let r = self
                     .sandbox
@@ -771,12 +767,12 @@ impl<'a> Agent<'a> {
                 }
                 seen.ran(r)
             }
-            Ok(tools::Call::Shell(cmd)) => {
+            Ok(tools::Action::Shell(cmd)) => {
                 self.ran_code = true;
                 let r = self.sandbox.shell(&cmd, timeout, cancel, &on_output).await;
                 seen.ran(r.map_err(|e| e.context(Failed::Sandbox))?)
             }
-            Ok(tools::Call::ViewImage(path)) => seen.view(self.sandbox, &path).await,
+            Ok(tools::Action::ViewImage(path)) => seen.view(self.sandbox, &path).await,
         }
         seen.connections(call_id, self.sandbox.take_egress(), self.host);
         seen.report(call_id, self.host);
@@ -784,18 +780,12 @@ impl<'a> Agent<'a> {
             .artifacts(call_id, self.sandbox, &self.outputs, self.host, vision)
             .await;
         // A small model can run the same cell over and over; say so, with the way on.
-        let this = (name.to_string(), tool_source(arguments));
-        self.repeats = if self.last_call.as_ref() == Some(&this) {
-            self.repeats + 1
-        } else {
-            0
-        };
-        self.last_call = Some(this);
-        if self.repeats > 0 {
+        let repeats = self.guard.ran(name, tool_source(arguments));
+        if repeats > 0 {
             seen.notes.push(format!(
                 "This call is the same as the one before it ({} time(s) in a row), so it showed nothing new. \
                  Do not run it again: take the next step of the task, and write the files it asks for.",
-                self.repeats + 1
+                repeats + 1
             ));
         }
         seen.notes.extend(self.host.take_notes());
@@ -838,18 +828,6 @@ impl<'a> Agent<'a> {
         Ok(())
     }
 
-    fn failed(&mut self, e: anyhow::Error) -> RunStatus {
-        // A typed failure's sentence stands alone (a replay that stopped is not "the
-        // model failed: ...").
-        let message = match e.downcast_ref::<crate::protocol::SessionError>() {
-            Some(typed) => typed.to_string(),
-            None => format!("{e:#}"),
-        };
-        let status = RunStatus::Failed { message };
-        self.failure = Some(e);
-        status
-    }
-
     /// What this turn may end with: the answer once no named output is missing;
     /// before that only calls, and, once code has run for half the turns, the word
     /// that they cannot be made (offered sooner, small models take it at once).
@@ -858,7 +836,7 @@ impl<'a> Agent<'a> {
             return Answer::Open;
         }
         let missing = self.problems.iter().map(|p| p.path.clone()).collect();
-        if self.ran_code && (self.turns * 2 >= self.limits.max_turns || self.reminders > 0) {
+        if self.ran_code && (self.turns * 2 >= self.limits.max_turns || self.guard.reminded()) {
             Answer::OrWhyNot { missing }
         } else {
             Answer::NotYet { missing }
@@ -881,8 +859,14 @@ impl<'a> Agent<'a> {
     }
 }
 
-fn owned_call((id, name, args): (&str, &str, &str)) -> (String, String, String) {
-    (id.to_string(), name.to_string(), args.to_string())
+/// The status of an ask that failed with `e`. A typed failure's sentence stands alone
+/// (a replay that stopped is not "the model failed: ...").
+fn failed(e: &anyhow::Error) -> RunStatus {
+    let message = match e.downcast_ref::<crate::protocol::SessionError>() {
+        Some(typed) => typed.to_string(),
+        None => format!("{e:#}"),
+    };
+    RunStatus::Failed { message }
 }
 
 fn delta_event(d: Delta) -> EventKind {

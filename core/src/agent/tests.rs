@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::model::caps::{Capped, Cut};
 use crate::model::pricing::Price;
-use crate::model::scripted::{ScriptedModel, Step};
+use crate::model::scripted::{ScriptedModel, Seen, Step};
 use crate::sandbox::fake::FakeSandbox;
 use crate::sandbox::{ExecResult, OutputSink};
 use crate::workspace::{CollectLimits, Collected, Manifest};
@@ -154,6 +154,8 @@ struct Ask<'s> {
     host: Stub,
     cancel: CancellationToken,
     price: Option<Price>,
+    /// Every request the scripted model was sent, as it comes.
+    model_log: std::sync::Arc<Mutex<Vec<Seen>>>,
 }
 
 fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> Ask<'s> {
@@ -165,6 +167,7 @@ fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> A
         host: Stub::default(),
         cancel: CancellationToken::new(),
         price: None,
+        model_log: Default::default(),
     }
 }
 
@@ -172,12 +175,13 @@ impl Ask<'_> {
     async fn run(self) -> Asked {
         let mut model = ScriptedModel::new(self.steps);
         model.price = self.price;
+        model.log = self.model_log.clone();
         let mut agent = Agent::new(&mut model, self.sandbox, &self.host, Vec::new());
         agent.limits = self.limits;
-        let status = agent.run(self.task, &self.cancel).await;
+        let Ended { status, failure } = agent.run(self.task, &self.cancel).await;
         // Persistence on every step: what the loop holds is what the host recorded.
         assert_eq!(agent.items, *self.host.recorded.lock().unwrap());
-        let (turns, failure) = (agent.turns, agent.failure.take());
+        let turns = agent.turns;
         drop(agent);
         let raw_events = self.host.events.into_inner().unwrap();
         let events = raw_events
@@ -372,24 +376,30 @@ async fn stop_during_the_summary_after_a_limit_ends_the_ask_at_once() {
     // The summary turn never answers: only Stop ends it before its bound (a minute).
     let mut a = ask(&sandbox, [py("c1", "print 1"), Step::Hang]);
     a.limits.max_turns = 1;
-    let cancel = a.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+    let (cancel, log) = (a.cancel.clone(), a.model_log.clone());
+    let requests = log.clone();
+    let stopper = tokio::spawn(async move {
+        // Stop once the model has been sent the summary turn (its second request).
+        while log.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         cancel.cancel();
+        std::time::Instant::now()
     });
-    let started = std::time::Instant::now();
     let a = a.run().await;
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    let ended = std::time::Instant::now();
+    let stopped = stopper.await.unwrap();
+    let took = ended.duration_since(stopped);
+    assert!(took < Duration::from_secs(1), "{took:?} after Stop");
     assert!(
         matches!(a.status, RunStatus::MaxTurns { turns: 1, .. }),
         "{:?}",
         a.status
     );
-    // The summary turn had begun when Stop came.
+    // What was stopped was the summary turn: offered no tools.
+    let seen = requests.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].tools.is_empty(), "{:?}", seen[1].tools);
     assert!(
         a.items
             .iter()
@@ -707,7 +717,10 @@ async fn replies_cut_as_loops_are_sampled_warmer_and_the_third_in_a_row_stops_th
     let log = model.log.clone();
     let host = Stub::default();
     let mut agent = Agent::new(&mut model, &sandbox, &host, Vec::new());
-    let status = agent.run("say something", &CancellationToken::new()).await;
+    let status = agent
+        .run("say something", &CancellationToken::new())
+        .await
+        .status;
     drop(agent);
     assert_eq!(status, RunStatus::Finished);
     let repeats: Vec<u32> = log.lock().unwrap().iter().map(|s| s.repeats).collect();

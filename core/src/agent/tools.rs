@@ -67,15 +67,15 @@ impl ToolSet {
     }
 }
 
-/// A parsed tool call, or the observation explaining why it could not be parsed.
-pub enum Call {
+/// What a parsed tool call does.
+pub enum Action {
     Python(String),
     Shell(String),
     ViewImage(String),
 }
 
 /// Parse a call's raw JSON arguments into something to execute.
-pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, String> {
+pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Action, String> {
     let (field, enabled) = match name {
         "python" => (tool_arg::CODE, tools.python),
         "shell" => (tool_arg::COMMAND, tools.shell),
@@ -100,9 +100,9 @@ pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Call, Strin
         format!("error: the arguments must be an object with a string field `{field}`")
     })?;
     Ok(match name {
-        "python" => Call::Python(text.to_string()),
-        "shell" => Call::Shell(text.to_string()),
-        _ => Call::ViewImage(text.to_string()),
+        "python" => Action::Python(text.to_string()),
+        "shell" => Action::Shell(text.to_string()),
+        _ => Action::ViewImage(text.to_string()),
     })
 }
 
@@ -203,7 +203,7 @@ mod tests {
             .unwrap()
             .contains("switched off"));
         assert!(
-            matches!(parse(&t, "shell", r#"{"command":"ls"}"#), Ok(Call::Shell(c)) if c == "ls")
+            matches!(parse(&t, "shell", r#"{"command":"ls"}"#), Ok(Action::Shell(c)) if c == "ls")
         );
     }
 }

@@ -3,22 +3,23 @@
 
 use serde::Serialize;
 
+pub use crate::protocol::ErrorCode;
 use crate::protocol::SessionError;
 
-/// What a front end shows and branches on. `code` is one of [`SessionError`]'s codes
-/// (`session_busy`, `not_found`, `bad_input`, ...), `cancelled`, `refused_path`
-/// (a path from the page that is not a file of the session) or `unknown`.
+/// What a front end shows and branches on: a typed [`ErrorCode`] (serialized as the
+/// strings the page reads: `session_busy`, `not_found`, `refused_path`, ...) and the
+/// sentence for the person.
 #[derive(Clone, Debug, PartialEq, Serialize, thiserror::Error)]
 #[error("{message}")]
 pub struct Error {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl Error {
-    pub fn new(code: &str, message: impl Into<String>) -> Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
         Error {
-            code: code.into(),
+            code,
             message: message.into(),
         }
     }
@@ -26,14 +27,14 @@ impl Error {
     /// A request the front end should not have sent as it is (a relative path, an
     /// empty list): said in words for the person.
     pub fn bad_input(message: impl Into<String>) -> Error {
-        Error::new("bad_input", message)
+        Error::new(ErrorCode::BadInput, message)
     }
 }
 
 pub use crate::run::Cancelled;
 
-/// The code of the first typed error in `e`'s chain.
-pub fn code_of(e: &anyhow::Error) -> &'static str {
+/// The code of the first typed error in `e`'s chain; `Internal` when none has one.
+pub fn code_of(e: &anyhow::Error) -> ErrorCode {
     e.chain()
         .find_map(|c| {
             if let Some(s) = c.downcast_ref::<SessionError>() {
@@ -41,18 +42,18 @@ pub fn code_of(e: &anyhow::Error) -> &'static str {
             } else if c.downcast_ref::<Error>().is_some() {
                 None // its own code is taken below
             } else if c.is::<Cancelled>() {
-                Some("cancelled")
+                Some(ErrorCode::Cancelled)
             } else if c.is::<crate::api::files::Refused>() {
-                Some("refused_path")
+                Some(ErrorCode::RefusedPath)
             } else if c.is::<crate::sandbox::custom::PackageError>()
                 || c.is::<crate::explore::BadInput>()
             {
-                Some("bad_input")
+                Some(ErrorCode::BadInput)
             } else {
                 None
             }
         })
-        .unwrap_or("unknown")
+        .unwrap_or(ErrorCode::Internal)
 }
 
 impl From<anyhow::Error> for Error {
@@ -61,7 +62,7 @@ impl From<anyhow::Error> for Error {
             return own.clone();
         }
         Error {
-            code: code_of(&e).into(),
+            code: code_of(&e),
             message: sentence(&e),
         }
     }
@@ -70,7 +71,7 @@ impl From<anyhow::Error> for Error {
 impl From<SessionError> for Error {
     fn from(e: SessionError) -> Error {
         Error {
-            code: e.code().into(),
+            code: e.code(),
             message: e.to_string(),
         }
     }
@@ -103,8 +104,11 @@ mod tests {
         assert_eq!(api.message, format!("cannot ask ({busy})"));
         // Words that look like a code do not make one.
         let words = Error::from(anyhow::anyhow!("session_busy: not really"));
-        assert_eq!(words.code, "unknown");
-        assert_eq!(Error::from(anyhow::Error::new(Cancelled)).code, "cancelled");
+        assert_eq!(words.code, ErrorCode::Internal);
+        assert_eq!(
+            Error::from(anyhow::Error::new(Cancelled)).code,
+            ErrorCode::Cancelled
+        );
         let json = serde_json::to_value(Error::from(SessionError::Busy)).unwrap();
         assert_eq!(json["code"], "busy");
         assert!(json["message"]

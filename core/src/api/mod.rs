@@ -1,4 +1,4 @@
-//! The one API every front end calls: the command line (`src/bin/sandalyst.rs`) and
+//! The one API every front end calls: the command line (`src/bin/sandalyst/`) and
 //! the desktop shell (`src-tauri`) only translate to and from it (flags in, lines
 //! out; commands in, channel events out) and reach no other module of the core.
 //!
@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-pub use error::{Cancelled, Error};
+pub use error::{Cancelled, Error, ErrorCode};
 
 // What a front end shows or passes back, so that it needs no other module of the core.
 pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
@@ -217,7 +217,7 @@ impl App {
 
     /// The session `id` (an id a front end sent is checked first).
     pub async fn session(&self, id: &str) -> Result<Session, Error> {
-        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         Ok(self.sessions.open(id).await?)
     }
 
@@ -230,7 +230,7 @@ impl App {
 
     fn dir_of(&self, id: &str) -> Result<PathBuf, Error> {
         self.session_dir(id)
-            .ok_or_else(|| Error::new("not_found", "that session no longer exists"))
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, "that session no longer exists"))
     }
 
     /// Every session, newest first; folders that cannot be read come last, with why.
@@ -240,13 +240,13 @@ impl App {
     }
 
     pub async fn rename_session(&self, id: &str, title: &str) -> Result<(), Error> {
-        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         Ok(self.sessions.rename(id, title).await?)
     }
 
     /// Delete a session (refused while an ask runs), its container and its folder.
     pub async fn delete_session(&self, id: &str) -> Result<(), Error> {
-        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         if let Some(w) = self.watchers.lock().unwrap().remove(id) {
             w.abort();
         }
@@ -359,7 +359,7 @@ impl App {
         markdown: String,
         url_base: String,
     ) -> Result<String, Error> {
-        files::check_session_id(id).map_err(|e| Error::new("not_found", e.to_string()))?;
+        files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         let outputs = format!("{url_base}{}/", crate::store::OUTPUTS);
         blocking(move || Ok(preview::answer_html(&markdown, &outputs))).await
     }
@@ -462,7 +462,7 @@ impl App {
         let current = settings.clone();
         let model = blocking(move || settings::open_model(&model, &current)).await?;
         if !s.is_busy() {
-            let mut config = settings::session_config(settings);
+            let mut config = settings::desktop_config(settings).await?;
             config.approval = approval.unwrap_or(s.config().approval);
             s.set_config(config).await?;
         }
@@ -480,8 +480,8 @@ impl App {
         let s = self.session(id).await?;
         s.answer_approval(call_id, answer).map_err(|e| {
             let code = match e {
-                crate::approval::AnswerError::NotPending { .. } => "not_pending",
-                crate::approval::AnswerError::EmptyEdit => "bad_input",
+                crate::approval::AnswerError::NotPending { .. } => ErrorCode::NotPending,
+                crate::approval::AnswerError::EmptyEdit => ErrorCode::BadInput,
             };
             Error::new(code, e.to_string())
         })
@@ -516,7 +516,7 @@ impl App {
     /// (in the history) when this returns; [`App::replay`] runs it.
     pub async fn rerun(&self, source: &str, inputs: Vec<PathBuf>) -> anyhow::Result<Rerun> {
         files::check_session_id(source)
-            .map_err(|e| anyhow::Error::new(Error::new("not_found", e.to_string())))?;
+            .map_err(|e| anyhow::Error::new(Error::new(ErrorCode::NotFound, e.to_string())))?;
         crate::rerun::prepare(&self.sessions, source, inputs).await
     }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{blocking, App, Error};
-use crate::store::{render_transcript, Store, TRANSCRIPT};
+use crate::store::{render_transcript, TRANSCRIPT};
 
 /// One line of the listing.
 #[derive(Clone, Debug, Serialize)]
@@ -24,7 +24,8 @@ pub struct UnreadableRow {
     pub reason: String,
 }
 
-/// Every session oldest first, then the folders that cannot be read.
+/// Every session newest first, then the folders that cannot be read: the one listing
+/// of the sessions ([`App::list_sessions`]), as rows.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunList {
     pub runs: Vec<RunRow>,
@@ -33,35 +34,30 @@ pub struct RunList {
 
 impl App {
     pub async fn list_runs(&self) -> Result<RunList, Error> {
-        let root = self.root().to_path_buf();
-        blocking(move || {
-            let listing = Store::open(root)?.scan()?;
-            let runs = listing
-                .runs
-                .into_iter()
-                .map(|m| RunRow {
-                    status: m
+        let mut list = RunList {
+            runs: Vec::new(),
+            unreadable: Vec::new(),
+        };
+        for s in self.list_sessions().await? {
+            match s.unreadable {
+                Some(reason) => list.unreadable.push(UnreadableRow {
+                    folder: s.id,
+                    reason,
+                }),
+                None => list.runs.push(RunRow {
+                    status: s
                         .status
                         .as_ref()
-                        .map(|s| s.to_string())
+                        .map(|st| st.to_string())
                         .unwrap_or_else(|| "in progress".into()),
-                    asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
-                    outputs: m.outputs.len(),
-                    title: m.display_title(),
-                    id: m.id,
-                })
-                .collect();
-            let unreadable = listing
-                .unreadable
-                .into_iter()
-                .map(|u| UnreadableRow {
-                    folder: u.folder,
-                    reason: u.reason,
-                })
-                .collect();
-            Ok(RunList { runs, unreadable })
-        })
-        .await
+                    asks: s.asks,
+                    outputs: s.outputs,
+                    title: s.title,
+                    id: s.id,
+                }),
+            }
+        }
+        Ok(list)
     }
 
     /// Session `id`'s transcript as text a person reads (safe to print on a terminal),

@@ -1,8 +1,12 @@
 //! Settings into a session's configuration and a model, in one place for every front
 //! end: the desktop's settings file ([`Settings`], JSON in the data folder), the
-//! command line's flags ([`Flags`]), the config file's `[image]` section, the
-//! environment and the OS keychain. API keys are never in a settings file: they go
-//! to the keychain ([`save_api_key`]) and only a masked form ever reaches the page.
+//! command line's flags ([`Flags`]), the config file (`approve`, `network`,
+//! `follow_links`, `[image]`), the environment and the OS keychain. The config file
+//! counts the same for both: under the command line's flags, and under what the
+//! desktop's page saved (the page saves only what differs from the file and the
+//! defaults, so a choice left alone keeps following the file). API keys are never in
+//! a settings file: they go to the keychain ([`save_api_key`]) and only a masked form
+//! ever reaches the page.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,10 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalMode;
 use crate::egress::{NetworkMode, Pin, PolicyError};
-use crate::model::config::{self, ImageSection, Selection};
+use crate::model::config::{self, ConfigFile, ImageSection, Selection};
 use crate::model::Model;
 use crate::sandbox::custom::{PackageError, Packages};
 use crate::session::SessionConfig;
+use crate::workspace::FollowLinks;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -53,31 +58,59 @@ pub struct Settings {
     pub approval: ApprovalMode,
     /// What isolates the sandbox: auto, runc or gvisor.
     pub isolation: crate::sandbox::Isolation,
+    /// Follow links in a dropped folder that lead out of it (off: only links to
+    /// files inside it).
+    pub follow_outside_links: bool,
 }
 
 impl Default for Settings {
+    /// The core's own defaults ([`SessionConfig::default`]), written nowhere else.
     fn default() -> Self {
+        let c = SessionConfig::default();
         Settings {
             provider: "offline".into(),
             model: String::new(),
             base_url: String::new(),
-            instructions: String::new(),
-            python: true,
+            instructions: c.instructions,
+            python: c.tools.python,
+            // The desktop offers the shell only when the analyst turns it on.
             shell: false,
-            network: "off".into(),
-            max_turns: 25,
-            wall_time_secs: 30 * 60,
-            call_timeout_secs: 300,
-            memory_mb: 2048,
-            cpus: 1.0,
-            max_cost_usd: 0.0,
-            show_charts: true,
-            image_tag: String::new(),
+            network: c.sandbox.network.to_string(),
+            max_turns: c.limits.max_turns,
+            wall_time_secs: c.limits.wall_time.as_secs(),
+            call_timeout_secs: c.limits.call_timeout.as_secs(),
+            memory_mb: u64::try_from(c.sandbox.memory_bytes >> 20).unwrap_or(0),
+            cpus: c.sandbox.nano_cpus as f64 / 1e9,
+            max_cost_usd: c.limits.max_cost_usd.unwrap_or(0.0),
+            show_charts: c.show_images,
+            image_tag: c.sandbox.image,
             pip_packages: String::new(),
             apt_packages: String::new(),
-            approval: ApprovalMode::Auto,
-            isolation: crate::sandbox::Isolation::Auto,
+            approval: c.approval,
+            isolation: c.sandbox.isolation,
+            follow_outside_links: c.follow_links == FollowLinks::Outside,
         }
+    }
+}
+
+impl Settings {
+    /// What the desktop starts from before its page saved anything: the defaults with
+    /// the config file's choices over them, as the command line takes them when no
+    /// flag says otherwise.
+    pub fn from_config_file(file: &ConfigFile) -> Settings {
+        let mut s = Settings::default();
+        if let Some(approve) = file.approve {
+            s.approval = approve;
+        }
+        if let Some(n) = &file.network {
+            s.network = n.0.to_string();
+        }
+        if let Some(follow) = file.follow_links {
+            s.follow_outside_links = follow == FollowLinks::Outside;
+        }
+        s.pip_packages = file.image.pip.join(" ");
+        s.apt_packages = file.image.apt.join(" ");
+        s
     }
 }
 
@@ -85,19 +118,53 @@ pub fn path(data_root: &Path) -> PathBuf {
     data_root.join("desktop-settings.json")
 }
 
+/// The desktop's settings: what its page saved, over the config file's choices, over
+/// the defaults. A config file that cannot be read adds nothing here (choosing the
+/// model reads the same file and says what is wrong with it).
 pub fn load(data_root: &Path) -> Settings {
-    std::fs::read_to_string(path(data_root))
+    load_over(data_root, &base())
+}
+
+/// What the page's settings stand on now: the defaults and the config file.
+fn base() -> Settings {
+    let file = config::load_config_file()
+        .map(|(f, _)| f)
+        .unwrap_or_default();
+    Settings::from_config_file(&file)
+}
+
+/// The settings file over `base`: a field the page never saved is `base`'s.
+pub fn load_over(data_root: &Path, base: &Settings) -> Settings {
+    let saved = std::fs::read_to_string(path(data_root))
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let Some(serde_json::Value::Object(saved)) = saved else {
+        return base.clone();
+    };
+    let mut merged = serde_json::to_value(base).expect("settings are plain data");
+    if let serde_json::Value::Object(m) = &mut merged {
+        m.extend(saved);
+    }
+    serde_json::from_value(merged).unwrap_or_else(|_| base.clone())
 }
 
 pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
+    save_over(data_root, s, &base())
+}
+
+/// Save what differs from `base` (the defaults and the config file), so a choice the
+/// page left alone keeps following the config file.
+pub fn save_over(data_root: &Path, s: &Settings, base: &Settings) -> anyhow::Result<()> {
     packages(s)?;
     network(s)?;
+    let mut changed = serde_json::to_value(s)?;
+    let base = serde_json::to_value(base)?;
+    if let (serde_json::Value::Object(m), serde_json::Value::Object(b)) = (&mut changed, &base) {
+        m.retain(|k, v| b.get(k) != Some(v));
+    }
     std::fs::create_dir_all(data_root)?;
     // Written beside the old file, synced and renamed over it: a crash keeps one whole.
-    crate::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(s)?)
+    crate::store::write_atomic(&path(data_root), &serde_json::to_vec_pretty(&changed)?)
         .with_context(|| format!("cannot save the settings in {}", data_root.display()))
 }
 
@@ -186,8 +253,17 @@ pub fn model_spec(s: &Settings) -> String {
     }
 }
 
-/// The session settings these desktop settings stand for.
-pub fn session_config(s: &Settings) -> SessionConfig {
+/// The session settings of the desktop's settings and the config file (read off the
+/// async runtime).
+pub async fn desktop_config(s: &Settings) -> anyhow::Result<SessionConfig> {
+    let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
+    Ok(session_config(s, &file))
+}
+
+/// The session settings these desktop settings stand for (the config file's choices
+/// the page shows are in them already: [`load`]), with what of the file the page does
+/// not show: the `[image]` build options and `resolve`.
+pub fn session_config(s: &Settings, file: &ConfigFile) -> SessionConfig {
     let mut c = SessionConfig {
         instructions: s.instructions.trim().to_string(),
         show_images: s.show_charts,
@@ -204,22 +280,31 @@ pub fn session_config(s: &Settings) -> SessionConfig {
     // runs with no network.
     c.sandbox.network = network(s).unwrap_or(NetworkMode::Off);
     c.sandbox.isolation = s.isolation;
+    if s.follow_outside_links {
+        c.follow_links = crate::workspace::FollowLinks::Outside;
+    }
     c.sandbox.memory_bytes = (s.memory_mb.max(128) as i64) << 20;
     c.sandbox.nano_cpus = (s.cpus.max(0.01) * 1e9) as i64;
-    // The workspace is a tmpfs counted against memory: keep it below the limit.
-    c.sandbox.workspace_bytes = c
-        .sandbox
-        .workspace_bytes
-        .min((c.sandbox.memory_bytes as u64) / 2);
     if !s.image_tag.trim().is_empty() {
         c.sandbox.image = s.image_tag.trim().to_string();
     } else {
         // Saved settings passed the check (`save`); a hand-edited file that does not
         // is shown in the dialog, and its sessions run on the default image.
         c.sandbox.packages = packages(s).unwrap_or_default();
-        c.sandbox.build.ca_file = build_ca_file();
+        c.sandbox.build = build_options(&file.image);
     }
+    c.sandbox.egress_resolve = file.resolve.clone();
     c
+}
+
+/// How the derived image is built: the `[image]` section's options, the CA file of
+/// `SANDALYST_BUILD_CA_FILE` when the section names none.
+fn build_options(image: &ImageSection) -> crate::sandbox::custom::BuildOptions {
+    let mut build = image.build_options();
+    if build.ca_file.is_none() {
+        build.ca_file = build_ca_file();
+    }
+    build
 }
 
 /// The CA file a package build trusts, from `SANDALYST_BUILD_CA_FILE`.
@@ -268,6 +353,11 @@ impl Flags {
     /// and build options on the default image (read off the async runtime).
     pub async fn session_config(&self) -> anyhow::Result<Configured> {
         let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
+        self.configured(file)
+    }
+
+    /// [`Flags::session_config`] with the config file given.
+    pub fn configured(&self, file: ConfigFile) -> anyhow::Result<Configured> {
         let section = file.image;
         let mut c = self.flags_config();
         // The flag, else the config file's `approve`, else every call runs.
@@ -277,6 +367,7 @@ impl Flags {
             .clone()
             .or(file.network.map(|n| n.0))
             .unwrap_or(NetworkMode::Off);
+        c.follow_links = file.follow_links.unwrap_or_default();
         c.sandbox.egress_resolve = file
             .resolve
             .into_iter()
@@ -285,10 +376,7 @@ impl Flags {
         let mut notes = Vec::new();
         if c.sandbox.image.is_empty() {
             c.sandbox.packages = section.packages()?;
-            c.sandbox.build = section.build_options();
-            if c.sandbox.build.ca_file.is_none() {
-                c.sandbox.build.ca_file = build_ca_file();
-            }
+            c.sandbox.build = build_options(&section);
         } else if !section.pip.is_empty() || !section.apt.is_empty() {
             notes.push(format!(
                 "the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
@@ -510,14 +598,17 @@ mod tests {
         assert_eq!(mask("sk-abcdefghijklmnop"), "sk-…mnop");
         assert_eq!(mask("short"), "••••");
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load(dir.path()), Settings::default());
+        assert_eq!(
+            load_over(dir.path(), &Settings::default()),
+            Settings::default()
+        );
         let s = Settings {
             provider: "openai".into(),
             model: "gpt-5.4".into(),
             ..Default::default()
         };
-        save(dir.path(), &s).unwrap();
-        assert_eq!(load(dir.path()), s);
+        save_over(dir.path(), &s, &Settings::default()).unwrap();
+        assert_eq!(load_over(dir.path(), &Settings::default()), s);
         assert_eq!(model_spec(&s), "openai:gpt-5.4");
         assert_eq!(model_spec(&Settings::default()), "offline");
     }
@@ -531,21 +622,128 @@ mod tests {
             r#"{"provider": "offline", "shell": true}"#,
         )
         .unwrap();
-        let old = load(dir.path());
+        let old = load_over(dir.path(), &Settings::default());
         assert!(old.shell, "the file was read");
         assert_eq!(old.approval, ApprovalMode::Auto);
-        assert_eq!(session_config(&old).approval, ApprovalMode::Auto);
+        assert_eq!(
+            session_config(&old, &ConfigFile::default()).approval,
+            ApprovalMode::Auto
+        );
         let s = Settings {
             approval: ApprovalMode::Shell,
             ..Default::default()
         };
-        save(dir.path(), &s).unwrap();
+        save_over(dir.path(), &s, &Settings::default()).unwrap();
         let text = std::fs::read_to_string(path(dir.path())).unwrap();
         assert!(text.contains(r#""approval": "shell""#), "{text}");
         assert_eq!(
-            session_config(&load(dir.path())).approval,
+            session_config(
+                &load_over(dir.path(), &Settings::default()),
+                &ConfigFile::default()
+            )
+            .approval,
             ApprovalMode::Shell
         );
+    }
+
+    #[test]
+    fn links_leaving_a_folder_are_followed_only_when_the_settings_say_so() {
+        use crate::workspace::FollowLinks;
+        let dir = tempfile::tempdir().unwrap();
+        // A settings file of an earlier version, without the field: links stay inside.
+        std::fs::write(path(dir.path()), r#"{"provider": "offline"}"#).unwrap();
+        assert_eq!(
+            session_config(
+                &load_over(dir.path(), &Settings::default()),
+                &ConfigFile::default()
+            )
+            .follow_links,
+            FollowLinks::Inside
+        );
+        let s = Settings {
+            follow_outside_links: true,
+            ..Default::default()
+        };
+        save_over(dir.path(), &s, &Settings::default()).unwrap();
+        assert_eq!(
+            session_config(
+                &load_over(dir.path(), &Settings::default()),
+                &ConfigFile::default()
+            )
+            .follow_links,
+            FollowLinks::Outside
+        );
+        // The config file's word for it, as the command line reads it.
+        let file =
+            config::ConfigFile::parse("follow_links = \"outside\"\n", Path::new("config.toml"))
+                .unwrap();
+        assert_eq!(file.follow_links, Some(FollowLinks::Outside));
+        let wrong = config::ConfigFile::parse("follow_links = \"all\"\n", Path::new("config.toml"));
+        assert!(wrong.unwrap_err().to_string().contains("config.toml"));
+    }
+
+    /// One config file, both front ends: the desktop's session and the command
+    /// line's get the same approvals, network, links and image from it, and the
+    /// desktop's page overrides only what it changed.
+    #[test]
+    fn the_desktop_honours_the_config_file_as_the_command_line_does() {
+        let text = "approve = \"all\"\nnetwork = \"allow:pypi.org\"\nfollow_links = \"outside\"\n\
+                    resolve = [\"pypi.internal=10.0.0.5\"]\n\
+                    [image]\npip = [\"tabulate\"]\nbuild_network = \"host\"\n";
+        let file = ConfigFile::parse(text, Path::new("config.toml")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let base = Settings::from_config_file(&file);
+        let desktop = session_config(&load_over(dir.path(), &base), &file);
+        let flags = Flags {
+            max_turns: 25,
+            timeout_secs: 1800,
+            call_timeout_secs: 300,
+            memory_mib: 2048,
+            cpus: 1.0,
+            ..Flags::default()
+        };
+        let cli = flags.configured(file.clone()).unwrap().config;
+        for c in [&desktop, &cli] {
+            assert_eq!(c.approval, ApprovalMode::All);
+            assert_eq!(c.sandbox.network.to_string(), "allow:pypi.org");
+            assert_eq!(c.follow_links, FollowLinks::Outside);
+            assert_eq!(c.sandbox.packages.pip(), ["tabulate"]);
+            assert_eq!(c.sandbox.build.network.as_deref(), Some("host"));
+            assert_eq!(c.sandbox.egress_resolve.len(), 1);
+        }
+
+        // The page changes the network and the turns: only those are saved, and the
+        // approvals still follow the file when it changes.
+        let page = Settings {
+            network: "off".into(),
+            max_turns: 7,
+            ..load_over(dir.path(), &base)
+        };
+        save_over(dir.path(), &page, &base).unwrap();
+        let saved = std::fs::read_to_string(path(dir.path())).unwrap();
+        assert!(
+            !saved.contains("approval") && !saved.contains("pip_packages"),
+            "{saved}"
+        );
+        let later = ConfigFile::parse("approve = \"shell\"\n", Path::new("config.toml")).unwrap();
+        let s = load_over(dir.path(), &Settings::from_config_file(&later));
+        assert_eq!(s.approval, ApprovalMode::Shell);
+        assert_eq!((s.network.as_str(), s.max_turns), ("off", 7));
+    }
+
+    #[test]
+    fn the_desktops_defaults_are_the_cores() {
+        let s = Settings::default();
+        let c = session_config(&s, &ConfigFile::default());
+        let core = SessionConfig::default();
+        assert_eq!(c.limits.max_turns, core.limits.max_turns);
+        assert_eq!(c.limits.wall_time, core.limits.wall_time);
+        assert_eq!(c.limits.call_timeout, core.limits.call_timeout);
+        assert_eq!(c.sandbox.memory_bytes, core.sandbox.memory_bytes);
+        assert_eq!(c.sandbox.nano_cpus, core.sandbox.nano_cpus);
+        assert_eq!(c.approval, core.approval);
+        assert_eq!(c.follow_links, core.follow_links);
+        assert_eq!(c.sandbox.network, core.sandbox.network);
     }
 
     #[test]
@@ -556,8 +754,11 @@ mod tests {
             apt_packages: "fonts-noto-cjk".into(),
             ..Default::default()
         };
-        save(dir.path(), &s).unwrap();
-        let c = session_config(&load(dir.path()));
+        save_over(dir.path(), &s, &Settings::default()).unwrap();
+        let c = session_config(
+            &load_over(dir.path(), &Settings::default()),
+            &ConfigFile::default(),
+        );
         assert_eq!(c.sandbox.packages.pip(), ["pyjanitor==0.27", "tabulate"]);
         assert_eq!(c.sandbox.packages.apt(), ["fonts-noto-cjk"]);
         assert!(c.sandbox.image.is_empty());
@@ -565,15 +766,21 @@ mod tests {
             pip_packages: "tabulate;reboot".into(),
             ..Default::default()
         };
-        let e = save(dir.path(), &bad).unwrap_err().to_string();
+        let e = save_over(dir.path(), &bad, &Settings::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is not a valid pip package name"), "{e}");
-        assert_eq!(load(dir.path()), s, "a refused save keeps the old settings");
+        assert_eq!(
+            load_over(dir.path(), &Settings::default()),
+            s,
+            "a refused save keeps the old settings"
+        );
         // A tag of the user's own is used as it is.
         let own = Settings {
             image_tag: "mine:1".into(),
             ..s
         };
-        let c = session_config(&own);
+        let c = session_config(&own, &ConfigFile::default());
         assert_eq!(c.sandbox.image, "mine:1");
         assert!(c.sandbox.packages.is_empty());
     }

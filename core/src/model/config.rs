@@ -202,6 +202,10 @@ pub struct ConfigFile {
     /// `--resolve`: `["pypi.internal=10.0.0.5"]`.
     #[serde(default)]
     pub resolve: Vec<crate::egress::Pin>,
+    /// Which links inside a dropped folder are followed: `"inside"` (the default:
+    /// only links to files in the folder) or `"outside"` (also links that leave it).
+    #[serde(default)]
+    pub follow_links: Option<crate::protocol::FollowLinks>,
 }
 
 /// A network mode in its text form (`allow:pypi.org`), checked when read.

@@ -466,12 +466,22 @@ impl Transport {
         }
 
         let mut parser = sse::Parser::with_limit(caps.event_bytes);
-        let mut first = true;
+        // Some portals label their page text/plain: its first bytes tell, however the
+        // server splits them (a chunk of blank lines first, a page in the next).
+        let mut head = Some(Vec::new());
         loop {
             let chunk = next().await?;
-            // Some portals label their page text/plain: its first bytes tell.
-            if std::mem::take(&mut first) && chunk.as_deref().is_some_and(looks_like_html) {
-                return web_page();
+            if let Some(seen) = head.as_mut() {
+                if let Some(c) = &chunk {
+                    let room = SNIFF_BYTES.saturating_sub(seen.len());
+                    seen.extend_from_slice(&c[..c.len().min(room)]);
+                }
+                if chunk.is_none() || sniffed_enough(seen) {
+                    if looks_like_html(seen) {
+                        return web_page();
+                    }
+                    head = None;
+                }
             }
             let Some(chunk) = chunk else {
                 let complete = match parser.finish() {
@@ -755,15 +765,29 @@ impl<W: WireFormat> Model for HttpModel<W> {
 /// Whether a body starts as an HTML page (an event stream starts with a field name
 /// or a comment, never with `<`).
 fn looks_like_html(body: &[u8]) -> bool {
-    let start: Vec<u8> = body
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace() || **b == 0xef || **b == 0xbb || **b == 0xbf)
-        .take(14)
+    let start: Vec<u8> = after_blanks(body)
+        .take(HTML_MARK_BYTES)
         .map(u8::to_ascii_lowercase)
         .collect();
     start.starts_with(b"<!doctype html")
         || start.starts_with(b"<html")
         || start.starts_with(b"<head")
+}
+
+/// The longest mark [`looks_like_html`] reads (`<!doctype html`).
+const HTML_MARK_BYTES: usize = 14;
+/// The most of a reply's start kept to tell a web page (blank lines before it included).
+const SNIFF_BYTES: usize = 1024;
+
+/// Whether `head`, a reply's first bytes, says enough to tell a web page from a stream.
+fn sniffed_enough(head: &[u8]) -> bool {
+    head.len() >= SNIFF_BYTES || after_blanks(head).count() >= HTML_MARK_BYTES
+}
+
+/// The bytes after leading white space and a byte-order mark.
+fn after_blanks(body: &[u8]) -> impl Iterator<Item = &u8> {
+    body.iter()
+        .skip_while(|b| b.is_ascii_whitespace() || **b == 0xef || **b == 0xbb || **b == 0xbf)
 }
 
 pub fn tool_images<'a>(

@@ -12,6 +12,7 @@ pub mod custom;
 pub mod docker;
 pub mod engine;
 pub mod factory;
+#[cfg(any(test, feature = "test-support"))]
 pub mod fake;
 pub mod image;
 mod kernel;
@@ -20,6 +21,7 @@ pub mod report;
 
 pub use docker::DockerFactory;
 pub use factory::{fix_for_this_os, EngineStatus, LineSink, SandboxFactory, SetupSink, SetupStage};
+#[cfg(any(test, feature = "test-support"))]
 pub use fake::FakeFactory;
 
 use std::path::Path;

@@ -198,7 +198,10 @@ impl Session {
             task = format!("{task}\n\n{note}");
             agent.prelude = load_cell.filter(|_| agent.tools.python);
         }
-        let mut status = agent.run(&task, cancel).await;
+        let crate::agent::Ended {
+            mut status,
+            failure,
+        } = agent.run(&task, cancel).await;
         let (turns, usage) = (agent.turns, agent.usage);
         if let (Some(mode), Some(root)) = (agent.model.learned_call_mode(), self.store_root()) {
             let described = agent.model.describe();
@@ -206,7 +209,7 @@ impl Session {
             let _ = blocking(move || Ok(crate::store::call_modes::learn(&root, &described, mode)?))
                 .await;
         }
-        let error = agent.failure.take().map(|e| SessionError::from_failure(&e));
+        let error = failure.map(|e| SessionError::from_failure(&e));
         // A disk that filled up says so in the status too, not only in the error.
         if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
             (&mut status, &error)
@@ -373,9 +376,15 @@ impl Session {
         };
         match collected {
             Ok(collected) => {
-                for r in &collected.refused {
-                    host.emit(EventKind::Status {
-                        message: format!("refused output {}: {}", r.path, r.reason),
+                if !collected.refused.is_empty() {
+                    host.emit(EventKind::OutputsRefused {
+                        count: collected.refused.len(),
+                        refused: collected
+                            .refused
+                            .iter()
+                            .take(crate::agent::events::MAX_REFUSED_SHOWN)
+                            .cloned()
+                            .collect(),
                     });
                 }
                 let mut run = self.inner.run.lock().unwrap();
@@ -698,12 +707,14 @@ impl Host for AskHost<'_> {
     }
 
     fn record(&self, item: &Item, usage: Option<&Usage>) -> anyhow::Result<()> {
+        // Typed here, where it is known to be the transcript on disk that failed.
         self.session
             .inner
             .run
             .lock()
             .unwrap()
             .append_in(Some(self.ask_id), item, usage)
+            .map_err(|e| SessionError::storage(e).into())
     }
 
     fn take_notes(&self) -> Vec<String> {
@@ -735,8 +746,9 @@ impl Host for AskHost<'_> {
             .collect();
         let rel = format!("{FIGURES}/{}-{safe}-{index}.png", self.ask_id);
         let path = self.session.inner.dir.join(&rel);
-        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        std::fs::write(&path, png)?;
+        let saved = std::fs::create_dir_all(path.parent().expect("has a parent"))
+            .and_then(|()| std::fs::write(&path, png));
+        saved.map_err(|e| SessionError::storage(anyhow::Error::new(e)))?;
         Ok(rel)
     }
 }

@@ -21,6 +21,8 @@ pub struct SessionConfig {
     pub max_archive_bytes: u64,
     /// Which calls wait for the analyst before they run.
     pub approval: crate::approval::ApprovalMode,
+    /// Which links inside a dropped folder are followed.
+    pub follow_links: crate::workspace::FollowLinks,
 }
 
 impl Default for SessionConfig {
@@ -35,11 +37,30 @@ impl Default for SessionConfig {
             idle_release: Duration::from_secs(30 * 60),
             max_archive_bytes: 2 << 30,
             approval: Default::default(),
+            follow_links: Default::default(),
         }
     }
 }
 
 impl SessionConfig {
+    /// The sandbox these settings start: the workspace (a tmpfs, counted against the
+    /// memory limit) at most half the memory, so the code keeps room to run whoever
+    /// set the two (a flag, the settings page, a session saved by an older version).
+    pub fn sandbox_config(&self) -> SandboxConfig {
+        let mut sandbox = self.sandbox.clone();
+        let half = u64::try_from(sandbox.memory_bytes).unwrap_or(0) / 2;
+        sandbox.workspace_bytes = sandbox.workspace_bytes.min(half);
+        sandbox
+    }
+
+    /// These settings as a session keeps them: checked ([`SessionConfig::validate`]),
+    /// with the sandbox's invariants applied.
+    pub fn settled(mut self) -> Result<SessionConfig, SessionError> {
+        self.sandbox = self.sandbox_config();
+        self.validate()?;
+        Ok(self)
+    }
+
     /// Refuse limits that cannot work, where they enter the core.
     pub fn validate(&self) -> Result<(), SessionError> {
         let bad = |m: &str| Err(SessionError::BadInput { message: m.into() });
@@ -99,5 +120,22 @@ mod tests {
             ..SessionConfig::default()
         };
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn the_workspace_is_at_most_half_the_memory_however_it_was_set() {
+        let mut c = SessionConfig::default();
+        c.sandbox.memory_bytes = 512 << 20;
+        assert_eq!(c.sandbox.workspace_bytes, 1 << 30, "the default is larger");
+        assert_eq!(c.sandbox_config().workspace_bytes, 256 << 20);
+        let settled = c.clone().settled().unwrap();
+        assert_eq!(settled.sandbox.workspace_bytes, 256 << 20);
+        assert_eq!(settled.sandbox.memory_bytes, 512 << 20);
+        // A workspace already smaller stays as it is.
+        c.sandbox.workspace_bytes = 64 << 20;
+        assert_eq!(c.sandbox_config().workspace_bytes, 64 << 20);
+        // Too little memory is still refused, not hidden by the cap.
+        c.sandbox.memory_bytes = 64 << 20;
+        assert_eq!(c.settled().unwrap_err().code(), "bad_input");
     }
 }

@@ -6,7 +6,9 @@ pub use crate::protocol::{disk_full, storage_message, ErrorInfo, SessionError};
 
 impl SessionError {
     /// Classify what ended an ask: the provider's typed error when the chain holds
-    /// one, else the side the loop named ([`crate::agent::Failed`]), else the disk.
+    /// one, else the side the loop named ([`crate::agent::Failed`]), else a full disk
+    /// (told by the operating system's error kind), else `Internal`: a failure no type
+    /// names is not said to be the disk's.
     pub fn from_failure(e: &anyhow::Error) -> SessionError {
         use crate::model::error::ModelError;
         let message = format!("{e:#}");
@@ -21,9 +23,10 @@ impl SessionError {
             }
             (Some(_), _) | (None, Some(Failed::Model)) => SessionError::Model { message },
             (None, Some(Failed::Sandbox)) => SessionError::Sandbox { message },
-            (None, None) => SessionError::Storage {
+            (None, None) if disk_full(e) => SessionError::Storage {
                 message: storage_message(e),
             },
+            (None, None) => SessionError::Internal { message },
         }
     }
 }
@@ -43,8 +46,17 @@ mod tests {
         );
         let sandbox = anyhow::anyhow!("the engine stopped").context(Failed::Sandbox);
         assert_eq!(SessionError::from_failure(&sandbox).code(), "sandbox");
-        // Words alone make no code: a disk error that says "the model failed".
-        let words = anyhow::anyhow!("the model failed to be saved");
-        assert_eq!(SessionError::from_failure(&words).code(), "storage");
+        // Words alone make no code: an error that says "the model failed" or "disk".
+        let words = anyhow::anyhow!("the model failed to be saved on the disk");
+        assert_eq!(SessionError::from_failure(&words).code(), "internal");
+        // The transcript's own failure is typed where it happens (the session's host).
+        let typed = anyhow::Error::new(SessionError::storage(anyhow::anyhow!("read-only")));
+        assert_eq!(SessionError::from_failure(&typed).code(), "storage");
+        // A full disk is told by the operating system's error kind.
+        let full = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull))
+            .context("appending to the transcript");
+        let e = SessionError::from_failure(&full);
+        assert_eq!(e.code(), "storage");
+        assert!(e.to_string().starts_with("the disk is full"), "{e}");
     }
 }

@@ -29,7 +29,8 @@ impl Session {
     /// (for a front end that shows them beside the files).
     pub async fn add_inputs(&self, paths: Vec<PathBuf>) -> Result<Added, SessionError> {
         // Classified and opened (without blocking) off the async runtime.
-        let manifest = blocking(move || Manifest::from_paths(&paths))
+        let follow = self.config().follow_links;
+        let manifest = blocking(move || Manifest::from_paths_following(&paths, follow))
             .await
             .map_err(SessionError::bad_input)?;
         let notes = manifest.note_lines(MAX_NOTES);

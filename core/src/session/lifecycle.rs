@@ -161,7 +161,7 @@ impl Session {
             .factory
             .start(
                 self.id(),
-                &config.sandbox,
+                &config.sandbox_config(),
                 &manifest,
                 &setup,
                 &self.inner.closing,

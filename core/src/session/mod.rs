@@ -57,7 +57,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::sandbox::{DockerFactory, FakeFactory, SandboxFactory, SetupSink};
+#[cfg(any(test, feature = "test-support"))]
+pub use crate::sandbox::FakeFactory;
+pub use crate::sandbox::{DockerFactory, SandboxFactory, SetupSink};
 pub use config::SessionConfig;
 pub use error::{ErrorInfo, SessionError};
 pub use handle::{pump, AskHandle, AskOutcome};
@@ -258,7 +260,7 @@ impl Session {
     /// Change the settings; they apply from the next ask (sandbox ones from the next
     /// container).
     pub async fn set_config(&self, config: SessionConfig) -> Result<(), SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         self.claim().await?;
         *self.inner.config.lock().unwrap() = config;
         let saved = self.save_settings().await;

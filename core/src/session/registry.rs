@@ -13,6 +13,9 @@ pub struct SessionSummary {
     /// The latest ask's status; `None` while one runs or before the first.
     pub status: Option<RunStatus>,
     pub files: Vec<StagedFile>,
+    /// How many output files its asks brought back.
+    #[serde(default)]
+    pub outputs: usize,
     /// Why the session's folder cannot be read, when it cannot (it is listed all the
     /// same, so nothing disappears from the history without a word).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,7 +53,7 @@ impl Sessions {
     }
 
     pub async fn create(&self, config: SessionConfig) -> Result<Session, SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         let store = self.store.clone();
         let (run, lock) = blocking(move || {
             let run = store.create_run(RunMeta {
@@ -135,7 +138,7 @@ impl Sessions {
         meta: RunMeta,
         config: SessionConfig,
     ) -> Result<Session, SessionError> {
-        config.validate()?;
+        let config = config.settled()?;
         let store = self.store.clone();
         let id = blocking(move || {
             let run = store.create_run(meta)?;
@@ -163,6 +166,7 @@ impl Sessions {
                 asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
                 status: m.status,
                 files: m.files,
+                outputs: m.outputs.len(),
                 unreadable: None,
             })
             .collect();
@@ -174,6 +178,7 @@ impl Sessions {
             asks: 0,
             status: None,
             files: Vec::new(),
+            outputs: 0,
             unreadable: Some(u.reason),
         }));
         Ok(all)

@@ -2,8 +2,11 @@
 //! `lstat`/`stat` only: regular files and folders are staged; named pipes, sockets and
 //! devices are refused (opening a FIFO blocks until a writer comes, reading
 //! `/dev/zero` never ends). Inside an input folder a symlink is followed when it
-//! points at a readable regular file or folder outside that folder, and refused with
-//! its reason otherwise. Files are then opened with [`open_input`], which cannot block
+//! points at a readable regular file or folder inside that folder; one that leaves
+//! it is left out and said (a folder holding a link to `~/.ssh/id_ed25519` must not
+//! hand the key to the model, as Docker's build context, git and rsync do not),
+//! unless [`FollowLinks::Outside`] is chosen. A link given directly is the user's own
+//! choice and followed. Files are then opened with [`open_input`], which cannot block
 //! and checks that what it opened is still a regular file, so a path swapped for a
 //! FIFO between the check and the read fails instead of hanging.
 
@@ -72,6 +75,11 @@ impl Kind {
     }
 }
 
+pub use crate::protocol::FollowLinks;
+
+/// How a link left out for leaving its folder can be included, said with it.
+pub const HOW_TO_FOLLOW: &str = "to include it, add the target itself, or set follow_links = \"outside\" in config.toml (desktop: Settings, \"Follow links that leave a dropped folder\")";
+
 /// Why a path cannot be staged; shown after the path ("input X is ...").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Why {
@@ -81,8 +89,10 @@ pub enum Why {
     Dangling { target: PathBuf },
     /// A link that resolves to itself (directly or through other links or folders).
     Loop { target: PathBuf },
-    /// A link to something inside the folder being staged (staged there already, or a loop).
-    IntoFolder { target: PathBuf },
+    /// A link that leaves the folder being staged (see [`FollowLinks`]).
+    Outside { target: PathBuf },
+    /// A link to a hidden entry of the folder (hidden entries are not staged).
+    IntoHidden { target: PathBuf },
     /// Reading it (or its folder) failed: permission denied, an I/O error.
     Unreadable { reason: String },
     /// It was a regular file when checked and something else when opened.
@@ -111,9 +121,14 @@ impl std::fmt::Display for Why {
                 "is a link to {}, which leads back to itself (a loop)",
                 target.display()
             ),
-            Why::IntoFolder { target } => write!(
+            Why::Outside { target } => write!(
                 f,
-                "is a link to {}, inside the folder being staged (it is staged there once already)",
+                "is a link to {}, outside the folder; links that leave a dropped folder are not followed ({HOW_TO_FOLLOW})",
+                target.display()
+            ),
+            Why::IntoHidden { target } => write!(
+                f,
+                "is a link to {}, a hidden entry of the folder (hidden entries are not staged)",
                 target.display()
             ),
             Why::Unreadable { reason } => write!(f, "cannot be read ({reason})"),
@@ -239,16 +254,22 @@ pub fn classify_top(path: &Path) -> Result<(Kind, Metadata), Refusal> {
 pub enum Entry {
     File,
     Dir,
-    /// A link to a readable file or folder outside `root`: `target` is canonical.
+    /// A link to a readable file or folder that may be followed: `target` is canonical.
     Link {
         target: PathBuf,
         kind: Kind,
     },
 }
 
-/// Classify `path`, an entry of the folder `here` (canonical) walked while staging the
-/// input folder `root` (canonical), whose own type `lstat` gave as `ty`.
-pub fn classify_entry(path: &Path, ty: FileType, root: &Path, here: &Path) -> Result<Entry, Why> {
+/// Classify `path`, an entry of the last folder of `walking` (the canonical folders
+/// being walked, the input folder given first, links followed included), whose own
+/// type `lstat` gave as `ty`; `follow` says which links may be followed.
+pub fn classify_entry(
+    path: &Path,
+    ty: FileType,
+    walking: &[PathBuf],
+    follow: FollowLinks,
+) -> Result<Entry, Why> {
     match Kind::of(ty) {
         Kind::File => return Ok(Entry::File),
         Kind::Dir => return Ok(Entry::Dir),
@@ -283,12 +304,26 @@ pub fn classify_entry(path: &Path, ty: FileType, root: &Path, here: &Path) -> Re
             via: Some(target),
         });
     }
-    // A folder that holds the link itself would be walked forever.
-    if kind == Kind::Dir && (here.starts_with(&target) || root.starts_with(&target)) {
+    // A folder that holds the link, or one being walked (links between two folders
+    // that lead to each other), would be walked forever.
+    if kind == Kind::Dir && walking.iter().any(|w| w.starts_with(&target)) {
         return Err(Why::Loop { target });
     }
-    if target.starts_with(root) {
-        return Err(Why::IntoFolder { target });
+    match walking
+        .first()
+        .and_then(|root| target.strip_prefix(root).ok())
+    {
+        // Checked before the target is opened: what is outside is not read at all.
+        None if follow == FollowLinks::Inside => return Err(Why::Outside { target }),
+        None => {}
+        Some(rel) => {
+            let hidden = rel
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+            if hidden {
+                return Err(Why::IntoHidden { target });
+            }
+        }
     }
     // The user must be able to read what the link leads to: a folder is listed, a
     // file opened (without blocking, and checked again) and closed.
@@ -433,9 +468,17 @@ mod tests {
     }
 
     fn entry(path: &Path, root: &Path) -> Result<Entry, Why> {
+        entry_following(path, root, FollowLinks::Outside)
+    }
+
+    fn entry_following(path: &Path, root: &Path, follow: FollowLinks) -> Result<Entry, Why> {
         let ty = std::fs::symlink_metadata(path).unwrap().file_type();
         let here = path.parent().unwrap().canonicalize().unwrap();
-        classify_entry(path, ty, root, &here)
+        let mut walking = vec![root.to_path_buf()];
+        if here != root {
+            walking.push(here);
+        }
+        classify_entry(path, ty, &walking, follow)
     }
 
     #[test]
@@ -549,8 +592,23 @@ mod tests {
             Why::Loop { .. }
         ));
         std::fs::write(root.join("real.csv"), "2").unwrap();
-        let inside = entry(&link("alias.csv", Path::new("real.csv")), &root).unwrap_err();
-        assert!(matches!(inside, Why::IntoFolder { .. }), "{inside:?}");
+        let alias = link("alias.csv", Path::new("real.csv"));
+        for follow in [FollowLinks::Inside, FollowLinks::Outside] {
+            assert_eq!(
+                entry_following(&alias, &root, follow).unwrap(),
+                Entry::Link {
+                    target: root.join("real.csv"),
+                    kind: Kind::File
+                }
+            );
+        }
+        // Outside the folder: left out unless the user allowed it.
+        assert_eq!(
+            entry_following(&root.join("latest.csv"), &root, FollowLinks::Inside).unwrap_err(),
+            Why::Outside {
+                target: target.canonicalize().unwrap()
+            }
+        );
         let p = root.join("pipe");
         fifo(&p);
         assert_eq!(

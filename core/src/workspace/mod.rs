@@ -15,7 +15,7 @@ pub use extract::{
     choose_outputs, collect, collect_chosen, keep_live_copy, Chosen, CollectLimits, Collected,
     CollectedFile, Refused,
 };
-pub use inputs::{open_input, InputNote, Kind, Refusal};
+pub use inputs::{open_input, FollowLinks, InputNote, Kind, Refusal};
 pub use stream::{ChannelReader, ChannelWriter};
 
 use inputs::Entry;
@@ -152,10 +152,19 @@ impl Manifest {
     /// files to `input/<folder>/<relative path>`. Each path is classified before it is
     /// opened ([`inputs`]): a given path that is not a regular file or folder is refused
     /// ([`Refusal`]); inside a folder, links are followed or left out and unsuitable
-    /// entries left out, each with a [`InputNote`]. Every file is opened (without
-    /// blocking) now, so an unreadable input fails before any container exists.
-    /// Blocking: call it off the async runtime.
+    /// entries left out, each with a [`InputNote`]. Links inside a folder are followed
+    /// only to targets inside it ([`FollowLinks::Inside`]). Every file is opened
+    /// (without blocking) now, so an unreadable input fails before any container
+    /// exists. Blocking: call it off the async runtime.
     pub fn from_paths(paths: &[PathBuf]) -> anyhow::Result<Manifest> {
+        Manifest::from_paths_following(paths, FollowLinks::default())
+    }
+
+    /// [`Manifest::from_paths`], with the links inside folders followed as `follow` says.
+    pub fn from_paths_following(
+        paths: &[PathBuf],
+        follow: FollowLinks,
+    ) -> anyhow::Result<Manifest> {
         let mut m = Manifest::default();
         for path in paths {
             let (kind, _) = inputs::classify_top(path)?;
@@ -165,12 +174,13 @@ impl Manifest {
                     .canonicalize()
                     .with_context(|| format!("cannot read input {}", path.display()))?;
                 let mut walk = Walk {
-                    root: &root,
+                    walking: vec![root.clone()],
+                    follow,
                     hidden: Vec::new(),
                     bad_names: 0,
                     out: &mut m,
                 };
-                walk.dir(&root, &root, &name, true)?;
+                walk.dir(&root, &name, true)?;
                 let (hidden, bad_names) = (walk.hidden, walk.bad_names);
                 if !hidden.is_empty() {
                     m.notes.push(InputNote::Hidden {
@@ -272,8 +282,9 @@ fn input_file(source: &Path, dest: String) -> anyhow::Result<InputFile> {
 
 /// One input folder being walked.
 struct Walk<'a> {
-    /// The folder given, canonical.
-    root: &'a Path,
+    /// The folders being walked, canonical: the one given first, the one listed now last.
+    walking: Vec<PathBuf>,
+    follow: FollowLinks,
     /// Hidden entries left out, as `input/` paths.
     hidden: Vec<String>,
     bad_names: usize,
@@ -281,10 +292,10 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Stage the folder `dir` (canonically `here`) as `input/<prefix>`. A folder that
-    /// cannot be listed fails the add when it is the one given (`given`), and is left
-    /// out with a note when it is inside it.
-    fn dir(&mut self, dir: &Path, here: &Path, prefix: &str, given: bool) -> anyhow::Result<()> {
+    /// Stage the folder `dir` (canonically the last of `walking`) as `input/<prefix>`. A
+    /// folder that cannot be listed fails the add when it is the one given (`given`),
+    /// and is left out with a note when it is inside it.
+    fn dir(&mut self, dir: &Path, prefix: &str, given: bool) -> anyhow::Result<()> {
         let listed = std::fs::read_dir(dir).and_then(|r| r.collect::<Result<Vec<_>, _>>());
         let mut entries = match listed {
             Ok(e) => e,
@@ -327,16 +338,19 @@ impl Walk<'_> {
                 }
             };
             let path = entry.path();
-            match inputs::classify_entry(&path, ty, self.root, here) {
+            match inputs::classify_entry(&path, ty, &self.walking, self.follow) {
                 Ok(Entry::File) => self.file(&path, dest),
-                Ok(Entry::Dir) => self.dir(&path, &here.join(&name), &dest, false)?,
+                Ok(Entry::Dir) => {
+                    let here = self.walking.last().map(|h| h.join(&name));
+                    self.walk_into(&path, here.unwrap_or_default(), &dest)?
+                }
                 Ok(Entry::Link { target, kind }) => {
                     self.out.notes.push(InputNote::Followed {
                         dest: dest.clone(),
                         target: target.clone(),
                     });
                     if kind == Kind::Dir {
-                        self.dir(&target, &target, &dest, false)?;
+                        self.walk_into(&target, target.clone(), &dest)?;
                     } else {
                         self.file(&target, dest);
                     }
@@ -345,6 +359,14 @@ impl Walk<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Stage the folder `dir` inside the one being walked, canonically `here`.
+    fn walk_into(&mut self, dir: &Path, here: PathBuf, prefix: &str) -> anyhow::Result<()> {
+        self.walking.push(here);
+        let walked = self.dir(dir, prefix, false);
+        self.walking.pop();
+        walked
     }
 
     fn file(&mut self, source: &Path, dest: String) {
@@ -494,7 +516,9 @@ mod tests {
         symlink(outside.path().join("more"), docs.join("more")).unwrap();
         symlink("/nonexistent/z.csv", docs.join("gone.csv")).unwrap();
         symlink("/dev/zero", docs.join("zero")).unwrap();
-        let m = Manifest::from_paths(std::slice::from_ref(&docs)).unwrap();
+        // Links that leave the folder are followed only when the user said so.
+        let m = Manifest::from_paths_following(std::slice::from_ref(&docs), FollowLinks::Outside)
+            .unwrap();
         let dests: Vec<_> = m.inputs.iter().map(|f| f.dest.as_str()).collect();
         assert_eq!(dests, ["docs/a.csv", "docs/latest.csv", "docs/more/y.csv"]);
         assert_eq!(m.inputs[1].bytes, 4);
@@ -523,6 +547,119 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(m.note_lines(1).len(), 2);
+    }
+
+    /// A dropped folder with links to a secret of the system, to a key in the user's
+    /// home, to a CSV elsewhere and to a sibling: only the sibling is staged, and
+    /// each link left out is named with how to include it.
+    #[cfg(unix)]
+    #[test]
+    fn links_that_leave_a_dropped_folder_are_left_out_and_said() {
+        use std::os::unix::fs::symlink;
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        let key = home.path().join(".ssh/id_ed25519");
+        std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let csv = elsewhere.path().join("sales.csv");
+        std::fs::write(&csv, "region,units\nCentro,3\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir_all(docs.join("sub")).unwrap();
+        std::fs::write(docs.join("a.csv"), "a\n").unwrap();
+        std::fs::write(docs.join(".env"), "TOKEN=1\n").unwrap();
+        symlink("/etc/shadow", docs.join("shadow")).unwrap();
+        symlink(&key, docs.join("key")).unwrap();
+        symlink(&csv, docs.join("sales.csv")).unwrap();
+        symlink("a.csv", docs.join("alias.csv")).unwrap();
+        symlink("../a.csv", docs.join("sub/up.csv")).unwrap();
+        symlink(".env", docs.join("env.txt")).unwrap();
+
+        let m = Manifest::from_paths(std::slice::from_ref(&docs)).unwrap();
+        let staged: Vec<(&str, &Path)> = m
+            .inputs
+            .iter()
+            .map(|f| (f.dest.as_str(), f.source.as_path()))
+            .collect();
+        let a = docs.canonicalize().unwrap().join("a.csv");
+        assert_eq!(
+            staged,
+            [
+                ("docs/a.csv", docs.join("a.csv").as_path()),
+                ("docs/alias.csv", a.as_path()),
+                ("docs/sub/up.csv", a.as_path()),
+            ]
+        );
+        let lines = m.note_lines(20);
+        for (name, target) in [
+            ("shadow", PathBuf::from("/etc/shadow")),
+            ("key", key.canonicalize().unwrap()),
+            ("sales.csv", csv.canonicalize().unwrap()),
+        ] {
+            let said = format!(
+                "left out input/docs/{name}: it is a link to {}, outside the folder; links that leave a dropped folder are not followed (to include it, add the target itself, or set follow_links = \"outside\" in config.toml",
+                target.display()
+            );
+            assert!(
+                lines.iter().any(|l| l.starts_with(&said)),
+                "{said}\n{lines:#?}"
+            );
+        }
+        assert!(
+            lines.iter().any(
+                |l| l.starts_with("left out input/docs/env.txt: it is a link to")
+                    && l.ends_with("a hidden entry of the folder (hidden entries are not staged)")
+            ),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.contains(&format!(
+                "input/docs/alias.csv -> {} (a link, followed)",
+                a.display()
+            )),
+            "{lines:#?}"
+        );
+
+        // With links outside allowed, the CSV elsewhere comes in; a link dropped
+        // directly is followed either way.
+        let all = Manifest::from_paths_following(std::slice::from_ref(&docs), FollowLinks::Outside)
+            .unwrap();
+        assert!(all.inputs.iter().any(|f| f.dest == "docs/sales.csv"));
+        let direct = Manifest::from_paths(&[docs.join("sales.csv")]).unwrap();
+        assert_eq!(direct.inputs[0].dest, "sales.csv");
+        assert_eq!(direct.inputs[0].bytes, 22);
+    }
+
+    /// Two folders whose links lead to each other are walked once each, not forever.
+    #[cfg(unix)]
+    #[test]
+    fn folders_that_link_to_each_other_are_a_loop() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let docs = dir.path().join("docs");
+        for d in ["x", "y"] {
+            std::fs::create_dir_all(docs.join(d)).unwrap();
+            std::fs::write(docs.join(d).join("f.csv"), "1\n").unwrap();
+        }
+        symlink("../y", docs.join("x/to_y")).unwrap();
+        symlink("../x", docs.join("y/to_x")).unwrap();
+        let m = Manifest::from_paths(std::slice::from_ref(&docs)).unwrap();
+        let dests: Vec<_> = m.inputs.iter().map(|f| f.dest.as_str()).collect();
+        assert_eq!(
+            dests,
+            [
+                "docs/x/f.csv",
+                "docs/x/to_y/f.csv",
+                "docs/y/f.csv",
+                "docs/y/to_x/f.csv"
+            ]
+        );
+        let loops = m
+            .note_lines(20)
+            .into_iter()
+            .filter(|l| l.ends_with("which leads back to itself (a loop)"))
+            .count();
+        assert_eq!(loops, 2, "{:#?}", m.note_lines(20));
     }
 
     #[cfg(unix)]

@@ -4,7 +4,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use sandalyst::agent::RunStatus;
+use sandalyst::agent::{Event, EventKind, RunStatus};
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::Item;
 use sandalyst::run::{self, RunOutcome, RunRequest};
@@ -16,6 +16,16 @@ async fn run_with(
     max_turns: u32,
     cancel: &CancellationToken,
 ) -> (RunOutcome, Store, tempfile::TempDir) {
+    run_watching(model, max_turns, cancel, &|_| {}).await
+}
+
+/// [`run_with`], each event of the run handed to `watch` as it comes.
+async fn run_watching(
+    model: &mut ScriptedModel,
+    max_turns: u32,
+    cancel: &CancellationToken,
+    watch: &(dyn Fn(Event) + Send + Sync),
+) -> (RunOutcome, Store, tempfile::TempDir) {
     let docker = common::engine().await;
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.csv");
@@ -25,7 +35,7 @@ async fn run_with(
     req.config.sandbox = common::config(&docker).await;
     req.config.limits.max_turns = max_turns;
     req.config.limits.call_timeout = Duration::from_secs(60);
-    let outcome = run::execute(&common::sessions(&store), req, model, &|_| {}, cancel)
+    let outcome = run::execute(&common::sessions(&store), req, model, watch, cancel)
         .await
         .unwrap();
     assert_eq!(
@@ -132,18 +142,41 @@ async fn cancel_interrupts_running_code_and_removes_the_container() {
     let Some(_engine) = common::engine_or_skip().await else {
         return;
     };
-    let mut model =
-        ScriptedModel::new([ScriptedModel::python("c1", "import time\ntime.sleep(120)")]);
+    let code = "import time\nprint('started', flush=True)\ntime.sleep(120)";
+    let mut model = ScriptedModel::new([ScriptedModel::python("c1", code)]);
     let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        c.cancel();
-    });
-    let started = Instant::now();
-    let (outcome, _store, _dir) = run_with(&mut model, 25, &cancel).await;
+    let stopped = std::sync::Mutex::new(None);
+    // Stop once the cell is running (its first line came), however long the start took.
+    let watch = |ev: Event| {
+        if let EventKind::CellOutput { text, .. } = &ev.kind {
+            if text.contains("started") && !cancel.is_cancelled() {
+                *stopped.lock().unwrap() = Some(Instant::now());
+                cancel.cancel();
+            }
+        }
+    };
+    let (outcome, store, _dir) = run_watching(&mut model, 25, &cancel, &watch).await;
     assert_eq!(outcome.status, RunStatus::Cancelled);
-    assert!(started.elapsed() < Duration::from_secs(60));
+    let stopped = stopped
+        .lock()
+        .unwrap()
+        .expect("the cell ran before the stop");
+    let took = stopped.elapsed();
+    eprintln!("the run ended {took:?} after the stop, its container removed");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // The interrupted cell's result is kept, with what it printed before the stop.
+    let transcript = store
+        .open_run(&outcome.run_id)
+        .unwrap()
+        .transcript()
+        .unwrap();
+    assert!(
+        transcript.iter().any(
+            |e| matches!(&e.item, Item::ToolOutput { call_id, output, .. }
+            if call_id == "c1" && output.contains("started"))
+        ),
+        "{transcript:#?}"
+    );
 }
 
 #[tokio::test]
@@ -152,14 +185,23 @@ async fn cancel_stops_a_model_that_never_answers() {
         return;
     };
     let mut model = ScriptedModel::new([Step::Hang]);
+    let asked = model.log.clone();
     let cancel = CancellationToken::new();
     let c = cancel.clone();
+    // Stop once the model has been asked (the sandbox is up), not on a timer.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        while asked.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         c.cancel();
     });
     let (outcome, _store, _dir) = run_with(&mut model, 25, &cancel).await;
     assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert_eq!(
+        model.log.lock().unwrap().len(),
+        1,
+        "asked once, then stopped"
+    );
 }
 
 #[tokio::test]

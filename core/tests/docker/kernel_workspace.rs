@@ -37,8 +37,13 @@ async fn list_outputs_sees_new_and_changed_files_with_or_without_a_kernel() {
     assert_eq!(names, [("a.txt", 5), ("sub/b.csv", 4)]);
     assert!(first[0].modified_ns > 1_600_000_000 * 1_000_000_000);
 
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    py(&sb, "open('output/a.txt', 'a').write('!')").await;
+    // The append comes once the file system's clock has moved past the first write
+    // (its timestamps are as coarse as the kernel's tick), however long that takes.
+    py(
+        &sb,
+        "import os, time\nm = os.stat('output/a.txt').st_mtime_ns\nwhile True:\n    open('/tmp/tick', 'w').close()\n    if os.stat('/tmp/tick').st_mtime_ns > m:\n        break\n    time.sleep(0.001)\nopen('output/a.txt', 'a').write('!')",
+    )
+    .await;
     let second = sb.list_outputs().await.unwrap();
     assert_eq!(second[0].bytes, 6);
     assert!(second[0].modified_ns > first[0].modified_ns);

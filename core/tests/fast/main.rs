@@ -17,6 +17,7 @@ mod keychain;
 mod model_listing;
 mod model_network;
 mod provider_anthropic;
+mod provider_bounds;
 mod provider_chat;
 mod provider_config;
 mod provider_loop;

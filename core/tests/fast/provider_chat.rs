@@ -668,6 +668,28 @@ async fn a_login_page_labelled_plain_text_is_a_web_page_at_the_first_request() {
 }
 
 #[tokio::test]
+async fn a_login_page_in_pieces_after_blank_lines_is_a_web_page_at_the_first_request() {
+    // The first chunk holds only blank lines; the page comes in the next ones, each
+    // read on its own (the server waits between them).
+    let page = Answer::Chunked {
+        content_type: "text/plain; charset=utf-8".into(),
+        chunks: vec![
+            "\r\n\n  ".into(),
+            "<!DOC".into(),
+            "TYPE html>\n<html><head><title>Sign in</title></head>".into(),
+            "<body>Wi-Fi login</body></html>".into(),
+        ],
+    };
+    let server = WireServer::paced(vec![page], Duration::from_millis(30)).await;
+    let err = P.fails(&server, &wire::user("hi")).await;
+    assert!(
+        err.contains("web page") && err.contains("check the base URL"),
+        "{err}"
+    );
+    assert_eq!(server.received().len(), 1, "not retried");
+}
+
+#[tokio::test]
 async fn cancel_mid_stream_returns_promptly() {
     scenarios::cancel_mid_stream(&P, call_chunks(0, "c", "python", "{\"code\":", 2)).await;
 }

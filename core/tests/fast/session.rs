@@ -1096,3 +1096,250 @@ fn the_engine_stage_says_where_the_engine_came_from() {
             .unwrap();
     assert!(matches!(old, SetupStage::Engine { source: None, .. }));
 }
+
+/// The command line's `runs list` and the desktop's history are one listing, in one
+/// order: newest first, the folders that cannot be read last.
+#[tokio::test]
+async fn the_command_line_and_the_desktop_list_sessions_in_one_order() {
+    use sandalyst::api::App;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let app = App::with_factory(root.clone(), Arc::new(FakeFactory::default())).unwrap();
+    for _ in 0..3 {
+        app.create_session(SessionConfig::default()).await.unwrap();
+    }
+    std::fs::create_dir(root.join("20200101-000000-0000")).unwrap();
+    let desktop = app.list_sessions().await.unwrap();
+    let cli = app.list_runs().await.unwrap();
+    let ids: Vec<&str> = desktop.iter().map(|s| s.id.as_str()).collect();
+    let rows: Vec<&str> = cli
+        .runs
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(cli.unreadable.iter().map(|u| u.folder.as_str()))
+        .collect();
+    assert_eq!(rows, ids);
+    assert_eq!(ids.len(), 4);
+    let mut newest_first = ids[..3].to_vec();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids[..3], newest_first[..]);
+    assert_eq!(
+        ids[3], "20200101-000000-0000",
+        "the unreadable folder comes last"
+    );
+    assert!(cli
+        .runs
+        .iter()
+        .all(|r| r.status == "in progress" && r.outputs == 0));
+}
+
+/// Outputs that are not brought back reach the front ends typed, as one event with
+/// each path and why (not a line of prose per file), and run.json keeps them all.
+#[tokio::test]
+async fn refused_outputs_are_one_typed_event_with_their_reasons() {
+    let f = fixture();
+    let mut config = SessionConfig::default();
+    config.collect.max_file_bytes = 50;
+    let session = f.sessions.create(config).await.unwrap();
+    let big = "x".repeat(60);
+    let model = ScriptedModel::new([
+        py(
+            "c1",
+            &format!("write output/small.txt ok\nwrite output/big.txt {big}"),
+        ),
+        say("made them"),
+    ]);
+    let (events, outcome) = ask(&session, "make files", model).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let refused: Vec<(usize, Vec<(String, String)>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::OutputsRefused { count, refused } => Some((
+                *count,
+                refused
+                    .iter()
+                    .map(|r| (r.path.clone(), r.reason.clone()))
+                    .collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    let (count, list) = &refused[0];
+    assert_eq!(*count, 1);
+    assert_eq!(list[0].0, "big.txt");
+    assert!(
+        list[0].1.contains("50 byte limit per file"),
+        "{}",
+        list[0].1
+    );
+    assert!(!events.iter().any(|e| matches!(&e.kind,
+        EventKind::Status { message } if message.contains("big.txt"))));
+    assert_eq!(session.meta().refused.len(), 1);
+    let json = serde_json::to_value(refused_event(&events)).unwrap();
+    assert_eq!(json["type"], "outputs_refused");
+    assert_eq!(json["refused"][0]["path"], "big.txt");
+}
+
+fn refused_event(events: &[Event]) -> EventKind {
+    events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::OutputsRefused { .. }))
+        .map(|e| e.kind.clone())
+        .unwrap()
+}
+
+/// A desktop ask honours config.toml as the command line does: the settings the
+/// shell loads start from the file, so a new session asks before every call
+/// (`approve = "all"`), and gets the file's network and `[image]`.
+#[tokio::test]
+async fn a_desktop_ask_honours_the_config_files_approvals_network_and_image() {
+    use sandalyst::api::{settings, App};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "approve = \"all\"\nnetwork = \"allow:pypi.org\"\n[image]\npip = [\"tabulate\"]\nbuild_network = \"host\"\n",
+    )
+    .unwrap();
+    // The environment names the file: in a process of its own.
+    if !crate::common::in_own_process(&[("SANDALYST_CONFIG", config.to_str().unwrap())]) {
+        return;
+    }
+    let app = App::with_factory(
+        dir.path().join("sessions"),
+        Arc::new(FakeFactory::default()),
+    )
+    .unwrap();
+    // As the desktop shell does: its settings loaded at start, a session made from them.
+    let current = settings::load(app.root());
+    let session = app
+        .create_session(settings::desktop_config(&current).await.unwrap())
+        .await
+        .unwrap();
+    let steps = dir.path().join("steps.json");
+    std::fs::write(&steps, r#"[{"python": "print hello"}, {"say": "done"}]"#).unwrap();
+    let ask = app
+        .ask_with_settings(
+            session.id(),
+            "go".into(),
+            format!("replay:{}", steps.display()),
+            &current,
+            None,
+        )
+        .await
+        .unwrap();
+    let asked = std::sync::Mutex::new(Vec::new());
+    let outcome = ask
+        .follow(&|e: Event| {
+            if let EventKind::ApprovalRequested { tool, code, .. } = &e.kind {
+                asked.lock().unwrap().push(format!("{tool}: {code}"));
+                app.cancel(session.id());
+            }
+        })
+        .await;
+    assert_eq!(asked.into_inner().unwrap(), ["python: print hello"]);
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    let c = session.config();
+    assert_eq!(c.sandbox.network.to_string(), "allow:pypi.org");
+    assert_eq!(c.sandbox.packages.pip(), ["tabulate"]);
+    assert_eq!(c.sandbox.build.network.as_deref(), Some("host"));
+}
+
+/// A FIFO path, made with mkfifo(3).
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+#[cfg(unix)]
+/// Through the session API both front ends call: a special file is a typed
+/// `bad_input` that leaves the session unchanged; an add's notes are returned (the
+/// desktop shows them) and go out as status events (the command line prints them).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = Sessions::new(
+        dir.path().join("sessions"),
+        std::sync::Arc::new(FakeFactory::default()),
+    )
+    .unwrap();
+    let session = sessions.create(SessionConfig::default()).await.unwrap();
+    let mut events = session.subscribe();
+    let fifo = dir.path().join("p");
+    mkfifo(&fifo);
+    let e = tokio::time::timeout(
+        Duration::from_secs(60),
+        session.add_inputs(vec![fifo.clone()]),
+    )
+    .await
+    .expect("add_inputs hung on a FIFO")
+    .unwrap_err();
+    assert_eq!(e.code(), "bad_input");
+    assert!(e.to_string().contains("is a named pipe (FIFO)"), "{e}");
+    assert!(session.meta().files.is_empty());
+
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.csv"), "1").unwrap();
+    symlink("/dev/zero", docs.join("zero")).unwrap();
+    let added = session.add_inputs(vec![docs]).await.unwrap();
+    let names: Vec<_> = added.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["docs/a.csv"]);
+    assert_eq!(added.notes.len(), 1, "{:?}", added.notes);
+    assert!(added.notes[0].starts_with("left out input/docs/zero: it is a link to /dev/zero"));
+    let said = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let EventKind::Status { message } = ev.kind {
+            break message;
+        }
+    };
+    assert_eq!(said, added.notes[0]);
+    // The model is told what was left out, with its first request.
+    let model = sandalyst::model::scripted::ScriptedModel::new([]);
+    let log = model.log.clone();
+    let h = session
+        .ask("list the files".into(), Box::new(model))
+        .unwrap();
+    h.outcome().await;
+    let first = format!("{:?}", log.lock().unwrap()[0].items);
+    assert!(
+        first.contains("While staging the user's folders: left out input/docs/zero"),
+        "{first}"
+    );
+    session.close().await;
+}
+
+#[test]
+fn zero_or_tiny_limits_are_rejected_with_a_message() {
+    type Tweak = fn(&mut SessionConfig);
+    let cases: [(Tweak, &str); 8] = [
+        (|c| c.limits.max_turns = 0, "turn limit"),
+        (|c| c.limits.wall_time = Default::default(), "time limits"),
+        (
+            |c| c.limits.call_timeout = Default::default(),
+            "time limits",
+        ),
+        (|c| c.sandbox.memory_bytes = 0, "memory"),
+        (|c| c.sandbox.nano_cpus = 0, "CPU"),
+        (|c| c.sandbox.pids_limit = 0, "process limit"),
+        (|c| c.sandbox.workspace_bytes = 0, "workspace"),
+        (|c| c.sandbox.output_cap_bytes = 0, "output cap"),
+    ];
+    SessionConfig::default().validate().unwrap();
+    for (tweak, needle) in cases {
+        let mut c = SessionConfig::default();
+        tweak(&mut c);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+    let mut c = SessionConfig::default();
+    c.sandbox.tmp_bytes = 0;
+    assert!(c.validate().is_err());
+}

@@ -33,6 +33,12 @@ pub enum Answer {
     SseThenDrop(Vec<String>),
     /// These chunks, then silence with the connection held open.
     SseThenHang(Vec<String>),
+    /// `200`, chunked under this content type; each string written and flushed on its
+    /// own (a login page that some proxies label `text/plain`, sent in pieces).
+    Chunked {
+        content_type: String,
+        chunks: Vec<String>,
+    },
     /// Any status with headers and a body.
     Status {
         code: u16,
@@ -216,7 +222,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             r#"{"error":{"message":"the test script has no more answers"}}"#,
         )
     });
-    let (chunks, end) = match answer {
+    let (chunks, end, content_type) = match answer {
         Answer::Status {
             code,
             headers,
@@ -283,12 +289,16 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             }
             return finish(sock, b"0\r\n\r\n").await;
         }
-        Answer::Sse(c) => (c, End::Close),
-        Answer::SseThenDrop(c) => (c, End::Drop),
-        Answer::SseThenHang(c) => (c, End::Hang),
+        Answer::Sse(c) => (c, End::Close, "text/event-stream".to_string()),
+        Answer::SseThenDrop(c) => (c, End::Drop, "text/event-stream".to_string()),
+        Answer::SseThenHang(c) => (c, End::Hang, "text/event-stream".to_string()),
+        Answer::Chunked {
+            content_type,
+            chunks,
+        } => (chunks, End::Close, content_type),
     };
     sock.write_all(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n").as_bytes(),
     )
     .await?;
     for c in chunks {

@@ -1,0 +1,184 @@
+//! Whether an ask goes on, decided in one place: the counters of one ask and their
+//! policies. The turn and spend limits; how often a named output still missing is
+//! reminded of; how often a reply holding a call no one could read is told so; how
+//! many replies in a row may pass a cap; how often the same call came again. The loop
+//! ([`super::Agent`]) asks; the guard answers go on, tell the model, or end.
+
+use crate::model::caps::{Capped, Cut};
+use crate::protocol::RunStatus;
+
+use super::Limits;
+
+/// How many times one ask reminds the model of named outputs that are missing or
+/// invalid before it ends `Incomplete`.
+pub const MAX_REMINDERS: u32 = 2;
+/// How many replies of one ask that hold a call no one could read are told "nothing
+/// was run" instead of being taken for the answer.
+pub const MAX_NUDGES: u32 = 2;
+/// Replies in a row cut as loops before the ask stops.
+pub const MAX_LOOPS: u32 = 3;
+/// Replies in a row cut at a size cap before the ask stops.
+pub const MAX_CUTS: u32 = 2;
+
+/// The counters of one ask.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// Reminders of the named outputs still missing or invalid.
+    reminders: u32,
+    /// Replies with a call that could not be read, told to the model.
+    nudges: u32,
+    /// Replies in a row that passed a cap ([`crate::model::caps`]).
+    cuts: u32,
+    /// The last call run (tool and code), and how many times in a row it came again
+    /// (a reply cut as a loop counts too: the next turn is sampled warmer).
+    last_call: Option<(String, String)>,
+    repeats: u32,
+}
+
+impl Guard {
+    /// The turn and spend limits, checked before each turn (the time limit interrupts
+    /// the turn it runs out in): the status that ends the ask, if one is reached.
+    pub fn limit(&self, turns: u32, limits: &Limits, spent: Option<f64>) -> Option<RunStatus> {
+        if turns >= limits.max_turns {
+            return Some(RunStatus::MaxTurns {
+                turns,
+                missing: vec![],
+            });
+        }
+        let (max, spent) = (limits.max_cost_usd?, spent?);
+        (spent >= max).then_some(RunStatus::CostLimit {
+            usd: max,
+            missing: vec![],
+        })
+    }
+
+    /// A reply that passed a cap: `Err` with the sentence that ends the ask when it is
+    /// one too many in a row (the model keeps running away), else the model is told.
+    pub fn cut(&mut self, cut: Cut) -> Result<(), String> {
+        self.cuts += 1;
+        let looped = cut.what == Capped::Repetition;
+        if looped {
+            self.repeats += 1;
+        }
+        if looped && self.cuts >= MAX_LOOPS {
+            return Err(format!(
+                "the model's replies fell into a loop {MAX_LOOPS} times in a row (the last: {}); the ask stops",
+                cut.describe()
+            ));
+        }
+        if !looped && self.cuts >= MAX_CUTS {
+            return Err(format!(
+                "the model's replies passed the app's size limit twice in a row (the last: {}); the ask stops",
+                cut.describe()
+            ));
+        }
+        Ok(())
+    }
+
+    /// A reply that passed no cap: the run of cut ones is over.
+    pub fn whole(&mut self) {
+        self.cuts = 0;
+    }
+
+    /// Whether a reply that looks like it meant a call (`why`) is told so, or taken
+    /// for the answer (after [`MAX_NUDGES`] of them).
+    pub fn nudge(&mut self, why: Option<String>) -> Option<String> {
+        if self.nudges >= MAX_NUDGES {
+            return None;
+        }
+        let why = why?;
+        self.nudges += 1;
+        Some(why)
+    }
+
+    /// Whether an answer with named outputs still wrong gets a reminder (`Some(last)`,
+    /// `last` for the final one), or ends the ask `Incomplete` (`None`).
+    pub fn remind(&mut self) -> Option<bool> {
+        if self.reminders >= MAX_REMINDERS {
+            return None;
+        }
+        self.reminders += 1;
+        Some(self.reminders == MAX_REMINDERS)
+    }
+
+    /// Whether the model was reminded of its outputs in this ask.
+    pub fn reminded(&self) -> bool {
+        self.reminders > 0
+    }
+
+    /// A call that ran: how many times in a row before it the same one came (0: new).
+    pub fn ran(&mut self, tool: &str, source: String) -> u32 {
+        let this = (tool.to_string(), source);
+        self.repeats = if self.last_call.as_ref() == Some(&this) {
+            self.repeats + 1
+        } else {
+            0
+        };
+        self.last_call = Some(this);
+        self.repeats
+    }
+
+    /// How stuck the model is: the same call, or loops, in a row.
+    pub fn repeats(&self) -> u32 {
+        self.repeats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_in_a_row_end_the_ask_and_a_whole_reply_starts_again() {
+        let size = Cut {
+            what: Capped::Text,
+            cap: 1 << 20,
+        };
+        let mut g = Guard::default();
+        assert!(g.cut(size).is_ok());
+        g.whole();
+        assert!(g.cut(size).is_ok());
+        let e = g.cut(size).unwrap_err();
+        assert!(e.contains("twice in a row"), "{e}");
+        let looped = Cut {
+            what: Capped::Repetition,
+            cap: 14,
+        };
+        let mut g = Guard::default();
+        assert!(g.cut(looped).is_ok() && g.cut(looped).is_ok());
+        assert_eq!(g.repeats(), 2, "a loop counts as stuck");
+        assert!(g.cut(looped).unwrap_err().contains("loop 3 times"));
+    }
+
+    #[test]
+    fn nudges_reminders_and_repeats_each_have_their_bound() {
+        let mut g = Guard::default();
+        assert_eq!(g.nudge(None), None, "nothing to tell: not counted");
+        assert_eq!(g.nudge(Some("a".into())).as_deref(), Some("a"));
+        assert_eq!(g.nudge(Some("b".into())).as_deref(), Some("b"));
+        assert_eq!(g.nudge(Some("c".into())), None, "then it is the answer");
+        assert!(!g.reminded());
+        assert_eq!(
+            (g.remind(), g.remind(), g.remind()),
+            (Some(false), Some(true), None)
+        );
+        assert!(g.reminded());
+        assert_eq!(g.ran("python", "print(1)".into()), 0);
+        assert_eq!(g.ran("python", "print(1)".into()), 1);
+        assert_eq!(g.ran("shell", "print(1)".into()), 0);
+        let limits = Limits {
+            max_turns: 2,
+            max_cost_usd: Some(1.0),
+            ..Limits::default()
+        };
+        assert_eq!(g.limit(1, &limits, Some(0.5)), None);
+        assert!(matches!(
+            g.limit(2, &limits, None),
+            Some(RunStatus::MaxTurns { turns: 2, .. })
+        ));
+        assert!(matches!(
+            g.limit(1, &limits, Some(1.0)),
+            Some(RunStatus::CostLimit { .. })
+        ));
+    }
+}
