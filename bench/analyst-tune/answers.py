@@ -212,6 +212,34 @@ q("t44", "bike_rentals.csv", "medium", "group",
   "el nombre de la estaci\u00f3n.",
   {"estacion": B.groupby("station_name")["rentals"].mean().idxmin()})
 
+q("t45", "flights.csv", "medium", "count_filter",
+  "How many flights had a departure delay greater than 30 minutes? Consider only flights operated by "
+  "BlueJet. @n_delayed[count] where count is an integer.",
+  {"n_delayed": int(((F["DepDelayMin"] > 30) & (F["Carrier"] == "BlueJet")).sum())}, 0)
+q("t46", "clinic_visits.csv", "easy", "count_filter",
+  "Count the patients whose BMI is missing. @missing_bmi[count] where count is an integer.",
+  {"missing_bmi": int(C["BMI"].isna().sum())}, 0)
+lf = F.groupby("Carrier")["Load Factor %"].mean()
+q("t47", "flights.csv", "medium", "group",
+  "Calculate the average Load Factor % for each Carrier. Report the carrier with the highest average and "
+  "its value. @top_carrier[carrier_name] @top_load[value] where carrier_name is a string and value is "
+  "rounded to 2 decimals.",
+  {"top_carrier": lf.idxmax(), "top_load": round(lf.max(), 2)})
+Q[-1]["tolerance"]["top_load"] = 0.01
+zr = (B["rentals"] - B["rentals"].mean()) / B["rentals"].std()
+q("t48", "bike_rentals.csv", "medium", "outliers",
+  "Identify outliers in rentals using the z-score method with a threshold of 2.5 (|z| > 2.5). How many "
+  "are there? @n_outliers[count] where count is an integer.",
+  {"n_outliers": int((zr.abs() > 2.5).sum())}, 0)
+w = F[F["IsWeekend"] == 1]
+q("t49", "flights.csv", "medium", "group",
+  "Among weekend flights (IsWeekend = 1), which carrier has the lowest mean DepDelayMin? @carrier[name] "
+  "where name is a string.",
+  {"carrier": w.groupby("Carrier")["DepDelayMin"].mean().idxmin()})
+q("t50", "bike_rentals.csv", "medium", "count_filter",
+  "How many records are in summer? Only count rows where holiday is 0. @count[n] where n is an integer.",
+  {"count": int(((B["season"] == "summer") & (B["holiday"] == 0)).sum())}, 0)
+
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:
         f.write(json.dumps(x, ensure_ascii=False) + "\n")
