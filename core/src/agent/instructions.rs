@@ -91,6 +91,13 @@ pub fn build(c: &Context<'_>) -> String {
          message is the answer the user reads, so give the key numbers and name the files \
          you wrote.\n",
     );
+    // Small models answer a "total" with a count of rows and quote numbers from memory;
+    // the words below are the habits that tell them apart.
+    s.push_str(
+        "Compute what the words ask: a total is the sum of a value column \
+         (df.groupby(KEY)[VALUE].sum()), an average its mean; count rows only when asked how \
+         many. Take every number of the answer from output your code printed.\n",
+    );
     if !c.extra.trim().is_empty() {
         s.push_str("\nThe user's own instructions:\n");
         s.push_str(c.extra.trim());
@@ -408,6 +415,7 @@ mod tests {
         assert!(s.contains("no network access"));
         assert!(s.contains("7 turns") && s.contains("512 MiB"));
         assert!(s.contains("state your assumptions"));
+        assert!(s.contains("a total is the sum of a value column"));
         assert!(s.ends_with("Answer in French.\n"));
     }
 

@@ -250,6 +250,7 @@ async fn auto_learns_from_prose_while_files_are_missing_and_the_models_next_sess
 async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
     let server = WireServer::start(vec![
         step(json!({"thought": "Look", "action": "python", "code": "write output/notes.txt x"})),
+        step(json!({"thought": "Again", "action": "python", "code": "write output/notes.txt y"})),
         step(json!({"thought": "", "action": "cannot_finish", "reason": "The data has no dates, so no chart over time."})),
     ])
     .await;
@@ -271,10 +272,11 @@ async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
         Some("The data has no dates, so no chart over time.")
     );
     let requests = server.received();
-    // The way out is offered only once code has run for half the turns.
+    // The way out is offered only once code has run for three quarters of the turns.
     assert_eq!(offered(&requests[0].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
     assert_eq!(
-        offered(&requests[1].body),
+        offered(&requests[2].body),
         ["python", "shell", "cannot_finish"]
     );
 }
