@@ -240,6 +240,142 @@ q("t50", "bike_rentals.csv", "medium", "count_filter",
   "How many records are in summer? Only count rows where holiday is 0. @count[n] where n is an integer.",
   {"count": int(((B["season"] == "summer") & (B["holiday"] == 0)).sum())}, 0)
 
+# t51-t66: single statistics and correlations in the forms public ticket sets use (two
+# statistics in one ask, a relationship type decided by stated rules, a filter, a fill).
+q("t51", "flights.csv", "easy", "single_statistic",
+  "Calculate the mean and standard deviation of SeatsSold. Use the sample standard deviation. "
+  "@mean_seats[mean] @std_seats[std] where \"mean\" and \"std\" are numbers rounded to two decimal places.",
+  {"mean_seats": F["SeatsSold"].mean(), "std_seats": F["SeatsSold"].std()}, 2)
+r, p = st.pearsonr(F["Distance km"], F["SeatsSold"])
+rel = "linear" if p < 0.05 and abs(r) >= 0.5 else ("nonlinear" if p < 0.05 else "none")
+q("t52", "flights.csv", "medium", "correlation",
+  "Is there a correlation between Distance km and SeatsSold? Calculate the Pearson correlation coefficient "
+  "(r) to assess the strength and direction of the linear relationship. Assess the significance of the "
+  "correlation using a two-tailed test with a significance level (alpha) of 0.05. Report the p-value. "
+  "Consider the relationship to be linear if the p-value is less than 0.05 and the absolute value of r is "
+  "greater than or equal to 0.5. Consider the relationship to be nonlinear if the p-value is less than 0.05 "
+  "and the absolute value of r is less than 0.5. If the p-value is greater than or equal to 0.05, report "
+  "that there is no significant correlation. @correlation_coefficient[r_value] @p_value[p_value] "
+  "@relationship_type[relationship_type] where \"r_value\" is a number between -1 and 1, rounded to two "
+  "decimal places, \"p_value\" is a number between 0 and 1, rounded to four decimal places, and "
+  "\"relationship_type\" is a string that can either be \"linear\", \"nonlinear\", or \"none\".",
+  {"correlation_coefficient": round(r, 2), "p_value": round(p, 4), "relationship_type": rel})
+Q[-1]["tolerance"] = {"correlation_coefficient": 0.01, "p_value": 0.0001, "relationship_type": 0}
+q("t53", "clinic_visits.csv", "easy", "single_statistic",
+  "Calculate the skewness of CholTotal. Use pandas' skew(). @skewness[value] where \"value\" is rounded "
+  "to two decimal places.",
+  {"skewness": C["CholTotal"].skew()}, 2)
+q("t54", "bike_rentals.csv", "easy", "single_statistic",
+  "How many unique values does station_name have? @unique_stations[count] where count is an integer.",
+  {"unique_stations": int(B["station_name"].nunique())}, 0)
+q("t55", "clinic_visits.csv", "easy", "single_statistic",
+  "What is the range (maximum minus minimum) of Systolic BP? @range_bp[value] where value is an integer.",
+  {"range_bp": int(C["Systolic BP"].max() - C["Systolic BP"].min())}, 0)
+q("t56", "flights.csv", "medium", "single_statistic",
+  "Compute the mean DepDelayMin for flights operated by Corvair only. @mean_delay_corvair[value] where "
+  "value is rounded to two decimal places.",
+  {"mean_delay_corvair": F.loc[F["Carrier"] == "Corvair", "DepDelayMin"].mean()}, 2)
+q("t57", "clinic_visits.csv", "medium", "single_statistic",
+  "Fill the missing values of BMI with the mean of BMI, then calculate the standard deviation of BMI. "
+  "@std_bmi[value] where value is rounded to 3 decimal places.",
+  {"std_bmi": C["BMI"].fillna(C["BMI"].mean()).std()}, 3)
+r, p = st.pearsonr(B["humidity_pct"], B["rentals"])
+q("t58", "bike_rentals.csv", "easy", "correlation",
+  "Calculate the Pearson correlation coefficient between humidity_pct and rentals. "
+  "@correlation[r] where r is rounded to 3 decimal places.",
+  {"correlation": r}, 3)
+q("t59", "flights.csv", "easy", "single_statistic",
+  "What is the maximum value of Load Factor %? @max_load[value] where value is rounded to one decimal.",
+  {"max_load": F["Load Factor %"].max()}, 1)
+q("t60", "clinic_visits.csv", "easy", "single_statistic",
+  "Calculate the coefficient of variation (standard deviation divided by the mean) of CholTotal. "
+  "@cv[value] where value is rounded to 4 decimal places.",
+  {"cv": C["CholTotal"].std() / C["CholTotal"].mean()}, 4)
+q("t61", "bike_rentals.csv", "easy", "single_statistic",
+  "What is the most frequent season in the data? @mode_season[season] where season is a string.",
+  {"mode_season": B["season"].mode()[0]})
+q("t62", "flights.csv", "easy", "single_statistic",
+  "Calculate the 90th percentile of Distance km. @p90[value] where value is rounded to 2 decimal places.",
+  {"p90": F["Distance km"].quantile(0.9)}, 2)
+r, p = st.pearsonr(C["BMI"].dropna(), C.loc[C["BMI"].notna(), "CholTotal"])
+q("t63", "clinic_visits.csv", "medium", "correlation",
+  "What is the Pearson correlation between BMI and CholTotal? Rows with a missing BMI are dropped before "
+  "the calculation. Also report the p-value. @r[value] @p_value[p] where value is rounded to 2 decimals "
+  "and p to 4 decimals.",
+  {"r": round(r, 2), "p_value": round(p, 4)})
+Q[-1]["tolerance"] = {"r": 0.01, "p_value": 0.0001}
+q("t64", "bike_rentals.csv", "easy", "single_statistic",
+  "Calculate the average number of rentals per record. Round the result to the nearest whole number. "
+  "@avg_rentals[value] where value is an integer.",
+  {"avg_rentals": int(round(B["rentals"].mean()))}, 0)
+q("t65", "flights.csv", "easy", "single_statistic",
+  "Calculate the sum of SeatsSold over all flights in Month 3. @total_seats[value] where value is an integer.",
+  {"total_seats": int(F.loc[F["Month"] == 3, "SeatsSold"].sum())}, 0)
+r = C["AgeYrs"].corr(C["CholTotal"], method="spearman")
+q("t66", "clinic_visits.csv", "easy", "correlation",
+  "Using pandas' corr with method='spearman', find the correlation between AgeYrs and CholTotal. "
+  "@spearman[value] where value is rounded to 2 decimals.",
+  {"spearman": r}, 2)
+
+# t67-t80: counts under conditions, groups, outliers and derived columns, phrased as
+# tickets phrase them (conditions in a second sentence, "per", "whose", "at least").
+q("t67", "flights.csv", "easy", "count_filter",
+  "How many flights were operated on weekends? IsWeekend equals 1 for a weekend flight. @weekend_flights[count] "
+  "where count is an integer.",
+  {"weekend_flights": int((F["IsWeekend"] == 1).sum())}, 0)
+q("t68", "clinic_visits.csv", "medium", "count_filter",
+  "How many patients are smokers with a Systolic BP of at least 140? @n[count] where count is an integer.",
+  {"n": int(((C["Smoker"] == "Yes") & (C["Systolic BP"] >= 140)).sum())}, 0)
+q("t69", "bike_rentals.csv", "medium", "count_filter",
+  "Count the records with more than 150 rentals in winter. @count_winter[n] where n is an integer.",
+  {"count_winter": int(((B["rentals"] > 150) & (B["season"] == "winter")).sum())}, 0)
+g = F.groupby("Month")["SeatsSold"].sum()
+q("t70", "flights.csv", "medium", "group",
+  "Group the flights by Month and sum SeatsSold. Which month has the largest total? @month[m] where m is an "
+  "integer.",
+  {"month": int(g.idxmax())}, 0)
+g = C.groupby("Smoker")["CholTotal"].mean()
+q("t71", "clinic_visits.csv", "medium", "group",
+  "What is the mean CholTotal of smokers and of non-smokers? @mean_smokers[a] @mean_non_smokers[b] where a and b "
+  "are rounded to 2 decimal places.",
+  {"mean_smokers": g["Yes"], "mean_non_smokers": g["No"]}, 2)
+s_ = F["SeatsSold"]
+q1_, q3_ = s_.quantile(0.25), s_.quantile(0.75)
+q("t72", "flights.csv", "medium", "outliers",
+  "Detect outliers in SeatsSold with the IQR rule (1.5 times the interquartile range beyond the quartiles). "
+  "Report how many there are. @outlier_count[n] where n is an integer.",
+  {"outlier_count": int(((s_ < q1_ - 1.5 * (q3_ - q1_)) | (s_ > q3_ + 1.5 * (q3_ - q1_))).sum())}, 0)
+q("t73", "bike_rentals.csv", "easy", "count_filter",
+  "What percentage of records are holidays (holiday = 1)? @holiday_pct[p] where p is rounded to 2 decimals.",
+  {"holiday_pct": 100 * (B["holiday"] == 1).mean()}, 2)
+q("t74", "flights.csv", "medium", "derived",
+  "Create a column with the number of empty seats assuming 220 seats per flight (220 minus SeatsSold). What is "
+  "its mean? @mean_empty[v] where v is rounded to 2 decimals.",
+  {"mean_empty": (220 - F["SeatsSold"]).mean()}, 2)
+g = B.groupby("station_name")["rentals"].sum()
+q("t75", "bike_rentals.csv", "easy", "group",
+  "Which station_name has the highest total rentals? @top_station[name] where name is a string.",
+  {"top_station": g.idxmax()})
+q("t76", "clinic_visits.csv", "medium", "count_filter",
+  "How many patients older than 60 have a BMI above 30? Patients with a missing BMI are not counted. "
+  "@n_obese_older[count] where count is an integer.",
+  {"n_obese_older": int(((C["AgeYrs"] > 60) & (C["BMI"] > 30)).sum())}, 0)
+g = F.groupby("Carrier")["DepDelayMin"].median()
+q("t77", "flights.csv", "medium", "group",
+  "Compute the median departure delay per carrier and report the carrier with the smallest median. "
+  "@carrier[name] where name is a string.",
+  {"carrier": g.idxmin()})
+q("t78", "bike_rentals.csv", "medium", "count_filter",
+  "How many days had a temperature below 0 degrees (temp_c < 0)? @freezing_days[n] where n is an integer.",
+  {"freezing_days": int((B["temp_c"] < 0).sum())}, 0)
+q("t79", "clinic_visits.csv", "easy", "single_statistic",
+  "What is the average age (AgeYrs) of the non-smoking patients? @avg_age[v] where v is rounded to 1 decimal.",
+  {"avg_age": C.loc[C["Smoker"] == "No", "AgeYrs"].mean()}, 1)
+q("t80", "flights.csv", "easy", "count_filter",
+  "How many flights have a Load Factor % of 90 or more? Ignore flights where it is missing. @high_load[n] where "
+  "n is an integer.",
+  {"high_load": int((F["Load Factor %"] >= 90).sum())}, 0)
+
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:
         f.write(json.dumps(x, ensure_ascii=False) + "\n")

@@ -335,7 +335,8 @@ elif group_col or group_period:
     best = ordered.index[0]
     # The answer's values by name (a ticket's answer format): the top label and value.
     ties = [str(k) for k, v in ordered.items() if v == ordered.iloc[0]]
-    answer["values"] = {"label": ties, "value": float(ordered.iloc[0]), op: float(ordered.iloc[0])}
+    answer["values"] = {"label": ties, "value": float(ordered.iloc[0]), op: float(ordered.iloc[0]),
+                        "group": group_col if group_col and not group2 else None}
     if INTENT.get("extreme") and not n:
         headline = "%s %s %s %s (%s %s%s): %s" % (best, T["had"], T["lowest"] if INTENT.get("lowest") else T["highest"],
                                                   op_text, T["by"], gname.replace("_", " "),

@@ -185,12 +185,17 @@ pub fn read_question(prompt: &str, table: &serde_json::Value) -> anyhow::Result<
     let t = ticket::read(prompt, &table.column_names);
     let lang = request::detect_lang(&t.question);
     let slots: Vec<&str> = t.slots.iter().map(|s| s.name.as_str()).collect();
+    let slot_decimals: Vec<i64> = t
+        .slots
+        .iter()
+        .map(|s| s.decimals.map_or(-1, i64::from))
+        .collect();
     Ok(match stat_plan::understand(&t.question, &table, lang) {
         stat_plan::Understood::NotMine => json!({ "skill": "other" }),
         stat_plan::Understood::Decline(d) => json!({ "decline": d.not_understood }),
         stat_plan::Understood::Plan(mut p) => match t.apply(&mut p, lang) {
             Err(why) => json!({ "decline": [why] }),
-            Ok(()) => json!({ "plan": p, "slots": slots }),
+            Ok(()) => json!({ "plan": p, "slots": slots, "slot_decimals": slot_decimals }),
         },
     })
 }

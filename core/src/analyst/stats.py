@@ -15,13 +15,14 @@ T = {
     "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
            "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
            "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
-           "skew": "skewness", "kurt": "excess kurtosis", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
+           "skew": "skewness", "kurt": "excess kurtosis", "cv": "coefficient of variation (standard deviation / mean)", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
            "share_of_rows": "the share of rows where %s, over %s %s%s",
            "share_line": "Rows where %s: %s %% (%s of %s)",
            "share_where": "share of rows where %s (%%)", "not_value": "`%s` is not %s",
            "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
            "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
            "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
+           "missing_filled": "%d missing value%s of %s filled with its %s (%s)",
            "and": "and", "highest": "the highest", "lowest": "the lowest", "had": "had", "have": "have",
            "tied": "tied", "one_row": "one row per %s", "total_of": "total of %s", "mean_of": "mean of %s",
            "median_of": "median of %s", "count_of": "number of rows", "pearson": "Pearson correlation",
@@ -63,13 +64,14 @@ T = {
     "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
            "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
            "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
-           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
+           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "cv": "coeficiente de variaci\u00f3n (desviaci\u00f3n est\u00e1ndar / media)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
            "share_of_rows": "el porcentaje de filas con %s, sobre %s %s%s",
            "share_line": "Filas con %s: %s %% (%s de %s)",
            "share_where": "porcentaje de filas con %s (%%)", "not_value": "`%s` no es %s",
            "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
            "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
            "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
+           "missing_filled": "%d valor%s vac\u00edo%s de %s rellenado%s con su %s (%s)",
            "and": "y", "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo",
            "have": "tuvieron", "tied": "empate", "one_row": "una fila por %s", "total_of": "total de %s",
            "mean_of": "media de %s", "median_of": "mediana de %s", "count_of": "n\u00famero de filas",
@@ -114,7 +116,7 @@ T = {
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
             "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
             "count": "count", "distinct": "distinct_count", "sum": "sum", "skew": "skewness",
-            "kurt": "kurtosis", "missing": "missing", "share": "percent"}
+            "kurt": "kurtosis", "cv": "coefficient_of_variation", "missing": "missing", "share": "percent"}
 DECIMALS = PLAN.get("decimals")
 
 
@@ -255,6 +257,9 @@ def compute(st, s):
         return float(s.quantile(float(st["q"])))
     if name == "sum":
         return float(s.sum())
+    if name == "cv":
+        # The standard deviation (sample unless asked otherwise) over the mean.
+        return float(s.std(ddof=ddof) / s.mean())
     if name in ("skew", "kurt") and PLAN.get("biased"):
         # As scipy computes them by default (the ticket named scipy): biased.
         import scipy.stats as sst
@@ -473,8 +478,19 @@ def clean(name, s):
     # The values of a measure on the rows used, missing ones handled as the plan says.
     s = s.loc[d.index]
     miss = int(s.isna().sum())
+    how = PLAN.get("missing")
+    if miss and how in ("mean", "median"):
+        # Filled with the statistic of the values present, as pandas' fillna(s.mean()).
+        fill = float(s.mean() if how == "mean" else s.median())
+        word = T[how]
+        if LANG == "en":
+            missing_notes.append(T["missing_filled"] % (miss, plural(miss), "`%s`" % name, word, num(fill)))
+        else:
+            e = "" if miss == 1 else "s"
+            missing_notes.append(T["missing_filled"] % (miss, plural(miss), e, "`%s`" % name, e, word, num(fill)))
+        return s.fillna(fill)
     if miss:
-        zero = PLAN.get("missing") == "zero"
+        zero = how == "zero"
         missing_notes.append(missing_note(miss, "`%s`" % name, zero))
         if zero:
             return s.fillna(0)

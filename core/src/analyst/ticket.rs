@@ -46,6 +46,9 @@ pub(super) struct Method {
     pub biased: Option<bool>,
     /// Statistics a method sentence names outside a formula ("use the arithmetic mean").
     pub statistics: Vec<&'static str>,
+    /// Rules that name a text answer from the test's numbers ("consider the
+    /// relationship linear if the p-value is less than 0.05 and |r| >= 0.5").
+    pub rules: Vec<Rule>,
     /// The method sentences, as written.
     pub sentences: Vec<String>,
     /// What a method sentence asks for (statistics, a correlation, a p-value).
@@ -65,6 +68,26 @@ pub(super) struct Slot {
     pub placeholder: String,
     pub decimals: Option<u32>,
     pub kind: SlotKind,
+    /// The values a text slot may take, as the format quotes them ("linear",
+    /// "nonlinear" or "none"), normalised.
+    pub allowed: Vec<String>,
+}
+
+/// A label given when every condition holds; `None` is "the value no other rule
+/// names" ("if p >= 0.05, report that there is no significant correlation").
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Rule {
+    pub label: Option<String>,
+    pub conditions: Vec<Condition>,
+}
+
+/// A condition on a test's number: `p_value < 0.05`, `|r| >= 0.5`.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Condition {
+    pub quantity: &'static str,
+    pub absolute: bool,
+    pub op: &'static str,
+    pub value: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,8 +118,15 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
     // part of the question.
     let mut asked: Vec<&'static str> = Vec::new();
     let mut column_named = false;
+    let allowed: Vec<&String> = slots.iter().flat_map(|s| &s.allowed).collect();
     for (i, sentence) in sentences(body).into_iter().enumerate() {
-        let (head, clauses) = method_clauses(strip_label(sentence), &columns, &asked);
+        if let Some(rule) = rule_of(sentence, &allowed).filter(|_| i > 0) {
+            method.rules.push(rule);
+            method.sentences.push(sentence.trim().to_string());
+            continue;
+        }
+        let sentence = formula_apart(strip_label(sentence), &columns, &mut method);
+        let (head, clauses) = method_clauses(&sentence, &columns, &asked);
         for (text, m) in clauses {
             method.merge(m, text);
         }
@@ -126,6 +156,35 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
     }
 }
 
+/// A sentence without a parenthesis that restates what it asks as a formula ("the
+/// coefficient of variation (standard deviation divided by the mean) of CholTotal"):
+/// the formula is the method's, and its statistics are not asked.
+fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -> String {
+    let (Some(open), Some(close)) = (sentence.find('('), sentence.find(')')) else {
+        return sentence.to_string();
+    };
+    if close < open {
+        return sentence.to_string();
+    }
+    let inner = &sentence[open + 1..close];
+    let w = words_of(inner);
+    let formula = LEXICON
+        .formula_words
+        .iter()
+        .any(|p| !find(&w, p).is_empty());
+    match method_of(inner, columns).filter(|m| formula && m.asks.is_empty()) {
+        Some(m) => {
+            method.merge(m, inner);
+            format!(
+                "{} {}",
+                sentence[..open].trim_end(),
+                sentence[close + 1..].trim_start()
+            )
+        }
+        None => sentence.to_string(),
+    }
+}
+
 /// A sentence without the clauses at its end that say only how to compute
 /// ("Calculate the std of age, using the formula ..."), and those clauses read.
 fn method_clauses<'a>(
@@ -145,9 +204,14 @@ fn method_clauses<'a>(
             continue;
         }
         let (head, tail) = sentence.split_at(at);
-        let head_asks = quantities(&words_of(head));
+        let head_words = words_of(head);
+        let head_asks = quantities(&head_words);
+        // A clause that names the columns the head leaves unnamed is the request itself
+        // ("Using pandas' corr with method='spearman', find the correlation of a and b").
+        let head_names = names_a_column(&head_words, columns);
         if let Some(m) = method_of(tail, columns).filter(|m| {
             m.says_how
+                && (head_names || !m.names_column)
                 && m.asks
                     .iter()
                     .all(|q| asked.contains(q) || head_asks.contains(q))
@@ -210,6 +274,7 @@ impl Method {
         self.correlation = m.correlation.or(self.correlation);
         self.biased = m.biased.or(self.biased);
         self.statistics.extend(m.statistics);
+        self.rules.extend(m.rules);
         self.sentences.push(sentence.trim().to_string());
     }
 }
@@ -311,6 +376,16 @@ fn slots(format: &str) -> Vec<Slot> {
         t
     };
     let text = normalise(&described);
+    // The quoted words of the format that are no placeholder: the values a text slot
+    // may take ("linear", "nonlinear", or "none").
+    let placeholders: Vec<String> = found.iter().map(|(_, p, _)| normalise(p)).collect();
+    let quoted: Vec<String> = described
+        .split(['"', '\'', '“', '”'])
+        .skip(1)
+        .step_by(2)
+        .map(normalise)
+        .filter(|q| !q.is_empty() && q.split(' ').count() <= 3 && !placeholders.contains(q))
+        .collect();
     let mut marks: Vec<(usize, usize)> = found
         .iter()
         .enumerate()
@@ -323,16 +398,30 @@ fn slots(format: &str) -> Vec<Slot> {
         })
         .collect();
     marks.sort();
+    // Each quoted placeholder's part runs to the next one; a part that says nothing
+    // but its placeholder and a joiner ("mean" and "std" are numbers rounded to two
+    // decimal places) shares the next part's description.
+    let mut parts: Vec<&str> = vec![""; marks.len()];
+    for m in (0..marks.len()).rev() {
+        let from = marks[m].0;
+        let to = marks.get(m + 1).map_or(text.len(), |(at, _)| *at);
+        let own = &text[from..to];
+        let said = own
+            .split(' ')
+            .skip(normalise(&found[marks[m].1].1).split(' ').count())
+            .all(|x| x.is_empty() || LEXICON.joiners.contains(&x));
+        parts[m] = if said && m + 1 < marks.len() {
+            parts[m + 1]
+        } else {
+            own
+        };
+    }
     found
         .iter()
         .enumerate()
         .map(|(k, (name, placeholder, _))| {
             let part = match marks.iter().position(|(_, j)| *j == k) {
-                Some(m) => {
-                    let from = marks[m].0;
-                    let to = marks.get(m + 1).map_or(text.len(), |(at, _)| *at);
-                    &text[from..to]
-                }
+                Some(m) => parts[m],
                 // Not quoted: what the format says of all its slots.
                 None => text.as_str(),
             };
@@ -359,14 +448,124 @@ fn slots(format: &str) -> Vec<Slot> {
                 SlotKind::Number
             };
             let decimals = decimals_said(&w).or((kind == SlotKind::Integer).then_some(0));
+            let allowed = if kind == SlotKind::Text {
+                let part = format!(" {part} ");
+                quoted
+                    .iter()
+                    .filter(|q| part.contains(&format!(" {q} ")))
+                    .cloned()
+                    .collect()
+            } else {
+                Vec::new()
+            };
             Slot {
                 name: name.clone(),
                 placeholder: placeholder.clone(),
                 decimals,
                 kind,
+                allowed,
             }
         })
         .collect()
+}
+
+/// A sentence that names a text answer by conditions on a test's numbers: "Consider
+/// the relationship to be linear if the p-value is less than 0.05 and the absolute
+/// value of r is greater than or equal to 0.5"; "If the p-value is at least 0.05,
+/// report that there is no significant correlation" (the value no other rule names).
+fn rule_of(sentence: &str, allowed: &[&String]) -> Option<Rule> {
+    if allowed.is_empty() {
+        return None;
+    }
+    let w = words_of(sentence);
+    if !w.iter().any(|x| LEXICON.rule_if.contains(&x.as_str())) {
+        return None;
+    }
+    let label = allowed
+        .iter()
+        .find(|a| !find(&w, a).is_empty())
+        .map(|a| a.to_string());
+    let mut conditions = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        let Some((quantity, len)) = test_number_at(&w, i) else {
+            i += 1;
+            continue;
+        };
+        // "the absolute value of r", "|r|" (written "abs r").
+        let absolute = w[i.saturating_sub(3)..i]
+            .iter()
+            .any(|x| LEXICON.absolute.contains(&x.as_str()));
+        // The comparison within a few words after ("is greater than or equal to 0.5").
+        let after = &w[i + len..(i + len + 8).min(w.len())];
+        let compared = LEXICON.comparators.iter().find_map(|(p, op, _)| {
+            let at = find(after, p).into_iter().next()?;
+            let n = p.split(' ').count();
+            let value = after[at + n..].iter().take(2).find_map(|x| num(x))?;
+            Some((*op, value, at + n))
+        });
+        match compared {
+            Some((op, value, used)) => {
+                conditions.push(Condition {
+                    quantity,
+                    absolute,
+                    op,
+                    value,
+                });
+                i += len + used;
+            }
+            None => i += len,
+        }
+    }
+    (!conditions.is_empty()).then_some(Rule { label, conditions })
+}
+
+/// A test's number named at `i` (the p-value, r), with its length in words: the
+/// answer slots' own words for them ("p value", "r", "correlation coefficient").
+fn test_number_at(w: &[String], i: usize) -> Option<(&'static str, usize)> {
+    let key = |x: &str| {
+        LEXICON
+            .slot_keys
+            .iter()
+            .find(|(word, k)| *word == x && (*k == "p_value" || *k == "r"))
+            .map(|(_, k)| *k)
+    };
+    let here = key(&w[i])?;
+    let len = match w.get(i + 1).map(String::as_str) {
+        Some(next) if key(next) == Some(here) => 2,
+        Some("value" | "valor") if here == "p_value" => 2,
+        _ => 1,
+    };
+    Some((here, len))
+}
+
+impl Rule {
+    /// Whether every condition holds for the script's `values` (`r`, or `rho`/`tau`,
+    /// and `p_value`); None when a number is missing.
+    fn holds(&self, values: &Value) -> Option<bool> {
+        let mut all = true;
+        for c in &self.conditions {
+            let v = match c.quantity {
+                "r" => LEXICON
+                    .slot_keys
+                    .iter()
+                    .filter(|(_, k)| *k == "r")
+                    .find_map(|(word, _)| values.get(*word).and_then(Value::as_f64))?,
+                q => values.get(q).and_then(Value::as_f64)?,
+            };
+            let v = if c.absolute { v.abs() } else { v };
+            all &= match c.op {
+                "gt" => v > c.value,
+                "ge" => v >= c.value,
+                "lt" => v < c.value,
+                "le" => v <= c.value,
+                "eq" => v == c.value,
+                "ne" => v != c.value,
+                _ => return None,
+            };
+        }
+        Some(all)
+    }
 }
 
 /// The byte offset of `word` (normalised words) as whole words in `text`.
@@ -476,6 +675,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
                 .filter(|s| *s != "missing")
                 .collect()
         },
+        rules: Vec::new(),
         sentences: Vec::new(),
         asks: if formula { Vec::new() } else { quantities(&w) },
         names_column: names_a_column,
@@ -510,6 +710,13 @@ impl Ticket {
         if let Some(biased) = m.biased {
             plan.biased = biased;
         }
+        if !m.rules.is_empty() && plan.task != Task::Correlation {
+            return Err(say(
+                lang,
+                "the method names an answer by a test's p-value and coefficient, but the question asks for no correlation",
+                "el método nombra una respuesta por el valor p y el coeficiente de una prueba, pero la pregunta no pide una correlación",
+            ));
+        }
         let computed = |s: &str| {
             plan.stats.iter().any(|x| x.name == s)
                 || plan.label_op == Some(s)
@@ -541,10 +748,25 @@ impl Ticket {
             .flatten()
             .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
             .collect();
+        let group = plan
+            .and_then(|p| p.get("group"))
+            .or_else(|| values.get("group"))
+            .and_then(Value::as_str);
         let lines: Vec<String> = self
             .slots
             .iter()
             .filter_map(|s| {
+                if let Some(label) = self.ruled(s, values) {
+                    return Some(format!("@{}[{label}]", s.name));
+                }
+                // A slot named for the column the rows are grouped by ("@month[m]" by
+                // `Month`) wants the group's label, even a number.
+                let label = values.get("label").filter(|v| !v.is_null());
+                if let (Some(group), Some(label)) = (group, label) {
+                    if names_group(s, group) {
+                        return Some(format!("@{}[{}]", s.name, show(label, None)));
+                    }
+                }
                 let key = slot_key_of(s, &stats, values)?;
                 let v = values.get(key).filter(|v| !v.is_null())?;
                 // A name into a name's slot, a number into a number's: never across.
@@ -558,11 +780,48 @@ impl Ticket {
     }
 }
 
+impl Ticket {
+    /// A text slot's value by the method's rules: the first rule that holds, its label
+    /// or the one allowed value no rule names.
+    fn ruled(&self, slot: &Slot, values: &Value) -> Option<String> {
+        let rules = &self.method.rules;
+        if slot.kind != SlotKind::Text || slot.allowed.is_empty() || rules.is_empty() {
+            return None;
+        }
+        let rule = rules.iter().find(|r| r.holds(values) == Some(true))?;
+        match &rule.label {
+            Some(l) if slot.allowed.contains(l) => Some(l.clone()),
+            Some(_) => None,
+            None => {
+                let named: Vec<&String> = rules.iter().filter_map(|r| r.label.as_ref()).collect();
+                let rest: Vec<&String> =
+                    slot.allowed.iter().filter(|a| !named.contains(a)).collect();
+                match rest.as_slice() {
+                    [one] => Some(one.to_string()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
 fn say(lang: Lang, en: &str, es: &str) -> String {
     match lang {
         Lang::En => en.to_string(),
         Lang::Es => es.to_string(),
     }
+}
+
+/// Whether a slot's name or placeholder is the group column's name ("month" for
+/// `Month`, "carrier_name" for `Carrier`).
+fn names_group(slot: &Slot, group: &str) -> bool {
+    let w = words_of(&format!(
+        "{} {}",
+        slot.name.replace('_', " "),
+        slot.placeholder.replace('_', " ")
+    ));
+    let g = words_of(&camel_apart(group));
+    !g.is_empty() && g.iter().all(|x| w.contains(x))
 }
 
 /// The value a slot asks for, by the words of its name and placeholder.
@@ -769,6 +1028,71 @@ mod tests {
         let t = read("Which carrier? @carrier[name] where name is a string.", &[]);
         let values = serde_json::json!({"label": ["Aerolux"], "value": 3.0});
         assert_eq!(t.answer_lines(None, &values).unwrap(), "@carrier[Aerolux]");
+        // A slot named for the group column wants the group's label, a number too.
+        let t = read(
+            "Group by Month and sum SeatsSold. Which month has the largest total? @month[m] \
+             where m is an integer.",
+            &cols(&["Month", "SeatsSold"]),
+        );
+        let values = serde_json::json!({"label": ["4"], "value": 8751.0, "group": "Month"});
+        assert_eq!(t.answer_lines(None, &values).unwrap(), "@month[4]");
+    }
+
+    #[test]
+    fn a_text_answer_named_by_rules_on_the_tests_numbers() {
+        let t = read(
+            "Is there a correlation between a and b? Calculate the Pearson correlation \
+             coefficient (r). Report the p-value. Consider the relationship to be linear if \
+             the p-value is less than 0.05 and the absolute value of r is greater than or \
+             equal to 0.5. Consider the relationship to be nonlinear if the p-value is less \
+             than 0.05 and the absolute value of r is less than 0.5. If the p-value is \
+             greater than or equal to 0.05, report that there is no significant correlation. \
+             @correlation_coefficient[r_value] @p_value[p_value] \
+             @relationship_type[relationship_type] where \"r_value\" is rounded to two decimal \
+             places, \"p_value\" is rounded to four decimal places, and \"relationship_type\" \
+             is a string that can either be \"linear\", \"nonlinear\", or \"none\".",
+            &cols(&["a", "b"]),
+        );
+        assert_eq!(t.method.rules.len(), 3, "{:?}", t.method.rules);
+        assert!(!t.question.contains("Consider"), "{}", t.question);
+        assert_eq!(t.slots[2].allowed.join("/"), "linear/nonlinear/none");
+        assert_eq!(t.slots[2].kind, SlotKind::Text);
+        let lines = |r: f64, p: f64| {
+            t.answer_lines(None, &serde_json::json!({"r": r, "p_value": p, "n": 50}))
+                .unwrap()
+        };
+        assert!(lines(0.03, 0.4759).ends_with("@relationship_type[none]"));
+        assert!(lines(-0.71, 0.0001).ends_with("@relationship_type[linear]"));
+        assert!(lines(0.2, 0.01).ends_with("@relationship_type[nonlinear]"));
+        assert!(lines(0.2, 0.01).starts_with("@correlation_coefficient[0.20]\n@p_value[0.0100]"));
+        // Without a value to pick from, a rule names nothing.
+        let t = read(
+            "Correlation of a and b? Call it strong if r is above 0.5. @kind[k] where k is a \
+             string.",
+            &cols(&["a", "b"]),
+        );
+        assert!(t.method.rules.is_empty());
+    }
+
+    #[test]
+    fn one_description_for_two_slots_and_a_formula_in_parentheses() {
+        let t = read(
+            "Calculate the mean and standard deviation of x. @mean_x[mean] @std_x[std] where \
+             \"mean\" and \"std\" are numbers rounded to two decimal places.",
+            &cols(&["x"]),
+        );
+        assert_eq!(t.slots[0].decimals, Some(2));
+        assert_eq!(t.slots[1].decimals, Some(2));
+        let t = read(
+            "Calculate the coefficient of variation (standard deviation divided by the mean) \
+             of x. @cv[value] where value is rounded to 4 decimal places.",
+            &cols(&["x"]),
+        );
+        assert_eq!(t.question, "Calculate the coefficient of variation of x.");
+        assert_eq!(
+            t.method.sentences,
+            ["standard deviation divided by the mean"]
+        );
     }
 
     #[test]

@@ -70,6 +70,8 @@ struct Case {
     needs_value_filter: Option<bool>,
     named_columns: Option<Vec<String>>,
     slots: Option<Vec<String>>,
+    /// The decimals each slot's description asks for (`-1` for none).
+    slot_decimals: Option<Vec<i64>>,
     /// Words one of the decline's reasons holds (`""`: declined, whatever the reason).
     decline: Option<String>,
     /// Another skill's question.
@@ -253,6 +255,9 @@ fn check(case: &Case, got: &Value) -> Vec<String> {
     }
     if let Some(s) = &case.slots {
         expect("slots", json!(s), got["slots"].clone());
+    }
+    if let Some(d) = &case.slot_decimals {
+        expect("slot decimals", json!(d), got["slot_decimals"].clone());
     }
     bad
 }

@@ -135,6 +135,7 @@ impl Reader<'_> {
                 out.push(Filter::num(column, op, value));
             }
         }
+        self.comparisons_after_the_number(&mut out);
         // "houses with 2 bathrooms", "con 3 hijos": a number of the column named after it.
         for lead in ["with", "having", "con"] {
             for at in find(&self.w, lead) {
@@ -192,6 +193,28 @@ impl Reader<'_> {
         self.date_filters(&mut out);
         self.yes_no_filters(&mut out);
         self.value_filters(&mut out);
+        // "flights in Month 3", "Pclass 2 passengers": a column of a few whole numbers,
+        // then one of its values.
+        for m in self.mentions.clone() {
+            let Some(value) = self.w.get(m.end).and_then(|x| digits(x)) else {
+                continue;
+            };
+            let one_of_its = self.table.column_kinds.iter().any(|c| {
+                c.name == m.column
+                    && c.values
+                        .iter()
+                        .any(|v| v.parse::<f64>().is_ok_and(|x| x == value))
+            });
+            if self.used[m.start]
+                || self.used[m.end]
+                || !is_code(self.table, &m.column)
+                || !one_of_its
+            {
+                continue;
+            }
+            self.used[m.start..=m.end].fill(true);
+            out.push(Filter::num(m.column, "eq", value));
+        }
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
         for word in [
@@ -250,6 +273,48 @@ impl Reader<'_> {
             }
         }
         out
+    }
+
+    /// "a Load Factor % of 90 or more", "3 bedrooms or fewer", "5 o más hijos": the
+    /// comparison said after the number, the column before the number or between.
+    fn comparisons_after_the_number(&mut self, out: &mut Vec<Filter>) {
+        for (phrase, op) in LEXICON.after_number.iter() {
+            let len = phrase.split(' ').count();
+            for at in find(&self.w, phrase) {
+                if at == 0 || self.used[at] {
+                    continue;
+                }
+                // "3 bedrooms or more": the column between the number and the words.
+                let between = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == at && m.start > 0 && is_numeric(m))
+                    .cloned();
+                let number_at = between.as_ref().map_or(at - 1, |m| m.start - 1);
+                let Some(value) = digits(&self.w[number_at]) else {
+                    continue;
+                };
+                let mut j = number_at;
+                while j > 0 && LEXICON.linking.contains(&self.w[j - 1].as_str()) {
+                    j -= 1;
+                }
+                let before = self
+                    .mentions
+                    .iter()
+                    .find(|m| m.end == j && is_numeric(m))
+                    .cloned();
+                let (column, from) = match (between, before) {
+                    (Some(m), _) => (m.column, number_at),
+                    (None, Some(m)) => (m.column, m.start),
+                    (None, None) => continue,
+                };
+                if self.used[from..at + len].iter().any(|u| *u) {
+                    continue;
+                }
+                self.used[from..at + len].fill(true);
+                out.push(Filter::num(column, op, value));
+            }
+        }
     }
 
     /// "fares higher than the median", "above the average order value", "por encima

@@ -190,7 +190,7 @@ pub(in crate::analyst) fn camel_apart(name: &str) -> String {
 /// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
 fn stem(w: &str) -> Option<&str> {
     let s = [
-        "ation", "ely", "ors", "ing", "ion", "or", "ly", "ed", "al", "es", "s", "e",
+        "ation", "ely", "ors", "ers", "ing", "ion", "or", "er", "ly", "ed", "al", "es", "s", "e",
     ]
     .iter()
     .find_map(|x| w.strip_suffix(x))

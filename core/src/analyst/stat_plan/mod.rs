@@ -246,9 +246,10 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
         None
     };
     let filters = r.filters();
+    let filled = r.missing_filled();
     let mut said = r.statistics_outside_conditions(said);
     let extremes = Extremes::said(&r);
-    let options = Options::read(&r.w);
+    let options = Options::read(&r.w, filled);
     let share = r.asks_a_share(&said);
     if share {
         // "divide by the number of rows and multiply by 100": the share restated.
@@ -286,7 +287,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if r.said_free(&LEXICON.condition) && plan.filters.is_empty() && !r.share_restated {
         plan.needs_value_filter = true;
     }
-    r.decline_unread(&plan, &said_spans, options.missing == "zero");
+    r.decline_unread(&plan, &said_spans, options.missing != "drop");
     if !r.not_understood.is_empty() {
         return Understood::Decline(Decline {
             understood: described(&plan, r.lang),

@@ -1,7 +1,8 @@
 //! How the statistics are computed and said, beyond which ones: rounding, sample or
 //! population, missing values dropped or zero, a test's significance level.
 
-use super::words::{digits, has_any, num};
+use super::reader::Reader;
+use super::words::{digits, has, has_any, num};
 use crate::analyst::lexicon::LEXICON;
 
 /// How the statistics are computed and said, read from the words.
@@ -10,25 +11,65 @@ pub(super) struct Options {
     pub(super) decimals: Option<u32>,
     /// Population statistics (ddof 0), not sample ones.
     pub(super) population: bool,
-    /// drop (the default) or zero
+    /// drop (the default), zero, mean or median
     pub(super) missing: &'static str,
 }
 
 impl Options {
-    /// The options the words `w` say (the defaults where they say none).
-    pub(super) fn read(w: &[String]) -> Options {
+    /// The options the words `w` say (the defaults where they say none); `filled` is
+    /// what the missing values are filled with, read before ([`Reader::missing_filled`]).
+    pub(super) fn read(w: &[String], filled: Option<&'static str>) -> Options {
         let decimals = decimals(w);
         let population = has_any(w, &LEXICON.population);
-        let missing = if has_any(w, &LEXICON.missing_as_zero) {
-            "zero"
-        } else {
-            "drop"
+        let missing = match filled {
+            Some(with) => with,
+            None if has_any(w, &LEXICON.missing_as_zero) => "zero",
+            None => "drop",
         };
         Options {
             decimals,
             population,
             missing,
         }
+    }
+}
+
+impl Reader<'_> {
+    /// "Fill the missing values of BMI with the mean", "replace nulls by the median",
+    /// "rellena los vacíos con la mediana": a fill verb, missing values named within a
+    /// few words of it, then "with" and what they are filled with. Its words are the
+    /// plan's (the mean it names is not a statistic to compute).
+    pub(super) fn missing_filled(&mut self) -> Option<&'static str> {
+        let w = &self.w;
+        let one = |k: usize, list: &[&str]| list.iter().any(|p| has(&w[k..=k], p));
+        for verb in (0..w.len()).filter(|&i| !self.used[i] && one(i, &LEXICON.fill_verbs)) {
+            let Some(with) =
+                (verb + 1..(verb + 10).min(w.len())).find(|&j| one(j, &LEXICON.fill_with))
+            else {
+                continue;
+            };
+            let named_missing =
+                (verb.saturating_sub(4)..with).any(|k| one(k, &LEXICON.missing_nouns));
+            // What follows "with", past an article or "its": the first fill value.
+            let value = (with + 1..(with + 4).min(w.len())).find_map(|k| {
+                LEXICON
+                    .fill_values
+                    .iter()
+                    .find(|(p, _)| has(&w[k..=k], p))
+                    .map(|(_, v)| (k, *v))
+            });
+            let Some((at, value)) = value.filter(|_| named_missing) else {
+                continue;
+            };
+            let from = verb.saturating_sub(4).min(
+                (verb.saturating_sub(4)..verb)
+                    .find(|&k| one(k, &LEXICON.missing_nouns))
+                    .unwrap_or(verb),
+            );
+            self.used[from..=at].fill(true);
+            return Some(value);
+        }
+        None
     }
 }
 

@@ -63,6 +63,7 @@ pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
         "sum" => ("sum", "suma"),
         "skew" => ("skewness", "asimetría"),
         "kurt" => ("kurtosis", "curtosis"),
+        "cv" => ("coefficient of variation", "coeficiente de variación"),
         "missing" => ("number of missing values", "número de valores vacíos"),
         "share" => ("share of the rows", "porcentaje de las filas"),
         "quantile" => {

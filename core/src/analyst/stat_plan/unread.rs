@@ -52,7 +52,7 @@ impl Reader<'_> {
         &mut self,
         plan: &StatPlan,
         stats: &[(usize, usize)],
-        missing_zero: bool,
+        filled: bool,
     ) {
         let all_rows = plan.task == Task::Describe
             && plan.stats.iter().all(|s| s.name == "count")
@@ -92,7 +92,7 @@ impl Reader<'_> {
             self,
             stats,
             !plan.filters.is_empty(),
-            missing_zero,
+            filled,
             plan.group.is_some(),
         ) {
             self.not_understood.push(self.say(
@@ -194,7 +194,7 @@ fn unread_words(
     r: &Reader,
     stats: &[(usize, usize)],
     filtered: bool,
-    zero: bool,
+    filled: bool,
     grouped: bool,
 ) -> Vec<String> {
     let w = &r.w;
@@ -302,10 +302,11 @@ fn unread_words(
             _ if next.starts_with("quartil") || next.starts_with("cuartil") => true,
             // how missing values are handled, said
             "missing" | "null" | "nulls" | "nan" | "empty" | "faltantes" | "nulos" | "vacios" => {
-                zero || LEXICON.handling.contains(&prev)
+                filled
+                    || LEXICON.handling.contains(&prev)
                     || LEXICON.handling_after.contains(&after_values)
             }
-            "fill" | "filling" | "rellena" | "rellenar" => zero,
+            "fill" | "filling" | "rellena" | "rellenar" => filled,
             "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
             "without" => ["missing", "null", "nan", "nulls"].contains(&next),
             // "between Age and Fare": two columns (a correlation, a difference).
