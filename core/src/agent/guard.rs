@@ -19,6 +19,8 @@ pub const MAX_NUDGES: u32 = 2;
 pub const MAX_LOOPS: u32 = 3;
 /// Replies in a row cut at a size cap before the ask stops.
 pub const MAX_CUTS: u32 = 2;
+/// How many failed calls back a call that fails again is recognised.
+const FAILED_MEMORY: usize = 8;
 
 /// The counters of one ask.
 #[derive(Debug, Default)]
@@ -33,6 +35,8 @@ pub struct Guard {
     /// (a reply cut as a loop counts too: the next turn is sampled warmer).
     last_call: Option<(String, String)>,
     repeats: u32,
+    /// The last failed calls (tool and code), newest last.
+    failed: Vec<(String, String)>,
 }
 
 impl Guard {
@@ -118,6 +122,27 @@ impl Guard {
         self.repeats
     }
 
+    /// A call that ran and `failed`: whether the same call failed before, not just
+    /// the one before it (a small model can alternate two failing cells: one that
+    /// defines a name with a wrong function, one that uses the name). Such a call
+    /// counts as stuck, like a repeat.
+    pub fn failed_again(&mut self, tool: &str, source: String, failed: bool) -> bool {
+        if !failed {
+            return false;
+        }
+        let this = (tool.to_string(), source);
+        let again = self.failed.contains(&this);
+        if again && self.repeats == 0 {
+            self.repeats = 1;
+        }
+        self.failed.retain(|c| *c != this);
+        self.failed.push(this);
+        if self.failed.len() > FAILED_MEMORY {
+            self.failed.remove(0);
+        }
+        again
+    }
+
     /// How stuck the model is: the same call, or loops, in a row.
     pub fn repeats(&self) -> u32 {
         self.repeats
@@ -127,6 +152,25 @@ impl Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_that_fails_again_after_another_counts_as_stuck() {
+        let mut g = Guard::default();
+        let (a, b) = ("x = f(y)".to_string(), "print(x)".to_string());
+        for (code, ran) in [(&a, true), (&b, true)] {
+            assert_eq!(g.ran("python", code.clone()), 0);
+            assert!(!g.failed_again("python", code.clone(), ran));
+        }
+        // A again, failing the same way: not a repeat in a row, but stuck.
+        assert_eq!(g.ran("python", a.clone()), 0);
+        assert!(g.failed_again("python", a.clone(), true));
+        assert_eq!(g.repeats(), 1);
+        // A call that worked is never "failed again".
+        assert!(!g.failed_again("python", b.clone(), false));
+        // A new call starts over.
+        assert_eq!(g.ran("python", "print(2)".into()), 0);
+        assert_eq!(g.repeats(), 0);
+    }
 
     #[test]
     fn cuts_in_a_row_end_the_ask_and_a_whole_reply_starts_again() {

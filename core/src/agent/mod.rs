@@ -787,6 +787,15 @@ impl<'a> Agent<'a> {
                  Do not run it again: take the next step of the task, and write the files it asks for.",
                 repeats + 1
             ));
+        } else if self
+            .guard
+            .failed_again(name, tool_source(arguments), seen.failed())
+        {
+            seen.notes.push(
+                "This exact call failed before, the same way: running it again changes nothing. \
+                 Change the line that fails (another function, or another way to the same result)."
+                    .into(),
+            );
         }
         seen.notes.extend(self.host.take_notes());
         seen.into_item(call_id, self.sandbox, vision).await

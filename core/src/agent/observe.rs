@@ -46,6 +46,11 @@ impl Seen {
         self.is_error = true;
     }
 
+    /// Whether the call failed (an error, a refusal, a timeout).
+    pub fn failed(&self) -> bool {
+        self.is_error
+    }
+
     pub fn ran(&mut self, mut r: ExecResult) {
         self.text = super::tools::observation(&r);
         self.is_error = r.status != ExecStatus::Ok;

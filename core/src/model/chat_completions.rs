@@ -69,13 +69,17 @@ impl WireFormat for Chat {
         // A turn without tools (the write-up after a limit) is plain text in any mode.
         let stepped = state.mode != CallMode::Native && !request.tools.is_empty();
         let messages = if stepped {
-            let note = steps::format_note(request.tools, &request.answer);
-            steps::messages(
+            let note = steps::format_note(request.tools);
+            let mut messages = steps::messages(
                 request.instructions,
                 &note,
                 request.items,
                 config.takes_images(),
-            )
+            );
+            if let Some(turn) = steps::turn_note(&request.answer) {
+                steps::add_turn_note(&mut messages, &turn);
+            }
+            messages
         } else {
             messages(request.instructions, request.items, config.takes_images())
         };

@@ -126,9 +126,13 @@ pub fn response_format(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Val
     })
 }
 
-/// What the system message adds in a step mode: the form, the actions this turn
-/// allows, and an example. Short: a small model's context is small.
-pub fn format_note(tools: &[ToolSpec], answer: &Answer) -> String {
+/// What the system message adds in a step mode: the form, the session's actions and
+/// how a task ends. The same on every turn of an ask, so a local server's prompt
+/// cache keeps the whole history (a system message that changed with the files
+/// still missing made llama.cpp read the whole prompt again: minutes on a CPU); what
+/// this turn allows is [`turn_note`], at the end. Short: a small model's context is
+/// small.
+pub fn format_note(tools: &[ToolSpec]) -> String {
     let mut actions: Vec<String> = tools
         .iter()
         .map(|t| {
@@ -146,19 +150,10 @@ pub fn format_note(tools: &[ToolSpec], answer: &Answer) -> String {
             )
         })
         .collect();
-    match answer {
-        Answer::Open => actions.push(format!(
-            "\"{FINAL_ANSWER}\" (with \"answer\"): the answer for the user, once the work is done"
-        )),
-        Answer::OrWhyNot { missing } => actions.push(format!(
-            "\"{CANNOT_FINISH}\" (with \"reason\"): only if {} truly cannot be made from this data",
-            missing.join(", ")
-        )),
-        Answer::NotYet { missing } => actions.push(format!(
-            "(no final answer yet: {} must be written first)",
-            missing.join(", ")
-        )),
-    }
+    actions.push(format!(
+        "\"{FINAL_ANSWER}\" (with \"answer\"): the answer for the user, once the work is done \
+         and every file the task names is written"
+    ));
     format!(
         "Reply with exactly one JSON object per turn, nothing else:\n\
          {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": \"...\"}}\n\
@@ -168,6 +163,39 @@ pub fn format_note(tools: &[ToolSpec], answer: &Answer) -> String {
          at most {ARGUMENT_MAX} characters a step (write a long file over several steps).",
         actions.join("\n- ")
     )
+}
+
+/// What this turn allows, when it is not every action: said after the last message
+/// (the schema enforces it; the words tell the model why).
+pub fn turn_note(answer: &Answer) -> Option<String> {
+    match answer {
+        Answer::Open => None,
+        Answer::NotYet { missing } => Some(format!(
+            "(This turn: no final answer yet; {} must be written first.)",
+            missing.join(", ")
+        )),
+        Answer::OrWhyNot { missing } => Some(format!(
+            "(This turn: no final answer yet; {} must be written first. Only if one truly \
+             cannot be made from this data: the action \"{CANNOT_FINISH}\" (with \"reason\") says why.)",
+            missing.join(", ")
+        )),
+    }
+}
+
+/// Add this turn's note at the end of the conversation: to the last user message, or
+/// as one of its own.
+pub fn add_turn_note(messages: &mut Vec<Value>, note: &str) {
+    match messages.last_mut() {
+        Some(m) if m["role"] == "user" => match &mut m["content"] {
+            Value::String(text) => {
+                text.push_str("\n\n");
+                text.push_str(note);
+            }
+            Value::Array(parts) => parts.push(json!({"type": "text", "text": note})),
+            _ => messages.push(json!({"role": "user", "content": note})),
+        },
+        _ => messages.push(json!({"role": "user", "content": note})),
+    }
 }
 
 /// A step reply's text as items and how it ended, its call under `call_id`; `None`
@@ -562,6 +590,37 @@ mod tests {
         // An action no one offered is not a step.
         assert!(parse(r#"{"action": "rm", "code": "x"}"#, &tools(), "c4").is_none());
         assert!(parse("The answer is 42.", &tools(), "c5").is_none());
+    }
+
+    #[test]
+    fn the_system_message_is_the_same_every_turn_and_the_turn_note_comes_last() {
+        // A local server reuses the prompt it has cached only up to the first change:
+        // what the turn allows must not change the system message.
+        let missing = vec!["output/chart.png".to_string()];
+        let note = format_note(&tools());
+        assert!(note.contains(FINAL_ANSWER) && !note.contains(CANNOT_FINISH));
+        let items = vec![Item::User {
+            text: "task".into(),
+        }];
+        let mut m = messages("sys", &note, &items, false);
+        let why_not = turn_note(&Answer::OrWhyNot {
+            missing: missing.clone(),
+        })
+        .unwrap();
+        add_turn_note(&mut m, &why_not);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0]["content"], format!("sys\n\n{note}"));
+        let last = m[1]["content"].as_str().unwrap();
+        assert!(last.starts_with("task\n\n(This turn: no final answer yet; output/chart.png"));
+        assert!(last.contains(CANNOT_FINISH));
+        assert!(!turn_note(&Answer::NotYet { missing })
+            .unwrap()
+            .contains(CANNOT_FINISH));
+        assert_eq!(turn_note(&Answer::Open), None);
+        // After an assistant message, the note is a user message of its own.
+        let mut m = vec![json!({"role": "assistant", "content": "x"})];
+        add_turn_note(&mut m, "n");
+        assert_eq!(m[1], json!({"role": "user", "content": "n"}));
     }
 
     #[test]
