@@ -114,8 +114,11 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
             }
             // "ignoring missing values", "missing as zero": how to handle them, not a count.
             let prev = at.checked_sub(1).map(|j| w[j].as_str()).unwrap_or("");
+            // ("the non-null values": the values present.)
             if *name == "missing"
-                && (LEXICON.handling.contains(&prev) || LEXICON.handling_after.contains(&next))
+                && (prev == "non"
+                    || LEXICON.handling.contains(&prev)
+                    || LEXICON.handling_after.contains(&next))
             {
                 continue;
             }

@@ -267,6 +267,17 @@ fn unread_words(
         near(&["decimal", "place", "digit", "cifra"], i + 1, i + 3)
             || near(&LEXICON.parameter_words, i.saturating_sub(3), i + 3)
     };
+    // "non-null values", "the non-missing values" from word `k` on.
+    let non_missing = |k: usize| {
+        let k = if w.get(k).is_some_and(|x| x == "the") {
+            k + 1
+        } else {
+            k
+        };
+        w.get(k).is_some_and(|x| x == "non")
+            && w.get(k + 1)
+                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
+    };
     for (i, x) in w.iter().enumerate() {
         let number = digits(x).is_some() && !parameter(i);
         let trigger = LEXICON
@@ -293,7 +304,9 @@ fn unread_words(
             "per" | "each" | "cada" if names_the_rows(r, next) => true,
             // the condition words of a condition that was read
             // ("excluding", "except" turn a condition around: never excused)
-            "only" | "solo" | "solamente" => filtered,
+            // ... and "only the non-null values": missing values dropped, as always
+            "only" | "solo" | "solamente" => filtered || non_missing(i + 1),
+            "non" => LEXICON.missing_nouns.contains(&next),
             // "to the nearest integer" is read as 0 decimals; "nearest million" is not
             "nearest" => ["integer", "whole"].contains(&next),
             // values side by side
@@ -303,6 +316,7 @@ fn unread_words(
             // how missing values are handled, said
             "missing" | "null" | "nulls" | "nan" | "empty" | "faltantes" | "nulos" | "vacios" => {
                 filled
+                    || prev == "non"
                     || LEXICON.handling.contains(&prev)
                     || LEXICON.handling_after.contains(&after_values)
             }
