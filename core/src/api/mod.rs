@@ -36,6 +36,7 @@
 //! ```
 
 pub mod engine;
+pub mod environment;
 pub mod error;
 pub mod explore;
 pub mod exports;

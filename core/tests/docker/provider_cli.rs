@@ -173,3 +173,49 @@ fn a_missing_key_or_bad_spec_is_one_clear_message() {
         text(&o.stderr)
     );
 }
+
+/// A model that answers at once without making the output the task names: the run
+/// ends incomplete, exits 3 (not 2, which is a usage error's), and `--json` says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incomplete_run_exits_3_and_its_json_names_what_is_missing() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    use wire::responses::Events;
+    // Enough replies for the loop's reminders that the output is missing.
+    let script = (0..8)
+        .map(|_| wire::Answer::Sse(Events::new().text(0, "Done.", 8).completed(100, 0, 10)))
+        .collect();
+    let server = WireServer::start(script).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.base);
+    let args = [
+        "run",
+        "--model",
+        "openai:gpt-5.4",
+        "--input",
+        "examples/building_energy.csv",
+        "--prompt",
+        "Plot the energy use to output/chart.png",
+        "--json",
+    ];
+    let env = [
+        ("OPENAI_API_KEY", TEST_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let o = tokio::task::block_in_place(|| sandalyst(&args, dir.path(), &env));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "one document: {out}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["status"], "incomplete", "{r}");
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(
+        r["status_detail"]["problems"][0]["path"], "output/chart.png",
+        "{r}"
+    );
+    assert_eq!(r["answer"], "Done.");
+    assert!(r["ask_id"].is_string() && r["session_id"].is_string(), "{r}");
+    assert_eq!(r["error"], serde_json::Value::Null);
+}
