@@ -216,6 +216,9 @@ async fn an_incomplete_run_exits_3_and_its_json_names_what_is_missing() {
         "{r}"
     );
     assert_eq!(r["answer"], "Done.");
-    assert!(r["ask_id"].is_string() && r["session_id"].is_string(), "{r}");
+    assert!(
+        r["ask_id"].is_string() && r["session_id"].is_string(),
+        "{r}"
+    );
     assert_eq!(r["error"], serde_json::Value::Null);
 }
