@@ -263,10 +263,11 @@ impl Transport {
             } else {
                 String::new()
             };
+            // Scrubbed as a model call's errors are: some servers echo the key back.
             anyhow::bail!(
                 "{} at {shown} answered {status}{hint}: {}",
                 self.provider,
-                text.chars().take(300).collect::<String>()
+                self.scrub(&text).chars().take(300).collect::<String>()
             );
         }
         serde_json::from_str(&text)
