@@ -14,6 +14,11 @@ const fn var(name: &'static str, meaning: &'static str) -> Variable {
     Variable { name, meaning }
 }
 
+/// Where the log files go, instead of the platform's log folder.
+pub const LOG_DIR: &str = "SANDALYST_LOG_DIR";
+/// What is logged: a filter such as `debug` or `sandalyst=trace,info`.
+pub const LOG: &str = "SANDALYST_LOG";
+
 /// Every variable, grouped as the help shows them.
 pub const VARIABLES: &[Variable] = &[
     var(
@@ -44,6 +49,14 @@ pub const VARIABLES: &[Variable] = &[
     var(
         "SANDALYST_SSH_CONFIG",
         "the ssh config file for an ssh:// engine",
+    ),
+    var(
+        LOG,
+        "what is logged, e.g. debug or sandalyst=trace (default: info); also on stderr",
+    ),
+    var(
+        LOG_DIR,
+        "where the log files go (default: the platform's log folder)",
     ),
     var(
         "OPENAI_API_KEY",

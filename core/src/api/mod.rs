@@ -43,6 +43,7 @@ pub mod exports;
 pub mod files;
 pub mod history;
 pub mod launch;
+pub mod logs;
 pub mod notice;
 pub mod preview;
 pub mod runs;

@@ -340,3 +340,102 @@ fn every_environment_variable_the_code_reads_is_in_the_help() {
         assert!(!listed.contains(n), "{n} is in the help and excepted");
     }
 }
+
+/// Every log file's text in `dir`.
+fn logs_in(dir: &Path) -> String {
+    let mut text = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        text.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+    }
+    text
+}
+
+/// A failed ask leaves its story in the day's log file: the session opened, the ask
+/// started, why the sandbox did not start, and how the ask ended; nothing on stderr
+/// unless asked for.
+#[tokio::test]
+async fn an_ask_that_fails_is_in_the_log_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs");
+    let id = incomplete_session(&data).await;
+    let o = sandalyst(&["ask", &id, "-p", "and the mean?"], &data);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains(" INFO "), "{}", text(&o.stderr));
+    let logs = data.join("logs");
+    let files: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0].starts_with("cli.") && files[0].ends_with(".log"),
+        "{files:?}"
+    );
+    let log = logs_in(&logs);
+    for line in [
+        "sandalyst started",
+        "command=\"ask\"",
+        "session opened",
+        "ask started",
+        "the sandbox did not start",
+        "code=engine_unavailable",
+        "ask ended",
+        "status=\"failed\"",
+    ] {
+        assert!(log.contains(line), "{line:?} not in the log:\n{log}");
+    }
+    assert!(
+        !log.contains("and the mean?"),
+        "the prompt's words are not logged"
+    );
+
+    // With -v the same lines go to stderr too.
+    let o = sandalyst(&["ask", &id, "-p", "and the median?", "-v"], &data);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("ask started") && err.contains("ask ended"),
+        "{err}"
+    );
+}
+
+/// A provider that refuses the key and echoes it back: the failure is logged, at the
+/// most verbose level, and the key is in no log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_the_provider_echoes_never_reaches_the_log() {
+    use crate::common::wire::{Answer, WireServer, TEST_KEY};
+    let echo = format!(r#"{{"error": {{"message": "Incorrect API key provided: {TEST_KEY}"}}}}"#);
+    let server = WireServer::start(vec![Answer::status(401, &echo)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs");
+    let base = format!("{}/v1", server.base);
+    let o = tokio::task::block_in_place(|| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+        c.args(["models", "--model", "openai", "--json"])
+            .env("SANDALYST_DATA_DIR", &data)
+            .env("SANDALYST_CONFIG", dir.path().join("no-config.toml"))
+            .env("SANDALYST_LOG_DIR", data.join("logs"))
+            .env("SANDALYST_LOG", "trace")
+            .env("OPENAI_API_KEY", TEST_KEY)
+            .env("OPENAI_BASE_URL", &base)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
+        c.output().unwrap()
+    });
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    // The key went out (so there was something to leak) ...
+    assert_eq!(
+        server.received()[0].header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    let log = logs_in(&data.join("logs"));
+    // ... the failure is logged, from the trace of the request on ...
+    assert!(
+        log.contains("the command failed") && log.contains("401"),
+        "{log}"
+    );
+    assert!(log.contains("TRACE"), "logged at trace: {log}");
+    // ... and neither the key nor its secret part is anywhere in it, nor on stderr.
+    for shown in [log.as_str(), &text(&o.stderr)] {
+        assert!(!shown.contains(TEST_KEY), "{shown}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+    }
+}

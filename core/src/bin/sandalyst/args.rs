@@ -51,6 +51,37 @@ pub(crate) enum Command {
     },
 }
 
+impl Command {
+    /// The subcommand's name, for the log.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::Chat(_) => "chat",
+            Command::Ask(_) => "ask",
+            Command::Image(ImageCommand::Build { .. }) => "image build",
+            Command::Image(ImageCommand::Status { .. }) => "image status",
+            Command::Runs(RunsCommand::List { .. }) => "runs list",
+            Command::Runs(RunsCommand::Show { .. }) => "runs show",
+            Command::Runs(RunsCommand::Export { .. }) => "runs export",
+            Command::Rerun(_) => "rerun",
+            Command::Models(_) => "models",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
+        }
+    }
+
+    /// `-v` was given: the log goes to stderr too.
+    pub(crate) fn verbose(&self) -> bool {
+        match self {
+            Command::Run(a) => a.agent.verbose,
+            Command::Chat(a) => a.agent.verbose,
+            Command::Ask(a) => a.agent.verbose,
+            Command::Rerun(a) => a.verbose,
+            _ => false,
+        }
+    }
+}
+
 /// `--json`: the result as one JSON document on stdout instead of text (`chat`: one
 /// line per ask); progress stays on stderr.
 #[derive(Args, Clone, Copy)]
@@ -217,7 +248,7 @@ pub(crate) struct AgentArgs {
     /// Where run history is kept (default: the user's data directory).
     #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
     pub(crate) data_dir: Option<PathBuf>,
-    /// Print each call's full code and output.
+    /// Print each call's full code and output, and the log (SANDALYST_LOG) on stderr.
     #[arg(long, short = 'v')]
     pub(crate) verbose: bool,
 }

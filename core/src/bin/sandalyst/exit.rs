@@ -45,12 +45,18 @@ pub(crate) fn codes_help() -> String {
     )
 }
 
-/// `--help`'s closing section: the exit codes, then every environment variable read.
+/// `--help`'s closing section: the exit codes, every environment variable read, and
+/// where the logs are.
 pub(crate) fn long_help() -> String {
+    let logs = match api::logs::log_dir() {
+        Some(d) => d.display().to_string(),
+        None => "none (this system has no log folder; set SANDALYST_LOG_DIR)".into(),
+    };
     format!(
-        "{}\nEnvironment:\n{}",
+        "{}\nEnvironment:\n{}\nLogs: {logs}\n  one file a day (cli.YYYY-MM-DD.log), the last {} kept\n",
         codes_help(),
-        api::environment::help_text()
+        api::environment::help_text(),
+        api::logs::KEPT
     )
 }
 

@@ -33,6 +33,18 @@ use signals::*;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let logging = api::logs::init(api::logs::Options {
+        shell: "cli",
+        stderr: cli.command.verbose(),
+    });
+    if let Some(problem) = &logging.problem {
+        eprintln!("note: {}", escape(problem));
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        command = cli.command.name(),
+        "sandalyst started"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -60,6 +72,7 @@ async fn run_command(cli: Cli) -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code = exit::of_error(&e);
+            tracing::warn!(exit_code = code, "the command failed: {e:#}");
             if code == exit::CANCELLED {
                 eprintln!("cancelled");
             } else {
