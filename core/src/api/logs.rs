@@ -70,9 +70,13 @@ fn filter() -> (EnvFilter, Option<String>) {
 /// Start logging for this process: the daily file in [`log_dir`], stderr when asked,
 /// and the panic hook. Called once, first thing, by each shell.
 pub fn init(options: Options) -> Logging {
+    init_in(log_dir(), options)
+}
+
+/// [`init`] with the files in `dir` (none: no files).
+fn init_in(dir: Option<PathBuf>, options: Options) -> Logging {
     let (file_filter, bad_filter) = filter();
     let mut problem = bad_filter;
-    let dir = log_dir();
     let file = dir.as_ref().and_then(|dir| {
         // Made first: the appender looks for old files to remove before it makes it.
         let appender = std::fs::create_dir_all(dir)
@@ -135,4 +139,46 @@ fn install_panic_hook() {
         );
         previous(info);
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The only test of this binary that sets the process's subscriber and hook.
+    #[test]
+    fn a_panic_leaves_its_report_in_the_log_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let logging = init_in(
+            Some(dir.path().to_path_buf()),
+            Options {
+                shell: "test",
+                stderr: false,
+            },
+        );
+        assert_eq!(logging.dir.as_deref(), Some(dir.path()));
+        assert!(logging.problem.is_none());
+        let doomed = std::thread::Builder::new()
+            .name("doomed".into())
+            .spawn(|| panic!("forced for the test"))
+            .unwrap();
+        assert!(doomed.join().is_err());
+        let mut text = String::new();
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                name.starts_with("test.") && name.ends_with(".log"),
+                "{name}"
+            );
+            text.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+        assert!(text.contains("ERROR"), "{text}");
+        assert!(
+            text.contains("panic: ") && text.contains("forced for the test"),
+            "{text}"
+        );
+        assert!(text.contains("thread=\"doomed\""), "{text}");
+        assert!(text.contains("src/api/logs.rs"), "the place: {text}");
+    }
 }
