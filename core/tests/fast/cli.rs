@@ -439,3 +439,46 @@ async fn a_key_the_provider_echoes_never_reaches_the_log() {
         assert!(!shown.contains("SECRET"), "{shown}");
     }
 }
+
+/// `chat --json` writes one line of JSON per ask (a stream), and exits as its last
+/// ask ended: here each ask fails, as no engine answers.
+#[test]
+fn chat_as_json_is_one_line_per_ask() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+    c.args(["chat", "--json"])
+        .env("SANDALYST_DATA_DIR", &data)
+        .env("SANDALYST_CONFIG", data.join("no-config.toml"))
+        .env("SANDALYST_LOG_DIR", data.join("logs"))
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}", dir.path().join("no-engine.sock").display()),
+        )
+        .env_remove("DOCKER_CONTEXT")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"the mean?\n\nthe median?\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let lines: Vec<Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", text(&o.stdout));
+    assert_eq!(lines[0]["session_id"], lines[1]["session_id"]);
+    assert_ne!(lines[0]["ask_id"], lines[1]["ask_id"]);
+    for l in &lines {
+        assert_eq!(l["status"], "failed", "{l}");
+        assert_eq!(l["error"]["code"], "engine_unavailable", "{l}");
+    }
+}
