@@ -3,6 +3,8 @@
 # beside it, check them, and start each under Xvfb until it draws its first content.
 #
 #   scripts/package.sh               build both, check both (scripts/check-package.sh),
+#                                    write the command line's man pages and bash, zsh
+#                                    and fish completions under <bundle>/cli/,
 #                                    install the .deb and start it (with the launch time
 #                                    and the memory of all its processes after 20 s
 #                                    idle, for BENCHMARKS.md)
@@ -141,6 +143,22 @@ APPIMAGE="$BUNDLE/appimage/Sandalyst_${VERSION}_amd64.AppImage"
 cat "$RUNTIME" "$WORK/app.squashfs" >"$APPIMAGE"
 chmod +x "$APPIMAGE"
 say "built $APPIMAGE ($(du -h "$APPIMAGE" | cut -f1))"
+
+# ---- the command line's man pages and shell completions, made by the binary itself ----
+say "building the command line ($PROFILE) for its man pages and completions"
+if [ $PROFILE = release ]; then
+    cargo build --quiet --release -p sandalyst --bin sandalyst
+else
+    cargo build --quiet -p sandalyst --bin sandalyst
+fi
+CLI_DOCS="$BUNDLE/cli"
+rm -rf "$CLI_DOCS"
+mkdir -p "$CLI_DOCS/completions"
+"$TARGET/$PROFILE/sandalyst" man --dir "$CLI_DOCS/man1" >/dev/null
+for sh in bash zsh fish; do
+    "$TARGET/$PROFILE/sandalyst" completions "$sh" >"$CLI_DOCS/completions/sandalyst.$sh"
+done
+say "wrote $(ls "$CLI_DOCS/man1" | wc -l) man pages and 3 completion scripts under $CLI_DOCS"
 
 # ---- check them: desktop entry, MIME types, each started under Xvfb ----
 # shellcheck disable=SC2086

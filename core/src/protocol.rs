@@ -89,6 +89,21 @@ impl RunStatus {
     pub fn is_success(&self) -> bool {
         matches!(self, RunStatus::Finished)
     }
+
+    /// The status's stable name, as serde tags it (`finished`, `incomplete`,
+    /// `max_turns`, ...): what a script branches on, where the Display is a sentence.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RunStatus::Finished => "finished",
+            RunStatus::MaxTurns { .. } => "max_turns",
+            RunStatus::TimeLimit { .. } => "time_limit",
+            RunStatus::CostLimit { .. } => "cost_limit",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed { .. } => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Incomplete { .. } => "incomplete",
+        }
+    }
 }
 
 impl std::fmt::Display for RunStatus {
@@ -459,6 +474,38 @@ mod tests {
         for other in ["unknown", "from_the_future"] {
             let read: ErrorCode = serde_json::from_str(&format!("\"{other}\"")).unwrap();
             assert_eq!(read, ErrorCode::Internal);
+        }
+    }
+
+    #[test]
+    fn a_status_code_is_its_serde_tag() {
+        let problems = vec![OutputProblem {
+            path: "output/a.png".into(),
+            problem: "does not exist".into(),
+        }];
+        for status in [
+            RunStatus::Finished,
+            RunStatus::MaxTurns {
+                turns: 3,
+                missing: problems.clone(),
+            },
+            RunStatus::TimeLimit {
+                seconds: 1,
+                missing: vec![],
+            },
+            RunStatus::CostLimit {
+                usd: 0.5,
+                missing: vec![],
+            },
+            RunStatus::Cancelled,
+            RunStatus::Failed {
+                message: "x".into(),
+            },
+            RunStatus::Interrupted,
+            RunStatus::Incomplete { problems },
+        ] {
+            let json = serde_json::to_value(&status).unwrap();
+            assert_eq!(json["status"], status.code(), "{status:?}");
         }
     }
 }

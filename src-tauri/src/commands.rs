@@ -49,6 +49,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
     tauri::generate_handler![
         app_info,
         page_ready,
+        open_logs_folder,
         launch_files,
         create_session,
         open_session,
@@ -94,6 +95,8 @@ pub struct AppInfo {
     pub why_offline: Option<String>,
     /// Where the page finds a session's files: `<scheme_base><session id>/<path>`.
     pub scheme_base: String,
+    /// The log files' folder, for a bug report (none where the system has none).
+    pub logs_dir: Option<String>,
 }
 
 #[tauri::command]
@@ -107,6 +110,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         offline: why.is_some(),
         why_offline: why,
         scheme_base: crate::scheme::root_url(),
+        logs_dir: sandalyst::api::logs::log_dir().map(|d| d.display().to_string()),
     }
 }
 
@@ -533,6 +537,27 @@ pub async fn open_path(
     .await
     .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
     .map_err(cannot)
+}
+
+/// Open the log files' folder in the file manager (Help: "Open logs folder"), made
+/// first if nothing was logged yet.
+#[tauri::command]
+pub async fn open_logs_folder() -> Result<String> {
+    let dir = sandalyst::api::logs::log_dir().ok_or_else(|| {
+        Error::new(
+            ErrorCode::Internal,
+            "this system has no folder for logs; set SANDALYST_LOG_DIR",
+        )
+    })?;
+    let shown = dir.display().to_string();
+    tauri::async_runtime::spawn_blocking(move || {
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        tauri_plugin_opener::open_path(&dir, None::<&str>).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
+    .map_err(|e| Error::new(ErrorCode::Internal, format!("cannot open {shown}: {e}")))?;
+    Ok(shown)
 }
 
 /// Paths from the page, which must all be absolute (a drop or the dialog gives those).

@@ -7,9 +7,11 @@
 //! - [`scheme`]: how images of a session reach the page (paths checked by the core);
 //! - [`webview`]: the window's WebKit settings (compositing off: memory);
 //! - [`launch`]: files given on the command line, by the file manager or by a second
-//!   launch (single instance), handed to the page.
+//!   launch (single instance), handed to the page;
+//! - [`failure`]: start-up errors and panics shown in native dialogs, and logged.
 
 pub mod commands;
+pub mod failure;
 pub mod launch;
 
 /// Milliseconds since the process started.
@@ -46,23 +48,40 @@ static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 
 pub fn run() {
     STARTED.get_or_init(std::time::Instant::now);
+    failure::on_main_thread();
+    // First: what follows, a failure to start included, is in the log.
+    let logging = sandalyst::api::logs::init(sandalyst::api::logs::Options {
+        shell: "desktop",
+        stderr: false,
+    });
+    if let Some(problem) = &logging.problem {
+        eprintln!("sandalyst-desktop: {problem}");
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        "sandalyst-desktop started"
+    );
     webview::configure_before_start();
     // `SANDALYST_DATA_DIR` as for the command line (tests use a fresh one), else the
     // command line's default: both show the same history.
     let root = match sandalyst::api::data_root(None) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("sandalyst-desktop: {e}");
-            std::process::exit(1);
-        }
+        Err(e) => failure::fatal(
+            &format!("There is no folder for Sandalyst's data: {e:#}."),
+            "Set SANDALYST_DATA_DIR to a folder you can write to, then start Sandalyst again.",
+        ),
     };
     let state = match commands::AppState::open(root.clone()) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("sandalyst-desktop: {e:#}");
-            std::process::exit(1);
-        }
+        Err(e) => failure::fatal(
+            &format!(
+                "The data folder {} cannot be opened: {e:#}.",
+                root.display()
+            ),
+            "Check that it is a folder you can read and write (or move it away to start afresh), or set SANDALYST_DATA_DIR to another folder.",
+        ),
     };
+    tracing::info!(data_dir = %root.display(), "data folder opened");
     // The files of this launch wait for the page to ask for them.
     state.launch.push(launch::from_this_process());
     let context = tauri::generate_context!();
@@ -78,8 +97,17 @@ pub fn run() {
         )
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .setup(|app| {
+            failure::watch_panics(app.handle().clone());
+            Ok(())
+        })
         .build(context)
-        .expect("error while building the Sandalyst window")
+        .unwrap_or_else(|e| {
+            failure::fatal(
+                &format!("The window cannot be opened: {e}."),
+                "On Linux, check that WebKitGTK 4.1 is installed and that a display is available.",
+            )
+        })
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
                 // Remove the sessions' containers before the process ends.

@@ -21,6 +21,8 @@ use fantoccini::{Client, ClientBuilder, Locator};
 mod habits;
 // The engine of a docker CLI context, with DOCKER_HOST unset.
 mod contexts;
+// The log folder in the help, the start logged, a start that fails with the fix.
+mod logs;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");

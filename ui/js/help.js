@@ -3,7 +3,9 @@
 import { h, clear, $ } from './dom.js';
 import { SHORTCUTS } from './shortcuts.js';
 
-export function openHelp() {
+// `logsDir`: where the log files are (app_info), shown under the table.
+export function openHelp(logsDir) {
+  $('#logs-dir').textContent = logsDir || 'this system has no folder for logs';
   const t = clear($('#help-table'));
   for (const s of SHORTCUTS) t.append(h('tr', {}, h('td', {}, h('kbd', {}, s.keys)), h('td', {}, s.label)));
   t.append(h('tr', {}, h('td', {}, h('kbd', {}, 'Drag & drop')), h('td', {}, 'Add files or folders from the file manager')));

@@ -491,7 +491,7 @@ function keys() {
       case 'export': e.preventDefault(); exportOutputs(); break;
       case 'settings': e.preventDefault(); openSettings(afterSettings); break;
       case 'focus': e.preventDefault(); $('#prompt').focus(); break;
-      case 'help': e.preventDefault(); openHelp(); break;
+      case 'help': e.preventDefault(); openHelp(app.info?.logs_dir); break;
       default: break;
     }
   });
@@ -524,8 +524,9 @@ async function main() {
   $('#plots-btn').addEventListener('click', togglePlots);
   $('#open-settings').addEventListener('click', () => openSettings(afterSettings));
   $('#offline-settings').addEventListener('click', (e) => { e.preventDefault(); openSettings(afterSettings); });
-  $('#open-help').addEventListener('click', openHelp);
+  $('#open-help').addEventListener('click', () => openHelp(app.info?.logs_dir));
   $('#help-close').addEventListener('click', () => $('#help').close());
+  $('#open-logs').addEventListener('click', () => invoke('open_logs_folder').catch((e) => toast(String(e), 8000)));
   $('#preview-close').addEventListener('click', closePreview);
   $('#preview-wide').addEventListener('click', () => {
     const wide = document.body.classList.toggle('wide-preview');

@@ -36,12 +36,14 @@
 //! ```
 
 pub mod engine;
+pub mod environment;
 pub mod error;
 pub mod explore;
 pub mod exports;
 pub mod files;
 pub mod history;
 pub mod launch;
+pub mod logs;
 pub mod notice;
 pub mod preview;
 pub mod runs;

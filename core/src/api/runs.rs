@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{blocking, App, Error};
-use crate::store::{render_transcript, TRANSCRIPT};
+use crate::store::{render_transcript, Entry, RunMeta, TRANSCRIPT};
 
 /// One line of the listing.
 #[derive(Clone, Debug, Serialize)]
@@ -30,6 +30,18 @@ pub struct UnreadableRow {
 pub struct RunList {
     pub runs: Vec<RunRow>,
     pub unreadable: Vec<UnreadableRow>,
+}
+
+/// A session as it is on disk: what `runs show` prints, as data.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    pub folder: std::path::PathBuf,
+    /// run.json: title, files, asks with their status, tokens and cost.
+    pub meta: RunMeta,
+    /// transcript.jsonl's entries, in order.
+    pub transcript: Vec<Entry>,
+    /// 1-based numbers of the transcript's lines that are not entries.
+    pub unreadable_lines: Vec<usize>,
 }
 
 impl App {
@@ -58,6 +70,22 @@ impl App {
             }
         }
         Ok(list)
+    }
+
+    /// Session `id` as data, for a script (`sandalyst runs show --json`): its record
+    /// (run.json), its transcript's entries and which lines could not be read.
+    pub async fn run_record(&self, id: &str) -> Result<RunRecord, Error> {
+        let (run, _) = self.sessions.read(id).await?;
+        blocking(move || {
+            let read = run.read_transcript()?;
+            Ok(RunRecord {
+                folder: run.path.clone(),
+                meta: run.meta.clone(),
+                transcript: read.entries,
+                unreadable_lines: read.unreadable,
+            })
+        })
+        .await
     }
 
     /// Session `id`'s transcript as text a person reads (safe to print on a terminal),

@@ -263,10 +263,11 @@ impl Transport {
             } else {
                 String::new()
             };
+            // Scrubbed as a model call's errors are: some servers echo the key back.
             anyhow::bail!(
                 "{} at {shown} answered {status}{hint}: {}",
                 self.provider,
-                text.chars().take(300).collect::<String>()
+                self.scrub(&text).chars().take(300).collect::<String>()
             );
         }
         serde_json::from_str(&text)
@@ -302,17 +303,25 @@ impl Transport {
         loop {
             let mut d = decoder();
             *d.budget() = Budget::new(self.settings.caps);
-            let (message, after, rate_limited) =
-                match self.attempt(&body, &mut d, on_delta, cancel).await {
-                    Ok(reply) => return Ok(reply),
-                    Err(Fault::Cancelled) => return Err(ModelError::Cancelled.into()),
-                    Err(Fault::Fatal(e)) => return Err(e.map_message(|m| self.scrub(m)).into()),
-                    Err(Fault::Transient {
-                        message,
-                        after,
-                        rate_limited,
-                    }) => (self.scrub(&message), after, rate_limited),
-                };
+            let (message, after, rate_limited) = match self
+                .attempt(&body, &mut d, on_delta, cancel)
+                .await
+            {
+                Ok(reply) => return Ok(reply),
+                Err(Fault::Cancelled) => return Err(ModelError::Cancelled.into()),
+                Err(Fault::Fatal(e)) => {
+                    let e = e.map_message(|m| self.scrub(m));
+                    tracing::warn!(provider = %self.provider, url = %self.endpoint, attempt, "model request failed: {e}");
+                    return Err(e.into());
+                }
+                Err(Fault::Transient {
+                    message,
+                    after,
+                    rate_limited,
+                }) => (self.scrub(&message), after, rate_limited),
+            };
+            // Scrubbed above: a key a server echoes back never reaches the log.
+            tracing::warn!(provider = %self.provider, url = %self.endpoint, attempt, rate_limited, "model request failed: {message}");
             let gave_up = |message: String, retry_after: Option<Duration>| -> anyhow::Error {
                 if rate_limited {
                     ModelError::RateLimited {

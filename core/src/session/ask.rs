@@ -74,6 +74,9 @@ impl Session {
             tx,
             calls: Mutex::default(),
         };
+        // The prompt's length, not its words: they may be the analyst's data.
+        tracing::info!(session = %self.id(), ask = ask_id, model = %model.describe(), prompt_chars = prompt.chars().count(), "ask started");
+        let started = std::time::Instant::now();
         host.emit(EventKind::AskStarted {
             prompt: prompt.into(),
             model: model.describe(),
@@ -127,6 +130,15 @@ impl Session {
             }
         };
         self.touch();
+        let seconds = started.elapsed().as_secs_f64();
+        match &error {
+            Some(e) => {
+                tracing::warn!(session = %self.id(), ask = ask_id, status = status.code(), code = %e.code(), turns, seconds, "ask ended: {e}")
+            }
+            None => {
+                tracing::info!(session = %self.id(), ask = ask_id, status = status.code(), turns, input_tokens = usage.input_tokens, output_tokens = usage.output_tokens, seconds, "ask ended")
+            }
+        }
         host.emit(EventKind::AskFinished {
             status: status.clone(),
             turns,

@@ -62,8 +62,12 @@ impl Session {
                 Err(e) => Err(e),
             };
             match started {
-                Ok(live) => *slot = Some(live),
+                Ok(live) => {
+                    tracing::info!(session = %self.id(), isolation = %live.sandbox.isolation(), "sandbox started");
+                    *slot = Some(live)
+                }
                 Err(e) => {
+                    tracing::warn!(session = %self.id(), code = %e.code(), "the sandbox did not start: {e}");
                     self.let_go_with(&slot);
                     return Err(e);
                 }

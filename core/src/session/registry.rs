@@ -71,6 +71,7 @@ impl Sessions {
         let saved = session.save_settings().await;
         session.let_go_if_idle();
         saved?;
+        tracing::info!(session = %session.id(), "session created");
         self.open
             .lock()
             .unwrap()
@@ -105,6 +106,7 @@ impl Sessions {
             loaded.items,
             self.factory.clone(),
         );
+        tracing::info!(session = %id, unreadable_lines = unreadable, "session opened");
         if unreadable > 0 {
             // Nothing is left out without a word (a cut last line is set aside and
             // reported at the next ask).

@@ -173,3 +173,110 @@ fn a_missing_key_or_bad_spec_is_one_clear_message() {
         text(&o.stderr)
     );
 }
+
+/// A model that answers at once without making the output the task names: the run
+/// ends incomplete, exits 3 (not 2, which is a usage error's), and `--json` says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incomplete_run_exits_3_and_its_json_names_what_is_missing() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    use wire::responses::Events;
+    // Enough replies for the loop's reminders that the output is missing.
+    let script = (0..8)
+        .map(|_| wire::Answer::Sse(Events::new().text(0, "Done.", 8).completed(100, 0, 10)))
+        .collect();
+    let server = WireServer::start(script).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.base);
+    let args = [
+        "run",
+        "--model",
+        "openai:gpt-5.4",
+        "--input",
+        "examples/building_energy.csv",
+        "--prompt",
+        "Plot the energy use to output/chart.png",
+        "--json",
+    ];
+    let env = [
+        ("OPENAI_API_KEY", TEST_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let o = tokio::task::block_in_place(|| sandalyst(&args, dir.path(), &env));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "one document: {out}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["status"], "incomplete", "{r}");
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(
+        r["status_detail"]["problems"][0]["path"], "output/chart.png",
+        "{r}"
+    );
+    assert_eq!(r["answer"], "Done.");
+    assert!(
+        r["ask_id"].is_string() && r["session_id"].is_string(),
+        "{r}"
+    );
+    assert_eq!(r["error"], serde_json::Value::Null);
+}
+
+/// A whole ask with a provider key set, logged at the most verbose level, and a
+/// provider that fails once echoing the key: the log tells the ask's story (the
+/// provider's failure included) and holds the key nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_a_key_logs_its_story_and_never_the_key() {
+    let Some(_engine) = common::engine_or_skip().await else {
+        return;
+    };
+    use wire::responses::Events;
+    let echo = format!(r#"{{"error": {{"message": "overloaded, key {TEST_KEY}"}}}}"#);
+    let script = vec![
+        wire::Answer::status_with(503, &[("retry-after", "0")], &echo),
+        wire::Answer::Sse(Events::new().text(0, "Hello.", 8).completed(100, 0, 10)),
+    ];
+    let server = WireServer::start(script).await;
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let base = format!("{}/v1", server.base);
+    let args = [
+        "run",
+        "--model",
+        "openai:gpt-5.4",
+        "--input",
+        "examples/building_energy.csv",
+        "--prompt",
+        "Say hello",
+    ];
+    let env = [
+        ("OPENAI_API_KEY", TEST_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("SANDALYST_LOG", "trace"),
+        ("SANDALYST_LOG_DIR", logs.to_str().unwrap()),
+    ];
+    let o = tokio::task::block_in_place(|| sandalyst(&args, dir.path(), &env));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(server.received().len(), 2, "the failure, then the answer");
+    let mut log = String::new();
+    for e in std::fs::read_dir(&logs).unwrap() {
+        log.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+    }
+    for line in [
+        "session created",
+        "ask started",
+        "sandbox started",
+        "model request failed",
+        "503",
+        "ask ended",
+        "status=\"finished\"",
+    ] {
+        assert!(log.contains(line), "{line:?} not in the log:\n{log}");
+    }
+    for shown in [log.as_str(), err.as_str()] {
+        assert!(!shown.contains(TEST_KEY), "the key is in:\n{shown}");
+        assert!(!shown.contains("SECRET"), "the key is in:\n{shown}");
+    }
+}

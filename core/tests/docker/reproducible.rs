@@ -621,7 +621,7 @@ async fn a_cell_failing_on_new_data_stops_the_replay_and_a_model_continues() {
             .await
             .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("call 2 of 2 (s2"), "{stderr}");
     assert!(stderr.contains("KeyError: 'amount'"), "{stderr}");
     let outputs = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());

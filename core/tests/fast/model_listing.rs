@@ -49,12 +49,13 @@ async fn ollama_lists_its_tags_and_a_compatible_server_its_models() {
         Some(format!("Bearer {}", wire::TEST_KEY).as_str())
     );
 
-    // A server that refuses says so, with the variable to check.
-    let server = WireServer::start(vec![Answer::status(
-        401,
-        r#"{"error": {"message": "bad key"}}"#,
-    )])
-    .await;
+    // A server that refuses says so, with the variable to check; the key it echoes
+    // back is not repeated (the message reaches the terminal and the log).
+    let echo = format!(
+        r#"{{"error": {{"message": "bad key {}"}}}}"#,
+        wire::TEST_KEY
+    );
+    let server = WireServer::start(vec![Answer::status(401, &echo)]).await;
     let c = wire::config(
         ProviderKind::OpenAi,
         "x",
@@ -64,6 +65,10 @@ async fn ollama_lists_its_tags_and_a_compatible_server_its_models() {
     let e = listing::list(&c, "openai").await.unwrap_err().to_string();
     assert!(
         e.contains("401") && e.contains("OPENAI_API_KEY") && e.contains("bad key"),
+        "{e}"
+    );
+    assert!(
+        !e.contains(wire::TEST_KEY) && e.contains("[redacted]"),
         "{e}"
     );
 }

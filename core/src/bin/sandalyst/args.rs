@@ -7,7 +7,9 @@ use super::*;
 #[command(
     name = "sandalyst",
     version,
-    about = "Ask questions of your data files; an agent answers by writing and running Python in a locked-down Docker sandbox."
+    about = "Ask questions of your data files; an agent answers by writing and running Python in a locked-down Docker sandbox.",
+    after_help = exit::codes_help(),
+    after_long_help = exit::long_help()
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -30,11 +32,63 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Runs(RunsCommand),
     /// Replay a session's recorded python and shell calls on new input files, without
-    /// a model, into a new session (exit code 2 when a call fails on the new data).
+    /// a model, into a new session (exit code 3 when a call fails on the new data).
     Rerun(RerunArgs),
     /// List the models a provider's server offers (Ollama's own list, `/v1/models`),
     /// the offline analyst first; each line starts with what `--model` takes.
     Models(ModelsArgs),
+    /// Print a completion script for SHELL on stdout, e.g.
+    /// `sandalyst completions bash > ~/.local/share/bash-completion/completions/sandalyst`.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, or write one page per command into DIR.
+    #[command(hide = true)]
+    Man {
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+impl Command {
+    /// The subcommand's name, for the log.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Command::Run(_) => "run",
+            Command::Chat(_) => "chat",
+            Command::Ask(_) => "ask",
+            Command::Image(ImageCommand::Build { .. }) => "image build",
+            Command::Image(ImageCommand::Status { .. }) => "image status",
+            Command::Runs(RunsCommand::List { .. }) => "runs list",
+            Command::Runs(RunsCommand::Show { .. }) => "runs show",
+            Command::Runs(RunsCommand::Export { .. }) => "runs export",
+            Command::Rerun(_) => "rerun",
+            Command::Models(_) => "models",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
+        }
+    }
+
+    /// `-v` was given: the log goes to stderr too.
+    pub(crate) fn verbose(&self) -> bool {
+        match self {
+            Command::Run(a) => a.agent.verbose,
+            Command::Chat(a) => a.agent.verbose,
+            Command::Ask(a) => a.agent.verbose,
+            Command::Rerun(a) => a.verbose,
+            _ => false,
+        }
+    }
+}
+
+/// `--json`: the result as one JSON document on stdout instead of text (`chat`: one
+/// line per ask); progress stays on stderr.
+#[derive(Args, Clone, Copy)]
+pub(crate) struct JsonFlag {
+    /// Print the result as JSON on stdout (one document; `chat`: one line per ask).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Args)]
@@ -46,6 +100,8 @@ pub(crate) struct ModelsArgs {
     /// The server's base URL, as for `run`.
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) out: JsonFlag,
 }
 
 #[derive(Args)]
@@ -64,6 +120,8 @@ pub(crate) struct RerunArgs {
     /// Print each call's full code and output.
     #[arg(long, short = 'v')]
     pub(crate) verbose: bool,
+    #[command(flatten)]
+    pub(crate) output: JsonFlag,
 }
 
 #[derive(Args)]
@@ -87,6 +145,8 @@ pub(crate) struct RunArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]
+    pub(crate) output: JsonFlag,
+    #[command(flatten)]
     pub(crate) agent: AgentArgs,
 }
 
@@ -95,6 +155,8 @@ pub(crate) struct ChatArgs {
     /// A file or folder to stage as input/ (repeatable).
     #[arg(long = "input", short = 'i', value_name = "PATH")]
     pub(crate) inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: JsonFlag,
     #[command(flatten)]
     pub(crate) agent: AgentArgs,
 }
@@ -109,6 +171,8 @@ pub(crate) struct AskArgs {
     /// More files to stage before asking (repeatable).
     #[arg(long = "input", short = 'i', value_name = "PATH")]
     pub(crate) inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: JsonFlag,
     #[command(flatten)]
     pub(crate) agent: AgentArgs,
 }
@@ -184,7 +248,7 @@ pub(crate) struct AgentArgs {
     /// Where run history is kept (default: the user's data directory).
     #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
     pub(crate) data_dir: Option<PathBuf>,
-    /// Print each call's full code and output.
+    /// Print each call's full code and output, and the log (SANDALYST_LOG) on stderr.
     #[arg(long, short = 'v')]
     pub(crate) verbose: bool,
 }
@@ -259,9 +323,14 @@ pub(crate) enum ImageCommand {
         /// Build the package image again even if it is there.
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Say which image this version uses, whether it is there, and its Python packages.
-    Status,
+    Status {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
 }
 
 #[derive(Subcommand)]
@@ -270,12 +339,17 @@ pub(crate) enum RunsCommand {
     List {
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        out: JsonFlag,
     },
-    /// Show a run's transcript.
+    /// Show a run's transcript (--json: its record, run.json, and the transcript's
+    /// entries as data).
     Show {
         id: String,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Copy a run (metadata, transcript, outputs, workspace archive) into DIR/<id>; or,
     /// with --notebook and/or --script, write its analysis into DIR (analysis.ipynb,
@@ -291,5 +365,7 @@ pub(crate) enum RunsCommand {
         script: bool,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        out: JsonFlag,
     },
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<u8> {
     let app = a.agent.app()?;
     let session = app.create_session(a.agent.config().await?).await?;
     eprintln!("session {} ({})", session.id(), session.dir().display());
@@ -17,7 +17,7 @@ pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
     if !a.inputs.is_empty() {
         let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
             session.close().await;
-            return Ok(ExitCode::from(130));
+            return Ok(exit::CANCELLED);
         };
         for f in added? {
             eprintln!("  input/{} ({} bytes)", escape(&f.name), f.bytes);
@@ -55,7 +55,7 @@ pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
             }
         };
         *current.lock().unwrap() = Some(handle.canceller());
-        let outcome = follow_answering(&app, handle, &printer, &mut lines).await;
+        let outcome = follow_answering(&app, handle, &printer, &mut lines, a.output.json).await;
         *current.lock().unwrap() = None;
         last = outcome.status.clone();
         if quit.is_cancelled() {
@@ -68,10 +68,10 @@ pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<ExitCode> {
         session.id(),
         session.id()
     );
-    Ok(exit_code(&last))
+    Ok(exit::of_status(&last))
 }
 
-pub(crate) async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn cmd_ask(a: AskArgs) -> anyhow::Result<u8> {
     let app = a.agent.app()?;
     let session = app.session(&a.session).await?;
     // Before anything is printed or started: a session another process owns is
@@ -86,7 +86,7 @@ pub(crate) async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
     if !a.inputs.is_empty() {
         let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
             session.close().await;
-            return Ok(ExitCode::from(130));
+            return Ok(exit::CANCELLED);
         };
         added?;
     }
@@ -98,9 +98,9 @@ pub(crate) async fn cmd_ask(a: AskArgs) -> anyhow::Result<ExitCode> {
         *current.lock().unwrap() = None;
     }
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let outcome = follow_answering(&app, handle, &printer, &mut lines).await;
+    let outcome = follow_answering(&app, handle, &printer, &mut lines, a.output.json).await;
     session.close().await;
-    Ok(exit_code(&outcome.status))
+    Ok(exit::of_status(&outcome.status))
 }
 
 type Stdin = tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>;
@@ -113,6 +113,7 @@ pub(crate) async fn follow_answering(
     ask: Ask,
     printer: &Printer,
     lines: &mut Stdin,
+    json: bool,
 ) -> AskOutcome {
     let (tx, mut waiting) = tokio::sync::mpsc::unbounded_channel();
     let p = printer.clone();
@@ -144,7 +145,7 @@ pub(crate) async fn follow_answering(
             }
         }
     };
-    print_end(&outcome);
+    print_end(&outcome, json);
     outcome
 }
 
@@ -192,12 +193,15 @@ pub(crate) async fn read_answer(tool: &str, lines: &mut Stdin) -> Option<api::An
     }
 }
 
-/// The ask's usage line, then its answer on stdout.
-pub(crate) fn print_end(outcome: &AskOutcome) {
+/// The ask's usage line, then its answer on stdout (with `json`, the whole result as
+/// one line of JSON).
+pub(crate) fn print_end(outcome: &AskOutcome, json: bool) {
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
-    if let Some(answer) = &outcome.answer {
+    if json {
+        json::print(&json::AskResult::of_ask(outcome));
+    } else if let Some(answer) = &outcome.answer {
         println!("{}", escape_lines(answer));
     }
 }

@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 mod args;
 mod chat;
+mod exit;
+mod json;
 mod printer;
 mod signals;
 
@@ -31,6 +33,18 @@ use signals::*;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let logging = api::logs::init(api::logs::Options {
+        shell: "cli",
+        stderr: cli.command.verbose(),
+    });
+    if let Some(problem) = &logging.problem {
+        eprintln!("note: {}", escape(problem));
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        command = cli.command.name(),
+        "sandalyst started"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -51,18 +65,55 @@ async fn run_command(cli: Cli) -> ExitCode {
         Command::Runs(cmd) => cmd_runs(cmd).await,
         Command::Models(a) => cmd_models(a).await,
         Command::Rerun(args) => cmd_rerun(args).await,
+        Command::Completions { shell } => cmd_completions(shell),
+        Command::Man { dir } => cmd_man(dir),
     };
     match result {
-        Ok(code) => code,
-        Err(e) if e.downcast_ref::<api::Cancelled>().is_some() => {
-            eprintln!("cancelled");
-            ExitCode::from(130)
-        }
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {}", escape_lines(&format!("{e:#}")));
-            ExitCode::from(1)
+            let code = exit::of_error(&e);
+            tracing::warn!(exit_code = code, "the command failed: {e:#}");
+            if code == exit::CANCELLED {
+                eprintln!("cancelled");
+            } else {
+                eprintln!("error: {}", escape_lines(&format!("{e:#}")));
+            }
+            ExitCode::from(code)
         }
     }
+}
+
+/// The command line as clap builds it, help included: what completions and man
+/// pages are made from.
+fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+fn cmd_completions(shell: clap_complete::Shell) -> anyhow::Result<u8> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut command(), "sandalyst", &mut buf);
+    write_stdout_raw(&buf);
+    Ok(exit::DONE)
+}
+
+/// The man page on stdout, or with `dir` one page per command there
+/// (`sandalyst.1`, `sandalyst-run.1`, ...), as `scripts/package.sh` installs them.
+fn cmd_man(dir: Option<PathBuf>) -> anyhow::Result<u8> {
+    match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(command(), &dir)
+                .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+            println!("{}", escape(&dir.display().to_string()));
+        }
+        None => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(command()).render(&mut buf)?;
+            write_stdout_raw(&buf);
+        }
+    }
+    Ok(exit::DONE)
 }
 
 fn open_app(dir: Option<PathBuf>) -> anyhow::Result<App> {
@@ -83,15 +134,7 @@ fn open_model(a: &AgentArgs, say_why: bool) -> anyhow::Result<Box<dyn api::Model
     Ok(model)
 }
 
-fn exit_code(status: &RunStatus) -> ExitCode {
-    match status {
-        RunStatus::Finished => ExitCode::SUCCESS,
-        RunStatus::Cancelled => ExitCode::from(130),
-        _ => ExitCode::from(2),
-    }
-}
-
-async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
+async fn cmd_run(a: RunArgs) -> anyhow::Result<u8> {
     let prompt = match (&a.prompt, &a.prompt_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => std::fs::read_to_string(f)
@@ -108,20 +151,68 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cancel = CancellationToken::new();
     on_ctrl_c(Arc::new(Mutex::new(Some(cancel.clone()))));
     let printer = Printer::new(a.agent.verbose);
-    let emit = move |ev: Event| printer.print(&ev);
+    // The ask's id, answer and typed error, which the run's outcome does not carry.
+    let finished: Arc<Mutex<Finished>> = Arc::default();
+    let seen = finished.clone();
+    let emit = move |ev: Event| {
+        seen.lock().unwrap().see(&ev);
+        printer.print(&ev);
+    };
     let outcome = app.run(req, model.as_mut(), &emit, &cancel).await?;
     if let Some(line) = usage_line(&outcome.usage, outcome.cost_usd) {
         eprintln!("{line}");
     }
-    println!("{}", outcome.outputs_dir.display());
-    Ok(exit_code(&outcome.status))
+    if a.output.json {
+        let f = std::mem::take(&mut *finished.lock().unwrap());
+        json::print(&json::AskResult {
+            session_id: outcome.run_id.clone(),
+            ask_id: f.ask_id,
+            status: json::Status::of(&outcome.status),
+            turns: outcome.turns,
+            usage: outcome.usage,
+            cost_usd: outcome.cost_usd,
+            answer: f.answer,
+            outputs_dir: outcome.outputs_dir.clone(),
+            outputs: outcome.outputs.clone(),
+            error: f.error,
+        });
+    } else {
+        println!("{}", outcome.outputs_dir.display());
+    }
+    Ok(exit::of_status(&outcome.status))
 }
 
-async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
+/// What a run's events say that its outcome does not: the ask's id, its answer and
+/// the typed error behind a failure.
+#[derive(Default)]
+struct Finished {
+    ask_id: Option<String>,
+    answer: Option<String>,
+    error: Option<sandalyst::protocol::ErrorInfo>,
+}
+
+impl Finished {
+    fn see(&mut self, ev: &Event) {
+        match &ev.kind {
+            EventKind::AskFinished { answer, .. } => {
+                self.ask_id = ev.ask_id.clone();
+                self.answer = answer.clone();
+            }
+            EventKind::Error { error } if ev.ask_id.is_some() => self.error = Some(error.clone()),
+            _ => {}
+        }
+    }
+}
+
+async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<u8> {
     let factory = api::default_factory();
     match cmd {
-        ImageCommand::Status => {
+        ImageCommand::Status { out: o } => {
             let st = api::engine::image_report(factory.as_ref()).await?;
+            if o.json {
+                json::print(&json::ImageStatus::of(st));
+                return Ok(exit::DONE);
+            }
             let build_hint = "no (`sandalyst image build` builds it; a run builds it too)";
             println!("image:   {}", st.tag);
             if st.present {
@@ -164,6 +255,7 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
             ca_file,
             build_network,
             force,
+            out: o,
         } => {
             let build = BuildRequest {
                 offline,
@@ -175,10 +267,14 @@ async fn cmd_image(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
                 force,
             };
             let tag = api::engine::build_images(factory.as_ref(), build, &print_build).await?;
-            println!("{tag}");
+            if o.json {
+                json::print(&json::Built { tag });
+            } else {
+                println!("{tag}");
+            }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit::DONE)
 }
 
 /// A build's progress as lines on stderr: steps flush left, output indented.
@@ -197,20 +293,30 @@ fn print_build(line: BuildLine) {
 /// Print to stdout, control characters escaped; a reader that went away (`| head`)
 /// ends the command quietly.
 fn out(text: &str) {
+    write_stdout_raw(escape_lines(text).as_bytes());
+}
+
+/// Text already safe for a terminal (JSON, whose strings are escaped) on stdout.
+pub(crate) fn write_stdout(text: &str) {
+    write_stdout_raw(text.as_bytes());
+}
+
+fn write_stdout_raw(bytes: &[u8]) {
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(escape_lines(text).as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    if let Err(e) = stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
     }
 }
 
-async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
+async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<u8> {
     match cmd {
-        RunsCommand::List { data_dir } => {
+        RunsCommand::List { data_dir, out: o } if o.json => {
+            let sessions = open_app(data_dir)?.list_sessions().await?;
+            json::print(&json::RunsList::of(sessions));
+        }
+        RunsCommand::List { data_dir, .. } => {
             let list = open_app(data_dir)?.list_runs().await?;
             for r in list.runs {
                 out(&format!(
@@ -231,7 +337,14 @@ async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
                 ));
             }
         }
-        RunsCommand::Show { id, data_dir } => {
+        RunsCommand::Show {
+            id,
+            data_dir,
+            out: o,
+        } if o.json => {
+            json::print(&open_app(data_dir)?.run_record(&id).await?);
+        }
+        RunsCommand::Show { id, data_dir, .. } => {
             out(&open_app(data_dir)?.show_run(&id).await?);
         }
         RunsCommand::Export {
@@ -240,34 +353,43 @@ async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<ExitCode> {
             notebook,
             script,
             data_dir,
+            out: o,
         } => {
             let app = open_app(data_dir)?;
-            if notebook || script {
+            let paths = if notebook || script {
                 let formats = api::exports::Formats { notebook, script };
-                for path in app.export_analysis(&id, dir, formats).await? {
+                app.export_analysis(&id, dir, formats).await?
+            } else {
+                vec![app.copy_session(&id, dir).await?]
+            };
+            if o.json {
+                json::print(&json::Exported { paths });
+            } else {
+                for path in paths {
                     println!("{}", escape(&path.display().to_string()));
                 }
-            } else {
-                let copied = app.copy_session(&id, dir).await?;
-                println!("{}", escape(&copied.display().to_string()));
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit::DONE)
 }
 
-async fn cmd_models(a: ModelsArgs) -> anyhow::Result<ExitCode> {
+async fn cmd_models(a: ModelsArgs) -> anyhow::Result<u8> {
     let listed = api::settings::list_models(a.model.as_deref(), a.base_url.as_deref()).await?;
+    if a.out.json {
+        json::print(&json::Models { models: listed });
+        return Ok(exit::DONE);
+    }
     for m in listed {
         match &m.detail {
             Some(d) => println!("{}  {}", escape(&m.spec), escape(d)),
             None => println!("{}", escape(&m.spec)),
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit::DONE)
 }
 
-async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
+async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<u8> {
     let app = open_app(a.data_dir)?;
     if let Some(out) = &a.out {
         app.check_out_dir(out).await?;
@@ -304,15 +426,30 @@ async fn cmd_rerun(a: RerunArgs) -> anyhow::Result<ExitCode> {
             escape_lines(f.output.trim_end())
         );
         eprintln!("{}", outcome.continue_hint());
-        println!("{}", outcome.outputs_dir.display());
-        return Ok(ExitCode::from(2));
     }
-    match &a.out {
-        Some(out) => {
+    // A call that failed makes the status `failed` (exit 3); its outputs stay in the
+    // new session and are not copied to --out.
+    let outputs_dir = match (&a.out, &outcome.failed) {
+        (Some(out), None) => {
             app.copy_outputs(&outcome.outputs_dir, out).await?;
-            println!("{}", out.display());
+            out.clone()
         }
-        None => println!("{}", outcome.outputs_dir.display()),
+        _ => outcome.outputs_dir.clone(),
+    };
+    if a.output.json {
+        json::print(&json::Rerun {
+            session_id: outcome.session_id.clone(),
+            source: outcome.source.clone(),
+            status: json::Status::of(&outcome.status),
+            cells: outcome.cells,
+            ran: outcome.ran,
+            skipped: outcome.skipped,
+            failed: outcome.failed.clone(),
+            outputs_dir,
+            outputs: outcome.outputs.clone(),
+        });
+    } else {
+        println!("{}", outputs_dir.display());
     }
-    Ok(exit_code(&outcome.status))
+    Ok(exit::of_status(&outcome.status))
 }

@@ -90,13 +90,13 @@ pub(crate) fn on_signals(
                                 "the clean-up did not finish in {} s; quitting",
                                 GRACE.as_secs()
                             );
-                            std::process::exit(130);
+                            std::process::exit(exit::CANCELLED.into());
                         })
                     });
                 }
                 None => {
                     eprintln!();
-                    std::process::exit(130);
+                    std::process::exit(exit::CANCELLED.into());
                 }
             }
         }
