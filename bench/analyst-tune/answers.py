@@ -14,8 +14,9 @@ import scipy.stats as st
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
-     ("flights.csv", "clinic_visits.csv", "bike_rentals.csv")}
+     ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
+S = T["staff_roster.csv"]
 Q = []
 
 
@@ -375,6 +376,128 @@ q("t80", "flights.csv", "easy", "count_filter",
   "How many flights have a Load Factor % of 90 or more? Ignore flights where it is missing. @high_load[n] where "
   "n is an integer.",
   {"high_load": int((F["Load Factor %"] >= 90).sum())}, 0)
+
+# t81-t95: the same kinds with the boilerplate third-party tickets carry (how to load the
+# file, which module, "rounding off", "non-null values", "for the entire dataset").
+q("t81", "flights.csv", "easy", "single_statistic",
+  "Calculate the mean number of seats sold per flight. Constraints: Calculate the mean using Python's built-in "
+  "statistics module or an appropriate statistical method in pandas. Rounding off the answer to two decimal "
+  "places. @mean_seats[mean] where \"mean\" is a float rounded to two decimal places.",
+  {"mean_seats": F["SeatsSold"].mean()}, 2)
+q("t82", "clinic_visits.csv", "easy", "single_statistic",
+  "What is the median of the BMI column? Load the dataset with pandas, consider only the non-null values of BMI "
+  "and compute the median for the entire dataset. @median_bmi[value] where value is a number with one decimal.",
+  {"median_bmi": C["BMI"].median()}, 1)
+q("t83", "bike_rentals.csv", "easy", "single_statistic",
+  "Find the standard deviation of the temperature (temp_c). Use the pandas std() function with its default "
+  "parameters. The answer should be rounded off to three decimal places. @std_temp[std] where std is a float.",
+  {"std_temp": B["temp_c"].std()}, 3)
+r, p = st.pearsonr(F["DepDelayMin"], F["SeatsSold"])
+q("t84", "flights.csv", "easy", "correlation",
+  "Calculate the correlation coefficient between departure delay and seats sold. Constraints: Use the Pearson "
+  "correlation coefficient method to calculate the correlation. Read the csv file using pandas and drop rows "
+  "with null values in either column before computing. @correlation_coefficient[r_value] where \"r_value\" is "
+  "a number between -1 and 1, rounded to two decimal places.",
+  {"correlation_coefficient": r}, 2)
+q("t85", "clinic_visits.csv", "easy", "single_statistic",
+  "Determine the maximum total cholesterol recorded in the data. Use pandas to find the maximum value of the "
+  "CholTotal column. @max_chol[value] where value is an integer.",
+  {"max_chol": int(C["CholTotal"].max())}, 0)
+q("t86", "bike_rentals.csv", "easy", "single_statistic",
+  "What is the variance of humidity_pct? Constraints: Compute the sample variance using pandas' var() method. "
+  "Round your answer to 2 decimal places. @var_humidity[variance] where variance is a number.",
+  {"var_humidity": B["humidity_pct"].var()}, 2)
+r = st.spearmanr(C["AgeYrs"], C["Systolic BP"])[0]
+q("t87", "clinic_visits.csv", "easy", "correlation",
+  "Is age related to systolic blood pressure? Measure the strength of the monotonic relationship between "
+  "AgeYrs and Systolic BP with Spearman's rank correlation coefficient. @rho[value] where value is rounded "
+  "to 3 decimal places.",
+  {"rho": r}, 3)
+q("t88", "flights.csv", "easy", "single_statistic",
+  "Calculate the average flight distance in kilometres. Constraints: The average should be the arithmetic mean "
+  "of the Distance km column for all flights in the dataset, and the result should be rounded to 1 decimal "
+  "place. @avg_distance[value] where value is a float.",
+  {"avg_distance": F["Distance km"].mean()}, 1)
+q("t89", "bike_rentals.csv", "easy", "single_statistic",
+  "How many distinct seasons are in the dataset? Use the nunique() function of pandas. @n_seasons[count] where "
+  "count is an integer.",
+  {"n_seasons": int(B["season"].nunique())}, 0)
+r, p = st.pearsonr(B["temp_c"], B["humidity_pct"])
+q("t90", "bike_rentals.csv", "medium", "correlation",
+  "Check whether temp_c and humidity_pct are correlated. Compute the Pearson correlation coefficient and the "
+  "two-tailed p-value with scipy. Use a significance level of 0.05. @r[r] @p[p] where r is rounded to 3 "
+  "decimals and p to 4 decimals.",
+  {"r": round(r, 3), "p": round(p, 4)})
+Q[-1]["tolerance"] = {"r": 0.001, "p": 0.0001}
+q("t91", "clinic_visits.csv", "easy", "single_statistic",
+  "Calculate the 25th percentile (first quartile) of Systolic BP. Use numpy's percentile function with the "
+  "default linear method. @q1_bp[value] where value is rounded to 2 decimals.",
+  {"q1_bp": C["Systolic BP"].quantile(0.25)}, 2)
+q("t92", "flights.csv", "easy", "single_statistic",
+  "Compute the minimum departure delay. Negative values mean the flight left early. @min_delay[value] where "
+  "value is an integer.",
+  {"min_delay": int(F["DepDelayMin"].min())}, 0)
+q("t93", "bike_rentals.csv", "easy", "single_statistic",
+  "Calculate the skewness of the rentals distribution using scipy.stats.skew with default parameters. "
+  "@skew_rentals[value] where value is rounded to 3 decimal places.",
+  {"skew_rentals": st.skew(B["rentals"])}, 3)
+q("t94", "clinic_visits.csv", "easy", "single_statistic",
+  "What is the mean age of the patients? Constraints: Use the AgeYrs column. Do not round intermediate "
+  "results; round the final answer to 2 decimal places. @mean_age[value] where value is a float.",
+  {"mean_age": C["AgeYrs"].mean()}, 2)
+q("t95", "flights.csv", "easy", "single_statistic",
+  "Calculate the total number of seats sold. Sum the values of the SeatsSold column over all rows of the file. "
+  "@total_seats[sum] where sum is an integer.",
+  {"total_seats": int(F["SeatsSold"].sum())}, 0)
+
+# t96-t107: a table whose columns are abbreviated (skeletons, prefixes, acronyms), asked
+# about in full words.
+q("t96", "staff_roster.csv", "easy", "single_statistic",
+  "What is the average annual salary of the employees? @mean_salary[value] where value is rounded to 2 "
+  "decimal places.",
+  {"mean_salary": S["AnnSal"].mean()}, 2)
+q("t97", "staff_roster.csv", "easy", "single_statistic",
+  "Calculate the median years of service. @median_years[value] where value is rounded to 1 decimal.",
+  {"median_years": S["YrsSvc"].median()}, 1)
+q("t98", "staff_roster.csv", "easy", "single_statistic",
+  "What is the standard deviation of training hours? Use the sample standard deviation. @std_training[v] "
+  "where v is rounded to 3 decimals.",
+  {"std_training": S["TrngHrs"].std()}, 3)
+r, p = st.pearsonr(S["YrsSvc"], S["AnnSal"])
+q("t99", "staff_roster.csv", "easy", "correlation",
+  "Calculate the Pearson correlation between years of service and annual salary. @r[value] where value is "
+  "rounded to 2 decimals.",
+  {"r": r}, 2)
+q("t100", "staff_roster.csv", "easy", "single_statistic",
+  "What is the mean KPI score? Ignore missing values. @mean_kpi[value] where value is rounded to 2 decimals.",
+  {"mean_kpi": S["KPIScore"].mean()}, 2)
+q("t101", "staff_roster.csv", "easy", "single_statistic",
+  "What is the maximum employee age? @max_age[value] where value is an integer.",
+  {"max_age": int(S["EmpAge"].max())}, 0)
+g = S.groupby("Dept")["AnnSal"].mean()
+q("t102", "staff_roster.csv", "medium", "group",
+  "Which department has the highest mean annual salary? @department[name] where name is a string.",
+  {"department": g.idxmax()})
+q("t103", "staff_roster.csv", "easy", "count_filter",
+  "How many employees are managers (IsMgr = 1)? @n_managers[count] where count is an integer.",
+  {"n_managers": int((S["IsMgr"] == 1).sum())}, 0)
+r = st.spearmanr(S["TrngHrs"], S["KPIScore"], nan_policy="omit")[0]
+q("t104", "staff_roster.csv", "medium", "correlation",
+  "Compute the Spearman correlation between training hours and the KPI score, dropping rows where the KPI "
+  "score is missing. @rho[value] where value is rounded to 3 decimals.",
+  {"rho": r}, 3)
+q("t105", "staff_roster.csv", "easy", "single_statistic",
+  "What is the total full-time equivalent (FTE) of the staff? @total_fte[value] where value is rounded to 1 "
+  "decimal.",
+  {"total_fte": S["FTE"].sum()}, 1)
+q("t106", "staff_roster.csv", "medium", "single_statistic",
+  "What is the mean annual salary of employees in the Finance department? @mean_sal_fin[v] where v is rounded "
+  "to 2 decimals.",
+  {"mean_sal_fin": S.loc[S["Dept"] == "Finance", "AnnSal"].mean()}, 2)
+q("t107", "staff_roster.csv", "easy", "single_statistic",
+  "Find the variance of the employees' ages (population variance). @var_age[v] where v is rounded to 2 "
+  "decimals.",
+  {"var_age": S["EmpAge"].var(ddof=0)}, 2)
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

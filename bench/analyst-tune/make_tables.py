@@ -64,8 +64,29 @@ def bikes():
                                "rentals", "holiday"], rows)
 
 
+def staff():
+    # Column names as HR exports abbreviate them: skeletons (Qty, Yrs, Dept), prefixes
+    # (Emp, Sal), acronyms (FTE, KPI) and camel case.
+    g = random.Random(23)
+    depts = ["Sales", "Ops", "IT", "Finance", "HR"]
+    rows = []
+    for i in range(520):
+        d = g.choice(depts)
+        age = g.randint(21, 64)
+        yrs = max(0, min(age - 20, int(g.gauss(7, 5))))
+        sal = round(32000 + yrs * 1800 + depts.index(d) * 2500 + g.gauss(0, 6000), 2)
+        fte = g.choice([1.0, 1.0, 1.0, 0.8, 0.5])
+        kpi = round(min(100, max(0, g.gauss(70 + yrs * 0.5, 12))), 1) if i % 31 != 5 else ""
+        trn = g.randint(0, 40)
+        mgr = int(g.random() < 0.15)
+        rows.append([f"E{2000 + i}", d, age, yrs, sal, fte, kpi, trn, mgr])
+    write("staff_roster.csv", ["EmpID", "Dept", "EmpAge", "YrsSvc", "AnnSal", "FTE", "KPIScore",
+                               "TrngHrs", "IsMgr"], rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
     clinic()
     bikes()
+    staff()

@@ -81,6 +81,14 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         for i in 0..w.len() {
             if i + t.len() <= w.len() && t.iter().enumerate().all(|(k, tw)| same(&w[i + k], tw)) {
                 found.push((2, t.len(), i, ci));
+            } else if t.len() > 1 {
+                // "years of service" for `YrsSvc`, "annual salary" for `AnnSal`: every
+                // word of the name, in order, each as written or abbreviated, a linking
+                // word allowed between; the whole name is the evidence, so a word the
+                // analyst reads otherwise ("annual") may be one of them.
+                if let Some(len) = spelled_out(&w[i..], t, &same) {
+                    found.push((2, len, i, ci));
+                }
             }
         }
         // "passenger class" for `Pclass`: a word that ends a one-word name.
@@ -158,27 +166,90 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     taken
 }
 
+/// How many words from the start of `w` spell out the column's words `t` in order
+/// (each the same, or abbreviated by the column's word), with at most one linking word
+/// between two of them ("years of service").
+fn spelled_out(w: &[String], t: &[String], same: &dyn Fn(&str, &str) -> bool) -> Option<usize> {
+    let mut at = 0;
+    for (k, tw) in t.iter().enumerate() {
+        let fits = |x: &String| same(x, tw) || shortens(tw, x);
+        match w.get(at) {
+            Some(x) if fits(x) => at += 1,
+            Some(link) if k > 0 && LEXICON.linking.contains(&link.as_str()) => {
+                if !w.get(at + 1).is_some_and(fits) {
+                    return None;
+                }
+                at += 2;
+            }
+            _ => return None,
+        }
+    }
+    Some(at)
+}
+
 /// A column's short word for the request's long one: "dep" for "departure", "temp" for
 /// "temperature" (at least three letters, and not a unit or a statistic's short form).
 fn abbreviates(short: &str, long: &str) -> bool {
-    short.len() >= 3
-        && long.len() >= short.len() + 2
-        && long.starts_with(short)
-        && short.chars().all(|c| c.is_ascii_alphabetic())
-        && !NOT_A_NAME.contains(&short)
+    shortens(short, long)
         // "including" is no `inc` column: a word the analyst reads otherwise.
         && ![&LEXICON.ticket_method, &LEXICON.triggers, &LEXICON.handling, &LEXICON.condition]
             .iter()
             .any(|list| list.contains(&long))
 }
 
+/// Whether `short` is a short form of `long`: its start ("dep" for "departure") or a
+/// start and then consonants of the rest in order, the last near its end ("yrs" for
+/// "years", "trng" for "training", "dept" for "department", "mgr" for "managers").
+fn shortens(short: &str, long: &str) -> bool {
+    if short.len() < 3
+        || long.len() < short.len() + 2
+        || !short.chars().all(|c| c.is_ascii_alphabetic())
+        || NOT_A_NAME.contains(&short)
+    {
+        return false;
+    }
+    if long.starts_with(short) {
+        return true;
+    }
+    // A start of `long`, then only consonants of the rest, in order ("dep" + "t").
+    let vowel = |c: char| "aeiou".contains(c);
+    let common = short
+        .chars()
+        .zip(long.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common == 0 || short.len() > 4 || short.chars().skip(common).any(vowel) {
+        return false;
+    }
+    let tail: Vec<char> = short.chars().skip(common).collect();
+    let mut rest = long.char_indices().skip(common);
+    let mut last = 0;
+    for (k, &c) in tail.iter().enumerate() {
+        // The last letter as late as it comes ("t" of "department" is its last).
+        let at = if k + 1 == tail.len() {
+            rest.by_ref().filter(|(_, l)| *l == c).last()
+        } else {
+            rest.find(|(_, l)| *l == c)
+        };
+        match at {
+            Some((i, _)) => last = i,
+            None => return false,
+        }
+    }
+    long.len() - last <= 3
+}
+
 /// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of
-/// capitals stays one word: "EmployeeID" is "Employee ID").
+/// capitals stays one word: "EmployeeID" is "Employee ID", "KPIScore" "KPI Score").
 pub(in crate::analyst) fn camel_apart(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
-        if i > 0 && c.is_uppercase() && chars[i - 1].is_lowercase() {
+        // "KPIScore" as "KPI Score": the capital that starts a word after a run of them.
+        let after_run = i > 0
+            && chars[i - 1].is_uppercase()
+            && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        if i > 0 && c.is_uppercase() && (chars[i - 1].is_lowercase() || after_run) {
             out.push(' ');
         }
         out.push(c);
@@ -229,4 +300,29 @@ pub(super) fn is_yes_no(table: &Table, column: &str) -> bool {
 /// A numeric id-like column (a code, a year) can label rows.
 pub(super) fn is_label_like(table: &Table, column: &str) -> bool {
     table.categories.iter().any(|c| c.name == column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_forms_of_column_words() {
+        let pairs = |text: &'static str| {
+            text.split(", ")
+                .map(|p| p.split_once(' ').unwrap())
+                .collect::<Vec<_>>()
+        };
+        let short_forms = "dep departure, dept department, yrs years, svc service, \
+                           trng training, hrs hours, mgr managers, sal salary";
+        for (short, long) in pairs(short_forms) {
+            assert!(shortens(short, long), "{short} for {long}");
+        }
+        // Not a start, vowels after it, the last letter far from the end, too short.
+        for (short, long) in pairs("dpt adapter, yrs yearly, ab about") {
+            assert!(!shortens(short, long), "{short} for {long}");
+        }
+        assert_eq!(camel_apart("KPIScore"), "KPI Score");
+        assert_eq!(camel_apart("EmployeeID"), "Employee ID");
+    }
 }

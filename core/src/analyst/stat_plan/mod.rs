@@ -247,6 +247,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     };
     let filters = r.filters();
     let filled = r.missing_filled();
+    r.missing_dropped();
     let mut said = r.statistics_outside_conditions(said);
     let extremes = Extremes::said(&r);
     let options = Options::read(&r.w, filled);

@@ -73,6 +73,40 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// "dropping rows where the KPI score is missing", "rows in which BMI is null": how
+    /// missing values are handled (dropped, as always), not a condition on values.
+    pub(super) fn missing_dropped(&mut self) {
+        for at in 0..self.w.len() {
+            if self.used[at] || !LEXICON.condition.contains(&self.w[at].as_str()) {
+                continue;
+            }
+            // Past a column named and linking words, a missing noun ends it.
+            let mut k = at + 1;
+            while k < self.w.len() && k < at + 8 {
+                if let Some(m) = self.mention_at(k) {
+                    k = m.end;
+                } else if LEXICON.linking.contains(&self.w[k].as_str()) {
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+            if self
+                .w
+                .get(k)
+                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
+            {
+                // The column keeps its words: it is still the measure it names.
+                for j in at..=k {
+                    let named = self.mentions.iter().any(|m| m.start <= j && j < m.end);
+                    self.used[j] |= !named;
+                }
+            }
+        }
+    }
+}
+
 /// "rounded to 2 decimals", "con 3 decimales", "to the nearest integer".
 pub(in crate::analyst) fn decimals(w: &[String]) -> Option<u32> {
     for (i, x) in w.iter().enumerate() {
