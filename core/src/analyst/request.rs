@@ -203,33 +203,7 @@ fn period_versus(n: &str) -> bool {
 }
 
 fn comparison_of_periods(n: &str) -> bool {
-    !any(
-        n,
-        &[
-            "correlat*",
-            "correlac*",
-            "relation*",
-            "relacion*",
-            "scatter*",
-            "dispersion",
-            "trend*",
-            "tendencia*",
-        ],
-    ) && (any(
-        n,
-        &[
-            "month",
-            "mes",
-            "year",
-            "ano",
-            "week",
-            "semana",
-            "quarter",
-            "trimestre",
-            "last",
-            "pasado",
-        ],
-    ) || any(n, &LEXICON.months))
+    !any(n, &LEXICON.relation_words) && (any(n, &LEXICON.period_words) || any(n, &LEXICON.months))
 }
 
 /// An operation word or an extreme: "summarise total sales by region" is an aggregate.
@@ -237,22 +211,7 @@ fn precise_aggregate(n: &str) -> bool {
     LEXICON.operations.iter().any(|(w, _)| has(n, w))
         || any(n, &LEXICON.high)
         || any(n, &LEXICON.low)
-        || any(
-            n,
-            &[
-                "share",
-                "percent*",
-                "porcentaje*",
-                "change",
-                "cambio*",
-                "top",
-                "by",
-                "per",
-                "por",
-                "each",
-                "cada",
-            ],
-        )
+        || any(n, &LEXICON.aggregate_words)
 }
 
 fn number_word(w: &str) -> Option<u32> {
@@ -340,19 +299,7 @@ fn intent(n: &str) -> Intent {
         top_n,
         lowest,
         extreme,
-        share: any(
-            n,
-            &[
-                "share",
-                "percent*",
-                "porcentaje*",
-                "proporcion*",
-                "cuota",
-                "of total",
-                "del total",
-                "pie*",
-            ],
-        ),
+        share: any(n, &LEXICON.share_words),
         change: period_versus(n)
             || any(n, &LEXICON.change)
             || any(n, &["difference", "diferencia"]),

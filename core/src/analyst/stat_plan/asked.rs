@@ -44,85 +44,17 @@ impl Asked {
         // "Kendall's tau between x and y": a method's name asks for a correlation.
         let correlation = has_any(w, &["correlat*", "correlac*"])
             || LEXICON.correlation_methods.iter().any(|(p, _)| has(w, p));
-        let corr_precise = has_any(
-            w,
-            &[
-                "pearson",
-                "spearman",
-                "kendall",
-                "p value",
-                "pvalue",
-                "p valor",
-                "valor p",
-                "coefficient",
-                "coeficiente",
-                "significan*",
-            ],
-        );
+        let corr_precise = has_any(w, &LEXICON.correlation_precise);
         // "How many rows have a z-score above 3": outliers by z-score.
         let outliers = has_any(w, &["outlier*", "atipic*", "valores extremos"])
             || LEXICON.z_score.iter().any(|p| has(w, p));
-        let normality = has_any(
-            w,
-            &[
-                "normality",
-                "normally",
-                "normalidad",
-                "normal distribution",
-                "distribucion normal",
-                "gaussian*",
-                "shapiro",
-                "kolmogorov",
-                "ks test",
-            ],
-        );
+        let normality = has_any(w, &LEXICON.normality_words);
         let question = has_any(w, &LEXICON.question);
         let high0 = has_any(w, &LEXICON.high);
         let low0 = has_any(w, &LEXICON.low);
-        let derived_words = has_any(
-            w,
-            &[
-                "times",
-                "multiplied",
-                "multiplicado",
-                "minus",
-                "menos",
-                "por",
-                "x",
-                "entre",
-                "divided",
-                "dividido",
-                "difference between",
-                "diferencia entre",
-                "ratio",
-                "cociente",
-                "length",
-                "duration",
-                "duracion",
-                "days between",
-                "dias entre",
-                "hours between",
-                "horas entre",
-                "per",
-                "from",
-                "desde",
-            ],
-        );
+        let derived_words = has_any(w, &LEXICON.derived_words);
         let out_of_scope = has_any(w, &LEXICON.out_of_scope);
-        let precise_outliers = outliers
-            && has_any(
-                w,
-                &[
-                    "iqr",
-                    "interquartile",
-                    "intercuartil*",
-                    "z score",
-                    "zscore",
-                    "z scores",
-                    "standard deviations",
-                    "desviaciones",
-                ],
-            );
+        let precise_outliers = outliers && has_any(w, &LEXICON.precise_outliers);
         // A significance test of anything but a correlation (whose p-value is
         // computed) is no statistic of this planner: it is declined, never routed to
         // another skill as a plain difference.
@@ -237,30 +169,8 @@ impl Reader<'_> {
                     .get(at + 1)
                     .is_some_and(|x| LEXICON.periods.contains(&x.as_str()))
             })
-        }) || has_any(
-            &self.w,
-            &[
-                "day of the week",
-                "dia de la semana",
-                "over time",
-                "a lo largo del tiempo",
-            ],
-        );
-        let other_shape = has_any(
-            &self.w,
-            &[
-                "share",
-                "percentage",
-                "porcentaje",
-                "proporcion",
-                "change",
-                "cambio",
-                "trend*",
-                "tendencia*",
-                "top",
-                "bottom",
-            ],
-        ) || self.said_free(&LEXICON.months);
+        }) || has_any(&self.w, &LEXICON.over_time);
+        let other_shape = has_any(&self.w, &LEXICON.other_shape) || self.said_free(&LEXICON.months);
         (by_period || (other_shape && !share))
             && !derived
             && asked.describing()

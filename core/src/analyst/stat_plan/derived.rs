@@ -55,26 +55,10 @@ impl Reader<'_> {
                 };
                 let category = |c: &str| {
                     let n = normalise(c);
-                    [
-                        "class",
-                        "type",
-                        "group",
-                        "category",
-                        "level",
-                        "grade",
-                        "tier",
-                        "segment",
-                        "cluster",
-                        "code",
-                        "kind",
-                        "clase",
-                        "tipo",
-                        "grupo",
-                        "categoria",
-                        "nivel",
-                    ]
-                    .iter()
-                    .any(|k| n.split(' ').any(|t| t.ends_with(k)))
+                    LEXICON
+                        .category_words
+                        .iter()
+                        .any(|k| n.split(' ').any(|t| t.ends_with(k)))
                 };
                 // "price per bedroom" divides; "fare per class" groups.
                 if *phrase == "per"
@@ -94,21 +78,7 @@ impl Reader<'_> {
                     j -= 1;
                 }
                 if let Some(j) = j.checked_sub(1) {
-                    if [
-                        "range",
-                        "rango",
-                        "spread",
-                        "gap",
-                        "difference",
-                        "diferencia",
-                        "ratio",
-                        "cociente",
-                        "quotient",
-                        "product",
-                        "producto",
-                    ]
-                    .contains(&self.w[j].as_str())
-                    {
+                    if LEXICON.derived_ops_words.contains(&self.w[j].as_str()) {
                         self.used[j] = true;
                     }
                 }

@@ -56,22 +56,7 @@ impl Reader<'_> {
                 }
                 let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
                 // "more than 3 standard deviations", "at least 2 decimals": no condition.
-                if [
-                    "standard",
-                    "desviaciones",
-                    "desviacion",
-                    "sigma",
-                    "sd",
-                    "std",
-                    "decimal",
-                    "decimals",
-                    "decimales",
-                    "places",
-                    "times",
-                    "veces",
-                ]
-                .contains(&unit)
-                {
+                if LEXICON.not_a_condition_unit.contains(&unit) {
                     for k in at..at + len + 1 {
                         self.used[k] = true;
                     }

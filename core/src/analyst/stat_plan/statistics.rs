@@ -129,16 +129,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
     }
     // Quantiles: "90th percentile", "percentile 90", "p90", "quartiles".
     for (i, x) in w.iter().enumerate() {
-        let quantile_word = [
-            "percentile",
-            "percentiles",
-            "percentil",
-            "quantile",
-            "quantiles",
-            "cuantil",
-            "cuantiles",
-        ]
-        .contains(&x.as_str());
+        let quantile_word = LEXICON.quantile_words.contains(&x.as_str());
         // "the 25th and 75th percentiles", "the 10th, 50th and 90th percentile": the
         // earlier ones too (the one just before is read below).
         if quantile_word {

@@ -244,19 +244,7 @@ impl Reader<'_> {
         let quantity = (0..self.w.len()).any(|i| {
             ["most", "least", "fewest", "mas"].contains(&self.w[i].as_str())
                 && self.mention_at(i + 1).is_some()
-        }) || has_any(
-            &self.w,
-            &[
-                "sold",
-                "sell",
-                "sells",
-                "vendio",
-                "vendieron",
-                "vende",
-                "venden",
-                "vendido",
-            ],
-        );
+        }) || has_any(&self.w, &LEXICON.sold_words);
         if plan.label_op.is_none() && quantity {
             // "Which product sold the most units?": a quantity adds up over a
             // label's rows; with no condition, the aggregate skill's question.

@@ -109,25 +109,11 @@ impl Reader<'_> {
     /// "satisfaction by gender" with no gender column: the word a grouping names when
     /// no column holds it (never "divided by", "by far", "por encima", "by IQR").
     fn unknown_grouping(&self) -> Option<String> {
-        const NOT_A_GROUP: &[&str] = &[
-            "the", "el", "la", "los", "las", "far", "default", "hand", "iqr", "skewness", "method",
-            "rule", "test", "encima", "debajo", "ciento", "favor", "ejemplo", "day", "week",
-            "month", "year", "hour", "dia", "semana", "mes", "ano", "hora", "row", "rows", "fila",
-            "filas", "cada", "each", "all", "more", "less", "mas", "menos",
-        ];
         (0..self.w.len()).find_map(|i| {
             let prev = i.checked_sub(1).map_or("", |j| self.w[j].as_str());
-            let after_op = [
-                "divided",
-                "dividido",
-                "multiplied",
-                "multiplicado",
-                "judge",
-                "juzga",
-            ]
-            .contains(&prev);
+            let after_op = LEXICON.operation_verbs.contains(&prev);
             (["by", "por"].contains(&self.w[i].as_str()) && !after_op)
-                .then(|| self.unknown_noun_after(i, NOT_A_GROUP))
+                .then(|| self.unknown_noun_after(i, &LEXICON.not_a_group))
                 .flatten()
         })
     }
@@ -167,18 +153,14 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
     };
     // The words of the question's own task ("a normal distribution" on a table with
     // a `normal` column).
-    let task_words: Vec<usize> = [
-        "normal distribution",
-        "normally distributed",
-        "distribucion normal",
-        "normality",
-    ]
-    .iter()
-    .flat_map(|p| {
-        let len = p.split(' ').count();
-        find(&r.w, p).into_iter().flat_map(move |at| at..at + len)
-    })
-    .collect();
+    let task_words: Vec<usize> = LEXICON
+        .normal_task_words
+        .iter()
+        .flat_map(|p| {
+            let len = p.split(' ').count();
+            find(&r.w, p).into_iter().flat_map(move |at| at..at + len)
+        })
+        .collect();
     let mut out: Vec<String> = Vec::new();
     for m in &r.mentions {
         let read = (m.start..m.end).all(|k| r.used[k] || task_words.contains(&k));
@@ -350,73 +332,13 @@ fn unread_words(
 /// sobrevivieron?" a word no part of the plan read is left over, and a count of every
 /// row would answer another question. The noun right after the count is the rows'.
 fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String> {
-    const FRAME: &[&str] = &[
-        "are",
-        "is",
-        "there",
-        "were",
-        "was",
-        "rows",
-        "row",
-        "records",
-        "record",
-        "entries",
-        "in",
-        "the",
-        "a",
-        "an",
-        "file",
-        "table",
-        "dataset",
-        "data",
-        "total",
-        "altogether",
-        "overall",
-        "hay",
-        "filas",
-        "registros",
-        "en",
-        "el",
-        "la",
-        "los",
-        "las",
-        "archivo",
-        "tabla",
-        "datos",
-        "have",
-        "has",
-        "does",
-        "do",
-        "did",
-        "tiene",
-        "tienen",
-        "of",
-        "de",
-        "del",
-        "this",
-        "these",
-        "esta",
-        "este",
-        "what",
-        "que",
-        "cual",
-        "es",
-        "son",
-        "listed",
-        "contain",
-        "contains",
-        "it",
-        "all",
-        "todos",
-        "todas",
-    ];
     let (_, count_end) = stats.first().copied()?;
     let mut left = Vec::new();
     for (i, x) in r.w.iter().enumerate() {
         let covered = r.used[i]
             || r.mentions.iter().any(|m| m.start <= i && i < m.end)
             || stats.iter().any(|(s, e)| *s <= i && i < *e);
-        if covered || i == count_end || FRAME.contains(&x.as_str()) {
+        if covered || i == count_end || LEXICON.row_count_frame.contains(&x.as_str()) {
             continue;
         }
         left.push(x.clone());

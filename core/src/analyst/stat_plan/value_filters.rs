@@ -369,15 +369,6 @@ impl Reader<'_> {
     /// name stand between them: "who are not female", "other than those who embarked
     /// at port S". Another column, a number or a conjunction in between ends the search.
     fn negator_before(&self, at: usize, column: &str) -> Option<usize> {
-        const NEGATORS: &[&str] = &[
-            "not",
-            "non",
-            "except",
-            "excluding",
-            "excepto",
-            "salvo",
-            "no",
-        ];
         const STOP: &[&str] = &["and", "or", "but", "with", "y", "o", "pero", "con"];
         let own = |k: usize| {
             self.mentions
@@ -389,7 +380,7 @@ impl Reader<'_> {
             if k >= 1 && x == "than" && self.w[k - 1] == "other" && !self.used[k - 1] {
                 return Some(k - 1);
             }
-            if NEGATORS.contains(&x) && !self.used[k] {
+            if LEXICON.negators.contains(&x) && !self.used[k] {
                 // "no" is Spanish "not" only before a verb or a value ("que no son
                 // mujeres"), never "no missing values".
                 return (x != "no" || self.lang == Lang::Es).then_some(k);
