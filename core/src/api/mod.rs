@@ -69,7 +69,7 @@ pub use crate::model::chat_completions::text_calls::is_text_call;
 pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
-pub use crate::protocol::{OutputProblem, RunStatus, SessionError};
+pub use crate::protocol::{GoneInput, Notice, OutputProblem, RunStatus, SessionError};
 pub use crate::rerun::{Rerun, RerunOutcome};
 pub use crate::run::{RunOutcome, RunRequest};
 pub use crate::sandbox::Isolation;

@@ -76,6 +76,7 @@ use crate::agent::{
 };
 use crate::approval;
 use crate::model::{Item, Model, Usage};
+use crate::protocol::{GoneInput, Notice, NOTICE_PATHS_SHOWN};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
@@ -316,6 +317,10 @@ impl Session {
 
     fn status(&self, ask_id: Option<&str>, message: String) {
         self.broadcast(ask_id, EventKind::Status { message });
+    }
+
+    fn notice(&self, ask_id: Option<&str>, notice: Notice) {
+        self.broadcast(ask_id, EventKind::Notice(notice));
     }
 }
 
