@@ -368,6 +368,104 @@ impl Serialize for SessionError {
     }
 }
 
+/// An id that travels as a plain string (serde-transparent, so the wire keeps its
+/// shape) but is its own type in the core's API, so a session id is never passed
+/// where a call id is meant. It reads as a `&str` where one is taken.
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<std::path::Path> for $name {
+            fn as_ref(&self) -> &std::path::Path {
+                self.0.as_ref()
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                $name(s)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                $name(s.to_string())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+    };
+}
+
+string_id!(
+    /// A session's id: its folder's name (`20261205-013448-7ac4`).
+    SessionId
+);
+string_id!(
+    /// An ask's id within its session (`ask-3`).
+    AskId
+);
+string_id!(
+    /// A tool call's id, as the model (or the app, for its own cells) named it.
+    CallId
+);
+
 /// A known condition of a session or its sandbox, typed so a front end can branch on
 /// it (the `notice` event; `docs/EVENTS.md`); what it says as a line is its
 /// [`Display`](std::fmt::Display). Free text stays a `status` event.
@@ -506,6 +604,24 @@ pub fn is_app_note(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Typed ids keep the wire as it was: a plain string each way.
+    #[test]
+    fn ids_travel_as_plain_strings() {
+        let id = SessionId::from("20261205-013448-7ac4");
+        assert_eq!(
+            serde_json::to_value(&id).unwrap(),
+            serde_json::json!("20261205-013448-7ac4")
+        );
+        let call: CallId = serde_json::from_value(serde_json::json!("call_1")).unwrap();
+        assert_eq!(call, "call_1");
+        assert_eq!(call.to_string(), "call_1");
+        let ask: AskId = serde_json::from_str("\"ask-3\"").unwrap();
+        assert_eq!(String::from(ask), "ask-3");
+        // A map keyed by the text finds an id (Borrow<str>).
+        let m: std::collections::HashMap<String, u8> = [("call_1".to_string(), 1)].into();
+        assert_eq!(m.get(call.as_str()), Some(&1));
+    }
 
     #[test]
     fn a_notice_names_itself_for_the_page_and_reads_as_a_line() {

@@ -31,7 +31,7 @@ impl Session {
             outcome
         });
         Ok(AskHandle {
-            ask_id,
+            ask_id: ask_id.into(),
             events,
             cancel,
             task,
@@ -146,8 +146,8 @@ impl Session {
             outputs_dir: self.outputs_dir().display().to_string(),
         });
         AskOutcome {
-            session_id: self.id().to_string(),
-            ask_id: ask_id.to_string(),
+            session_id: self.id().clone(),
+            ask_id: ask_id.into(),
             status,
             turns,
             usage,

@@ -76,7 +76,7 @@ use crate::agent::{
 };
 use crate::approval;
 use crate::model::{Item, Model, Usage};
-use crate::protocol::{GoneInput, Notice, NOTICE_PATHS_SHOWN};
+use crate::protocol::{AskId, CallId, GoneInput, Notice, SessionId, NOTICE_PATHS_SHOWN};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
@@ -94,7 +94,7 @@ pub struct Session {
 }
 
 struct Inner {
-    id: String,
+    id: SessionId,
     dir: PathBuf,
     factory: Arc<dyn SandboxFactory>,
     config: Mutex<SessionConfig>,
@@ -150,7 +150,7 @@ impl Session {
         let asks = run.meta.asks.len() as u64;
         Session {
             inner: Arc::new(Inner {
-                id: run.meta.id.clone(),
+                id: run.meta.id.clone().into(),
                 dir: run.path.clone(),
                 factory,
                 config: Mutex::new(config),
@@ -174,7 +174,7 @@ impl Session {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &SessionId {
         &self.inner.id
     }
 
@@ -272,7 +272,7 @@ impl Session {
     /// Answer a call of this session's ask that waits for the analyst.
     pub fn answer_approval(
         &self,
-        call_id: &str,
+        call_id: &CallId,
         answer: approval::Answer,
     ) -> Result<(), approval::AnswerError> {
         self.inner.approvals.answer(call_id, answer)

@@ -276,7 +276,7 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     let (events, outcome) = ask(&session, "Plot it", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
     for e in &events {
-        assert_eq!(e.session_id, session.id());
+        assert_eq!(e.session_id, session.id().as_str());
         assert_eq!(e.ask_id.as_deref(), Some("ask-1"));
         assert!(e.at.ends_with('Z') && e.at.contains('T'));
     }
@@ -858,7 +858,7 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         if let EventKind::ApprovalRequested { call_id, .. } = &ev.kind {
             assert_eq!(session.pending_approvals(), std::slice::from_ref(call_id));
             session
-                .answer_approval(call_id, answers.next().unwrap())
+                .answer_approval(&call_id.as_str().into(), answers.next().unwrap())
                 .unwrap();
         }
         events.push(ev);
@@ -903,7 +903,7 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         ]
     );
     assert!(matches!(
-        session.answer_approval("c1", Answer::approve()),
+        session.answer_approval(&"c1".into(), Answer::approve()),
         Err(AnswerError::NotPending { .. })
     ));
     // A past ask draws its decisions from run.json, after each call (as edited).

@@ -107,7 +107,7 @@ pub(crate) struct ModelsArgs {
 #[derive(Args)]
 pub(crate) struct RerunArgs {
     /// The session to re-run (see `sandalyst runs list`).
-    pub(crate) session: String,
+    pub(crate) session: SessionId,
     /// A new input file (repeatable): it replaces the input of the same name, or the
     /// session's only input.
     #[arg(long = "input", short = 'i', value_name = "FILE", required = true)]
@@ -164,7 +164,7 @@ pub(crate) struct ChatArgs {
 #[derive(Args)]
 pub(crate) struct AskArgs {
     /// The session's id (see `sandalyst runs list`).
-    pub(crate) session: String,
+    pub(crate) session: SessionId,
     /// What you want done next.
     #[arg(long, short = 'p', value_name = "TEXT")]
     pub(crate) prompt: String,
@@ -353,7 +353,7 @@ pub(crate) enum RunsCommand {
     /// Show a run's transcript (--json: its record, run.json, and the transcript's
     /// entries as data).
     Show {
-        id: String,
+        id: SessionId,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -363,7 +363,7 @@ pub(crate) enum RunsCommand {
     /// with --notebook and/or --script, write its analysis into DIR (analysis.ipynb,
     /// analysis.py, and the inputs in DIR/input/).
     Export {
-        id: String,
+        id: SessionId,
         dir: PathBuf,
         /// Write a Jupyter notebook (nbformat 4.5) of the executed code.
         #[arg(long)]
