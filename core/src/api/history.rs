@@ -16,14 +16,14 @@ use crate::approval::Resolution;
 use crate::model::chat_completions::text_calls;
 use crate::model::Item;
 use crate::protocol::machine_lines::strip;
-use crate::protocol::{tool_source, Notice};
+use crate::protocol::{tool_source, AskId, Notice};
 use crate::sandbox::ExecStatus;
 use crate::session::Session;
 use crate::store::{RunDir, FIGURES};
 
 #[derive(Serialize)]
 pub struct PastAsk {
-    pub ask_id: String,
+    pub ask_id: AskId,
     pub prompt: String,
     pub started_at: String,
     pub ended_at: Option<String>,
@@ -139,7 +139,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                 None => events.push(EventKind::Notice(Notice::RunningElsewhere)),
             }
             PastAsk {
-                ask_id: a.id.clone(),
+                ask_id: a.id.clone().into(),
                 prompt: a.prompt.clone(),
                 started_at: a.created.clone(),
                 ended_at: a.finished.clone(),

@@ -279,8 +279,13 @@ impl Session {
     }
 
     /// The calls waiting for the analyst now.
-    pub fn pending_approvals(&self) -> Vec<String> {
-        self.inner.approvals.pending()
+    pub fn pending_approvals(&self) -> Vec<CallId> {
+        self.inner
+            .approvals
+            .pending()
+            .into_iter()
+            .map(CallId::from)
+            .collect()
     }
 
     /// Every event of the session: set-up, staging, and every ask's events.

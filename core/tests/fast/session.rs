@@ -856,7 +856,10 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
     let (mut events, mut answers) = (Vec::new(), answers.into_iter());
     while let Some(ev) = handle.events.recv().await {
         if let EventKind::ApprovalRequested { call_id, .. } = &ev.kind {
-            assert_eq!(session.pending_approvals(), std::slice::from_ref(call_id));
+            assert_eq!(
+                session.pending_approvals(),
+                [sandalyst::api::CallId::from(call_id.as_str())]
+            );
             session
                 .answer_approval(&call_id.as_str().into(), answers.next().unwrap())
                 .unwrap();
