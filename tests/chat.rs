@@ -181,3 +181,58 @@ fn the_offline_analyst_answers_the_reference_case_then_says_what_it_cannot_do() 
         "{stdout}"
     );
 }
+
+/// `chat --approve all` asks before a call runs and answers the core with the call's
+/// id: a rejected call never runs (its file is not made, the model reads the reason),
+/// an approved one does.
+#[test]
+fn chat_asks_before_a_call_and_answers_it_by_its_id() {
+    if common::no_engine_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = dir.path().join("data.csv");
+    std::fs::write(&input, "t,v\n1,2\n").unwrap();
+    let steps = replay(
+        dir.path(),
+        "steps.json",
+        serde_json::json!([
+            {"python": "open('output/first.txt', 'w').write('ran')"},
+            {"python": "open('output/second.txt', 'w').write('ran')"},
+            {"say": "done"}
+        ]),
+    );
+    let out = command(&data)
+        .args(["chat", "-i", input.to_str().unwrap(), "--approve", "all"])
+        .args(["--model", &steps])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            // The ask, a rejection with its reason, then an approval; then EOF.
+            let mut stdin = c.stdin.take().unwrap();
+            stdin.write_all(b"make the files\nn\nnot this one\ny\n")?;
+            drop(stdin);
+            c.wait_with_output()
+        })
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("run it? [y]es").count(), 2, "{err}");
+    let session = std::fs::read_dir(&data)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("run.json").is_file())
+        .unwrap();
+    let outputs = session.join("outputs");
+    assert!(!outputs.join("first.txt").exists(), "the rejected call ran");
+    assert_eq!(
+        std::fs::read_to_string(outputs.join("second.txt")).unwrap(),
+        "ran"
+    );
+    let transcript = std::fs::read_to_string(session.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("not this one"), "{transcript}");
+}

@@ -368,6 +368,185 @@ impl Serialize for SessionError {
     }
 }
 
+/// An id that travels as a plain string (serde-transparent, so the wire keeps its
+/// shape) but is its own type in the core's API, so a session id is never passed
+/// where a call id is meant. It reads as a `&str` where one is taken.
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<std::path::Path> for $name {
+            fn as_ref(&self) -> &std::path::Path {
+                self.0.as_ref()
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                $name(s)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                $name(s.to_string())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+    };
+}
+
+string_id!(
+    /// A session's id: its folder's name (`20261205-013448-7ac4`).
+    SessionId
+);
+string_id!(
+    /// An ask's id within its session (`ask-3`).
+    AskId
+);
+string_id!(
+    /// A tool call's id, as the model (or the app, for its own cells) named it.
+    CallId
+);
+
+/// A known condition of a session or its sandbox, typed so a front end can branch on
+/// it (the `notice` event; `docs/EVENTS.md`); what it says as a line is its
+/// [`Display`](std::fmt::Display). Free text stays a `status` event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "notice", rename_all = "snake_case")]
+pub enum Notice {
+    /// The workspace archive of this ask was not written (the session's earlier one,
+    /// if any, stays); `disk_full` when the data folder's disk is full.
+    ArchiveNotKept { reason: String, disk_full: bool },
+    /// Outputs from before the ask that the sandbox no longer had were carried into
+    /// the new outputs: the first [`NOTICE_PATHS_SHOWN`] of `count`.
+    EarlierOutputsKept { count: usize, paths: Vec<String> },
+    /// An earlier output was replaced: the code made a folder of that name.
+    EarlierOutputReplaced { path: String },
+    /// The transcript's last line, cut by an earlier crash, was set aside.
+    TranscriptRepaired { bytes: u64, set_aside: String },
+    /// Inputs whose originals are gone could not be staged again.
+    InputsNotRestaged { inputs: Vec<GoneInput> },
+    /// A mounted input changed on the user's disk during the session.
+    InputChanged { name: String, bytes: u64 },
+    /// The ask has no ending recorded: it runs in another process (a terminal).
+    RunningElsewhere,
+}
+
+/// An input of a session whose original file is gone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoneInput {
+    /// As staged: `input/NAME`'s NAME.
+    pub name: String,
+    /// Where the original was.
+    pub original: String,
+}
+
+/// The most paths one notice names; the rest are counted.
+pub const NOTICE_PATHS_SHOWN: usize = 10;
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::ArchiveNotKept { reason, .. } => {
+                write!(f, "workspace archive not kept: {reason}")
+            }
+            Notice::EarlierOutputsKept { count, paths } => {
+                let more = if *count > paths.len() { ", ..." } else { "" };
+                write!(
+                    f,
+                    "kept {count} earlier output(s) the sandbox did not have: {}{more}",
+                    paths.join(", ")
+                )
+            }
+            Notice::EarlierOutputReplaced { path } => write!(
+                f,
+                "the earlier output {path} was replaced: the code made a folder of that name"
+            ),
+            Notice::TranscriptRepaired { bytes, set_aside } => write!(
+                f,
+                "the last line of this session's transcript was cut short by an earlier crash; its {bytes} bytes were set aside in {set_aside} and the conversation goes on from the line before"
+            ),
+            Notice::InputsNotRestaged { inputs } => {
+                let list: Vec<String> = inputs
+                    .iter()
+                    .map(|g| format!("input/{} (its original {} is gone)", g.name, g.original))
+                    .collect();
+                write!(
+                    f,
+                    "{} input file(s) could not be staged again: {}",
+                    inputs.len(),
+                    list.join(", ")
+                )
+            }
+            Notice::InputChanged { name, bytes } => write!(
+                f,
+                "input/{name} changed on the user's disk during the session (it is mounted, not copied); it now has {bytes} bytes"
+            ),
+            Notice::RunningElsewhere => f.write_str(
+                "This ask is running in another process (a terminal, say); open the session again to see how it ends.",
+            ),
+        }
+    }
+}
+
 /// Which links inside a dropped folder are followed (a link dropped itself always
 /// is): a setting of the config file and of sessions, used by `workspace` when it stages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -425,6 +604,56 @@ pub fn is_app_note(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Typed ids keep the wire as it was: a plain string each way.
+    #[test]
+    fn ids_travel_as_plain_strings() {
+        let id = SessionId::from("20261205-013448-7ac4");
+        assert_eq!(
+            serde_json::to_value(&id).unwrap(),
+            serde_json::json!("20261205-013448-7ac4")
+        );
+        let call: CallId = serde_json::from_value(serde_json::json!("call_1")).unwrap();
+        assert_eq!(call, "call_1");
+        assert_eq!(call.to_string(), "call_1");
+        let ask: AskId = serde_json::from_str("\"ask-3\"").unwrap();
+        assert_eq!(String::from(ask), "ask-3");
+        // A map keyed by the text finds an id (Borrow<str>).
+        let m: std::collections::HashMap<String, u8> = [("call_1".to_string(), 1)].into();
+        assert_eq!(m.get(call.as_str()), Some(&1));
+    }
+
+    #[test]
+    fn a_notice_names_itself_for_the_page_and_reads_as_a_line() {
+        let n = Notice::EarlierOutputsKept {
+            count: 12,
+            paths: vec!["a.csv".into(), "b.png".into()],
+        };
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"notice": "earlier_outputs_kept", "count": 12, "paths": ["a.csv", "b.png"]})
+        );
+        assert_eq!(serde_json::from_value::<Notice>(json).unwrap(), n);
+        assert_eq!(
+            n.to_string(),
+            "kept 12 earlier output(s) the sandbox did not have: a.csv, b.png, ..."
+        );
+        let gone = Notice::InputsNotRestaged {
+            inputs: vec![GoneInput {
+                name: "energy.csv".into(),
+                original: "/home/a/energy.csv".into(),
+            }],
+        };
+        assert_eq!(
+            gone.to_string(),
+            "1 input file(s) could not be staged again: input/energy.csv (its original /home/a/energy.csv is gone)"
+        );
+        assert_eq!(
+            serde_json::to_value(Notice::RunningElsewhere).unwrap(),
+            serde_json::json!({"notice": "running_elsewhere"})
+        );
+    }
 
     /// The codes the list in [`ErrorCode`]'s documentation names, read from this file.
     fn documented() -> Vec<String> {

@@ -133,12 +133,14 @@ async fn prepare(
     req: &mut RunRequest,
     emit: &(dyn Fn(Event) + Send + Sync),
 ) -> anyhow::Result<()> {
-    let progress = |message: String| {
-        emit(Event::now(
-            "",
-            None,
-            crate::agent::EventKind::Status { message },
-        ))
+    // The same set-up stage a session's own start reports for its image.
+    let progress = |line: String| {
+        let stage = crate::sandbox::SetupStage::ImageBuild {
+            line,
+            step: None,
+            steps: None,
+        };
+        emit(Event::now("", None, crate::agent::EventKind::Setup(stage)))
     };
     let sandbox = &req.config.sandbox;
     req.config.sandbox.image = sessions.factory().prepare_image(sandbox, &progress).await?;

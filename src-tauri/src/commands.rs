@@ -10,8 +10,8 @@ use sandalyst::api::explore;
 use sandalyst::api::preview::FilePreview;
 use sandalyst::api::settings::{self, Settings};
 use sandalyst::api::{
-    engine, exports, AddedFiles, Answer, App, ApprovalMode, Error, ErrorCode, Event,
-    SessionSummary, SessionView, StagedFile,
+    engine, exports, AddedFiles, Answer, App, ApprovalMode, CallId, Error, ErrorCode, Event,
+    SessionId, SessionSummary, SessionView, StagedFile,
 };
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -218,7 +218,7 @@ pub fn build_image(state: State<'_, AppState>, on_event: Channel<BuildEvent>) {
 #[tauri::command]
 pub async fn preview_file(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     input: Option<bool>,
 ) -> Result<FilePreview> {
@@ -231,7 +231,7 @@ pub async fn preview_file(
 #[tauri::command]
 pub async fn render_markdown(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     text: String,
 ) -> Result<String> {
     let base = crate::scheme::base_url(&session_id);
@@ -243,7 +243,7 @@ pub async fn render_markdown(
 #[tauri::command]
 pub async fn read_image(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
 ) -> Result<tauri::ipc::Response> {
     let bytes = state.app.image_bytes(&session_id, path).await?;
@@ -255,7 +255,7 @@ pub async fn read_image(
 #[tauri::command]
 pub async fn explore_page(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     input: Option<bool>,
     request: explore::PageRequest,
@@ -271,7 +271,7 @@ pub async fn explore_page(
 #[tauri::command]
 pub async fn explore_summary(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     input: Option<bool>,
     view: explore::ViewSpec,
@@ -287,7 +287,7 @@ pub async fn explore_summary(
 #[tauri::command]
 pub async fn explore_code(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     input: Option<bool>,
     view: explore::ViewSpec,
@@ -307,7 +307,10 @@ pub async fn create_session(state: State<'_, AppState>) -> Result<SessionView> {
 }
 
 #[tauri::command]
-pub async fn open_session(state: State<'_, AppState>, session_id: String) -> Result<SessionView> {
+pub async fn open_session(
+    state: State<'_, AppState>,
+    session_id: SessionId,
+) -> Result<SessionView> {
     state.app.view(&session_id).await
 }
 
@@ -319,14 +322,14 @@ pub async fn list_sessions(state: State<'_, AppState>) -> Result<Vec<SessionSumm
 #[tauri::command]
 pub async fn rename_session(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     title: String,
 ) -> Result<()> {
     state.app.rename_session(&session_id, &title).await
 }
 
 #[tauri::command]
-pub async fn delete_session(state: State<'_, AppState>, session_id: String) -> Result<()> {
+pub async fn delete_session(state: State<'_, AppState>, session_id: SessionId) -> Result<()> {
     state.app.delete_session(&session_id).await
 }
 
@@ -335,7 +338,7 @@ pub async fn delete_session(state: State<'_, AppState>, session_id: String) -> R
 #[tauri::command]
 pub async fn add_files(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     paths: Vec<String>,
 ) -> Result<AddedFiles> {
     let paths = absolute(paths, "files must be given with their full path")?;
@@ -345,7 +348,7 @@ pub async fn add_files(
 #[tauri::command]
 pub async fn remove_file(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     name: String,
 ) -> Result<Vec<StagedFile>> {
     state.app.remove_file(&session_id, &name).await
@@ -356,7 +359,7 @@ pub async fn remove_file(
 #[tauri::command]
 pub async fn watch_session(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     on_event: Channel<Event>,
 ) -> Result<()> {
     state
@@ -374,7 +377,7 @@ pub async fn watch_session(
 pub async fn ask<R: tauri::Runtime>(
     window: tauri::WebviewWindow<R>,
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     prompt: String,
     model: String,
     approval: Option<ApprovalMode>,
@@ -411,8 +414,8 @@ pub async fn ask<R: tauri::Runtime>(
 #[tauri::command]
 pub async fn answer_approval(
     state: State<'_, AppState>,
-    session_id: String,
-    call_id: String,
+    session_id: SessionId,
+    call_id: CallId,
     answer: Answer,
 ) -> Result<()> {
     state
@@ -448,7 +451,7 @@ fn notify_if_away<R: tauri::Runtime>(
 #[tauri::command]
 pub async fn rerun_session(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     paths: Vec<String>,
     on_event: Channel<Event>,
 ) -> Result<String> {
@@ -470,7 +473,7 @@ pub async fn rerun_session(
 
 /// Stop the session's running ask: the model stream ends and the code is interrupted.
 #[tauri::command]
-pub fn cancel_ask(state: State<'_, AppState>, session_id: String) -> bool {
+pub fn cancel_ask(state: State<'_, AppState>, session_id: SessionId) -> bool {
     state.app.cancel(&session_id)
 }
 
@@ -479,7 +482,7 @@ pub fn cancel_ask(state: State<'_, AppState>, session_id: String) -> bool {
 #[tauri::command]
 pub async fn export_session(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     dest: String,
     zip: bool,
     transcript: bool,
@@ -500,7 +503,7 @@ pub async fn export_session(
 #[tauri::command]
 pub async fn save_file(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     dest: String,
 ) -> Result<String> {
@@ -517,7 +520,7 @@ pub async fn save_file(
 #[tauri::command]
 pub async fn open_path(
     state: State<'_, AppState>,
-    session_id: String,
+    session_id: SessionId,
     path: String,
     reveal: bool,
 ) -> Result<()> {

@@ -37,7 +37,9 @@ pub fn builder<R: tauri::Runtime>(
             let app = ctx.app_handle().clone();
             tauri::async_runtime::spawn_blocking(move || {
                 let state = app.state::<commands::AppState>();
-                responder.respond(scheme::respond(&request, |id| state.app.session_dir(id)));
+                responder.respond(scheme::respond(&request, |id| {
+                    state.app.session_dir(&id.into())
+                }));
             });
         })
         .invoke_handler(commands::handler())

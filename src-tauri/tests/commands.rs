@@ -283,10 +283,11 @@ fn an_ask_running_in_another_process_is_not_drawn_as_interrupted() {
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert!(kinds.contains(&"ask_started"), "{events:?}");
     assert!(!kinds.contains(&"ask_finished"), "{events:?}");
+    // Said as a typed notice the page branches on.
     assert!(
-        events.iter().any(|e| e["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("running in another process"))),
+        events
+            .iter()
+            .any(|e| e["type"] == "notice" && e["notice"] == "running_elsewhere"),
         "{events:?}"
     );
     drop(held);

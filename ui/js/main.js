@@ -3,7 +3,7 @@
 import { $, h, clear } from './dom.js';
 import { invoke, channel, onDragDrop, onLaunchFiles, pickFiles, pickFolder, pickSave } from './api.js';
 import * as fmt from './format.js';
-import { newAsk, reduce, setupText } from './runstate.js';
+import { newAsk, noticeText, reduce, setupText } from './runstate.js';
 import { AskView } from './runview.js';
 import { renderFiles, showDropOverlay } from './workspace.js';
 import { renderHistory, confirmDialog } from './history.js';
@@ -126,6 +126,7 @@ function watch(id) {
       if (app.session?.id !== id) return;
       if (ev.type === 'setup') $('#session-status').textContent = setupText(ev);
       else if (ev.type === 'status') $('#session-status').textContent = ev.message;
+      else if (ev.type === 'notice') $('#session-status').textContent = noticeText(ev);
       else if (ev.type === 'error') {
         $('#session-status').textContent = ev.error?.message ?? '';
         if (ev.error?.code === 'engine_unavailable') checkEngine();

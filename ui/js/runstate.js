@@ -221,6 +221,11 @@ export function reduce(state, ev) {
     case 'status':
       s.notice = ev.message ?? s.notice;
       break;
+    case 'notice':
+      // An ask running elsewhere is the state of the ask; a condition is kept with it.
+      if (ev.notice === 'running_elsewhere') s.notice = noticeText(ev);
+      else items.push({ kind: 'note', text: noticeText(ev), notice: ev.notice });
+      break;
     case 'error':
       s.error = [s.error, ev.error?.message ?? ev.message ?? 'error'].filter(Boolean).join('\n');
       s.errorCode = ev.error?.code ?? null;
@@ -268,6 +273,33 @@ export function reduce(state, ev) {
       break;
   }
   return s;
+}
+
+/// A typed notice (the core's `Notice`) as a sentence.
+export function noticeText(ev) {
+  const list = (xs) => (xs ?? []).join(', ');
+  switch (ev.notice) {
+    case 'archive_not_kept':
+      return ev.disk_full
+        ? `The disk is full: this ask's workspace was not saved (the earlier one stays). ${ev.reason ?? ''}`.trim()
+        : `This ask's workspace was not saved (${ev.reason ?? 'unknown reason'}).`;
+    case 'earlier_outputs_kept': {
+      const more = (ev.count ?? 0) - (ev.paths ?? []).length;
+      return `Kept ${ev.count} earlier output(s) the sandbox no longer had: ${list(ev.paths)}${more > 0 ? `, and ${more} more` : ''}.`;
+    }
+    case 'earlier_output_replaced':
+      return `The earlier output ${ev.path} was replaced: the code made a folder of that name.`;
+    case 'transcript_repaired':
+      return `The last line of the transcript was cut by an earlier crash; its ${ev.bytes} bytes were set aside in ${ev.set_aside}.`;
+    case 'inputs_not_restaged':
+      return `Could not stage again (the original is gone): ${(ev.inputs ?? []).map((g) => `${g.name} (${g.original})`).join(', ')}.`;
+    case 'input_changed':
+      return `${ev.name} changed on your disk during the session; it now has ${ev.bytes} bytes.`;
+    case 'running_elsewhere':
+      return 'This ask is running in another process (a terminal, say); open the session again to see how it ends.';
+    default:
+      return ev.notice ?? '';
+  }
 }
 
 /// A set-up stage as a sentence.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newAsk, reduce, codeOf, endingText, statsLine, setupText } from '../js/runstate.js';
+import { newAsk, reduce, codeOf, endingText, statsLine, setupText, noticeText } from '../js/runstate.js';
 import * as fmt from '../js/format.js';
 
 const ev = (type, rest = {}) => ({ session_id: 's', ask_id: 'a', at: '2026-12-01T10:00:00.000Z', type, ...rest });
@@ -134,6 +134,21 @@ test('outputs that were not brought back stay in the ask as one note, with why',
   ] }));
   s = reduce(s, ev('status', { message: 'later' }));
   assert.deepEqual(s.items, [{ kind: 'note', text: 'Not brought back: link (a symbolic link (only regular files are collected)); big.bin (over the 50 byte limit per file); and 1 more.' }]);
+});
+
+test('typed notices branch: a condition is a note of the ask, an ask elsewhere its state', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('notice', { notice: 'earlier_outputs_kept', count: 12, paths: ['a.csv', 'b.png'] }));
+  s = reduce(s, ev('notice', { notice: 'archive_not_kept', reason: 'no space left on device', disk_full: true }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['earlier_outputs_kept', 'archive_not_kept']);
+  assert.equal(s.items[0].text, 'Kept 12 earlier output(s) the sandbox no longer had: a.csv, b.png, and 10 more.');
+  assert.match(s.items[1].text, /^The disk is full: .*no space left on device$/);
+  assert.equal(s.notice ?? null, null);
+  s = reduce(s, ev('notice', { notice: 'running_elsewhere' }));
+  assert.equal(s.items.length, 2);
+  assert.match(s.notice, /running in another process/);
+  assert.equal(noticeText({ notice: 'input_changed', name: 'big.csv', bytes: 10 }), 'big.csv changed on your disk during the session; it now has 10 bytes.');
+  assert.equal(noticeText({ notice: 'inputs_not_restaged', inputs: [{ name: 'e.csv', original: '/h/e.csv' }] }), 'Could not stage again (the original is gone): e.csv (/h/e.csv).');
 });
 
 test('a limit that left named outputs unmade says which', () => {

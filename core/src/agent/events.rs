@@ -56,10 +56,12 @@ pub const MAX_REFUSED_SHOWN: usize = 20;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     Setup(SetupStage),
-    /// Anything else worth a line (e.g. "workspace archive not kept: ...").
+    /// Free text worth a line, for what no [`Notice`](crate::protocol::Notice) names.
     Status {
         message: String,
     },
+    /// A known condition of the session or its sandbox, typed (`notice` names which).
+    Notice(crate::protocol::Notice),
     AskStarted {
         prompt: String,
         model: String,

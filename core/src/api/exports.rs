@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{blocking, App, Error};
+use super::{blocking, App, Error, SessionId};
 use crate::artifacts::bundle;
 use crate::store::{META, OUTPUTS, TRANSCRIPT};
 
@@ -92,7 +92,7 @@ impl App {
     /// spreadsheet would run formulas of.
     pub async fn export_outputs(
         &self,
-        id: &str,
+        id: &SessionId,
         dest: PathBuf,
         what: OutputsExport,
     ) -> Result<Exported, Error> {
@@ -138,7 +138,7 @@ impl App {
 
     /// Copy the whole session folder (metadata, transcript, outputs, workspace archive)
     /// into `dir/<id>`; returns the new folder.
-    pub async fn copy_session(&self, id: &str, dir: PathBuf) -> Result<PathBuf, Error> {
+    pub async fn copy_session(&self, id: &SessionId, dir: PathBuf) -> Result<PathBuf, Error> {
         let run = self.run_dir(id)?;
         blocking(move || run.copy_to(&dir)).await
     }
@@ -147,7 +147,7 @@ impl App {
     /// inputs in `dir/input/`); returns the files written.
     pub async fn export_analysis(
         &self,
-        id: &str,
+        id: &SessionId,
         dir: PathBuf,
         formats: Formats,
     ) -> Result<Vec<PathBuf>, Error> {
@@ -158,7 +158,12 @@ impl App {
     /// Copy one file of session `id` (`path` relative to its folder, e.g. a chart in
     /// `outputs/`) to `dest`, which the person chose in a save dialog (that dialog
     /// asked before replacing a file). Returns what was written.
-    pub async fn save_file(&self, id: &str, path: &str, dest: PathBuf) -> Result<PathBuf, Error> {
+    pub async fn save_file(
+        &self,
+        id: &SessionId,
+        path: &str,
+        dest: PathBuf,
+    ) -> Result<PathBuf, Error> {
         absolute(&dest)?;
         let file =
             super::files::resolve_inside(&self.dir_of(id)?, path).map_err(anyhow::Error::from)?;
@@ -171,7 +176,7 @@ impl App {
     }
 
     /// Session `id`'s folder as stored, for reading.
-    fn run_dir(&self, id: &str) -> Result<crate::store::RunDir, Error> {
+    fn run_dir(&self, id: &SessionId) -> Result<crate::store::RunDir, Error> {
         let store = crate::store::Store::open(self.root().to_path_buf())?;
         Ok(store.open_run(id)?)
     }

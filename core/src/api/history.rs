@@ -16,14 +16,14 @@ use crate::approval::Resolution;
 use crate::model::chat_completions::text_calls;
 use crate::model::Item;
 use crate::protocol::machine_lines::strip;
-use crate::protocol::tool_source;
+use crate::protocol::{tool_source, AskId, Notice};
 use crate::sandbox::ExecStatus;
 use crate::session::Session;
 use crate::store::{RunDir, FIGURES};
 
 #[derive(Serialize)]
 pub struct PastAsk {
-    pub ask_id: String,
+    pub ask_id: AskId,
     pub prompt: String,
     pub started_at: String,
     pub ended_at: Option<String>,
@@ -72,9 +72,11 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         });
                         // How the analyst decided it, as run.json keeps it (a call the
                         // mode let through was never asked about).
-                        if let Some(r) = a.approvals.iter().find(|r| {
-                            r.call_id == *call_id && r.resolution != Resolution::Allowed
-                        }) {
+                        if let Some(r) = a
+                            .approvals
+                            .iter()
+                            .find(|r| r.call_id == *call_id && r.resolution != Resolution::Allowed)
+                        {
                             events.push(EventKind::ApprovalResolved {
                                 call_id: call_id.clone(),
                                 resolution: r.resolution,
@@ -134,12 +136,10 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                 // Opening marks the asks of a process that is gone as interrupted, so
                 // one without an ending is running now, in another process (a terminal):
                 // it is drawn as running, not as ended.
-                None => events.push(EventKind::Status {
-                    message: "This ask is running in another process (a terminal, say); open the session again to see how it ends.".into(),
-                }),
+                None => events.push(EventKind::Notice(Notice::RunningElsewhere)),
             }
             PastAsk {
-                ask_id: a.id.clone(),
+                ask_id: a.id.clone().into(),
                 prompt: a.prompt.clone(),
                 started_at: a.created.clone(),
                 ended_at: a.finished.clone(),

@@ -69,7 +69,9 @@ pub use crate::model::chat_completions::text_calls::is_text_call;
 pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
-pub use crate::protocol::{OutputProblem, RunStatus, SessionError};
+pub use crate::protocol::{
+    AskId, CallId, GoneInput, Notice, OutputProblem, RunStatus, SessionError, SessionId,
+};
 pub use crate::rerun::{Rerun, RerunOutcome};
 pub use crate::run::{RunOutcome, RunRequest};
 pub use crate::sandbox::Isolation;
@@ -111,7 +113,7 @@ pub struct App {
 /// A session with what a front end draws: its files and its earlier asks.
 #[derive(Serialize)]
 pub struct SessionView {
-    pub id: String,
+    pub id: SessionId,
     pub title: String,
     pub files: Vec<StagedFile>,
     pub busy: bool,
@@ -147,14 +149,14 @@ fn done(running: &Running, session_id: &str, ask_id: &str) {
 
 /// A running ask (or re-run) of this process.
 pub struct Ask {
-    pub session_id: String,
+    pub session_id: SessionId,
     handle: AskHandle,
     running: Running,
 }
 
 impl Ask {
     /// The ask's id in its session (`ask-3`).
-    pub fn ask_id(&self) -> &str {
+    pub fn ask_id(&self) -> &AskId {
         &self.handle.ask_id
     }
 
@@ -218,19 +220,19 @@ impl App {
     }
 
     /// The session `id` (an id a front end sent is checked first).
-    pub async fn session(&self, id: &str) -> Result<Session, Error> {
+    pub async fn session(&self, id: &SessionId) -> Result<Session, Error> {
         files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         Ok(self.sessions.open(id).await?)
     }
 
     /// The folder of session `id`, if it is a session of this data folder.
-    pub fn session_dir(&self, id: &str) -> Option<PathBuf> {
+    pub fn session_dir(&self, id: &SessionId) -> Option<PathBuf> {
         files::check_session_id(id).ok()?;
         let dir = self.root().join(id);
         dir.is_dir().then_some(dir)
     }
 
-    fn dir_of(&self, id: &str) -> Result<PathBuf, Error> {
+    fn dir_of(&self, id: &SessionId) -> Result<PathBuf, Error> {
         self.session_dir(id)
             .ok_or_else(|| Error::new(ErrorCode::NotFound, "that session no longer exists"))
     }
@@ -241,27 +243,27 @@ impl App {
         blocking(move || sessions.list()).await
     }
 
-    pub async fn rename_session(&self, id: &str, title: &str) -> Result<(), Error> {
+    pub async fn rename_session(&self, id: &SessionId, title: &str) -> Result<(), Error> {
         files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
         Ok(self.sessions.rename(id, title).await?)
     }
 
     /// Delete a session (refused while an ask runs), its container and its folder.
-    pub async fn delete_session(&self, id: &str) -> Result<(), Error> {
+    pub async fn delete_session(&self, id: &SessionId) -> Result<(), Error> {
         files::check_session_id(id).map_err(|e| Error::new(ErrorCode::NotFound, e.to_string()))?;
-        if let Some(w) = self.watchers.lock().unwrap().remove(id) {
+        if let Some(w) = self.watchers.lock().unwrap().remove(id.as_str()) {
             w.abort();
         }
         Ok(self.sessions.delete(id).await?)
     }
 
     /// A session with its files and past asks (read off the async runtime).
-    pub async fn view(&self, id: &str) -> Result<SessionView, Error> {
+    pub async fn view(&self, id: &SessionId) -> Result<SessionView, Error> {
         let s = self.session(id).await?;
         tokio::task::spawn_blocking(move || {
             let meta = s.meta();
             SessionView {
-                id: s.id().to_string(),
+                id: s.id().clone(),
                 title: meta.display_title(),
                 files: meta.files.clone(),
                 busy: s.is_busy(),
@@ -282,7 +284,7 @@ impl App {
     /// come, until another watch of the same session starts.
     pub async fn watch(
         &self,
-        id: &str,
+        id: &SessionId,
         emit: impl Fn(Event) + Send + 'static,
     ) -> Result<(), Error> {
         let s = self.session(id).await?;
@@ -302,7 +304,11 @@ impl App {
 
     /// Stage files or folders into the session; its sandbox starts in the background.
     /// A FIFO, socket or device is refused with a sentence.
-    pub async fn add_files(&self, id: &str, paths: Vec<PathBuf>) -> Result<AddedFiles, Error> {
+    pub async fn add_files(
+        &self,
+        id: &SessionId,
+        paths: Vec<PathBuf>,
+    ) -> Result<AddedFiles, Error> {
         let s = self.session(id).await?;
         let added = s.add_inputs(paths).await?;
         Ok(AddedFiles {
@@ -311,7 +317,7 @@ impl App {
         })
     }
 
-    pub async fn remove_file(&self, id: &str, name: &str) -> Result<Vec<StagedFile>, Error> {
+    pub async fn remove_file(&self, id: &SessionId, name: &str) -> Result<Vec<StagedFile>, Error> {
         let s = self.session(id).await?;
         s.remove_file(name).await?;
         Ok(s.meta().files)
@@ -319,13 +325,13 @@ impl App {
 
     /// The file of session `id` at `path` (relative to its folder), checked, for the
     /// system to open or a file manager to show selected.
-    pub fn file_to_open(&self, id: &str, path: &str) -> Result<PathBuf, Error> {
+    pub fn file_to_open(&self, id: &SessionId, path: &str) -> Result<PathBuf, Error> {
         let root = self.dir_of(id)?;
         Ok(files::resolve_inside(&root, path).map_err(anyhow::Error::from)?)
     }
 
     /// The original of the input file `name` of a session (the user chose it).
-    async fn input_source(&self, id: &str, name: &str) -> Result<PathBuf, Error> {
+    async fn input_source(&self, id: &SessionId, name: &str) -> Result<PathBuf, Error> {
         let s = self.session(id).await?;
         s.meta()
             .files
@@ -339,7 +345,7 @@ impl App {
     /// under `url_base`), or of an input file (`input`: `path` is its name).
     pub async fn preview(
         &self,
-        id: &str,
+        id: &SessionId,
         path: String,
         input: bool,
         url_base: String,
@@ -357,7 +363,7 @@ impl App {
     /// front end finds under `url_base` (`sandalyst://localhost/<id>/`).
     pub async fn answer_html(
         &self,
-        id: &str,
+        id: &SessionId,
         markdown: String,
         url_base: String,
     ) -> Result<String, Error> {
@@ -369,13 +375,13 @@ impl App {
     /// The bytes of an image of the session folder (`path` relative to it), for a front
     /// end that puts it on the clipboard; only images, at most
     /// [`preview::MAX_IMAGE_BYTES`].
-    pub async fn image_bytes(&self, id: &str, path: String) -> Result<Vec<u8>, Error> {
+    pub async fn image_bytes(&self, id: &SessionId, path: String) -> Result<Vec<u8>, Error> {
         let root = self.dir_of(id)?;
         blocking(move || preview::image_bytes(&root, &path)).await
     }
 
     /// The file a request names: an input's original, or a path in the session folder.
-    async fn table_file(&self, id: &str, path: &str, input: bool) -> Result<PathBuf, Error> {
+    async fn table_file(&self, id: &SessionId, path: &str, input: bool) -> Result<PathBuf, Error> {
         let file = if input {
             self.input_source(id, path).await?
         } else {
@@ -390,7 +396,7 @@ impl App {
     /// (`input`: `path` is its name).
     pub async fn explore_page(
         &self,
-        id: &str,
+        id: &SessionId,
         path: String,
         input: bool,
         req: crate::explore::PageRequest,
@@ -402,7 +408,7 @@ impl App {
     /// The summary of each column over the rows a view's filters keep.
     pub async fn explore_summary(
         &self,
-        id: &str,
+        id: &SessionId,
         path: String,
         input: bool,
         view: crate::explore::ViewSpec,
@@ -414,7 +420,7 @@ impl App {
     /// A view in words and as pandas code for the agent's sandbox.
     pub async fn explore_code(
         &self,
-        id: &str,
+        id: &SessionId,
         path: String,
         input: bool,
         view: crate::explore::ViewSpec,
@@ -436,10 +442,10 @@ impl App {
         let handle = session.ask(prompt, model)?;
         self.running.lock().unwrap().insert(
             session.id().to_string(),
-            (handle.ask_id.clone(), handle.canceller()),
+            (handle.ask_id.to_string(), handle.canceller()),
         );
         Ok(Ask {
-            session_id: session.id().to_string(),
+            session_id: session.id().clone(),
             handle,
             running: self.running.clone(),
         })
@@ -451,7 +457,7 @@ impl App {
     /// choice of which calls wait for the analyst (`None`: the mode it has).
     pub async fn ask_with_settings(
         &self,
-        id: &str,
+        id: &SessionId,
         prompt: String,
         model: String,
         settings: &settings::Settings,
@@ -475,8 +481,8 @@ impl App {
     /// (an `approval_requested` event): approve, edit and approve, or reject.
     pub async fn answer_approval(
         &self,
-        id: &str,
-        call_id: &str,
+        id: &SessionId,
+        call_id: &CallId,
         answer: Answer,
     ) -> Result<(), Error> {
         let s = self.session(id).await?;
@@ -491,8 +497,8 @@ impl App {
 
     /// Stop the session's running ask or re-run: the model stream ends and the code is
     /// interrupted. False when nothing runs there in this process.
-    pub fn cancel(&self, session_id: &str) -> bool {
-        match self.running.lock().unwrap().get(session_id) {
+    pub fn cancel(&self, session_id: &SessionId) -> bool {
+        match self.running.lock().unwrap().get(session_id.as_str()) {
             Some((_, c)) => {
                 c.cancel();
                 true
@@ -516,7 +522,7 @@ impl App {
 
     /// Prepare a re-run of session `source` on new `inputs`: the new session exists
     /// (in the history) when this returns; [`App::replay`] runs it.
-    pub async fn rerun(&self, source: &str, inputs: Vec<PathBuf>) -> anyhow::Result<Rerun> {
+    pub async fn rerun(&self, source: &SessionId, inputs: Vec<PathBuf>) -> anyhow::Result<Rerun> {
         files::check_session_id(source)
             .map_err(|e| anyhow::Error::new(Error::new(ErrorCode::NotFound, e.to_string())))?;
         crate::rerun::prepare(&self.sessions, source, inputs).await

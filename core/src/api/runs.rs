@@ -3,13 +3,13 @@
 
 use serde::Serialize;
 
-use super::{blocking, App, Error};
+use super::{blocking, App, Error, SessionId};
 use crate::store::{render_transcript, Entry, RunMeta, TRANSCRIPT};
 
 /// One line of the listing.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRow {
-    pub id: String,
+    pub id: SessionId,
     /// `finished`, `failed: ...`, `in progress`, ...
     pub status: String,
     pub asks: usize,
@@ -53,7 +53,7 @@ impl App {
         for s in self.list_sessions().await? {
             match s.unreadable {
                 Some(reason) => list.unreadable.push(UnreadableRow {
-                    folder: s.id,
+                    folder: s.id.into(),
                     reason,
                 }),
                 None => list.runs.push(RunRow {
@@ -74,7 +74,7 @@ impl App {
 
     /// Session `id` as data, for a script (`sandalyst runs show --json`): its record
     /// (run.json), its transcript's entries and which lines could not be read.
-    pub async fn run_record(&self, id: &str) -> Result<RunRecord, Error> {
+    pub async fn run_record(&self, id: &SessionId) -> Result<RunRecord, Error> {
         let (run, _) = self.sessions.read(id).await?;
         blocking(move || {
             let read = run.read_transcript()?;
@@ -90,7 +90,7 @@ impl App {
 
     /// Session `id`'s transcript as text a person reads (safe to print on a terminal),
     /// with a note on lines that could not be read and the folder it is in.
-    pub async fn show_run(&self, id: &str) -> Result<String, Error> {
+    pub async fn show_run(&self, id: &SessionId) -> Result<String, Error> {
         // The record and its settings, read without opening the session or its lock.
         let (run, config) = self.sessions.read(id).await?;
         blocking(move || {

@@ -19,7 +19,7 @@ use crate::egress::{NetworkMode, Pin, PolicyError};
 use crate::model::config::{self, ConfigFile, ImageSection, Selection};
 use crate::model::Model;
 use crate::sandbox::custom::{PackageError, Packages};
-use crate::session::SessionConfig;
+use crate::session::{SessionConfig, SessionError};
 use crate::workspace::FollowLinks;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -73,8 +73,7 @@ impl Default for Settings {
             base_url: String::new(),
             instructions: c.instructions,
             python: c.tools.python,
-            // The desktop offers the shell only when the analyst turns it on.
-            shell: false,
+            shell: c.tools.shell,
             network: c.sandbox.network.to_string(),
             max_turns: c.limits.max_turns,
             wall_time_secs: c.limits.wall_time.as_secs(),
@@ -111,6 +110,37 @@ impl Settings {
         s.pip_packages = file.image.pip.join(" ");
         s.apt_packages = file.image.apt.join(" ");
         s
+    }
+
+    /// What these settings choose, for [`resolve`]: all of it (the config file's
+    /// choices the page shows are in them already: [`load`]).
+    pub fn choices(&self) -> Choices {
+        Choices {
+            instructions: Some(self.instructions.clone()),
+            python: Some(self.python),
+            shell: Some(self.shell),
+            show_images: Some(self.show_charts),
+            max_turns: Some(self.max_turns),
+            wall_time_secs: Some(self.wall_time_secs),
+            call_timeout_secs: Some(self.call_timeout_secs),
+            max_cost_usd: Some((self.max_cost_usd > 0.0).then_some(self.max_cost_usd)),
+            // Saved settings passed the check (`save`); a hand-edited mode that does
+            // not runs with no network, and a hand-edited package list none.
+            network: Some(network(self).unwrap_or(NetworkMode::Off)),
+            resolve: Vec::new(),
+            approval: Some(self.approval),
+            isolation: Some(self.isolation),
+            follow_links: Some(if self.follow_outside_links {
+                FollowLinks::Outside
+            } else {
+                FollowLinks::Inside
+            }),
+            allow_no_limits: false,
+            memory_mib: Some(self.memory_mb),
+            cpus: Some(self.cpus),
+            image: Some(self.image_tag.clone()),
+            packages: Some(packages(self).unwrap_or_default()),
+        }
     }
 }
 
@@ -157,6 +187,8 @@ pub fn save(data_root: &Path, s: &Settings) -> anyhow::Result<()> {
 pub fn save_over(data_root: &Path, s: &Settings, base: &Settings) -> anyhow::Result<()> {
     packages(s)?;
     network(s)?;
+    // Limits that cannot work are refused here, not at the next session.
+    resolve(&s.choices(), &ConfigFile::default())?;
     let mut changed = serde_json::to_value(s)?;
     let base = serde_json::to_value(base)?;
     if let (serde_json::Value::Object(m), serde_json::Value::Object(b)) = (&mut changed, &base) {
@@ -257,44 +289,98 @@ pub fn model_spec(s: &Settings) -> String {
 /// async runtime).
 pub async fn desktop_config(s: &Settings) -> anyhow::Result<SessionConfig> {
     let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
-    Ok(session_config(s, &file))
+    Ok(resolve(&s.choices(), &file)?.config)
 }
 
-/// The session settings these desktop settings stand for (the config file's choices
-/// the page shows are in them already: [`load`]), with what of the file the page does
-/// not show: the `[image]` build options and `resolve`.
-pub fn session_config(s: &Settings, file: &ConfigFile) -> SessionConfig {
-    let mut c = SessionConfig {
-        instructions: s.instructions.trim().to_string(),
-        show_images: s.show_charts,
-        approval: s.approval,
-        ..SessionConfig::default()
-    };
-    c.tools.python = s.python;
-    c.tools.shell = s.shell;
-    c.limits.max_turns = s.max_turns.clamp(1, 1000);
-    c.limits.wall_time = Duration::from_secs(s.wall_time_secs.max(1));
-    c.limits.call_timeout = Duration::from_secs(s.call_timeout_secs.max(1));
-    c.limits.max_cost_usd = (s.max_cost_usd > 0.0).then_some(s.max_cost_usd);
-    // Saved settings passed the check (`save`); a hand-edited mode that does not
-    // runs with no network.
-    c.sandbox.network = network(s).unwrap_or(NetworkMode::Off);
-    c.sandbox.isolation = s.isolation;
-    if s.follow_outside_links {
-        c.follow_links = crate::workspace::FollowLinks::Outside;
+/// What one front end chose for a session; `None`: it said nothing, so the config
+/// file, then the core's default ([`SessionConfig::default`]), decides. The command
+/// line's flags and the desktop's settings only copy themselves into one
+/// ([`Flags`], [`Settings::choices`]); [`resolve`] decides.
+#[derive(Clone, Debug, Default)]
+pub struct Choices {
+    pub instructions: Option<String>,
+    pub python: Option<bool>,
+    pub shell: Option<bool>,
+    pub show_images: Option<bool>,
+    pub max_turns: Option<u32>,
+    pub wall_time_secs: Option<u64>,
+    pub call_timeout_secs: Option<u64>,
+    /// `Some(None)`: no cost limit.
+    pub max_cost_usd: Option<Option<f64>>,
+    pub network: Option<NetworkMode>,
+    /// Host pins added to the config file's `resolve`.
+    pub resolve: Vec<Pin>,
+    pub approval: Option<ApprovalMode>,
+    pub isolation: Option<crate::sandbox::Isolation>,
+    pub follow_links: Option<FollowLinks>,
+    pub allow_no_limits: bool,
+    pub memory_mib: Option<u64>,
+    pub cpus: Option<f64>,
+    /// An image of the user's own, used as it is (empty: the built-in one).
+    pub image: Option<String>,
+    /// Packages on the built-in image instead of the config file's `[image]` lists.
+    pub packages: Option<Packages>,
+}
+
+/// The one place that turns a front end's choices, the config file (`approve`,
+/// `network`, `follow_links`, `resolve`, `[image]`), the environment
+/// (`SANDALYST_BUILD_CA_FILE`) and the core's defaults into a session's
+/// configuration: a choice, else the file, else the default; then checked and settled
+/// by [`SessionConfig::settled`] (limits, the workspace at most half the memory).
+pub fn resolve(ch: &Choices, file: &ConfigFile) -> Result<Configured, SessionError> {
+    let mut c = SessionConfig::default();
+    if let Some(i) = &ch.instructions {
+        c.instructions = i.trim().to_string();
     }
-    c.sandbox.memory_bytes = (s.memory_mb.max(128) as i64) << 20;
-    c.sandbox.nano_cpus = (s.cpus.max(0.01) * 1e9) as i64;
-    if !s.image_tag.trim().is_empty() {
-        c.sandbox.image = s.image_tag.trim().to_string();
-    } else {
-        // Saved settings passed the check (`save`); a hand-edited file that does not
-        // is shown in the dialog, and its sessions run on the default image.
-        c.sandbox.packages = packages(s).unwrap_or_default();
+    c.tools.python = ch.python.unwrap_or(c.tools.python);
+    c.tools.shell = ch.shell.unwrap_or(c.tools.shell);
+    c.show_images = ch.show_images.unwrap_or(c.show_images);
+    let l = &mut c.limits;
+    l.max_turns = ch.max_turns.unwrap_or(l.max_turns);
+    l.wall_time = ch.wall_time_secs.map_or(l.wall_time, Duration::from_secs);
+    l.call_timeout = ch
+        .call_timeout_secs
+        .map_or(l.call_timeout, Duration::from_secs);
+    l.max_cost_usd = ch.max_cost_usd.unwrap_or(l.max_cost_usd);
+    c.approval = ch.approval.or(file.approve).unwrap_or(c.approval);
+    c.sandbox.network = (ch.network.clone())
+        .or(file.network.as_ref().map(|n| n.0.clone()))
+        .unwrap_or(c.sandbox.network);
+    c.follow_links = ch
+        .follow_links
+        .or(file.follow_links)
+        .unwrap_or(c.follow_links);
+    c.sandbox.egress_resolve = file.resolve.iter().chain(&ch.resolve).cloned().collect();
+    c.sandbox.isolation = ch.isolation.unwrap_or(c.sandbox.isolation);
+    c.sandbox.allow_no_limits = ch.allow_no_limits;
+    if let Some(mib) = ch.memory_mib {
+        c.sandbox.memory_bytes = i64::try_from(mib).unwrap_or(i64::MAX >> 20) << 20;
+    }
+    if let Some(cpus) = ch.cpus {
+        c.sandbox.nano_cpus = (cpus * 1e9) as i64;
+    }
+    let mut notes = Vec::new();
+    let image = ch.image.as_deref().map(str::trim).unwrap_or_default();
+    if image.is_empty() {
+        c.sandbox.packages = match &ch.packages {
+            Some(p) => p.clone(),
+            None => file.image.packages().map_err(|e| SessionError::BadInput {
+                message: e.to_string(),
+            })?,
+        };
         c.sandbox.build = build_options(&file.image);
+    } else {
+        c.sandbox.image = image.to_string();
+        if !file.image.pip.is_empty() || !file.image.apt.is_empty() {
+            notes.push(format!(
+                "the image {image} is used as it is; the [image] packages of the config file are added to the built-in image only"
+            ));
+        }
     }
-    c.sandbox.egress_resolve = file.resolve.clone();
-    c
+    Ok(Configured {
+        config: c.settled()?,
+        notes,
+    })
 }
 
 /// How the derived image is built: the `[image]` section's options, the CA file of
@@ -319,26 +405,8 @@ fn build_ca_file() -> Option<PathBuf> {
 pub struct Flags {
     pub model: Option<String>,
     pub base_url: Option<String>,
-    pub max_turns: u32,
-    pub timeout_secs: u64,
-    pub call_timeout_secs: u64,
-    pub max_cost_usd: Option<f64>,
-    pub instructions: Option<String>,
-    pub no_images: bool,
-    /// `--network` (the config file's `network` when not given).
-    pub network: Option<NetworkMode>,
-    /// `--resolve NAME=ADDR`, added to the config file's `resolve`.
-    pub resolve: Vec<Pin>,
-    pub no_shell: bool,
-    pub allow_no_limits: bool,
-    pub memory_mib: i64,
-    pub cpus: f64,
-    pub image: Option<String>,
-    /// `--approve`: which calls wait for the analyst (the config file's `approve`
-    /// when not given).
-    pub approve: Option<ApprovalMode>,
-    /// `--isolation`: runc, gvisor or auto.
-    pub isolation: crate::sandbox::Isolation,
+    /// Everything else the flags say about the session.
+    pub choices: Choices,
 }
 
 /// A session's configuration and what the user should know about it.
@@ -349,60 +417,11 @@ pub struct Configured {
 }
 
 impl Flags {
-    /// The session settings of the flags, with the config file's `[image]` packages
-    /// and build options on the default image (read off the async runtime).
+    /// The session settings of the flags and the config file (read off the async
+    /// runtime).
     pub async fn session_config(&self) -> anyhow::Result<Configured> {
         let (file, _) = tokio::task::spawn_blocking(config::load_config_file).await??;
-        self.configured(file)
-    }
-
-    /// [`Flags::session_config`] with the config file given.
-    pub fn configured(&self, file: ConfigFile) -> anyhow::Result<Configured> {
-        let section = file.image;
-        let mut c = self.flags_config();
-        // The flag, else the config file's `approve`, else every call runs.
-        c.approval = self.approve.or(file.approve).unwrap_or_default();
-        c.sandbox.network = self
-            .network
-            .clone()
-            .or(file.network.map(|n| n.0))
-            .unwrap_or(NetworkMode::Off);
-        c.follow_links = file.follow_links.unwrap_or_default();
-        c.sandbox.egress_resolve = file
-            .resolve
-            .into_iter()
-            .chain(self.resolve.clone())
-            .collect();
-        let mut notes = Vec::new();
-        if c.sandbox.image.is_empty() {
-            c.sandbox.packages = section.packages()?;
-            c.sandbox.build = build_options(&section);
-        } else if !section.pip.is_empty() || !section.apt.is_empty() {
-            notes.push(format!(
-                "the image {} is used as it is; the [image] packages of the config file are added to the built-in image only",
-                c.sandbox.image
-            ));
-        }
-        Ok(Configured { config: c, notes })
-    }
-
-    fn flags_config(&self) -> SessionConfig {
-        let mut c = SessionConfig {
-            instructions: self.instructions.clone().unwrap_or_default(),
-            show_images: !self.no_images,
-            ..SessionConfig::default()
-        };
-        c.limits.max_turns = self.max_turns;
-        c.limits.wall_time = Duration::from_secs(self.timeout_secs);
-        c.limits.call_timeout = Duration::from_secs(self.call_timeout_secs);
-        c.limits.max_cost_usd = self.max_cost_usd;
-        c.tools.shell = !self.no_shell;
-        c.sandbox.isolation = self.isolation;
-        c.sandbox.allow_no_limits = self.allow_no_limits;
-        c.sandbox.memory_bytes = self.memory_mib << 20;
-        c.sandbox.nano_cpus = (self.cpus * 1e9) as i64;
-        c.sandbox.image = self.image.clone().unwrap_or_default();
-        c
+        Ok(resolve(&self.choices, &file)?)
     }
 
     /// The model of `--model`/`--base-url`, the environment, the config file and the
@@ -565,6 +584,11 @@ pub async fn api_key_status(provider: String) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A desktop session's configuration: its settings resolved with the file.
+    fn desktop(s: &Settings, file: &ConfigFile) -> SessionConfig {
+        resolve(&s.choices(), file).unwrap().config
+    }
+
     #[test]
     fn the_settings_page_lists_the_offline_analyst_and_each_family_once() {
         let names: Vec<&str> = providers().iter().map(|p| p.name).collect();
@@ -626,7 +650,7 @@ mod tests {
         assert!(old.shell, "the file was read");
         assert_eq!(old.approval, ApprovalMode::Auto);
         assert_eq!(
-            session_config(&old, &ConfigFile::default()).approval,
+            desktop(&old, &ConfigFile::default()).approval,
             ApprovalMode::Auto
         );
         let s = Settings {
@@ -637,7 +661,7 @@ mod tests {
         let text = std::fs::read_to_string(path(dir.path())).unwrap();
         assert!(text.contains(r#""approval": "shell""#), "{text}");
         assert_eq!(
-            session_config(
+            desktop(
                 &load_over(dir.path(), &Settings::default()),
                 &ConfigFile::default()
             )
@@ -653,7 +677,7 @@ mod tests {
         // A settings file of an earlier version, without the field: links stay inside.
         std::fs::write(path(dir.path()), r#"{"provider": "offline"}"#).unwrap();
         assert_eq!(
-            session_config(
+            desktop(
                 &load_over(dir.path(), &Settings::default()),
                 &ConfigFile::default()
             )
@@ -666,7 +690,7 @@ mod tests {
         };
         save_over(dir.path(), &s, &Settings::default()).unwrap();
         assert_eq!(
-            session_config(
+            desktop(
                 &load_over(dir.path(), &Settings::default()),
                 &ConfigFile::default()
             )
@@ -693,16 +717,9 @@ mod tests {
         let file = ConfigFile::parse(text, Path::new("config.toml")).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let base = Settings::from_config_file(&file);
-        let desktop = session_config(&load_over(dir.path(), &base), &file);
-        let flags = Flags {
-            max_turns: 25,
-            timeout_secs: 1800,
-            call_timeout_secs: 300,
-            memory_mib: 2048,
-            cpus: 1.0,
-            ..Flags::default()
-        };
-        let cli = flags.configured(file.clone()).unwrap().config;
+        let desktop = desktop(&load_over(dir.path(), &base), &file);
+        // The command line with no flags that touch these.
+        let cli = resolve(&Choices::default(), &file).unwrap().config;
         for c in [&desktop, &cli] {
             assert_eq!(c.approval, ApprovalMode::All);
             assert_eq!(c.sandbox.network.to_string(), "allow:pypi.org");
@@ -734,7 +751,7 @@ mod tests {
     #[test]
     fn the_desktops_defaults_are_the_cores() {
         let s = Settings::default();
-        let c = session_config(&s, &ConfigFile::default());
+        let c = desktop(&s, &ConfigFile::default());
         let core = SessionConfig::default();
         assert_eq!(c.limits.max_turns, core.limits.max_turns);
         assert_eq!(c.limits.wall_time, core.limits.wall_time);
@@ -744,6 +761,51 @@ mod tests {
         assert_eq!(c.approval, core.approval);
         assert_eq!(c.follow_links, core.follow_links);
         assert_eq!(c.sandbox.network, core.sandbox.network);
+        assert_eq!(c.sandbox.isolation, core.sandbox.isolation);
+        // The shell tool too: one default, whoever asks.
+        assert_eq!(c.tools, core.tools);
+        let no_choice = resolve(&Choices::default(), &ConfigFile::default()).unwrap();
+        assert_eq!(no_choice.config.tools, core.tools);
+    }
+
+    /// The invariants hold whoever chose: the workspace at most half the memory, and
+    /// limits that cannot work refused (the page's when it saves them).
+    #[test]
+    fn every_front_ends_session_is_settled_by_the_one_resolver() {
+        let file = ConfigFile::default();
+        let flags = Choices {
+            memory_mib: Some(512),
+            ..Choices::default()
+        };
+        let cli = resolve(&flags, &file).unwrap().config;
+        let page = Settings {
+            memory_mb: 512,
+            ..Settings::default()
+        };
+        for c in [cli, desktop(&page, &file)] {
+            assert_eq!(c.sandbox.memory_bytes, 512 << 20);
+            assert_eq!(c.sandbox.workspace_bytes, 256 << 20);
+        }
+        let no_turns = Settings {
+            max_turns: 0,
+            ..Settings::default()
+        };
+        let e = resolve(&no_turns.choices(), &file).err().unwrap();
+        assert_eq!(e.code(), "bad_input");
+        let dir = tempfile::tempdir().unwrap();
+        let e = save_over(dir.path(), &no_turns, &Settings::default()).unwrap_err();
+        assert!(e.to_string().contains("turn limit"), "{e}");
+        assert!(!path(dir.path()).exists(), "nothing saved");
+        // The config file's packages on an image of the user's own: said, not added.
+        let file =
+            ConfigFile::parse("[image]\npip = [\"tabulate\"]\n", Path::new("c.toml")).unwrap();
+        let own = Choices {
+            image: Some("mine:1".into()),
+            ..Choices::default()
+        };
+        let r = resolve(&own, &file).unwrap();
+        assert!(r.config.sandbox.packages.is_empty());
+        assert!(r.notes[0].contains("mine:1"), "{:?}", r.notes);
     }
 
     #[test]
@@ -755,7 +817,7 @@ mod tests {
             ..Default::default()
         };
         save_over(dir.path(), &s, &Settings::default()).unwrap();
-        let c = session_config(
+        let c = desktop(
             &load_over(dir.path(), &Settings::default()),
             &ConfigFile::default(),
         );
@@ -780,7 +842,7 @@ mod tests {
             image_tag: "mine:1".into(),
             ..s
         };
-        let c = session_config(&own, &ConfigFile::default());
+        let c = desktop(&own, &ConfigFile::default());
         assert_eq!(c.sandbox.image, "mine:1");
         assert!(c.sandbox.packages.is_empty());
     }

@@ -31,7 +31,7 @@ impl Session {
             outcome
         });
         Ok(AskHandle {
-            ask_id,
+            ask_id: ask_id.into(),
             events,
             cancel,
             task,
@@ -146,8 +146,8 @@ impl Session {
             outputs_dir: self.outputs_dir().display().to_string(),
         });
         AskOutcome {
-            session_id: self.id().to_string(),
-            ask_id: ask_id.to_string(),
+            session_id: self.id().clone(),
+            ask_id: ask_id.into(),
             status,
             turns,
             usage,
@@ -424,16 +424,18 @@ impl Session {
             Err(e) if error::disk_full(&e) => {
                 let e = e.context("the workspace archive was not kept (an earlier one stays)");
                 let message = error::storage_message(&e);
-                host.emit(EventKind::Status {
-                    message: message.clone(),
-                });
+                host.emit(EventKind::Notice(Notice::ArchiveNotKept {
+                    reason: message.clone(),
+                    disk_full: true,
+                }));
                 if !matches!(status, RunStatus::Failed { .. }) {
                     *status = RunStatus::Failed { message };
                 }
             }
-            Err(e) => host.emit(EventKind::Status {
-                message: format!("workspace archive not kept: {e:#}"),
-            }),
+            Err(e) => host.emit(EventKind::Notice(Notice::ArchiveNotKept {
+                reason: format!("{e:#}"),
+                disk_full: false,
+            })),
         }
     }
 
@@ -462,26 +464,15 @@ impl Session {
             .await
             .map_err(|e| e.context("keeping the earlier outputs"))?;
         if !kept.is_empty() {
-            let names: Vec<&str> = kept.iter().take(10).map(|f| f.path.as_str()).collect();
-            host.emit(EventKind::Status {
-                message: format!(
-                    "kept {} earlier output(s) the sandbox did not have: {}{}",
-                    kept.len(),
-                    names.join(", "),
-                    if kept.len() > names.len() {
-                        ", ..."
-                    } else {
-                        ""
-                    }
-                ),
-            });
+            host.emit(EventKind::Notice(Notice::EarlierOutputsKept {
+                count: kept.len(),
+                paths: (kept.iter().take(NOTICE_PATHS_SHOWN))
+                    .map(|f| f.path.clone())
+                    .collect(),
+            }));
         }
-        for name in clashed {
-            host.emit(EventKind::Status {
-                message: format!(
-                    "the earlier output {name} was replaced: the code made a folder of that name"
-                ),
-            });
+        for path in clashed {
+            host.emit(EventKind::Notice(Notice::EarlierOutputReplaced { path }));
         }
         collected.files.extend(kept);
         collected.files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -509,12 +500,14 @@ impl Session {
             .await
             .map_err(SessionError::storage)?;
         if moved > 0 {
-            let text = format!(
-                "the last line of this session's transcript was cut short by an earlier crash; its {moved} bytes were set aside in {} and the conversation goes on from the line before",
-                crate::store::torn_path(Path::new(crate::store::TRANSCRIPT)).display()
-            );
-            self.status(Some(ask_id), text.clone());
-            self.note(format!("The {text}."));
+            let notice = Notice::TranscriptRepaired {
+                bytes: moved as u64,
+                set_aside: (crate::store::torn_path(Path::new(crate::store::TRANSCRIPT)))
+                    .display()
+                    .to_string(),
+            };
+            self.note(format!("The {notice}."));
+            self.notice(Some(ask_id), notice);
         }
         Ok(())
     }

@@ -49,7 +49,7 @@ impl Inner {
         }
         let lock = SessionLock::try_acquire(&self.dir).map_err(|e| match e {
             LockError::Held { holder } => SessionError::SessionBusy {
-                id: self.id.clone(),
+                id: self.id.to_string(),
                 owner: holder,
             },
             e @ LockError::Io { .. } => SessionError::Storage {

@@ -6,8 +6,8 @@ use super::*;
 /// How an ask ended, for the caller that owns its handle.
 #[derive(Clone, Debug, Serialize)]
 pub struct AskOutcome {
-    pub session_id: String,
-    pub ask_id: String,
+    pub session_id: SessionId,
+    pub ask_id: AskId,
     pub status: RunStatus,
     pub turns: u32,
     pub usage: Usage,
@@ -24,7 +24,7 @@ pub struct AskOutcome {
 
 /// A running ask: its id, its events as they happen, a cancel and the outcome.
 pub struct AskHandle {
-    pub ask_id: String,
+    pub ask_id: AskId,
     pub events: mpsc::UnboundedReceiver<Event>,
     pub(super) cancel: CancellationToken,
     pub(super) task: tokio::task::JoinHandle<AskOutcome>,

@@ -27,7 +27,9 @@ impl Session {
             let max = self.config().max_archive_bytes;
             if !self.inner.archived.load(Ordering::SeqCst) {
                 if let Err(e) = live.sandbox.archive_workspace(&archive, max).await {
-                    self.status(None, format!("workspace archive not kept: {e:#}"));
+                    let reason = format!("{e:#}");
+                    let disk_full = false;
+                    self.notice(None, Notice::ArchiveNotKept { reason, disk_full });
                 }
             }
             if let Err(e) = live.sandbox.close().await {
@@ -176,17 +178,15 @@ impl Session {
         if !gone.is_empty() {
             // Counted as staged: nothing to stage until the user adds them again.
             staged.extend(gone.iter().map(|(_, name)| name.clone()));
-            let list: Vec<String> = gone
-                .iter()
-                .map(|(src, name)| format!("input/{name} (its original {} is gone)", src.display()))
+            let inputs = (gone.iter())
+                .map(|(src, name)| GoneInput {
+                    name: name.clone(),
+                    original: src.display().to_string(),
+                })
                 .collect();
-            let text = format!(
-                "{} input file(s) could not be staged again: {}",
-                gone.len(),
-                list.join(", ")
-            );
-            self.status(None, text.clone());
-            self.note(format!("{text}."));
+            let notice = Notice::InputsNotRestaged { inputs };
+            self.note(format!("{notice}."));
+            self.notice(None, notice);
         }
         let all: Vec<String> = host.iter().map(|f| f.rel.clone()).collect();
         // What the model is told of the files (None: a first start, nothing to say),
@@ -374,12 +374,12 @@ impl Session {
                 .collect()
         };
         for f in &fresh {
-            let text = format!(
-                "input/{} changed on the user's disk during the session (it is mounted, not copied); it now has {} bytes",
-                f.name, f.bytes
-            );
-            self.status(None, text.clone());
-            self.note(format!("{text}."));
+            let notice = Notice::InputChanged {
+                name: f.name.clone(),
+                bytes: f.bytes,
+            };
+            self.note(format!("{notice}."));
+            self.notice(None, notice);
         }
         let _ = self.save_meta().await;
         self.hash_in_background(&fresh);

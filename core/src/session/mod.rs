@@ -76,6 +76,7 @@ use crate::agent::{
 };
 use crate::approval;
 use crate::model::{Item, Model, Usage};
+use crate::protocol::{AskId, CallId, GoneInput, Notice, SessionId, NOTICE_PATHS_SHOWN};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
@@ -93,7 +94,7 @@ pub struct Session {
 }
 
 struct Inner {
-    id: String,
+    id: SessionId,
     dir: PathBuf,
     factory: Arc<dyn SandboxFactory>,
     config: Mutex<SessionConfig>,
@@ -149,7 +150,7 @@ impl Session {
         let asks = run.meta.asks.len() as u64;
         Session {
             inner: Arc::new(Inner {
-                id: run.meta.id.clone(),
+                id: run.meta.id.clone().into(),
                 dir: run.path.clone(),
                 factory,
                 config: Mutex::new(config),
@@ -173,7 +174,7 @@ impl Session {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &SessionId {
         &self.inner.id
     }
 
@@ -271,15 +272,20 @@ impl Session {
     /// Answer a call of this session's ask that waits for the analyst.
     pub fn answer_approval(
         &self,
-        call_id: &str,
+        call_id: &CallId,
         answer: approval::Answer,
     ) -> Result<(), approval::AnswerError> {
         self.inner.approvals.answer(call_id, answer)
     }
 
     /// The calls waiting for the analyst now.
-    pub fn pending_approvals(&self) -> Vec<String> {
-        self.inner.approvals.pending()
+    pub fn pending_approvals(&self) -> Vec<CallId> {
+        self.inner
+            .approvals
+            .pending()
+            .into_iter()
+            .map(CallId::from)
+            .collect()
     }
 
     /// Every event of the session: set-up, staging, and every ask's events.
@@ -316,6 +322,10 @@ impl Session {
 
     fn status(&self, ask_id: Option<&str>, message: String) {
         self.broadcast(ask_id, EventKind::Status { message });
+    }
+
+    fn notice(&self, ask_id: Option<&str>, notice: Notice) {
+        self.broadcast(ask_id, EventKind::Notice(notice));
     }
 }
 

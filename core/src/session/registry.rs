@@ -6,7 +6,7 @@ use super::*;
 /// A session as the history list shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionSummary {
-    pub id: String,
+    pub id: SessionId,
     pub title: String,
     pub created: String,
     pub asks: usize,
@@ -163,7 +163,7 @@ impl Sessions {
             .into_iter()
             .map(|m| SessionSummary {
                 title: m.display_title(),
-                id: m.id,
+                id: m.id.into(),
                 created: m.created,
                 asks: m.asks.len().max(usize::from(!m.prompt.is_empty())),
                 status: m.status,
@@ -175,7 +175,7 @@ impl Sessions {
         all.reverse();
         all.extend(listing.unreadable.into_iter().map(|u| SessionSummary {
             title: crate::artifacts::display_name(&u.folder),
-            id: u.folder,
+            id: u.folder.into(),
             created: String::new(),
             asks: 0,
             status: None,

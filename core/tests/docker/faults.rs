@@ -371,8 +371,11 @@ async fn ask(
     let outcome = h.outcome().await;
     let mut statuses = Vec::new();
     while let Ok(ev) = all.try_recv() {
-        if let EventKind::Status { message } = ev.kind {
-            statuses.push(message);
+        // What the user was told as lines: free text and typed notices alike.
+        match ev.kind {
+            EventKind::Status { message } => statuses.push(message),
+            EventKind::Notice(n) => statuses.push(n.to_string()),
+            _ => {}
         }
     }
     let first = log

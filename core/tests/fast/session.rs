@@ -276,7 +276,7 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     let (events, outcome) = ask(&session, "Plot it", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
     for e in &events {
-        assert_eq!(e.session_id, session.id());
+        assert_eq!(e.session_id, session.id().as_str());
         assert_eq!(e.ask_id.as_deref(), Some("ask-1"));
         assert!(e.at.ends_with('Z') && e.at.contains('T'));
     }
@@ -856,9 +856,12 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
     let (mut events, mut answers) = (Vec::new(), answers.into_iter());
     while let Some(ev) = handle.events.recv().await {
         if let EventKind::ApprovalRequested { call_id, .. } = &ev.kind {
-            assert_eq!(session.pending_approvals(), std::slice::from_ref(call_id));
+            assert_eq!(
+                session.pending_approvals(),
+                [sandalyst::api::CallId::from(call_id.as_str())]
+            );
             session
-                .answer_approval(call_id, answers.next().unwrap())
+                .answer_approval(&call_id.as_str().into(), answers.next().unwrap())
                 .unwrap();
         }
         events.push(ev);
@@ -903,7 +906,7 @@ async fn calls_wait_for_the_analyst_and_each_decision_is_kept() {
         ]
     );
     assert!(matches!(
-        session.answer_approval("c1", Answer::approve()),
+        session.answer_approval(&"c1".into(), Answer::approve()),
         Err(AnswerError::NotPending { .. })
     ));
     // A past ask draws its decisions from run.json, after each call (as edited).
@@ -1342,4 +1345,59 @@ fn zero_or_tiny_limits_are_rejected_with_a_message() {
     let mut c = SessionConfig::default();
     c.sandbox.tmp_bytes = 0;
     assert!(c.validate().is_err());
+}
+
+/// A known condition reaches the front ends typed: a transcript line cut by a crash
+/// is set aside and the next ask says so as a `notice` event the page can branch on
+/// (`transcript_repaired`, with the bytes and where they went), not as prose.
+#[tokio::test]
+async fn a_cut_transcript_line_is_a_typed_notice_of_the_next_ask() {
+    let f = fixture();
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let (_, outcome) = ask(&session, "first", ScriptedModel::new([say("one")])).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let id = session.id().to_string();
+    let transcript = session.dir().join("transcript.jsonl");
+    session.close().await;
+    let mut text = std::fs::read(&transcript).unwrap();
+    text.extend_from_slice(br#"{"cut":"#);
+    std::fs::write(&transcript, text).unwrap();
+
+    let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
+    let session = again.open(&id).await.unwrap();
+    // The session's own channel: what the desktop watches and the CLI prints.
+    let mut all = session.subscribe();
+    let (_, outcome) = ask(&session, "second", ScriptedModel::new([say("two")])).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let mut events = Vec::new();
+    while let Ok(e) = all.try_recv() {
+        events.push(e);
+    }
+    let notice = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Notice(_)))
+        .unwrap_or_else(|| panic!("no notice in {events:#?}"));
+    assert!(notice.ask_id.is_some(), "it belongs to the ask");
+    let json = serde_json::to_value(notice).unwrap();
+    assert_eq!(json["type"], "notice");
+    assert_eq!(json["notice"], "transcript_repaired");
+    assert_eq!(json["bytes"], 7);
+    assert_eq!(json["set_aside"], "transcript.jsonl.torn");
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys.join(","),
+        "ask_id,at,bytes,notice,session_id,set_aside,type"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(&e.kind,
+            EventKind::Status { message } if message.contains("cut short"))),
+        "said once, typed"
+    );
+    session.close().await;
 }

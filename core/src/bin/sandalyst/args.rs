@@ -107,7 +107,7 @@ pub(crate) struct ModelsArgs {
 #[derive(Args)]
 pub(crate) struct RerunArgs {
     /// The session to re-run (see `sandalyst runs list`).
-    pub(crate) session: String,
+    pub(crate) session: SessionId,
     /// A new input file (repeatable): it replaces the input of the same name, or the
     /// session's only input.
     #[arg(long = "input", short = 'i', value_name = "FILE", required = true)]
@@ -164,7 +164,7 @@ pub(crate) struct ChatArgs {
 #[derive(Args)]
 pub(crate) struct AskArgs {
     /// The session's id (see `sandalyst runs list`).
-    pub(crate) session: String,
+    pub(crate) session: SessionId,
     /// What you want done next.
     #[arg(long, short = 'p', value_name = "TEXT")]
     pub(crate) prompt: String,
@@ -227,18 +227,21 @@ pub(crate) struct AgentArgs {
     /// gvisor (runsc, where the engine has it registered: `scripts/setup.sh --gvisor`;
     /// offline sandboxes only), or auto (gVisor where runsc is registered and the sandbox
     /// is offline, else runc).
-    #[arg(long, value_name = "RUNTIME", default_value = "auto")]
+    #[arg(long, value_name = "RUNTIME", default_value_t = defaults().sandbox.isolation)]
     pub(crate) isolation: api::Isolation,
-    /// Do not offer the shell tool to the model (python only).
-    #[arg(long)]
+    /// Offer the shell tool to the model (false: python only).
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, default_value_t = defaults().tools.shell)]
+    pub(crate) shell: bool,
+    /// Do not offer the shell tool to the model (python only): `--shell false`.
+    #[arg(long, conflicts_with = "shell")]
     pub(crate) no_shell: bool,
     /// Run even where the engine cannot enforce memory, CPU and process limits
     /// (rootless Podman on a cgroup v1 host); otherwise such a start is refused.
     #[arg(long)]
     pub(crate) allow_no_limits: bool,
     /// Memory limit of the sandbox, in MiB (the workspace gets at most half of it).
-    #[arg(long, value_name = "MIB", default_value_t = defaults().sandbox.memory_bytes >> 20)]
-    pub(crate) memory: i64,
+    #[arg(long, value_name = "MIB", default_value_t = defaults().sandbox.memory_bytes as u64 >> 20)]
+    pub(crate) memory: u64,
     /// CPUs the sandbox may use (fractions allowed).
     #[arg(long, value_name = "N", default_value_t = defaults().sandbox.nano_cpus as f64 / 1e9)]
     pub(crate) cpus: f64,
@@ -264,21 +267,26 @@ impl AgentArgs {
         Flags {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
-            max_turns: self.max_turns,
-            timeout_secs: self.timeout,
-            call_timeout_secs: self.call_timeout,
-            max_cost_usd: self.max_cost,
-            instructions: self.instructions.clone(),
-            no_images: self.no_images,
-            network: self.network.clone(),
-            resolve: self.resolve.clone(),
-            no_shell: self.no_shell,
-            allow_no_limits: self.allow_no_limits,
-            memory_mib: self.memory,
-            cpus: self.cpus,
-            image: self.image.clone(),
-            approve: self.approve,
-            isolation: self.isolation,
+            choices: Choices {
+                instructions: self.instructions.clone(),
+                python: None,
+                shell: Some(self.shell && !self.no_shell),
+                show_images: Some(!self.no_images),
+                max_turns: Some(self.max_turns),
+                wall_time_secs: Some(self.timeout),
+                call_timeout_secs: Some(self.call_timeout),
+                max_cost_usd: Some(self.max_cost),
+                network: self.network.clone(),
+                resolve: self.resolve.clone(),
+                approval: self.approve,
+                isolation: Some(self.isolation),
+                follow_links: None,
+                allow_no_limits: self.allow_no_limits,
+                memory_mib: Some(self.memory),
+                cpus: Some(self.cpus),
+                image: self.image.clone(),
+                packages: None,
+            },
         }
     }
 
@@ -345,7 +353,7 @@ pub(crate) enum RunsCommand {
     /// Show a run's transcript (--json: its record, run.json, and the transcript's
     /// entries as data).
     Show {
-        id: String,
+        id: SessionId,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -355,7 +363,7 @@ pub(crate) enum RunsCommand {
     /// with --notebook and/or --script, write its analysis into DIR (analysis.ipynb,
     /// analysis.py, and the inputs in DIR/input/).
     Export {
-        id: String,
+        id: SessionId,
         dir: PathBuf,
         /// Write a Jupyter notebook (nbformat 4.5) of the executed code.
         #[arg(long)]
@@ -368,4 +376,68 @@ pub(crate) enum RunsCommand {
         #[command(flatten)]
         out: JsonFlag,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use sandalyst::api::settings::{resolve, Settings};
+    use sandalyst::model::config::ConfigFile;
+    use std::path::Path;
+
+    fn agent(args: &[&str]) -> AgentArgs {
+        let argv = ["sandalyst", "chat"].iter().chain(args);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Chat(a) => a.agent,
+            _ => unreachable!("a chat was parsed"),
+        }
+    }
+
+    /// A command line with no flags and a desktop that never saved settings get the
+    /// same session from the same config file: the same tools (the shell's default is
+    /// the core's, written once) and the file's approvals and network.
+    #[test]
+    fn a_cli_session_with_no_flags_is_the_desktops_default_session() {
+        let file = ConfigFile::parse(
+            "approve = \"shell\"\nnetwork = \"allow:pypi.org\"\n",
+            Path::new("config.toml"),
+        )
+        .unwrap();
+        let cli = resolve(&agent(&[]).flags().choices, &file).unwrap().config;
+        let page = Settings::from_config_file(&file);
+        let desktop = resolve(&page.choices(), &file).unwrap().config;
+        for c in [&cli, &desktop] {
+            assert_eq!(c.tools, defaults().tools);
+            assert_eq!(c.approval, api::ApprovalMode::Shell);
+            assert_eq!(c.sandbox.network.to_string(), "allow:pypi.org");
+        }
+        assert_eq!(cli.limits.max_turns, desktop.limits.max_turns);
+        assert_eq!(cli.sandbox.memory_bytes, desktop.sandbox.memory_bytes);
+        assert_eq!(cli.sandbox.isolation, desktop.sandbox.isolation);
+        for off in [&["--no-shell"][..], &["--shell", "false"]] {
+            let c = resolve(&agent(off).flags().choices, &file).unwrap().config;
+            assert!(!c.tools.shell && c.tools.python, "{off:?}");
+        }
+    }
+
+    /// `--help` shows the core's defaults, read from `SessionConfig::default`.
+    #[test]
+    fn the_help_shows_the_cores_defaults() {
+        let help = Cli::command()
+            .find_subcommand_mut("chat")
+            .unwrap()
+            .render_help()
+            .to_string();
+        let d = defaults();
+        for want in [
+            "--shell <BOOL>".to_string(),
+            format!("[default: {}]", d.tools.shell),
+            format!("[default: {}]", d.limits.max_turns),
+            format!("[default: {}]", d.sandbox.memory_bytes >> 20),
+            format!("[default: {}]", d.sandbox.isolation),
+        ] {
+            assert!(help.contains(&want), "{want} in {help}");
+        }
+    }
 }

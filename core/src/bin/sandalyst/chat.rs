@@ -120,7 +120,7 @@ pub(crate) async fn follow_answering(
     let emit = move |ev: Event| {
         p.print(&ev);
         if let EventKind::ApprovalRequested { call_id, tool, .. } = &ev.kind {
-            let _ = tx.send((call_id.clone(), tool.clone()));
+            let _ = tx.send((CallId::from(call_id.as_str()), tool.clone()));
         }
     };
     let (session_id, stop) = (ask.session_id.clone(), ask.canceller());
@@ -207,7 +207,7 @@ pub(crate) fn print_end(outcome: &AskOutcome, json: bool) {
 }
 
 /// Set-up progress of the session (engine, image, staging) as it happens.
-pub(crate) async fn watch(app: &App, id: &str, printer: &Printer) -> anyhow::Result<()> {
+pub(crate) async fn watch(app: &App, id: &SessionId, printer: &Printer) -> anyhow::Result<()> {
     let p = printer.clone();
     app.watch(id, move |ev| p.print(&ev)).await?;
     Ok(())

@@ -82,8 +82,8 @@ pub(crate) struct AskResult {
 impl AskResult {
     pub(crate) fn of_ask(o: &sandalyst::api::AskOutcome) -> AskResult {
         AskResult {
-            session_id: o.session_id.clone(),
-            ask_id: Some(o.ask_id.clone()),
+            session_id: o.session_id.to_string(),
+            ask_id: Some(o.ask_id.to_string()),
             status: Status::of(&o.status),
             turns: o.turns,
             usage: o.usage,
@@ -126,7 +126,7 @@ impl RunsList {
         for s in sessions {
             match s.unreadable {
                 Some(reason) => list.unreadable.push(UnreadableRow {
-                    folder: s.id,
+                    folder: s.id.into(),
                     reason,
                 }),
                 None => list.runs.push(RunEntry {
@@ -136,7 +136,7 @@ impl RunsList {
                         .as_ref()
                         .map_or("in progress".into(), ToString::to_string),
                     files: s.files.into_iter().map(|f| f.name).collect(),
-                    id: s.id,
+                    id: s.id.into(),
                     title: s.title,
                     created: s.created,
                     asks: s.asks,

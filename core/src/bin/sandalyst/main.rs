@@ -10,10 +10,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use sandalyst::api::engine::{BuildLine, BuildRequest};
-use sandalyst::api::settings::{Configured, Flags};
+use sandalyst::api::settings::{Choices, Configured, Flags};
 use sandalyst::api::{
-    self, usage_line, App, Ask, AskOutcome, Event, EventKind, RunRequest, RunStatus, SessionConfig,
-    SetupStage,
+    self, usage_line, App, Ask, AskOutcome, CallId, Event, EventKind, RunRequest, RunStatus,
+    SessionConfig, SessionId, SetupStage,
 };
 use sandalyst::terminal::{escape, escape_lines};
 use tokio::io::AsyncBufReadExt;

@@ -59,6 +59,7 @@ impl Printer {
                 SetupStage::SandboxReleased => writeln!(err, "  sandbox released (idle)"),
             },
             EventKind::Status { message } => writeln!(err, "  {message}"),
+            EventKind::Notice(n) => writeln!(err, "  {n}"),
             EventKind::OutputsRefused { count, refused } => {
                 for r in refused {
                     let _ = writeln!(err, "  refused output {}: {}", r.path, r.reason);

@@ -9,9 +9,10 @@ use std::time::Duration;
 use anyhow::Context;
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder,
-    RemoveVolumeOptionsBuilder,
+    RemoveVolumeOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use bollard::Docker;
+use futures_util::StreamExt;
 
 use super::{DockerSandbox, OWNER_LABEL, RUN_LABEL, START_LABEL};
 use crate::owner::{owner_id, owner_is_gone};
@@ -43,8 +44,7 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
             continue;
         }
         if let Some(id) = c.id {
-            let opts = RemoveContainerOptionsBuilder::new().force(true).build();
-            if docker.remove_container(&id, Some(opts)).await.is_ok() {
+            if remove_leftover(docker, &id).await {
                 removed += 1;
             }
         }
@@ -67,6 +67,43 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
         }
     }
     Ok(removed)
+}
+
+/// Remove one leftover container; true when it is gone afterwards, whoever removed it.
+/// The container of a process that was killed stops by itself (its lease, PID 1's
+/// stdin, closes when the engine drops the dead client) while the next start sweeps:
+/// a removal that meets that stop half-way can fail, so the sweep waits for the stop
+/// and removes again, and one already gone counts too. The sweep found it left by an
+/// earlier run either way, and says so.
+async fn remove_leftover(docker: &Docker, id: &str) -> bool {
+    let gone = |e: &bollard::errors::Error| {
+        matches!(
+            e,
+            bollard::errors::Error::DockerResponseServerError {
+                status_code: 404,
+                ..
+            }
+        )
+    };
+    let remove = || {
+        let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+        docker.remove_container(id, Some(opts))
+    };
+    match remove().await {
+        Ok(()) => return true,
+        Err(e) if gone(&e) => return true,
+        Err(_) => {}
+    }
+    let opts = WaitContainerOptionsBuilder::new()
+        .condition("not-running")
+        .build();
+    let stopped = docker.wait_container(id, Some(opts)).for_each(|_| async {});
+    // Bounded: an engine that never says is left to the next sweep.
+    let _ = tokio::time::timeout(Duration::from_secs(30), stopped).await;
+    match remove().await {
+        Ok(()) => true,
+        Err(e) => gone(&e),
+    }
 }
 
 /// Containers (running or not) labelled with this run id.
