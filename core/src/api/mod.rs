@@ -64,21 +64,25 @@ pub use crate::agent::{ArtifactKind, Event, EventKind, SetupStage};
 pub use crate::analyst::OfflineAnalyst;
 pub use crate::approval::{Answer, ApprovalMode, Decision};
 pub use crate::artifacts::table::CsvPage;
+pub use crate::conversation::Usage;
 pub use crate::egress::{EgressEvent, EgressKind, NetworkMode, Pin};
 pub use crate::model::chat_completions::text_calls::is_text_call;
+pub use crate::model::config::ConfigFile;
 pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{
     AskId, CallId, GoneInput, Notice, OutputProblem, RunStatus, SessionError, SessionId,
 };
-pub use crate::rerun::{Rerun, RerunOutcome};
+pub use crate::rerun::{FailedCell, Rerun, RerunOutcome};
 pub use crate::run::{RunOutcome, RunRequest};
 pub use crate::sandbox::Isolation;
 pub use crate::session::{
     Added, AskOutcome, SandboxFactory, Session, SessionConfig, SessionSummary,
 };
 pub use crate::store::StagedFile;
+pub use crate::terminal::{escape, escape_lines};
+pub use crate::workspace::CollectedFile;
 
 use crate::session::{AskHandle, DockerFactory, Sessions};
 

@@ -383,7 +383,7 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
     use sandalyst::api::settings::{resolve, Settings};
-    use sandalyst::model::config::ConfigFile;
+    use sandalyst::api::ConfigFile;
     use std::path::Path;
 
     fn agent(args: &[&str]) -> AgentArgs {

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use sandalyst::api::engine::ImageReport;
 use sandalyst::api::runs::UnreadableRow;
+use sandalyst::api::CollectedFile;
+use sandalyst::api::Usage;
 use sandalyst::api::{Listed, RunStatus, SessionSummary};
-use sandalyst::conversation::Usage;
 use sandalyst::protocol::ErrorInfo;
-use sandalyst::workspace::CollectedFile;
 use serde::Serialize;
 
 use super::exit;
@@ -249,7 +249,7 @@ pub(crate) struct Rerun {
     pub(crate) cells: usize,
     pub(crate) ran: usize,
     pub(crate) skipped: usize,
-    pub(crate) failed: Option<sandalyst::rerun::FailedCell>,
+    pub(crate) failed: Option<sandalyst::api::FailedCell>,
     pub(crate) outputs_dir: PathBuf,
     pub(crate) outputs: Vec<CollectedFile>,
 }

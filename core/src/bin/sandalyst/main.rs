@@ -15,7 +15,7 @@ use sandalyst::api::{
     self, usage_line, App, Ask, AskOutcome, CallId, Event, EventKind, RunRequest, RunStatus,
     SessionConfig, SessionId, SetupStage,
 };
-use sandalyst::terminal::{escape, escape_lines};
+use sandalyst::api::{escape, escape_lines};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
