@@ -302,8 +302,10 @@ def main():
     notes = [f"{i}: {r['note']}" for i, r in sorted(stored.items()) if r.get("note")]
     if notes:
         print("\nruns without a normal reply:\n  " + "\n  ".join(notes))
+    # Replies only when asked (--show): a scoring run of the held-out set must not put
+    # its replies in front of the people who tune the analyst.
     show = [r for _, r in sorted(stored.items())
-            if a.show_all or r["class"] == "other_question"]
+            if (a.show or a.show_all) and (a.show_all or r["class"] == "other_question")]
     if show:
         print("\n" + ("replies" if a.show_all else "replies classified other_question") + ":")
         for r in show:
