@@ -1497,6 +1497,12 @@ async fn maybe_shot(display: &Display, name: &str) {
 /// Save the window as `docs/screenshots/<name>.png` (or under SCREENSHOTS_DIR), taken
 /// from the X display (WebKitWebDriver's own screenshot fails under Xvfb).
 async fn shot(display: &Display, name: &str) {
+    // The pointer to a corner, where it hovers nothing: left at the centre, a button's
+    // tooltip stood over every screenshot.
+    let _ = Command::new("xdotool")
+        .env("DISPLAY", &display.name)
+        .args(["mousemove", "1279", "799"])
+        .status();
     // A frame drawn right after a change may not be on screen yet.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let dir = std::env::var_os("SCREENSHOTS_DIR")
