@@ -14,9 +14,11 @@ import scipy.stats as st
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
-     ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv")}
+     ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv",
+      "used_cars.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
 S = T["staff_roster.csv"]
+U = T["used_cars.csv"]
 Q = []
 
 
@@ -498,6 +500,102 @@ q("t107", "staff_roster.csv", "easy", "single_statistic",
   "Find the variance of the employees' ages (population variance). @var_age[v] where v is rounded to 2 "
   "decimals.",
   {"var_age": S["EmpAge"].var(ddof=0)}, 2)
+
+# Round r9: a fifth table (used_cars.csv), questions written before the changes they
+# measure, worded the way tickets word them.
+q("t108", "used_cars.csv", "easy", "single_statistic",
+  "Calculate the average listing price of the cars. Use the arithmetic mean and skip missing prices. "
+  "@avg_price[value] where value is rounded to 2 decimals.",
+  {"avg_price": U["price_usd"].mean()}, 2)
+q("t109", "used_cars.csv", "easy", "single_statistic",
+  "What is the median odometer reading (km)? @median_km[value] where value is rounded to 1 decimal.",
+  {"median_km": U["odometer_km"].median()}, 1)
+r, p = st.pearsonr(U.dropna(subset=["price_usd"])["odometer_km"], U.dropna(subset=["price_usd"])["price_usd"])
+q("t110", "used_cars.csv", "easy", "correlation",
+  "Is there a linear relationship between the odometer reading and the price? Calculate the Pearson "
+  "correlation coefficient (r) between odometer_km and price_usd, ignoring rows with a missing price. "
+  "@r[value] where value is rounded to 3 decimals.",
+  {"r": r}, 3)
+q("t111", "used_cars.csv", "easy", "single_statistic",
+  "What is the standard deviation of the engine size in litres? Electric cars have no engine size; leave them "
+  "out. Use the sample standard deviation. @sd_engine[value] where value is rounded to 3 decimals.",
+  {"sd_engine": U["engine_l"].std()}, 3)
+q("t112", "used_cars.csv", "easy", "count_filter",
+  "How many cars have had more than two owners? @n_cars[count] where count is an integer.",
+  {"n_cars": int((U["owners"] > 2).sum())}, 0)
+g = U.groupby("make")["price_usd"].mean()
+q("t113", "used_cars.csv", "medium", "group",
+  "Which make has the lowest average price? @make[name] where name is a string.",
+  {"make": g.idxmin()})
+q("t114", "used_cars.csv", "easy", "single_statistic",
+  "What is the total distance on the odometers of all diesel cars? @total_km[value] where value is an integer.",
+  {"total_km": int(U.loc[U["fuel"] == "diesel", "odometer_km"].sum())}, 0)
+q("t115", "used_cars.csv", "medium", "single_statistic",
+  "What percentage of the cars have an accident history? Give a number between 0 and 100. "
+  "@pct_accident[value] where value is rounded to 1 decimal.",
+  {"pct_accident": (U["accident_history"] == "Yes").mean() * 100}, 1)
+q("t116", "used_cars.csv", "easy", "single_statistic",
+  "Find the range of the model years (the newest minus the oldest). @year_range[value] where value is an "
+  "integer.",
+  {"year_range": int(U["model_year"].max() - U["model_year"].min())}, 0)
+a = U[U["transmission"] == "automatic"].dropna(subset=["price_usd"])
+q("t117", "used_cars.csv", "medium", "correlation",
+  "For automatic cars only, calculate the Spearman rank correlation between model year and price. "
+  "@rho[value] where value is rounded to 3 decimals.",
+  {"rho": st.spearmanr(a["model_year"], a["price_usd"])[0]}, 3)
+q("t118", "used_cars.csv", "easy", "single_statistic",
+  "What is the mean price of cars with a model year of 2018 or later? @mean_recent[value] where value is "
+  "rounded to 2 decimals.",
+  {"mean_recent": U.loc[U["model_year"] >= 2018, "price_usd"].mean()}, 2)
+q("t119", "used_cars.csv", "medium", "single_statistic",
+  "Compute the skewness of the price distribution (scipy.stats.skew with default settings, missing prices "
+  "removed first). @skew_price[value] where value is rounded to 3 decimals.",
+  {"skew_price": st.skew(U["price_usd"].dropna())}, 3)
+pr = U["price_usd"].dropna()
+q1, q3 = pr.quantile(0.25), pr.quantile(0.75)
+q("t120", "used_cars.csv", "medium", "outliers",
+  "Using the IQR method (values below Q1 - 1.5*IQR or above Q3 + 1.5*IQR), how many outliers are there in "
+  "price_usd? @n_outliers[count] where count is an integer.",
+  {"n_outliers": int(((pr < q1 - 1.5 * (q3 - q1)) | (pr > q3 + 1.5 * (q3 - q1))).sum())}, 0)
+q("t121", "used_cars.csv", "easy", "single_statistic",
+  "What is the 90th percentile of odometer_km? Use linear interpolation (numpy's default). @p90_km[value] "
+  "where value is rounded to 1 decimal.",
+  {"p90_km": np.percentile(U["odometer_km"], 90)}, 1)
+q("t122", "used_cars.csv", "easy", "single_statistic",
+  "On average, how many owners has a car had? @mean_owners[value] where value is rounded to 2 decimals.",
+  {"mean_owners": U["owners"].mean()}, 2)
+q("t123", "used_cars.csv", "medium", "derived",
+  "Create a new column age = 2024 - model_year. What is the mean age of the cars? @mean_age[value] where value "
+  "is rounded to 2 decimals.",
+  {"mean_age": (2024 - U["model_year"]).mean()}, 2)
+q("t124", "used_cars.csv", "easy", "count_filter",
+  "How many distinct car makes appear in the data? @n_makes[count] where count is an integer.",
+  {"n_makes": int(U["make"].nunique())}, 0)
+e = U.dropna(subset=["engine_l", "price_usd"])
+q("t125", "used_cars.csv", "easy", "correlation",
+  "What is the correlation between engine size and price? Use Pearson's method and ignore rows with missing "
+  "values. @corr[value] where value is rounded to 2 decimals.",
+  {"corr": e["engine_l"].corr(e["price_usd"])}, 2)
+q("t126", "used_cars.csv", "medium", "single_statistic",
+  "Calculate the kurtosis of the odometer readings (Fisher's definition, as pandas' .kurt() computes it). "
+  "@kurt_km[value] where value is rounded to 3 decimals.",
+  {"kurt_km": U["odometer_km"].kurt()}, 3)
+q("t127", "used_cars.csv", "medium", "single_statistic",
+  "What is the median price of hybrid cars with no accident history? @median_price[value] where value is "
+  "rounded to 2 decimals.",
+  {"median_price": U.loc[(U["fuel"] == "hybrid") & (U["accident_history"] == "No"), "price_usd"].median()}, 2)
+q("t128", "used_cars.csv", "easy", "single_statistic",
+  "What's the lowest price among cars with a manual transmission? @min_price[value] where value is rounded to "
+  "2 decimals.",
+  {"min_price": U.loc[U["transmission"] == "manual", "price_usd"].min()}, 2)
+q("t129", "used_cars.csv", "easy", "single_statistic",
+  "Report the mean odometer reading for BMW cars. Round to the nearest whole number. @bmw_km[value] where value "
+  "is an integer.",
+  {"bmw_km": round(U.loc[U["make"] == "BMW", "odometer_km"].mean())}, 0)
+q("t130", "used_cars.csv", "medium", "single_statistic",
+  "Among cars listed in March 2024, what is the average price? @mar_price[value] where value is rounded to 2 "
+  "decimals.",
+  {"mar_price": U.loc[U["listed_on"].str.startswith("2024-03"), "price_usd"].mean()}, 2)
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

@@ -84,9 +84,41 @@ def staff():
                                "TrngHrs", "IsMgr"], rows)
 
 
+def cars():
+    g = random.Random(23)
+    makes = {"Toyota": 1.0, "Ford": 0.85, "BMW": 1.45, "Honda": 0.95, "Kia": 0.8}
+    fuels = ["petrol", "petrol", "petrol", "diesel", "hybrid", "electric"]
+    rows = []
+    for i in range(400):
+        make = g.choice(list(makes))
+        year = g.randint(2005, 2022)
+        fuel = g.choice(fuels)
+        km = int(max(1000, g.gauss((2024 - year) * 14000, 25000)))
+        engine = "" if fuel == "electric" else round(g.choice([1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0]), 1)
+        owners = min(5, 1 + int(g.expovariate(0.9)))
+        accident = "Yes" if g.random() < 0.22 else "No"
+        price = makes[make] * 30000 * (0.9 ** (2024 - year)) - km * 0.02 + g.gauss(0, 1500)
+        if accident == "Yes":
+            price *= 0.85
+        price = round(max(900, price), 2) if i % 37 != 5 else ""
+        gearbox = "automatic" if g.random() < 0.6 else "manual"
+        day = 1 + (i * 7) % 365
+        month = 1
+        days = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        while day > days[month - 1]:
+            day -= days[month - 1]
+            month += 1
+        rows.append([f"C{5000 + i}", make, year, km, engine, fuel, gearbox, owners, accident,
+                     price, f"2024-{month:02d}-{day:02d}"])
+    write("used_cars.csv", ["car_id", "make", "model_year", "odometer_km", "engine_l", "fuel",
+                            "transmission", "owners", "accident_history", "price_usd",
+                            "listed_on"], rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
     clinic()
     bikes()
     staff()
+    cars()
