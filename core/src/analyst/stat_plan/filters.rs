@@ -5,7 +5,7 @@
 use super::mentions::{camel_apart, is_code, is_numeric};
 use super::reader::Reader;
 use super::text::fmt_value;
-use super::words::{digits, find};
+use super::words::{digits, find, num};
 use super::Filter;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
@@ -20,7 +20,8 @@ impl Reader<'_> {
                 if self.used[at] {
                     continue;
                 }
-                let Some(value) = self.w.get(at + len).and_then(|x| digits(x)) else {
+                // "more than 2 owners", "more than two owners".
+                let Some(value) = self.w.get(at + len).and_then(|x| num(x)) else {
                     continue;
                 };
                 // "z-scores above 3": the outliers' threshold, not a condition (only in
@@ -276,7 +277,7 @@ impl Reader<'_> {
                     .find(|m| m.end == at && m.start > 0 && is_numeric(m))
                     .cloned();
                 let number_at = between.as_ref().map_or(at - 1, |m| m.start - 1);
-                let Some(value) = digits(&self.w[number_at]) else {
+                let Some(value) = num(&self.w[number_at]) else {
                     continue;
                 };
                 let mut j = number_at;

@@ -77,6 +77,7 @@ impl Reader<'_> {
     /// "dropping rows where the KPI score is missing", "rows in which BMI is null": how
     /// missing values are handled (dropped, as always), not a condition on values.
     pub(super) fn missing_dropped(&mut self) {
+        self.missing_said_dropped();
         for at in 0..self.w.len() {
             if self.used[at] || !LEXICON.condition.contains(&self.w[at].as_str()) {
                 continue;
@@ -102,6 +103,41 @@ impl Reader<'_> {
                     let named = self.mentions.iter().any(|m| m.start <= j && j < m.end);
                     self.used[j] |= !named;
                 }
+            }
+        }
+    }
+}
+
+impl Reader<'_> {
+    /// "with missing prices removed first", "missing values dropped": missing values
+    /// (of a column) said dropped, after them. The column keeps its words.
+    fn missing_said_dropped(&mut self) {
+        for at in 0..self.w.len() {
+            if self.used[at] || !LEXICON.missing_nouns.contains(&self.w[at].as_str()) {
+                continue;
+            }
+            let (mut k, mut values) = (at + 1, false);
+            if let Some(m) = self.mention_at(k) {
+                k = m.end;
+            } else if self.w.get(k).is_some_and(|x| x == "values" || x == "valores") {
+                (k, values) = (k + 1, true);
+            }
+            if !self
+                .w
+                .get(k)
+                .is_some_and(|x| LEXICON.dropped_after.contains(&x.as_str()))
+            {
+                continue;
+            }
+            self.used[at] = true;
+            self.used[k] = true;
+            self.used[at + 1] |= values;
+            if self
+                .w
+                .get(k + 1)
+                .is_some_and(|x| LEXICON.beforehand.contains(&x.as_str()))
+            {
+                self.used[k + 1] = true;
             }
         }
     }

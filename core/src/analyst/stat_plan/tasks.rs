@@ -327,6 +327,23 @@ impl Reader<'_> {
             ));
         }
         plan.stats = vec![Stat::plain("share")];
+        self.percent_range();
+    }
+
+    /// "Give a number between 0 and 100": a share's answer restated as a percentage,
+    /// which it is (a range of 0 to 1 would ask for a fraction: left unread, declined).
+    fn percent_range(&mut self) {
+        let w = &self.w;
+        let at = (1..w.len().saturating_sub(3)).find(|&at| {
+            ["between", "entre"].contains(&w[at].as_str())
+                && LEXICON.slot_number.contains(&w[at - 1].as_str())
+                && num(&w[at + 1]) == Some(0.0)
+                && LEXICON.joiners.contains(&w[at + 2].as_str())
+                && num(&w[at + 3]) == Some(100.0)
+        });
+        if let Some(at) = at {
+            self.used[at - 1..at + 4].fill(true);
+        }
     }
 
     /// A share's condition: a yes/no column named ("survived", "survival"), else the

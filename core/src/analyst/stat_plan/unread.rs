@@ -3,7 +3,7 @@
 //! words out, a statistic of a word that names no column.
 
 use super::asked::Asked;
-use super::mentions::Mention;
+use super::mentions::{is_numeric, Mention};
 use super::reader::Reader;
 use super::words::{digits, find, has};
 use super::{StatPlan, Task};
@@ -140,8 +140,11 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
     let no_part = |m: &Mention| {
         let word = r.w[m.start].as_str();
         // "which branch issued the most loans": a date column's verb ("issued",
-        // "ordered", "hired") tells how the rows came, not a part to compute.
-        let verb = m.end - m.start == 1 && m.kind == "datetime" && word.ends_with("ed");
+        // "ordered", "hired", "the listing price") tells how the rows came, not a part
+        // to compute.
+        let verb = m.end - m.start == 1
+            && m.kind == "datetime"
+            && (word.ends_with("ed") || word.ends_with("ing"));
         if verb {
             return true;
         }
@@ -289,6 +292,9 @@ fn unread_words(
             // ... and "only the non-null values": missing values dropped, as always
             "only" | "solo" | "solamente" => filtered || non_missing(i + 1),
             "non" => LEXICON.missing_nouns.contains(&next),
+            // "Electric cars have no engine size": a numeric column's values missing,
+            // which a statistic drops as always (a count of them is another question).
+            "no" => !r.counting && r.mention_at(i + 1).is_some_and(is_numeric),
             // "to the nearest integer" is read as 0 decimals; "nearest million" is not
             "nearest" => ["integer", "whole"].contains(&next),
             // values side by side

@@ -239,6 +239,16 @@ impl Reader<'_> {
                         if (at..at + len).any(|k| self.used[k]) || inside || self.stat_at(at) {
                             continue;
                         }
+                        // "have no engine size", "no missing values": "no" before a
+                        // column or missing values is a determiner, not the value No.
+                        let determiner = LEXICON.negators.contains(&phrase.as_str())
+                            && (self.mention_at(at + len).is_some_and(|m| m.column != c.name)
+                                || self.w.get(at + len).is_some_and(|x| {
+                                    LEXICON.missing_nouns.contains(&x.as_str())
+                                }));
+                        if determiner {
+                            continue;
+                        }
                         hits.push((c.name.clone(), v.clone(), at, at + len));
                     }
                 }
@@ -354,6 +364,10 @@ impl Reader<'_> {
             if let (Some(k), Some((at, _))) = (negated, spans.first()) {
                 self.used[k..*at].fill(true);
             }
+            let negated = negated.or_else(|| {
+                let (_, end) = *spans.last()?;
+                self.excluded_after(end)
+            });
             out.push(Filter {
                 column: col,
                 op: if negated.is_some() { "not_in" } else { "in" },
@@ -362,6 +376,27 @@ impl Reader<'_> {
                 ..Filter::default()
             });
         }
+    }
+
+    /// "Electric cars have no engine size; leave them out": an exclusion later in the
+    /// sentence of the values ending at `end`, or opening the next one, its words taken.
+    fn excluded_after(&mut self, end: usize) -> Option<usize> {
+        let next = self.sentence_starts.iter().copied().find(|&s| s >= end);
+        let stop = next.unwrap_or(self.w.len());
+        for p in LEXICON.exclude_after.iter() {
+            let len = p.split(' ').count();
+            let found = find(&self.w[end..], p)
+                .into_iter()
+                .map(|k| end + k)
+                .find(|&at| at < stop || Some(at) == next);
+            if let Some(at) = found {
+                if !self.used[at] {
+                    self.used[at..at + len].fill(true);
+                    return Some(at);
+                }
+            }
+        }
+        None
     }
 
     /// Where a negation of the value at `at` starts ("not", "other than", "except",

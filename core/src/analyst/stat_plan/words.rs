@@ -3,6 +3,7 @@
 //! small helpers that read the request's words (numbers, phrases).
 
 use super::dates::iso_day_at;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
 /// The request's words: normalised, with decimals kept ("2.5" stays one word) and
@@ -71,22 +72,7 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
 
 /// A number word ("30", "2d5" for 2.5, "two").
 fn number(w: &str) -> Option<f64> {
-    let names = [
-        ("zero", 0.0),
-        ("one", 1.0),
-        ("two", 2.0),
-        ("three", 3.0),
-        ("four", 4.0),
-        ("five", 5.0),
-        ("cero", 0.0),
-        ("uno", 1.0),
-        ("una", 1.0),
-        ("dos", 2.0),
-        ("tres", 3.0),
-        ("cuatro", 4.0),
-        ("cinco", 5.0),
-    ];
-    names.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+    LEXICON.number_words.get(w).map(|n| f64::from(*n))
 }
 
 /// A number written in digits ("30", "2d5", "90th").
