@@ -19,7 +19,7 @@ The code runs, you see its output, and then you go on.";
 /// How to take a step, for a model whose steps are JSON objects (schema or text
 /// mode) and whose reply was not one.
 pub const HOW_TO_STEP: &str = "Reply with exactly one JSON object, for example \
-{\"thought\": \"Load the data\", \"action\": \"python\", \"code\": \"import pandas as pd\\ndf = pd.read_csv('input/data.csv')\\nprint(df.head())\"}. \
+{\"thought\": \"Load the data\", \"action\": \"python\", \"code\": [\"import pandas as pd\", \"df = pd.read_csv('input/data.csv')\", \"print(df.head())\"]}. \
 The code runs, you see its output, and then you go on.";
 
 /// One line after each call for a task that names its outputs: which are done,
@@ -150,6 +150,68 @@ pub async fn output_problems(
     problems
 }
 
+/// What a table the task names holds, once after each call that wrote or changed it:
+/// a model that saved the right table but printed nothing of it answered from memory
+/// (a 1.5B model saved February's revenue by region and named another region); with
+/// the file's first lines in front of it, the answer's numbers are the file's.
+pub async fn written_tables(
+    task: &str,
+    outputs: &[OutputEntry],
+    shown: &mut Vec<(String, u128)>,
+    sandbox: &dyn Sandbox,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in named_outputs(task) {
+        let table = name.rsplit_once('.').is_some_and(|(_, e)| {
+            ["csv", "tsv"].contains(&e.to_ascii_lowercase().as_str())
+        });
+        let Some(f) = outputs.iter().find(|f| f.path == name).filter(|_| table) else {
+            continue;
+        };
+        let stamp = (f.path.clone(), f.modified_ns);
+        if f.bytes == 0 || f.bytes > MAX_CHECKED_BYTES || shown.contains(&stamp) {
+            continue;
+        }
+        shown.retain(|(p, _)| *p != f.path);
+        shown.push(stamp);
+        let Ok(bytes) = sandbox
+            .read_file(&format!("output/{name}"), MAX_CHECKED_BYTES)
+            .await
+        else {
+            continue;
+        };
+        let lines = bytecount_lines(&bytes);
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(PREVIEW_BYTES)]);
+        out.push(preview(&name, lines, bytes.len() <= PREVIEW_BYTES, &head));
+    }
+    out
+}
+
+/// The first lines of a written table read back, at most this many bytes of them.
+const PREVIEW_BYTES: usize = 1200;
+const PREVIEW_LINES: usize = 12;
+
+fn bytecount_lines(bytes: &[u8]) -> usize {
+    let n = bytes.iter().filter(|b| **b == b'\n').count();
+    n + usize::from(bytes.last().is_some_and(|b| *b != b'\n'))
+}
+
+/// `head`: the file's first bytes (all of it when `whole`); `lines`: how many it has.
+fn preview(name: &str, lines: usize, whole: bool, head: &str) -> String {
+    let mut shown: Vec<&str> = head.lines().collect();
+    // A line cut by the byte bound is not shown half.
+    if !whole && !head.ends_with('\n') {
+        shown.pop();
+    }
+    shown.truncate(PREVIEW_LINES);
+    let more = if shown.len() < lines {
+        format!(" ({lines} lines), its first {}", shown.len())
+    } else {
+        String::new()
+    };
+    format!("[written] output/{name}{more}:\n{}", shown.join("\n"))
+}
+
 /// The note that reminds the model of the named outputs still wrong. Before code has
 /// run it does not offer a way out ("or say why not" is taken at once by small models);
 /// the last reminder after code ran does, since some files cannot be made from some data.
@@ -245,6 +307,25 @@ fn holds_code(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_table_is_shown_whole_or_by_its_first_whole_lines() {
+        let small = "region,revenue\nEast,9861.0\nNorth,8120.5\n";
+        assert_eq!(bytecount_lines(small.as_bytes()), 3);
+        assert_eq!(
+            preview("by_region.csv", 3, true, small),
+            "[written] output/by_region.csv:\nregion,revenue\nEast,9861.0\nNorth,8120.5"
+        );
+        // Only its first bytes shown: the half line at the cut is not.
+        let part = "t,v\n1,2\n3,4\n5,";
+        assert_eq!(
+            preview("big.csv", 733, false, part),
+            "[written] output/big.csv (733 lines), its first 3:\nt,v\n1,2\n3,4"
+        );
+        let long: String = (0..40).map(|i| format!("{i},x\n")).collect();
+        let shown = preview("long.csv", bytecount_lines(long.as_bytes()), true, &long);
+        assert!(shown.contains("(40 lines), its first 12:") && shown.ends_with("\n11,x"));
+    }
 
     #[test]
     fn named_outputs_are_the_files_after_output_slash() {

@@ -164,6 +164,8 @@ pub struct Agent<'a> {
     pace: (u64, f64),
     /// The named outputs still missing or invalid, after the last call.
     problems: Vec<OutputProblem>,
+    /// The named tables shown to the model as written (path, modification time).
+    tables_shown: Vec<(String, u128)>,
     /// How the model's calls travel, as last announced.
     call_mode: Option<(CallMode, String)>,
     /// The kernel's names after the last Python cell.
@@ -246,6 +248,7 @@ impl<'a> Agent<'a> {
             waiting: Default::default(),
             pace: (0, 0.0),
             problems: Vec::new(),
+            tables_shown: Vec::new(),
             call_mode: None,
             names: Vec::new(),
             prelude: None,
@@ -374,6 +377,10 @@ impl<'a> Agent<'a> {
             }
             let mut output = self.execute(&call, &decision, cancel).await?;
             self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+            let shown = &mut self.tables_shown;
+            for table in ending::written_tables(task, &self.outputs, shown, self.sandbox).await {
+                tools::append_note(&mut output, &table);
+            }
             if let Some(line) = ending::checklist(task, &self.problems) {
                 tools::append_note(&mut output, &line);
             }
