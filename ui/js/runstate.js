@@ -29,14 +29,24 @@ function ensureCell(items, callId, name) {
   return i;
 }
 
-/// Parse the arguments of a tool call into its code: `{"code": ...}` or `{"command": ...}`.
+/// Parse the arguments of a tool call into its code: `{"code": ...}` or `{"command": ...}`;
+/// a step's code may come as a list of lines (`{"code": ["a = 1", "print(a)"]}`).
 export function codeOf(args) {
   if (args == null) return '';
-  if (typeof args === 'object') return args.code ?? args.command ?? JSON.stringify(args);
+  const whole = (v) => (Array.isArray(v) ? v.join('\n') : v);
+  if (typeof args === 'object') return whole(args.code) ?? args.command ?? JSON.stringify(args);
   try {
     const v = JSON.parse(args);
-    if (v && typeof v === 'object') return v.code ?? v.command ?? String(args);
+    if (v && typeof v === 'object') return whole(v.code) ?? v.command ?? String(args);
   } catch { /* partial JSON while streaming */ }
+  // Lines streaming in: the strings of the list so far, the last one perhaps cut.
+  const list = /"code"\s*:\s*\[((?:\s*,?\s*"(?:[^"\\]|\\.)*"?)*)/.exec(args);
+  if (list) {
+    const lines = [...list[1].matchAll(/"((?:[^"\\]|\\.)*)"?/g)].map((x) => {
+      try { return JSON.parse(`"${x[1].replace(/\\$/, '')}"`); } catch { return x[1]; }
+    });
+    return lines.join('\n');
+  }
   const m = /"(?:code|command)"\s*:\s*"((?:[^"\\]|\\.)*)/.exec(args);
   if (m) {
     try { return JSON.parse(`"${m[1].replace(/\\$/, '')}"`); } catch { return m[1]; }

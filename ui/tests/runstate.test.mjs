@@ -49,6 +49,10 @@ test('a scripted ask reduces to text, a cell with live output, artifacts and an 
 test('streamed code is readable before its JSON is complete', () => {
   assert.equal(codeOf('{"code": "import pandas as pd\\ndf = pd.read'), 'import pandas as pd\ndf = pd.read');
   assert.equal(codeOf('{"command": "ls -la"}'), 'ls -la');
+  // A step's code as a list of lines, whole and while it streams.
+  assert.equal(codeOf('{"thought": "t", "action": "python", "code": ["a = \'x\'", "print(a)"]}'), "a = 'x'\nprint(a)");
+  assert.equal(codeOf('{"thought": "t", "action": "python", "code": ["a = 1", "print(a'), 'a = 1\nprint(a');
+  assert.equal(codeOf({ code: ['a = 1', 'b = 2'] }), 'a = 1\nb = 2');
   assert.equal(codeOf('not json'), 'not json');
 });
 

@@ -31,6 +31,13 @@ const THOUGHT_MAX: u64 = 400;
 /// code string still closes the object, and the step runs and fails where it was
 /// cut instead of running to the token cap unread.
 pub const ARGUMENT_MAX: u64 = 4000;
+/// The argument a step writes as a list of lines, one JSON string a line: a cell's
+/// code. Written as one string, a 1.5B model put whole cells on one line (no `\n`
+/// escapes) and looped inside it; a line per string is how code is read and written.
+pub const LINES_ARG: &str = "code";
+/// Bounds of the lines: a model that loops still closes the object.
+pub const LINES_MAX: u64 = 60;
+pub const LINE_MAX: u64 = 1000;
 
 /// The JSON schema of one step: one branch per tool, then the end the turn allows
 /// (the final answer when no named output is missing, `cannot_finish` when the model
@@ -53,7 +60,13 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
             if let Some(p) = t.parameters.get("properties").and_then(Value::as_object) {
                 for (k, v) in p {
                     let mut v = v.clone();
-                    if v["type"] == "string" && v.get("maxLength").is_none() {
+                    if k == LINES_ARG && v["type"] == "string" {
+                        v = json!({
+                            "type": "array",
+                            "items": {"type": "string", "maxLength": LINE_MAX},
+                            "maxItems": LINES_MAX,
+                        });
+                    } else if v["type"] == "string" && v.get("maxLength").is_none() {
                         v["maxLength"] = json!(ARGUMENT_MAX);
                     }
                     props.insert(k.clone(), v);
@@ -156,11 +169,11 @@ pub fn format_note(tools: &[ToolSpec]) -> String {
     ));
     format!(
         "Reply with exactly one JSON object per turn, nothing else:\n\
-         {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": \"...\"}}\n\
+         {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": [\"total = df['x'].sum()\", \"print(total)\"]}}\n\
          Actions:\n- {}\n\
          Each step runs, you see its output in the next message, then you take the next step. \
-         Write the code as one JSON string: newlines as \\n, quotes inside it escaped; \
-         at most {ARGUMENT_MAX} characters a step (write a long file over several steps).",
+         Write the code as a list of lines, one JSON string a line (in Python, prefer single \
+         quotes); at most {LINES_MAX} lines a step (write a long file over several steps).",
         actions.join("\n- ")
     )
 }
@@ -252,6 +265,12 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
         }
         None => obj,
     };
+    let mut arguments = arguments;
+    if let Some(Value::Array(lines)) = arguments.get(LINES_ARG) {
+        let code: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+        let code = code.join("\n");
+        arguments.insert(LINES_ARG.into(), json!(code));
+    }
     let mut items = Vec::new();
     if !thought.is_empty() {
         items.push(Item::Assistant { text: thought });
@@ -326,6 +345,11 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
                 step.insert(THOUGHT.into(), json!(thought.take().unwrap_or_default()));
                 step.insert(ACTION.into(), json!(name));
                 for (k, v) in tool_args::to_object(arguments) {
+                    // The code as the lines the form asks for.
+                    let v = match v.as_str() {
+                        Some(code) if k == LINES_ARG => json!(code.lines().collect::<Vec<_>>()),
+                        _ => v,
+                    };
                     step.insert(k, v);
                 }
                 out.push(json!({"role": "assistant", "content": Value::Object(step).to_string()}));
@@ -506,8 +530,14 @@ mod tests {
         assert_eq!(keys, ["thought", "action", "code"]);
         assert_eq!(python["required"], json!(["thought", "action", "code"]));
         assert_eq!(python["additionalProperties"], json!(false));
+        // The code as a list of lines, each bounded, and a bounded list.
         assert_eq!(
-            python["properties"]["code"]["maxLength"],
+            python["properties"]["code"],
+            json!({"type": "array", "items": {"type": "string", "maxLength": LINE_MAX}, "maxItems": LINES_MAX})
+        );
+        // Other string arguments (the shell's command) stay one bounded string.
+        assert_eq!(
+            branches[1]["properties"]["command"]["maxLength"],
             json!(ARGUMENT_MAX)
         );
         // Named outputs missing: no answer at all, or only `cannot_finish`.
@@ -544,6 +574,22 @@ mod tests {
             json!(["A new step, not the last one again: the code that writes output/chart.png."])
         );
         assert_eq!(guided_thought(&Answer::Open, 3), None);
+    }
+
+    #[test]
+    fn code_as_lines_is_one_cell_and_goes_back_as_lines() {
+        let text = r#"{"thought": "t", "action": "python", "code": ["x = 'a'", "print(x)"]}"#;
+        let (items, _) = parse(text, &tools(), "c1").unwrap();
+        let Item::ToolCall { arguments, .. } = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(arguments).unwrap(),
+            json!({"code": "x = 'a'\nprint(x)"})
+        );
+        let m = messages("sys", "NOTE", &items, false);
+        let step: Value = serde_json::from_str(m[1]["content"].as_str().unwrap()).unwrap();
+        assert_eq!(step["code"], json!(["x = 'a'", "print(x)"]));
     }
 
     #[test]
@@ -660,7 +706,7 @@ mod tests {
         assert_eq!(m[2]["role"], "assistant");
         assert_eq!(
             serde_json::from_str::<Value>(m[2]["content"].as_str().unwrap()).unwrap(),
-            json!({"thought": "Look", "action": "python", "code": "print(1)"})
+            json!({"thought": "Look", "action": "python", "code": ["print(1)"]})
         );
         assert_eq!(
             m[3],
@@ -706,7 +752,7 @@ mod tests {
         // The model's own first step has no thought of the app's.
         assert_eq!(
             serde_json::from_str::<Value>(m[2]["content"].as_str().unwrap()).unwrap(),
-            json!({"thought": "", "action": "python", "code": "print(df.shape)"})
+            json!({"thought": "", "action": "python", "code": ["print(df.shape)"]})
         );
     }
 
@@ -755,7 +801,7 @@ mod tests {
         assert_eq!(contents.len(), 8, "{contents:#?}");
         assert_eq!(
             serde_json::from_str::<Value>(&contents[1]).unwrap(),
-            json!({"thought": "look", "action": "python", "code": "df.describe()"})
+            json!({"thought": "look", "action": "python", "code": ["df.describe()"]})
         );
         assert_eq!(
             contents[2],
