@@ -1,6 +1,8 @@
 //! The window as a desktop app's: it comes back where, as big and as maximised as it
 //! was left; the native menu's keys (real X key presses, through GTK's accelerators)
-//! do what the page's buttons do.
+//! do what the page's buttons do; and at 1024x768 and 1280x800, with the data
+//! explorer or the plots pane open, in the light and the dark theme, every control
+//! on screen is inside the window and not covered.
 
 use super::*;
 
@@ -324,4 +326,180 @@ async fn the_menu_keys_do_what_the_buttons_do() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     app.quit().await;
+}
+
+/// Every control on screen (buttons, pickers, fields, links) that is not in a scrolled
+/// area's hidden part: its box inside the window and the control itself under its
+/// centre (nothing drawn over it). Returns the problems, with the number checked.
+async fn controls_off_screen(app: &App) -> (u64, Vec<String>) {
+    let v = app
+        .js(r#"
+const vw = document.documentElement.clientWidth, vh = document.documentElement.clientHeight;
+const problems = [];
+const shown = (el) => {
+  if (el.closest('[hidden], .offscreen')) return false;
+  const d = el.closest('dialog'); if (d && !d.open) return false;
+  const cs = getComputedStyle(el);
+  if (cs.display === 'none' || cs.visibility === 'hidden') return false;
+  const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0;
+};
+// The areas that scroll around `el`, innermost first.
+const scrollers = (el) => {
+  const out = [];
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const cs = getComputedStyle(p);
+    if (/(auto|scroll)/.test(cs.overflowX + ' ' + cs.overflowY) && (p.scrollHeight > p.clientHeight + 1 || p.scrollWidth > p.clientWidth + 1)) out.push(p);
+  }
+  return out;
+};
+const name = (el) => (el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.classList.length ? '.' + el.classList[0] : ''))
+  + ' "' + (el.innerText || el.value || el.title || '').trim().slice(0, 30) + '"';
+const inside = (r, b) => r.left >= b.left - 1 && r.top >= b.top - 1 && r.right <= b.right + 1 && r.bottom <= b.bottom + 1;
+const view = { left: 0, top: 0, right: vw, bottom: vh };
+let checked = 0;
+// A modal dialog open: only its controls can be reached.
+const within = document.querySelector('dialog[open]') || document;
+for (const el of within.querySelectorAll('button, select, input:not([type=hidden]), textarea, a[href]')) {
+  if (!shown(el)) continue;
+  const r = el.getBoundingClientRect();
+  const areas = scrollers(el);
+  // An outermost scrolled area must itself be in the window.
+  const outer = areas[areas.length - 1];
+  if (outer && !inside(outer.getBoundingClientRect(), view)) problems.push(`${name(outer)} (a scrolled area) reaches out of the ${vw}x${vh} window`);
+  // In the scrolled-away part of any of them: reached by scrolling.
+  if (areas.some((a) => !inside(r, a.getBoundingClientRect()))) continue;
+  checked++;
+  if (!inside(r, view)) { problems.push(`${name(el)} at ${r.left | 0},${r.top | 0} ${r.width | 0}x${r.height | 0} is not inside the ${vw}x${vh} window`); continue; }
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  const label = hit && hit.tagName === 'LABEL' && hit.contains(el);
+  if (!hit || !(hit === el || el.contains(hit) || label)) problems.push(`${name(el)} is covered by ${hit ? name(hit) : 'nothing'}`);
+}
+return [checked, [...new Set(problems)]];
+"#)
+        .await;
+    let checked = v[0].as_u64().unwrap();
+    let problems = v[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    (checked, problems)
+}
+
+/// Size the window to `w`x`h` and wait until the page has that width.
+async fn size_window(app: &App, w: u32, h: u32) {
+    app.c().set_window_rect(0, 0, w, h).await.unwrap();
+    app.wait_js(
+        &format!("return document.documentElement.clientWidth === {w}"),
+        10,
+    )
+    .await;
+    // A frame for the layout to settle.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_control_is_on_screen_at_1024x768_and_1280x800_in_both_themes() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let csv = repo().join("examples/building_energy.csv");
+    let mut problems: Vec<String> = Vec::new();
+    let mut checked = 0;
+    for dark in [false, true] {
+        let env: &[(&str, &str)] = if dark {
+            &[("GTK_THEME", "Adwaita:dark")]
+        } else {
+            &[]
+        };
+        let theme = if dark { "dark" } else { "light" };
+        let app = App::start(&display, data.path(), env).await;
+        let is_dark = app
+            .js("return matchMedia('(prefers-color-scheme: dark)').matches")
+            .await;
+        assert_eq!(
+            is_dark,
+            Value::Bool(dark),
+            "the {theme} theme is not in use"
+        );
+        if dark {
+            // The light pass's session, with its answer and charts, from the history.
+            app.js("document.querySelector('.h-item .h-open').click(); return true")
+                .await;
+            app.wait_js(
+                "return document.querySelectorAll('.artifact').length > 0",
+                30,
+            )
+            .await;
+        } else {
+            app.add_file(&csv).await;
+            app.click("#example").await;
+            app.click("#run").await;
+            app.wait_js(
+                "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+                600,
+            )
+            .await;
+        }
+        for (w, h) in [(1024u32, 768u32), (1280, 800)] {
+            size_window(&app, w, h).await;
+            app.js("document.querySelector('#toast').hidden = true; return true")
+                .await;
+            let mut check = |what: &str, found: (u64, Vec<String>)| {
+                checked += found.0;
+                problems.extend(
+                    found
+                        .1
+                        .into_iter()
+                        .map(|p| format!("{w}x{h} {theme}, {what}: {p}")),
+                );
+            };
+            check("nothing open", controls_off_screen(&app).await);
+            // The data explorer in the side panel, then wider.
+            open_input(&app, "building_energy.csv").await;
+            check("the explorer open", controls_off_screen(&app).await);
+            if (w, h, dark) == (1024, 768, false) {
+                maybe_shot(&display, "28-explorer-1024x768").await;
+            }
+            app.click("#preview-wide").await;
+            check("the explorer open wider", controls_off_screen(&app).await);
+            app.click("#preview-wide").await;
+            app.click("#preview-close").await;
+            // The plots pane.
+            app.js("window.sandalyst.togglePlots(); return true").await;
+            app.wait_js(
+                "return !!document.querySelector('#preview .plots .plot-thumb')",
+                30,
+            )
+            .await;
+            check("the plots pane open", controls_off_screen(&app).await);
+            app.click("#preview-close").await;
+            // The Export dialog shows every choice.
+            app.click("#export").await;
+            app.wait_js("return document.querySelector('#export-dialog').open", 10)
+                .await;
+            let choices = app
+                .js("return [...document.querySelectorAll('#export-dialog input')].map(i => i.type + ':' + i.parentElement.innerText.trim())")
+                .await;
+            assert_eq!(
+                choices,
+                json!([
+                    "radio:A folder",
+                    "radio:One zip file",
+                    "checkbox:The transcript (every step of every ask)",
+                    "checkbox:The analysis as a Jupyter notebook and a Python script"
+                ])
+            );
+            check("the Export dialog", controls_off_screen(&app).await);
+            app.click("#export-cancel").await;
+        }
+        app.quit().await;
+    }
+    assert!(checked > 100, "only {checked} controls were checked");
+    assert!(
+        problems.is_empty(),
+        "{} controls out of reach:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
