@@ -212,7 +212,8 @@ async fn a_maximised_window_comes_back_maximised_and_then_restores_to_its_size()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_menu_keys_do_what_the_buttons_do() {
-    let display = Display::get();
+    // A display of its own: the keys go to whatever window has the focus there.
+    let display = Display::own();
     let data = tempfile::tempdir().unwrap();
     let csv = repo().join("examples/building_energy.csv");
     let app = App::start(&display, data.path(), &[]).await;
@@ -299,6 +300,32 @@ async fn the_menu_keys_do_what_the_buttons_do() {
     )
     .await;
 
+    // Edit > Copy on a table's cells: the page's own copy handler still runs (the
+    // exact values, not the rounded ones shown), and Paste puts them in the request box.
+    press(&display, "ctrl+shift+e");
+    app.wait_js(
+        "return document.querySelectorAll('#preview td[data-exact]').length > 2",
+        30,
+    )
+    .await;
+    let exact = app
+        .js("const tds = [...document.querySelectorAll('#preview tbody tr')][1].querySelectorAll('td[data-exact]');
+             const r = document.createRange(); r.setStartBefore(tds[0]); r.setEndAfter(tds[tds.length - 1]);
+             const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+             return [...tds].map(td => td.dataset.exact).join('\t')")
+        .await;
+    let exact = exact.as_str().unwrap().to_string();
+    press(&display, "ctrl+c");
+    app.js("const p = document.querySelector('#prompt'); p.value = ''; p.focus(); return true")
+        .await;
+    press(&display, "ctrl+v");
+    app.wait_js(
+        &format!("return document.querySelector('#prompt').value === {exact:?}"),
+        10,
+    )
+    .await;
+    press(&display, "ctrl+shift+e");
+
     // File > New session (Ctrl+N): an empty session, as the sidebar's button makes.
     press(&display, "ctrl+n");
     app.wait_js(
@@ -369,6 +396,8 @@ for (const el of within.querySelectorAll('button, select, input:not([type=hidden
   // In the scrolled-away part of any of them: reached by scrolling.
   if (areas.some((a) => !inside(r, a.getBoundingClientRect()))) continue;
   checked++;
+  // A picker squeezed so narrow that its choice cannot be read is out of reach too.
+  if (el.tagName === 'SELECT' && r.width < 120) problems.push(`${name(el)} is only ${r.width | 0} px wide`);
   if (!inside(r, view)) { problems.push(`${name(el)} at ${r.left | 0},${r.top | 0} ${r.width | 0}x${r.height | 0} is not inside the ${vw}x${vh} window`); continue; }
   const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
   const label = hit && hit.tagName === 'LABEL' && hit.contains(el);
