@@ -105,9 +105,29 @@ pub const MENUS: &[(&str, &[Entry])] = &[
 ];
 
 /// Items that live in the application menu on macOS (its convention), not in File
-/// or Help.
-#[cfg(target_os = "macos")]
+/// or Help; About goes there too.
 const APP_MENU_IDS: &[&str] = &["settings", "quit"];
+
+fn in_app_menu(e: &Entry) -> bool {
+    matches!(e, Entry::About) || matches!(e, Entry::Item { id, .. } if APP_MENU_IDS.contains(id))
+}
+
+/// The entries of one menu as shown on this platform: on macOS without those of the
+/// application menu, and no separator left at an end or doubled by their going.
+fn shown(entries: &'static [Entry], mac: bool) -> Vec<&'static Entry> {
+    let mut out: Vec<&'static Entry> = Vec::new();
+    for e in entries.iter().filter(|e| !(mac && in_app_menu(e))) {
+        let sep = matches!(e, Entry::Separator);
+        if sep && out.last().is_none_or(|l| matches!(l, Entry::Separator)) {
+            continue;
+        }
+        out.push(e);
+    }
+    while matches!(out.last(), Some(Entry::Separator)) {
+        out.pop();
+    }
+    out
+}
 
 /// A menu item with keys, as the Shortcuts list shows it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -176,20 +196,13 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     }
     for (title, entries) in MENUS {
         let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
-        for e in *entries {
-            #[cfg(target_os = "macos")]
-            if matches!(e, Entry::About)
-                || matches!(e, Entry::Item { id, .. } if APP_MENU_IDS.contains(id))
-            {
-                continue;
-            }
+        for e in shown(entries, cfg!(target_os = "macos")) {
             items.push(match e {
                 Entry::Separator => Box::new(PredefinedMenuItem::separator(app)?),
                 Entry::About => Box::new(about(app)?),
                 Entry::Item { .. } => native(app, e)?,
             });
         }
-        // Separators the macOS moves left at the end or doubled are harmless there.
         let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(|b| &**b).collect();
         submenus.push(Submenu::with_items(app, *title, true, &refs)?);
     }
@@ -403,6 +416,35 @@ mod tests {
             ids.starts_with(&["new-session".into(), "add-files".into(), "export".into()]),
             "{ids:?}"
         );
+    }
+
+    #[test]
+    fn on_macos_settings_quit_and_about_leave_file_and_help_for_the_application_menu() {
+        let ids = |menu: usize, mac: bool| -> Vec<&str> {
+            shown(MENUS[menu].1, mac)
+                .iter()
+                .map(|e| match e {
+                    Entry::Item { id, .. } => *id,
+                    Entry::Separator => "-",
+                    Entry::About => "about",
+                })
+                .collect()
+        };
+        assert_eq!(ids(0, true), ["new-session", "add-files", "export"]);
+        assert_eq!(ids(3, true), ["shortcuts", "open-logs"]);
+        assert_eq!(
+            ids(0, false),
+            [
+                "new-session",
+                "add-files",
+                "export",
+                "-",
+                "settings",
+                "-",
+                "quit"
+            ]
+        );
+        assert_eq!(ids(3, false), ["shortcuts", "open-logs", "-", "about"]);
     }
 
     #[test]
