@@ -244,6 +244,24 @@ async fn the_menu_keys_do_what_the_buttons_do() {
     press(&display, "ctrl+shift+p");
     app.wait_js("return document.querySelector('#preview').hidden", 10)
         .await;
+    // The menu bar itself, walked with the keyboard as any GTK menu bar is (F10 opens
+    // File; right twice to View; down to its second item, Plots; Enter).
+    let id = app_window(&display);
+    xdotool(&display, &["windowfocus", "--sync", &id]);
+    xdotool(
+        &display,
+        &[
+            "key", "--delay", "250", "F10", "Right", "Right", "Down", "Down", "Return",
+        ],
+    );
+    app.wait_js(
+        "return !document.querySelector('#preview').hidden && document.querySelector('#preview-title').innerText === 'Plots'",
+        10,
+    )
+    .await;
+    press(&display, "ctrl+shift+p");
+    app.wait_js("return document.querySelector('#preview').hidden", 10)
+        .await;
 
     // Help > Keyboard shortcuts (F1) lists the menu's keys.
     press(&display, "F1");
@@ -278,6 +296,24 @@ async fn the_menu_keys_do_what_the_buttons_do() {
     // editing commands.
     app.js("const p = document.querySelector('#prompt'); p.value = 'median of energy_kwh'; p.focus(); return true").await;
     press(&display, "ctrl+a");
+    app.wait_js(
+        "const p = document.querySelector('#prompt'); return p.selectionStart === 0 && p.selectionEnd === p.value.length",
+        10,
+    )
+    .await;
+    // Edit > Select all from the menu bar itself does the same (the sixth item, past
+    // Undo, Redo, Cut, Copy, Paste).
+    app.js("const p = document.querySelector('#prompt'); p.setSelectionRange(0, 0); return true")
+        .await;
+    let id = app_window(&display);
+    xdotool(&display, &["windowfocus", "--sync", &id]);
+    xdotool(
+        &display,
+        &[
+            "key", "--delay", "250", "F10", "Right", "Down", "Down", "Down", "Down", "Down",
+            "Down", "Return",
+        ],
+    );
     app.wait_js(
         "const p = document.querySelector('#prompt'); return p.selectionStart === 0 && p.selectionEnd === p.value.length",
         10,
@@ -502,6 +538,9 @@ async fn every_control_is_on_screen_at_1024x768_and_1280x800_in_both_themes() {
             )
             .await;
             check("the plots pane open", controls_off_screen(&app).await);
+            if (w, h, dark) == (1024, 768, true) {
+                maybe_shot(&display, "29-plots-1024x768-dark").await;
+            }
             app.click("#preview-close").await;
             // The Export dialog shows every choice.
             app.click("#export").await;
@@ -520,6 +559,9 @@ async fn every_control_is_on_screen_at_1024x768_and_1280x800_in_both_themes() {
                 ])
             );
             check("the Export dialog", controls_off_screen(&app).await);
+            if (w, h, dark) == (1024, 768, false) {
+                maybe_shot(&display, "30-export-1024x768").await;
+            }
             app.click("#export-cancel").await;
         }
         app.quit().await;
