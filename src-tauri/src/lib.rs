@@ -103,7 +103,6 @@ pub fn run() {
         )
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
-        .manage(menu::Zoom::default())
         .menu(menu::build)
         .on_menu_event(menu::on_event)
         .setup(|app| {

@@ -249,15 +249,6 @@ fn about<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<PredefinedMenuItem<R>>
     PredefinedMenuItem::about(app, Some("About Sandalyst"), Some(meta))
 }
 
-/// The page's zoom, changed by View's zoom items.
-pub struct Zoom(std::sync::Mutex<f64>);
-
-impl Default for Zoom {
-    fn default() -> Self {
-        Zoom(std::sync::Mutex::new(1.0))
-    }
-}
-
 /// The zoom steps, as browsers have them.
 const ZOOMS: &[f64] = &[0.67, 0.75, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0];
 
@@ -296,18 +287,20 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     }
 }
 
+/// View's zoom items; the zoom is kept with the window's state.
 fn zoom<R: Runtime>(app: &AppHandle<R>, id: &str) {
     let Some(w) = app.get_webview_window("main") else {
         return;
     };
-    let state = app.state::<Zoom>();
-    let mut z = state.0.lock().unwrap();
-    *z = match id {
-        "zoom-in" => zoom_step(*z, true),
-        "zoom-out" => zoom_step(*z, false),
+    let now = crate::window_state::zoom(app);
+    let z = match id {
+        "zoom-in" => zoom_step(now, true),
+        "zoom-out" => zoom_step(now, false),
         _ => 1.0,
     };
-    let _ = w.set_zoom(*z);
+    if w.set_zoom(z).is_ok() {
+        crate::window_state::zoomed(app, z);
+    }
 }
 
 /// WebKit's own editing command on the focused field: what the keys do there.

@@ -1,5 +1,6 @@
-//! The window opens where, as big and as maximised as it was left
-//! (`sandalyst::api::window` keeps the file and says where a saved window may go).
+//! The window opens where, as big and as maximised as it was left, at the zoom it was
+//! left at (`sandalyst::api::window` keeps the file and says where a saved window may
+//! go).
 //!
 //! The state is written shortly after each move or resize, not only on a clean exit:
 //! an app that is killed (a crash, a logout, a test ending its session) still comes
@@ -11,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sandalyst::api::window::{self, Rect, WindowState};
-use tauri::{Manager, PhysicalPosition, PhysicalSize, Runtime, WebviewWindow, WindowEvent};
+use tauri::{
+    AppHandle, Manager, PhysicalPosition, PhysicalSize, Runtime, WebviewWindow, WindowEvent,
+};
 
 /// How long the window must be still before its state is written (a drag is dozens of
 /// events a second).
@@ -39,6 +42,9 @@ pub fn restore<R: Runtime>(w: &WebviewWindow<R>, data_root: &std::path::Path) {
         if p.maximized {
             let _ = w.maximize();
         }
+        if saved.zoom != 1.0 {
+            let _ = w.set_zoom(saved.zoom);
+        }
         tracing::debug!(?saved, "window restored");
     }
     let _ = w.show();
@@ -59,38 +65,72 @@ struct Tracker {
     /// maximised window comes back to when it is restored.
     normal: Option<WindowState>,
     maximized: bool,
+    zoom: f64,
     /// Bumped on every change; a write goes ahead only if none came after it.
     generation: u64,
 }
 
-/// Write the state of `w` to `data_root` whenever it has moved or been resized.
-pub fn track<R: Runtime>(w: &WebviewWindow<R>, data_root: PathBuf) {
-    let tracker = Arc::new(Mutex::new(Tracker {
-        normal: window::load(&data_root),
-        ..Default::default()
-    }));
-    let win = w.clone();
-    w.on_window_event(move |event| {
-        let now = matches!(event, WindowEvent::CloseRequested { .. });
-        if !(now || matches!(event, WindowEvent::Moved(_) | WindowEvent::Resized(_))) {
-            return;
-        }
+/// The main window's tracker, kept by the app: View's zoom items change it too.
+#[derive(Clone)]
+pub struct Tracked {
+    tracker: Arc<Mutex<Tracker>>,
+    root: PathBuf,
+}
+
+impl Tracked {
+    /// Note a change made by `change` and write the state once things are still
+    /// (`now`: at once, as the window closes).
+    fn changed(&self, now: bool, change: impl FnOnce(&mut Tracker)) {
         let generation = {
-            let mut t = tracker.lock().unwrap();
-            observe(&win, &mut t);
+            let mut t = self.tracker.lock().unwrap();
+            change(&mut t);
             t.generation += 1;
             t.generation
         };
-        let (tracker, root) = (tracker.clone(), data_root.clone());
         if now {
-            write(&tracker, &root, generation);
+            write(&self.tracker, &self.root, generation);
             return;
         }
+        let me = self.clone();
         tauri::async_runtime::spawn(async move {
             tokio::time::sleep(SETTLE).await;
-            write(&tracker, &root, generation);
+            write(&me.tracker, &me.root, generation);
         });
+    }
+}
+
+/// Write the state of `w` to `data_root` whenever it has moved or been resized.
+pub fn track<R: Runtime>(w: &WebviewWindow<R>, data_root: PathBuf) {
+    let saved = window::load(&data_root);
+    let tracked = Tracked {
+        tracker: Arc::new(Mutex::new(Tracker {
+            normal: saved,
+            zoom: saved.map_or(1.0, |s| s.zoom),
+            ..Default::default()
+        })),
+        root: data_root,
+    };
+    w.manage(tracked.clone());
+    let win = w.clone();
+    w.on_window_event(move |event| {
+        let now = matches!(event, WindowEvent::CloseRequested { .. });
+        if now || matches!(event, WindowEvent::Moved(_) | WindowEvent::Resized(_)) {
+            tracked.changed(now, |t| observe(&win, t));
+        }
     });
+}
+
+/// The page's zoom now (1: 100 %).
+pub fn zoom<R: Runtime>(app: &AppHandle<R>) -> f64 {
+    app.try_state::<Tracked>()
+        .map_or(1.0, |t| t.tracker.lock().unwrap().zoom)
+}
+
+/// The page's zoom was changed to `z`: kept with the window's state.
+pub fn zoomed<R: Runtime>(app: &AppHandle<R>, z: f64) {
+    if let Some(t) = app.try_state::<Tracked>() {
+        t.changed(false, |t| t.zoom = z);
+    }
 }
 
 /// Read the window's state into `t`.
@@ -110,6 +150,7 @@ fn observe<R: Runtime>(w: &WebviewWindow<R>, t: &mut Tracker) {
                 width: size.width,
                 height: size.height,
                 maximized: false,
+                zoom: t.zoom,
             });
         }
     }
@@ -123,6 +164,7 @@ fn write(tracker: &Mutex<Tracker>, root: &std::path::Path, generation: u64) {
     let Some(normal) = t.normal else { return };
     let state = WindowState {
         maximized: t.maximized,
+        zoom: t.zoom,
         ..normal
     };
     if let Err(e) = window::save(root, &state) {

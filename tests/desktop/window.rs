@@ -66,7 +66,8 @@ async fn saved_state(data: &Path, want: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_comes_back_where_and_as_big_as_it_was_left() {
-    let display = Display::get();
+    // A display of its own: the zoom keys go to whatever window has the focus there.
+    let display = Display::own();
     let data = tempfile::tempdir().unwrap();
 
     // A fresh data folder: the default size.
@@ -79,7 +80,7 @@ async fn the_window_comes_back_where_and_as_big_as_it_was_left() {
     let state = saved_state(data.path(), "\"width\":1024,\"height\":700").await;
     assert_eq!(
         state,
-        json!({"x": 37, "y": 41, "width": 1024, "height": 700, "maximized": false})
+        json!({"x": 37, "y": 41, "width": 1024, "height": 700, "maximized": false, "zoom": 1.0})
     );
     app.quit().await;
 
@@ -102,12 +103,18 @@ async fn the_window_comes_back_where_and_as_big_as_it_was_left() {
         "\"x\":120,\"y\":60,\"width\":1100,\"height\":720",
     )
     .await;
+    // View > Zoom in (Ctrl+=) is kept with it.
+    press(&display, "ctrl+equal");
+    saved_state(data.path(), "\"zoom\":1.1").await;
     app.quit().await;
     let app = App::start(&display, data.path(), &[]).await;
     assert_eq!(
         app.c().get_window_rect().await.unwrap(),
         (120, 60, 1100, 720)
     );
+    // At 110 %, the 1100 px wide page is 1000 CSS pixels wide.
+    app.wait_js("return Math.abs(window.innerWidth - 1000) <= 2", 10)
+        .await;
     app.quit().await;
 
     // A position on a monitor that is gone (this display is 1280x900): the saved size,

@@ -9,16 +9,26 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// The window as it was left: its position and size when not maximised (physical
-/// pixels, the outer top-left corner and the inner size, as a window is placed), and
-/// whether it was maximised over them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// pixels, the outer top-left corner and the inner size, as a window is placed),
+/// whether it was maximised over them, and the page's zoom (View's zoom items).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowState {
     pub x: i32,
     pub y: i32,
     pub width: u32,
     pub height: u32,
     pub maximized: bool,
+    /// 1 is 100 %; a file written before the zoom was kept has none.
+    #[serde(default = "no_zoom")]
+    pub zoom: f64,
 }
+
+fn no_zoom() -> f64 {
+    1.0
+}
+
+/// The zoom a page may be given back (a hand-edited 0 or 50 would make it unusable).
+const ZOOM_RANGE: std::ops::RangeInclusive<f64> = 0.25..=5.0;
 
 /// A monitor's area, in physical pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +57,10 @@ pub fn path(data_root: &Path) -> PathBuf {
 /// then opens at its default size, and the next move or resize rewrites the file).
 pub fn load(data_root: &Path) -> Option<WindowState> {
     let text = std::fs::read_to_string(path(data_root)).ok()?;
-    let s: WindowState = serde_json::from_str(&text).ok()?;
+    let mut s: WindowState = serde_json::from_str(&text).ok()?;
+    if !ZOOM_RANGE.contains(&s.zoom) {
+        s.zoom = 1.0;
+    }
     (s.width > 0 && s.height > 0).then_some(s)
 }
 
@@ -132,6 +145,7 @@ mod tests {
             width,
             height,
             maximized: false,
+            zoom: 1.0,
         }
     }
 
@@ -203,10 +217,24 @@ mod tests {
         assert_eq!(load(dir.path()), None);
         let s = WindowState {
             maximized: true,
+            zoom: 1.25,
             ..state(10, 20, 1100, 760)
         };
         save(dir.path(), &s).unwrap();
         assert_eq!(load(dir.path()), Some(s));
+        // A file from before the zoom was kept: 100 %; a zoom out of range: 100 %.
+        std::fs::write(
+            path(dir.path()),
+            r#"{"x":1,"y":2,"width":1000,"height":700,"maximized":false}"#,
+        )
+        .unwrap();
+        assert_eq!(load(dir.path()).unwrap().zoom, 1.0);
+        std::fs::write(
+            path(dir.path()),
+            r#"{"x":1,"y":2,"width":1000,"height":700,"maximized":false,"zoom":0}"#,
+        )
+        .unwrap();
+        assert_eq!(load(dir.path()).unwrap().zoom, 1.0);
         std::fs::write(path(dir.path()), "{\"x\": 1").unwrap();
         assert_eq!(load(dir.path()), None);
         std::fs::write(
