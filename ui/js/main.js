@@ -297,7 +297,8 @@ function openCell(p) {
 
 function togglePlots() {
   if (app.plots) { closePreview(); return; }
-  if (!app.session) return;
+  // View > Plots (its keys) can ask before there is a session: say why nothing opens.
+  if (!app.session) { toast('No plots yet: they appear here once an ask has made some.'); return; }
   $('#preview-title').textContent = 'Plots';
   const body = clear($('#preview-body'));
   $('#preview').hidden = false;
