@@ -4,7 +4,8 @@
 # Node (module tests) for its tests, ImageMagick for screenshots, and tauri-driver.
 # The tests of the desktop's habits (tests/desktop/habits.rs) run a D-Bus session bus
 # (dbus-daemon, dbus-send, dbus-monitor) with a notification server (dunst) and a file
-# manager (Thunar) on it, and move the focus with xdotool.
+# manager (Thunar) on it, and move the focus with xdotool. The window-state tests
+# (tests/desktop/window.rs) maximise the window under a window manager (openbox).
 # A second run only checks and returns in seconds.
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ SUDO=""
 
 pkgs="libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev librsvg2-dev
       build-essential pkg-config libssl-dev xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core nodejs imagemagick
-      dbus-daemon dbus-bin dunst thunar xdotool"
+      dbus-daemon dbus-bin dunst thunar xdotool openbox"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -97,6 +97,8 @@ pub struct AppInfo {
     pub scheme_base: String,
     /// The log files' folder, for a bug report (none where the system has none).
     pub logs_dir: Option<String>,
+    /// The menu bar's items with keys, for the Shortcuts list.
+    pub menu: Vec<crate::menu::MenuKey>,
 }
 
 #[tauri::command]
@@ -111,6 +113,7 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         why_offline: why,
         scheme_base: crate::scheme::root_url(),
         logs_dir: sandalyst::api::logs::log_dir().map(|d| d.display().to_string()),
+        menu: crate::menu::keys(),
     }
 }
 

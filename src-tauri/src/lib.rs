@@ -8,11 +8,14 @@
 //! - [`webview`]: the window's WebKit settings (compositing off: memory);
 //! - [`launch`]: files given on the command line, by the file manager or by a second
 //!   launch (single instance), handed to the page;
+//! - [`menu`]: the native menu bar, whose items the page carries out as its buttons;
+//! - [`window_state`]: the window opens where and as big as it was left;
 //! - [`failure`]: start-up errors and panics shown in native dialogs, and logged.
 
 pub mod commands;
 pub mod failure;
 pub mod launch;
+pub mod menu;
 
 /// Milliseconds since the process started.
 pub fn since_start_ms() -> u128 {
@@ -23,6 +26,7 @@ pub fn since_start_ms() -> u128 {
 }
 pub mod scheme;
 pub mod webview;
+pub mod window_state;
 
 use tauri::Manager;
 
@@ -99,8 +103,17 @@ pub fn run() {
         )
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .menu(menu::build)
+        .on_menu_event(menu::on_event)
         .setup(|app| {
             failure::watch_panics(app.handle().clone());
+            // The window state lives in the data folder, beside the desktop's settings
+            // (a test's fresh SANDALYST_DATA_DIR starts from the default size).
+            let root = app.state::<commands::AppState>().app.root().to_path_buf();
+            if let Some(w) = app.get_webview_window("main") {
+                window_state::restore(&w, &root);
+                window_state::track(&w, root);
+            }
             Ok(())
         })
         .build(context)

@@ -23,6 +23,8 @@ mod habits;
 mod contexts;
 // The log folder in the help, the start logged, a start that fails with the fix.
 mod logs;
+// The window state kept, the menu's keys, every control on screen at 1024x768.
+mod window;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
@@ -84,6 +86,11 @@ impl Display {
                 };
             }
         }
+        Display::own()
+    }
+
+    /// An Xvfb of this test's own, whatever DISPLAY says.
+    fn own() -> Display {
         // Xvfb picks a free display itself and says which once it is ready: tests that
         // run at once (in this process or another worktree's) each get their own, and
         // one ending never takes another's display down.

@@ -26,6 +26,11 @@ export function onLaunchFiles(cb) {
   return T.event.listen('launch-files', () => cb());
 }
 
+/// A native menu item the page carries out: cb(item id), e.g. 'new-session'.
+export function onMenu(cb) {
+  return T.event.listen('menu', (e) => cb(e.payload));
+}
+
 export function pickFiles() {
   return T.dialog.open({ multiple: true, directory: false, title: 'Add files to the session' });
 }

@@ -1,7 +1,7 @@
 // The app: wires the views to the backend. State lives here; each view draws its part.
 
 import { $, h, clear } from './dom.js';
-import { invoke, channel, onDragDrop, onLaunchFiles, pickFiles, pickFolder, pickSave } from './api.js';
+import { invoke, channel, onDragDrop, onLaunchFiles, onMenu, pickFiles, pickFolder, pickSave } from './api.js';
 import * as fmt from './format.js';
 import { newAsk, noticeText, reduce, setupText } from './runstate.js';
 import { AskView } from './runview.js';
@@ -26,6 +26,7 @@ const app = {
   running: null, // ask id
   sessions: [],
   plots: null, // the plots pane while it is open in the side panel
+  previewing: null, // the name of the file last shown in the side panel
 };
 
 function toast(text, ms = 4000) {
@@ -261,6 +262,7 @@ function closePreview() {
 
 async function previewFile(f) {
   app.plots = null;
+  app.previewing = f.name;
   $('#preview-title').textContent = `${f.name} · ${fmt.fileType(f.name)} · ${fmt.bytes(f.bytes)}`;
   const body = clear($('#preview-body'));
   body.append(h('div', { class: 'muted' }, 'Loading…'));
@@ -295,7 +297,8 @@ function openCell(p) {
 
 function togglePlots() {
   if (app.plots) { closePreview(); return; }
-  if (!app.session) return;
+  // View > Plots (its keys) can ask before there is a session: say why nothing opens.
+  if (!app.session) { toast('No plots yet: they appear here once an ask has made some.'); return; }
   $('#preview-title').textContent = 'Plots';
   const body = clear($('#preview-body'));
   $('#preview').hidden = false;
@@ -303,6 +306,15 @@ function togglePlots() {
   app.plots = new PlotsPane(app.session.id, { onOpenCell: openCell, say: (t) => toast(t) });
   body.append(app.plots.el);
   refreshPlots();
+}
+
+/// View > Data explorer: the side panel shows the file last shown there (else the
+/// first one), or closes when it shows a file already.
+function toggleExplorer() {
+  if (!$('#preview').hidden && !app.plots) { closePreview(); return; }
+  const f = app.files.find((x) => x.name === app.previewing) ?? app.files[0];
+  if (!f) { toast('Add a data file first: the explorer shows it.'); return; }
+  previewFile(f);
 }
 
 // ---- asks ----
@@ -492,10 +504,32 @@ function keys() {
       case 'export': e.preventDefault(); exportOutputs(); break;
       case 'settings': e.preventDefault(); openSettings(afterSettings); break;
       case 'focus': e.preventDefault(); $('#prompt').focus(); break;
-      case 'help': e.preventDefault(); openHelp(app.info?.logs_dir); break;
+      case 'help': e.preventDefault(); showHelp(); break;
       default: break;
     }
   });
+}
+
+function showHelp() { openHelp(app.info?.logs_dir, app.info?.menu); }
+
+function openLogs() { invoke('open_logs_folder').catch((e) => toast(String(e), 8000)); }
+
+/// A native menu item: the same function as the page's button or key of that name.
+const MENU = {
+  'new-session': () => newSession(),
+  'add-files': () => addFromDialog(),
+  export: () => exportOutputs(),
+  settings: () => openSettings(afterSettings),
+  'toggle-explorer': () => toggleExplorer(),
+  'toggle-plots': () => togglePlots(),
+  shortcuts: () => showHelp(),
+  'open-logs': () => openLogs(),
+};
+
+function menuItem(id) {
+  // As with the keys: a dialog that is open keeps the window's attention.
+  if (document.querySelector('dialog[open]') && id !== 'open-logs') return;
+  MENU[id]?.();
 }
 
 async function addFromDialog() {
@@ -525,9 +559,9 @@ async function main() {
   $('#plots-btn').addEventListener('click', togglePlots);
   $('#open-settings').addEventListener('click', () => openSettings(afterSettings));
   $('#offline-settings').addEventListener('click', (e) => { e.preventDefault(); openSettings(afterSettings); });
-  $('#open-help').addEventListener('click', () => openHelp(app.info?.logs_dir));
+  $('#open-help').addEventListener('click', showHelp);
   $('#help-close').addEventListener('click', () => $('#help').close());
-  $('#open-logs').addEventListener('click', () => invoke('open_logs_folder').catch((e) => toast(String(e), 8000)));
+  $('#open-logs').addEventListener('click', openLogs);
   $('#preview-close').addEventListener('click', closePreview);
   $('#preview-wide').addEventListener('click', () => {
     const wide = document.body.classList.toggle('wide-preview');
@@ -550,7 +584,8 @@ async function main() {
     else if (p.type === 'drop') { showDropOverlay(false); addPaths(p.paths); }
   });
   setInterval(() => { for (const a of app.asks.values()) if (a.state.status === 'running') a.view.tick(); }, 1000);
-  window.sandalyst = Object.freeze({ addPaths, openSession, newSession, rerun, togglePlots });
+  onMenu(menuItem);
+  window.sandalyst = Object.freeze({ addPaths, openSession, newSession, rerun, togglePlots, menuItem });
   setBusy();
   await loadInfo().catch((e) => toast(String(e)));
   await refreshHistory();

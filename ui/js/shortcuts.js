@@ -15,6 +15,15 @@ export const SHORTCUTS = [
   { keys: 'Ctrl+Enter', action: 'run_edited', label: 'Editing a call that waits: run the edited code' },
 ];
 
+/// The Shortcuts list: the menu bar's keys (`menu`: app_info's, as the platform
+/// writes them), then the page's own keys that no menu item has.
+export function helpRows(menu = []) {
+  const rows = menu.map((m) => ({ keys: m.keys, label: `${m.label} (${m.menu} menu)` }));
+  const taken = new Set(rows.map((r) => r.keys));
+  for (const s of SHORTCUTS) if (!taken.has(s.keys)) rows.push({ keys: s.keys, label: s.label });
+  return rows;
+}
+
 /// The action of a keydown, or null. `inText`: focus is in a text field, where
 /// plain keys (like `?`) are typing, not shortcuts.
 export function actionFor(e, inText) {

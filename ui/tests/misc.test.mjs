@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tokenize } from '../js/highlight.js';
 import { zoomAt, fit, actual, pan, MAX_SCALE } from '../js/zoom.js';
-import { actionFor, SHORTCUTS } from '../js/shortcuts.js';
+import { actionFor, helpRows, SHORTCUTS } from '../js/shortcuts.js';
 import { AppError } from '../js/errors.js';
 
 test('highlighting keeps every character and marks keywords, strings, comments, numbers', () => {
@@ -40,6 +40,22 @@ test('shortcuts: typing in a text field is typing', () => {
   assert.equal(actionFor(k('o', { ctrlKey: true }), false), 'add');
   assert.equal(actionFor(k(',', { metaKey: true }), false), 'settings');
   assert.ok(SHORTCUTS.every((s) => s.label && s.keys));
+});
+
+test('shortcuts list: the menu bar\'s keys first, then the page\'s own keys no menu item has', () => {
+  const menu = [
+    { menu: 'File', id: 'new-session', label: 'New session', keys: 'Ctrl+N' },
+    { menu: 'View', id: 'toggle-plots', label: 'Plots', keys: 'Ctrl+Shift+P' },
+  ];
+  const rows = helpRows(menu);
+  assert.deepEqual(rows.slice(0, 2), [
+    { keys: 'Ctrl+N', label: 'New session (File menu)' },
+    { keys: 'Ctrl+Shift+P', label: 'Plots (View menu)' },
+  ]);
+  // Ctrl+N is listed once; the page's keys that no menu has (Ctrl+Enter, ?) stay.
+  assert.equal(rows.filter((r) => r.keys === 'Ctrl+N').length, 1);
+  assert.ok(rows.some((r) => r.keys === 'Ctrl+Enter') && rows.some((r) => r.keys === '?'));
+  assert.equal(helpRows(undefined).length, SHORTCUTS.length);
 });
 
 test('a command refusal keeps its code and reads as its message', () => {

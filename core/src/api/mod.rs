@@ -49,6 +49,7 @@ pub mod preview;
 pub mod runs;
 pub mod settings;
 pub mod shown;
+pub mod window;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
