@@ -36,8 +36,15 @@ pub fn problem(name: &str, size: u64, bytes: &[u8]) -> Option<String> {
                 );
             }
             if whole {
-                if let Err(e) = super::image::check_png(Cursor::new(bytes), size, name) {
-                    return Some(format!("is not a readable PNG image: {}", root_cause(&e)));
+                match super::image::check_png(Cursor::new(bytes), size, name) {
+                    Err(e) => {
+                        return Some(format!("is not a readable PNG image: {}", root_cause(&e)))
+                    }
+                    // `plt.savefig` with nothing plotted since the last one.
+                    Ok(info) if info.blank => {
+                        return Some("is a blank image (one colour: nothing was drawn on the figure it saved)".into())
+                    }
+                    Ok(_) => {}
                 }
             }
             None
@@ -149,7 +156,8 @@ mod tests {
     use super::*;
 
     fn png(w: u32, h: u32) -> Vec<u8> {
-        let img = ::image::RgbImage::from_pixel(w, h, ::image::Rgb([1, 2, 3]));
+        let mut img = ::image::RgbImage::from_pixel(w, h, ::image::Rgb([1, 2, 3]));
+        img.put_pixel(w / 2, h / 2, ::image::Rgb([200, 0, 0]));
         let mut out = Cursor::new(Vec::new());
         img.write_to(&mut out, ::image::ImageFormat::Png).unwrap();
         out.into_inner()
@@ -157,6 +165,21 @@ mod tests {
 
     fn check(name: &str, bytes: &[u8]) -> Option<String> {
         problem(name, bytes.len() as u64, bytes)
+    }
+
+    #[test]
+    fn a_chart_of_one_colour_is_blank_and_a_tiny_image_is_not() {
+        let blank = |w, h| {
+            let img = ::image::RgbaImage::from_pixel(w, h, ::image::Rgba([255, 255, 255, 255]));
+            let mut out = Cursor::new(Vec::new());
+            img.write_to(&mut out, ::image::ImageFormat::Png).unwrap();
+            out.into_inner()
+        };
+        assert!(check("chart.png", &blank(640, 480))
+            .unwrap()
+            .starts_with("is a blank image"));
+        assert_eq!(check("icon.png", &blank(2, 2)), None);
+        assert_eq!(check("chart.png", &png(640, 480)), None);
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub const MAX_PIXELS: u64 = 50_000_000;
 /// compressed metadata such as iCCP profiles.
 pub const MAX_DECODER_BYTES: usize = 64 << 20;
 
+/// The fewest pixels of an image that may be called blank: an icon or a test's tiny
+/// image of one colour is what it is; a figure of one colour is an empty chart.
+pub const BLANK_MIN_PIXELS: u64 = 64 * 64;
+
 /// What a preview needs to know about a PNG, without holding its pixels.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ImageInfo {
@@ -31,6 +35,10 @@ pub struct ImageInfo {
     /// `grayscale`, `rgb`, `indexed`, `grayscale_alpha` or `rgba`.
     pub color_type: &'static str,
     pub bit_depth: u8,
+    /// Every pixel the same in an image of chart size (at least [`BLANK_MIN_PIXELS`]):
+    /// a chart saved before anything was drawn on it.
+    #[serde(skip)]
+    pub blank: bool,
 }
 
 /// Decode a PNG fully (checking it is sound) and return its size, refusing huge ones.
@@ -80,17 +88,25 @@ pub fn check_png<R: std::io::BufRead + std::io::Seek>(
         .map_err(|e| decode_error(path, e, "is not a readable PNG"))?;
     // One row at a time: this proves the compressed data is complete and consistent
     // with memory for a single row, whatever the frame size.
-    while reader
+    let bpp = reader.info().bytes_per_pixel().max(1);
+    let (mut first, mut blank): (Option<Vec<u8>>, bool) = (None, true);
+    while let Some(row) = reader
         .next_row()
         .map_err(|e| decode_error(path, e, "is a damaged PNG"))?
-        .is_some()
-    {}
+    {
+        if blank {
+            let data = row.data();
+            let px = first.get_or_insert_with(|| data[..bpp.min(data.len())].to_vec());
+            blank = data.chunks(bpp).all(|c| c == px.as_slice());
+        }
+    }
     Ok(ImageInfo {
         width,
         height,
         bytes,
         color_type,
         bit_depth,
+        blank: blank && u64::from(width) * u64::from(height) >= BLANK_MIN_PIXELS,
     })
 }
 

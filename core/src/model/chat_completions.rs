@@ -38,7 +38,7 @@ use super::http::{
     data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
 };
 use super::{sse, tool_args, Delta, ImagePart, Item, Reply, Request, Usage};
-use crate::conversation::{CallMode, Ending};
+use crate::conversation::{CallMode, Capped, Ending};
 use mode::ModeState;
 
 /// The Chat Completions provider.
@@ -90,8 +90,13 @@ impl WireFormat for Chat {
             "stream_options": {"include_usage": true},
         });
         if state.mode == CallMode::Schema && stepped {
-            body["response_format"] =
-                steps::response_format(request.tools, &request.answer, request.repeats);
+            let failed = steps::last_error(request.items);
+            body["response_format"] = steps::response_format(
+                request.tools,
+                &request.answer,
+                request.repeats,
+                failed.as_deref(),
+            );
         }
         if !request.tools.is_empty() && !stepped {
             body["tools"] = request
@@ -179,6 +184,16 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str) -> Reply {
     let Item::Assistant { text } = &reply.items[pos] else {
         return reply;
     };
+    // A step cut as a loop runs up to where its lines began to repeat.
+    let looped = reply.cut.is_some_and(|c| c.what == Capped::Repetition);
+    if let Some(step) = looped.then(|| steps::salvage(text, request.tools)).flatten() {
+        if let Some((items, ending)) = steps::parse(&step, request.tools, call_id) {
+            reply.items.splice(pos..pos + 1, items);
+            reply.ending = ending;
+            reply.cut = None;
+            return reply;
+        }
+    }
     match steps::parse(text, request.tools, call_id) {
         Some((items, ending)) => {
             reply.items.splice(pos..pos + 1, items);

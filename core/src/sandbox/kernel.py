@@ -927,7 +927,7 @@ def _note(mended, requoted, undone):
     notes = []
     if mended:
         notes.append("This cell was one line holding %d statements; it ran with each on its own line. "
-                      "In the JSON string, write a newline as \\n." % (mended.count("\n") + 1))
+                      "Write each statement on a line of its own." % (mended.count("\n") + 1))
     if requoted:
         notes.append("A string in quotes held real line breaks, so the cell did not compile; it ran "
                      "with them mended. Inside a quoted string, write a line break as \\n.")

@@ -44,8 +44,8 @@ pub const LINE_MAX: u64 = 1000;
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
 /// follows a thought it did not write ([`guided_thought`]).
-pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
-    let guided = guided_thought(answer, repeats);
+pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32, failed: Option<&str>) -> Value {
+    let guided = guided_thought(answer, repeats, failed);
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| {
@@ -100,16 +100,50 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
 /// The thought a step must start with after the model repeated its call (or its
 /// reply looped) while a named output is missing: a 1.5B model ran
 /// `baseline.dropna(inplace=True)` fifteen times, told each time; with the next file
-/// as its thought its code turns to it.
-pub fn guided_thought(answer: &Answer, repeats: u32) -> Option<String> {
+/// as its thought its code turns to it. After a failed cell, the thought names its
+/// error and where (`failed`, from [`last_error`]): told "do not run it again", a
+/// 1.5B model ran the same failing cell again; its own thought is what it follows.
+pub fn guided_thought(answer: &Answer, repeats: u32, failed: Option<&str>) -> Option<String> {
     let missing = match answer {
         Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
         Answer::Open => return None,
     };
     let next = missing.first().filter(|_| repeats > 0)?;
-    Some(format!(
-        "A new step, not the last one again: the code that writes {next}."
-    ))
+    Some(match failed {
+        Some(error) => format!(
+            "The last cell failed ({error}); a new cell that avoids that error and writes {next}."
+        ),
+        None => format!("A new step, not the last one again: the code that writes {next}."),
+    })
+}
+
+/// The error of the last step, when the last thing in the conversation is a failed
+/// call's result: its exception line and the line of code it points at, shortened.
+pub fn last_error(items: &[Item]) -> Option<String> {
+    let Some(Item::ToolOutput {
+        output,
+        is_error: true,
+        ..
+    }) = items.last()
+    else {
+        return None;
+    };
+    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    let exception = lines.iter().rev().find(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, _)| k.ends_with("Error") || k.ends_with("Exception"))
+    })?;
+    // The cell's line the traceback points at: the line after `Cell In[7], line 3`.
+    let at = lines
+        .iter()
+        .rposition(|l| l.starts_with("Cell In["))
+        .and_then(|i| lines.get(i + 1))
+        .filter(|l| !l.is_empty());
+    let said = match at {
+        Some(code) => format!("{exception} at `{code}`"),
+        None => exception.to_string(),
+    };
+    Some(said.chars().take(200).collect())
 }
 
 fn branch(props: Map<String, Value>, required: Vec<Value>) -> Value {
@@ -132,10 +166,15 @@ fn end_of(answer: &Answer) -> Option<(&'static str, &'static str)> {
 
 /// `response_format` for a schema turn: OpenAI's form, which llama.cpp, vLLM, LM
 /// Studio and Ollama's compatible endpoint take too.
-pub fn response_format(tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Value {
+pub fn response_format(
+    tools: &[ToolSpec],
+    answer: &Answer,
+    repeats: u32,
+    failed: Option<&str>,
+) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats)},
+        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed)},
     })
 }
 
@@ -281,6 +320,64 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
         arguments: Value::Object(arguments).to_string(),
     });
     Some((items, Ending::Unmarked))
+}
+
+/// The comment that opens a step the app ran from a reply cut as a loop.
+pub const SALVAGED: &str = "# (the app ran this step's lines up to where they began to repeat)";
+
+/// A step whose reply was cut as a loop, as the step it meant: its thought, its
+/// action and the lines of its code up to where they began to repeat (one copy of
+/// the repeated block), under a comment that says so. A 1.5B model writing a good
+/// cell repeated its last line until the cut; three such cuts ended the ask with
+/// nothing run. `None` without a tool's action and at least one whole line.
+pub fn salvage(text: &str, tools: &[ToolSpec]) -> Option<String> {
+    let action = string_after(text, ACTION)?.0;
+    tools.iter().find(|t| t.name == action)?;
+    let thought = string_after(text, THOUGHT).map_or(String::new(), |(t, _)| t);
+    let at = text.find(&format!("\"{LINES_ARG}\""))?;
+    let rest = text[at..].split_once('[')?.1;
+    // The whole strings of the list, in order; the one the cut left open is dropped.
+    let (mut lines, mut rest) = (Vec::new(), rest);
+    loop {
+        let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+        let Some(Ok(line)) = de.next() else {
+            break;
+        };
+        lines.push(line);
+        let Some(next) = rest[de.byte_offset()..].trim_start().strip_prefix(',') else {
+            break;
+        };
+        rest = next;
+    }
+    let kept = before_the_loop(&lines);
+    if kept.is_empty() {
+        return None;
+    }
+    let mut code = vec![SALVAGED.to_string()];
+    code.extend(kept.iter().cloned());
+    Some(json!({THOUGHT: thought, ACTION: action, LINES_ARG: code}).to_string())
+}
+
+/// `lines` up to where they begin to repeat a block to their end, with one copy of it.
+fn before_the_loop(lines: &[String]) -> &[String] {
+    let n = lines.len();
+    for start in 0..n {
+        for p in 1..=(n - start) / 2 {
+            if (start + p..n).all(|i| lines[i] == lines[i - p]) {
+                return &lines[..start + p];
+            }
+        }
+    }
+    lines
+}
+
+/// The JSON string value of `"key":` in a partial object, and where it ends.
+fn string_after(text: &str, key: &str) -> Option<(String, usize)> {
+    let at = text.find(&format!("\"{key}\""))? + key.len() + 2;
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+    let value = de.next()?.ok()?;
+    Some((value, de.byte_offset()))
 }
 
 /// A step written inside a fence (text mode): the fence's body.
@@ -517,7 +614,7 @@ mod tests {
 
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
-        let open = schema(&tools(), &Answer::Open, 0);
+        let open = schema(&tools(), &Answer::Open, 0, None);
         let branches = open["anyOf"].as_array().unwrap();
         let actions: Vec<&str> = branches
             .iter()
@@ -548,6 +645,7 @@ mod tests {
                 missing: missing.clone(),
             },
             0,
+            None,
         );
         assert!(!not_yet.to_string().contains(FINAL_ANSWER));
         assert!(!not_yet.to_string().contains(CANNOT_FINISH));
@@ -557,6 +655,7 @@ mod tests {
                 missing: missing.clone(),
             },
             0,
+            None,
         );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
         assert_eq!(
@@ -565,15 +664,57 @@ mod tests {
         );
         // Only python offered and no end: one object, no anyOf.
         let only = &tools()[..1];
-        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0);
+        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None);
         assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
-        let guided = schema(&tools(), &Answer::NotYet { missing }, 1);
+        let guided = schema(&tools(), &Answer::NotYet { missing: missing.clone() }, 1, None);
         assert_eq!(
             guided["anyOf"][0]["properties"]["thought"]["enum"],
             json!(["A new step, not the last one again: the code that writes output/chart.png."])
         );
-        assert_eq!(guided_thought(&Answer::Open, 3), None);
+        assert_eq!(guided_thought(&Answer::Open, 3, None), None);
+        // After a failed cell, the thought names its error and where.
+        let failed = Item::ToolOutput {
+            call_id: "c".into(),
+            output: "status: error (0.01 s)\n[traceback]\nTraceback (most recent call last):\n  Cell In[7], line 3\n    baseline = baseline.sort_values(by='timestamp')\n  File /usr/lib/frame.py:7189 in sort_values\n    k = self._get(by[0])\nKeyError: 'timestamp'\n[note] The cell failed".into(),
+            is_error: true,
+            images: vec![],
+        };
+        let error = last_error(std::slice::from_ref(&failed)).unwrap();
+        assert_eq!(
+            error,
+            "KeyError: 'timestamp' at `baseline = baseline.sort_values(by='timestamp')`"
+        );
+        let fix = schema(&tools(), &Answer::NotYet { missing }, 1, Some(&error));
+        assert_eq!(
+            fix["anyOf"][0]["properties"]["thought"]["enum"][0],
+            json!(format!("The last cell failed ({error}); a new cell that avoids that error and writes output/chart.png."))
+        );
+    }
+
+    #[test]
+    fn a_step_cut_as_a_loop_runs_up_to_where_its_lines_began_to_repeat() {
+        let looped = format!(
+            r#"{{"thought":"Flag the events","action":"python","code":["z = (df['x'] - df['x'].mean()) / df['x'].std()", "events = df[z.abs() > 3]",{} "events.to_c"#,
+            r#" "events.to_csv('output/a.csv', index=False)", "print(len(events))","#.repeat(12)
+        );
+        let step = salvage(&looped, &tools()).unwrap();
+        let v: Value = serde_json::from_str(&step).unwrap();
+        assert_eq!(v["thought"], "Flag the events");
+        assert_eq!(
+            v["code"],
+            json!([
+                SALVAGED,
+                "z = (df['x'] - df['x'].mean()) / df['x'].std()",
+                "events = df[z.abs() > 3]",
+                "events.to_csv('output/a.csv', index=False)",
+                "print(len(events))"
+            ])
+        );
+        // No tool, or no whole line: nothing to run.
+        assert!(salvage(r#"{"thought":"a","action":"rm","code":["x = 1", "#, &tools()).is_none());
+        assert!(salvage(r#"{"thought":"a","action":"python","code":["x = 1"#, &tools()).is_none());
+        assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
     }
 
     #[test]
