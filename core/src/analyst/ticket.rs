@@ -157,8 +157,8 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
 }
 
 /// A sentence without a parenthesis that restates what it asks as a formula ("the
-/// coefficient of variation (standard deviation divided by the mean) of CholTotal"):
-/// the formula is the method's, and its statistics are not asked.
+/// coefficient of variation (standard deviation divided by the mean) of CholTotal")
+/// or says how to compute it: the method's, and its statistics are not asked again.
 fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -> String {
     let (Some(open), Some(close)) = (sentence.find('('), sentence.find(')')) else {
         return sentence.to_string();
@@ -172,7 +172,14 @@ fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -
         .formula_words
         .iter()
         .any(|p| !find(&w, p).is_empty());
-    match method_of(inner, columns).filter(|m| formula && m.asks.is_empty()) {
+    // ... or says only how to compute what the rest asks ("the skewness of price
+    // (scipy.stats.skew with default settings, missing prices removed first)").
+    let outside = words_of(&format!("{} {}", &sentence[..open], &sentence[close + 1..]));
+    let outside_asks = quantities(&outside);
+    match method_of(inner, columns).filter(|m| {
+        formula && m.asks.is_empty()
+            || m.says_how && !m.asks.is_empty() && m.asks.iter().all(|q| outside_asks.contains(q))
+    }) {
         Some(m) => {
             method.merge(m, inner);
             format!(
@@ -589,11 +596,23 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
                 .for_each(|c| *c = true);
         }
     };
-    let mut names_a_column = false;
+    let mut column_said = false;
     for c in columns.iter().filter(|c| !c.is_empty()) {
         let before = covered.clone();
         cover(c, &mut covered);
-        names_a_column |= before != covered;
+        column_said |= before != covered;
+    }
+    // A word of a column's name ("missing prices" for `price_usd`), in a clause that
+    // names no whole column.
+    if !column_said {
+        for (i, x) in w.iter().enumerate() {
+            let plain = LEXICON.row_nouns.contains(&x.as_str())
+                || LEXICON.ticket_method.contains(&x.as_str());
+            if !covered[i] && !plain && names_a_column(std::slice::from_ref(x), columns) {
+                covered[i] = true;
+                column_said = true;
+            }
+        }
     }
     let statistics = LEXICON.statistics.iter().map(|(p, _)| p);
     for phrase in statistics
@@ -635,7 +654,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     let said = |list: &[&str]| list.iter().any(|p| !find(&w, p).is_empty());
     let formula = said(&LEXICON.formula_words);
     // ("where n is the number of rows", "for i = 1 to n": a formula's own words.)
-    if compares || condition && (names_a_column || has_number) && !formula {
+    if compares || condition && (column_said || has_number) && !formula {
         return None;
     }
     let decimals = decimals_said(&w);
@@ -678,7 +697,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
         rules: Vec::new(),
         sentences: Vec::new(),
         asks: if formula { Vec::new() } else { quantities(&w) },
-        names_column: names_a_column,
+        names_column: column_said,
         says_how,
     })
 }
