@@ -65,16 +65,17 @@ pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
 }
 
 /// How a file of `path`'s kind is written from the kernel, as a pattern a small model
-/// can follow; empty for a kind without one obvious way.
+/// can follow; empty for a kind without one obvious way. In single quotes: a 1.5B
+/// model copied `to_csv("...")` into a step's JSON string, whose `"` ended the line.
 fn how_to_write(path: &str) -> String {
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
     let how = match ext.to_ascii_lowercase().as_str() {
-        "csv" => format!("TABLE.to_csv(\"{path}\", index=False)"),
-        "png" | "jpg" | "jpeg" | "svg" | "pdf" => format!("plt.savefig(\"{path}\")"),
-        "md" | "txt" => format!("open(\"{path}\", \"w\").write(TEXT)"),
-        "json" => format!("TABLE.to_json(\"{path}\", orient=\"records\")"),
-        "xlsx" => format!("TABLE.to_excel(\"{path}\", index=False)"),
-        "parquet" => format!("TABLE.to_parquet(\"{path}\")"),
+        "csv" => format!("TABLE.to_csv('{path}', index=False)"),
+        "png" | "jpg" | "jpeg" | "svg" | "pdf" => format!("plt.savefig('{path}')"),
+        "md" | "txt" => format!("open('{path}', 'w').write(TEXT)"),
+        "json" => format!("TABLE.to_json('{path}', orient='records')"),
+        "xlsx" => format!("TABLE.to_excel('{path}', index=False)"),
+        "parquet" => format!("TABLE.to_parquet('{path}')"),
         _ => return String::new(),
     };
     format!(", in a cell that computes it and ends with {how}")
@@ -386,7 +387,7 @@ mod tests {
             checklist(task, &problems).unwrap(),
             "[checklist] output/anomalies.csv done; output/chart.png does not exist. \
              Next: write output/chart.png (the task: \"Plot them as output/chart.png, one line per meter\"), \
-             in a cell that computes it and ends with plt.savefig(\"output/chart.png\")."
+             in a cell that computes it and ends with plt.savefig('output/chart.png')."
         );
         let csv = [OutputProblem {
             path: "output/anomalies.csv".into(),
@@ -394,7 +395,7 @@ mod tests {
         }];
         assert!(checklist(task, &csv)
             .unwrap()
-            .ends_with("ends with TABLE.to_csv(\"output/anomalies.csv\", index=False)."));
+            .ends_with("ends with TABLE.to_csv('output/anomalies.csv', index=False)."));
         assert_eq!(how_to_write("output/data.bin"), "");
         let empty = [OutputProblem {
             path: "output/anomalies.csv".into(),
