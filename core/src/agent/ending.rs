@@ -163,9 +163,9 @@ pub async fn written_tables(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for name in named_outputs(task) {
-        let table = name.rsplit_once('.').is_some_and(|(_, e)| {
-            ["csv", "tsv"].contains(&e.to_ascii_lowercase().as_str())
-        });
+        let table = name
+            .rsplit_once('.')
+            .is_some_and(|(_, e)| ["csv", "tsv"].contains(&e.to_ascii_lowercase().as_str()));
         let Some(f) = outputs.iter().find(|f| f.path == name).filter(|_| table) else {
             continue;
         };

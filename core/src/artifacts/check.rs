@@ -41,9 +41,10 @@ pub fn problem(name: &str, size: u64, bytes: &[u8]) -> Option<String> {
                         return Some(format!("is not a readable PNG image: {}", root_cause(&e)))
                     }
                     // `plt.savefig` with nothing plotted since the last one.
-                    Ok(info) if info.blank => {
-                        return Some("is a blank image (one colour: nothing was drawn on the figure it saved)".into())
-                    }
+                    Ok(info) if info.blank => return Some(
+                        "is a blank image (one colour: nothing was drawn on the figure it saved)"
+                            .into(),
+                    ),
                     Ok(_) => {}
                 }
             }

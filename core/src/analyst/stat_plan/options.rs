@@ -119,7 +119,11 @@ impl Reader<'_> {
             let (mut k, mut values) = (at + 1, false);
             if let Some(m) = self.mention_at(k) {
                 k = m.end;
-            } else if self.w.get(k).is_some_and(|x| x == "values" || x == "valores") {
+            } else if self
+                .w
+                .get(k)
+                .is_some_and(|x| x == "values" || x == "valores")
+            {
                 (k, values) = (k + 1, true);
             }
             if !self

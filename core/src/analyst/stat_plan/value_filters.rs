@@ -242,10 +242,13 @@ impl Reader<'_> {
                         // "have no engine size", "no missing values": "no" before a
                         // column or missing values is a determiner, not the value No.
                         let determiner = LEXICON.negators.contains(&phrase.as_str())
-                            && (self.mention_at(at + len).is_some_and(|m| m.column != c.name)
-                                || self.w.get(at + len).is_some_and(|x| {
-                                    LEXICON.missing_nouns.contains(&x.as_str())
-                                }));
+                            && (self
+                                .mention_at(at + len)
+                                .is_some_and(|m| m.column != c.name)
+                                || self
+                                    .w
+                                    .get(at + len)
+                                    .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str())));
                         if determiner {
                             continue;
                         }

@@ -667,7 +667,14 @@ mod tests {
         let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None);
         assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
-        let guided = schema(&tools(), &Answer::NotYet { missing: missing.clone() }, 1, None);
+        let guided = schema(
+            &tools(),
+            &Answer::NotYet {
+                missing: missing.clone(),
+            },
+            1,
+            None,
+        );
         assert_eq!(
             guided["anyOf"][0]["properties"]["thought"]["enum"],
             json!(["A new step, not the last one again: the code that writes output/chart.png."])
@@ -712,8 +719,16 @@ mod tests {
             ])
         );
         // No tool, or no whole line: nothing to run.
-        assert!(salvage(r#"{"thought":"a","action":"rm","code":["x = 1", "#, &tools()).is_none());
-        assert!(salvage(r#"{"thought":"a","action":"python","code":["x = 1"#, &tools()).is_none());
+        assert!(salvage(
+            r#"{"thought":"a","action":"rm","code":["x = 1", "#,
+            &tools()
+        )
+        .is_none());
+        assert!(salvage(
+            r#"{"thought":"a","action":"python","code":["x = 1"#,
+            &tools()
+        )
+        .is_none());
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
     }
 
