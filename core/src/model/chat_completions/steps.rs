@@ -38,11 +38,6 @@ pub const LINES_ARG: &str = "code";
 /// Bounds of the lines: a model that loops still closes the object.
 pub const LINES_MAX: u64 = 60;
 pub const LINE_MAX: u64 = 1000;
-/// A line never ends just after an opening bracket, a comma, `=` or a space: a small
-/// model writing `print("x")` unescaped ended its line at `print(` (the `"` closed the
-/// JSON string) and ran that cell over and over. Held to this, the `"` cannot close
-/// the line there, and the model writes `\"` or `'` instead.
-pub const LINE_PATTERN: &str = "^(|.*[^(\\[{,= ])$";
 
 /// The JSON schema of one step: one branch per tool, then the end the turn allows
 /// (the final answer when no named output is missing, `cannot_finish` when the model
@@ -68,7 +63,7 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32, failed: Option<
                     if k == LINES_ARG && v["type"] == "string" {
                         v = json!({
                             "type": "array",
-                            "items": {"type": "string", "maxLength": LINE_MAX, "pattern": LINE_PATTERN},
+                            "items": {"type": "string", "maxLength": LINE_MAX},
                             "maxItems": LINES_MAX,
                         });
                     } else if v["type"] == "string" && v.get("maxLength").is_none() {
@@ -635,7 +630,7 @@ mod tests {
         // The code as a list of lines, each bounded, and a bounded list.
         assert_eq!(
             python["properties"]["code"],
-            json!({"type": "array", "items": {"type": "string", "maxLength": LINE_MAX, "pattern": LINE_PATTERN}, "maxItems": LINES_MAX})
+            json!({"type": "array", "items": {"type": "string", "maxLength": LINE_MAX}, "maxItems": LINES_MAX})
         );
         // Other string arguments (the shell's command) stay one bounded string.
         assert_eq!(
