@@ -257,7 +257,8 @@ pub fn add_turn_note(messages: &mut Vec<Value>, note: &str) {
 pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>, Ending)> {
     let v = serde_json::from_str::<Value>(text.trim())
         .ok()
-        .or_else(|| loose_json::parse(strip_fence(text)))?;
+        .or_else(|| loose_json::parse(strip_fence(text)))
+        .or_else(|| first_object(strip_fence(text)))?;
     let mut obj = match v {
         Value::Object(o) => o,
         Value::Array(a) => match a.into_iter().next()? {
@@ -320,6 +321,15 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
         arguments: Value::Object(arguments).to_string(),
     });
     Some((items, Ending::Unmarked))
+}
+
+/// The first of several step objects written one after another (text mode: a 1.5B
+/// model wrote its whole plan as four steps in one reply, and none of them ran). The
+/// next turn shows what the first one did.
+fn first_object(text: &str) -> Option<Value> {
+    let at = text.find('{')?;
+    let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+    values.next()?.ok().filter(Value::is_object)
 }
 
 /// The comment that opens a step the app ran from a reply cut as a loop.
@@ -730,6 +740,19 @@ mod tests {
         )
         .is_none());
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
+    }
+
+    #[test]
+    fn of_several_steps_in_one_reply_the_first_runs() {
+        let text = "{\"thought\": \"a\", \"action\": \"python\", \"code\": [\"x = 1\"]}\n{\"thought\": \"b\", \"action\": \"python\", \"code\": [\"print(x)\"]}";
+        let (items, _) = parse(text, &tools(), "c1").unwrap();
+        let Item::ToolCall { arguments, .. } = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(arguments).unwrap(),
+            json!({"code": "x = 1"})
+        );
     }
 
     #[test]
