@@ -295,9 +295,9 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
         };
         return Some((items, ending));
     }
-    tools.iter().find(|t| t.name == action)?;
+    let tool = tools.iter().find(|t| t.name == action)?;
     // Arguments beside the action, or (a model's habit) nested under `arguments`.
-    let arguments = match obj.remove("arguments") {
+    let mut arguments = match obj.remove("arguments") {
         Some(Value::Object(inner)) if obj.is_empty() => inner,
         Some(other) => {
             obj.insert("arguments".into(), other);
@@ -305,11 +305,17 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
         }
         None => obj,
     };
-    let mut arguments = arguments;
-    if let Some(Value::Array(lines)) = arguments.get(LINES_ARG) {
-        let code: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
-        let code = code.join("\n");
-        arguments.insert(LINES_ARG.into(), json!(code));
+    // A string argument written as a list of lines (the code's form, which a model
+    // also used for the shell's command) is its lines joined.
+    let strings = tool.parameters.get("properties").and_then(Value::as_object);
+    for (k, v) in arguments.iter_mut() {
+        let string = strings
+            .and_then(|p| p.get(k))
+            .is_some_and(|p| p["type"] == "string");
+        if let (true, Value::Array(lines)) = (string, &*v) {
+            let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+            *v = json!(lines.join("\n"));
+        }
     }
     let mut items = Vec::new();
     if !thought.is_empty() {
@@ -341,9 +347,9 @@ pub const SALVAGED: &str = "# (the app ran this step's lines up to where they be
 /// cell repeated its last line until the cut; three such cuts ended the ask with
 /// nothing run. `None` without a tool's action and at least one whole line.
 pub fn salvage(text: &str, tools: &[ToolSpec]) -> Option<String> {
-    let action = string_after(text, ACTION)?.0;
+    let action = string_after(text, ACTION)?;
     tools.iter().find(|t| t.name == action)?;
-    let thought = string_after(text, THOUGHT).map_or(String::new(), |(t, _)| t);
+    let thought = string_after(text, THOUGHT).unwrap_or_default();
     let at = text.find(&format!("\"{LINES_ARG}\""))?;
     let rest = text[at..].split_once('[')?.1;
     // The whole strings of the list, in order; the one the cut left open is dropped.
@@ -381,13 +387,14 @@ fn before_the_loop(lines: &[String]) -> &[String] {
     lines
 }
 
-/// The JSON string value of `"key":` in a partial object, and where it ends.
-fn string_after(text: &str, key: &str) -> Option<(String, usize)> {
+/// The JSON string value of `"key":` in a partial object.
+fn string_after(text: &str, key: &str) -> Option<String> {
     let at = text.find(&format!("\"{key}\""))? + key.len() + 2;
     let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
-    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
-    let value = de.next()?.ok()?;
-    Some((value, de.byte_offset()))
+    serde_json::Deserializer::from_str(rest)
+        .into_iter::<String>()
+        .next()?
+        .ok()
 }
 
 /// A step written inside a fence (text mode): the fence's body.
@@ -740,6 +747,19 @@ mod tests {
         )
         .is_none());
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
+    }
+
+    #[test]
+    fn any_string_argument_written_as_lines_is_its_lines_joined() {
+        let text = r#"{"thought": "t", "action": "shell", "command": ["ls output", "wc -l output/a.csv"]}"#;
+        let (items, _) = parse(text, &tools(), "c1").unwrap();
+        let Item::ToolCall { arguments, .. } = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(arguments).unwrap(),
+            json!({"command": "ls output\nwc -l output/a.csv"})
+        );
     }
 
     #[test]
