@@ -6,7 +6,7 @@
 # Protocol: one JSON object per line.
 #   host -> kernel (stdin):  {"type": "execute", "id": N, "code": "..."}
 #                            {"type": "interrupt"}
-#                            {"type": "killpg", "pgid": G}          (no reply)
+#                            {"type": "killpg", "id": N, "pgid": G}
 #                            {"type": "list_outputs", "id": N}
 #   kernel -> host (stdout): {"type": "ready", "pid": P}
 #                            {"type": "stream", "id": N, "name": "stdout|stderr",
@@ -18,6 +18,7 @@
 #                             "names": "df (DataFrame 8760x4), ..."}
 #                            {"type": "outputs", "id": N, "entries": [[path, bytes,
 #                             mtime_ns], ...], "truncated": bool}
+#                            {"type": "killed", "id": N}   (the group is gone or given up)
 # The protocol owns a dup of the original fd 1. Fds 1 and 2 are then pipes read by
 # this process, so what C code and subprocesses write lands in the running cell's
 # stdout/stderr; outside any cell it goes to the original fd 2, which the host keeps
@@ -514,8 +515,12 @@ def _reader():
                 if _busy.is_set():  # the cell started meanwhile (it may see both)
                     _interrupt_main()
         elif kind == "killpg":
-            # Done here, not by a new process: a fork bomb may hold every free pid.
+            # Done here, not by a new process: a fork bomb may hold every free pid. The
+            # reply lets the host end the call only once its group is gone, so the
+            # killing never eats into the next cell's time.
             _killpg(msg.get("pgid"))
+            if msg.get("id") is not None:
+                _send({"type": "killed", "id": msg.get("id")})
         elif kind == "list_outputs":
             try:
                 _list_outputs(msg.get("id"))

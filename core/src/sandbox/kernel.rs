@@ -154,6 +154,8 @@ enum Event {
     Stream(StreamChunk),
     Reply(KernelReply),
     Outputs(OutputsReply),
+    /// A process group asked to be killed is gone (or the kernel gave up on it).
+    Killed(u64),
     /// The output stream ended: the kernel process is gone.
     Exited,
     /// The protocol channel carried something no kernel sends (the reason).
@@ -322,10 +324,26 @@ impl Kernel {
         }
     }
 
-    /// Ask the kernel to SIGKILL a process group (see `kernel.py`).
-    pub async fn send_killpg(&mut self, pgid: u32) -> anyhow::Result<()> {
-        self.send(&serde_json::json!({"type": "killpg", "pgid": pgid}))
-            .await
+    /// Ask the idle kernel to SIGKILL a process group (see `kernel.py`) and wait up
+    /// to `limit` for it to be gone: `false` if the kernel did not say so in time.
+    pub async fn killpg(&mut self, pgid: u32, limit: Duration) -> anyhow::Result<bool> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&serde_json::json!({"type": "killpg", "id": id, "pgid": pgid}))
+            .await?;
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Err(_) => return Ok(false),
+                Ok(None) | Ok(Some(Event::Exited)) => bail!("the Python kernel stopped"),
+                Ok(Some(Event::Broken(why))) => {
+                    self.broken = Some(why);
+                    bail!("the Python kernel's reply channel broke");
+                }
+                Ok(Some(Event::Killed(got))) if got == id => return Ok(true),
+                Ok(Some(_)) => continue, // late output of an earlier, abandoned call
+            }
+        }
     }
 
     pub async fn send_interrupt(&mut self) -> anyhow::Result<()> {
@@ -595,6 +613,7 @@ fn parse_line(line: &[u8]) -> Option<Event> {
         "stream" => serde_json::from_value(v).ok().map(Event::Stream),
         "result" => serde_json::from_value(v).ok().map(Event::Reply),
         "outputs" => serde_json::from_value(v).ok().map(Event::Outputs),
+        "killed" => Some(Event::Killed(v.get("id")?.as_u64()?)),
         _ => None,
     }
 }
@@ -706,6 +725,7 @@ mod tests {
                     (Some("list_outputs"), _) => {
                         json!({"type": "outputs", "id": id, "entries": [["a.csv", 3, 5]]})
                     }
+                    (Some("killpg"), _) => json!({"type": "killed", "id": id}),
                     _ => continue,
                 };
                 write(&mut out, reply).await?;
@@ -787,6 +807,8 @@ mod tests {
         let listed = kernel.list_outputs(LONG).await.unwrap().unwrap();
         assert_eq!(listed[0].path, "a.csv");
         assert_eq!((listed[0].bytes, listed[0].modified_ns), (3, 5));
+        // A process group's end is awaited: the kernel says when it is gone.
+        assert!(kernel.killpg(77, LONG).await.unwrap());
         assert_eq!(started.count(), 1, "one kernel for all three");
     }
 

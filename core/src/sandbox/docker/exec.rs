@@ -125,9 +125,10 @@ impl DockerSandbox {
 
     /// Kill a process group in the container. Asked of the running kernel first: it
     /// needs no new process, and a fork bomb may hold every pid the container has.
+    /// Its answer is awaited, so that the call which started the group pays for it.
     pub(super) async fn kill_group(&self, pgid: u32) {
         if let Some(kernel) = self.kernel.lock().await.as_mut() {
-            if kernel.send_killpg(pgid).await.is_ok() {
+            if kernel.killpg(pgid, KILL_GROUP_WAIT).await.is_ok() {
                 return;
             }
         }
@@ -339,6 +340,9 @@ pub(super) struct Live {
 
 /// How often a shell call's live output is forwarded (the contract: every 200 ms).
 const LIVE_EVERY: Duration = Duration::from_millis(100);
+/// How long a call's end waits for the kernel to empty its process group: the kernel
+/// itself gives up after 3 s (`kernel.py` `_killpg`).
+const KILL_GROUP_WAIT: Duration = Duration::from_secs(5);
 
 impl Live {
     fn new(cap: usize, stream: Stream) -> Self {
