@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::{cells, header_lines, target, Block, Tool};
+use crate::explore::code::py_str;
 use crate::store::RunDir;
 use crate::terminal::{escape, escape_lines};
 
@@ -260,11 +261,6 @@ fn shell_assignment(line: &str) -> Option<(&str, &str)> {
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == ',' || c == ' ');
     ident.then_some((var, cmd))
-}
-
-/// A Python string literal holding `s` (JSON string syntax is valid Python).
-fn py_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
 }
 
 /// Text as `# ` comment lines, control characters escaped (a lone `\r` or a form

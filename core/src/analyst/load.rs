@@ -8,6 +8,7 @@
 
 use super::profile::{Profile, Table};
 use super::transcript::tagged_json;
+use crate::explore::code::py_literal;
 
 /// Tables loaded at most; the rest the model reads itself (the profile names them).
 const MAX_LOADED: usize = 8;
@@ -160,17 +161,19 @@ fn variable_names(tables: &[&Table]) -> Vec<String> {
     names
 }
 
+/// A Python string literal in single quotes: this cell is the model's first example
+/// of code, and a small model copies it into a JSON string where an unescaped `"`
+/// ends the string.
+fn py_str(s: &str) -> String {
+    py_literal(s, '\'')
+}
+
 /// The table as its loading line names it.
 fn label(t: &Table) -> String {
     match &t.sheet {
         Some(sheet) => format!("{} [sheet {sheet}]", t.path),
         None => t.path.clone(),
     }
-}
-
-/// A Python string literal: JSON's escapes are Python's.
-fn py_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
 }
 
 #[cfg(test)]
@@ -204,8 +207,8 @@ mod tests {
         assert_eq!(
             p.load_cell.unwrap(),
             "import pandas as pd\nimport numpy as np\nimport matplotlib.pyplot as plt\n\
-             df = pd.read_csv(\"input/a.csv\", sep=\";\", decimal=\",\", encoding=\"latin-1\", parse_dates=[\"ts\"], low_memory=False)\n\
-             print(\"df = input/a.csv:\", df.shape, df.dtypes.astype(str).to_dict())\n"
+             df = pd.read_csv('input/a.csv', sep=';', decimal=',', encoding='latin-1', parse_dates=['ts'], low_memory=False)\n\
+             print('df = input/a.csv:', df.shape, df.dtypes.astype(str).to_dict())\n"
         );
     }
 
@@ -222,23 +225,21 @@ mod tests {
         ]));
         let cell = input_profile(&out).load_cell.unwrap();
         assert!(
-            cell.contains("df_a = pd.read_csv(\"input/a.csv\", low_memory=False)\n"),
+            cell.contains("df_a = pd.read_csv('input/a.csv', low_memory=False)\n"),
             "{cell}"
         );
         assert!(
             cell.contains(
-                "df_b_data = pd.read_csv(\"input/b data.csv\", sep=\"\\t\", low_memory=False)\n"
+                "df_b_data = pd.read_csv('input/b data.csv', sep='\\t', low_memory=False)\n"
             ),
             "{cell}"
         );
         assert!(
-            cell.contains(
-                "df_c_q1_x = pd.read_excel(\"input/c.xlsx\", sheet_name=\"Q1 \\\"x\\\"\")\n"
-            ),
+            cell.contains("df_c_q1_x = pd.read_excel('input/c.xlsx', sheet_name='Q1 \"x\"')\n"),
             "{cell}"
         );
         assert!(
-            cell.contains("df_c_q2 = pd.read_excel(\"input/c.xlsx\", sheet_name=\"Q2\")\n"),
+            cell.contains("df_c_q2 = pd.read_excel('input/c.xlsx', sheet_name='Q2')\n"),
             "{cell}"
         );
         // Over the bytes budget, and a kind without a one-line read: not loaded.

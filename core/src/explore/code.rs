@@ -22,13 +22,21 @@ pub struct Code {
     pub pandas: String,
 }
 
-/// `s` as a Python string literal.
+/// `s` as a Python string literal in double quotes.
 pub fn py_str(s: &str) -> String {
+    py_literal(s, '"')
+}
+
+/// `s` as a Python string literal between `quote`s (`"` or `'`).
+pub fn py_literal(s: &str, quote: char) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
+    out.push(quote);
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
@@ -42,7 +50,7 @@ pub fn py_str(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('"');
+    out.push(quote);
     out
 }
 
@@ -475,6 +483,7 @@ mod tests {
     fn python_literals_keep_quotes_backslashes_and_breaks_as_data() {
         assert_eq!(py_str("a\"b\\c\nd\té"), "\"a\\\"b\\\\c\\nd\\té\"");
         assert_eq!(py_str("\u{1}"), "\"\\x01\"");
+        assert_eq!(py_literal("a'b\"", '\''), "'a\\'b\"'");
         assert_eq!(py_num(10.0), "10");
         assert_eq!(py_num(2.5), "2.5");
         assert_eq!(py_num(-1e20), "-1e20");

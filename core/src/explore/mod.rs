@@ -29,7 +29,7 @@
 //! ```
 
 pub mod cell;
-mod code;
+pub(crate) mod code;
 mod filter;
 mod json;
 mod parquet;
