@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 pub const LOCK: &str = "lock";
 
+/// How many times (50 ms apart) a lock held in this process's own name is tried again.
+const OWN_RETRIES: u32 = 20;
+
 /// The held lock of one session folder; dropping it lets another process write.
 #[derive(Debug)]
 pub struct SessionLock {
@@ -46,17 +49,28 @@ impl SessionLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                // Windows refuses reads of a locked file: then the holder is unnamed.
-                let _ = file.read_to_string(&mut text);
-                return Err(LockError::Held {
-                    holder: holder_of(&text),
-                });
+        let mut tries = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let mut text = String::new();
+                    // Windows refuses reads of a locked file: then the holder is unnamed.
+                    let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
+                    // Held in this process's name just after it let go: a child being
+                    // started on another thread holds a copy of the descriptor until its
+                    // exec closes it (milliseconds, longer on a loaded machine).
+                    if held_by_this_process(&text) && tries < OWN_RETRIES {
+                        tries += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        continue;
+                    }
+                    return Err(LockError::Held {
+                        holder: holder_of(&text),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
             }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
         // Who holds it, for the message another process shows. Written after taking
         // the lock, so a holder's line is never overwritten by a process that lost.
@@ -95,6 +109,11 @@ fn describe_self() -> String {
         std::process::id(),
         chrono::Utc::now().format("%H:%M UTC")
     )
+}
+
+/// The lock file names this process (its second line is our owner id).
+fn held_by_this_process(text: &str) -> bool {
+    text.lines().nth(1) == Some(crate::owner::owner_id())
 }
 
 /// The holder's line as read from the file, made safe to print (it comes from disk).
