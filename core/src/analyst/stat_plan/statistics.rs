@@ -140,14 +140,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                 }
                 if let Some(v) = digits(&w[k]).map(|v| if v > 1.0 { v / 100.0 } else { v }) {
                     if (0.0..=1.0).contains(&v) {
-                        out.push((
-                            k,
-                            k + 1,
-                            Stat {
-                                name: "quantile",
-                                q: Some(v),
-                            },
-                        ));
+                        out.push((k, k + 1, Stat::quantile(v)));
                     }
                 }
                 j = k.checked_sub(1);
@@ -165,25 +158,11 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
             None
         };
         if let Some(q) = q.filter(|q| (0.0..=1.0).contains(q)) {
-            out.push((
-                i,
-                i + 1,
-                Stat {
-                    name: "quantile",
-                    q: Some(q),
-                },
-            ));
+            out.push((i, i + 1, Stat::quantile(q)));
         }
         if x == "quartiles" || x == "cuartiles" {
             for q in [0.25, 0.5, 0.75] {
-                out.push((
-                    i,
-                    i + 1,
-                    Stat {
-                        name: "quantile",
-                        q: Some(q),
-                    },
-                ));
+                out.push((i, i + 1, Stat::quantile(q)));
             }
         }
         if x == "quartile" || x == "cuartil" {
@@ -194,14 +173,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                 _ => None,
             };
             if let Some(q) = q {
-                out.push((
-                    i,
-                    i + 1,
-                    Stat {
-                        name: "quantile",
-                        q: Some(q),
-                    },
-                ));
+                out.push((i, i + 1, Stat::quantile(q)));
             }
         }
     }
