@@ -87,12 +87,18 @@ impl Reader<'_> {
         self.mentions.iter().find(|m| m.start == start)
     }
 
-    /// The mention ending just before `at` (articles skipped).
-    pub(super) fn mention_before(&self, at: usize) -> Option<&Mention> {
+    /// Where the run of `skip` words just before `at` starts ("price *is* above").
+    pub(super) fn back_over(&self, at: usize, skip: &[&str]) -> usize {
         let mut j = at;
-        while j > 0 && ["the", "el", "la", "los", "las"].contains(&self.w[j - 1].as_str()) {
+        while j > 0 && skip.contains(&self.w[j - 1].as_str()) {
             j -= 1;
         }
+        j
+    }
+
+    /// The mention ending just before `at` (articles skipped).
+    pub(super) fn mention_before(&self, at: usize) -> Option<&Mention> {
+        let j = self.back_over(at, &["the", "el", "la", "los", "las"]);
         self.mentions.iter().find(|m| m.end == j)
     }
 

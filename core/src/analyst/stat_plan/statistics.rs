@@ -61,9 +61,7 @@ impl Reader<'_> {
         // Extremes said outside conditions and outside "most common value".
         for (s, e, st) in &said {
             if st.name == "mode" {
-                for k in *s..*e {
-                    self.used[k] = true;
-                }
+                self.used[*s..*e].fill(true);
             }
         }
         said
