@@ -193,12 +193,7 @@ impl Plan<'_> {
     /// Run a skill's script on the table the task is about, or explain why not.
     fn skill_step(&self, phase: Phase) -> Next {
         let profile = self.profile.as_ref().expect("checked by the caller");
-        let earlier = self
-            .previous
-            .as_ref()
-            .and_then(|a| a.get("input"))
-            .and_then(Value::as_str);
-        let Some(table) = skills::choose_table(&profile.tables, &self.task, earlier) else {
+        let Some(table) = self.question_table() else {
             // No table: the anomaly planner's explanations cover every case.
             return match choose_target(profile, &self.task) {
                 Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),

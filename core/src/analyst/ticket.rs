@@ -831,14 +831,15 @@ fn say(lang: Lang, en: &str, es: &str) -> String {
     }
 }
 
+/// The words of a slot's name and placeholder.
+fn slot_words(slot: &Slot) -> Vec<String> {
+    words_of(&format!("{} {}", slot.name, slot.placeholder).replace('_', " "))
+}
+
 /// Whether a slot's name or placeholder is the group column's name ("month" for
 /// `Month`, "carrier_name" for `Carrier`).
 fn names_group(slot: &Slot, group: &str) -> bool {
-    let w = words_of(&format!(
-        "{} {}",
-        slot.name.replace('_', " "),
-        slot.placeholder.replace('_', " ")
-    ));
+    let w = slot_words(slot);
     let g = words_of(&camel_apart(group));
     !g.is_empty() && g.iter().all(|x| w.contains(x))
 }
@@ -850,11 +851,7 @@ fn slot_key(slot: &Slot, plan: &StatPlan) -> Option<&'static str> {
 }
 
 fn slot_key_of(slot: &Slot, stats: &[String], values: &Value) -> Option<&'static str> {
-    let w = words_of(&format!(
-        "{} {}",
-        slot.name.replace('_', " "),
-        slot.placeholder.replace('_', " ")
-    ));
+    let w = slot_words(slot);
     let present = |k: &str| values.is_null() || values.get(k).is_some();
     let keyed = |key: &str| {
         LEXICON

@@ -225,7 +225,7 @@ impl Reader<'_> {
             .map(|c| (at, c))
     }
 
-    fn year_column(&self) -> Option<String> {
+    pub(super) fn year_column(&self) -> Option<String> {
         self.table
             .column_kinds
             .iter()

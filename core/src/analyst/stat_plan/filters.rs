@@ -214,15 +214,7 @@ impl Reader<'_> {
             {
                 continue;
             }
-            let year_col = self
-                .table
-                .column_kinds
-                .iter()
-                .find(|c| {
-                    c.kind == "numeric"
-                        && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
-                })
-                .map(|c| (c.name.clone(), "eq"));
+            let year_col = self.year_column().map(|c| (c, "eq"));
             let date_col = self
                 .mentions
                 .iter()
