@@ -226,10 +226,7 @@ pub(super) const ES: Words = Words {
 
 /// The table of `lang`.
 pub(super) fn words(lang: Lang) -> &'static Words {
-    match lang {
-        Lang::En => &EN,
-        Lang::Es => &ES,
-    }
+    lang.pick(&EN, &ES)
 }
 
 /// `template` with each `{}` replaced by the next of `values`.

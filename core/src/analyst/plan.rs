@@ -250,10 +250,10 @@ impl Plan<'_> {
             Skill::Unsupported => format!("{}\n\n", skills::cannot_text(lang)),
             _ => String::new(),
         };
-        text.push_str(&match lang {
-            request::Lang::En => format!("I could not profile the data ({why})."),
-            request::Lang::Es => format!("No pude describir los datos ({why})."),
-        });
+        text.push_str(&lang.pick(
+            format!("I could not profile the data ({why})."),
+            format!("No pude describir los datos ({why})."),
+        ));
         Next::Finish(text)
     }
 

@@ -718,10 +718,9 @@ impl Ticket {
         }
         if let Some(method) = m.correlation {
             if plan.task != Task::Correlation {
-                return Err(say(
-                    lang,
-                    &format!("the method names a {method} correlation, but the question asks for no correlation"),
-                    &format!("el método nombra una correlación de {method}, pero la pregunta no pide una correlación"),
+                return Err(lang.pick(
+                    format!("the method names a {method} correlation, but the question asks for no correlation"),
+                    format!("el método nombra una correlación de {method}, pero la pregunta no pide una correlación"),
                 ));
             }
             plan.method = Some(method);
@@ -730,11 +729,10 @@ impl Ticket {
             plan.biased = biased;
         }
         if !m.rules.is_empty() && plan.task != Task::Correlation {
-            return Err(say(
-                lang,
+            return Err(lang.pick(
                 "the method names an answer by a test's p-value and coefficient, but the question asks for no correlation",
                 "el método nombra una respuesta por el valor p y el coeficiente de una prueba, pero la pregunta no pide una correlación",
-            ));
+            ).into());
         }
         let computed = |s: &str| {
             plan.stats.iter().any(|x| x.name == s)
@@ -743,12 +741,11 @@ impl Ticket {
                 || s == "std" && plan.task == Task::Outliers
         };
         if let Some(s) = m.statistics.iter().find(|s| !computed(s)) {
-            return Err(say(
-                lang,
-                &format!(
+            return Err(lang.pick(
+                format!(
                     "the method names the statistic `{s}`, which the question does not ask for"
                 ),
-                &format!("el método nombra la estadística `{s}`, que la pregunta no pide"),
+                format!("el método nombra la estadística `{s}`, que la pregunta no pide"),
             ));
         }
         Ok(())
@@ -821,13 +818,6 @@ impl Ticket {
                 }
             }
         }
-    }
-}
-
-fn say(lang: Lang, en: &str, es: &str) -> String {
-    match lang {
-        Lang::En => en.to_string(),
-        Lang::Es => es.to_string(),
     }
 }
 

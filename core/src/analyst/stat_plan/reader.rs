@@ -77,10 +77,7 @@ impl<'a> Reader<'a> {
 
 impl Reader<'_> {
     pub(super) fn say(&self, en: &str, es: &str) -> String {
-        match self.lang {
-            Lang::En => en.to_string(),
-            Lang::Es => es.to_string(),
-        }
+        self.lang.pick(en, es).to_string()
     }
 
     pub(super) fn mention_at(&self, start: usize) -> Option<&Mention> {
