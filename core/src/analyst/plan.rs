@@ -297,11 +297,12 @@ impl Plan<'_> {
 
     /// Validate the outputs, fall back once to the simple analysis, or explain.
     fn after_analysis(&self, last: Turn) -> Next {
+        let o = &self.outputs;
         if let Some(result) = last.printed("SANDALYST_RESULT") {
             return Next::Call(
                 Phase::Validate,
                 validation_code(&self.outputs, &result, &self.rec),
-                anomalies::validation_narration(self.words(), &self.outputs),
+                anomalies::fill(self.words().step3, &[&o.csv, &o.png, &o.md]),
             );
         }
         let target = self
@@ -312,7 +313,7 @@ impl Plan<'_> {
             (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
                 Phase::AnalyseSimple,
                 analysis_code(&target, &self.outputs, true, &self.rec),
-                anomalies::fallback_narration(self.words(), &error_summary(last.output)),
+                anomalies::fill(self.words().fallback_step, &[&error_summary(last.output)]),
             ),
             _ => {
                 let first = self
@@ -327,7 +328,6 @@ impl Plan<'_> {
                     (Some(f), Phase::AnalyseSimple) => anomalies::fill(w.both_failed, &[&f, &why]),
                     _ => anomalies::fill(w.step_failed, &[&why]),
                 });
-                let o = &self.outputs;
                 s.push_str(&anomalies::fill(w.may_be_missing, &[&o.csv, &o.png, &o.md]));
                 Next::Finish(s)
             }

@@ -794,9 +794,7 @@ impl Ticket {
             .collect();
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
-}
 
-impl Ticket {
     /// A text slot's value by the method's rules: the first rule that holds, its label
     /// or the one allowed value no rule names.
     fn ruled(&self, slot: &Slot, values: &Value) -> Option<String> {
