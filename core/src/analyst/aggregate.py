@@ -151,9 +151,9 @@ if named_groups:
     # right after by/per/each is; "the median price of products ordered in December"
     # names the rows, not a grouping: a named column groups only after by/per/each,
     # a question word ("which region"), or in a ranking
-    named_groups.sort(key=lambda c: not after_by(req, c))
+    named_groups.sort(key=lambda c: not after_word(req, c, BY_WORDS))
     ranks = INTENT.get("extreme") or INTENT.get("top_n") or INTENT.get("share")
-    named_groups = [c for c in named_groups if ranks or after_by(req, c) or after_word(
+    named_groups = [c for c in named_groups if ranks or after_word(req, c, BY_WORDS) or after_word(
         req, c, ("which", "what", "each", "every", "que", "cual", "cada", "and", "y"))]
     for c in named_groups:
         if c not in value_groups or len(value_groups[c]) > 1:
@@ -169,7 +169,7 @@ if group_col is not None and not change:
     # "by region and product": a second category column named after the first
     rest = [c for c in named_groups if c != group_col and (c not in value_groups or len(value_groups[c]) > 1)]
     rest = [c for c in rest if after_word(req, c, ("and", "y", "e", "by", "per", "por"))]
-    if rest and after_by(req, group_col):
+    if rest and after_word(req, group_col, BY_WORDS):
         group2 = rest[0]
 if group_col is None and period and ts is not None and not change:
     group_period = period
@@ -434,11 +434,7 @@ out = dict(OUT)
 if not fig_ok:
     out.pop("png", None)
 files = finish_outputs(out, table, fig, report, ASCII)
-answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes],
-               "columns": [say(c, ASCII) for c in table.columns],
-               "table": [[say(x, ASCII) if isinstance(x, str) else (None if x != x else x) for x in r]
-                         for r in table.head(12).values.tolist()],
-               "table_rows": int(len(table)),
-               "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()] if p.rsplit(".", 1)[-1].lower() in ("csv", "png", "md") else ""} for p in files]})
+answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes]})
+answer.update(table_answer(table, files, T, ASCII))
 print(headline)
 emit_answer(answer)

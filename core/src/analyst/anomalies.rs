@@ -24,8 +24,8 @@ pub(super) struct Words {
     several: &'static str,
     step2_end: &'static str,
     adjusted: &'static str,
-    step3: &'static str,
-    fallback_step: &'static str,
+    pub step3: &'static str,
+    pub fallback_step: &'static str,
     analysed: &'static str,
     every: &'static str,
     fallback_note: &'static str,
@@ -226,10 +226,7 @@ pub(super) const ES: Words = Words {
 
 /// The table of `lang`.
 pub(super) fn words(lang: Lang) -> &'static Words {
-    match lang {
-        Lang::En => &EN,
-        Lang::Es => &ES,
-    }
+    lang.pick(&EN, &ES)
 }
 
 /// `template` with each `{}` replaced by the next of `values`.
@@ -310,16 +307,6 @@ pub(super) fn analysis_narration(w: &Words, target: &Target, outputs: &OutputNam
         &[adjusted, &outputs.csv, &outputs.png, &outputs.md],
     ));
     s
-}
-
-/// What the analyst says when the outputs are checked.
-pub(super) fn validation_narration(w: &Words, outputs: &OutputNames) -> String {
-    fill(w.step3, &[&outputs.csv, &outputs.png, &outputs.md])
-}
-
-/// What the analyst says when it falls back to the simplified analysis.
-pub(super) fn fallback_narration(w: &Words, why: &str) -> String {
-    fill(w.fallback_step, &[why])
 }
 
 /// The note on time series that were inspected but not analysed.

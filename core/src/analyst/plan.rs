@@ -44,8 +44,8 @@ pub(super) fn plan(items: &[Item]) -> Next {
     let profile = turns
         .iter()
         .rev()
-        .filter(|t| t.phase == Phase::Inspect && !t.is_error)
-        .find_map(|t| t.output.and_then(|o| tagged_json(o, "SANDALYST_PROFILE")))
+        .filter(|t| t.phase == Phase::Inspect)
+        .find_map(|t| t.printed("SANDALYST_PROFILE"))
         .and_then(|v| serde_json::from_value::<Profile>(v).ok());
     let columns: Vec<String> = profile
         .iter()
@@ -80,8 +80,7 @@ pub(super) fn plan(items: &[Item]) -> Next {
             output,
             is_error: false,
             ..
-        } => tagged_json(output, "SANDALYST_ANSWER")
-            .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true)),
+        } => tagged_json(output, "SANDALYST_ANSWER").filter(is_ok),
         _ => None,
     });
     let plan = Plan {
@@ -172,23 +171,11 @@ impl Plan<'_> {
     /// The statistics answer, or the script's reason to decline (the data did not
     /// fit the plan: a text column, several rows a label, no row left).
     fn after_stats(&self, last: Turn) -> Next {
-        let answer = last
-            .output
-            .filter(|_| !last.is_error)
-            .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"));
-        if let Some(a) = answer
-            .as_ref()
-            .filter(|a| a.get("ok").and_then(Value::as_bool) == Some(true))
-        {
-            let text = skills::answer_text(&self.rec, a, None);
-            return Next::Finish(self.with_answer_format(a, text));
+        if let Some(a) = last.printed("SANDALYST_ANSWER").filter(is_ok) {
+            let text = skills::answer_text(&self.rec, &a, None);
+            return Next::Finish(self.with_answer_format(&a, text));
         }
-        let why = answer
-            .as_ref()
-            .and_then(|a| a.get("reason"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| error_summary(last.output));
+        let why = last.why_not();
         let Some(table) = self.question_table() else {
             return Next::Finish(why);
         };
@@ -206,12 +193,7 @@ impl Plan<'_> {
     /// Run a skill's script on the table the task is about, or explain why not.
     fn skill_step(&self, phase: Phase) -> Next {
         let profile = self.profile.as_ref().expect("checked by the caller");
-        let earlier = self
-            .previous
-            .as_ref()
-            .and_then(|a| a.get("input"))
-            .and_then(Value::as_str);
-        let Some(table) = skills::choose_table(&profile.tables, &self.task, earlier) else {
+        let Some(table) = self.question_table() else {
             // No table: the anomaly planner's explanations cover every case.
             return match choose_target(profile, &self.task) {
                 Err(why) => Next::Finish(anomalies::no_target_text(self.words(), profile, why)),
@@ -242,18 +224,8 @@ impl Plan<'_> {
     /// The answer from a skill's script; a question the data cannot answer gets the
     /// profile instead, once.
     fn after_skill(&self, last: Turn) -> Next {
-        let answer = last
-            .output
-            .filter(|_| !last.is_error)
-            .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"));
-        let ok = answer
-            .as_ref()
-            .and_then(|a| a.get("ok"))
-            .and_then(Value::as_bool)
-            == Some(true);
         let lang = self.rec.lang;
-        if ok {
-            let answer = answer.expect("ok implies an answer");
+        if let Some(answer) = last.printed("SANDALYST_ANSWER").filter(is_ok) {
             let prefix = if last.phase != Phase::Profile {
                 None
             } else if let Some(why) = self.skill_failure() {
@@ -270,12 +242,7 @@ impl Plan<'_> {
                 self.with_answer_format(&answer, text)
             });
         }
-        let why = answer
-            .as_ref()
-            .and_then(|a| a.get("reason"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| error_summary(last.output));
+        let why = last.why_not();
         if last.phase != Phase::Profile && self.count(Phase::Profile) == 0 {
             return self.skill_step(Phase::Profile);
         }
@@ -283,10 +250,10 @@ impl Plan<'_> {
             Skill::Unsupported => format!("{}\n\n", skills::cannot_text(lang)),
             _ => String::new(),
         };
-        text.push_str(&match lang {
-            request::Lang::En => format!("I could not profile the data ({why})."),
-            request::Lang::Es => format!("No pude describir los datos ({why})."),
-        });
+        text.push_str(&lang.pick(
+            format!("I could not profile the data ({why})."),
+            format!("No pude describir los datos ({why})."),
+        ));
         Next::Finish(text)
     }
 
@@ -295,13 +262,7 @@ impl Plan<'_> {
         self.turns
             .iter()
             .find(|t| matches!(t.phase, Phase::Aggregate | Phase::Relate))
-            .map(|t| {
-                t.output
-                    .filter(|_| !t.is_error)
-                    .and_then(|o| tagged_json(o, "SANDALYST_ANSWER"))
-                    .and_then(|a| a.get("reason").and_then(Value::as_str).map(str::to_owned))
-                    .unwrap_or_else(|| error_summary(t.output))
-            })
+            .map(Turn::why_not)
     }
 
     /// The anomaly skill's words in the request's language.
@@ -336,15 +297,12 @@ impl Plan<'_> {
 
     /// Validate the outputs, fall back once to the simple analysis, or explain.
     fn after_analysis(&self, last: Turn) -> Next {
-        let result = last
-            .output
-            .filter(|_| !last.is_error)
-            .and_then(|o| tagged_json(o, "SANDALYST_RESULT"));
-        if let Some(result) = result {
+        let o = &self.outputs;
+        if let Some(result) = last.printed("SANDALYST_RESULT") {
             return Next::Call(
                 Phase::Validate,
                 validation_code(&self.outputs, &result, &self.rec),
-                anomalies::validation_narration(self.words(), &self.outputs),
+                anomalies::fill(self.words().step3, &[&o.csv, &o.png, &o.md]),
             );
         }
         let target = self
@@ -355,7 +313,7 @@ impl Plan<'_> {
             (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
                 Phase::AnalyseSimple,
                 analysis_code(&target, &self.outputs, true, &self.rec),
-                anomalies::fallback_narration(self.words(), &error_summary(last.output)),
+                anomalies::fill(self.words().fallback_step, &[&error_summary(last.output)]),
             ),
             _ => {
                 let first = self
@@ -370,7 +328,6 @@ impl Plan<'_> {
                     (Some(f), Phase::AnalyseSimple) => anomalies::fill(w.both_failed, &[&f, &why]),
                     _ => anomalies::fill(w.step_failed, &[&why]),
                 });
-                let o = &self.outputs;
                 s.push_str(&anomalies::fill(w.may_be_missing, &[&o.csv, &o.png, &o.md]));
                 Next::Finish(s)
             }
@@ -383,12 +340,8 @@ impl Plan<'_> {
             .turns
             .iter()
             .rev()
-            .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple) && !t.is_error)
-            .find_map(|t| {
-                t.output
-                    .and_then(|o| tagged_json(o, "SANDALYST_RESULT"))
-                    .map(|r| (t.phase, r))
-            });
+            .filter(|t| matches!(t.phase, Phase::Analyse | Phase::AnalyseSimple))
+            .find_map(|t| t.printed("SANDALYST_RESULT"));
         let fallback_reason = self
             .turns
             .iter()
@@ -402,7 +355,7 @@ impl Plan<'_> {
                 .ok_or_else(|| "the validation printed no verdict".to_string())
         };
         match analysis {
-            Some((_, result)) => {
+            Some(result) => {
                 let mut text = anomalies::final_text(
                     self.words(),
                     &result,
@@ -434,4 +387,9 @@ impl Plan<'_> {
             None => Next::Finish(self.words().no_result.into()),
         }
     }
+}
+
+/// Whether a script's answer says it answered.
+fn is_ok(answer: &Value) -> bool {
+    answer.get("ok").and_then(Value::as_bool) == Some(true)
 }

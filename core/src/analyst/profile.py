@@ -116,8 +116,4 @@ headline = say(" ".join(lines), ASCII)
 print(headline)
 emit_answer({"skill": "profile", "ok": True, "lang": LANG, "input": name, "cached": cached,
              "rows": int(len(df)), "columns_count": int(df.shape[1]), "missing": missing, "duplicates": dups,
-             "headline": headline, "notes": [],
-             "columns": [say(c, ASCII) for c in cols[:5]],
-             "table": [[say(x, ASCII) if isinstance(x, str) else x for x in r] for r in table[cols[:5]].head(12).values.tolist()],
-             "table_rows": int(len(table)),
-             "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()]} for p in files]})
+             "headline": headline, "notes": [], **table_answer(table[cols[:5]], files, T, ASCII)})

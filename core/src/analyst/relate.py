@@ -214,9 +214,6 @@ else:
     report += ["- " + n for n in notes]
     files = finish_outputs(OUT, table, fig, report, ASCII)
     print(headline)
-    answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes],
-                   "columns": [say(c, ASCII) for c in table.columns],
-                   "table": [[say(x, ASCII) if isinstance(x, str) else x for x in r] for r in table.head(12).values.tolist()],
-                   "table_rows": int(len(table)),
-                   "files": [{"path": p, "what": T["what_" + p.rsplit(".", 1)[-1].lower()]} for p in files]})
+    answer.update({"headline": headline, "notes": [say(n, ASCII) for n in notes]})
+    answer.update(table_answer(table, files, T, ASCII))
     emit_answer(answer)

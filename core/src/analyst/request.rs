@@ -52,6 +52,16 @@ pub enum Lang {
     Es,
 }
 
+impl Lang {
+    /// The English or the Spanish of a word or text.
+    pub fn pick<T>(self, en: T, es: T) -> T {
+        match self {
+            Lang::En => en,
+            Lang::Es => es,
+        }
+    }
+}
+
 /// What the request asks for.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recognised {

@@ -115,15 +115,22 @@ pub fn input_profile_code() -> String {
     )
 }
 
-fn analysis_config(
+/// The analysis script: [`compose`] with the report's and chart's words
+/// (`anomaly_texts.py`) after the shared helpers.
+pub(super) fn analysis_code(
     target: &Target,
     outputs: &OutputNames,
     simple: bool,
     rec: &Recognised,
-) -> Value {
+) -> String {
+    let phase = if simple {
+        Phase::AnalyseSimple
+    } else {
+        Phase::Analyse
+    };
     let t = &target.table;
     let temp = t.temperature.as_ref();
-    json!({
+    let config = json!({
         "mode": if simple { "simple" } else { "full" },
         "lang": rec.lang,
         "ascii": rec.ascii,
@@ -143,23 +150,7 @@ fn analysis_config(
         "z_extend": 2.0,
         "z_single": 6.0,
         "materiality": 0.10,
-    })
-}
-
-/// The analysis script: [`compose`] with the report's and chart's words
-/// (`anomaly_texts.py`) after the shared helpers.
-pub(super) fn analysis_code(
-    target: &Target,
-    outputs: &OutputNames,
-    simple: bool,
-    rec: &Recognised,
-) -> String {
-    let phase = if simple {
-        Phase::AnalyseSimple
-    } else {
-        Phase::Analyse
-    };
-    let config = analysis_config(target, outputs, simple, rec);
+    });
     compose(phase, ANALYSE_PY, true, &config).replacen(
         "# --- end of shared helpers",
         &format!("{ANOMALY_TEXTS_PY}\n# --- end of shared helpers"),

@@ -45,6 +45,7 @@ def find_words(text_n, phrase_n):
 SYNONYMS = LEXICON["column_synonyms"]
 UNIT_TOKENS = set(LEXICON["unit_tokens"])
 LEVEL_WORDS = tuple(LEXICON["level_words"])
+BY_WORDS = tuple(LEXICON["by_words"])
 
 
 def column_aliases(col):
@@ -116,15 +117,6 @@ def after_word(text_n, col, words):
         return False
     before = text_n[:pos].split()
     return bool(before) and before[-1] in words
-
-
-def after_by(text_n, col):
-    """Whether the request names `col` right after by/per/each ("revenue by region")."""
-    pos = globals().get("_sandalyst_mentions", {}).get(col)
-    if pos is None:
-        return False
-    before = text_n[:pos].split()
-    return bool(before) and before[-1] in ("by", "per", "por", "each", "cada", "across", "para", "segun")
 
 
 def column_roles(df):
@@ -301,6 +293,16 @@ def cap(s):
     """A title or label: first letter upper case."""
     s = str(s)
     return s[:1].upper() + s[1:]
+
+
+def table_answer(table, files, texts, ascii_only):
+    """The answer's table (its first rows, missing values as null) and what each written
+    file is (`texts["what_csv"]`, ...)."""
+    return {"columns": [say(c, ascii_only) for c in table.columns],
+            "table": [[say(x, ascii_only) if isinstance(x, str) else (None if x != x else x) for x in r]
+                      for r in table.head(12).values.tolist()],
+            "table_rows": int(len(table)),
+            "files": [{"path": p, "what": texts.get("what_" + p.rsplit(".", 1)[-1].lower(), "")} for p in files]}
 
 
 def emit_answer(answer):

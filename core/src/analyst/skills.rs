@@ -149,10 +149,11 @@ pub(super) fn narration(phase: Phase, table: &Table, lang: Lang) -> String {
         (_, Lang::En) => "profiling the data",
         (_, Lang::Es) => "describiendo los datos",
     };
-    match lang {
-        Lang::En => format!("Step 2: {what} in {} ({} rows).", table.path, table.rows),
-        Lang::Es => format!("Paso 2: {what} en {} ({} filas).", table.path, table.rows),
-    }
+    let (path, rows) = (&table.path, table.rows);
+    lang.pick(
+        format!("Step 2: {what} in {path} ({rows} rows)."),
+        format!("Paso 2: {what} en {path} ({rows} filas)."),
+    )
 }
 
 /// The first step's narration, in the request's language.
@@ -215,10 +216,10 @@ pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
 
 /// What introduces the answer in the format a ticket asked for.
 pub(super) fn in_the_format(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "The answer in the format asked:",
-        Lang::Es => "La respuesta en el formato pedido:",
-    }
+    lang.pick(
+        "The answer in the format asked:",
+        "La respuesta en el formato pedido:",
+    )
 }
 
 fn footer(lang: Lang) -> &'static str {
@@ -303,10 +304,7 @@ pub(super) fn answer_text(rec: &Recognised, answer: &Value, prefix: Option<&str>
     {
         t.push_str(&format!("\n{}", cell(n, lang)));
     }
-    t.push_str(match lang {
-        Lang::En => "\n\nFiles:\n",
-        Lang::Es => "\n\nArchivos:\n",
-    });
+    t.push_str(lang.pick("\n\nFiles:\n", "\n\nArchivos:\n"));
     for f in answer
         .get("files")
         .and_then(Value::as_array)

@@ -31,26 +31,17 @@ fn tools() -> Vec<ToolSpec> {
 async fn a_follow_up_gets_its_own_skill() {
     let mut model = OfflineAnalyst::new();
     let mut items = vec![
-        Item::User {
-            text: REFERENCE_TASK.into(),
-        },
+        user(REFERENCE_TASK),
         Item::Assistant {
             text: "Found 3 events.".into(),
         },
-        Item::User {
-            text: "Now split it by weekday".into(),
-        },
+        user("Now split it by weekday"),
     ];
     // Inspect again (the kernel may be new), then the aggregate script.
     let reply = step(&mut model, &items, &tools()).await;
     let (_, _, code) = the_call(&reply);
     assert_eq!(phase_of(&code), Some(Phase::Inspect));
-    answer(
-        &mut items,
-        &reply,
-        &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
-        false,
-    );
+    profiled(&mut items, &reply);
     let reply = step(&mut model, &items, &tools()).await;
     let (_, _, code) = the_call(&reply);
     assert_eq!(phase_of(&code), Some(Phase::Aggregate));
@@ -62,24 +53,12 @@ async fn a_follow_up_gets_its_own_skill() {
     let out = json!({"skill": "profile", "ok": true, "headline": "input/x.csv: 3 rows",
                      "files": [{"path": "output/profile.md", "what": "the profile report"}]});
     let mut poem = items[..2].to_vec();
-    poem.push(Item::User {
-        text: "Write me a poem about this data".into(),
-    });
+    poem.push(user("Write me a poem about this data"));
     let r = step(&mut model, &poem, &tools()).await;
-    answer(
-        &mut poem,
-        &r,
-        &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
-        false,
-    );
+    profiled(&mut poem, &r);
     let r = step(&mut model, &poem, &tools()).await;
     assert_eq!(phase_of(&the_call(&r).2), Some(Phase::Profile));
-    answer(
-        &mut poem,
-        &r,
-        &ok_output(&format!("SANDALYST_ANSWER {out}")),
-        false,
-    );
+    ran(&mut poem, &r, &format!("SANDALYST_ANSWER {out}"));
     let text = final_answer(&step(&mut model, &poem, &tools()).await);
     assert!(text.starts_with("I cannot answer that"), "{text}");
     assert!(text.contains("--model openai:MODEL") && text.contains("input/x.csv: 3 rows"));
@@ -135,14 +114,35 @@ fn answer(items: &mut Vec<Item>, reply: &Reply, output: &str, is_error: bool) {
     });
 }
 
-fn ok_output(stdout: &str) -> String {
-    format!("status: ok (0.42 s)\n[stdout]\n{stdout}\n")
+/// Append the reply and a successful run printing `stdout`.
+fn ran(items: &mut Vec<Item>, reply: &Reply, stdout: &str) {
+    answer(
+        items,
+        reply,
+        &format!("status: ok (0.42 s)\n[stdout]\n{stdout}\n"),
+        false,
+    );
 }
 
-fn error_output(last: &str) -> String {
-    format!(
+/// Append the reply and a run that failed with the traceback's `last` line.
+fn failed(items: &mut Vec<Item>, reply: &Reply, last: &str) {
+    let output = format!(
         "status: error (0.10 s)\n[traceback]\nTraceback (most recent call last):\n  File \"<cell>\", line 3\n{last}\n"
-    )
+    );
+    answer(items, reply, &output, true);
+}
+
+/// Append the reply and an inspection that printed the reference profile.
+fn profiled(items: &mut Vec<Item>, reply: &Reply) {
+    ran(
+        items,
+        reply,
+        &format!("SANDALYST_PROFILE {}", reference_profile()),
+    );
+}
+
+fn user(text: &str) -> Item {
+    Item::User { text: text.into() }
 }
 
 fn reference_profile() -> Value {
@@ -255,7 +255,7 @@ fn anomalies_are_reported_in_spanish_when_asked_in_spanish() {
             (rec.skill, rec.lang, rec.ascii),
             (Skill::Anomalies, request::Lang::Es, ascii)
         );
-        items.push(Item::User { text: task.into() });
+        items.push(user(task));
         let mut t = anomalies::final_text(
             anomalies::words(rec.lang),
             &r,
@@ -358,9 +358,7 @@ async fn phases_progress_from_inspect_to_finish() {
     let mut model = OfflineAnalyst::new();
     assert!(model.describe().contains("not an LLM"));
     let tools = tools();
-    let mut items = vec![Item::User {
-        text: REFERENCE_TASK.into(),
-    }];
+    let mut items = vec![user(REFERENCE_TASK)];
 
     // 1. inspect
     let reply = step(&mut model, &items, &tools).await;
@@ -374,7 +372,7 @@ async fn phases_progress_from_inspect_to_finish() {
         "== input/building_energy.csv ==\nrows: 1344\n\nSANDALYST_PROFILE {}",
         reference_profile()
     );
-    answer(&mut items, &reply, &ok_output(&profile_line), false);
+    ran(&mut items, &reply, &profile_line);
 
     // 2. analyse, with the detected columns and the requested output names
     let reply = step(&mut model, &items, &tools).await;
@@ -401,7 +399,7 @@ async fn phases_progress_from_inspect_to_finish() {
         assert!(code.contains(needle), "analysis code lacks {needle}");
     }
     let out = format!("Event 1: ...\nSANDALYST_RESULT {}", result_json());
-    answer(&mut items, &reply, &ok_output(&out), false);
+    ran(&mut items, &reply, &out);
 
     // 3. validate the three files, expecting the events found
     let reply = step(&mut model, &items, &tools).await;
@@ -415,11 +413,10 @@ async fn phases_progress_from_inspect_to_finish() {
     );
     let verdict =
         json!({"ok": true, "checks": [{"name": "chart (PNG)", "ok": true, "detail": ""}]});
-    answer(
+    ran(
         &mut items,
         &reply,
-        &ok_output(&format!("PASS ...\nSANDALYST_VALIDATION {verdict}")),
-        false,
+        &format!("PASS ...\nSANDALYST_VALIDATION {verdict}"),
     );
 
     // 4. finish: a summary naming the events and the files
@@ -447,22 +444,14 @@ async fn phases_progress_from_inspect_to_finish() {
 async fn analysis_error_falls_back_once_then_finishes() {
     let mut model = OfflineAnalyst::new();
     let tools = tools();
-    let mut items = vec![Item::User {
-        text: "Look for anomalies.".into(),
-    }];
+    let mut items = vec![user("Look for anomalies.")];
     let reply = step(&mut model, &items, &tools).await;
-    answer(
+    profiled(&mut items, &reply);
+    let reply = step(&mut model, &items, &tools).await;
+    failed(
         &mut items,
         &reply,
-        &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
-        false,
-    );
-    let reply = step(&mut model, &items, &tools).await;
-    answer(
-        &mut items,
-        &reply,
-        &error_output("ValueError: could not infer the reading interval"),
-        true,
+        "ValueError: could not infer the reading interval",
     );
 
     // the fallback: same columns, simple mode, default output names
@@ -477,12 +466,7 @@ async fn analysis_error_falls_back_once_then_finishes() {
     assert!(
         matches!(&reply.items[0], Item::Assistant { text } if text.contains("could not infer the reading interval"))
     );
-    answer(
-        &mut items,
-        &reply,
-        &error_output("MemoryError: out of memory"),
-        true,
-    );
+    failed(&mut items, &reply, "MemoryError: out of memory");
 
     // both failed: a clear final text, no more calls
     let text = final_answer(&step(&mut model, &items, &tools).await);
@@ -498,36 +482,19 @@ async fn analysis_error_falls_back_once_then_finishes() {
 async fn fallback_success_is_validated_and_reported_as_fallback() {
     let mut model = OfflineAnalyst::new();
     let tools = tools();
-    let mut items = vec![Item::User {
-        text: "anomalies please".into(),
-    }];
+    let mut items = vec![user("anomalies please")];
     let r = step(&mut model, &items, &tools).await;
-    answer(
-        &mut items,
-        &r,
-        &ok_output(&format!("SANDALYST_PROFILE {}", reference_profile())),
-        false,
-    );
+    profiled(&mut items, &r);
     let r = step(&mut model, &items, &tools).await;
-    answer(&mut items, &r, &error_output("KeyError: 'x'"), true);
+    failed(&mut items, &r, "KeyError: 'x'");
     let r = step(&mut model, &items, &tools).await;
     let mut result = result_json();
     result["mode"] = json!("simple");
-    answer(
-        &mut items,
-        &r,
-        &ok_output(&format!("SANDALYST_RESULT {result}")),
-        false,
-    );
+    ran(&mut items, &r, &format!("SANDALYST_RESULT {result}"));
     let r = step(&mut model, &items, &tools).await;
     assert_eq!(phase_of(&the_call(&r).2), Some(Phase::Validate));
     let verdict = json!({"ok": false, "checks": [{"name": "chart (PNG)", "ok": false, "detail": "output/anomalies.png is missing"}]});
-    answer(
-        &mut items,
-        &r,
-        &ok_output(&format!("SANDALYST_VALIDATION {verdict}")),
-        false,
-    );
+    ran(&mut items, &r, &format!("SANDALYST_VALIDATION {verdict}"));
     let text = final_answer(&step(&mut model, &items, &tools).await);
     assert!(text.contains("simplified"), "{text}");
     assert!(text.contains("KeyError"), "{text}");
@@ -556,16 +523,9 @@ async fn no_input_finishes_with_an_explanation() {
         ),
     ];
     for (profile, needle) in cases {
-        let mut items = vec![Item::User {
-            text: "Find anomalies".into(),
-        }];
+        let mut items = vec![user("Find anomalies")];
         let r = step(&mut model, &items, &tools).await;
-        answer(
-            &mut items,
-            &r,
-            &ok_output(&format!("SANDALYST_PROFILE {profile}")),
-            false,
-        );
+        ran(&mut items, &r, &format!("SANDALYST_PROFILE {profile}"));
         let text = final_answer(&step(&mut model, &items, &tools).await);
         assert!(text.contains(needle), "{needle:?} not in {text}");
     }
@@ -575,9 +535,7 @@ async fn no_input_finishes_with_an_explanation() {
 async fn failed_inspection_is_retried_once() {
     let mut model = OfflineAnalyst::new();
     let tools = tools();
-    let mut items = vec![Item::User {
-        text: "Find anomalies".into(),
-    }];
+    let mut items = vec![user("Find anomalies")];
     for attempt in 1..=2 {
         let r = step(&mut model, &items, &tools).await;
         let (id, _, code) = the_call(&r);
@@ -599,9 +557,7 @@ async fn failed_inspection_is_retried_once() {
 async fn shell_only_runs_python_through_a_heredoc() {
     let mut model = OfflineAnalyst::new();
     let shell_only: Vec<ToolSpec> = tools().into_iter().filter(|t| t.name == "shell").collect();
-    let items = vec![Item::User {
-        text: "Find anomalies".into(),
-    }];
+    let items = vec![user("Find anomalies")];
     let r = step(&mut model, &items, &shell_only).await;
     let (_, name, command) = the_call(&r);
     assert_eq!(name, "shell");
@@ -635,9 +591,7 @@ fn target_prefers_files_and_columns_named_in_the_task() {
 async fn never_more_than_max_calls() {
     let mut model = OfflineAnalyst::new();
     let tools = tools();
-    let mut items = vec![Item::User {
-        text: "Find anomalies".into(),
-    }];
+    let mut items = vec![user("Find anomalies")];
     // Feed garbage validation outputs forever: the planner must stop.
     let code = inspect_code();
     for i in 0..MAX_CALLS {
@@ -663,7 +617,7 @@ async fn cancelled_requests_return_at_once() {
     let mut model = OfflineAnalyst::new();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let items = vec![Item::User { text: "x".into() }];
+    let items = vec![user("x")];
     let r = model
         .respond(
             Request {

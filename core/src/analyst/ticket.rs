@@ -718,10 +718,9 @@ impl Ticket {
         }
         if let Some(method) = m.correlation {
             if plan.task != Task::Correlation {
-                return Err(say(
-                    lang,
-                    &format!("the method names a {method} correlation, but the question asks for no correlation"),
-                    &format!("el método nombra una correlación de {method}, pero la pregunta no pide una correlación"),
+                return Err(lang.pick(
+                    format!("the method names a {method} correlation, but the question asks for no correlation"),
+                    format!("el método nombra una correlación de {method}, pero la pregunta no pide una correlación"),
                 ));
             }
             plan.method = Some(method);
@@ -730,11 +729,10 @@ impl Ticket {
             plan.biased = biased;
         }
         if !m.rules.is_empty() && plan.task != Task::Correlation {
-            return Err(say(
-                lang,
+            return Err(lang.pick(
                 "the method names an answer by a test's p-value and coefficient, but the question asks for no correlation",
                 "el método nombra una respuesta por el valor p y el coeficiente de una prueba, pero la pregunta no pide una correlación",
-            ));
+            ).into());
         }
         let computed = |s: &str| {
             plan.stats.iter().any(|x| x.name == s)
@@ -743,12 +741,11 @@ impl Ticket {
                 || s == "std" && plan.task == Task::Outliers
         };
         if let Some(s) = m.statistics.iter().find(|s| !computed(s)) {
-            return Err(say(
-                lang,
-                &format!(
+            return Err(lang.pick(
+                format!(
                     "the method names the statistic `{s}`, which the question does not ask for"
                 ),
-                &format!("el método nombra la estadística `{s}`, que la pregunta no pide"),
+                format!("el método nombra la estadística `{s}`, que la pregunta no pide"),
             ));
         }
         Ok(())
@@ -797,9 +794,7 @@ impl Ticket {
             .collect();
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
-}
 
-impl Ticket {
     /// A text slot's value by the method's rules: the first rule that holds, its label
     /// or the one allowed value no rule names.
     fn ruled(&self, slot: &Slot, values: &Value) -> Option<String> {
@@ -824,21 +819,15 @@ impl Ticket {
     }
 }
 
-fn say(lang: Lang, en: &str, es: &str) -> String {
-    match lang {
-        Lang::En => en.to_string(),
-        Lang::Es => es.to_string(),
-    }
+/// The words of a slot's name and placeholder.
+fn slot_words(slot: &Slot) -> Vec<String> {
+    words_of(&format!("{} {}", slot.name, slot.placeholder).replace('_', " "))
 }
 
 /// Whether a slot's name or placeholder is the group column's name ("month" for
 /// `Month`, "carrier_name" for `Carrier`).
 fn names_group(slot: &Slot, group: &str) -> bool {
-    let w = words_of(&format!(
-        "{} {}",
-        slot.name.replace('_', " "),
-        slot.placeholder.replace('_', " ")
-    ));
+    let w = slot_words(slot);
     let g = words_of(&camel_apart(group));
     !g.is_empty() && g.iter().all(|x| w.contains(x))
 }
@@ -850,11 +839,7 @@ fn slot_key(slot: &Slot, plan: &StatPlan) -> Option<&'static str> {
 }
 
 fn slot_key_of(slot: &Slot, stats: &[String], values: &Value) -> Option<&'static str> {
-    let w = words_of(&format!(
-        "{} {}",
-        slot.name.replace('_', " "),
-        slot.placeholder.replace('_', " ")
-    ));
+    let w = slot_words(slot);
     let present = |k: &str| values.is_null() || values.get(k).is_some();
     let keyed = |key: &str| {
         LEXICON

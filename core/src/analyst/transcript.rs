@@ -20,6 +20,22 @@ pub(super) struct Turn<'a> {
     pub is_error: bool,
 }
 
+impl Turn<'_> {
+    /// The JSON a successful run printed after `tag`.
+    pub fn printed(&self, tag: &str) -> Option<Value> {
+        self.output
+            .filter(|_| !self.is_error)
+            .and_then(|o| tagged_json(o, tag))
+    }
+
+    /// Why a skill's script gave no answer: the reason it printed, else the error.
+    pub fn why_not(&self) -> String {
+        self.printed("SANDALYST_ANSWER")
+            .and_then(|a| a.get("reason")?.as_str().map(str::to_owned))
+            .unwrap_or_else(|| error_summary(self.output))
+    }
+}
+
 /// The code (python) or command (shell) of a call, if its arguments parse.
 pub(super) fn call_source(name: &str, arguments: &str) -> Option<String> {
     let v: Value = serde_json::from_str(arguments).ok()?;

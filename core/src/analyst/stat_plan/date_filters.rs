@@ -6,6 +6,7 @@ use super::mentions::{is_numeric, Mention};
 use super::reader::Reader;
 use super::words::find;
 use super::Filter;
+use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
 impl Reader<'_> {
@@ -199,15 +200,7 @@ impl Reader<'_> {
     /// The date column a date condition at `at` applies to: the one named just
     /// before it, else a date column named and not otherwise used, else the first.
     fn date_column(&self, at: usize) -> Option<(usize, String)> {
-        let mut j = at;
-        while j > 0
-            && [
-                "is", "was", "were", "are", "es", "fue", "fueron", "on", "el",
-            ]
-            .contains(&self.w[j - 1].as_str())
-        {
-            j -= 1;
-        }
+        let j = self.back_over(at, &LEXICON.date_verbs);
         if let Some(m) = self
             .mentions
             .iter()
@@ -232,7 +225,7 @@ impl Reader<'_> {
             .map(|c| (at, c))
     }
 
-    fn year_column(&self) -> Option<String> {
+    pub(super) fn year_column(&self) -> Option<String> {
         self.table
             .column_kinds
             .iter()

@@ -71,12 +71,7 @@ impl Reader<'_> {
                 // "temperature range (max minus min)": the word before names the
                 // measure; it is not a statistic to compute as well.
                 // "the ratio of cost divided by units": the same measure, named.
-                let mut j = a.start;
-                while j > 0
-                    && ["of", "de", "del", "the", "el", "la"].contains(&self.w[j - 1].as_str())
-                {
-                    j -= 1;
-                }
+                let j = self.back_over(a.start, &["of", "de", "del", "the", "el", "la"]);
                 if let Some(j) = j.checked_sub(1) {
                     if LEXICON.derived_ops_words.contains(&self.w[j].as_str()) {
                         self.used[j] = true;
@@ -128,9 +123,7 @@ impl Reader<'_> {
                     ("difference" | "ratio", false) if is_numeric(&a) && is_numeric(&b) => op,
                     _ => continue,
                 };
-                for k in at..b.end {
-                    self.used[k] = true;
-                }
+                self.used[at..b.end].fill(true);
                 let d = if dates {
                     Derived {
                         op,

@@ -2,7 +2,7 @@
 //! "between 20 and 40", "in 2019") and comparisons with a statistic ("fares higher
 //! than the median"); the date and value conditions are read in their own modules.
 
-use super::mentions::{camel_apart, is_code, is_numeric};
+use super::mentions::{camel_apart, is_code, is_numeric, Mention};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find, num};
@@ -58,9 +58,7 @@ impl Reader<'_> {
                 let unit = self.w.get(at + len + 1).map(String::as_str).unwrap_or("");
                 // "more than 3 standard deviations", "at least 2 decimals": no condition.
                 if LEXICON.not_a_condition_unit.contains(&unit) {
-                    for k in at..at + len + 1 {
-                        self.used[k] = true;
-                    }
+                    self.used[at..at + len + 1].fill(true);
                     continue;
                 }
                 let implied = if ["years", "anos", "year"].contains(&unit) {
@@ -70,15 +68,7 @@ impl Reader<'_> {
                 };
                 // The column: named just before ("price above 100", "price is above"),
                 // or the one the words imply (age for "older than").
-                let mut j = at;
-                while j > 0
-                    && [
-                        "is", "are", "was", "es", "son", "sea", "with", "con", "of", "de",
-                    ]
-                    .contains(&self.w[j - 1].as_str())
-                {
-                    j -= 1;
-                }
+                let mut j = self.back_over(at, &LEXICON.condition_verbs);
                 // Or named after the number: "more than 3 bedrooms", "above 90 in
                 // math", "more than 10 mm of precipitation".
                 let after = self.mention_after_value(at + len + 1);
@@ -110,14 +100,10 @@ impl Reader<'_> {
                             fmt_value(value)
                         ),
                     ));
-                    for k in at..at + len + 1 {
-                        self.used[k] = true;
-                    }
+                    self.used[at..at + len + 1].fill(true);
                     continue;
                 };
-                for k in j..end {
-                    self.used[k] = true;
-                }
+                self.used[j..end].fill(true);
                 out.push(Filter::num(column, op, value));
             }
         }
@@ -168,9 +154,7 @@ impl Reader<'_> {
                 continue;
             };
             if let Some(m) = self.mention_before(at).filter(|m| is_numeric(m)).cloned() {
-                for k in m.start..at + 4 {
-                    self.used[k] = true;
-                }
+                self.used[m.start..at + 4].fill(true);
                 out.push(Filter::num(m.column.clone(), "ge", lo));
                 out.push(Filter::num(m.column, "le", hi));
             }
@@ -230,15 +214,7 @@ impl Reader<'_> {
             {
                 continue;
             }
-            let year_col = self
-                .table
-                .column_kinds
-                .iter()
-                .find(|c| {
-                    c.kind == "numeric"
-                        && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
-                })
-                .map(|c| (c.name.clone(), "eq"));
+            let year_col = self.year_column().map(|c| (c, "eq"));
             let date_col = self
                 .mentions
                 .iter()
@@ -280,15 +256,7 @@ impl Reader<'_> {
                 let Some(value) = num(&self.w[number_at]) else {
                     continue;
                 };
-                let mut j = number_at;
-                while j > 0 && LEXICON.linking.contains(&self.w[j - 1].as_str()) {
-                    j -= 1;
-                }
-                let before = self
-                    .mentions
-                    .iter()
-                    .find(|m| m.end == j && is_numeric(m))
-                    .cloned();
+                let before = self.numeric_before(number_at, &LEXICON.linking);
                 let (column, from) = match (between, before) {
                     (Some(m), _) => (m.column, number_at),
                     (None, Some(m)) => (m.column, m.start),
@@ -345,21 +313,9 @@ impl Reader<'_> {
                 } else {
                     continue;
                 };
-                let mut j = at;
-                while j > 0
-                    && [
-                        "is", "are", "was", "were", "es", "son", "sea", "with", "con", "paid",
-                        "pagaron", "pago", "cost", "costs", "costaron",
-                    ]
-                    .contains(&self.w[j - 1].as_str())
-                {
-                    j -= 1;
-                }
                 let before = self
-                    .mentions
-                    .iter()
-                    .find(|m| m.end == j && is_numeric(m))
-                    .map(|m| (m.start, m.column.clone()));
+                    .numeric_before(at, &LEXICON.stat_comparison_verbs)
+                    .map(|m| (m.start, m.column));
                 let implied_col = implied.and_then(|_| self.age_column());
                 let start = before.as_ref().map_or(at, |b| b.0);
                 let column = before.map(|b| b.1).or(implied_col).or(of.clone());
@@ -381,6 +337,15 @@ impl Reader<'_> {
                 });
             }
         }
+    }
+
+    /// The numeric column named just before `at`, past the `skip` words between.
+    fn numeric_before(&self, at: usize, skip: &[&str]) -> Option<Mention> {
+        let j = self.back_over(at, skip);
+        self.mentions
+            .iter()
+            .find(|m| m.end == j && is_numeric(m))
+            .cloned()
     }
 
     /// The age column "older than 60" is about: one named age (or years), else the

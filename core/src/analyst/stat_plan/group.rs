@@ -53,9 +53,7 @@ impl Reader<'_> {
                     });
                     if unique {
                         // "per order" over one row an order: the rows themselves.
-                        for k in at..m.end {
-                            self.used[k] = true;
-                        }
+                        self.used[at..m.end].fill(true);
                         continue;
                     }
                     // A label: not a date, and not a plain number (a code or a category
@@ -65,9 +63,7 @@ impl Reader<'_> {
                         || is_label_like(self.table, &m.column)
                         || is_code(self.table, &m.column);
                     if m.kind != "datetime" && label {
-                        for k in at..m.end {
-                            self.used[k] = true;
-                        }
+                        self.used[at..m.end].fill(true);
                         group = Some(m);
                         break;
                     }

@@ -91,6 +91,13 @@ impl Stat {
     fn plain(name: &'static str) -> Stat {
         Stat { name, q: None }
     }
+
+    fn quantile(q: f64) -> Stat {
+        Stat {
+            name: "quantile",
+            q: Some(q),
+        }
+    }
 }
 
 /// A measure derived from two columns.

@@ -77,22 +77,25 @@ impl<'a> Reader<'a> {
 
 impl Reader<'_> {
     pub(super) fn say(&self, en: &str, es: &str) -> String {
-        match self.lang {
-            Lang::En => en.to_string(),
-            Lang::Es => es.to_string(),
-        }
+        self.lang.pick(en, es).to_string()
     }
 
     pub(super) fn mention_at(&self, start: usize) -> Option<&Mention> {
         self.mentions.iter().find(|m| m.start == start)
     }
 
-    /// The mention ending just before `at` (articles skipped).
-    pub(super) fn mention_before(&self, at: usize) -> Option<&Mention> {
+    /// Where the run of `skip` words just before `at` starts ("price *is* above").
+    pub(super) fn back_over(&self, at: usize, skip: &[&str]) -> usize {
         let mut j = at;
-        while j > 0 && ["the", "el", "la", "los", "las"].contains(&self.w[j - 1].as_str()) {
+        while j > 0 && skip.contains(&self.w[j - 1].as_str()) {
             j -= 1;
         }
+        j
+    }
+
+    /// The mention ending just before `at` (articles skipped).
+    pub(super) fn mention_before(&self, at: usize) -> Option<&Mention> {
+        let j = self.back_over(at, &["the", "el", "la", "los", "las"]);
         self.mentions.iter().find(|m| m.end == j)
     }
 

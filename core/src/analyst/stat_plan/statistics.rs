@@ -61,9 +61,7 @@ impl Reader<'_> {
         // Extremes said outside conditions and outside "most common value".
         for (s, e, st) in &said {
             if st.name == "mode" {
-                for k in *s..*e {
-                    self.used[k] = true;
-                }
+                self.used[*s..*e].fill(true);
             }
         }
         said
@@ -127,7 +125,9 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
             }
         }
     }
-    // Quantiles: "90th percentile", "percentile 90", "p90", "quartiles".
+    // Quantiles: "90th percentile", "percentile 90", "p90", "quartiles"; said as a
+    // percent (90) or a fraction (0.9).
+    let fraction = |v: f64| Some(if v > 1.0 { v / 100.0 } else { v }).filter(|q| *q <= 1.0);
     for (i, x) in w.iter().enumerate() {
         let quantile_word = LEXICON.quantile_words.contains(&x.as_str());
         // "the 25th and 75th percentiles", "the 10th, 50th and 90th percentile": the
@@ -138,17 +138,8 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                 if !["and", "y"].contains(&w[k].as_str()) && digits(&w[k]).is_none() {
                     break;
                 }
-                if let Some(v) = digits(&w[k]).map(|v| if v > 1.0 { v / 100.0 } else { v }) {
-                    if (0.0..=1.0).contains(&v) {
-                        out.push((
-                            k,
-                            k + 1,
-                            Stat {
-                                name: "quantile",
-                                q: Some(v),
-                            },
-                        ));
-                    }
+                if let Some(v) = digits(&w[k]).and_then(fraction) {
+                    out.push((k, k + 1, Stat::quantile(v)));
                 }
                 j = k.checked_sub(1);
             }
@@ -156,34 +147,18 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
         let q = if quantile_word {
             let after = w.get(i + 1).and_then(|n| digits(n));
             let before = i.checked_sub(1).and_then(|j| digits(&w[j]));
-            after
-                .or(before)
-                .map(|v| if v > 1.0 { v / 100.0 } else { v })
+            after.or(before).and_then(fraction)
         } else if let Some(rest) = x.strip_prefix('p').filter(|r| r.len() == 2) {
             rest.parse::<f64>().ok().map(|v| v / 100.0)
         } else {
             None
         };
         if let Some(q) = q.filter(|q| (0.0..=1.0).contains(q)) {
-            out.push((
-                i,
-                i + 1,
-                Stat {
-                    name: "quantile",
-                    q: Some(q),
-                },
-            ));
+            out.push((i, i + 1, Stat::quantile(q)));
         }
         if x == "quartiles" || x == "cuartiles" {
             for q in [0.25, 0.5, 0.75] {
-                out.push((
-                    i,
-                    i + 1,
-                    Stat {
-                        name: "quantile",
-                        q: Some(q),
-                    },
-                ));
+                out.push((i, i + 1, Stat::quantile(q)));
             }
         }
         if x == "quartile" || x == "cuartil" {
@@ -194,14 +169,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                 _ => None,
             };
             if let Some(q) = q {
-                out.push((
-                    i,
-                    i + 1,
-                    Stat {
-                        name: "quantile",
-                        q: Some(q),
-                    },
-                ));
+                out.push((i, i + 1, Stat::quantile(q)));
             }
         }
     }

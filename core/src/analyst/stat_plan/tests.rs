@@ -108,14 +108,5 @@ fn words_keep_decimals_and_signs() {
     assert_eq!(words_of("a*b = 2.5"), vec!["a", "times", "b", "is", "2d5"]);
     assert_eq!(digits("2d5"), Some(2.5));
     assert_eq!(digits("90th"), Some(90.0));
-    assert_eq!(
-        stat_word(
-            &Stat {
-                name: "quantile",
-                q: Some(0.9)
-            },
-            Lang::En
-        ),
-        "90 percentile"
-    );
+    assert_eq!(stat_word(&Stat::quantile(0.9), Lang::En), "90 percentile");
 }

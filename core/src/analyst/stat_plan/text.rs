@@ -20,10 +20,8 @@ pub(in crate::analyst) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> 
         (Task::Normality, Lang::Es) => out.push("normalidad".into()),
         (Task::Describe, _) => {}
     }
-    let (of, by) = match lang {
-        Lang::En => ("of", "by"),
-        Lang::Es => ("de", "por"),
-    };
+    let of = lang.pick("of", "de");
+    let by = lang.pick("by", "por");
     for m in &plan.measures {
         out.push(format!("{of} `{}`", m.name));
     }
@@ -68,17 +66,12 @@ pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
         "share" => ("share of the rows", "porcentaje de las filas"),
         "quantile" => {
             let p = s.q.unwrap_or(0.5) * 100.0;
-            return match lang {
-                Lang::En => format!("{} percentile", fmt_value((p * 100.0).round() / 100.0)),
-                Lang::Es => format!("percentil {}", fmt_value((p * 100.0).round() / 100.0)),
-            };
+            let p = fmt_value((p * 100.0).round() / 100.0);
+            return lang.pick(format!("{p} percentile"), format!("percentil {p}"));
         }
         other => (other, other),
     };
-    match lang {
-        Lang::En => en.into(),
-        Lang::Es => es.into(),
-    }
+    lang.pick(en, es).into()
 }
 
 /// The honest decline: what was understood, what not, and what the analyst can do.

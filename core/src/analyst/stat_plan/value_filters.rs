@@ -62,10 +62,7 @@ impl Reader<'_> {
                         && c.values.len() == 2
                         && c.values.iter().all(|v| v == "0" || v == "1")
                 });
-                let mut j = m.start;
-                while j > 0 && ["the", "los", "las", "el", "la"].contains(&self.w[j - 1].as_str()) {
-                    j -= 1;
-                }
+                let j = self.back_over(m.start, &["the", "los", "las", "el", "la"]);
                 let before = j.checked_sub(1).map(|j| self.w[j].as_str());
                 let measure_before = self.mentions.iter().any(|o| {
                     o.end <= m.start && o.column != m.column && is_numeric(o) && !self.used[o.start]
