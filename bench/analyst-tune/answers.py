@@ -15,10 +15,11 @@ import scipy.stats as st
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
      ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv",
-      "used_cars.csv")}
+      "used_cars.csv", "air_quality.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
 S = T["staff_roster.csv"]
 U = T["used_cars.csv"]
+A = T["air_quality.csv"]
 Q = []
 
 
@@ -596,6 +597,123 @@ q("t130", "used_cars.csv", "medium", "single_statistic",
   "Among cars listed in March 2024, what is the average price? @mar_price[value] where value is rounded to 2 "
   "decimals.",
   {"mar_price": U.loc[U["listed_on"].str.startswith("2024-03"), "price_usd"].mean()}, 2)
+
+# Round r10: a sixth table (air_quality.csv, 1,460 daily readings of four stations), questions
+# written before the changes they measure, in the labelled ticket form ("Constraints:",
+# "Format:") and with the method restated in several ways.
+q("t131", "air_quality.csv", "easy", "single_statistic",
+  "Calculate the mean PM2.5 concentration across all readings. Constraints: Use pandas' mean() function; "
+  "readings without a PM2.5 value are excluded. Format: @mean_pm25[mean] where \"mean\" is a float rounded "
+  "to 2 decimal places.",
+  {"mean_pm25": A["pm25"].mean()}, 2)
+q("t132", "air_quality.csv", "easy", "single_statistic",
+  "What is the median NO2 level? Constraints: Compute the median with numpy (np.median) over all rows of "
+  "the no2 column. Format: @median_no2[value] where \"value\" is a float rounded to 1 decimal place.",
+  {"median_no2": np.median(A["no2"])}, 1)
+q("t133", "air_quality.csv", "easy", "single_statistic",
+  "Compute the standard deviation of the ozone (o3) readings. Constraints: Use the population standard "
+  "deviation, i.e. numpy.std with ddof=0. Format: @std_o3[std] where \"std\" is rounded to 3 decimal places.",
+  {"std_o3": np.std(A["o3"], ddof=0)}, 3)
+r, p = st.pearsonr(A["temp_c"], A["o3"])
+q("t134", "air_quality.csv", "medium", "correlation",
+  "Is there a linear relationship between the temperature and the ozone level? Calculate the Pearson "
+  "correlation coefficient (r) to assess the strength and direction of the linear relationship between "
+  "temp_c and o3. Assess the significance of the correlation using a two-tailed test with a significance "
+  "level (alpha) of 0.05. Report the p-value associated with the correlation test. Consider the relationship "
+  "to be linear if the p-value is less than 0.05 and the absolute value of r is greater than or equal to 0.5. "
+  "Consider the relationship to be nonlinear if the p-value is less than 0.05 and the absolute value of r is "
+  "less than 0.5. If the p-value is greater than or equal to 0.05, report that there is no significant "
+  "correlation. Format: @correlation_coefficient[r_value] @p_value[p_value] @relationship_type[relationship_type] "
+  "where \"r_value\" is a number between -1 and 1, rounded to two decimal places. \"p_value\" is a number "
+  "between 0 and 1, rounded to four decimal places. \"relationship_type\" is a string that can either be "
+  "\"linear\", \"nonlinear\", or \"none\" based on the conditions specified in the constraints.",
+  {"correlation_coefficient": round(r, 2), "p_value": round(p, 4),
+   "relationship_type": "linear" if p < 0.05 and abs(r) >= 0.5 else "nonlinear" if p < 0.05 else "none"})
+Q[-1]["tolerance"] = {"correlation_coefficient": 0.01, "p_value": 0.0001, "relationship_type": 0}
+q("t135", "air_quality.csv", "easy", "single_statistic",
+  "What is the largest daily rainfall recorded at the North station? Format: @max_rain_north[value] where "
+  "value is a float with one decimal.",
+  {"max_rain_north": A.loc[A["station"] == "North", "rain_mm"].max()}, 1)
+q("t136", "air_quality.csv", "easy", "count_filter",
+  "On how many days was PM10 above 50? Count every reading (row) whose pm10 is greater than 50. "
+  "Format: @n_days[count] where count is an integer.",
+  {"n_days": int((A["pm10"] > 50).sum())}, 0)
+q("t137", "air_quality.csv", "easy", "single_statistic",
+  "Calculate the mean and the standard deviation of the wind speed. Constraints: Use pandas; the standard "
+  "deviation is the sample one. Format: @mean_wind[mean], @std_wind[std] where \"mean\" and \"std\" are "
+  "floats rounded to two decimal places.",
+  {"mean_wind": A["wind_ms"].mean(), "std_wind": A["wind_ms"].std()}, 2)
+q1, q3 = A["pm25"].quantile(0.25), A["pm25"].quantile(0.75)
+q("t138", "air_quality.csv", "easy", "single_statistic",
+  "What is the interquartile range of pm25? Constraints: IQR = Q3 - Q1, with the quartiles from pandas' "
+  "quantile() (linear interpolation), missing values ignored. Format: @iqr_pm25[iqr] where iqr is rounded "
+  "to 2 decimals.",
+  {"iqr_pm25": q3 - q1}, 2)
+q("t139", "air_quality.csv", "easy", "single_statistic",
+  "Which air quality category occurs most often? Format: @most_common_category[category] where category is "
+  "a string.",
+  {"most_common_category": A["category"].mode()[0]})
+d = A.dropna(subset=["wind_ms", "pm25"])
+q("t140", "air_quality.csv", "easy", "correlation",
+  "Compute the Spearman rank correlation coefficient between wind speed and PM2.5. Constraints: Use "
+  "scipy.stats.spearmanr and drop the rows with a missing value in either column. Format: @spearman_rho[rho] "
+  "where \"rho\" is rounded to 3 decimal places.",
+  {"spearman_rho": st.spearmanr(d["wind_ms"], d["pm25"])[0]}, 3)
+q("t141", "air_quality.csv", "easy", "single_statistic",
+  "What percentage of the readings have no PM2.5 value? Format: @pct_missing_pm25[percentage] where "
+  "\"percentage\" is a number between 0 and 100, rounded to two decimal places.",
+  {"pct_missing_pm25": A["pm25"].isna().mean() * 100}, 2)
+z = (A["no2"] - A["no2"].mean()) / A["no2"].std()
+q("t142", "air_quality.csv", "medium", "outliers",
+  "Identify outliers in the NO2 column with the Z-score method: a reading is an outlier if the absolute "
+  "value of its z-score is greater than 3, where z = (x - mean) / standard deviation (sample standard "
+  "deviation). How many outliers are there? Format: @n_outliers[count] where count is an integer.",
+  {"n_outliers": int((z.abs() > 3).sum())}, 0)
+q("t143", "air_quality.csv", "medium", "group",
+  "Which station has the highest average NO2 concentration? Constraints: Group the data by station and "
+  "compute the mean of no2 for each group. Format: @station[station_name] where \"station_name\" is a string.",
+  {"station": A.groupby("station")["no2"].mean().idxmax()})
+q("t144", "air_quality.csv", "medium", "single_statistic",
+  "What was the mean temperature in July 2023, over all stations? Format: @mean_temp_july[value] where value "
+  "is rounded to 2 decimals.",
+  {"mean_temp_july": A.loc[A["date"].str.startswith("2023-07"), "temp_c"].mean()}, 2)
+q("t145", "air_quality.csv", "easy", "single_statistic",
+  "What is the total rainfall over the whole year at the South station? Constraints: Sum the rain_mm values "
+  "of the South station. Format: @total_rain_south[total] where total is rounded to 1 decimal.",
+  {"total_rain_south": A.loc[A["station"] == "South", "rain_mm"].sum()}, 1)
+q("t146", "air_quality.csv", "medium", "single_statistic",
+  "Calculate the skewness of the PM10 distribution. Constraints: Use the skew() method of pandas. "
+  "Format: @skew_pm10[skewness] where \"skewness\" is a float rounded to 4 decimal places.",
+  {"skew_pm10": A["pm10"].skew()}, 4)
+d = A.dropna(subset=["temp_c", "pm25"])
+r, p = st.pearsonr(d["temp_c"], d["pm25"])
+q("t147", "air_quality.csv", "medium", "correlation",
+  "Is there a significant correlation between temperature and PM2.5? Calculate the Pearson correlation "
+  "coefficient and the p-value of a two-tailed test, ignoring rows with missing values. Use a significance "
+  "level of 0.05. Format: @r[r_value] @p_value[p] where r_value is rounded to 3 decimals and p to 4 decimals.",
+  {"r": r, "p_value": p})
+Q[-1]["tolerance"] = {"r": 0.001, "p_value": 0.0001}
+Q[-1]["answer"] = {"r": round(r, 3), "p_value": round(p, 4)}
+q("t148", "air_quality.csv", "easy", "single_statistic",
+  "What is the 75th percentile of the ozone concentration? Constraints: Use numpy.percentile with its default "
+  "(linear) interpolation. Format: @p75_o3[value] where value is rounded to 2 decimal places.",
+  {"p75_o3": np.percentile(A["o3"], 75)}, 2)
+q("t149", "air_quality.csv", "easy", "count_filter",
+  "How many readings were taken at the East station when the temperature was below 0 degrees Celsius? "
+  "Format: @n_cold_east[count] where count is an integer.",
+  {"n_cold_east": int(((A["station"] == "East") & (A["temp_c"] < 0)).sum())}, 0)
+q("t150", "air_quality.csv", "easy", "single_statistic",
+  "Find the minimum ozone reading of the West station. Format: @min_o3_west[value] where value is rounded to "
+  "one decimal place.",
+  {"min_o3_west": A.loc[A["station"] == "West", "o3"].min()}, 1)
+q("t151", "air_quality.csv", "easy", "single_statistic",
+  "Calculate the variance of the temperature. Constraints: Use the sample variance (pandas' var() with its "
+  "default ddof=1). Format: @var_temp[variance] where \"variance\" is rounded to 3 decimal places.",
+  {"var_temp": A["temp_c"].var()}, 3)
+q("t152", "air_quality.csv", "medium", "single_statistic",
+  "What is the average PM2.5 concentration on days with no rain (rain_mm equal to 0)? Constraints: Only use "
+  "the non-null PM2.5 values. Format: @mean_pm25_dry[mean] where mean is rounded to 2 decimals.",
+  {"mean_pm25_dry": A.loc[A["rain_mm"] == 0, "pm25"].mean()}, 2)
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

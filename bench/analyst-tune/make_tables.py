@@ -115,6 +115,36 @@ def cars():
                             "listed_on"], rows)
 
 
+def air():
+    g = random.Random(29)
+    stations = {"North": 0.8, "South": 1.0, "East": 1.3, "West": 0.9}
+    rows = []
+    for name, level in stations.items():
+        for d in range(365):
+            month = 1
+            day = d + 1
+            days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            while day > days[month - 1]:
+                day -= days[month - 1]
+                month += 1
+            season = math.cos((d - 200) / 365 * 2 * math.pi)
+            temp = round(11 + 12 * season + g.gauss(0, 3), 1)
+            wind = round(max(0.2, g.gauss(3.5, 1.6)), 1)
+            rain = round(g.expovariate(0.4), 1) if g.random() < 0.35 else 0.0
+            pm25 = max(1.0, level * (18 - 2.2 * wind - 4 * season) + g.gauss(0, 4))
+            if g.random() < 0.02:
+                pm25 *= 4  # a fire or a festival
+            pm10 = pm25 * 1.6 + g.gauss(0, 5)
+            no2 = max(2.0, level * 30 - 3 * wind + g.gauss(0, 6))
+            o3 = max(5.0, 45 + 1.4 * temp - 0.3 * no2 + g.gauss(0, 8))
+            cat = "good" if pm25 < 12 else "moderate" if pm25 < 35 else "unhealthy"
+            pm25_s = "" if g.random() < 0.04 else round(pm25, 1)
+            rows.append([name, f"2023-{month:02d}-{day:02d}", pm25_s, round(pm10, 1), round(no2, 1),
+                         round(o3, 1), temp, wind, rain, cat])
+    write("air_quality.csv", ["station", "date", "pm25", "pm10", "no2", "o3", "temp_c", "wind_ms",
+                              "rain_mm", "category"], rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
@@ -122,3 +152,4 @@ if __name__ == "__main__":
     bikes()
     staff()
     cars()
+    air()
