@@ -156,6 +156,8 @@ pub(crate) struct Lexicon {
     pub date_verbs: Words,
     pub rule_if: Words,
     pub absolute: Words,
+    pub default_interpolation: Words,
+    pub pooled_before: Words,
     pub slot_integer: Words,
     pub slot_text: Words,
     pub slot_number: Words,

@@ -21,7 +21,8 @@ use serde_json::Value;
 use super::lexicon::LEXICON;
 use super::request::{normalise, Lang};
 use super::stat_plan::{
-    camel_apart, decimals_said, find, num, statistics_named, words_of, StatPlan, Task,
+    camel_apart, decimals_said, default_interpolation, find, num, statistics_named, words_of,
+    StatPlan, Task,
 };
 
 /// A ticket's parts.
@@ -631,9 +632,10 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
             covered[i] = true;
         }
     }
-    // Missing values as zero: the planners read it.
+    // Missing values as zero: the planners read it; so is a quantile method other than
+    // the default (declined there).
     let fills = LEXICON.missing_fill.iter().any(|p| !find(&w, p).is_empty());
-    if covered.iter().any(|c| !c) || fills {
+    if covered.iter().any(|c| !c) || fills || !default_interpolation(&w) {
         return None;
     }
     let first = |pairs: &[(&'static str, &'static str)]| {

@@ -32,6 +32,17 @@ pub(super) struct Asked {
     pub(super) out_of_scope: bool,
 }
 
+/// Every interpolation the words name is the linear one, pandas' and numpy's default
+/// ("(linear interpolation)", "its default (linear) interpolation"): no other method.
+pub(in crate::analyst) fn default_interpolation(w: &[String]) -> bool {
+    w.iter().enumerate().all(|(i, x)| {
+        !x.starts_with("interpola")
+            || w[i.saturating_sub(2)..i]
+                .iter()
+                .any(|b| LEXICON.default_interpolation.contains(&b.as_str()))
+    })
+}
+
 impl Asked {
     /// What the words `w` ask for.
     pub(super) fn read(w: &[String]) -> Asked {
@@ -40,6 +51,7 @@ impl Asked {
             .iter()
             .copied()
             .filter(|p| has(w, p))
+            .filter(|p| !(p.starts_with("interpola") && default_interpolation(w)))
             .collect();
         // "Kendall's tau between x and y": a method's name asks for a correlation.
         let correlation = has_any(w, &["correlat*", "correlac*"])

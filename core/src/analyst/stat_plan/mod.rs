@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::profile::Table;
 use super::request::Lang;
+pub(super) use asked::default_interpolation;
 use asked::Asked;
 use dates::Day;
 use group::Extremes;

@@ -145,7 +145,16 @@ pub(super) fn unplanned_columns(r: &Reader, plan: &StatPlan) -> Vec<String> {
         let verb = m.end - m.start == 1
             && m.kind == "datetime"
             && (word.ends_with("ed") || word.ends_with("ing"));
-        if verb {
+        // "over all stations": the whole table, said.
+        let pooled = LEXICON.pooled_before.iter().any(|p| {
+            let p: Vec<&str> = p.split(' ').collect();
+            m.start >= p.len()
+                && r.w[m.start - p.len()..m.start]
+                    .iter()
+                    .zip(&p)
+                    .all(|(a, b)| a == b)
+        });
+        if verb || pooled {
             return true;
         }
         m.end - m.start == 1 && LEXICON.row_nouns.contains(&word)

@@ -67,7 +67,22 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
         .replace(" square feet ", " sqft ")
         .replace(" square foot ", " sqft ")
         .replace(" sq ft ", " sqft ");
-    n.split_whitespace().map(str::to_string).collect()
+    n.split_whitespace().map(undotted).collect()
+}
+
+/// A name with a decimal point in it ("PM2.5", read "pm2d5") as its column would be
+/// written, "pm25"; a number ("2.5", "2.5th") keeps its point.
+fn undotted(w: &str) -> String {
+    let c: Vec<char> = w.chars().collect();
+    if !c.first().is_some_and(|ch| ch.is_alphabetic()) {
+        return w.to_string();
+    }
+    let digit = |j: usize| c.get(j).is_some_and(char::is_ascii_digit);
+    c.iter()
+        .enumerate()
+        .filter(|&(i, &ch)| !(ch == 'd' && i > 0 && digit(i - 1) && digit(i + 1)))
+        .map(|(_, &ch)| ch)
+        .collect()
 }
 
 /// A number word ("30", "2d5" for 2.5, "two").
