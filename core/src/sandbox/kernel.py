@@ -927,9 +927,42 @@ def _undo_frames(ns, kept):
     return sorted(undone)
 
 
-def _note(mended, requoted, undone):
+def _missing_column(err, ns):
+    """For a KeyError on a text key that names no column of the session's DataFrames:
+    what their columns are. A small model that guessed a column ('count', 'Revenue')
+    otherwise runs the same cell again, as the traceback names only the key."""
+    if not isinstance(err, KeyError) or len(err.args) != 1 or not isinstance(err.args[0], str):
+        return None
+    key = err.args[0]
+    try:
+        import pandas as pd
+    except Exception:
+        return None
+    frames = []
+    for k, v in list(ns.items()):
+        if k.startswith("_") or not isinstance(v, pd.DataFrame):
+            continue
+        cols = [str(c) for c in v.columns]
+        if key in cols:
+            return None  # the key is some frame's column: the error is elsewhere
+        shown = ", ".join(cols[:MAX_COLUMNS_SHOWN])
+        if len(cols) > MAX_COLUMNS_SHOWN:
+            shown += ", and %d more" % (len(cols) - MAX_COLUMNS_SHOWN)
+        frames.append("%s has %s" % (k, shown))
+    if not frames:
+        return None
+    return "%r is not a column of any DataFrame: %s." % (key, "; ".join(frames[:MAX_FRAMES_SHOWN]))
+
+
+MAX_COLUMNS_SHOWN = 30
+MAX_FRAMES_SHOWN = 3
+
+
+def _note(mended, requoted, undone, missing=None):
     """What the kernel did to the cell or after it, for the model; None when nothing."""
     notes = []
+    if missing:
+        notes.append(missing)
     if mended:
         notes.append("This cell was one line holding %d statements; it ran with each on its own line. "
                       "Write each statement on a line of its own." % (mended.count("\n") + 1))
@@ -980,6 +1013,10 @@ def _run(shell, msg):
         names = _names(shell)
     except Exception:
         names = None
+    try:
+        missing = _missing_column(err, shell.user_ns)
+    except Exception:
+        missing = None
     if interrupted or isinstance(err, KeyboardInterrupt):
         status = "interrupted"
     elif err is not None:
@@ -1006,7 +1043,7 @@ def _run(shell, msg):
                 "stderr_bytes": cell.err.capture.total,
                 "figures": [base64.b64encode(f).decode("ascii") for f in cell.figures],
                 "names": names,
-                "note": _note(mended, requoted, undone),
+                "note": _note(mended, requoted, undone, missing),
             }
         )
 

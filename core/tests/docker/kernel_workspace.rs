@@ -358,6 +358,20 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
     }
     let r = py(&sb, "print(df['x'].tolist(), list(df.columns), s.tolist())").await;
     assert_eq!(r.stdout, "[1, 2] ['x'] [1, 2]\n");
+    // A column that no frame has: the note names the frames' columns.
+    let guessed = sb
+        .python(
+            "print(df['count'].sum())",
+            T,
+            &CancellationToken::new(),
+            &|_, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        guessed.note.as_deref(),
+        Some("'count' is not a column of any DataFrame: df has x.")
+    );
     // A cell that succeeds keeps its changes.
     py(&sb, "df['x'] = df['x'] * 10").await;
     let r = py(&sb, "print(df['x'].tolist())").await;
