@@ -93,10 +93,19 @@ impl Reader<'_> {
                     break;
                 }
             }
-            if self
-                .w
-                .get(k)
-                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
+            // Handling only when said so ("dropping rows where", "... are ignored"):
+            // "the patients whose BMI is missing" are rows to count, not to drop.
+            let said = |x: &String| {
+                LEXICON.handling.contains(&x.as_str())
+                    || LEXICON.handling_after.contains(&x.as_str())
+            };
+            let handled = self.w[at.saturating_sub(5)..at].iter().any(said)
+                || self.w[(k + 1).min(self.w.len())..].iter().take(3).any(said);
+            if handled
+                && self
+                    .w
+                    .get(k)
+                    .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
             {
                 // The column keeps its words: it is still the measure it names.
                 for j in at..=k {
