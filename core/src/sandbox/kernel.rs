@@ -291,10 +291,59 @@ impl Kernel {
         &mut self,
         limit: Duration,
     ) -> anyhow::Result<Option<Vec<OutputEntry>>> {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&serde_json::json!({"type": "list_outputs", "id": id}))
+        let id = self.request("list_outputs", serde_json::json!({})).await?;
+        let reply = self
+            .reply(limit, |ev| match ev {
+                Event::Outputs(o) if o.id == Some(id) => Some(o),
+                _ => None,
+            })
             .await?;
+        let Some(o) = reply else { return Ok(None) };
+        if let Some(e) = o.error {
+            bail!("listing the outputs failed in the kernel: {e}");
+        }
+        let entries = o
+            .entries
+            .into_iter()
+            .map(|(path, bytes, modified_ns)| OutputEntry {
+                path,
+                bytes,
+                modified_ns,
+            })
+            .collect();
+        Ok(Some(entries))
+    }
+
+    /// Ask the idle kernel to SIGKILL a process group (see `kernel.py`) and wait up
+    /// to `limit` for it to be gone: `false` if the kernel did not say so in time.
+    pub async fn killpg(&mut self, pgid: u32, limit: Duration) -> anyhow::Result<bool> {
+        let id = self
+            .request("killpg", serde_json::json!({ "pgid": pgid }))
+            .await?;
+        let gone = self
+            .reply(limit, |ev| {
+                matches!(ev, Event::Killed(got) if got == id).then_some(())
+            })
+            .await?;
+        Ok(gone.is_some())
+    }
+
+    /// Send a request of `kind` with `fields` and a new id; the id.
+    async fn request(&mut self, kind: &str, mut fields: serde_json::Value) -> anyhow::Result<u64> {
+        self.next_id += 1;
+        fields["type"] = kind.into();
+        fields["id"] = self.next_id.into();
+        self.send(&fields).await?;
+        Ok(self.next_id)
+    }
+
+    /// The first event `pick` takes within `limit` (`None` after it); any other is
+    /// late output of an earlier, abandoned call.
+    async fn reply<T>(
+        &mut self,
+        limit: Duration,
+        mut pick: impl FnMut(Event) -> Option<T>,
+    ) -> anyhow::Result<Option<T>> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
@@ -304,44 +353,11 @@ impl Kernel {
                     self.broken = Some(why);
                     bail!("the Python kernel's reply channel broke");
                 }
-                Ok(Some(Event::Outputs(o))) if o.id == Some(id) => {
-                    if let Some(e) = o.error {
-                        bail!("listing the outputs failed in the kernel: {e}");
+                Ok(Some(ev)) => {
+                    if let Some(t) = pick(ev) {
+                        return Ok(Some(t));
                     }
-                    let entries = o
-                        .entries
-                        .into_iter()
-                        .map(|(path, bytes, modified_ns)| OutputEntry {
-                            path,
-                            bytes,
-                            modified_ns,
-                        })
-                        .collect();
-                    return Ok(Some(entries));
                 }
-                Ok(Some(_)) => continue, // late output of an earlier, abandoned call
-            }
-        }
-    }
-
-    /// Ask the idle kernel to SIGKILL a process group (see `kernel.py`) and wait up
-    /// to `limit` for it to be gone: `false` if the kernel did not say so in time.
-    pub async fn killpg(&mut self, pgid: u32, limit: Duration) -> anyhow::Result<bool> {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&serde_json::json!({"type": "killpg", "id": id, "pgid": pgid}))
-            .await?;
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Err(_) => return Ok(false),
-                Ok(None) | Ok(Some(Event::Exited)) => bail!("the Python kernel stopped"),
-                Ok(Some(Event::Broken(why))) => {
-                    self.broken = Some(why);
-                    bail!("the Python kernel's reply channel broke");
-                }
-                Ok(Some(Event::Killed(got))) if got == id => return Ok(true),
-                Ok(Some(_)) => continue, // late output of an earlier, abandoned call
             }
         }
     }
