@@ -151,9 +151,8 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
     };
     assert_eq!(call_id, sandalyst::protocol::PRELUDE_CALL_ID);
     assert!(
-        arguments.contains(
-            "df = pd.read_csv(\\\"input/building_energy.csv\\\", parse_dates=[\\\"timestamp\\\"]"
-        ),
+        arguments
+            .contains("df = pd.read_csv('input/building_energy.csv', parse_dates=['timestamp']"),
         "{arguments}"
     );
     assert!(
