@@ -25,7 +25,10 @@ The code runs, you see its output, and then you go on.";
 /// One line after each call for a task that names its outputs: which are done,
 /// which are missing or wrong, and the task's own words for the next one. `None`
 /// when the task names none.
-pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
+///
+/// `names` is the kernel's namespace ("TEXT (str)", "df (DataFrame 10x2)"): where it
+/// holds the placeholder the next file's way of writing names, that way is one line.
+pub fn checklist(task: &str, problems: &[OutputProblem], names: &[String]) -> Option<String> {
     let named = named_outputs(task);
     if named.is_empty() {
         return None;
@@ -60,24 +63,41 @@ pub fn checklist(task: &str, problems: &[OutputProblem]) -> Option<String> {
     Some(format!(
         "[checklist] {}. Next: write {next}{words}{}.{empty}",
         state.join("; "),
-        how_to_write(next)
+        how_to_write(next, names)
     ))
 }
 
 /// How a file of `path`'s kind is written from the kernel, as a pattern a small model
 /// can follow; empty for a kind without one obvious way. In single quotes: a 1.5B
 /// model copied `to_csv("...")` into a step's JSON string, whose `"` ended the line.
-fn how_to_write(path: &str) -> String {
+/// Once the kernel holds the pattern's placeholder (a 1.5B model built `TEXT` eleven
+/// times and never wrote it), the write alone is asked for.
+fn how_to_write(path: &str, names: &[String]) -> String {
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    let how = match ext.to_ascii_lowercase().as_str() {
-        "csv" => format!("TABLE.to_csv('{path}', index=False)"),
-        "png" | "jpg" | "jpeg" | "svg" | "pdf" => format!("plt.savefig('{path}')"),
-        "md" | "txt" => format!("open('{path}', 'w').write(TEXT)"),
-        "json" => format!("TABLE.to_json('{path}', orient='records')"),
-        "xlsx" => format!("TABLE.to_excel('{path}', index=False)"),
-        "parquet" => format!("TABLE.to_parquet('{path}')"),
+    let (how, held) = match ext.to_ascii_lowercase().as_str() {
+        "csv" => (
+            format!("TABLE.to_csv('{path}', index=False)"),
+            "TABLE (DataFrame",
+        ),
+        "png" | "jpg" | "jpeg" | "svg" | "pdf" => (format!("plt.savefig('{path}')"), ""),
+        "md" | "txt" => (format!("open('{path}', 'w').write(TEXT)"), "TEXT (str"),
+        "json" => (
+            format!("TABLE.to_json('{path}', orient='records')"),
+            "TABLE (DataFrame",
+        ),
+        "xlsx" => (
+            format!("TABLE.to_excel('{path}', index=False)"),
+            "TABLE (DataFrame",
+        ),
+        "parquet" => (format!("TABLE.to_parquet('{path}')"), "TABLE (DataFrame"),
         _ => return String::new(),
     };
+    if !held.is_empty() && names.iter().any(|n| n.starts_with(held)) {
+        let name = held.split(' ').next().unwrap_or_default();
+        return format!(
+            ": {name} is already in the kernel, so a cell of this one line writes it: {how}"
+        );
+    }
     format!(", in a cell that computes it and ends with {how}")
 }
 
@@ -384,7 +404,7 @@ mod tests {
             problem: "does not exist".into(),
         }];
         assert_eq!(
-            checklist(task, &problems).unwrap(),
+            checklist(task, &problems, &[]).unwrap(),
             "[checklist] output/anomalies.csv done; output/chart.png does not exist. \
              Next: write output/chart.png (the task: \"Plot them as output/chart.png, one line per meter\"), \
              in a cell that computes it and ends with plt.savefig('output/chart.png')."
@@ -393,19 +413,27 @@ mod tests {
             path: "output/anomalies.csv".into(),
             problem: "does not exist".into(),
         }];
-        assert!(checklist(task, &csv)
+        assert!(checklist(task, &csv, &[])
             .unwrap()
             .ends_with("ends with TABLE.to_csv('output/anomalies.csv', index=False)."));
-        assert_eq!(how_to_write("output/data.bin"), "");
+        assert_eq!(how_to_write("output/data.bin", &[]), "");
+        // The placeholder already built: the write alone.
+        let names = ["df (DataFrame 10x2)".to_string(), "TEXT (str)".to_string()];
+        assert_eq!(
+            how_to_write("output/report.md", &names),
+            ": TEXT is already in the kernel, so a cell of this one line writes it: \
+             open('output/report.md', 'w').write(TEXT)"
+        );
+        assert!(how_to_write("output/a.csv", &names).starts_with(", in a cell that computes"));
         let empty = [OutputProblem {
             path: "output/anomalies.csv".into(),
             problem: check::NO_ROWS.into(),
         }];
-        assert!(checklist(task, &empty).unwrap().ends_with(
+        assert!(checklist(task, &empty, &[]).unwrap().ends_with(
             "print how many rows each condition keeps and loosen the one that keeps none."
         ));
-        assert!(checklist(task, &[]).unwrap().contains("all 2 files"));
-        assert_eq!(checklist("What is the mean?", &[]), None);
+        assert!(checklist(task, &[], &[]).unwrap().contains("all 2 files"));
+        assert_eq!(checklist("What is the mean?", &[], &[]), None);
     }
 
     #[test]

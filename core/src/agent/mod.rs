@@ -381,7 +381,7 @@ impl<'a> Agent<'a> {
             for table in ending::written_tables(task, &self.outputs, shown, self.sandbox).await {
                 tools::append_note(&mut output, &table);
             }
-            if let Some(line) = ending::checklist(task, &self.problems) {
+            if let Some(line) = ending::checklist(task, &self.problems, &self.names) {
                 tools::append_note(&mut output, &line);
             }
             self.push(output, None)?;
