@@ -11,11 +11,16 @@ use tokio_util::sync::CancellationToken;
 
 const T: Duration = Duration::from_secs(60);
 
-async fn py(sb: &impl Sandbox, code: &str) -> sandalyst::sandbox::ExecResult {
-    let r = sb
-        .python(code, T, &CancellationToken::new(), &|_, _| {})
+/// A cell's result, whatever its status.
+async fn cell(sb: &impl Sandbox, code: &str) -> sandalyst::sandbox::ExecResult {
+    sb.python(code, T, &CancellationToken::new(), &|_, _| {})
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// A cell that must succeed.
+async fn py(sb: &impl Sandbox, code: &str) -> sandalyst::sandbox::ExecResult {
+    let r = cell(sb, code).await;
     assert_eq!(r.status, ExecStatus::Ok, "{r:?}");
     r
 }
@@ -50,15 +55,7 @@ async fn list_outputs_sees_new_and_changed_files_with_or_without_a_kernel() {
     assert_eq!(second[1], first[1], "unchanged");
 
     // With the kernel dead (its restart is lazy), the listing comes from an exec.
-    let r = sb
-        .python(
-            "import os\nos._exit(1)",
-            T,
-            &CancellationToken::new(),
-            &|_, _| {},
-        )
-        .await
-        .unwrap();
+    let r = cell(&sb, "import os\nos._exit(1)").await;
     assert_eq!(r.status, ExecStatus::KernelRestarted);
     let third = sb.list_outputs().await.unwrap();
     assert_eq!(third, second);
@@ -340,15 +337,11 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
     .await;
     // A small model's cell that changes df, then fails: run twice, it must not double.
     for _ in 0..2 {
-        let failed = sb
-            .python(
-                "df['x'] = df['x'] * 2\ndf['y'] = 1\ns = None\nraise ValueError('boom')",
-                T,
-                &CancellationToken::new(),
-                &|_, _| {},
-            )
-            .await
-            .unwrap();
+        let failed = cell(
+            &sb,
+            "df['x'] = df['x'] * 2\ndf['y'] = 1\ns = None\nraise ValueError('boom')",
+        )
+        .await;
         assert_eq!(failed.status, ExecStatus::Error);
         let note = failed.note.unwrap_or_default();
         assert!(
@@ -359,15 +352,7 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
     let r = py(&sb, "print(df['x'].tolist(), list(df.columns), s.tolist())").await;
     assert_eq!(r.stdout, "[1, 2] ['x'] [1, 2]\n");
     // A column that no frame has: the note names the frames' columns.
-    let guessed = sb
-        .python(
-            "print(df['count'].sum())",
-            T,
-            &CancellationToken::new(),
-            &|_, _| {},
-        )
-        .await
-        .unwrap();
+    let guessed = cell(&sb, "print(df['count'].sum())").await;
     assert_eq!(
         guessed.note.as_deref(),
         Some("'count' is not a column of any DataFrame: df has x.")
@@ -390,10 +375,7 @@ async fn a_one_line_cell_of_several_statements_runs_split_and_says_so() {
     let note = r.note.unwrap();
     assert!(note.contains("one line holding 3 statements"), "{note}");
     // A real syntax error stays one.
-    let bad = sb
-        .python("x = = 1", T, &CancellationToken::new(), &|_, _| {})
-        .await
-        .unwrap();
+    let bad = cell(&sb, "x = = 1").await;
     assert_eq!(bad.status, ExecStatus::Error);
     assert!(bad.traceback.unwrap().contains("SyntaxError"));
     assert_eq!(bad.note, None);

@@ -749,15 +749,20 @@ mod tests {
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
     }
 
-    #[test]
-    fn any_string_argument_written_as_lines_is_its_lines_joined() {
-        let text = r#"{"thought": "t", "action": "shell", "command": ["ls output", "wc -l output/a.csv"]}"#;
+    /// The arguments of the call a one-step reply `text` makes.
+    fn call_arguments(text: &str) -> Value {
         let (items, _) = parse(text, &tools(), "c1").unwrap();
         let Item::ToolCall { arguments, .. } = &items[1] else {
             panic!("{items:?}")
         };
+        serde_json::from_str(arguments).unwrap()
+    }
+
+    #[test]
+    fn any_string_argument_written_as_lines_is_its_lines_joined() {
+        let text = r#"{"thought": "t", "action": "shell", "command": ["ls output", "wc -l output/a.csv"]}"#;
         assert_eq!(
-            serde_json::from_str::<Value>(arguments).unwrap(),
+            call_arguments(text),
             json!({"command": "ls output\nwc -l output/a.csv"})
         );
     }
@@ -765,27 +770,14 @@ mod tests {
     #[test]
     fn of_several_steps_in_one_reply_the_first_runs() {
         let text = "{\"thought\": \"a\", \"action\": \"python\", \"code\": [\"x = 1\"]}\n{\"thought\": \"b\", \"action\": \"python\", \"code\": [\"print(x)\"]}";
-        let (items, _) = parse(text, &tools(), "c1").unwrap();
-        let Item::ToolCall { arguments, .. } = &items[1] else {
-            panic!("{items:?}")
-        };
-        assert_eq!(
-            serde_json::from_str::<Value>(arguments).unwrap(),
-            json!({"code": "x = 1"})
-        );
+        assert_eq!(call_arguments(text), json!({"code": "x = 1"}));
     }
 
     #[test]
     fn code_as_lines_is_one_cell_and_goes_back_as_lines() {
         let text = r#"{"thought": "t", "action": "python", "code": ["x = 'a'", "print(x)"]}"#;
+        assert_eq!(call_arguments(text), json!({"code": "x = 'a'\nprint(x)"}));
         let (items, _) = parse(text, &tools(), "c1").unwrap();
-        let Item::ToolCall { arguments, .. } = &items[1] else {
-            panic!("{items:?}")
-        };
-        assert_eq!(
-            serde_json::from_str::<Value>(arguments).unwrap(),
-            json!({"code": "x = 'a'\nprint(x)"})
-        );
         let m = messages("sys", "NOTE", &items, false);
         let step: Value = serde_json::from_str(m[1]["content"].as_str().unwrap()).unwrap();
         assert_eq!(step["code"], json!(["x = 'a'", "print(x)"]));
