@@ -22,7 +22,8 @@
 //! `SANDALYST_REAL_MODEL_SAMPLING=server` leaves `temperature` and `seed` out of the
 //! config file (the server's defaults apply), for a baseline of a core that does not
 //! take them. `SANDALYST_REAL_MODEL_TIMEOUT` (seconds, default 1500) and
-//! `SANDALYST_REAL_MODEL_MAX_TURNS` (default 25) bound each ask.
+//! `SANDALYST_REAL_MODEL_MAX_TURNS` (default 25) bound each ask;
+//! `SANDALYST_REAL_MODEL_SEEDS` lists the reference case's seeds (default 1,2,3).
 //!
 //! Every case runs once per call mode that `SANDALYST_REAL_MODEL_CALLS` lists
 //! (`tool_calls` in the config file: `auto`, `native`, `schema`, `text`; default
@@ -492,12 +493,26 @@ fn reference_task() -> AskSpec {
     }
 }
 
+/// The seeds of the reference case: 1, 2 and 3, or those `SANDALYST_REAL_MODEL_SEEDS`
+/// lists ("1,2,3,4,5,6"): on a CPU server a seed does not fix a run, so a round that
+/// compares two commits needs more runs than the bar's three.
+fn seeds() -> Vec<u64> {
+    match std::env::var("SANDALYST_REAL_MODEL_SEEDS") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().expect("SANDALYST_REAL_MODEL_SEEDS: numbers and commas"))
+            .collect(),
+        Err(_) => vec![1, 2, 3],
+    }
+}
+
 /// The reference case (DESIGN.md) with seeds 1, 2 and 3, one after the other.
 #[test]
 #[ignore = "real model: scripts/test.sh --real-model"]
 fn real_model_reference_case_three_seeds() {
     for mode in modes() {
-        let runs: Vec<Ran> = (1..=3)
+        let runs: Vec<Ran> = seeds()
+            .into_iter()
             .map(|seed| {
                 run(
                     &format!("reference-seed{seed}"),
@@ -527,8 +542,9 @@ fn real_model_reference_case_three_seeds() {
             .iter()
             .filter(|(o, wall)| o == "finished" && *wall <= 900.0)
             .count();
+        // Of more seeds, the same share: two thirds.
         assert!(
-            good >= 2,
+            good * 3 >= runs.len() * 2,
             "{mode}: fewer than 2 of 3 seeded runs finished with all three outputs valid \
              within 15 minutes: {outcomes:?}"
         );

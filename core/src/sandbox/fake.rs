@@ -65,12 +65,18 @@ impl FakeSandbox {
         cancel: &CancellationToken,
         on_output: OutputSink<'_>,
         r: &mut ExecResult,
+        at: &mut (usize, String),
     ) -> Result<(), String> {
         let say = |r: &mut ExecResult, text: String| {
             on_output(Stream::Stdout, &text);
             r.stdout.push_str(&text);
         };
-        for line in code.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            *at = (n + 1, line.to_string());
             let mut words = line.splitn(3, ' ');
             let (cmd, a, b) = (
                 words.next().unwrap_or(""),
@@ -169,13 +175,18 @@ impl Sandbox for FakeSandbox {
     ) -> anyhow::Result<ExecResult> {
         let started = Instant::now();
         let mut r = ExecResult::empty(ExecStatus::Ok, 0);
-        if let Err(e) = self.interpret(code, cancel, on_output, &mut r).await {
+        let mut at = (0, String::new());
+        if let Err(e) = self.interpret(code, cancel, on_output, &mut r, &mut at).await {
             r.status = if e == "KeyboardInterrupt" {
                 ExecStatus::Cancelled
             } else {
                 ExecStatus::Error
             };
-            r.traceback = Some(format!("Traceback (most recent call last):\n{e}\n"));
+            // Plain IPython's form: the cell's line, then the error.
+            let (n, line) = at;
+            r.traceback = Some(format!(
+                "Traceback (most recent call last):\n  Cell In[1], line {n}\n    {line}\n{e}\n"
+            ));
         }
         r.duration_ms = started.elapsed().as_millis() as u64;
         Ok(r)

@@ -282,6 +282,58 @@ async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
 }
 
 #[tokio::test]
+async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
+    // The cell fails at its second line; the only step offered next is its fix, the
+    // failing line read back; the app runs the whole cell with the new line in place.
+    let server = WireServer::start(vec![
+        step(json!({"thought": "Total", "action": "python", "code": ["set total 42", "fail", "print saved"]})),
+        step(json!({"thought": "Write it instead", "action": "fix", "line": "fail", "instead": ["write output/total.txt 42"]})),
+        step(json!({"thought": "Done", "action": "final_answer", "answer": "The total is 42."})),
+    ])
+    .await;
+    let (outcome, _, factory, session) = ask_with(
+        &server,
+        "Save the total to output/total.txt.",
+        ToolCalls::Schema,
+        SessionConfig::default(),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    let sandbox = factory.started.lock().unwrap()[0].clone();
+    assert_eq!(
+        sandbox.file("output/total.txt").as_deref(),
+        Some(&b"42"[..])
+    );
+    let requests = server.received();
+    assert_eq!(offered(&requests[0].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[1].body), ["fix"]);
+    let schema = &requests[1].body["response_format"]["json_schema"]["schema"];
+    assert_eq!(schema["properties"]["line"]["enum"], json!(["fail"]));
+    let last = requests[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["content"].as_str().unwrap().contains("the cell failed at the line `fail`"),
+        "{last}"
+    );
+    // In the transcript the fix is the python call it made, the whole mended cell.
+    let calls: Vec<String> = session
+        .items()
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { name, arguments, .. } if name == "python" => {
+                Some(sandalyst::protocol::tool_source(arguments))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls.last().map(String::as_str),
+        Some("set total 42\nwrite output/total.txt 42\nprint saved")
+    );
+    // Once the cell ran, the steps are the tools again.
+    assert_eq!(offered(&requests[2].body), ["python", "shell", "final_answer"]);
+}
+
+#[tokio::test]
 async fn a_tool_call_written_as_text_runs_and_the_model_is_told_once() {
     // A local model that never makes a structured call: a fenced block, then a JSON
     // object, then its answer.

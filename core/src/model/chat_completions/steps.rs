@@ -13,6 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::fix::{Fix, FIX};
 use super::loose_json;
 use crate::conversation::{Answer, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
 use crate::model::http::{data_url, tool_images};
@@ -44,17 +45,24 @@ pub const LINE_MAX: u64 = 1000;
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
 /// follows a thought it did not write ([`guided_thought`]).
-pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32, failed: Option<&str>) -> Value {
-    let guided = guided_thought(answer, repeats, failed);
+/// After a cell failed at a line, the only step offered is the line's [`Fix`].
+pub fn schema(
+    tools: &[ToolSpec],
+    answer: &Answer,
+    repeats: u32,
+    failed: Option<&str>,
+    fix: Option<&Fix>,
+) -> Value {
+    let thought = match guided_thought(answer, repeats, failed, fix.is_some()) {
+        Some(g) => json!({"type": "string", "enum": [g]}),
+        None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
+    };
+    let tools = if fix.is_some() { &[][..] } else { tools };
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| {
             let mut props = Map::new();
-            let thought = match &guided {
-                Some(g) => json!({"type": "string", "enum": [g]}),
-                None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
-            };
-            props.insert(THOUGHT.into(), thought);
+            props.insert(THOUGHT.into(), thought.clone());
             props.insert(ACTION.into(), json!({"type": "string", "enum": [t.name]}));
             let mut required = vec![json!(THOUGHT), json!(ACTION)];
             if let Some(p) = t.parameters.get("properties").and_then(Value::as_object) {
@@ -78,6 +86,9 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32, failed: Option<
             branch(props, required)
         })
         .collect();
+    if let Some(fix) = fix {
+        branches.push(fix.branch(thought));
+    }
     if let Some((action, field)) = end_of(answer) {
         let mut props = Map::new();
         props.insert(
@@ -103,13 +114,21 @@ pub fn schema(tools: &[ToolSpec], answer: &Answer, repeats: u32, failed: Option<
 /// as its thought its code turns to it. After a failed cell, the thought names its
 /// error and where (`failed`, from [`last_error`]): told "do not run it again", a
 /// 1.5B model ran the same failing cell again; its own thought is what it follows.
-pub fn guided_thought(answer: &Answer, repeats: u32, failed: Option<&str>) -> Option<String> {
+pub fn guided_thought(
+    answer: &Answer,
+    repeats: u32,
+    failed: Option<&str>,
+    fixing: bool,
+) -> Option<String> {
     let missing = match answer {
         Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
         Answer::Open => return None,
     };
     let next = missing.first().filter(|_| repeats > 0)?;
     Some(match failed {
+        Some(error) if fixing => format!(
+            "The last cell failed ({error}); that line written another way, so the cell writes {next}."
+        ),
         Some(error) => format!(
             "The last cell failed ({error}); a new cell that avoids that error and writes {next}."
         ),
@@ -171,10 +190,11 @@ pub fn response_format(
     answer: &Answer,
     repeats: u32,
     failed: Option<&str>,
+    fix: Option<&Fix>,
 ) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed)},
+        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed, fix)},
     })
 }
 
@@ -254,7 +274,12 @@ pub fn add_turn_note(messages: &mut Vec<Value>, note: &str) {
 /// when it is not a step object naming an offered tool or an end. An end the turn did
 /// not offer (text mode cannot forbid it) is still read: the loop decides what a
 /// premature answer gets.
-pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>, Ending)> {
+pub fn parse(
+    text: &str,
+    tools: &[ToolSpec],
+    call_id: &str,
+    fix: Option<&Fix>,
+) -> Option<(Vec<Item>, Ending)> {
     let v = serde_json::from_str::<Value>(text.trim())
         .ok()
         .or_else(|| loose_json::parse(strip_fence(text)))
@@ -294,6 +319,20 @@ pub fn parse(text: &str, tools: &[ToolSpec], call_id: &str) -> Option<(Vec<Item>
             Ending::CannotFinish
         };
         return Some((items, ending));
+    }
+    // A fix is a call of the tool that failed, with the mended cell.
+    if let Some(fix) = fix.filter(|_| action == FIX) {
+        let code = fix.apply(&obj)?;
+        let mut items = Vec::new();
+        if !thought.is_empty() {
+            items.push(Item::Assistant { text: thought });
+        }
+        items.push(Item::ToolCall {
+            call_id: call_id.to_string(),
+            name: fix.tool.clone(),
+            arguments: json!({ LINES_ARG: code }).to_string(),
+        });
+        return Some((items, Ending::Unmarked));
     }
     let tool = tools.iter().find(|t| t.name == action)?;
     // Arguments beside the action, or (a model's habit) nested under `arguments`.
@@ -587,7 +626,8 @@ impl<'a> StepStream<'a> {
             s.tool = action_in(&s.text);
         }
         match s.tool.as_deref() {
-            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) => {}
+            // A fix's code is whole only once the app has mended the cell.
+            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) | Some(FIX) => {}
             Some(name) => {
                 let piece = s.text[s.sent..].to_string();
                 let (call_id, name) = (s.call_id.clone(), name.to_string());
@@ -631,7 +671,7 @@ mod tests {
 
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
-        let open = schema(&tools(), &Answer::Open, 0, None);
+        let open = schema(&tools(), &Answer::Open, 0, None, None);
         let branches = open["anyOf"].as_array().unwrap();
         let actions: Vec<&str> = branches
             .iter()
@@ -663,6 +703,7 @@ mod tests {
             },
             0,
             None,
+            None,
         );
         assert!(!not_yet.to_string().contains(FINAL_ANSWER));
         assert!(!not_yet.to_string().contains(CANNOT_FINISH));
@@ -673,6 +714,7 @@ mod tests {
             },
             0,
             None,
+            None,
         );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
         assert_eq!(
@@ -681,7 +723,7 @@ mod tests {
         );
         // Only python offered and no end: one object, no anyOf.
         let only = &tools()[..1];
-        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None);
+        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None, None);
         assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
         let guided = schema(
@@ -691,12 +733,13 @@ mod tests {
             },
             1,
             None,
+            None,
         );
         assert_eq!(
             guided["anyOf"][0]["properties"]["thought"]["enum"],
             json!(["A new step, not the last one again: the code that writes output/chart.png."])
         );
-        assert_eq!(guided_thought(&Answer::Open, 3, None), None);
+        assert_eq!(guided_thought(&Answer::Open, 3, None, false), None);
         // After a failed cell, the thought names its error and where.
         let failed = Item::ToolOutput {
             call_id: "c".into(),
@@ -709,7 +752,7 @@ mod tests {
             error,
             "KeyError: 'timestamp' at `baseline = baseline.sort_values(by='timestamp')`"
         );
-        let fix = schema(&tools(), &Answer::NotYet { missing }, 1, Some(&error));
+        let fix = schema(&tools(), &Answer::NotYet { missing }, 1, Some(&error), None);
         assert_eq!(
             fix["anyOf"][0]["properties"]["thought"]["enum"][0],
             json!(format!("The last cell failed ({error}); a new cell that avoids that error and writes output/chart.png."))
@@ -751,7 +794,7 @@ mod tests {
 
     /// The arguments of the call a one-step reply `text` makes.
     fn call_arguments(text: &str) -> Value {
-        let (items, _) = parse(text, &tools(), "c1").unwrap();
+        let (items, _) = parse(text, &tools(), "c1", None).unwrap();
         let Item::ToolCall { arguments, .. } = &items[1] else {
             panic!("{items:?}")
         };
@@ -777,7 +820,7 @@ mod tests {
     fn code_as_lines_is_one_cell_and_goes_back_as_lines() {
         let text = r#"{"thought": "t", "action": "python", "code": ["x = 'a'", "print(x)"]}"#;
         assert_eq!(call_arguments(text), json!({"code": "x = 'a'\nprint(x)"}));
-        let (items, _) = parse(text, &tools(), "c1").unwrap();
+        let (items, _) = parse(text, &tools(), "c1", None).unwrap();
         let m = messages("sys", "NOTE", &items, false);
         let step: Value = serde_json::from_str(m[1]["content"].as_str().unwrap()).unwrap();
         assert_eq!(step["code"], json!(["x = 'a'", "print(x)"]));
@@ -786,7 +829,7 @@ mod tests {
     #[test]
     fn a_step_becomes_the_items_of_a_native_call() {
         let text = r#"{"thought": "Load the data", "action": "python", "code": "import pandas as pd\nprint(1)"}"#;
-        let (items, ending) = parse(text, &tools(), "c1").unwrap();
+        let (items, ending) = parse(text, &tools(), "c1", None).unwrap();
         assert_eq!(ending, Ending::Unmarked);
         assert_eq!(
             items[0],
@@ -809,6 +852,7 @@ mod tests {
             r#"{"thought": "", "action": "cannot_finish", "reason": "no time column"}"#,
             &tools(),
             "c2",
+            None,
         )
         .unwrap();
         assert_eq!(ending, Ending::CannotFinish);
@@ -820,13 +864,13 @@ mod tests {
         );
         // Text mode: Python triple quotes in a fence, read leniently.
         let loose = "```json\n{\"thought\": \"x\", \"action\": \"python\", \"code\": \"\"\"print('a')\"\"\"}\n```";
-        let (items, _) = parse(loose, &tools(), "c3").unwrap();
+        let (items, _) = parse(loose, &tools(), "c3", None).unwrap();
         assert!(
             matches!(&items[1], Item::ToolCall { arguments, .. } if arguments.contains("print('a')"))
         );
         // An action no one offered is not a step.
-        assert!(parse(r#"{"action": "rm", "code": "x"}"#, &tools(), "c4").is_none());
-        assert!(parse("The answer is 42.", &tools(), "c5").is_none());
+        assert!(parse(r#"{"action": "rm", "code": "x"}"#, &tools(), "c4", None).is_none());
+        assert!(parse("The answer is 42.", &tools(), "c5", None).is_none());
     }
 
     #[test]
