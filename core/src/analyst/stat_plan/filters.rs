@@ -159,6 +159,21 @@ impl Reader<'_> {
                 out.push(Filter::num(m.column, "le", hi));
             }
         }
+        // "IsMgr = 1", "where holiday is 0": a column of a few whole numbers, `is` (the
+        // words' `=`), then one of its values. Read before the yes/no words, which
+        // would take the column alone.
+        for m in self.mentions.clone() {
+            let value = self.w.get(m.end + 1).and_then(|x| digits(x));
+            let (Some("is"), Some(value)) = (self.w.get(m.end).map(String::as_str), value)
+            else {
+                continue;
+            };
+            if self.used[m.start] || self.used[m.end + 1] || !self.code_value(&m.column, value) {
+                continue;
+            }
+            self.used[m.start..=m.end + 1].fill(true);
+            out.push(Filter::num(m.column, "eq", value));
+        }
         self.stat_filters(&mut out);
         self.date_filters(&mut out);
         self.yes_no_filters(&mut out);
@@ -169,17 +184,7 @@ impl Reader<'_> {
             let Some(value) = self.w.get(m.end).and_then(|x| digits(x)) else {
                 continue;
             };
-            let one_of_its = self.table.column_kinds.iter().any(|c| {
-                c.name == m.column
-                    && c.values
-                        .iter()
-                        .any(|v| v.parse::<f64>().is_ok_and(|x| x == value))
-            });
-            if self.used[m.start]
-                || self.used[m.end]
-                || !is_code(self.table, &m.column)
-                || !one_of_its
-            {
+            if self.used[m.start] || self.used[m.end] || !self.code_value(&m.column, value) {
                 continue;
             }
             self.used[m.start..=m.end].fill(true);
@@ -234,7 +239,44 @@ impl Reader<'_> {
                 )),
             }
         }
-        out
+        // A condition said twice is one: "managers (IsMgr = 1)", "weekend flights
+        // (IsWeekend = 1)", the ticket's restatement of the words before it.
+        let mut kept: Vec<Filter> = Vec::new();
+        for f in out {
+            if !kept.iter().any(|k| self.same_condition(k, &f)) {
+                kept.push(f);
+            }
+        }
+        kept
+    }
+
+    /// Whether two conditions keep the same rows: equal, or a 0/1 column's `is_true`
+    /// and `= 1` (`is_false` and `= 0`).
+    fn same_condition(&self, a: &Filter, b: &Filter) -> bool {
+        if a == b {
+            return true;
+        }
+        let ones = |f: &Filter| match f.op {
+            "is_true" => Some(1.0),
+            "is_false" => Some(0.0),
+            "eq" if f.date.is_none() && f.stat.is_none() => Some(f.value),
+            _ => None,
+        };
+        let zero_one = self.table.column_kinds.iter().any(|c| {
+            c.name == a.column && c.values.len() == 2 && c.values.iter().all(|v| v == "0" || v == "1")
+        });
+        a.column == b.column && a.op != b.op && zero_one && ones(a).is_some() && ones(a) == ones(b)
+    }
+
+    /// Whether `column` is a column of a few whole numbers and `value` one of them.
+    fn code_value(&self, column: &str, value: f64) -> bool {
+        is_code(self.table, column)
+            && self.table.column_kinds.iter().any(|c| {
+                c.name == column
+                    && c.values
+                        .iter()
+                        .any(|v| v.parse::<f64>().is_ok_and(|x| x == value))
+            })
     }
 
     /// "a Load Factor % of 90 or more", "3 bedrooms or fewer", "5 o más hijos": the
