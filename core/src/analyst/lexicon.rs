@@ -180,6 +180,8 @@ pub(crate) struct Lexicon {
     pub over_time: Words,
     pub precise_outliers: Words,
     pub derived_words: Words,
+    pub create_words: Words,
+    pub column_words: Words,
     pub normality_words: Words,
     pub correlation_precise: Words,
     pub sold_words: Words,

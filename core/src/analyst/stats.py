@@ -325,12 +325,16 @@ for m in PLAN.get("measures", []):
             secs = (ta - tb).dt.total_seconds()
             series[m["name"]] = secs / (86400.0 if d["op"] == "days" else 3600.0)
         else:
-            a, b = numeric_of(d["a"]), numeric_of(d["b"])
+            # A side may be a number ("2024 - model_year").
+            a = d["a_value"] if d.get("a_value") is not None else numeric_of(d["a"])
+            b = d["b_value"] if d.get("b_value") is not None else numeric_of(d["b"])
             for c, v in ((d["a"], a), (d["b"], b)):
                 if v is None:
                     return decline(T["not_numeric"] % (c, 0, int(df[c].notna().sum())))
             if d["op"] == "product":
                 series[m["name"]] = a * b
+            elif d["op"] == "sum":
+                series[m["name"]] = a + b
             elif d["op"] == "difference":
                 series[m["name"]] = a - b
             else:
@@ -346,9 +350,11 @@ def measure_text(m):
     d = m.get("derived")
     if not d:
         return "`%s`" % m["name"]
-    sym = {"product": "x", "difference": "-", "ratio": "/", "days": "-", "hours": "-"}[d["op"]]
+    sym = {"product": "x", "sum": "+", "difference": "-", "ratio": "/", "days": "-", "hours": "-"}[d["op"]]
     unit = (" (%s)" % T[d["op"]]) if d["op"] in ("days", "hours") else ""
-    inner = "`%s` %s `%s`%s" % (d["a"], sym, d["b"], unit)
+    a = d["a"] if d.get("a_value") is not None else "`%s`" % d["a"]
+    b = d["b"] if d.get("b_value") is not None else "`%s`" % d["b"]
+    inner = "%s %s %s%s" % (a, sym, b, unit)
     return inner if m["name"] == "%s %s %s" % (d["a"], sym, d["b"]) else "`%s` = %s" % (m["name"], inner)
 
 

@@ -169,16 +169,16 @@ fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -
     }
     let inner = &sentence[open + 1..close];
     let w = words_of(inner);
-    let formula = LEXICON
-        .formula_words
-        .iter()
-        .any(|p| !find(&w, p).is_empty());
+    let formula = has_formula(&w);
     // ... or says only how to compute what the rest asks ("the skewness of price
     // (scipy.stats.skew with default settings, missing prices removed first)").
     let outside = words_of(&format!("{} {}", &sentence[..open], &sentence[close + 1..]));
     let outside_asks = quantities(&outside);
+    // A formula over the data's columns ("(220 minus SeatsSold)") defines the
+    // measure asked about; it restates nothing.
+    let defines = names_a_column(&w, columns);
     match method_of(inner, columns).filter(|m| {
-        formula && m.asks.is_empty()
+        formula && m.asks.is_empty() && !defines
             || m.says_how && !m.asks.is_empty() && m.asks.iter().all(|q| outside_asks.contains(q))
     }) {
         Some(m) => {
@@ -217,6 +217,12 @@ fn method_clauses<'a>(
         // A clause that names the columns the head leaves unnamed is the request itself
         // ("Using pandas' corr with method='spearman', find the correlation of a and b").
         let head_names = names_a_column(&head_words, columns);
+        // "..., defined as SeatsSold divided by Distance km": a formula over the
+        // columns defines the measure; it is the request, not a way to compute it.
+        let tail_words = words_of(tail);
+        if has_formula(&tail_words) && names_a_column(&tail_words, columns) {
+            continue;
+        }
         if let Some(m) = method_of(tail, columns).filter(|m| {
             m.says_how
                 && (head_names || !m.names_column)
@@ -233,6 +239,11 @@ fn method_clauses<'a>(
 
 /// Whether the words name a column, loosely: a word of its name, or a word its short
 /// word abbreviates ("departure" for `DepDelayMin`).
+/// Whether words hold a formula ("divided by", "minus", "times").
+fn has_formula(w: &[String]) -> bool {
+    LEXICON.formula_words.iter().any(|p| !find(w, p).is_empty())
+}
+
 fn names_a_column(w: &[String], columns: &[Vec<String>]) -> bool {
     columns.iter().flatten().any(|t| {
         w.iter().any(|x| {

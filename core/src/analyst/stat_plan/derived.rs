@@ -4,7 +4,8 @@
 
 use super::mentions::{is_code, is_label_like, is_numeric};
 use super::reader::Reader;
-use super::words::{find, has_any};
+use super::text::fmt_value;
+use super::words::{digits, find, has_any};
 use super::Derived;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
@@ -26,10 +27,14 @@ impl Reader<'_> {
             ("dividido entre", "ratio"),
             ("entre", "ratio"),
             ("per", "ratio"),
+            ("plus", "sum"),
         ];
         for (phrase, op) in ops {
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
+                if let Some(found) = self.with_a_number(at, phrase, op) {
+                    return Some(found);
+                }
                 let (Some(a), Some(b)) = (
                     self.mention_before(at).cloned(),
                     self.mention_after(at + len).cloned(),
@@ -78,14 +83,13 @@ impl Reader<'_> {
                     }
                 }
                 let op = if dates { self.date_unit() } else { op };
-                self.used[a.start..b.end].fill(true);
-                let name = self.derived_name(a.start);
                 let d = Derived {
                     op,
                     a: a.column,
                     b: b.column,
+                    ..Derived::default()
                 };
-                return Some((d, name));
+                return Some(self.defined(d, a.start, b.end));
             }
         }
         // "difference between A and B", "ratio of A to B", "days between A and B"
@@ -124,18 +128,16 @@ impl Reader<'_> {
                     _ => continue,
                 };
                 self.used[at..b.end].fill(true);
-                let d = if dates {
-                    Derived {
-                        op,
-                        a: b.column,
-                        b: a.column,
-                    }
+                let (a, b) = if dates {
+                    (b.column, a.column)
                 } else {
-                    Derived {
-                        op,
-                        a: a.column,
-                        b: b.column,
-                    }
+                    (a.column, b.column)
+                };
+                let d = Derived {
+                    op,
+                    a,
+                    b,
+                    ..Derived::default()
                 };
                 return Some((d, None));
             }
@@ -177,12 +179,94 @@ impl Reader<'_> {
                         op: self.date_unit(),
                         a: e.clone(),
                         b: s.clone(),
+                        ..Derived::default()
                     },
                     None,
                 ));
             }
         }
         None
+    }
+
+    /// "2024 - model_year", "220 minus SeatsSold", "price divided by 1000": a
+    /// numeric column and a number on either side of an arithmetic word.
+    fn with_a_number(
+        &mut self,
+        at: usize,
+        phrase: &str,
+        op: &'static str,
+    ) -> Option<(Derived, Option<String>)> {
+        if ![
+            "times",
+            "multiplied by",
+            "minus",
+            "menos",
+            "divided by",
+            "plus",
+        ]
+        .contains(&phrase)
+        {
+            return None;
+        }
+        let len = phrase.split(' ').count();
+        let number = |k: usize| self.w.get(k).and_then(|x| digits(x));
+        let before = self.mention_before(at).filter(|m| is_numeric(m)).cloned();
+        let after = self
+            .mention_after(at + len)
+            .filter(|m| is_numeric(m))
+            .cloned();
+        let (d, start, end) = match (before, after) {
+            (None, Some(b)) => {
+                let k = at.checked_sub(1)?;
+                let x = number(k)?;
+                let d = Derived {
+                    op,
+                    a: fmt_value(x),
+                    a_value: Some(x),
+                    b: b.column,
+                    ..Derived::default()
+                };
+                (d, k, b.end)
+            }
+            (Some(a), None) => {
+                let x = number(at + len)?;
+                let d = Derived {
+                    op,
+                    a: a.column,
+                    b: fmt_value(x),
+                    b_value: Some(x),
+                    ..Derived::default()
+                };
+                (d, a.start, at + len + 1)
+            }
+            _ => return None,
+        };
+        Some(self.defined(d, start, end))
+    }
+
+    /// The words `start..end` are the measure `d`: taken, with its name ("revenue is
+    /// ...") and the sentence that makes it ("Create a new column ...").
+    fn defined(&mut self, d: Derived, start: usize, end: usize) -> (Derived, Option<String>) {
+        self.used[start..end].fill(true);
+        let name = self.derived_name(start);
+        self.creation(start);
+        (d, name)
+    }
+
+    /// "Create a new column age = ...", "Add a column with the number of empty seats
+    /// (220 minus SeatsSold)": a ticket's sentence that makes the measure; its words
+    /// before the formula describe what the formula says.
+    fn creation(&mut self, start: usize) {
+        let from = start.saturating_sub(16);
+        let made = (from..start).rev().find(|&k| {
+            LEXICON.create_words.contains(&self.w[k].as_str())
+                && self.w[k + 1..(k + 4).min(start)]
+                    .iter()
+                    .any(|x| LEXICON.column_words.contains(&x.as_str()))
+        });
+        if let Some(k) = made {
+            self.used[k..start].fill(true);
+        }
     }
 
     fn date_unit(&self) -> &'static str {
@@ -201,8 +285,18 @@ impl Reader<'_> {
     /// "revenue is ...", "profit = ...": the one word before is/es/equals at `at`.
     fn derived_name(&mut self, at: usize) -> Option<String> {
         let verb = at.checked_sub(1)?;
-        if !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str()) {
+        // "SeatsPerKm defined as ...": two words of the verb.
+        let defined_as = self.w[verb] == "as"
+            && verb >= 1
+            && ["defined", "computed", "calculated"].contains(&self.w[verb - 1].as_str());
+        let verb = if defined_as { verb - 1 } else { verb };
+        if !defined_as
+            && !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str())
+        {
             return None;
+        }
+        if defined_as {
+            self.used[verb + 1] = true;
         }
         let name_at = verb.checked_sub(1)?;
         let name = self.w[name_at].clone();

@@ -164,8 +164,7 @@ impl Reader<'_> {
         // would take the column alone.
         for m in self.mentions.clone() {
             let value = self.w.get(m.end + 1).and_then(|x| digits(x));
-            let (Some("is"), Some(value)) = (self.w.get(m.end).map(String::as_str), value)
-            else {
+            let (Some("is"), Some(value)) = (self.w.get(m.end).map(String::as_str), value) else {
                 continue;
             };
             if self.used[m.start] || self.used[m.end + 1] || !self.code_value(&m.column, value) {
@@ -263,7 +262,9 @@ impl Reader<'_> {
             _ => None,
         };
         let zero_one = self.table.column_kinds.iter().any(|c| {
-            c.name == a.column && c.values.len() == 2 && c.values.iter().all(|v| v == "0" || v == "1")
+            c.name == a.column
+                && c.values.len() == 2
+                && c.values.iter().all(|v| v == "0" || v == "1")
         });
         a.column == b.column && a.op != b.op && zero_one && ones(a).is_some() && ones(a) == ones(b)
     }

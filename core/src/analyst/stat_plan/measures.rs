@@ -33,6 +33,7 @@ impl Reader<'_> {
         if let Some((d, name)) = derived {
             let symbol = match d.op {
                 "product" => "x",
+                "sum" => "+",
                 "difference" | "days" | "hours" => "-",
                 _ => "/",
             };

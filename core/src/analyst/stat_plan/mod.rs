@@ -101,13 +101,19 @@ impl Stat {
     }
 }
 
-/// A measure derived from two columns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A measure derived from two columns, or from a column and a number.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(super) struct Derived {
-    /// product, difference, ratio, days, hours
+    /// product, difference, ratio, sum, days, hours
     pub op: &'static str,
+    /// The columns, or a number's text where the side is a number (`a_value`).
     pub a: String,
     pub b: String,
+    /// A side that is a number ("2024 - model_year").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a_value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_value: Option<f64>,
 }
 
 /// What a statistic is computed over: a column, or a measure derived from two.

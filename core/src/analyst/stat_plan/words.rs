@@ -53,6 +53,7 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
             '*' | '\u{d7}' => out.push_str(" times "),
             '/' | '\u{f7}' => out.push_str(" divided by "),
             '=' => out.push_str(" is "),
+            '+' => out.push_str(" plus "),
             '>' => out.push_str(" greater than "),
             '<' => out.push_str(" less than "),
             '-' if chars.get(i + 1) == Some(&' ') && i > 0 && chars[i - 1] == ' ' => {
