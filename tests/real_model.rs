@@ -500,7 +500,11 @@ fn seeds() -> Vec<u64> {
     match std::env::var("SANDALYST_REAL_MODEL_SEEDS") {
         Ok(list) => list
             .split(',')
-            .map(|s| s.trim().parse().expect("SANDALYST_REAL_MODEL_SEEDS: numbers and commas"))
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .expect("SANDALYST_REAL_MODEL_SEEDS: numbers and commas")
+            })
             .collect(),
         Err(_) => vec![1, 2, 3],
     }

@@ -176,7 +176,10 @@ impl Sandbox for FakeSandbox {
         let started = Instant::now();
         let mut r = ExecResult::empty(ExecStatus::Ok, 0);
         let mut at = (0, String::new());
-        if let Err(e) = self.interpret(code, cancel, on_output, &mut r, &mut at).await {
+        if let Err(e) = self
+            .interpret(code, cancel, on_output, &mut r, &mut at)
+            .await
+        {
             r.status = if e == "KeyboardInterrupt" {
                 ExecStatus::Cancelled
             } else {

@@ -309,9 +309,17 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
     assert_eq!(offered(&requests[1].body), ["fix"]);
     let schema = &requests[1].body["response_format"]["json_schema"]["schema"];
     assert_eq!(schema["properties"]["line"]["enum"], json!(["fail"]));
-    let last = requests[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert!(
-        last["content"].as_str().unwrap().contains("the cell failed at the line `fail`"),
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("the cell failed at the line `fail`"),
         "{last}"
     );
     // In the transcript the fix is the python call it made, the whole mended cell.
@@ -319,9 +327,9 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
         .items()
         .iter()
         .filter_map(|i| match i {
-            Item::ToolCall { name, arguments, .. } if name == "python" => {
-                Some(sandalyst::protocol::tool_source(arguments))
-            }
+            Item::ToolCall {
+                name, arguments, ..
+            } if name == "python" => Some(sandalyst::protocol::tool_source(arguments)),
             _ => None,
         })
         .collect();
@@ -330,7 +338,10 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
         Some("set total 42\nwrite output/total.txt 42\nprint saved")
     );
     // Once the cell ran, the steps are the tools again.
-    assert_eq!(offered(&requests[2].body), ["python", "shell", "final_answer"]);
+    assert_eq!(
+        offered(&requests[2].body),
+        ["python", "shell", "final_answer"]
+    );
 }
 
 #[tokio::test]

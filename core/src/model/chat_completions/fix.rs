@@ -52,10 +52,9 @@ pub fn target(items: &[Item], tools: &[ToolSpec]) -> Option<Fix> {
         } if c == call_id => Some((name, arguments)),
         _ => None,
     })?;
-    let takes_lines = tools.iter().any(|t| {
-        t.name == *tool
-            && t.parameters["properties"][LINES_ARG]["type"] == "string"
-    });
+    let takes_lines = tools
+        .iter()
+        .any(|t| t.name == *tool && t.parameters["properties"][LINES_ARG]["type"] == "string");
     if !takes_lines {
         return None;
     }
@@ -210,7 +209,8 @@ mod tests {
         ]
     }
 
-    const CELL: &str = "z = robust(df)\nfor k in z:\n    flags = z.apply(lambda x: x > 3, axis=1)\nprint(flags)";
+    const CELL: &str =
+        "z = robust(df)\nfor k in z:\n    flags = z.apply(lambda x: x > 3, axis=1)\nprint(flags)";
     const TRACE: &str = "  Cell In[4], line 3\n    flags = z.apply(lambda x: x > 3, axis=1)\n  File /usr/lib/series.py:10 in apply\nTypeError: apply() got an unexpected keyword argument 'axis'";
 
     #[test]
