@@ -238,35 +238,29 @@ impl Reader<'_> {
                 )),
             }
         }
-        // A condition said twice is one: "managers (IsMgr = 1)", "weekend flights
-        // (IsWeekend = 1)", the ticket's restatement of the words before it.
+        // "IsMgr = 1" on a 0/1 column is its yes; then a condition said twice is one:
+        // "managers (IsMgr = 1)", "weekend flights (IsWeekend = 1)", the ticket's
+        // restatement of the words before it.
         let mut kept: Vec<Filter> = Vec::new();
-        for f in out {
-            if !kept.iter().any(|k| self.same_condition(k, &f)) {
+        for mut f in out {
+            let zero_one = self.table.column_kinds.iter().any(|c| {
+                c.name == f.column
+                    && c.values.len() == 2
+                    && c.values.iter().all(|v| v == "0" || v == "1")
+            });
+            if f.op == "eq" && zero_one && f.date.is_none() && f.stat.is_none() {
+                f.op = if f.value == 1.0 {
+                    "is_true"
+                } else {
+                    "is_false"
+                };
+                f.value = 0.0;
+            }
+            if !kept.contains(&f) {
                 kept.push(f);
             }
         }
         kept
-    }
-
-    /// Whether two conditions keep the same rows: equal, or a 0/1 column's `is_true`
-    /// and `= 1` (`is_false` and `= 0`).
-    fn same_condition(&self, a: &Filter, b: &Filter) -> bool {
-        if a == b {
-            return true;
-        }
-        let ones = |f: &Filter| match f.op {
-            "is_true" => Some(1.0),
-            "is_false" => Some(0.0),
-            "eq" if f.date.is_none() && f.stat.is_none() => Some(f.value),
-            _ => None,
-        };
-        let zero_one = self.table.column_kinds.iter().any(|c| {
-            c.name == a.column
-                && c.values.len() == 2
-                && c.values.iter().all(|v| v == "0" || v == "1")
-        });
-        a.column == b.column && a.op != b.op && zero_one && ones(a).is_some() && ones(a) == ones(b)
     }
 
     /// Whether `column` is a column of a few whole numbers and `value` one of them.

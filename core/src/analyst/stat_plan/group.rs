@@ -101,13 +101,14 @@ impl Reader<'_> {
         // The label is what the question word asks for ("which city", "¿cuál es la
         // ciudad ...?"), not any text column named ("the maximum age of passengers who
         // embarked at C" asks for an age).
-        // A question word that opens the question ("which city", "and on which
-        // date"), not a relative one ("passengers who embarked", "que embarcaron").
+        // A question word that opens the question or a clause of it ("which city",
+        // "Among weekend flights, which carrier", "and on which date"), not a
+        // relative one ("passengers who embarked", "que embarcaron").
         let asked = |m: &Mention| {
             (m.start.saturating_sub(3)..m.start).any(|k| {
                 ["which", "what", "cual", "cuales", "que"].contains(&self.w[k].as_str())
                     && (k == 0
-                        || self.sentence_starts.contains(&k)
+                        || self.clause_starts.contains(&k)
                         || [
                             "in", "of", "en", "de", "and", "y", "for", "para", "on", "at", "by",
                         ]

@@ -42,7 +42,7 @@ pub(super) use statistics::statistics_named;
 use statistics::{distinct_statistics, statistics_said};
 use tasks::{task_of, Parts};
 pub(super) use text::{decline_text, described};
-use words::sentence_starts;
+use words::{clause_starts, sentence_starts};
 pub(super) use words::{find, num, words_of};
 
 mod asked;
@@ -249,6 +249,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     }
     let mut r = Reader::new(w, table, named, lang, &asked, &said);
     r.sentence_starts = sentence_starts(task);
+    r.clause_starts = clause_starts(task);
     r.decline_what_is_never_computed(&asked);
     let said_spans: Vec<(usize, usize)> = said.iter().map(|(s, e, _)| (*s, *e)).collect();
 

@@ -31,6 +31,8 @@ pub(super) struct Reader<'a> {
     /// Where each sentence of the request starts, in words ("Revenue is units times
     /// price. Which region ...": "which" opens a question).
     pub(super) sentence_starts: Vec<usize>,
+    /// Where clauses start (sentences, and after a comma or a colon).
+    pub(super) clause_starts: Vec<usize>,
     /// "z-scores above 3", "a z-score threshold of 2.5": the outliers' threshold.
     pub(super) z_threshold: Option<f64>,
     /// An outliers question.
@@ -64,6 +66,7 @@ impl<'a> Reader<'a> {
             counting: stats.iter().any(|(_, _, s)| s.name == "count"),
             describing: asked.describing(),
             sentence_starts: Vec::new(),
+            clause_starts: Vec::new(),
             z_threshold: None,
             outliers: asked.outliers,
             share_restated: false,

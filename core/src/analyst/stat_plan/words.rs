@@ -6,17 +6,24 @@ use super::dates::iso_day_at;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
-/// The request's words: normalised, with decimals kept ("2.5" stays one word) and
-/// arithmetic signs spelled out.
 /// The word index at which each sentence after the first starts (a sentence ends at
 /// ".", "?", "!" or ";" before a space, so "2.5" is no end).
 pub(super) fn sentence_starts(text: &str) -> Vec<usize> {
+    starts_after(text, &['.', '?', '!', ';'])
+}
+
+/// The word index at which each clause after the first starts: sentences, and the
+/// parts a comma or a colon sets apart ("Among weekend flights, which carrier ...").
+pub(super) fn clause_starts(text: &str) -> Vec<usize> {
+    starts_after(text, &['.', '?', '!', ';', ',', ':'])
+}
+
+fn starts_after(text: &str, marks: &[char]) -> Vec<usize> {
     let chars: Vec<char> = text.chars().collect();
     let mut starts = Vec::new();
     let mut from = 0;
     for i in 0..chars.len() {
-        let end = ['.', '?', '!', ';'].contains(&chars[i])
-            && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        let end = marks.contains(&chars[i]) && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
         if end {
             let before: String = chars[..=i].iter().collect();
             let n = words_of(&before).len();
@@ -29,6 +36,8 @@ pub(super) fn sentence_starts(text: &str) -> Vec<usize> {
     starts
 }
 
+/// The request's words: normalised, with decimals kept ("2.5" stays one word) and
+/// arithmetic signs spelled out.
 pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
