@@ -132,6 +132,27 @@ pub enum Answer {
     OrWhyNot { missing: Vec<String> },
 }
 
+/// How a named output of `path`'s kind is written from the kernel, as one line a
+/// small model can follow, and the placeholder it writes (`TABLE`, `TEXT`; empty for
+/// a figure, which `plt` holds). In single quotes: a 1.5B model copied
+/// `to_csv("...")` into a step's JSON string, whose `"` ended the line. `None` for a
+/// kind without one obvious way.
+pub fn write_line(path: &str) -> Option<(String, &'static str)> {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    Some(match ext.to_ascii_lowercase().as_str() {
+        "csv" => (format!("TABLE.to_csv('{path}', index=False)"), "TABLE"),
+        "png" | "jpg" | "jpeg" | "svg" | "pdf" => (format!("plt.savefig('{path}')"), ""),
+        "md" | "txt" => (format!("open('{path}', 'w').write(TEXT)"), "TEXT"),
+        "json" => (
+            format!("TABLE.to_json('{path}', orient='records')"),
+            "TABLE",
+        ),
+        "xlsx" => (format!("TABLE.to_excel('{path}', index=False)"), "TABLE"),
+        "parquet" => (format!("TABLE.to_parquet('{path}')"), "TABLE"),
+        _ => return None,
+    })
+}
+
 /// How a model's tool calls travel (Chat Completions servers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,6 +5,7 @@
 //! in words that say exactly what is wrong; [`super::Agent`] decides how often.
 
 use crate::artifacts::check::{self, MAX_CHECKED_BYTES};
+use crate::conversation::write_line;
 use crate::model::chat_completions::text_calls;
 use crate::protocol::OutputProblem;
 use crate::sandbox::{OutputEntry, Sandbox};
@@ -67,33 +68,20 @@ pub fn checklist(task: &str, problems: &[OutputProblem], names: &[String]) -> Op
     ))
 }
 
-/// How a file of `path`'s kind is written from the kernel, as a pattern a small model
-/// can follow; empty for a kind without one obvious way. In single quotes: a 1.5B
-/// model copied `to_csv("...")` into a step's JSON string, whose `"` ended the line.
-/// Once the kernel holds the pattern's placeholder (a 1.5B model built `TEXT` eleven
-/// times and never wrote it), the write alone is asked for.
+/// How a file of `path`'s kind is written from the kernel ([`write_line`]), as a
+/// pattern a small model can follow; empty for a kind without one obvious way. Once
+/// the kernel holds the pattern's placeholder (a 1.5B model built `TEXT` eleven times
+/// and never wrote it), the write alone is asked for.
 fn how_to_write(path: &str, names: &[String]) -> String {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    let (how, held) = match ext.to_ascii_lowercase().as_str() {
-        "csv" => (
-            format!("TABLE.to_csv('{path}', index=False)"),
-            "TABLE (DataFrame",
-        ),
-        "png" | "jpg" | "jpeg" | "svg" | "pdf" => (format!("plt.savefig('{path}')"), ""),
-        "md" | "txt" => (format!("open('{path}', 'w').write(TEXT)"), "TEXT (str"),
-        "json" => (
-            format!("TABLE.to_json('{path}', orient='records')"),
-            "TABLE (DataFrame",
-        ),
-        "xlsx" => (
-            format!("TABLE.to_excel('{path}', index=False)"),
-            "TABLE (DataFrame",
-        ),
-        "parquet" => (format!("TABLE.to_parquet('{path}')"), "TABLE (DataFrame"),
-        _ => return String::new(),
+    let Some((how, name)) = write_line(path) else {
+        return String::new();
     };
-    if !held.is_empty() && names.iter().any(|n| n.starts_with(held)) {
-        let name = held.split(' ').next().unwrap_or_default();
+    let kind = if name == "TEXT" { "str" } else { "DataFrame" };
+    if !name.is_empty()
+        && names
+            .iter()
+            .any(|n| n.starts_with(&format!("{name} ({kind}")))
+    {
         return format!(
             ": {name} is already in the kernel, so a cell of this one line writes it: {how}"
         );

@@ -181,6 +181,8 @@ pub(crate) struct Lexicon {
     pub precise_outliers: Words,
     pub derived_words: Words,
     pub create_words: Words,
+    pub number_ops: Words,
+    pub defining_verbs: Words,
     pub column_words: Words,
     pub normality_words: Words,
     pub correlation_precise: Words,

@@ -22,8 +22,8 @@
 //! history as they are. Tool calls that a local model writes as text are made calls
 //! by [`text_calls`].
 
-pub mod fix;
 pub mod loose_json;
+pub mod mend;
 pub mod mode;
 pub mod steps;
 pub mod text_calls;
@@ -40,7 +40,7 @@ use super::http::{
 };
 use super::{sse, tool_args, Delta, ImagePart, Item, Reply, Request, Usage};
 use crate::conversation::{CallMode, Capped, Ending};
-use fix::Fix;
+use mend::Mend;
 use mode::ModeState;
 
 /// The Chat Completions provider.
@@ -81,8 +81,8 @@ impl WireFormat for Chat {
             if let Some(turn) = steps::turn_note(&request.answer) {
                 steps::add_turn_note(&mut messages, &turn);
             }
-            if let Some(fix) = fix_of(state, request) {
-                steps::add_turn_note(&mut messages, &fix.note());
+            if let Some(mend) = mend_of(state, request) {
+                steps::add_turn_note(&mut messages, &mend.note());
             }
             messages
         } else {
@@ -101,7 +101,7 @@ impl WireFormat for Chat {
                 &request.answer,
                 request.repeats,
                 failed.as_deref(),
-                fix_of(state, request).as_ref(),
+                mend_of(state, request).as_ref(),
             );
         }
         if !request.tools.is_empty() && !stepped {
@@ -147,8 +147,8 @@ impl WireFormat for Chat {
         reply: Reply,
     ) -> Result<Reply, Reply> {
         if state.mode != CallMode::Native && !request.tools.is_empty() {
-            let fix = fix_of(state, request);
-            return Ok(read_step(reply, request, &state.call_id, fix.as_ref()));
+            let mend = mend_of(state, request);
+            return Ok(read_step(reply, request, &state.call_id, mend.as_ref()));
         }
         let converted = text_calls::convert(reply.clone(), request.tools);
         let recovered = converted.items.len() != reply.items.len();
@@ -180,7 +180,7 @@ impl WireFormat for Chat {
 /// A step reply's text read as its call or its end. One that is not a step (cut
 /// by the token cap, or text mode's prose) is read as calls written as text, else
 /// kept as it is: the loop tells the model what was wrong.
-fn read_step(mut reply: Reply, request: &Request, call_id: &str, fix: Option<&Fix>) -> Reply {
+fn read_step(mut reply: Reply, request: &Request, call_id: &str, mend: Option<&Mend>) -> Reply {
     let Some(pos) = reply
         .items
         .iter()
@@ -197,14 +197,14 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str, fix: Option<&Fi
         .then(|| steps::salvage(text, request.tools))
         .flatten()
     {
-        if let Some((items, ending)) = steps::parse(&step, request.tools, call_id, fix) {
+        if let Some((items, ending)) = steps::parse(&step, request.tools, call_id, mend) {
             reply.items.splice(pos..pos + 1, items);
             reply.ending = ending;
             reply.cut = None;
             return reply;
         }
     }
-    match steps::parse(text, request.tools, call_id, fix) {
+    match steps::parse(text, request.tools, call_id, mend) {
         Some((items, ending)) => {
             reply.items.splice(pos..pos + 1, items);
             reply.ending = ending;
@@ -214,11 +214,18 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str, fix: Option<&Fi
     }
 }
 
-/// The failed cell this turn mends, in schema mode (only a schema can hold the
-/// model to the failing line; text mode is offered the whole cell again).
-fn fix_of(state: &ModeState, request: &Request) -> Option<Fix> {
+/// The step the app finishes this turn, in schema mode (only a schema can hold the
+/// model to it; text mode is offered the tools again).
+fn mend_of(state: &ModeState, request: &Request) -> Option<Mend> {
     (state.mode == CallMode::Schema && !request.tools.is_empty())
-        .then(|| fix::target(request.items, request.tools))
+        .then(|| {
+            Mend::of(
+                request.items,
+                request.tools,
+                &request.answer,
+                request.repeats,
+            )
+        })
         .flatten()
 }
 

@@ -345,6 +345,54 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
 }
 
 #[tokio::test]
+async fn after_the_same_cell_again_the_step_offered_is_the_next_files_write() {
+    // The same cell twice while output/total.txt is missing: the next step offered
+    // is that file's write, and the app ends the model's cell with it.
+    let server = WireServer::start(vec![
+        step(json!({"thought": "Sum", "action": "python", "code": ["print 42"]})),
+        step(json!({"thought": "Sum", "action": "python", "code": ["print 42"]})),
+        step(json!({"thought": "Text", "action": "write", "path": "output/total.txt", "code": ["set TEXT 42"]})),
+        // The in-memory sandbox cannot run the Python write: it fails, and its fix follows.
+        step(json!({"thought": "Write", "action": "fix", "line": "open('output/total.txt', 'w').write(TEXT)", "instead": ["write output/total.txt 42"]})),
+        step(json!({"thought": "Done", "action": "final_answer", "answer": "42"})),
+    ])
+    .await;
+    let (outcome, _, _, session) = ask_with(
+        &server,
+        "Save the total to output/total.txt.",
+        ToolCalls::Schema,
+        SessionConfig::default(),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    let requests = server.received();
+    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[2].body), ["write"]);
+    let schema = &requests[2].body["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["path"]["enum"],
+        json!(["output/total.txt"])
+    );
+    let calls: Vec<String> = session
+        .items()
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { arguments, .. } => Some(sandalyst::protocol::tool_source(arguments)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        calls.contains(&"set TEXT 42\nopen('output/total.txt', 'w').write(TEXT)".to_string()),
+        "{calls:?}"
+    );
+    assert_eq!(offered(&requests[3].body), ["fix"]);
+    assert_eq!(
+        calls.last().map(String::as_str),
+        Some("set TEXT 42\nwrite output/total.txt 42")
+    );
+}
+
+#[tokio::test]
 async fn a_tool_call_written_as_text_runs_and_the_model_is_told_once() {
     // A local model that never makes a structured call: a fenced block, then a JSON
     // object, then its answer.

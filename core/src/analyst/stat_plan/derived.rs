@@ -196,16 +196,7 @@ impl Reader<'_> {
         phrase: &str,
         op: &'static str,
     ) -> Option<(Derived, Option<String>)> {
-        if ![
-            "times",
-            "multiplied by",
-            "minus",
-            "menos",
-            "divided by",
-            "plus",
-        ]
-        .contains(&phrase)
-        {
+        if !LEXICON.number_ops.contains(&phrase) {
             return None;
         }
         let len = phrase.split(' ').count();
@@ -288,7 +279,7 @@ impl Reader<'_> {
         // "SeatsPerKm defined as ...": two words of the verb.
         let defined_as = self.w[verb] == "as"
             && verb >= 1
-            && ["defined", "computed", "calculated"].contains(&self.w[verb - 1].as_str());
+            && LEXICON.defining_verbs.contains(&self.w[verb - 1].as_str());
         let verb = if defined_as { verb - 1 } else { verb };
         if !defined_as
             && !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str())

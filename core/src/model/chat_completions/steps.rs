@@ -13,8 +13,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::fix::{Fix, FIX};
 use super::loose_json;
+use super::mend::{self, Mend};
 use crate::conversation::{Answer, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
 use crate::model::http::{data_url, tool_images};
 use crate::model::tool_args;
@@ -45,19 +45,20 @@ pub const LINE_MAX: u64 = 1000;
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
 /// follows a thought it did not write ([`guided_thought`]).
-/// After a cell failed at a line, the only step offered is the line's [`Fix`].
+/// When the model is stuck, the only step offered is the app's [`Mend`].
 pub fn schema(
     tools: &[ToolSpec],
     answer: &Answer,
     repeats: u32,
     failed: Option<&str>,
-    fix: Option<&Fix>,
+    mend: Option<&Mend>,
 ) -> Value {
-    let thought = match guided_thought(answer, repeats, failed, fix.is_some()) {
+    let fixing = matches!(mend, Some(Mend::Fix(_)));
+    let thought = match guided_thought(answer, repeats, failed, fixing) {
         Some(g) => json!({"type": "string", "enum": [g]}),
         None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
     };
-    let tools = if fix.is_some() { &[][..] } else { tools };
+    let tools = if mend.is_some() { &[][..] } else { tools };
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| {
@@ -86,8 +87,8 @@ pub fn schema(
             branch(props, required)
         })
         .collect();
-    if let Some(fix) = fix {
-        branches.push(fix.branch(thought));
+    if let Some(mend) = mend {
+        branches.push(mend.branch(thought));
     }
     if let Some((action, field)) = end_of(answer) {
         let mut props = Map::new();
@@ -190,11 +191,11 @@ pub fn response_format(
     answer: &Answer,
     repeats: u32,
     failed: Option<&str>,
-    fix: Option<&Fix>,
+    mend: Option<&Mend>,
 ) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed, fix)},
+        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed, mend)},
     })
 }
 
@@ -278,7 +279,7 @@ pub fn parse(
     text: &str,
     tools: &[ToolSpec],
     call_id: &str,
-    fix: Option<&Fix>,
+    mend: Option<&Mend>,
 ) -> Option<(Vec<Item>, Ending)> {
     let v = serde_json::from_str::<Value>(text.trim())
         .ok()
@@ -320,16 +321,16 @@ pub fn parse(
         };
         return Some((items, ending));
     }
-    // A fix is a call of the tool that failed, with the mended cell.
-    if let Some(fix) = fix.filter(|_| action == FIX) {
-        let code = fix.apply(&obj)?;
+    // The app's step is a call of the code tool, with the whole cell.
+    if let Some(mend) = mend.filter(|m| m.action() == action) {
+        let (tool, code) = mend.apply(&obj)?;
         let mut items = Vec::new();
         if !thought.is_empty() {
             items.push(Item::Assistant { text: thought });
         }
         items.push(Item::ToolCall {
             call_id: call_id.to_string(),
-            name: fix.tool.clone(),
+            name: tool,
             arguments: json!({ LINES_ARG: code }).to_string(),
         });
         return Some((items, Ending::Unmarked));
@@ -626,8 +627,8 @@ impl<'a> StepStream<'a> {
             s.tool = action_in(&s.text);
         }
         match s.tool.as_deref() {
-            // A fix's code is whole only once the app has mended the cell.
-            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) | Some(FIX) => {}
+            // The app's steps are whole only once it has finished the cell.
+            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) | Some(mend::FIX | mend::WRITE) => {}
             Some(name) => {
                 let piece = s.text[s.sent..].to_string();
                 let (call_id, name) = (s.call_id.clone(), name.to_string());

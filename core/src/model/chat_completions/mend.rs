@@ -1,0 +1,445 @@
+//! Steps the app finishes for a model that is stuck, in schema mode (only a schema
+//! can hold a model to them):
+//! - **fix**: after a cell fails at a line the traceback names, the failing line
+//!   itself (an enum of one, so the model reads it back) and the lines to put in its
+//!   place; the app puts them there and runs the whole cell again. A 1.5B model,
+//!   shown its failed cell and asked for a new one, sent the same cell again word for
+//!   word (5, 8 and 11 times in BENCHMARKS "Issue 34" r8): a whole cell to write is a
+//!   cell to copy; one line to replace is a change to make.
+//! - **write**: after the same cell came again while a named output is missing, the
+//!   code that builds the next file's placeholder (`TABLE`, `TEXT`, a figure); the
+//!   app ends the cell with the file's write ([`write_line`]). A 1.5B model ran
+//!   `total = df.groupby(...).sum(); print(total)` four times, its thought naming the
+//!   file; a cell that must end in the write is no longer the cell before it.
+//!
+//! Either way the step becomes a call of the code tool with the whole cell, so the
+//! transcript, approvals and notebooks hold the code that ran.
+
+use serde_json::{json, Map, Value};
+
+use crate::conversation::{write_line, Answer, Item, ToolSpec};
+use crate::protocol::tool_source;
+
+use super::steps::{LINES_ARG, LINES_MAX, LINE_MAX};
+
+/// The actions of the two steps.
+pub const FIX: &str = "fix";
+pub const WRITE: &str = "write";
+/// Their arguments: the failing line, read back, and what goes in its place; the
+/// file the written cell ends by writing.
+const LINE: &str = "line";
+const INSTEAD: &str = "instead";
+const PATH: &str = "path";
+
+/// A step the app finishes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mend {
+    Fix(Fix),
+    Write(Write),
+}
+
+/// The file a `write` step's cell ends by writing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    tool: String,
+    path: String,
+    line: String,
+    placeholder: &'static str,
+}
+
+impl Mend {
+    /// The step this turn offers instead of the tools, if the model is stuck: a
+    /// failed cell's line to fix, else (after a repeated call, `repeats`) the next
+    /// missing file's write.
+    pub fn of(items: &[Item], tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Option<Mend> {
+        if let Some(fix) = fix_target(items, tools) {
+            return Some(Mend::Fix(fix));
+        }
+        let missing = match answer {
+            Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
+            Answer::Open => return None,
+        };
+        let path = missing.first().filter(|_| repeats > 0)?;
+        let (line, placeholder) = write_line(path)?;
+        let tool = code_tool(tools)?;
+        Some(Mend::Write(Write {
+            tool,
+            path: path.clone(),
+            line,
+            placeholder,
+        }))
+    }
+
+    /// The step's action.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Mend::Fix(_) => FIX,
+            Mend::Write(_) => WRITE,
+        }
+    }
+
+    /// The schema branch of the step, under `thought`'s schema.
+    pub fn branch(&self, thought: Value) -> Value {
+        let lines = json!({
+            "type": "array",
+            "items": {"type": "string", "maxLength": LINE_MAX},
+            "minItems": 1,
+            "maxItems": LINES_MAX,
+        });
+        let mut props = Map::new();
+        props.insert("thought".into(), thought);
+        props.insert(
+            "action".into(),
+            json!({"type": "string", "enum": [self.action()]}),
+        );
+        let (key, value, lines_key) = match self {
+            Mend::Fix(f) => (LINE, &f.line, INSTEAD),
+            Mend::Write(w) => (PATH, &w.path, LINES_ARG),
+        };
+        props.insert(key.into(), json!({"type": "string", "enum": [value]}));
+        props.insert(lines_key.into(), lines);
+        json!({
+            "type": "object",
+            "properties": props,
+            "required": ["thought", "action", key, lines_key],
+            "additionalProperties": false,
+        })
+    }
+
+    /// What this turn asks, said after the last message.
+    pub fn note(&self) -> String {
+        match self {
+            Mend::Fix(f) => format!(
+                "(This turn: the cell failed at the line `{}`. The action \"{FIX}\" gives, in \
+                 \"{INSTEAD}\", the line or lines to put in its place, written another way; the \
+                 app runs the whole cell again with them.)",
+                f.line
+            ),
+            Mend::Write(w) => {
+                let builds = match w.placeholder {
+                    "" => "draws the figure".to_string(),
+                    p => format!("computes {p}"),
+                };
+                format!(
+                    "(This turn: the last cell came again, and {} is still missing. The action \
+                     \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that {builds} for it; the app \
+                     ends the cell with `{}`.)",
+                    w.path, w.line
+                )
+            }
+        }
+    }
+
+    /// The tool and the whole cell of a step that took this one's action; `None`
+    /// when `step` is not this step.
+    pub fn apply(&self, step: &Map<String, Value>) -> Option<(String, String)> {
+        match self {
+            Mend::Fix(f) => Some((f.tool.clone(), f.apply(step)?)),
+            Mend::Write(w) => {
+                let mut lines = lines_of(step.get(LINES_ARG)?)?;
+                // A model that wrote the write itself does not get it twice.
+                if lines.last().map(|l| l.trim()) != Some(w.line.as_str()) {
+                    lines.push(w.line.clone());
+                }
+                Some((w.tool.clone(), lines.join("\n")))
+            }
+        }
+    }
+}
+
+/// A list of lines, or one string of them.
+fn lines_of(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::Array(lines) => Some(
+            lines
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        ),
+        Value::String(s) => Some(s.lines().map(str::to_string).collect()),
+        _ => None,
+    }
+}
+
+/// The session's tool that runs code written as lines.
+fn code_tool(tools: &[ToolSpec]) -> Option<String> {
+    tools
+        .iter()
+        .find(|t| t.parameters["properties"][LINES_ARG]["type"] == "string")
+        .map(|t| t.name.clone())
+}
+
+/// The failed cell a `fix` step mends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    /// The tool that ran the cell, and the cell's code.
+    tool: String,
+    code: String,
+    /// Where the failing line is in `code` (0-based), and the line as the traceback
+    /// shows it (trimmed).
+    at: usize,
+    line: String,
+}
+
+/// The cell to mend, when the last thing in the conversation is the failed result of
+/// a code cell whose traceback points at one whole line of that cell (not the first
+/// line of a statement that goes on: replacing it alone would cut the statement).
+fn fix_target(items: &[Item], tools: &[ToolSpec]) -> Option<Fix> {
+    let Some(Item::ToolOutput {
+        call_id,
+        output,
+        is_error: true,
+        ..
+    }) = items.last()
+    else {
+        return None;
+    };
+    let (tool, arguments) = items.iter().rev().find_map(|i| match i {
+        Item::ToolCall {
+            call_id: c,
+            name,
+            arguments,
+        } if c == call_id => Some((name, arguments)),
+        _ => None,
+    })?;
+    let takes_lines = tools
+        .iter()
+        .any(|t| t.name == *tool && t.parameters["properties"][LINES_ARG]["type"] == "string");
+    if !takes_lines {
+        return None;
+    }
+    let code = tool_source(arguments);
+    let (number, line) = failing_line(output)?;
+    let lines: Vec<&str> = code.lines().collect();
+    // The line the traceback numbers, if it reads the same; else the only line that does.
+    let at = match lines.get(number.checked_sub(1)?) {
+        Some(l) if l.trim() == line => number - 1,
+        _ => {
+            let mut same = lines.iter().enumerate().filter(|(_, l)| l.trim() == line);
+            let (at, _) = same.next()?;
+            if same.next().is_some() {
+                return None;
+            }
+            at
+        }
+    };
+    if !balanced(&line) {
+        return None;
+    }
+    Some(Fix {
+        tool: tool.clone(),
+        code,
+        at,
+        line,
+    })
+}
+
+/// The innermost frame of the cell in a traceback: its line number and its line
+/// (`Cell In[7], line 3` and the line under it).
+fn failing_line(output: &str) -> Option<(usize, String)> {
+    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    let i = lines.iter().rposition(|l| l.starts_with("Cell In["))?;
+    let number = lines[i].rsplit_once("line ")?.1.trim().parse().ok()?;
+    let line = lines.get(i + 1).filter(|l| !l.is_empty())?;
+    Some((number, line.to_string()))
+}
+
+/// Whether `line` closes every bracket it opens (strings left out): a line that
+/// opens a call continued below is not one to replace alone.
+fn balanced(line: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '#' => break,
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            },
+        }
+    }
+    depth == 0 && quote.is_none() && !line.ends_with('\\') && !line.ends_with(':')
+}
+
+impl Fix {
+    /// The cell with `instead` in place of the failing line, each new line indented
+    /// as the old one was (a model writes them flush left). `None` when `step` is not
+    /// a fix of this line.
+    fn apply(&self, step: &Map<String, Value>) -> Option<String> {
+        let instead = lines_of(step.get(INSTEAD)?)?;
+        let lines: Vec<&str> = self.code.lines().collect();
+        let old = lines[self.at];
+        let indent = &old[..old.len() - old.trim_start().len()];
+        let mut out: Vec<String> = lines[..self.at].iter().map(|l| l.to_string()).collect();
+        let first = instead.iter().map(|l| l.len() - l.trim_start().len()).min();
+        for l in &instead {
+            // The new lines keep their own indentation relative to each other.
+            let l = l.get(first.unwrap_or(0)..).unwrap_or(l);
+            out.push(format!("{indent}{l}").trim_end().to_string());
+        }
+        out.extend(lines[self.at + 1..].iter().map(|l| l.to_string()));
+        Some(out.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn python() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "python".into(),
+            description: "run a cell".into(),
+            parameters: json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
+        }]
+    }
+
+    fn failed(code: &str, traceback: &str) -> Vec<Item> {
+        vec![
+            Item::ToolCall {
+                call_id: "c1".into(),
+                name: "python".into(),
+                arguments: json!({ "code": code }).to_string(),
+            },
+            Item::ToolOutput {
+                call_id: "c1".into(),
+                output: format!("status: error (0.01 s)\n[traceback]\nTraceback (most recent call last):\n{traceback}\n[note] The cell failed"),
+                is_error: true,
+                images: vec![],
+            },
+        ]
+    }
+
+    const CELL: &str =
+        "z = robust(df)\nfor k in z:\n    flags = z.apply(lambda x: x > 3, axis=1)\nprint(flags)";
+    const TRACE: &str = "  Cell In[4], line 3\n    flags = z.apply(lambda x: x > 3, axis=1)\n  File /usr/lib/series.py:10 in apply\nTypeError: apply() got an unexpected keyword argument 'axis'";
+
+    fn missing(path: &str) -> Answer {
+        Answer::NotYet {
+            missing: vec![path.into()],
+        }
+    }
+
+    fn target(items: &[Item], tools: &[ToolSpec]) -> Option<Fix> {
+        match Mend::of(items, tools, &Answer::Open, 0)? {
+            Mend::Fix(f) => Some(f),
+            Mend::Write(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_failing_line_of_the_last_cell_is_the_one_to_mend() {
+        let mend = Mend::of(&failed(CELL, TRACE), &python(), &missing("output/a.csv"), 1).unwrap();
+        let Mend::Fix(fix) = &mend else {
+            panic!("{mend:?}")
+        };
+        assert_eq!(fix.tool, "python");
+        assert_eq!(fix.line, "flags = z.apply(lambda x: x > 3, axis=1)");
+        let schema = mend.branch(json!({"type": "string"}));
+        assert_eq!(schema["properties"]["line"]["enum"], json!([fix.line]));
+        assert_eq!(schema["properties"]["action"]["enum"], json!(["fix"]));
+        assert!(mend.note().contains(&fix.line));
+    }
+
+    #[test]
+    fn a_repeated_cell_with_a_file_missing_is_offered_the_write_of_that_file() {
+        let mut items = failed("total = df.sum()\nprint(total)", TRACE);
+        if let Some(Item::ToolOutput {
+            is_error, output, ..
+        }) = items.last_mut()
+        {
+            *is_error = false;
+            *output = "status: ok\n[stdout]\n42".into();
+        }
+        // Not before the call repeats, nor with nothing missing.
+        assert_eq!(
+            Mend::of(&items, &python(), &missing("output/a.csv"), 0),
+            None
+        );
+        assert_eq!(Mend::of(&items, &python(), &Answer::Open, 2), None);
+        let mend = Mend::of(&items, &python(), &missing("output/a.csv"), 1).unwrap();
+        assert_eq!(mend.action(), "write");
+        let schema = mend.branch(json!({"type": "string"}));
+        assert_eq!(
+            schema["properties"]["path"]["enum"],
+            json!(["output/a.csv"])
+        );
+        assert!(mend
+            .note()
+            .contains("TABLE.to_csv('output/a.csv', index=False)"));
+        let step = json!({"code": ["TABLE = df.describe()"]});
+        assert_eq!(
+            mend.apply(step.as_object().unwrap()),
+            Some((
+                "python".to_string(),
+                "TABLE = df.describe()\nTABLE.to_csv('output/a.csv', index=False)".to_string()
+            ))
+        );
+        // Written by the model already: not twice.
+        let step = json!({"code": ["TABLE = df", "TABLE.to_csv('output/a.csv', index=False)"]});
+        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(code.matches("to_csv").count(), 1);
+        // A kind without one way to write it: nothing offered.
+        assert_eq!(
+            Mend::of(&items, &python(), &missing("output/a.html"), 1),
+            None
+        );
+    }
+
+    #[test]
+    fn the_new_lines_take_the_old_ones_place_and_indentation() {
+        let fix = target(&failed(CELL, TRACE), &python()).unwrap();
+        let step = json!({"instead": ["flags = z > 3", "if True:", "    flags = flags.any()"]});
+        let code = fix.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code,
+            "z = robust(df)\nfor k in z:\n    flags = z > 3\n    if True:\n        flags = flags.any()\nprint(flags)"
+        );
+    }
+
+    #[test]
+    fn no_fix_without_a_whole_line_to_replace() {
+        // A line that opens a call continued below.
+        let cell = "ax = df.plot(\n    x='a')\nprint(1)";
+        let trace = "  Cell In[2], line 1\n    ax = df.plot(\nKeyError: 'a'";
+        assert_eq!(target(&failed(cell, trace), &python()), None);
+        // A traceback naming no line of the cell (an error inside a library only).
+        let trace = "  File /usr/lib/x.py:3 in f\nValueError: bad";
+        assert_eq!(target(&failed(CELL, trace), &python()), None);
+        // A result that did not fail.
+        let mut items = failed(CELL, TRACE);
+        if let Some(Item::ToolOutput { is_error, .. }) = items.last_mut() {
+            *is_error = false;
+        }
+        assert_eq!(target(&items, &python()), None);
+        // A tool without code lines (the shell).
+        let shell = vec![ToolSpec {
+            name: "python".into(),
+            description: String::new(),
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        }];
+        assert_eq!(target(&failed(CELL, TRACE), &shell), None);
+    }
+
+    #[test]
+    fn a_line_numbered_wrong_is_found_by_its_text_when_it_is_the_only_one() {
+        let trace = TRACE.replace("line 3", "line 9");
+        let fix = target(&failed(CELL, &trace), &python()).unwrap();
+        assert_eq!(fix.at, 2);
+        let twice = format!("{CELL}\n    flags = z.apply(lambda x: x > 3, axis=1)");
+        assert_eq!(target(&failed(&twice, &trace), &python()), None);
+    }
+}
