@@ -827,7 +827,7 @@ impl<'a> Agent<'a> {
                 name,
                 arguments,
             } => self.host.emit(EventKind::ToolCall {
-                call_id: call_id.clone(),
+                call_id: call_id.clone().into(),
                 name: name.clone(),
                 code: tool_source(arguments),
             }),
@@ -890,7 +890,7 @@ fn delta_event(d: Delta) -> EventKind {
             name,
             arguments,
         } => EventKind::ToolCallDelta {
-            call_id,
+            call_id: call_id.into(),
             name,
             arguments,
         },
