@@ -12,6 +12,9 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+// A cut reply is said to the front ends too (a notice), so its types sit in protocol.
+pub use crate::protocol::{human, Capped, Cut};
+
 /// One entry of the conversation; the same shape whatever provider produced it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -215,58 +218,6 @@ impl Reply {
             } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
             _ => None,
         })
-    }
-}
-
-/// What passed its cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Capped {
-    Text,
-    Reasoning,
-    Arguments,
-    /// One SSE event (a line without end, say).
-    Event,
-    /// The text fell into a loop, the same stretch over and over (a small model at a
-    /// high temperature); the cut's `cap` is the length of the stretch, in bytes.
-    Repetition,
-}
-
-/// Why a reply was cut: what passed its cap, and the cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cut {
-    pub what: Capped,
-    pub cap: usize,
-}
-
-impl Cut {
-    /// "its text passed 1.0 MiB", for sentences about the reply.
-    pub fn describe(&self) -> String {
-        if self.what == Capped::Repetition {
-            return format!(
-                "its text kept repeating the same {} over and over",
-                human(self.cap).replace("bytes", "characters")
-            );
-        }
-        let what = match self.what {
-            Capped::Text => "its text",
-            Capped::Reasoning => "its reasoning",
-            Capped::Arguments => "its tool-call arguments",
-            Capped::Event => "one event of the stream",
-            Capped::Repetition => unreachable!("described above"),
-        };
-        format!("{what} passed {}", human(self.cap))
-    }
-}
-
-/// A size in words: "1.0 MiB", "64 KiB", "900 bytes".
-pub fn human(n: usize) -> String {
-    const KIB: usize = 1 << 10;
-    const MIB: usize = 1 << 20;
-    match n {
-        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
-        n if n >= KIB => format!("{} KiB", n / KIB),
-        n => format!("{n} bytes"),
     }
 }
 

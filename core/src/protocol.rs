@@ -488,6 +488,15 @@ pub enum Notice {
     InputChanged { name: String, bytes: u64 },
     /// The ask has no ending recorded: it runs in another process (a terminal).
     RunningElsewhere,
+    /// The model's reply passed a cap (`what`, at `cap` bytes) or fell into a loop
+    /// (`repetition`, `cap` the length of the stretch): the rest was not read, its
+    /// calls did not run, and the model is told.
+    ReplyCut { what: Capped, cap: usize },
+    /// A call changed more files in `output/` than get an event each; these `count`
+    /// are collected when the ask ends.
+    MoreOutputsChanged { count: usize },
+    /// A figure the call `call_id` drew could not be kept in the session's folder.
+    FigureNotKept { call_id: String, reason: String },
 }
 
 /// An input of a session whose original file is gone.
@@ -543,7 +552,82 @@ impl std::fmt::Display for Notice {
             Notice::RunningElsewhere => f.write_str(
                 "This ask is running in another process (a terminal, say); open the session again to see how it ends.",
             ),
+            Notice::ReplyCut { what, cap } => {
+                let cut = Cut {
+                    what: *what,
+                    cap: *cap,
+                };
+                let limit = if *what == Capped::Repetition {
+                    ""
+                } else {
+                    ", the most Sandalyst reads of one reply"
+                };
+                write!(
+                    f,
+                    "the model's reply was cut: {}{limit}; the rest was not read, and the model is told",
+                    cut.describe()
+                )
+            }
+            Notice::MoreOutputsChanged { count } => write!(
+                f,
+                "{count} more files changed in output/; they are collected when the ask ends"
+            ),
+            Notice::FigureNotKept { call_id, reason } => {
+                write!(f, "a figure of {call_id} was not kept: {reason}")
+            }
         }
+    }
+}
+
+/// What passed its cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capped {
+    Text,
+    Reasoning,
+    Arguments,
+    /// One SSE event (a line without end, say).
+    Event,
+    /// The text fell into a loop, the same stretch over and over (a small model at a
+    /// high temperature); the cut's `cap` is the length of the stretch, in bytes.
+    Repetition,
+}
+
+/// Why a reply was cut: what passed its cap, and the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    pub what: Capped,
+    pub cap: usize,
+}
+
+impl Cut {
+    /// "its text passed 1.0 MiB", for sentences about the reply.
+    pub fn describe(&self) -> String {
+        if self.what == Capped::Repetition {
+            return format!(
+                "its text kept repeating the same {} over and over",
+                human(self.cap).replace("bytes", "characters")
+            );
+        }
+        let what = match self.what {
+            Capped::Text => "its text",
+            Capped::Reasoning => "its reasoning",
+            Capped::Arguments => "its tool-call arguments",
+            Capped::Event => "one event of the stream",
+            Capped::Repetition => unreachable!("described above"),
+        };
+        format!("{what} passed {}", human(self.cap))
+    }
+}
+
+/// A size in words: "1.0 MiB", "64 KiB", "900 bytes".
+pub fn human(n: usize) -> String {
+    const KIB: usize = 1 << 10;
+    const MIB: usize = 1 << 20;
+    match n {
+        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
+        n if n >= KIB => format!("{} KiB", n / KIB),
+        n => format!("{n} bytes"),
     }
 }
 
@@ -653,6 +737,52 @@ mod tests {
             serde_json::to_value(Notice::RunningElsewhere).unwrap(),
             serde_json::json!({"notice": "running_elsewhere"})
         );
+    }
+
+    /// What the loop said as prose (a cut reply, a flood of outputs, a figure not
+    /// kept) is typed: the page reads its fields, the command line its line.
+    #[test]
+    fn the_loops_conditions_are_notices_with_fields() {
+        let cut = Notice::ReplyCut {
+            what: Capped::Arguments,
+            cap: 4 << 20,
+        };
+        let json = serde_json::to_value(&cut).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"notice": "reply_cut", "what": "arguments", "cap": 4194304})
+        );
+        assert_eq!(serde_json::from_value::<Notice>(json).unwrap(), cut);
+        assert_eq!(
+            cut.to_string(),
+            "the model's reply was cut: its tool-call arguments passed 4.0 MiB, the most Sandalyst reads of one reply; the rest was not read, and the model is told"
+        );
+        let looped = Notice::ReplyCut {
+            what: Capped::Repetition,
+            cap: 40,
+        };
+        assert_eq!(
+            looped.to_string(),
+            "the model's reply was cut: its text kept repeating the same 40 characters over and over; the rest was not read, and the model is told"
+        );
+        let more = Notice::MoreOutputsChanged { count: 3 };
+        assert_eq!(
+            serde_json::to_value(&more).unwrap(),
+            serde_json::json!({"notice": "more_outputs_changed", "count": 3})
+        );
+        assert_eq!(
+            more.to_string(),
+            "3 more files changed in output/; they are collected when the ask ends"
+        );
+        let figure = Notice::FigureNotKept {
+            call_id: "c1".into(),
+            reason: "disk full".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&figure).unwrap(),
+            serde_json::json!({"notice": "figure_not_kept", "call_id": "c1", "reason": "disk full"})
+        );
+        assert_eq!(figure.to_string(), "a figure of c1 was not kept: disk full");
     }
 
     /// The codes the list in [`ErrorCode`]'s documentation names, read from this file.

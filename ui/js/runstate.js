@@ -2,6 +2,8 @@
 // returns the new state; the run view draws it. Event shapes are those of the core's
 // session events (docs/EVENTS.md): {type, session_id, ask_id, at, ...}.
 
+import { bytes } from './format.js';
+
 export function newAsk(askId, prompt, startedAt = Date.now()) {
   return {
     id: askId, prompt, status: 'running', ending: null, turn: 0, maxTurns: null,
@@ -285,6 +287,9 @@ export function reduce(state, ev) {
   return s;
 }
 
+// What of a reply passed its cap (the core's `Capped`), in words.
+const CUT_PARTS = { text: 'text', reasoning: 'reasoning', arguments: 'tool-call arguments', event: 'one event of the stream' };
+
 /// A typed notice (the core's `Notice`) as a sentence.
 export function noticeText(ev) {
   const list = (xs) => (xs ?? []).join(', ');
@@ -307,6 +312,14 @@ export function noticeText(ev) {
       return `${ev.name} changed on your disk during the session; it now has ${ev.bytes} bytes.`;
     case 'running_elsewhere':
       return 'This ask is running in another process (a terminal, say); open the session again to see how it ends.';
+    case 'reply_cut':
+      return ev.what === 'repetition'
+        ? `The model's reply fell into a loop (the same ${ev.cap} characters over and over); the rest was not read, and the model was told.`
+        : `The model's reply was cut: its ${CUT_PARTS[ev.what] ?? ev.what} passed ${bytes(ev.cap)}, the most Sandalyst reads of one reply; the rest was not read, and the model was told.`;
+    case 'more_outputs_changed':
+      return `${ev.count} more files changed in output/; they are collected when the ask ends.`;
+    case 'figure_not_kept':
+      return `A figure the code drew was not kept (${ev.reason ?? 'unknown reason'}).`;
     default:
       return ev.notice ?? '';
   }

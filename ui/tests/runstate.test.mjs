@@ -155,6 +155,19 @@ test('typed notices branch: a condition is a note of the ask, an ask elsewhere i
   assert.equal(noticeText({ notice: 'inputs_not_restaged', inputs: [{ name: 'e.csv', original: '/h/e.csv' }] }), 'Could not stage again (the original is gone): e.csv (/h/e.csv).');
 });
 
+test('what the loop said as prose is typed: a cut reply, a flood of outputs, a figure not kept', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('notice', { notice: 'reply_cut', what: 'arguments', cap: 4194304 }));
+  s = reduce(s, ev('notice', { notice: 'reply_cut', what: 'repetition', cap: 40 }));
+  s = reduce(s, ev('notice', { notice: 'more_outputs_changed', count: 3 }));
+  s = reduce(s, ev('notice', { notice: 'figure_not_kept', call_id: 'c1', reason: 'disk full' }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['reply_cut', 'reply_cut', 'more_outputs_changed', 'figure_not_kept']);
+  assert.equal(s.items[0].text, "The model's reply was cut: its tool-call arguments passed 4.0 MB, the most Sandalyst reads of one reply; the rest was not read, and the model was told.");
+  assert.equal(s.items[1].text, "The model's reply fell into a loop (the same 40 characters over and over); the rest was not read, and the model was told.");
+  assert.equal(s.items[2].text, '3 more files changed in output/; they are collected when the ask ends.');
+  assert.equal(s.items[3].text, 'A figure the code drew was not kept (disk full).');
+});
+
 test('a limit that left named outputs unmade says which', () => {
   const missing = [{ path: 'output/chart.png', problem: 'does not exist' }];
   assert.equal(endingText({ status: 'time_limit', seconds: 600, missing }), 'Stopped at the time limit; not made: output/chart.png does not exist');

@@ -5,14 +5,15 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::RunStatus;
+use crate::protocol::{AskId, CallId, SessionId};
 use crate::sandbox::{ExecStatus, Stream};
 
 /// One event of a session: who, when, and what.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Event {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The ask this belongs to; `None` for session set-up (engine, image, staging).
-    pub ask_id: Option<String>,
+    pub ask_id: Option<AskId>,
     /// RFC 3339, UTC, with milliseconds.
     pub at: String,
     #[serde(flatten)]
@@ -80,40 +81,40 @@ pub enum EventKind {
     },
     /// More of a tool call's arguments while the model writes them.
     ToolCallDelta {
-        call_id: String,
+        call_id: CallId,
         name: String,
         arguments: String,
     },
     /// A complete tool call; `code` is the Python code or shell command (or the raw
     /// arguments if unparsable).
     ToolCall {
-        call_id: String,
+        call_id: CallId,
         name: String,
         code: String,
     },
     /// A call's output while it runs.
     CellOutput {
-        call_id: String,
+        call_id: CallId,
         stream: Stream,
         text: String,
     },
     /// A figure the cell displayed; `path` is relative to the session folder.
     CellImage {
-        call_id: String,
+        call_id: CallId,
         path: String,
     },
     /// A call waits for the analyst before it runs (the session's approval mode):
     /// `code` as the model wrote it, `reason` the text of its reply. Answered through
     /// the API (`App::answer_approval`); `approval_resolved` follows.
     ApprovalRequested {
-        call_id: String,
+        call_id: CallId,
         tool: String,
         code: String,
         reason: String,
     },
     /// How a waiting call was decided (`rejected` with the analyst's reason).
     ApprovalResolved {
-        call_id: String,
+        call_id: CallId,
         resolution: crate::approval::Resolution,
         reason: Option<String>,
         /// The call's tool now runs without asking for the rest of the session.
@@ -123,7 +124,7 @@ pub enum EventKind {
     /// network mode) while call `call_id` ran: let through, refused (with why), or
     /// closed (with its bytes). Reported when the call ends, before its result.
     Egress {
-        call_id: String,
+        call_id: CallId,
         connection: crate::egress::EgressEvent,
     },
     /// A reply without a call looked like it meant one (a call that could not be
@@ -155,7 +156,7 @@ pub enum EventKind {
     },
     /// How a call ended, structured (not the text prepared for the model).
     CellResult {
-        call_id: String,
+        call_id: CallId,
         /// `None` when the call never ran (unknown tool, bad arguments).
         status: Option<ExecStatus>,
         duration_ms: u64,
@@ -167,7 +168,7 @@ pub enum EventKind {
     /// A file in `output/` was created or changed by call `call_id`; `path` is
     /// relative to `output/`.
     Artifact {
-        call_id: String,
+        call_id: CallId,
         path: String,
         kind: ArtifactKind,
         bytes: u64,
@@ -203,8 +204,8 @@ pub enum EventKind {
 impl Event {
     pub fn now(session_id: &str, ask_id: Option<&str>, kind: EventKind) -> Event {
         Event {
-            session_id: session_id.to_string(),
-            ask_id: ask_id.map(str::to_string),
+            session_id: session_id.into(),
+            ask_id: ask_id.map(AskId::from),
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             kind,
         }

@@ -71,7 +71,7 @@ use crate::model::caps::Cut;
 use crate::model::chat_completions::text_calls;
 use crate::model::error::ModelError;
 use crate::model::{Delta, Item, Model, Reply, Request, Usage};
-use crate::protocol::OutputProblem;
+use crate::protocol::{Notice, OutputProblem};
 use crate::sandbox::{OutputEntry, Sandbox};
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -517,17 +517,10 @@ impl<'a> Agent<'a> {
             }
         };
         if let Some(cut) = reply.cut {
-            let limit = if cut.what == crate::model::caps::Capped::Repetition {
-                ""
-            } else {
-                ", the most Sandalyst reads of one reply"
-            };
-            self.host.emit(EventKind::Status {
-                message: format!(
-                    "the model's reply was cut: {}{limit}; the rest was not read, and the model is told",
-                    cut.describe()
-                ),
-            });
+            self.host.emit(EventKind::Notice(Notice::ReplyCut {
+                what: cut.what,
+                cap: cut.cap,
+            }));
         }
         self.announce_call_mode();
         self.usage += reply.usage;
@@ -834,7 +827,7 @@ impl<'a> Agent<'a> {
                 name,
                 arguments,
             } => self.host.emit(EventKind::ToolCall {
-                call_id: call_id.clone(),
+                call_id: call_id.clone().into(),
                 name: name.clone(),
                 code: tool_source(arguments),
             }),
@@ -897,7 +890,7 @@ fn delta_event(d: Delta) -> EventKind {
             name,
             arguments,
         } => EventKind::ToolCallDelta {
-            call_id,
+            call_id: call_id.into(),
             name,
             arguments,
         },

@@ -8,6 +8,7 @@ use super::events::{ArtifactKind, EventKind};
 use super::Host;
 use crate::egress::{EgressKind, Refusal};
 use crate::model::{ImagePart, Item};
+use crate::protocol::Notice;
 use crate::sandbox::{Connections, ExecResult, ExecStatus, OutputEntry, Sandbox};
 
 /// The most characters of one tool result the model is given (head and tail kept).
@@ -106,9 +107,10 @@ impl Seen {
                     call_id: call_id.into(),
                     path,
                 }),
-                Err(e) => host.emit(EventKind::Status {
-                    message: format!("a figure of {call_id} was not kept: {e:#}"),
-                }),
+                Err(e) => host.emit(EventKind::Notice(Notice::FigureNotKept {
+                    call_id: call_id.into(),
+                    reason: format!("{e:#}"),
+                })),
             }
         }
     }
@@ -131,12 +133,9 @@ impl Seen {
         // copies for the first files only; the rest is collected when the ask ends.
         for (i, f) in changed.iter().enumerate() {
             if i == MAX_ARTIFACT_EVENTS {
-                host.emit(EventKind::Status {
-                    message: format!(
-                        "{} more files changed in output/; they are collected when the ask ends",
-                        changed.len() - i
-                    ),
-                });
+                host.emit(EventKind::Notice(Notice::MoreOutputsChanged {
+                    count: changed.len() - i,
+                }));
                 break;
             }
             let kind = ArtifactKind::of(&f.path);

@@ -28,10 +28,17 @@ struct Stub {
     fail_after: Option<usize>,
     /// The analyst's answers, in order, each after a delay; none: every call runs.
     answers: Mutex<std::collections::VecDeque<(Duration, Decision)>>,
+    /// Stop pressed when an event whose line ([`event_line`]) starts so is emitted.
+    stop_at: Option<(&'static str, CancellationToken)>,
 }
 
 impl Host for Stub {
     fn emit(&self, kind: EventKind) {
+        if let Some((line, cancel)) = &self.stop_at {
+            if event_line(&kind).starts_with(line) {
+                cancel.cancel();
+            }
+        }
         self.events.lock().unwrap().push(kind);
     }
 
@@ -63,7 +70,7 @@ impl Host for Stub {
                 return Some(Decision::Approve);
             };
             self.emit(EventKind::ApprovalRequested {
-                call_id: request.call_id,
+                call_id: request.call_id.into(),
                 tool: request.tool,
                 code: request.code,
                 reason: request.reason,
@@ -172,6 +179,24 @@ fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> A
 }
 
 impl Ask<'_> {
+    /// Press Stop when the loop emits an event whose line starts with `line`: when
+    /// what the test stops is under way, however slowly the machine got there.
+    fn stop_at(mut self, line: &'static str) -> Self {
+        self.host.stop_at = Some((line, self.cancel.clone()));
+        self
+    }
+
+    /// Press Stop once the model has been sent `n` requests.
+    fn stop_after_requests(&self, n: usize) {
+        let (cancel, log) = (self.cancel.clone(), self.model_log.clone());
+        tokio::spawn(async move {
+            while log.lock().unwrap().len() < n {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            cancel.cancel();
+        });
+    }
+
     async fn run(self) -> Asked {
         let mut model = ScriptedModel::new(self.steps);
         model.price = self.price;
@@ -480,26 +505,25 @@ async fn the_cost_budget_is_checked_before_each_turn() {
 async fn cancelling_stops_a_model_that_never_answers() {
     let sandbox = FakeSandbox::default();
     let a = ask(&sandbox, [py("c1", "print 1"), Step::Hang]);
-    let cancel = a.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cancel.cancel();
-    });
+    // Stop once the model has been asked the second time and hangs.
+    a.stop_after_requests(2);
+    let requests = a.model_log.clone();
     let a = a.run().await;
     assert_eq!(a.status, RunStatus::Cancelled);
     assert_eq!(a.turns, 2);
+    assert_eq!(requests.lock().unwrap().len(), 2);
     assert!(a.failure.is_none());
 }
 
 #[tokio::test]
 async fn cancelling_interrupts_running_code() {
     let sandbox = FakeSandbox::default();
-    let a = ask(&sandbox, [py("c1", "sleep 30000"), say("never")]);
-    let cancel = a.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cancel.cancel();
-    });
+    // Stop once the cell runs (its first line came), not on a timer.
+    let a = ask(
+        &sandbox,
+        [py("c1", "print started\nsleep 30000"), say("never")],
+    )
+    .stop_at("output: started");
     let a = a.run().await;
     assert_eq!(a.status, RunStatus::Cancelled);
     // The interrupted call's result is kept: the transcript stays whole.
@@ -509,6 +533,7 @@ async fn cancelling_interrupts_running_code() {
         "{}",
         a.items[2]
     );
+    assert!(a.outputs[0].contains("started"), "{}", a.outputs[0]);
 }
 
 #[tokio::test]
@@ -890,12 +915,8 @@ async fn a_cancel_while_a_call_waits_runs_nothing_and_answers_every_call() {
     let sandbox = FakeSandbox::default();
     let a = ask(&sandbox, [py("c1", "print(1)"), say("never")]);
     *a.host.answers.lock().unwrap() = [(Duration::from_secs(600), Decision::Approve)].into();
-    let cancel = a.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cancel.cancel();
-    });
-    let asked = a.run().await;
+    // Stop while the call waits for the analyst.
+    let asked = a.stop_at("approval_requested").run().await;
     assert_eq!(asked.status, RunStatus::Cancelled);
     assert_eq!(
         heads(&asked.items, 80),

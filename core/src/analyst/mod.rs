@@ -106,6 +106,17 @@ use transcript::own_turns;
 /// Hard cap on the planner's tool calls in one run (inspect x2, analyse x2, validate).
 pub const MAX_CALLS: usize = 6;
 
+/// The step of the offline analyst that made a call (`"inspect"`, `"analyse"`,
+/// `"stats"`, ...), read from the marker line of its code or command as the analyst
+/// itself reads it; `None` for a call the analyst did not write. A call's id says
+/// nothing of it.
+pub fn call_phase(name: &str, arguments: &str) -> Option<&'static str> {
+    transcript::call_source(name, arguments)
+        .as_deref()
+        .and_then(phase::phase_of)
+        .map(phase::Phase::name)
+}
+
 /// The built-in offline analyst (rule-based, not an LLM). See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct OfflineAnalyst {
@@ -139,7 +150,9 @@ impl Model for OfflineAnalyst {
         }
         let items = match plan(request.items) {
             Next::Finish(text) => vec![Item::Assistant { text }],
-            Next::Call(phase, code, narration) => {
+            Next::Call(step, code, narration) => {
+                // Which step made the call is said by its code's marker line only.
+                debug_assert_eq!(phase::phase_of(&code), Some(step), "{code}");
                 let has = |n: &str| request.tools.iter().any(|t| t.name == n);
                 // No tools listed means the defaults: python.
                 let (name, arguments) = if request.tools.is_empty() || has("python") {
@@ -161,7 +174,7 @@ impl Model for OfflineAnalyst {
                 vec![
                     Item::Assistant { text: narration },
                     Item::ToolCall {
-                        call_id: format!("offline-{n}-{}", phase.name()),
+                        call_id: format!("offline-{n}"),
                         name: name.into(),
                         arguments: arguments.to_string(),
                     },

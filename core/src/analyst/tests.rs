@@ -364,7 +364,7 @@ async fn phases_progress_from_inspect_to_finish() {
     let reply = step(&mut model, &items, &tools).await;
     let (id, name, code) = the_call(&reply);
     assert_eq!(name, "python");
-    assert_eq!(id, "offline-1-inspect");
+    assert_eq!(id, "offline-1", "the id says only which call it is");
     assert_eq!(phase_of(&code), Some(Phase::Inspect));
     assert!(code.contains("SANDALYST_PROFILE"));
     assert!(matches!(&reply.items[0], Item::Assistant { text } if text.contains("not an LLM")));
@@ -377,7 +377,7 @@ async fn phases_progress_from_inspect_to_finish() {
     // 2. analyse, with the detected columns and the requested output names
     let reply = step(&mut model, &items, &tools).await;
     let (id, _, code) = the_call(&reply);
-    assert_eq!(id, "offline-2-analyse");
+    assert_eq!(id, "offline-2");
     assert_eq!(phase_of(&code), Some(Phase::Analyse));
     let cfg = embedded_config(&code);
     assert_eq!(cfg["input"], "input/building_energy.csv");
@@ -457,7 +457,7 @@ async fn analysis_error_falls_back_once_then_finishes() {
     // the fallback: same columns, simple mode, default output names
     let reply = step(&mut model, &items, &tools).await;
     let (id, _, code) = the_call(&reply);
-    assert_eq!(id, "offline-3-analyse-simple");
+    assert_eq!(id, "offline-3");
     assert_eq!(phase_of(&code), Some(Phase::AnalyseSimple));
     let cfg = embedded_config(&code);
     assert_eq!(cfg["mode"], "simple");
@@ -539,7 +539,7 @@ async fn failed_inspection_is_retried_once() {
     for attempt in 1..=2 {
         let r = step(&mut model, &items, &tools).await;
         let (id, _, code) = the_call(&r);
-        assert_eq!(id, format!("offline-{attempt}-inspect"));
+        assert_eq!(id, format!("offline-{attempt}"));
         assert_eq!(phase_of(&code), Some(Phase::Inspect));
         answer(
             &mut items,
@@ -564,6 +564,26 @@ async fn shell_only_runs_python_through_a_heredoc() {
     assert!(command.starts_with("python3 - <<'SANDALYST_PY'\n# sandalyst-offline-phase: inspect\n"));
     assert!(command.ends_with("\nSANDALYST_PY\n"));
     assert_eq!(phase_of(&command), Some(Phase::Inspect));
+}
+
+/// Which step made a call is read from its code (the marker line), through python
+/// or shell alike, never from its id; a call the analyst did not write has none.
+#[tokio::test]
+async fn a_calls_phase_is_read_from_its_code_not_its_id() {
+    let mut model = OfflineAnalyst::new();
+    let items = vec![user("Find anomalies")];
+    for tools in [
+        tools(),
+        tools().into_iter().filter(|t| t.name == "shell").collect(),
+    ] {
+        let r = step(&mut model, &items, &tools).await;
+        let (id, name, arguments) = r.tool_calls().next().unwrap();
+        assert_eq!(id, "offline-1");
+        assert_eq!(call_phase(name, arguments), Some("inspect"), "{name}");
+    }
+    let theirs = json!({"code": "print(1)"}).to_string();
+    assert_eq!(call_phase("python", &theirs), None);
+    assert_eq!(call_phase("python", "not json"), None);
 }
 
 #[test]

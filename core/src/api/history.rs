@@ -66,7 +66,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         arguments,
                     } => {
                         events.push(EventKind::ToolCall {
-                            call_id: call_id.clone(),
+                            call_id: call_id.clone().into(),
                             name: name.clone(),
                             code: tool_source(arguments),
                         });
@@ -78,7 +78,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                             .find(|r| r.call_id == *call_id && r.resolution != Resolution::Allowed)
                         {
                             events.push(EventKind::ApprovalResolved {
-                                call_id: call_id.clone(),
+                                call_id: call_id.clone().into(),
                                 resolution: r.resolution,
                                 reason: r.reason.clone(),
                                 always: false,
@@ -93,7 +93,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         let prefix = figure_prefix(&a.id, call_id);
                         for (name, _) in figures.iter().filter(|(n, _)| n.starts_with(&prefix)) {
                             events.push(EventKind::CellImage {
-                                call_id: call_id.clone(),
+                                call_id: call_id.clone().into(),
                                 path: format!("{FIGURES}/{name}"),
                             });
                         }
@@ -111,7 +111,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                 };
                 if here {
                     events.push(EventKind::Artifact {
-                        call_id: made.map(|p| p.call_id.clone()).unwrap_or_default(),
+                        call_id: made.map(|p| p.call_id.clone()).unwrap_or_default().into(),
                         path: o.path.clone(),
                         kind: ArtifactKind::of(&o.path),
                         bytes: o.bytes,
@@ -158,7 +158,7 @@ fn cell_result(call_id: &str, output: &str) -> EventKind {
         serde_json::from_value(serde_json::Value::String(seen.status.clone())).ok();
     match status {
         Some(status) => EventKind::CellResult {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             status: Some(status),
             duration_ms: seen.duration_ms.unwrap_or(0),
             // What the analyst sees: the offline analyst's machine lines out.
@@ -168,7 +168,7 @@ fn cell_result(call_id: &str, output: &str) -> EventKind {
             note: None,
         },
         None => EventKind::CellResult {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             status: None,
             duration_ms: 0,
             stdout: String::new(),

@@ -8,13 +8,14 @@ use std::sync::Mutex;
 
 use crate::agent::{Event, EventKind};
 use crate::protocol::machine_lines::{strip, LineFilter};
+use crate::protocol::CallId;
 use crate::sandbox::Stream;
 
 /// The filter of one ask's event stream (the start of a line is held back per call and
 /// stream while it may be a machine line).
 #[derive(Default)]
 pub struct Shown {
-    open: Mutex<HashMap<(String, bool), LineFilter>>,
+    open: Mutex<HashMap<(CallId, bool), LineFilter>>,
 }
 
 impl Shown {

@@ -577,14 +577,14 @@ impl AskHost<'_> {
                 name,
                 code,
             } => {
-                calls.insert(call_id.clone(), (name.clone(), code.clone(), 0));
+                calls.insert(call_id.to_string(), (name.clone(), code.clone(), 0));
             }
             EventKind::CellResult {
                 call_id,
                 duration_ms,
                 ..
             } => {
-                if let Some(c) = calls.get_mut(call_id) {
+                if let Some(c) = calls.get_mut(call_id.as_str()) {
                     c.2 = *duration_ms;
                 }
             }
@@ -594,7 +594,7 @@ impl AskHost<'_> {
                 bytes,
                 ..
             } => {
-                let Some((tool, code, duration_ms)) = calls.get(call_id).cloned() else {
+                let Some((tool, code, duration_ms)) = calls.get(call_id.as_str()).cloned() else {
                     return;
                 };
                 let mut run = self.session.inner.run.lock().unwrap();
@@ -608,7 +608,7 @@ impl AskHost<'_> {
                     path.clone(),
                     Provenance {
                         ask: self.ask_id.to_string(),
-                        call_id: call_id.clone(),
+                        call_id: call_id.to_string(),
                         tool,
                         code,
                         duration_ms,
@@ -652,7 +652,7 @@ impl AskHost<'_> {
             return Some(Decision::Approve);
         };
         self.emit(EventKind::ApprovalRequested {
-            call_id: request.call_id.clone(),
+            call_id: request.call_id.clone().into(),
             tool: request.tool.clone(),
             code: request.code.clone(),
             reason: request.reason.clone(),
@@ -671,7 +671,7 @@ impl AskHost<'_> {
             Decision::Reject { reason } => (Resolution::Rejected, Some(reason.clone())),
         };
         self.emit(EventKind::ApprovalResolved {
-            call_id: request.call_id.clone(),
+            call_id: request.call_id.clone().into(),
             resolution,
             reason: reason.clone(),
             always: answer.always,

@@ -2466,10 +2466,9 @@ fn last_phase(items: &[sandalyst::model::Item]) -> String {
         .iter()
         .rev()
         .find_map(|i| match i {
-            sandalyst::model::Item::ToolCall { call_id, .. } => call_id
-                .strip_prefix("offline-")
-                .and_then(|r| r.split_once('-'))
-                .map(|(_, p)| p.to_string()),
+            sandalyst::model::Item::ToolCall {
+                name, arguments, ..
+            } => sandalyst::analyst::call_phase(name, arguments).map(str::to_owned),
             _ => None,
         })
         .unwrap_or_default()

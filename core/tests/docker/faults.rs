@@ -76,7 +76,7 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
     let (tx, mut rx) = tokio::sync::watch::channel(None::<String>);
     let emit = |ev: Event| {
         if let EventKind::ToolCall { .. } = ev.kind {
-            let _ = tx.send(Some(ev.session_id.clone()));
+            let _ = tx.send(Some(ev.session_id.to_string()));
         }
     };
     let docker = common::engine().await;

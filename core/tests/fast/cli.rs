@@ -482,3 +482,47 @@ fn chat_as_json_is_one_line_per_ask() {
         assert_eq!(l["error"]["code"], "engine_unavailable", "{l}");
     }
 }
+
+/// `chat -i` and `ask -i` add files as the desktop does (through the one API), and
+/// print what it said about a dropped folder's entries: a link that leaves the folder
+/// is named, left out, with how to include it. No engine is needed to be told.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_command_line_prints_what_adding_a_folder_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.csv"), "a\n1\n").unwrap();
+    std::os::unix::fs::symlink("/etc/shadow", docs.join("shadow")).unwrap();
+    let docs = docs.to_str().unwrap();
+    let said = "left out input/docs/shadow: it is a link to /etc/shadow, outside the folder; links that leave a dropped folder are not followed (to include it, add the target itself, or set follow_links = \"outside\" in config.toml";
+
+    // A chat with nothing to ask: the files are added, the notes printed, and it ends.
+    let chat = sandalyst(&["chat", "-i", docs], &data);
+    let err = text(&chat.stderr);
+    assert_eq!(chat.status.code(), Some(0), "{err}");
+    assert!(err.contains("  input/docs/a.csv (4 bytes)"), "{err}");
+    assert!(err.contains(said), "{err}");
+    assert!(!err.contains("input/docs/shadow ("), "{err}");
+
+    // An ask in an earlier session: the same note, then the ask fails (no engine).
+    let id = incomplete_session(&dir.path().join("other")).await;
+    let ask = sandalyst(
+        &["ask", &id, "-p", "look", "-i", docs],
+        &dir.path().join("other"),
+    );
+    let err = text(&ask.stderr);
+    assert_eq!(ask.status.code(), Some(3), "{err}");
+    assert!(err.contains(said), "{err}");
+    // The session's files: the CSV, not the link left out.
+    let meta = dir.path().join("other").join(&id).join("run.json");
+    let meta: Value = serde_json::from_slice(&std::fs::read(meta).unwrap()).unwrap();
+    let names: Vec<&str> = meta["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    assert_eq!(names, ["docs/a.csv"], "{meta}");
+}

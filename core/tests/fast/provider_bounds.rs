@@ -19,6 +19,7 @@ use sandalyst::model::http::{HttpModel, WireFormat};
 use sandalyst::model::openai_responses::Responses;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Delta, Item};
+use sandalyst::protocol::Notice;
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{SessionConfig, Sessions};
 use serde_json::json;
@@ -267,7 +268,7 @@ async fn a_whole_body_past_its_cap_is_refused_and_caps_are_validated() {
 }
 
 /// The loop with a reply that passed a cap: its call does not run, the model reads why
-/// in the call's result, the user gets a status line; a second cut in a row ends the
+/// in the call's result, the user gets a typed notice; a second cut in a row ends the
 /// ask with a typed error.
 #[tokio::test]
 async fn a_cut_call_is_not_run_and_two_cuts_in_a_row_end_the_ask() {
@@ -294,19 +295,39 @@ async fn a_cut_call_is_not_run_and_two_cuts_in_a_row_end_the_ask() {
     ]);
     let log = model.log.clone();
     let mut handle = session.ask("go".into(), Box::new(model)).unwrap();
-    let mut statuses = Vec::new();
+    let (mut notices, mut wire) = (Vec::new(), Vec::new());
     while let Some(ev) = handle.events.recv().await {
-        if let EventKind::Status { message } = ev.kind {
-            statuses.push(message);
+        if let EventKind::Notice(n) = &ev.kind {
+            notices.push(n.clone());
+            let mut json = serde_json::to_value(&ev).unwrap();
+            json.as_object_mut().unwrap().remove("at");
+            wire.push(json);
         }
+        assert!(
+            !matches!(&ev.kind, EventKind::Status { message } if message.contains("cut")),
+            "{ev:?}"
+        );
     }
     let outcome = handle.outcome().await;
     assert_eq!(outcome.status, RunStatus::Finished);
-    assert!(
-        statuses.iter().any(|m| m
-            == "the model's reply was cut: its tool-call arguments passed 4.0 MiB, the most Sandalyst reads of one reply; the rest was not read, and the model is told"),
-        "{statuses:?}"
+    // Typed for the page (what passed which cap), a line for the command line.
+    let cut = Notice::ReplyCut {
+        what: Capped::Arguments,
+        cap: 4 * MIB,
+    };
+    // The event as the page reads it.
+    assert_eq!(
+        wire,
+        [
+            json!({"type": "notice", "session_id": session.id(), "ask_id": "ask-1",
+            "notice": "reply_cut", "what": "arguments", "cap": 4 * MIB})
+        ]
     );
+    assert_eq!(
+        cut.to_string(),
+        "the model's reply was cut: its tool-call arguments passed 4.0 MiB, the most Sandalyst reads of one reply; the rest was not read, and the model is told"
+    );
+    assert_eq!(notices, [cut]);
     assert!(!session.outputs_dir().join("never.txt").exists());
     let started = factory.started.lock().unwrap().clone();
     assert!(started.iter().all(|s| s.file("output/never.txt").is_none()));

@@ -10,6 +10,7 @@ use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
 use sandalyst::model::pricing::Price;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Item, Usage};
+use sandalyst::protocol::{AskId, CallId};
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{AskOutcome, Session, SessionConfig, SessionError, Sessions};
 use serde_json::json;
@@ -275,11 +276,23 @@ async fn events_stream_in_order_with_a_pinned_shape() {
     ]);
     let (events, outcome) = ask(&session, "Plot it", model).await;
     assert_eq!(outcome.status, RunStatus::Finished);
+    // The ids are typed in the core (a session's, an ask's, a call's) and plain
+    // strings on the wire (pinned below).
     for e in &events {
-        assert_eq!(e.session_id, session.id().as_str());
-        assert_eq!(e.ask_id.as_deref(), Some("ask-1"));
+        assert_eq!(&e.session_id, session.id());
+        assert_eq!(e.ask_id, Some(AskId::from("ask-1")));
         assert!(e.at.ends_with('Z') && e.at.contains('T'));
     }
+    let calls: Vec<&CallId> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCall { call_id, .. } | EventKind::CellResult { call_id, .. } => {
+                Some(call_id)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, [&CallId::from("c1"), &CallId::from("c1")]);
     let kinds: Vec<String> = events
         .iter()
         .map(|e| {
@@ -363,6 +376,9 @@ async fn events_stream_in_order_with_a_pinned_shape() {
         keys("ask_finished"),
         "answer,ask_id,at,outputs_dir,session_id,status,turns,type"
     );
+    assert_eq!(by_type("cell_result")["call_id"], "c1");
+    assert_eq!(by_type("ask_started")["ask_id"], "ask-1");
+    assert_eq!(by_type("ask_started")["session_id"], session.id().as_str());
     assert_eq!(by_type("cell_output")["stream"], "stdout");
     assert_eq!(by_type("cell_output")["text"], "line 0\n");
     assert_eq!(by_type("cell_result")["status"], "ok");

@@ -15,13 +15,18 @@ pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<u8> {
     let current = Arc::new(Mutex::new(Some(quit.clone())));
     on_signals(current.clone(), Some(quit.clone()));
     if !a.inputs.is_empty() {
-        let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
+        // As the desktop adds them: the notes about the folders' entries go out as
+        // status lines, which `watch` prints.
+        let adding = app.add_files(session.id(), a.inputs.clone());
+        let Some(added) = unless_cancelled(&quit, adding).await else {
             session.close().await;
             return Ok(exit::CANCELLED);
         };
-        for f in added? {
+        let added = added?;
+        for f in &added.files {
             eprintln!("  input/{} ({} bytes)", escape(&f.name), f.bytes);
         }
+        printer.printed(&added.notes).await;
     }
     let interactive = std::io::stdin().is_terminal();
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -84,11 +89,12 @@ pub(crate) async fn cmd_ask(a: AskArgs) -> anyhow::Result<u8> {
     let current = Arc::new(Mutex::new(Some(quit.clone())));
     on_ctrl_c(current.clone());
     if !a.inputs.is_empty() {
-        let Some(added) = unless_cancelled(&quit, session.add_files(a.inputs.clone())).await else {
+        let adding = app.add_files(session.id(), a.inputs.clone());
+        let Some(added) = unless_cancelled(&quit, adding).await else {
             session.close().await;
             return Ok(exit::CANCELLED);
         };
-        added?;
+        printer.printed(&added?.notes).await;
     }
     let model = model_for(&a.agent)?;
     let handle = app.ask(&session, a.prompt.clone(), model)?;

@@ -195,7 +195,7 @@ impl Finished {
     fn see(&mut self, ev: &Event) {
         match &ev.kind {
             EventKind::AskFinished { answer, .. } => {
-                self.ask_id = ev.ask_id.clone();
+                self.ask_id = ev.ask_id.clone().map(String::from);
                 self.answer = answer.clone();
             }
             EventKind::Error { error } if ev.ask_id.is_some() => self.error = Some(error.clone()),

@@ -7,11 +7,19 @@ use super::*;
 #[derive(Clone)]
 pub(crate) struct Printer {
     pub(crate) verbose: bool,
+    /// The session's own status lines printed so far (staging notes among them).
+    said: Arc<Mutex<std::collections::HashSet<String>>>,
 }
+
+/// How long [`Printer::printed`] waits for the session's status lines at most.
+const NOTES_WAIT: Duration = Duration::from_secs(10);
 
 impl Printer {
     pub(crate) fn new(verbose: bool) -> Printer {
-        Printer { verbose }
+        Printer {
+            verbose,
+            said: Default::default(),
+        }
     }
 
     /// Everything printed passes [`escape_lines`] (names, model text and outputs come
@@ -23,6 +31,26 @@ impl Printer {
         let _ = std::io::stderr()
             .lock()
             .write_all(escape_lines(&text).as_bytes());
+        if let (None, EventKind::Status { message }) = (&ev.ask_id, &ev.kind) {
+            self.said.lock().unwrap().insert(message.clone());
+        }
+    }
+
+    /// Wait until the session's status events for `lines` (an add's notes, which
+    /// the session says as it adds) have been printed by the watch (bounded), so a
+    /// chat or ask that ends at once still shows what was left out.
+    pub(crate) async fn printed(&self, lines: &[String]) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < NOTES_WAIT {
+            let done = {
+                let said = self.said.lock().unwrap();
+                lines.iter().all(|l| said.contains(l))
+            };
+            if done {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     pub(crate) fn write(&self, ev: &Event, err: &mut Vec<u8>) {
