@@ -101,17 +101,39 @@ impl Reader<'_> {
             };
             let handled = self.w[at.saturating_sub(5)..at].iter().any(said)
                 || self.w[(k + 1).min(self.w.len())..].iter().take(3).any(said);
-            if handled
-                && self
-                    .w
-                    .get(k)
-                    .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
-            {
+            let missing = self
+                .w
+                .get(k)
+                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()));
+            if handled && missing {
                 // The column keeps its words: it is still the measure it names.
                 for j in at..=k {
                     let named = self.mentions.iter().any(|m| m.start <= j && j < m.end);
                     self.used[j] |= !named;
                 }
+            } else if missing && self.counting {
+                // "Count the patients whose BMI is missing": the count of its missing
+                // values; the condition word is read with them.
+                self.used[at] = true;
+            }
+        }
+        // "consider only the non-null values of BMI": the values kept, as always.
+        for at in 0..self.w.len() {
+            let mut j = at + 1;
+            while self
+                .w
+                .get(j)
+                .is_some_and(|x| ["the", "los", "las"].contains(&x.as_str()))
+            {
+                j += 1;
+            }
+            let kept = self.w.get(j).is_some_and(|x| x == "non" || x == "no")
+                && self
+                    .w
+                    .get(j + 1)
+                    .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()));
+            if LEXICON.condition.contains(&self.w[at].as_str()) && !self.used[at] && kept {
+                self.used[at] = true;
             }
         }
     }
