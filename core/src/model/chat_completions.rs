@@ -96,13 +96,13 @@ impl WireFormat for Chat {
         });
         if state.mode == CallMode::Schema && stepped {
             let failed = steps::last_error(request.items);
-            body["response_format"] = steps::response_format(
+            body["response_format"] = steps::response_format(steps::schema(
                 request.tools,
                 &request.answer,
                 request.repeats,
                 failed.as_deref(),
                 mend_of(state, request).as_ref(),
-            );
+            ));
         }
         if !request.tools.is_empty() && !stepped {
             body["tools"] = request

@@ -59,6 +59,18 @@ fn step(v: serde_json::Value) -> Answer {
     Answer::Sse(text_stream(&v.to_string()))
 }
 
+/// The code of each call in a session's transcript, in order.
+fn codes_of_calls(session: &Session) -> Vec<String> {
+    session
+        .items()
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolCall { arguments, .. } => Some(sandalyst::protocol::tool_source(arguments)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The actions the schema of a request offers.
 fn offered(body: &serde_json::Value) -> Vec<String> {
     let schema = &body["response_format"]["json_schema"]["schema"];
@@ -323,16 +335,7 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
         "{last}"
     );
     // In the transcript the fix is the python call it made, the whole mended cell.
-    let calls: Vec<String> = session
-        .items()
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolCall {
-                name, arguments, ..
-            } if name == "python" => Some(sandalyst::protocol::tool_source(arguments)),
-            _ => None,
-        })
-        .collect();
+    let calls = codes_of_calls(&session);
     assert_eq!(
         calls.last().map(String::as_str),
         Some("set total 42\nwrite output/total.txt 42\nprint saved")
@@ -373,14 +376,7 @@ async fn after_the_same_cell_again_the_step_offered_is_the_next_files_write() {
         schema["properties"]["path"]["enum"],
         json!(["output/total.txt"])
     );
-    let calls: Vec<String> = session
-        .items()
-        .iter()
-        .filter_map(|i| match i {
-            Item::ToolCall { arguments, .. } => Some(sandalyst::protocol::tool_source(arguments)),
-            _ => None,
-        })
-        .collect();
+    let calls = codes_of_calls(&session);
     assert!(
         calls.contains(&"set TEXT 42\nopen('output/total.txt', 'w').write(TEXT)".to_string()),
         "{calls:?}"

@@ -186,16 +186,10 @@ fn end_of(answer: &Answer) -> Option<(&'static str, &'static str)> {
 
 /// `response_format` for a schema turn: OpenAI's form, which llama.cpp, vLLM, LM
 /// Studio and Ollama's compatible endpoint take too.
-pub fn response_format(
-    tools: &[ToolSpec],
-    answer: &Answer,
-    repeats: u32,
-    failed: Option<&str>,
-    mend: Option<&Mend>,
-) -> Value {
+pub fn response_format(schema: Value) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {"name": "step", "strict": true, "schema": schema(tools, answer, repeats, failed, mend)},
+        "json_schema": {"name": "step", "strict": true, "schema": schema},
     })
 }
 
