@@ -59,6 +59,19 @@ fn step(v: serde_json::Value) -> Answer {
     Answer::Sse(text_stream(&v.to_string()))
 }
 
+/// "Save the total to output/total.txt." asked in schema mode, ended `Finished`.
+async fn finished_in_schema_mode(server: &WireServer) -> (Arc<FakeFactory>, Session) {
+    let (outcome, _, factory, session) = ask_with(
+        server,
+        "Save the total to output/total.txt.",
+        ToolCalls::Schema,
+        SessionConfig::default(),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    (factory, session)
+}
+
 /// The code of each call in a session's transcript, in order.
 fn codes_of_calls(session: &Session) -> Vec<String> {
     session
@@ -303,14 +316,7 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
         step(json!({"thought": "Done", "action": "final_answer", "answer": "The total is 42."})),
     ])
     .await;
-    let (outcome, _, factory, session) = ask_with(
-        &server,
-        "Save the total to output/total.txt.",
-        ToolCalls::Schema,
-        SessionConfig::default(),
-    )
-    .await;
-    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    let (factory, session) = finished_in_schema_mode(&server).await;
     let sandbox = factory.started.lock().unwrap()[0].clone();
     assert_eq!(
         sandbox.file("output/total.txt").as_deref(),
@@ -360,14 +366,7 @@ async fn after_the_same_cell_again_the_step_offered_is_the_next_files_write() {
         step(json!({"thought": "Done", "action": "final_answer", "answer": "42"})),
     ])
     .await;
-    let (outcome, _, _, session) = ask_with(
-        &server,
-        "Save the total to output/total.txt.",
-        ToolCalls::Schema,
-        SessionConfig::default(),
-    )
-    .await;
-    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.error);
+    let (_, session) = finished_in_schema_mode(&server).await;
     let requests = server.received();
     assert_eq!(offered(&requests[1].body), ["python", "shell"]);
     assert_eq!(offered(&requests[2].body), ["write"]);
