@@ -54,6 +54,7 @@ T = {
            "rounded": "Rounded to %d decimal%s as asked.",
            "repeated": "`%s` has several rows per label; say how to combine them (total, average, median or count).",
            "no_value": "the question names a condition, but no value of any text column matches it",
+           "missing_of": "`%s` is missing",
            "not_numeric": "`%s` is not numeric (%d of %d values are numbers)",
            "not_dates": "`%s` and `%s` are not both dates",
            "no_rows": "no rows are left after the conditions (%s)",
@@ -104,6 +105,7 @@ T = {
            "rounded": "Redondeado a %d decimal%s, como se pidi\u00f3.",
            "repeated": "`%s` tiene varias filas por etiqueta; diga c\u00f3mo combinarlas (total, media, mediana o recuento).",
            "no_value": "la pregunta nombra una condici\u00f3n, pero ning\u00fan valor de las columnas de texto coincide",
+           "missing_of": "falta `%s`",
            "not_numeric": "`%s` no es num\u00e9rica (%d de %d valores son n\u00fameros)",
            "not_dates": "`%s` y `%s` no son ambas fechas",
            "no_rows": "no queda ninguna fila tras las condiciones (%s)",
@@ -507,6 +509,8 @@ def share_rows(d, target):
     # Which of the rows `d` meet a share's condition (a yes/no column's true or false
     # values, or the values named), which are known, and the condition in words.
     col, op = target["column"], target["op"]
+    if op == "is_missing":
+        return d[col].isna(), pd.Series(True, index=d.index), T["missing_of"] % col
     if op in ("is_true", "is_false"):
         def words(c):
             return c.map(lambda x: norm(str(x)) if pd.notna(x) else "")

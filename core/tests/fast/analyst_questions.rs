@@ -55,7 +55,7 @@ struct Case {
     label_op: Option<String>,
     /// `"column op value"` each: the value is the number, the day of a date
     /// condition, `stat column` against a statistic, or the values (`a/b`, or `a or b`
-    /// when said with "or"); `is_true`/`is_false` carry no value (it is 0).
+    /// when said with "or"); `is_true`/`is_false`/`is_missing` carry no value (it is 0).
     filters: Option<Vec<String>>,
     /// The condition whose share is asked, written as a filter.
     share_of: Option<String>,
@@ -108,7 +108,7 @@ fn filter_text(f: &Value) -> String {
         s.push_str(&format!(" {day}"));
     } else if let (Some(stat), Some(of)) = (f["stat"].as_str(), f["of"].as_str()) {
         s.push_str(&format!(" {stat} {of}"));
-    } else if !["is_true", "is_false"].contains(&op) || f["value"] != json!(0.0) {
+    } else if !["is_true", "is_false", "is_missing"].contains(&op) || f["value"] != json!(0.0) {
         s.push_str(&format!(" {}", f["value"].as_f64().unwrap_or(f64::NAN)));
     }
     s

@@ -169,7 +169,8 @@ impl Reader<'_> {
                 .iter()
                 .any(|c| c.name == m.column && c.distinct == 2)
         });
-        stats.iter().any(|(_, _, s)| s.name == "share") && (said_value || yes_no_named)
+        stats.iter().any(|(_, _, s)| s.name == "share")
+            && (said_value || yes_no_named || self.missing_of().is_some())
     }
 
     /// The other skills' questions stay theirs: periods, months, shares, changes,

@@ -140,6 +140,41 @@ impl Reader<'_> {
 }
 
 impl Reader<'_> {
+    /// A column's missing values named as rows to count ("have no PM2.5 value", "whose
+    /// pm25 is missing", "missing pm25 values"): the column and the words' span.
+    pub(super) fn missing_of(&self) -> Option<(String, usize, usize)> {
+        let missing = |k: usize| {
+            self.w
+                .get(k)
+                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
+        };
+        let word_in =
+            |k: usize, words: &[&str]| self.w.get(k).is_some_and(|x| words.contains(&x.as_str()));
+        const VALUE: &[&str] = &["value", "values", "reading", "readings", "data", "entry"];
+        for m in &self.mentions {
+            if self.used[m.start] {
+                continue;
+            }
+            // "no pm25 value"
+            if m.start > 0 && self.w[m.start - 1] == "no" {
+                let end = m.end + usize::from(word_in(m.end, VALUE));
+                return Some((m.column.clone(), m.start - 1, end));
+            }
+            // "pm25 (values) is missing"
+            let mut k = m.end + usize::from(word_in(m.end, VALUE));
+            k += usize::from(word_in(k, &["is", "are", "was", "were"]));
+            if missing(k) {
+                return Some((m.column.clone(), m.start, k + 1));
+            }
+            // "missing (values of) pm25"
+            let j = self.back_over(m.start, &["the", "of", "in", "for", "values", "value"]);
+            if j > 0 && missing(j - 1) {
+                return Some((m.column.clone(), j - 1, m.end));
+            }
+        }
+        None
+    }
+
     /// "with missing prices removed first", "missing values dropped": missing values
     /// (of a column) said dropped, after them. The column keeps its words.
     fn missing_said_dropped(&mut self) {

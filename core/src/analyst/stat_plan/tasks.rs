@@ -313,7 +313,11 @@ impl Reader<'_> {
                 "el porcentaje de qué filas: nombre una columna de sí/no o un valor (\"qué porcentaje de pasajeros sobrevivió\", \"son mujeres\")",
             ));
         }
-        if stats.iter().any(|s| s.name != "share" && s.name != "count")
+        // "a missing BMI": the missing values are the share's rows, not a statistic.
+        let of_missing = plan.share_of.as_ref().is_some_and(|f| f.op == "is_missing");
+        if stats
+            .iter()
+            .any(|s| !["share", "count"].contains(&s.name) && !(of_missing && s.name == "missing"))
             || !measures.is_empty()
                 && plan.share_of.as_ref().is_some_and(|f| {
                     !measures
@@ -347,8 +351,9 @@ impl Reader<'_> {
     }
 
     /// A share's condition: a yes/no column named ("survived", "survival"), else the
-    /// one yes/no or value condition ("are female"), taken out of the plan's filters.
-    fn share_condition(&self, plan: &mut StatPlan) -> Option<Filter> {
+    /// one yes/no or value condition ("are female"), taken out of the plan's filters,
+    /// else a column's missing values ("have no PM2.5 value").
+    fn share_condition(&mut self, plan: &mut StatPlan) -> Option<Filter> {
         let yes_no = self
             .mentions
             .iter()
@@ -373,7 +378,16 @@ impl Reader<'_> {
             (Some(f), _, _) => Some(f),
             (None, Some(i), _) => Some(plan.filters.remove(i)),
             (None, None, [i]) => Some(plan.filters.remove(*i)),
-            _ => None,
+            // "What percentage of the readings have no PM2.5 value?"
+            _ => {
+                let (column, start, end) = self.missing_of()?;
+                self.used[start..end].fill(true);
+                Some(Filter {
+                    column,
+                    op: "is_missing",
+                    ..Filter::default()
+                })
+            }
         }
     }
 
