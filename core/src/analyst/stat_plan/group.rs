@@ -3,7 +3,7 @@
 //! the maximum or minimum itself.
 
 use super::asked::Asked;
-use super::mentions::{is_code, is_label_like, is_numeric, Mention};
+use super::mentions::{is_code, is_label_like, is_numeric, is_yes_no, Mention};
 use super::reader::Reader;
 use super::unread::is_rows_word;
 use super::words::find;
@@ -32,6 +32,47 @@ impl Extremes {
 
 impl Reader<'_> {
     /// The group named after a group word ("by region", "for each passenger class").
+    /// "of smokers and of non-smokers", "survivors and non-survivors": both sides of a
+    /// yes/no column, side by side, are a group by it (read before the conditions,
+    /// which would take one side for a filter).
+    pub(super) fn both_sides(&mut self) -> Option<Mention> {
+        let mentions = self.mentions.clone();
+        for a in &mentions {
+            if self.used[a.start] || !is_yes_no(self.table, &a.column) {
+                continue;
+            }
+            let mut k = a.end;
+            if self.w.get(k).map(String::as_str) != Some("and") {
+                continue;
+            }
+            k += 1;
+            while self
+                .w
+                .get(k)
+                .is_some_and(|x| ["of", "for", "the"].contains(&x.as_str()))
+            {
+                k += 1;
+            }
+            if !self
+                .w
+                .get(k)
+                .is_some_and(|x| ["non", "not", "no"].contains(&x.as_str()))
+            {
+                continue;
+            }
+            let Some(b) = mentions
+                .iter()
+                .find(|b| b.start == k + 1 && b.column == a.column)
+            else {
+                continue;
+            };
+            self.used[a.start..b.end].fill(true);
+            self.both_sides = true;
+            return Some(a.clone());
+        }
+        None
+    }
+
     pub(super) fn group(&mut self) -> Option<Mention> {
         // Which column is the group (by X) or the label of an argmax (which X ...).
         let mut group: Option<Mention> = None;

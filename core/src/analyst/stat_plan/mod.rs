@@ -260,6 +260,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     } else {
         None
     };
+    let both_sides = r.both_sides();
     let filters = r.filters();
     let filled = r.missing_filled();
     r.missing_dropped();
@@ -277,7 +278,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
 
     // The group or the label, the measures, the task.
     let extreme_asked = asked.question && extremes.any() && asked.describing();
-    let mut group = r.group();
+    let mut group = both_sides.or_else(|| r.group());
     if extreme_asked && group.is_none() {
         group = r.asked_label(share || r.counts_rows());
     }

@@ -39,6 +39,9 @@ pub(super) struct Reader<'a> {
     pub(super) outliers: bool,
     /// A condition restated the share's own ("where Smoker is Yes"): its words are read.
     pub(super) share_restated: bool,
+    /// Both sides of a yes/no column were asked for ("smokers and non-smokers"): the
+    /// group is this planner's to answer, each side in its own slot.
+    pub(super) both_sides: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -70,6 +73,7 @@ impl<'a> Reader<'a> {
             z_threshold: None,
             outliers: asked.outliers,
             share_restated: false,
+            both_sides: false,
             count_at: stats
                 .iter()
                 .find(|(_, _, s)| s.name == "count")

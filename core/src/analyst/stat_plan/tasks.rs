@@ -467,7 +467,8 @@ impl Reader<'_> {
             && plan.measures.len() <= 1
             && plan.measures.iter().all(|m| m.derived.is_none())
             && plan.filters.is_empty()
-            && plan.decimals.is_none();
+            && plan.decimals.is_none()
+            && !self.both_sides;
         // "How many orders had a discount?": the rows with which values of it?
         // (Counting its non-missing values answers another question.)
         if plan.stats.len() == 1 && plan.stats[0].name == "count" && plan.group.is_none() {
