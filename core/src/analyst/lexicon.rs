@@ -182,6 +182,8 @@ pub(crate) struct Lexicon {
     pub derived_words: Words,
     pub create_words: Words,
     pub number_ops: Words,
+    pub value_nouns: Words,
+    pub negation_words: Words,
     pub defining_verbs: Words,
     pub column_words: Words,
     pub normality_words: Words,

@@ -49,14 +49,14 @@ impl Reader<'_> {
             while self
                 .w
                 .get(k)
-                .is_some_and(|x| ["of", "for", "the"].contains(&x.as_str()))
+                .is_some_and(|x| LEXICON.linking.contains(&x.as_str()) || x == "for" || x == "para")
             {
                 k += 1;
             }
             if !self
                 .w
                 .get(k)
-                .is_some_and(|x| ["non", "not", "no"].contains(&x.as_str()))
+                .is_some_and(|x| LEXICON.negation_words.contains(&x.as_str()))
             {
                 continue;
             }

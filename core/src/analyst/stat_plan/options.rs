@@ -123,11 +123,14 @@ impl Reader<'_> {
             while self
                 .w
                 .get(j)
-                .is_some_and(|x| ["the", "los", "las"].contains(&x.as_str()))
+                .is_some_and(|x| LEXICON.linking.contains(&x.as_str()))
             {
                 j += 1;
             }
-            let kept = self.w.get(j).is_some_and(|x| x == "non" || x == "no")
+            let kept = self
+                .w
+                .get(j)
+                .is_some_and(|x| LEXICON.negation_words.contains(&x.as_str()))
                 && self
                     .w
                     .get(j + 1)
@@ -143,32 +146,37 @@ impl Reader<'_> {
     /// A column's missing values named as rows to count ("have no PM2.5 value", "whose
     /// pm25 is missing", "missing pm25 values"): the column and the words' span.
     pub(super) fn missing_of(&self) -> Option<(String, usize, usize)> {
-        let missing = |k: usize| {
-            self.w
-                .get(k)
-                .is_some_and(|x| LEXICON.missing_nouns.contains(&x.as_str()))
-        };
-        let word_in =
+        let is_in =
             |k: usize, words: &[&str]| self.w.get(k).is_some_and(|x| words.contains(&x.as_str()));
-        const VALUE: &[&str] = &["value", "values", "reading", "readings", "data", "entry"];
+        let (missing, values) = (&LEXICON.missing_nouns, &LEXICON.value_nouns);
         for m in &self.mentions {
             if self.used[m.start] {
                 continue;
             }
             // "no pm25 value"
-            if m.start > 0 && self.w[m.start - 1] == "no" {
-                let end = m.end + usize::from(word_in(m.end, VALUE));
-                return Some((m.column.clone(), m.start - 1, end));
+            if m.start > 0
+                && LEXICON
+                    .negation_words
+                    .contains(&self.w[m.start - 1].as_str())
+            {
+                return Some((
+                    m.column.clone(),
+                    m.start - 1,
+                    m.end + usize::from(is_in(m.end, values)),
+                ));
             }
             // "pm25 (values) is missing"
-            let mut k = m.end + usize::from(word_in(m.end, VALUE));
-            k += usize::from(word_in(k, &["is", "are", "was", "were"]));
-            if missing(k) {
+            let mut k = m.end + usize::from(is_in(m.end, values));
+            k += usize::from(is_in(k, &LEXICON.linking));
+            if is_in(k, missing) {
                 return Some((m.column.clone(), m.start, k + 1));
             }
             // "missing (values of) pm25"
-            let j = self.back_over(m.start, &["the", "of", "in", "for", "values", "value"]);
-            if j > 0 && missing(j - 1) {
+            let mut j = m.start;
+            while j > 0 && (is_in(j - 1, &LEXICON.linking) || is_in(j - 1, values)) {
+                j -= 1;
+            }
+            if j > 0 && is_in(j - 1, missing) {
                 return Some((m.column.clone(), j - 1, m.end));
             }
         }
