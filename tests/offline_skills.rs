@@ -27,17 +27,16 @@ fn fixtures() -> PathBuf {
         .join("tests/fixtures/skills")
 }
 
-/// The phase of the analyst's last call in the conversation.
+/// The phase of the analyst's last call in the conversation, read from its code as
+/// the analyst reads it (a call's id says only which call it is).
 fn last_phase(items: &[Item]) -> String {
     items
         .iter()
         .rev()
         .find_map(|i| match i {
-            Item::ToolCall { call_id, .. } => call_id.strip_prefix("offline-").map(|rest| {
-                rest.split_once('-')
-                    .map_or(rest, |(_, phase)| phase)
-                    .to_string()
-            }),
+            Item::ToolCall {
+                name, arguments, ..
+            } => sandalyst::analyst::call_phase(name, arguments).map(str::to_owned),
             _ => None,
         })
         .unwrap_or_default()
