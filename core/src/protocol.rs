@@ -7,7 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod input_notes;
 pub mod machine_lines;
+
+pub use input_notes::{EntryProblem, FileKind, Include, InputNote, LinkProblem};
 
 /// How an ask ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -497,6 +500,9 @@ pub enum Notice {
     MoreOutputsChanged { count: usize },
     /// A figure the call `call_id` drew could not be kept in the session's folder.
     FigureNotKept { call_id: String, reason: String },
+    /// A note about a dropped folder's entries, one event each (`kind` names it: a
+    /// link followed, a link or an entry left out; [`InputNote`]).
+    InputNote(InputNote),
 }
 
 /// An input of a session whose original file is gone.
@@ -575,6 +581,7 @@ impl std::fmt::Display for Notice {
             Notice::FigureNotKept { call_id, reason } => {
                 write!(f, "a figure of {call_id} was not kept: {reason}")
             }
+            Notice::InputNote(note) => note.fmt(f),
         }
     }
 }
@@ -737,6 +744,28 @@ mod tests {
             serde_json::to_value(Notice::RunningElsewhere).unwrap(),
             serde_json::json!({"notice": "running_elsewhere"})
         );
+    }
+
+    /// A staging note goes out as a notice of its own: `notice` says it is one,
+    /// `kind` which, beside its fields; its line is the note's.
+    #[test]
+    fn a_staging_note_is_a_notice_with_its_kind_and_fields() {
+        let note = Notice::InputNote(InputNote::link_left_out(
+            "docs/key".into(),
+            "/home/u/.ssh/id_ed25519".into(),
+            LinkProblem::Outside,
+        ));
+        let json = serde_json::to_value(&note).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"notice": "input_note", "kind": "link_left_out", "dest": "docs/key",
+                "target": "/home/u/.ssh/id_ed25519", "why": "outside",
+                "include": ["add_target", "follow_links_outside"]})
+        );
+        assert_eq!(serde_json::from_value::<Notice>(json).unwrap(), note);
+        assert!(note.to_string().starts_with(
+            "left out input/docs/key: it is a link to /home/u/.ssh/id_ed25519, outside the folder;"
+        ));
     }
 
     /// What the loop said as prose (a cut reply, a flood of outputs, a figure not

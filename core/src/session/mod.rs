@@ -76,7 +76,7 @@ use crate::agent::{
 };
 use crate::approval;
 use crate::model::{Item, Model, Usage};
-use crate::protocol::{AskId, CallId, GoneInput, Notice, SessionId, NOTICE_PATHS_SHOWN};
+use crate::protocol::{AskId, CallId, GoneInput, InputNote, Notice, SessionId, NOTICE_PATHS_SHOWN};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{

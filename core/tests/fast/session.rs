@@ -10,7 +10,7 @@ use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
 use sandalyst::model::pricing::Price;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Item, Usage};
-use sandalyst::protocol::{AskId, CallId};
+use sandalyst::protocol::{AskId, CallId, FileKind, InputNote, LinkProblem, Notice};
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{AskOutcome, Session, SessionConfig, SessionError, Sessions};
 use serde_json::json;
@@ -1308,18 +1308,42 @@ async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
     let added = session.add_inputs(vec![docs]).await.unwrap();
     let names: Vec<_> = added.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["docs/a.csv"]);
-    assert_eq!(added.notes.len(), 1, "{:?}", added.notes);
-    assert!(added.notes[0].starts_with("left out input/docs/zero: it is a link to /dev/zero"));
+    // Typed: the link, where it leads, and why it was left out.
+    assert_eq!(
+        added.notes,
+        [InputNote::link_left_out(
+            "docs/zero".into(),
+            "/dev/zero".into(),
+            LinkProblem::Special {
+                target_is: FileKind::CharDevice
+            },
+        )]
+    );
     let said = loop {
         let ev = tokio::time::timeout(Duration::from_secs(60), events.recv())
             .await
             .unwrap()
             .unwrap();
-        if let EventKind::Status { message } = ev.kind {
-            break message;
+        assert!(!matches!(ev.kind, EventKind::Status { .. }), "{ev:?}");
+        if let EventKind::Notice(n) = &ev.kind {
+            // The event as the page reads it.
+            let mut json = serde_json::to_value(&ev).unwrap();
+            json.as_object_mut().unwrap().remove("at");
+            assert_eq!(
+                json,
+                serde_json::json!({"type": "notice", "session_id": session.id(), "ask_id": null,
+                    "notice": "input_note", "kind": "link_left_out", "dest": "docs/zero",
+                    "target": "/dev/zero", "why": "special", "target_is": "char_device",
+                    "include": []})
+            );
+            break n.clone();
         }
     };
-    assert_eq!(said, added.notes[0]);
+    assert_eq!(said, Notice::InputNote(added.notes[0].clone()));
+    assert_eq!(
+        said.to_string(),
+        "left out input/docs/zero: it is a link to /dev/zero, which is a character device; only regular files and folders can be staged"
+    );
     // The model is told what was left out, with its first request.
     let model = sandalyst::model::scripted::ScriptedModel::new([]);
     let log = model.log.clone();
