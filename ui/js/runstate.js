@@ -322,9 +322,32 @@ export function noticeText(ev) {
       return `A figure the code drew was not kept (${ev.reason ?? 'unknown reason'}).`;
     case 'input_note':
       return inputNoteText(ev);
+    case 'sandbox_not_closed':
+      return `The sandbox did not close cleanly (${ev.reason ?? 'unknown reason'}); a later start removes what is left of it.`;
+    case 'workspace_recovered':
+      return workspaceRecoveredText(ev);
     default:
       return ev.notice ?? '';
   }
+}
+
+/// A workspace that did not come back as the last ask left it (the core's
+/// `ArchiveProblem`, the outputs put back or not), as a sentence.
+function workspaceRecoveredText(ev) {
+  const n = ev.outputs ?? 0;
+  if (ev.archive === 'older') {
+    return ev.not_put_back
+      ? `The workspace came back from an archive older than the last outputs; ${n} newer file(s) of output/ could not be put back (${ev.not_put_back}), but the app still has them.`
+      : `The workspace came back from an archive older than the last outputs; ${n} file(s) of output/ were brought up to date from the app's copy. Other files written since are gone.`;
+  }
+  const why = {
+    not_restored: `The workspace archive could not be restored (${ev.reason})`,
+    unreadable: `The workspace archive could not be read (${ev.reason})`,
+    missing: 'The workspace archive was missing',
+  }[ev.archive] ?? 'The workspace archive was not used';
+  return ev.not_put_back
+    ? `${why}: input/ was staged again from your files, but ${n} file(s) of output/ could not be put back (${ev.not_put_back}); the app still has them. Other files of the workspace are gone.`
+    : `${why}: input/ was staged again from your files and output/ put back from the app's copy (${n} file${n === 1 ? '' : 's'}). Other files of the workspace are gone.`;
 }
 
 // What a path is (the core's `FileKind`), in words.

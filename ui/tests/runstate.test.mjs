@@ -190,6 +190,19 @@ test('staging notes are typed: the page words a link followed, a link or an entr
   for (const [note, text] of said) assert.equal(inputNoteText(note), text);
 });
 
+test('a sandbox that would not close and a recovered workspace are typed notices of the ask', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'missing', outputs: 1 }));
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'unreadable', reason: 'it is cut short', outputs: 3, not_put_back: 'engine gone' }));
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'older', outputs: 2 }));
+  s = reduce(s, ev('notice', { notice: 'sandbox_not_closed', reason: 'engine gone' }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['workspace_recovered', 'workspace_recovered', 'workspace_recovered', 'sandbox_not_closed']);
+  assert.equal(s.items[0].text, "The workspace archive was missing: input/ was staged again from your files and output/ put back from the app's copy (1 file). Other files of the workspace are gone.");
+  assert.equal(s.items[1].text, 'The workspace archive could not be read (it is cut short): input/ was staged again from your files, but 3 file(s) of output/ could not be put back (engine gone); the app still has them. Other files of the workspace are gone.');
+  assert.equal(s.items[2].text, "The workspace came back from an archive older than the last outputs; 2 file(s) of output/ were brought up to date from the app's copy. Other files written since are gone.");
+  assert.equal(s.items[3].text, 'The sandbox did not close cleanly (engine gone); a later start removes what is left of it.');
+});
+
 test('a limit that left named outputs unmade says which', () => {
   const missing = [{ path: 'output/chart.png', problem: 'does not exist' }];
   assert.equal(endingText({ status: 'time_limit', seconds: 600, missing }), 'Stopped at the time limit; not made: output/chart.png does not exist');
