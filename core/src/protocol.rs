@@ -499,7 +499,7 @@ pub enum Notice {
     /// are collected when the ask ends.
     MoreOutputsChanged { count: usize },
     /// A figure the call `call_id` drew could not be kept in the session's folder.
-    FigureNotKept { call_id: String, reason: String },
+    FigureNotKept { call_id: CallId, reason: String },
     /// A note about a dropped folder's entries, one event each (`kind` names it: a
     /// link followed, a link or an entry left out; [`InputNote`]).
     InputNote(InputNote),

@@ -455,7 +455,7 @@ impl<'a> Agent<'a> {
         let mut decisions = Vec::new();
         for call in calls {
             let request = PendingCall {
-                call_id: call.id.clone(),
+                call_id: call.id.clone().into(),
                 tool: call.name.clone(),
                 code: tool_source(&call.arguments),
                 reason: reason.join("\n\n"),
