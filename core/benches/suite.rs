@@ -824,7 +824,7 @@ impl Clocked {
     fn new(turns: usize, code: &str) -> Clocked {
         let calls = (0..turns)
             .map(|i| Item::ToolCall {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 name: "python".into(),
                 arguments: serde_json::json!({ "code": code }).to_string(),
             })
@@ -877,7 +877,7 @@ fn long_history(tokens: u64) -> Vec<Item> {
             text: format!("Step {n}: look at the next part of the data and check it. ").repeat(6),
         });
         items.push(Item::ToolCall {
-            call_id: format!("call_{n}"),
+            call_id: format!("call_{n}").into(),
             name: "python".into(),
             arguments: serde_json::json!({ "code": code }).to_string(),
         });
@@ -891,7 +891,7 @@ fn long_history(tokens: u64) -> Vec<Item> {
             Vec::new()
         };
         items.push(Item::ToolOutput {
-            call_id: format!("call_{n}"),
+            call_id: format!("call_{n}").into(),
             output: output.clone(),
             is_error: false,
             images,

@@ -17,6 +17,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use crate::protocol::CallId;
+
 /// Which calls wait for the analyst.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -70,7 +72,7 @@ impl FromStr for ApprovalMode {
 /// A call waiting for the analyst, as the loop asks for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingCall {
-    pub call_id: String,
+    pub call_id: CallId,
     /// `python` or `shell`.
     pub tool: String,
     /// The code or command as the model wrote it.
@@ -137,7 +139,7 @@ impl Resolution {
 /// One call's approval, kept with its ask.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
-    pub call_id: String,
+    pub call_id: CallId,
     pub tool: String,
     pub resolution: Resolution,
     /// The analyst's reason for a rejection.
@@ -313,5 +315,22 @@ mod tests {
             .unwrap(),
             serde_json::json!({"decision": "edit", "code": "1", "always": true})
         );
+    }
+
+    /// A kept approval's call id is typed, and run.json keeps it as the plain string
+    /// it always was (an earlier session's file reads the same).
+    #[test]
+    fn a_kept_approval_names_its_call_by_a_typed_id_stored_as_a_string() {
+        let on_disk = serde_json::json!({"call_id": "call_7", "tool": "shell", "resolution": "rejected", "reason": "no"});
+        let record: Record = serde_json::from_value(on_disk.clone()).unwrap();
+        assert_eq!(record.call_id, CallId::from("call_7"));
+        assert_eq!(serde_json::to_value(&record).unwrap(), on_disk);
+        let pending = PendingCall {
+            call_id: record.call_id.clone(),
+            tool: record.tool.clone(),
+            code: "ls".into(),
+            reason: String::new(),
+        };
+        assert_eq!(pending.call_id, "call_7");
     }
 }

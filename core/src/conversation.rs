@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 // A cut reply is said to the front ends too (a notice), so its types sit in protocol.
+use crate::protocol::CallId;
 pub use crate::protocol::{human, Capped, Cut};
 
 /// One entry of the conversation; the same shape whatever provider produced it.
@@ -27,12 +28,12 @@ pub enum Item {
     },
     /// `arguments` is the raw JSON text the model sent; it may be invalid.
     ToolCall {
-        call_id: String,
+        call_id: CallId,
         name: String,
         arguments: String,
     },
     ToolOutput {
-        call_id: String,
+        call_id: CallId,
         output: String,
         is_error: bool,
         /// Pictures that go back to a vision model with this result: charts the call
@@ -301,4 +302,28 @@ pub trait Model: Send {
         request: Request<'_>,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Reply>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call and its result name their call by a typed id; the transcript line
+    /// (`transcript.jsonl`) keeps the plain string it always had, so a session
+    /// written before reads the same and writes back the same bytes.
+    #[test]
+    fn a_transcript_call_has_a_typed_id_and_the_same_line() {
+        let lines = [
+            r#"{"type":"tool_call","call_id":"call_1","name":"python","arguments":"{\"code\":\"1\"}"}"#,
+            r#"{"type":"tool_output","call_id":"call_1","output":"1","is_error":false}"#,
+        ];
+        for line in lines {
+            let item: Item = serde_json::from_str(line).unwrap();
+            let (Item::ToolCall { call_id, .. } | Item::ToolOutput { call_id, .. }) = &item else {
+                panic!("{item:?}")
+            };
+            assert_eq!(call_id, &CallId::from("call_1"));
+            assert_eq!(serde_json::to_string(&item).unwrap(), line);
+        }
+    }
 }

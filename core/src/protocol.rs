@@ -7,7 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod input_notes;
 pub mod machine_lines;
+
+pub use input_notes::{EntryProblem, FileKind, Include, InputNote, LinkProblem};
 
 /// How an ask ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -496,7 +499,39 @@ pub enum Notice {
     /// are collected when the ask ends.
     MoreOutputsChanged { count: usize },
     /// A figure the call `call_id` drew could not be kept in the session's folder.
-    FigureNotKept { call_id: String, reason: String },
+    FigureNotKept { call_id: CallId, reason: String },
+    /// A note about a dropped folder's entries, one event each (`kind` names it: a
+    /// link followed, a link or an entry left out; [`InputNote`]).
+    InputNote(InputNote),
+    /// The sandbox did not close cleanly (`reason`); what is left of it (a container
+    /// the engine would not remove) is taken as a leftover by a later start.
+    SandboxNotClosed { reason: String },
+    /// A new sandbox's workspace did not come back as the last ask left it: its
+    /// archive was older, could not be restored or read, or was missing (`archive`);
+    /// `outputs` files of `output/` were put back from the app's copy, or could not be
+    /// (`not_put_back`: why; the app still has them).
+    WorkspaceRecovered {
+        #[serde(flatten)]
+        archive: ArchiveProblem,
+        outputs: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_put_back: Option<String>,
+    },
+}
+
+/// Why a workspace was not restored whole from its archive (`archive` on the wire).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "archive", rename_all = "snake_case")]
+pub enum ArchiveProblem {
+    /// Restored, but older than the session's last outputs: the newer ones are put
+    /// back from the app's copy.
+    Older,
+    /// Restoring it failed; input/ was staged again.
+    NotRestored { reason: String },
+    /// It could not be read (cut short, say); input/ was staged again.
+    Unreadable { reason: String },
+    /// It was not there; input/ was staged again.
+    Missing,
 }
 
 /// An input of a session whose original file is gone.
@@ -574,6 +609,49 @@ impl std::fmt::Display for Notice {
             ),
             Notice::FigureNotKept { call_id, reason } => {
                 write!(f, "a figure of {call_id} was not kept: {reason}")
+            }
+            Notice::InputNote(note) => note.fmt(f),
+            Notice::SandboxNotClosed { reason } => write!(
+                f,
+                "the sandbox did not close cleanly ({reason}); a later start removes what is left of it"
+            ),
+            Notice::WorkspaceRecovered {
+                archive,
+                outputs: n,
+                not_put_back,
+            } => {
+                let why = match archive {
+                    ArchiveProblem::Older => {
+                        return match not_put_back {
+                            None => write!(
+                                f,
+                                "the workspace was restored from its archive, which is older than the session's last outputs: {n} file(s) of output/ were brought up to date from the app's copy; other files written since that archive are gone"
+                            ),
+                            Some(e) => write!(
+                                f,
+                                "the workspace was restored from its archive, which is older than the session's last outputs, and the {n} newer file(s) of output/ could not be put back ({e}); the app still has them"
+                            ),
+                        }
+                    }
+                    ArchiveProblem::NotRestored { reason } => {
+                        format!("the workspace archive could not be restored ({reason})")
+                    }
+                    ArchiveProblem::Unreadable { reason } => {
+                        format!("the workspace archive could not be read ({reason})")
+                    }
+                    ArchiveProblem::Missing => "the workspace archive was missing".to_string(),
+                };
+                match not_put_back {
+                    None => write!(
+                        f,
+                        "{why}; input/ was staged again from the user's files and output/ restored from the app's copy ({n} file{}); files written elsewhere in the workspace are gone",
+                        if *n == 1 { "" } else { "s" }
+                    ),
+                    Some(e) => write!(
+                        f,
+                        "{why}; input/ was staged again from the user's files, but the {n} file(s) of output/ could not be put back ({e}); the app still has them; files written elsewhere in the workspace are gone"
+                    ),
+                }
             }
         }
     }
@@ -737,6 +815,89 @@ mod tests {
             serde_json::to_value(Notice::RunningElsewhere).unwrap(),
             serde_json::json!({"notice": "running_elsewhere"})
         );
+    }
+
+    /// What the session said as prose when a sandbox would not close or a workspace
+    /// came back unlike the last ask left it is typed: the page reads its fields, the
+    /// command line and the model its line.
+    #[test]
+    fn a_sandbox_not_closed_and_a_recovered_workspace_are_notices_with_fields() {
+        let cases = [
+            (
+                Notice::SandboxNotClosed {
+                    reason: "engine gone".into(),
+                },
+                serde_json::json!({"notice": "sandbox_not_closed", "reason": "engine gone"}),
+                "the sandbox did not close cleanly (engine gone); a later start removes what is left of it",
+            ),
+            (
+                Notice::WorkspaceRecovered {
+                    archive: ArchiveProblem::Older,
+                    outputs: 2,
+                    not_put_back: None,
+                },
+                serde_json::json!({"notice": "workspace_recovered", "archive": "older", "outputs": 2}),
+                "the workspace was restored from its archive, which is older than the session's last outputs: 2 file(s) of output/ were brought up to date from the app's copy; other files written since that archive are gone",
+            ),
+            (
+                Notice::WorkspaceRecovered {
+                    archive: ArchiveProblem::Older,
+                    outputs: 2,
+                    not_put_back: Some("disk full".into()),
+                },
+                serde_json::json!({"notice": "workspace_recovered", "archive": "older", "outputs": 2, "not_put_back": "disk full"}),
+                "the workspace was restored from its archive, which is older than the session's last outputs, and the 2 newer file(s) of output/ could not be put back (disk full); the app still has them",
+            ),
+            (
+                Notice::WorkspaceRecovered {
+                    archive: ArchiveProblem::Unreadable {
+                        reason: "it is cut short".into(),
+                    },
+                    outputs: 3,
+                    not_put_back: None,
+                },
+                serde_json::json!({"notice": "workspace_recovered", "archive": "unreadable", "reason": "it is cut short", "outputs": 3}),
+                "the workspace archive could not be read (it is cut short); input/ was staged again from the user's files and output/ restored from the app's copy (3 files); files written elsewhere in the workspace are gone",
+            ),
+            (
+                Notice::WorkspaceRecovered {
+                    archive: ArchiveProblem::NotRestored {
+                        reason: "tar failed".into(),
+                    },
+                    outputs: 1,
+                    not_put_back: Some("engine gone".into()),
+                },
+                serde_json::json!({"notice": "workspace_recovered", "archive": "not_restored", "reason": "tar failed", "outputs": 1, "not_put_back": "engine gone"}),
+                "the workspace archive could not be restored (tar failed); input/ was staged again from the user's files, but the 1 file(s) of output/ could not be put back (engine gone); the app still has them; files written elsewhere in the workspace are gone",
+            ),
+        ];
+        for (notice, wire, line) in cases {
+            assert_eq!(serde_json::to_value(&notice).unwrap(), wire, "{notice:?}");
+            assert_eq!(serde_json::from_value::<Notice>(wire).unwrap(), notice);
+            assert_eq!(notice.to_string(), line);
+        }
+    }
+
+    /// A staging note goes out as a notice of its own: `notice` says it is one,
+    /// `kind` which, beside its fields; its line is the note's.
+    #[test]
+    fn a_staging_note_is_a_notice_with_its_kind_and_fields() {
+        let note = Notice::InputNote(InputNote::link_left_out(
+            "docs/key".into(),
+            "/home/u/.ssh/id_ed25519".into(),
+            LinkProblem::Outside,
+        ));
+        let json = serde_json::to_value(&note).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"notice": "input_note", "kind": "link_left_out", "dest": "docs/key",
+                "target": "/home/u/.ssh/id_ed25519", "why": "outside",
+                "include": ["add_target", "follow_links_outside"]})
+        );
+        assert_eq!(serde_json::from_value::<Notice>(json).unwrap(), note);
+        assert!(note.to_string().starts_with(
+            "left out input/docs/key: it is a link to /home/u/.ssh/id_ed25519, outside the folder;"
+        ));
     }
 
     /// What the loop said as prose (a cut reply, a flood of outputs, a figure not

@@ -482,7 +482,7 @@ impl Model for Replay {
             Tool::Shell => serde_json::json!({ "command": cell.code }),
         };
         let item = Item::ToolCall {
-            call_id: cell.call_id.clone(),
+            call_id: cell.call_id.clone().into(),
             name: cell.tool.name().into(),
             arguments: arguments.to_string(),
         };

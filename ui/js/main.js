@@ -3,7 +3,7 @@
 import { $, h, clear } from './dom.js';
 import { invoke, channel, onDragDrop, onLaunchFiles, onMenu, pickFiles, pickFolder, pickSave } from './api.js';
 import * as fmt from './format.js';
-import { newAsk, noticeText, reduce, setupText } from './runstate.js';
+import { inputNoteText, newAsk, noticeText, reduce, setupText } from './runstate.js';
 import { AskView } from './runview.js';
 import { renderFiles, showDropOverlay } from './workspace.js';
 import { renderHistory, confirmDialog } from './history.js';
@@ -217,7 +217,7 @@ async function addPaths(paths) {
     drawFiles();
     const what = `Added ${paths.length === 1 ? fmt.baseName(paths[0]) : `${paths.length} items`}.`;
     // Links followed and entries left out are said, never skipped silently.
-    if (added.notes?.length) toast([what, ...added.notes].join('\n'), 15000);
+    if (added.notes?.length) toast([what, ...added.notes.map(inputNoteText)].join('\n'), 15000);
     else toast(what);
   } catch (e) { toast(String(e), 8000); }
 }

@@ -320,8 +320,87 @@ export function noticeText(ev) {
       return `${ev.count} more files changed in output/; they are collected when the ask ends.`;
     case 'figure_not_kept':
       return `A figure the code drew was not kept (${ev.reason ?? 'unknown reason'}).`;
+    case 'input_note':
+      return inputNoteText(ev);
+    case 'sandbox_not_closed':
+      return `The sandbox did not close cleanly (${ev.reason ?? 'unknown reason'}); a later start removes what is left of it.`;
+    case 'workspace_recovered':
+      return workspaceRecoveredText(ev);
     default:
       return ev.notice ?? '';
+  }
+}
+
+/// A workspace that did not come back as the last ask left it (the core's
+/// `ArchiveProblem`, the outputs put back or not), as a sentence.
+function workspaceRecoveredText(ev) {
+  const n = ev.outputs ?? 0;
+  if (ev.archive === 'older') {
+    return ev.not_put_back
+      ? `The workspace came back from an archive older than the last outputs; ${n} newer file(s) of output/ could not be put back (${ev.not_put_back}), but the app still has them.`
+      : `The workspace came back from an archive older than the last outputs; ${n} file(s) of output/ were brought up to date from the app's copy. Other files written since are gone.`;
+  }
+  const why = {
+    not_restored: `The workspace archive could not be restored (${ev.reason})`,
+    unreadable: `The workspace archive could not be read (${ev.reason})`,
+    missing: 'The workspace archive was missing',
+  }[ev.archive] ?? 'The workspace archive was not used';
+  return ev.not_put_back
+    ? `${why}: input/ was staged again from your files, but ${n} file(s) of output/ could not be put back (${ev.not_put_back}); the app still has them. Other files of the workspace are gone.`
+    : `${why}: input/ was staged again from your files and output/ put back from the app's copy (${n} file${n === 1 ? '' : 's'}). Other files of the workspace are gone.`;
+}
+
+// What a path is (the core's `FileKind`), in words.
+const FILE_KINDS = {
+  file: 'a regular file', dir: 'a folder', symlink: 'a link', fifo: 'a named pipe (FIFO)', socket: 'a socket',
+  char_device: 'a character device', block_device: 'a block device', other: 'not a regular file or folder',
+};
+const ONLY = 'only regular files and folders can be staged';
+// How a link left out can be included (the core's `Include`), as the desktop offers it.
+const INCLUDE = {
+  add_target: 'add the target itself',
+  follow_links_outside: 'turn on "Follow links that leave a dropped folder" in Settings',
+};
+
+/// A note about a dropped folder's entries (the core's `InputNote`: the `input_note`
+/// notice, and each of `add_files`' notes) as a sentence.
+export function inputNoteText(n) {
+  const kind = (k) => FILE_KINDS[k] ?? k;
+  const entries = (count) => `${count} entr${count === 1 ? 'y' : 'ies'}`;
+  switch (n.kind) {
+    case 'link_followed':
+      return `input/${n.dest} is a link to ${n.target}; followed.`;
+    case 'link_left_out': {
+      const why = {
+        outside: 'outside the dropped folder',
+        hidden_target: 'a hidden entry of the folder (hidden entries are not staged)',
+        loop: 'which leads back to itself (a loop)',
+        dangling: 'which does not exist',
+        special: `which is ${kind(n.target_is)}; ${ONLY}`,
+      }[n.why] ?? n.why;
+      const how = (n.include ?? []).map((i) => INCLUDE[i] ?? i);
+      const include = how.length ? ` To include it, ${how.join(', or ')}.` : '';
+      return `Left out input/${n.dest}: a link to ${n.target}, ${why}.${include}`;
+    }
+    case 'entry_left_out': {
+      const why = {
+        special: `it is ${kind(n.is)}; ${ONLY}`,
+        unreadable: `it cannot be read (${n.reason})`,
+        changed: `it changed while it was being staged (it is now ${kind(n.is)})`,
+      }[n.why] ?? n.why;
+      return `Left out input/${n.dest}: ${why}.`;
+    }
+    case 'hidden_left_out': {
+      const names = n.names ?? [];
+      const more = names.length > 3 ? `, and ${names.length - 3} more` : '';
+      return `Left out ${entries(names.length)} of input/${n.folder} that are hidden: ${names.slice(0, 3).join(', ')}${more}.`;
+    }
+    case 'bad_names_left_out':
+      return `Left out ${entries(n.count)} of input/${n.folder} whose names are not valid UTF-8.`;
+    case 'more_notes':
+      return `… and ${n.count} more notes about the dropped folders.`;
+    default:
+      return n.kind ?? '';
   }
 }
 

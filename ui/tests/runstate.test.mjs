@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newAsk, reduce, codeOf, endingText, statsLine, setupText, noticeText } from '../js/runstate.js';
+import { newAsk, reduce, codeOf, endingText, statsLine, setupText, noticeText, inputNoteText } from '../js/runstate.js';
 import * as fmt from '../js/format.js';
 
 const ev = (type, rest = {}) => ({ session_id: 's', ask_id: 'a', at: '2026-12-01T10:00:00.000Z', type, ...rest });
@@ -166,6 +166,41 @@ test('what the loop said as prose is typed: a cut reply, a flood of outputs, a f
   assert.equal(s.items[1].text, "The model's reply fell into a loop (the same 40 characters over and over); the rest was not read, and the model was told.");
   assert.equal(s.items[2].text, '3 more files changed in output/; they are collected when the ask ends.');
   assert.equal(s.items[3].text, 'A figure the code drew was not kept (disk full).');
+});
+
+test('staging notes are typed: the page words a link followed, a link or an entry left out from their fields', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('notice', { notice: 'input_note', kind: 'link_left_out', dest: 'docs/shadow', target: '/etc/shadow', why: 'outside', include: ['add_target', 'follow_links_outside'] }));
+  s = reduce(s, ev('notice', { notice: 'input_note', kind: 'link_followed', dest: 'docs/alias.csv', target: '/d/docs/a.csv' }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['input_note', 'input_note']);
+  assert.equal(s.items[0].text, 'Left out input/docs/shadow: a link to /etc/shadow, outside the dropped folder. To include it, add the target itself, or turn on "Follow links that leave a dropped folder" in Settings.');
+  assert.equal(s.items[1].text, 'input/docs/alias.csv is a link to /d/docs/a.csv; followed.');
+  // add_files returns the same notes, without the `notice` tag.
+  const said = [
+    [{ kind: 'link_left_out', dest: 'docs/self', target: '/d/docs', why: 'loop', include: [] }, 'Left out input/docs/self: a link to /d/docs, which leads back to itself (a loop).'],
+    [{ kind: 'link_left_out', dest: 'docs/gone.csv', target: '/x/gone.csv', why: 'dangling', include: [] }, 'Left out input/docs/gone.csv: a link to /x/gone.csv, which does not exist.'],
+    [{ kind: 'link_left_out', dest: 'docs/env.txt', target: '/d/docs/.env', why: 'hidden_target', include: [] }, 'Left out input/docs/env.txt: a link to /d/docs/.env, a hidden entry of the folder (hidden entries are not staged).'],
+    [{ kind: 'link_left_out', dest: 'docs/zero', target: '/dev/zero', why: 'special', target_is: 'char_device', include: [] }, 'Left out input/docs/zero: a link to /dev/zero, which is a character device; only regular files and folders can be staged.'],
+    [{ kind: 'entry_left_out', dest: 'docs/pipe', why: 'special', is: 'fifo' }, 'Left out input/docs/pipe: it is a named pipe (FIFO); only regular files and folders can be staged.'],
+    [{ kind: 'entry_left_out', dest: 'docs/secret', why: 'unreadable', reason: 'permission denied' }, 'Left out input/docs/secret: it cannot be read (permission denied).'],
+    [{ kind: 'hidden_left_out', folder: 'docs', names: ['docs/.a', 'docs/.b', 'docs/.c', 'docs/.d'] }, 'Left out 4 entries of input/docs that are hidden: docs/.a, docs/.b, docs/.c, and 1 more.'],
+    [{ kind: 'bad_names_left_out', folder: 'docs', count: 1 }, 'Left out 1 entry of input/docs whose names are not valid UTF-8.'],
+    [{ kind: 'more_notes', count: 7 }, '… and 7 more notes about the dropped folders.'],
+  ];
+  for (const [note, text] of said) assert.equal(inputNoteText(note), text);
+});
+
+test('a sandbox that would not close and a recovered workspace are typed notices of the ask', () => {
+  let s = newAsk('a', 'p', 0);
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'missing', outputs: 1 }));
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'unreadable', reason: 'it is cut short', outputs: 3, not_put_back: 'engine gone' }));
+  s = reduce(s, ev('notice', { notice: 'workspace_recovered', archive: 'older', outputs: 2 }));
+  s = reduce(s, ev('notice', { notice: 'sandbox_not_closed', reason: 'engine gone' }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['workspace_recovered', 'workspace_recovered', 'workspace_recovered', 'sandbox_not_closed']);
+  assert.equal(s.items[0].text, "The workspace archive was missing: input/ was staged again from your files and output/ put back from the app's copy (1 file). Other files of the workspace are gone.");
+  assert.equal(s.items[1].text, 'The workspace archive could not be read (it is cut short): input/ was staged again from your files, but 3 file(s) of output/ could not be put back (engine gone); the app still has them. Other files of the workspace are gone.');
+  assert.equal(s.items[2].text, "The workspace came back from an archive older than the last outputs; 2 file(s) of output/ were brought up to date from the app's copy. Other files written since are gone.");
+  assert.equal(s.items[3].text, 'The sandbox did not close cleanly (engine gone); a later start removes what is left of it.');
 });
 
 test('a limit that left named outputs unmade says which', () => {

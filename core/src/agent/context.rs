@@ -88,12 +88,12 @@ mod tests {
         }];
         for i in 0..n {
             items.push(Item::ToolCall {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 name: "python".into(),
                 arguments: "{}".into(),
             });
             items.push(Item::ToolOutput {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 output: "x".repeat(size),
                 is_error: false,
                 images: vec![],

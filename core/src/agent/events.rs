@@ -57,7 +57,8 @@ pub const MAX_REFUSED_SHOWN: usize = 20;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     Setup(SetupStage),
-    /// Free text worth a line, for what no [`Notice`](crate::protocol::Notice) names.
+    /// Free text worth a line, for what no [`Notice`](crate::protocol::Notice) names
+    /// (none is sent now; kept so sessions recorded before still read).
     Status {
         message: String,
     },

@@ -420,7 +420,7 @@ impl<'a> Agent<'a> {
                     }
                 }
                 (None, Item::ToolCall { call_id, .. }) => {
-                    let at = calls.iter().position(|c| &c.id == call_id);
+                    let at = calls.iter().position(|c| call_id == &c.id);
                     match at.and_then(|k| decisions.get(k)) {
                         Some(Some(Decision::Edit { code })) => tools::edited(item, code),
                         _ => item.clone(),
@@ -455,7 +455,7 @@ impl<'a> Agent<'a> {
         let mut decisions = Vec::new();
         for call in calls {
             let request = PendingCall {
-                call_id: call.id.clone(),
+                call_id: call.id.clone().into(),
                 tool: call.name.clone(),
                 code: tool_source(&call.arguments),
                 reason: reason.join("\n\n"),
@@ -561,7 +561,7 @@ impl<'a> Agent<'a> {
         for call in calls {
             self.push(
                 Item::ToolOutput {
-                    call_id: call.id.clone(),
+                    call_id: call.id.clone().into(),
                     output: format!(
                         "Not run: {why}, and this call's arguments may be incomplete. Make the call again, shorter: \
                          write large content to a file in several smaller calls."
@@ -827,7 +827,7 @@ impl<'a> Agent<'a> {
                 name,
                 arguments,
             } => self.host.emit(EventKind::ToolCall {
-                call_id: call_id.clone().into(),
+                call_id: call_id.clone(),
                 name: name.clone(),
                 code: tool_source(arguments),
             }),

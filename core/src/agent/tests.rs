@@ -70,7 +70,7 @@ impl Host for Stub {
                 return Some(Decision::Approve);
             };
             self.emit(EventKind::ApprovalRequested {
-                call_id: request.call_id.into(),
+                call_id: request.call_id,
                 tool: request.tool,
                 code: request.code,
                 reason: request.reason,

@@ -248,7 +248,7 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                 let prefix = figure_prefix(&ask, call_id);
                 blocks.push(Block::Code(Cell {
                     ask: ask.clone(),
-                    call_id: call_id.clone(),
+                    call_id: call_id.to_string(),
                     tool,
                     code: relative_paths(&code),
                     status,

@@ -174,7 +174,7 @@ impl Model for OfflineAnalyst {
                 vec![
                     Item::Assistant { text: narration },
                     Item::ToolCall {
-                        call_id: format!("offline-{n}"),
+                        call_id: format!("offline-{n}").into(),
                         name: name.into(),
                         arguments: arguments.to_string(),
                     },

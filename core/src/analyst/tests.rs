@@ -107,7 +107,7 @@ fn answer(items: &mut Vec<Item>, reply: &Reply, output: &str, is_error: bool) {
     let (id, _, _) = the_call(reply);
     items.extend(reply.items.iter().cloned());
     items.push(Item::ToolOutput {
-        call_id: id,
+        call_id: id.into(),
         output: output.into(),
         is_error,
         images: Vec::new(),
@@ -616,13 +616,13 @@ async fn never_more_than_max_calls() {
     let code = inspect_code();
     for i in 0..MAX_CALLS {
         let call = Item::ToolCall {
-            call_id: format!("x{i}"),
+            call_id: format!("x{i}").into(),
             name: "python".into(),
             arguments: json!({ "code": code }).to_string(),
         };
         items.push(call);
         items.push(Item::ToolOutput {
-            call_id: format!("x{i}"),
+            call_id: format!("x{i}").into(),
             output: "status: error (0 s)".into(),
             is_error: true,
             images: Vec::new(),

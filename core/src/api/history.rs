@@ -66,7 +66,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         arguments,
                     } => {
                         events.push(EventKind::ToolCall {
-                            call_id: call_id.clone().into(),
+                            call_id: call_id.clone(),
                             name: name.clone(),
                             code: tool_source(arguments),
                         });
@@ -78,7 +78,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                             .find(|r| r.call_id == *call_id && r.resolution != Resolution::Allowed)
                         {
                             events.push(EventKind::ApprovalResolved {
-                                call_id: call_id.clone().into(),
+                                call_id: call_id.clone(),
                                 resolution: r.resolution,
                                 reason: r.reason.clone(),
                                 always: false,
@@ -93,7 +93,7 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         let prefix = figure_prefix(&a.id, call_id);
                         for (name, _) in figures.iter().filter(|(n, _)| n.starts_with(&prefix)) {
                             events.push(EventKind::CellImage {
-                                call_id: call_id.clone().into(),
+                                call_id: call_id.clone(),
                                 path: format!("{FIGURES}/{name}"),
                             });
                         }

@@ -73,7 +73,7 @@ pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
 pub use crate::protocol::{
-    AskId, CallId, GoneInput, Notice, OutputProblem, RunStatus, SessionError, SessionId,
+    AskId, CallId, GoneInput, InputNote, Notice, OutputProblem, RunStatus, SessionError, SessionId,
 };
 pub use crate::rerun::{FailedCell, Rerun, RerunOutcome};
 pub use crate::run::{RunOutcome, RunRequest};
@@ -138,7 +138,8 @@ pub struct SessionView {
 #[derive(Serialize)]
 pub struct AddedFiles {
     pub files: Vec<StagedFile>,
-    pub notes: Vec<String>,
+    /// Typed: `{kind, ...}` as in the `input_note` notice (`docs/EVENTS.md`).
+    pub notes: Vec<InputNote>,
 }
 
 /// Per session: the id of the ask (or re-run) running in this process, and its cancel.

@@ -363,7 +363,7 @@ impl Decoder for MessagesDecoder {
                     json,
                     initial,
                 } => items.push(Item::ToolCall {
-                    call_id: tool_args::call_id_or_fresh(id, i),
+                    call_id: tool_args::call_id_or_fresh(id, i).into(),
                     name,
                     arguments: if !json.trim().is_empty() {
                         json

@@ -530,7 +530,7 @@ impl Decoder for ChatDecoder {
         }
         for (i, call) in std::mem::take(&mut self.calls) {
             items.push(Item::ToolCall {
-                call_id: tool_args::call_id_or_fresh(call.id, i),
+                call_id: tool_args::call_id_or_fresh(call.id, i).into(),
                 name: call.name,
                 // "No arguments" is sent as nothing by some servers.
                 arguments: if call.arguments.trim().is_empty() {

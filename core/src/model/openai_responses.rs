@@ -476,7 +476,7 @@ impl Decoder for ResponsesDecoder {
                     name,
                     arguments,
                 } => items.push(Item::ToolCall {
-                    call_id: super::tool_args::call_id_or_fresh(call_id, i),
+                    call_id: super::tool_args::call_id_or_fresh(call_id, i).into(),
                     name,
                     arguments,
                 }),

@@ -652,7 +652,7 @@ impl AskHost<'_> {
             return Some(Decision::Approve);
         };
         self.emit(EventKind::ApprovalRequested {
-            call_id: request.call_id.clone().into(),
+            call_id: request.call_id.clone(),
             tool: request.tool.clone(),
             code: request.code.clone(),
             reason: request.reason.clone(),
@@ -671,7 +671,7 @@ impl AskHost<'_> {
             Decision::Reject { reason } => (Resolution::Rejected, Some(reason.clone())),
         };
         self.emit(EventKind::ApprovalResolved {
-            call_id: request.call_id.clone().into(),
+            call_id: request.call_id.clone(),
             resolution,
             reason: reason.clone(),
             always: answer.always,

@@ -170,14 +170,14 @@ pub(super) fn in_place<T>(f: impl FnOnce() -> T) -> T {
 /// A transcript cut short by a crash may end with calls that have no output; every
 /// provider refuses that, so each gets one saying what happened.
 pub(super) fn repair(mut items: Vec<Item>) -> Vec<Item> {
-    let answered: BTreeSet<String> = items
+    let answered: BTreeSet<CallId> = items
         .iter()
         .filter_map(|i| match i {
             Item::ToolOutput { call_id, .. } => Some(call_id.clone()),
             _ => None,
         })
         .collect();
-    let open: Vec<String> = items
+    let open: Vec<CallId> = items
         .iter()
         .filter_map(|i| match i {
             Item::ToolCall { call_id, .. } if !answered.contains(call_id) => Some(call_id.clone()),

@@ -10,9 +10,9 @@ pub(super) const MAX_NOTES: usize = 50;
 #[derive(Clone, Debug, Serialize)]
 pub struct Added {
     pub files: Vec<StagedFile>,
-    /// One line each: "input/docs/latest.csv -> /data/x.csv (a link, followed)",
-    /// "left out input/docs/pipe: it is a named pipe (FIFO); ...".
-    pub notes: Vec<String>,
+    /// Typed (a link followed, a link or an entry left out); each line as said, e.g.
+    /// "input/docs/latest.csv -> /data/x.csv (a link, followed)".
+    pub notes: Vec<InputNote>,
 }
 
 impl Session {
@@ -20,7 +20,7 @@ impl Session {
     /// if it is not running; a running one receives them at once, and the model is
     /// told on its next turn. A path that is not a regular file or folder is refused
     /// (`bad_input`); what was said about the folders' entries (links followed,
-    /// entries left out) goes out as status events.
+    /// entries left out) goes out as `notice` events ([`Notice::InputNote`]).
     pub async fn add_files(&self, paths: Vec<PathBuf>) -> Result<Vec<StagedFile>, SessionError> {
         self.add_inputs(paths).await.map(|a| a.files)
     }
@@ -33,7 +33,7 @@ impl Session {
         let manifest = blocking(move || Manifest::from_paths_following(&paths, follow))
             .await
             .map_err(SessionError::bad_input)?;
-        let notes = manifest.note_lines(MAX_NOTES);
+        let notes = manifest.notes_said(MAX_NOTES);
         let added: Vec<StagedFile> = manifest
             .inputs
             .iter()
@@ -83,14 +83,16 @@ impl Session {
             let names = instructions::added_files(&names);
             self.note(format!("The user added files: {names}."));
         }
-        for line in &notes {
-            self.status(None, line.clone());
+        for note in &notes {
+            self.notice(None, Notice::InputNote(note.clone()));
         }
         if !notes.is_empty() {
-            // The model hears it too: a folder it looks at may lack files the user sees.
+            // The model hears it too, as the same lines: a folder it looks at may lack
+            // files the user sees.
+            let lines: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
             self.note(format!(
                 "While staging the user's folders: {}.",
-                notes.join("; ")
+                lines.join("; ")
             ));
         }
         self.touch();

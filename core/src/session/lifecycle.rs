@@ -33,7 +33,8 @@ impl Session {
                 }
             }
             if let Err(e) = live.sandbox.close().await {
-                self.status(None, format!("{e:#}"));
+                let reason = format!("{e:#}");
+                self.notice(None, Notice::SandboxNotClosed { reason });
             }
             self.note(
                 "The sandbox was restarted after a pause: the Python variables and imports of \
@@ -189,9 +190,9 @@ impl Session {
             self.notice(None, notice);
         }
         let all: Vec<String> = host.iter().map(|f| f.rel.clone()).collect();
-        // What the model is told of the files (None: a first start, nothing to say),
-        // and whether the user hears it too (not when all is as it was).
-        let (story, unusual) = match check {
+        // What the model is told of the files: nothing on a first start, that all is
+        // as it was, or (the user told too, typed) how the workspace was recovered.
+        let (as_it_was, recovered) = match check {
             ArchiveCheck::Complete(index) => match sandbox.restore_workspace(&archive).await {
                 Ok(()) => {
                     staged.extend(files.iter().map(|f| f.name.clone()));
@@ -208,51 +209,49 @@ impl Session {
                     self.record_staging(&restored).await;
                     let newer = recover::newer_than_archive(&host, &index);
                     if newer.is_empty() {
-                        let story = "input/, output/ and the other files of the workspace were restored from the archive of the last ask, as they were";
-                        (reopened.then(|| story.to_string()), false)
+                        (reopened, None)
                     } else {
-                        let n = newer.len();
-                        let story = match sandbox.upload_outputs(&outputs_dir, &newer).await {
-                            Ok(()) => format!(
-                                "the workspace was restored from its archive, which is older than the session's last outputs: {n} file(s) of output/ were brought up to date from the app's copy; other files written since that archive are gone"
-                            ),
-                            Err(e) => format!(
-                                "the workspace was restored from its archive, which is older than the session's last outputs, and the {n} newer file(s) of output/ could not be put back ({e:#}); the app still has them"
-                            ),
+                        let put = sandbox.upload_outputs(&outputs_dir, &newer).await;
+                        let older = Notice::WorkspaceRecovered {
+                            archive: ArchiveProblem::Older,
+                            outputs: newer.len(),
+                            not_put_back: put.err().map(|e| format!("{e:#}")),
                         };
-                        (Some(story), true)
+                        (false, Some(older))
                     }
                 }
                 Err(e) => {
                     // Inputs are staged again by `sandbox()` (none is marked staged).
-                    let why = format!("the workspace archive could not be restored ({e:#})");
+                    let reason = format!("{e:#}");
+                    let why = ArchiveProblem::NotRestored { reason };
                     (
-                        Some(self.rebuild_outputs(sandbox.as_ref(), &why, &all).await),
-                        true,
+                        false,
+                        Some(self.rebuild_outputs(sandbox.as_ref(), why, &all).await),
                     )
                 }
             },
             ArchiveCheck::Unreadable { reason } => {
-                let why = format!("the workspace archive could not be read ({reason})");
+                let why = ArchiveProblem::Unreadable { reason };
                 (
-                    Some(self.rebuild_outputs(sandbox.as_ref(), &why, &all).await),
-                    true,
+                    false,
+                    Some(self.rebuild_outputs(sandbox.as_ref(), why, &all).await),
                 )
             }
             ArchiveCheck::Missing if reopened || !all.is_empty() => {
-                let why = "the workspace archive was missing";
+                let why = ArchiveProblem::Missing;
                 (
+                    false,
                     Some(self.rebuild_outputs(sandbox.as_ref(), why, &all).await),
-                    true,
                 )
             }
-            ArchiveCheck::Missing => (None, false),
+            ArchiveCheck::Missing => (false, None),
         };
-        if let Some(story) = story {
-            if unusual {
-                self.status(None, story.clone());
-            }
-            self.note(format!("The files: {story}."));
+        if as_it_was {
+            self.note("The files: input/, output/ and the other files of the workspace were restored from the archive of the last ask, as they were.".into());
+        }
+        if let Some(notice) = recovered {
+            self.note(format!("The files: {notice}."));
+            self.notice(None, notice);
         }
         if sandbox.isolation() != crate::sandbox::Isolation::Auto {
             self.inner.run.lock().unwrap().meta.isolation = Some(sandbox.isolation().to_string());
@@ -267,22 +266,21 @@ impl Session {
     }
 
     /// Put the session's outputs (the app's copy) into a workspace started without
-    /// its archive, and say what came back.
+    /// its archive (`why`), and say what came back.
     pub(super) async fn rebuild_outputs(
         &self,
         sandbox: &dyn Sandbox,
-        why: &str,
+        why: ArchiveProblem,
         files: &[String],
-    ) -> String {
-        if files.is_empty() {
-            return recover::rebuilt(why, 0);
-        }
-        match sandbox.upload_outputs(&self.outputs_dir(), files).await {
-            Ok(()) => recover::rebuilt(why, files.len()),
-            Err(e) => format!(
-                "{why}; input/ was staged again from the user's files, but the {} file(s) of output/ could not be put back ({e:#}); the app still has them; files written elsewhere in the workspace are gone",
-                files.len()
-            ),
+    ) -> Notice {
+        let put = match files.is_empty() {
+            true => Ok(()),
+            false => sandbox.upload_outputs(&self.outputs_dir(), files).await,
+        };
+        Notice::WorkspaceRecovered {
+            archive: why,
+            outputs: files.len(),
+            not_put_back: put.err().map(|e| format!("{e:#}")),
         }
     }
 

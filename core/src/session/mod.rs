@@ -76,7 +76,9 @@ use crate::agent::{
 };
 use crate::approval;
 use crate::model::{Item, Model, Usage};
-use crate::protocol::{AskId, CallId, GoneInput, Notice, SessionId, NOTICE_PATHS_SHOWN};
+use crate::protocol::{
+    ArchiveProblem, AskId, CallId, GoneInput, InputNote, Notice, SessionId, NOTICE_PATHS_SHOWN,
+};
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::store::lock::{LockError, SessionLock};
 use crate::store::{
@@ -318,10 +320,6 @@ impl Session {
 
     fn broadcast(&self, ask_id: Option<&str>, kind: EventKind) {
         let _ = self.inner.events.send(Event::now(self.id(), ask_id, kind));
-    }
-
-    fn status(&self, ask_id: Option<&str>, message: String) {
-        self.broadcast(ask_id, EventKind::Status { message });
     }
 
     fn notice(&self, ask_id: Option<&str>, notice: Notice) {

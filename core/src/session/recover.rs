@@ -145,15 +145,6 @@ pub(super) fn carry_over(
     Ok((kept, clashed))
 }
 
-/// The sentence for a workspace rebuilt from the host: `why` the archive was not
-/// used, and what came back.
-pub(super) fn rebuilt(why: &str, outputs: usize) -> String {
-    format!(
-        "{why}; input/ was staged again from the user's files and output/ restored from the app's copy ({outputs} file{}); files written elsewhere in the workspace are gone",
-        if outputs == 1 { "" } else { "s" }
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

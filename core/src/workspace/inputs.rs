@@ -14,18 +14,9 @@ use std::fs::{File, FileType, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// What a path is, as `lstat` or `stat` tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-    Symlink,
-    Fifo,
-    Socket,
-    CharDevice,
-    BlockDevice,
-    Other,
-}
+/// What a path is, as `lstat` or `stat` tells it (typed in `protocol`, where the notes
+/// that name it live).
+pub use crate::protocol::FileKind as Kind;
 
 impl Kind {
     pub fn of(ty: FileType) -> Kind {
@@ -56,20 +47,6 @@ impl Kind {
         }
     }
 
-    /// As a person names it: "a named pipe (FIFO)".
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::File => "a regular file",
-            Kind::Dir => "a folder",
-            Kind::Symlink => "a symbolic link",
-            Kind::Fifo => "a named pipe (FIFO)",
-            Kind::Socket => "a socket",
-            Kind::CharDevice => "a character device",
-            Kind::BlockDevice => "a block device",
-            Kind::Other => "not a regular file or folder",
-        }
-    }
-
     fn stageable(self) -> bool {
         matches!(self, Kind::File | Kind::Dir)
     }
@@ -77,8 +54,8 @@ impl Kind {
 
 pub use crate::protocol::FollowLinks;
 
-/// How a link left out for leaving its folder can be included, said with it.
-pub const HOW_TO_FOLLOW: &str = "to include it, add the target itself, or set follow_links = \"outside\" in config.toml (desktop: Settings, \"Follow links that leave a dropped folder\")";
+pub use crate::protocol::input_notes::HOW_TO_FOLLOW;
+pub use crate::protocol::{EntryProblem, InputNote, LinkProblem};
 
 /// Why a path cannot be staged; shown after the path ("input X is ...").
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,44 +76,39 @@ pub enum Why {
     Changed { kind: Kind },
 }
 
-impl std::fmt::Display for Why {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const ONLY: &str = "only regular files and folders can be staged";
-        match self {
-            Why::Special { kind, via: None } => write!(f, "is {}; {ONLY}", kind.name()),
+impl Why {
+    /// The note that says `input/<dest>` was left out for this reason: a link's own
+    /// problem (with its target), or the entry's.
+    pub fn note(self, dest: String) -> InputNote {
+        let link = |target, why| Err((target, why));
+        let entry = |why| Ok(why);
+        let split = match self {
             Why::Special {
                 kind,
                 via: Some(target),
-            } => write!(
-                f,
-                "is a link to {}, which is {}; {ONLY}",
-                target.display(),
-                kind.name()
-            ),
-            Why::Dangling { target } => {
-                write!(f, "is a link to {}, which does not exist", target.display())
-            }
-            Why::Loop { target } => write!(
-                f,
-                "is a link to {}, which leads back to itself (a loop)",
-                target.display()
-            ),
-            Why::Outside { target } => write!(
-                f,
-                "is a link to {}, outside the folder; links that leave a dropped folder are not followed ({HOW_TO_FOLLOW})",
-                target.display()
-            ),
-            Why::IntoHidden { target } => write!(
-                f,
-                "is a link to {}, a hidden entry of the folder (hidden entries are not staged)",
-                target.display()
-            ),
-            Why::Unreadable { reason } => write!(f, "cannot be read ({reason})"),
-            Why::Changed { kind } => write!(
-                f,
-                "changed while it was being staged: it is now {}; {ONLY}",
-                kind.name()
-            ),
+            } => link(target, LinkProblem::Special { target_is: kind }),
+            Why::Dangling { target } => link(target, LinkProblem::Dangling),
+            Why::Loop { target } => link(target, LinkProblem::Loop),
+            Why::Outside { target } => link(target, LinkProblem::Outside),
+            Why::IntoHidden { target } => link(target, LinkProblem::HiddenTarget),
+            Why::Special { kind, via: None } => entry(EntryProblem::Special { is: kind }),
+            Why::Unreadable { reason } => entry(EntryProblem::Unreadable { reason }),
+            Why::Changed { kind } => entry(EntryProblem::Changed { is: kind }),
+        };
+        match split {
+            Ok(why) => InputNote::EntryLeftOut { dest, why },
+            Err((target, why)) => InputNote::link_left_out(dest, target, why),
+        }
+    }
+}
+
+impl std::fmt::Display for Why {
+    /// As the note says it, after the entry's name: "is a named pipe (FIFO); ...".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.clone().note(String::new()) {
+            InputNote::LinkLeftOut { target, why, .. } => f.write_str(&why.says(&target)),
+            InputNote::EntryLeftOut { why, .. } => why.fmt(f),
+            other => unreachable!("a reason's note is a left-out entry: {other:?}"),
         }
     }
 }
@@ -174,52 +146,6 @@ impl Refusal {
                 reason: io_reason(e),
             },
         )
-    }
-}
-
-/// What the user is told about an input folder's entries: nothing is left out, or
-/// taken from elsewhere, without a word.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum InputNote {
-    /// `input/<dest>` is a link, followed: its content comes from `target`.
-    Followed { dest: String, target: PathBuf },
-    /// `input/<dest>` was not staged.
-    LeftOut { dest: String, why: Why },
-    /// Hidden entries (names starting with '.') of `input/<folder>` were not staged.
-    Hidden { folder: String, names: Vec<String> },
-    /// Entries of `input/<folder>` whose names are not valid UTF-8 were not staged.
-    BadNames { folder: String, count: usize },
-}
-
-impl std::fmt::Display for InputNote {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InputNote::Followed { dest, target } => {
-                write!(f, "input/{dest} -> {} (a link, followed)", target.display())
-            }
-            InputNote::LeftOut { dest, why } => write!(f, "left out input/{dest}: it {why}"),
-            InputNote::Hidden { folder, names } => {
-                let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
-                let more = names.len().saturating_sub(shown.len());
-                write!(
-                    f,
-                    "left out {} hidden entr{} of input/{folder} ({}{})",
-                    names.len(),
-                    if names.len() == 1 { "y" } else { "ies" },
-                    shown.join(", "),
-                    if more > 0 {
-                        format!(", and {more} more")
-                    } else {
-                        String::new()
-                    }
-                )
-            }
-            InputNote::BadNames { folder, count } => write!(
-                f,
-                "left out {count} entr{} of input/{folder} whose names are not valid UTF-8",
-                if *count == 1 { "y" } else { "ies" }
-            ),
-        }
     }
 }
 

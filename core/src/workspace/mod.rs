@@ -183,13 +183,13 @@ impl Manifest {
                 walk.dir(&root, &name, true)?;
                 let (hidden, bad_names) = (walk.hidden, walk.bad_names);
                 if !hidden.is_empty() {
-                    m.notes.push(InputNote::Hidden {
+                    m.notes.push(InputNote::HiddenLeftOut {
                         folder: name.clone(),
                         names: hidden,
                     });
                 }
                 if bad_names > 0 {
-                    m.notes.push(InputNote::BadNames {
+                    m.notes.push(InputNote::BadNamesLeftOut {
                         folder: name.clone(),
                         count: bad_names,
                     });
@@ -231,17 +231,22 @@ impl Manifest {
         self.inputs.iter().map(|f| f.bytes).sum()
     }
 
-    /// The notes as lines for the user, at most `max` of them and a count of the rest
-    /// (a folder of thousands of links is not thousands of lines).
-    pub fn note_lines(&self, max: usize) -> Vec<String> {
-        let mut lines: Vec<String> = self.notes.iter().take(max).map(|n| n.to_string()).collect();
+    /// The notes said to the user, at most `max` of them and a count of the rest
+    /// ([`InputNote::MoreNotes`]: a folder of thousands of links is not thousands of
+    /// lines).
+    pub fn notes_said(&self, max: usize) -> Vec<InputNote> {
+        let mut notes: Vec<InputNote> = self.notes.iter().take(max).cloned().collect();
         if self.notes.len() > max {
-            lines.push(format!(
-                "... and {} more note(s) about the input folders",
-                self.notes.len() - max
-            ));
+            notes.push(InputNote::MoreNotes {
+                count: self.notes.len() - max,
+            });
         }
-        lines
+        notes
+    }
+
+    /// [`Manifest::notes_said`] as the lines the command line prints.
+    pub fn note_lines(&self, max: usize) -> Vec<String> {
+        self.notes_said(max).iter().map(|n| n.to_string()).collect()
     }
 
     /// The workspace as a tar stream: `input/` with the staged files and an empty
@@ -345,7 +350,7 @@ impl Walk<'_> {
                     self.walk_into(&path, here.unwrap_or_default(), &dest)?
                 }
                 Ok(Entry::Link { target, kind }) => {
-                    self.out.notes.push(InputNote::Followed {
+                    self.out.notes.push(InputNote::LinkFollowed {
                         dest: dest.clone(),
                         target: target.clone(),
                     });
@@ -381,10 +386,7 @@ impl Walk<'_> {
     }
 
     fn left_out(&mut self, dest: &str, why: inputs::Why) {
-        self.out.notes.push(InputNote::LeftOut {
-            dest: dest.to_string(),
-            why,
-        });
+        self.out.notes.push(why.note(dest.to_string()));
     }
 }
 
@@ -547,6 +549,12 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(m.note_lines(1).len(), 2);
+        assert_eq!(
+            m.notes_said(1)[1],
+            InputNote::MoreNotes {
+                count: m.notes.len() - 1
+            }
+        );
     }
 
     /// A dropped folder with links to a secret of the system, to a key in the user's
@@ -589,6 +597,20 @@ mod tests {
                 ("docs/alias.csv", a.as_path()),
                 ("docs/sub/up.csv", a.as_path()),
             ]
+        );
+        // Typed: the link, its target, why, and how it can be included.
+        assert!(
+            m.notes.contains(&InputNote::LinkLeftOut {
+                dest: "docs/shadow".into(),
+                target: "/etc/shadow".into(),
+                why: crate::protocol::LinkProblem::Outside,
+                include: vec![
+                    crate::protocol::Include::AddTarget,
+                    crate::protocol::Include::FollowLinksOutside
+                ],
+            }),
+            "{:#?}",
+            m.notes
         );
         let lines = m.note_lines(20);
         for (name, target) in [

@@ -604,14 +604,14 @@ async fn the_model_is_told_once_how_to_call_tools() {
         Item::User { text: "go".into() },
         wire::call(&first, "python", &a1),
         Item::ToolOutput {
-            call_id: first.clone(),
+            call_id: first.clone().into(),
             output: "[stdout]\n1".into(),
             is_error: false,
             images: vec![],
         },
         wire::call(&second, "python", &a2),
         Item::ToolOutput {
-            call_id: second.clone(),
+            call_id: second.clone().into(),
             output: "[stdout]\n2".into(),
             is_error: false,
             images: vec![],

@@ -10,7 +10,9 @@ use sandalyst::agent::{Event, EventKind, RunStatus, SetupStage};
 use sandalyst::model::pricing::Price;
 use sandalyst::model::scripted::{ScriptedModel, Step};
 use sandalyst::model::{Item, Usage};
-use sandalyst::protocol::{AskId, CallId};
+use sandalyst::protocol::{
+    ArchiveProblem, AskId, CallId, FileKind, InputNote, LinkProblem, Notice,
+};
 use sandalyst::session::FakeFactory;
 use sandalyst::session::{AskOutcome, Session, SessionConfig, SessionError, Sessions};
 use serde_json::json;
@@ -211,6 +213,61 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
     assert_eq!(f.factory.started.lock().unwrap().len(), 2);
     let _ = events;
     assert_eq!(again.list().unwrap()[0].title, "make x");
+}
+
+/// A reopened session whose workspace archive is gone: the workspace is rebuilt
+/// (input/ staged again, output/ put back from the app's copy), the model is told in
+/// a sentence, and the user gets a typed notice that says why, not a status line.
+#[tokio::test]
+async fn a_workspace_without_its_archive_is_recovered_and_said_typed() {
+    let f = fixture();
+    let id = {
+        let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+        session
+            .add_files(vec![f.file("data.csv", "a\n1\n")])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([py("c1", "write output/x.txt seven"), say("made")]);
+        ask(&session, "make x", model).await;
+        session.close().await;
+        std::fs::remove_file(session.dir().join("workspace.tar")).unwrap();
+        session.id().to_string()
+    };
+    let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
+    let session = again.open(&id).await.unwrap();
+    let mut all = session.subscribe();
+    let model = ScriptedModel::new([py("c2", "cat output/x.txt"), say("seen")]);
+    let log = model.log.clone();
+    let (_, outcome) = ask(&session, "look again", model).await;
+    assert_eq!(outcome.status, RunStatus::Finished);
+    let mut said = Vec::new();
+    while let Ok(ev) = all.try_recv() {
+        assert!(!matches!(ev.kind, EventKind::Status { .. }), "{ev:?}");
+        if let EventKind::Notice(n @ Notice::WorkspaceRecovered { .. }) = &ev.kind {
+            let mut json = serde_json::to_value(&ev).unwrap();
+            json.as_object_mut().unwrap().remove("at");
+            said.push((n.clone(), json));
+        }
+    }
+    let recovered = Notice::WorkspaceRecovered {
+        archive: ArchiveProblem::Missing,
+        outputs: 1,
+        not_put_back: None,
+    };
+    assert_eq!(
+        said,
+        [(
+            recovered.clone(),
+            json!({"type": "notice", "session_id": id, "ask_id": null,
+                "notice": "workspace_recovered", "archive": "missing", "outputs": 1})
+        )]
+    );
+    let line = "the workspace archive was missing; input/ was staged again from the user's files and output/ restored from the app's copy (1 file); files written elsewhere in the workspace are gone";
+    assert_eq!(recovered.to_string(), line);
+    let first = format!("{:?}", log.lock().unwrap()[0].items);
+    assert!(first.contains(&format!("The files: {line}.")), "{first}");
+    let out = outputs_seen(&log.lock().unwrap()[1].items).pop().unwrap();
+    assert!(out.contains("seven"), "{out}");
 }
 
 #[tokio::test]
@@ -1308,18 +1365,42 @@ async fn the_session_api_refuses_special_files_typed_and_returns_the_notes() {
     let added = session.add_inputs(vec![docs]).await.unwrap();
     let names: Vec<_> = added.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["docs/a.csv"]);
-    assert_eq!(added.notes.len(), 1, "{:?}", added.notes);
-    assert!(added.notes[0].starts_with("left out input/docs/zero: it is a link to /dev/zero"));
+    // Typed: the link, where it leads, and why it was left out.
+    assert_eq!(
+        added.notes,
+        [InputNote::link_left_out(
+            "docs/zero".into(),
+            "/dev/zero".into(),
+            LinkProblem::Special {
+                target_is: FileKind::CharDevice
+            },
+        )]
+    );
     let said = loop {
         let ev = tokio::time::timeout(Duration::from_secs(60), events.recv())
             .await
             .unwrap()
             .unwrap();
-        if let EventKind::Status { message } = ev.kind {
-            break message;
+        assert!(!matches!(ev.kind, EventKind::Status { .. }), "{ev:?}");
+        if let EventKind::Notice(n) = &ev.kind {
+            // The event as the page reads it.
+            let mut json = serde_json::to_value(&ev).unwrap();
+            json.as_object_mut().unwrap().remove("at");
+            assert_eq!(
+                json,
+                serde_json::json!({"type": "notice", "session_id": session.id(), "ask_id": null,
+                    "notice": "input_note", "kind": "link_left_out", "dest": "docs/zero",
+                    "target": "/dev/zero", "why": "special", "target_is": "char_device",
+                    "include": []})
+            );
+            break n.clone();
         }
     };
-    assert_eq!(said, added.notes[0]);
+    assert_eq!(said, Notice::InputNote(added.notes[0].clone()));
+    assert_eq!(
+        said.to_string(),
+        "left out input/docs/zero: it is a link to /dev/zero, which is a character device; only regular files and folders can be staged"
+    );
     // The model is told what was left out, with its first request.
     let model = sandalyst::model::scripted::ScriptedModel::new([]);
     let log = model.log.clone();

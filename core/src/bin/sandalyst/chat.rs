@@ -16,7 +16,7 @@ pub(crate) async fn cmd_chat(a: ChatArgs) -> anyhow::Result<u8> {
     on_signals(current.clone(), Some(quit.clone()));
     if !a.inputs.is_empty() {
         // As the desktop adds them: the notes about the folders' entries go out as
-        // status lines, which `watch` prints.
+        // notices, which `watch` prints.
         let adding = app.add_files(session.id(), a.inputs.clone());
         let Some(added) = unless_cancelled(&quit, adding).await else {
             session.close().await;

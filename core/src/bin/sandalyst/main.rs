@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use sandalyst::api::engine::{BuildLine, BuildRequest};
 use sandalyst::api::settings::{Choices, Configured, Flags};
 use sandalyst::api::{
-    self, usage_line, App, Ask, AskOutcome, CallId, Event, EventKind, RunRequest, RunStatus,
-    SessionConfig, SessionId, SetupStage,
+    self, usage_line, App, Ask, AskOutcome, CallId, Event, EventKind, InputNote, Notice,
+    RunRequest, RunStatus, SessionConfig, SessionId, SetupStage,
 };
 use sandalyst::api::{escape, escape_lines};
 use tokio::io::AsyncBufReadExt;

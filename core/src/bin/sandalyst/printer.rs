@@ -7,11 +7,11 @@ use super::*;
 #[derive(Clone)]
 pub(crate) struct Printer {
     pub(crate) verbose: bool,
-    /// The session's own status lines printed so far (staging notes among them).
-    said: Arc<Mutex<std::collections::HashSet<String>>>,
+    /// The notes about added folders' entries printed so far.
+    said: Arc<Mutex<Vec<InputNote>>>,
 }
 
-/// How long [`Printer::printed`] waits for the session's status lines at most.
+/// How long [`Printer::printed`] waits for the session's notes at most.
 const NOTES_WAIT: Duration = Duration::from_secs(10);
 
 impl Printer {
@@ -31,20 +31,20 @@ impl Printer {
         let _ = std::io::stderr()
             .lock()
             .write_all(escape_lines(&text).as_bytes());
-        if let (None, EventKind::Status { message }) = (&ev.ask_id, &ev.kind) {
-            self.said.lock().unwrap().insert(message.clone());
+        if let (None, EventKind::Notice(Notice::InputNote(note))) = (&ev.ask_id, &ev.kind) {
+            self.said.lock().unwrap().push(note.clone());
         }
     }
 
-    /// Wait until the session's status events for `lines` (an add's notes, which
-    /// the session says as it adds) have been printed by the watch (bounded), so a
-    /// chat or ask that ends at once still shows what was left out.
-    pub(crate) async fn printed(&self, lines: &[String]) {
+    /// Wait until the session's notices for `notes` (an add's, which the session
+    /// says as it adds) have been printed by the watch (bounded), so a chat or ask
+    /// that ends at once still shows what was left out.
+    pub(crate) async fn printed(&self, notes: &[InputNote]) {
         let start = std::time::Instant::now();
         while start.elapsed() < NOTES_WAIT {
             let done = {
                 let said = self.said.lock().unwrap();
-                lines.iter().all(|l| said.contains(l))
+                notes.iter().all(|n| said.contains(n))
             };
             if done {
                 return;

@@ -323,7 +323,7 @@ pub fn parse(
             items.push(Item::Assistant { text: thought });
         }
         items.push(Item::ToolCall {
-            call_id: call_id.to_string(),
+            call_id: call_id.into(),
             name: tool,
             arguments: json!({ LINES_ARG: code }).to_string(),
         });
@@ -356,7 +356,7 @@ pub fn parse(
         items.push(Item::Assistant { text: thought });
     }
     items.push(Item::ToolCall {
-        call_id: call_id.to_string(),
+        call_id: call_id.into(),
         name: action,
         arguments: Value::Object(arguments).to_string(),
     });

@@ -105,7 +105,7 @@ pub fn convert(mut reply: Reply, tools: &[ToolSpec]) -> Reply {
         .into_iter()
         .enumerate()
         .map(|(n, (name, arguments))| Item::ToolCall {
-            call_id: format!("{PREFIX}{nonce}_{n}"),
+            call_id: format!("{PREFIX}{nonce}_{n}").into(),
             name,
             arguments: Value::Object(arguments).to_string(),
         });
