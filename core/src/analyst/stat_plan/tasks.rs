@@ -317,7 +317,7 @@ impl Reader<'_> {
         let of_missing = plan.share_of.as_ref().is_some_and(|f| f.op == "is_missing");
         if stats
             .iter()
-            .any(|s| !["share", "count"].contains(&s.name) && !(of_missing && s.name == "missing"))
+            .any(|s| !(["share", "count"].contains(&s.name) || of_missing && s.name == "missing"))
             || !measures.is_empty()
                 && plan.share_of.as_ref().is_some_and(|f| {
                     !measures
