@@ -169,25 +169,33 @@ async fn a_second_ask_while_one_runs_is_refused() {
         .is_ok());
 }
 
-#[tokio::test]
-async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
-    let f = fixture();
+/// A session over `data.csv` that ran `code` in the ask "make x", closed as when its
+/// process ends (its sandbox goes, and with it the lock; `drop_archive`: its workspace
+/// archive too), then opened by a new process: new Sessions over the same folder.
+async fn reopened(f: &Fixture, code: &str, drop_archive: bool) -> (Sessions, Session) {
     let id = {
         let session = f.sessions.create(SessionConfig::default()).await.unwrap();
         session
             .add_files(vec![f.file("data.csv", "a\n1\n")])
             .await
             .unwrap();
-        let model =
-            ScriptedModel::new([py("c1", "set x 7\nwrite output/x.txt seven"), say("x is 7")]);
+        let model = ScriptedModel::new([py("c1", code), say("made")]);
         ask(&session, "make x", model).await;
-        // As when the first process ends: its sandbox goes, and with it the lock.
         session.close().await;
+        if drop_archive {
+            std::fs::remove_file(session.dir().join("workspace.tar")).unwrap();
+        }
         session.id().to_string()
     };
-    // A new process: new Sessions over the same folder.
     let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
     let session = again.open(&id).await.unwrap();
+    (again, session)
+}
+
+#[tokio::test]
+async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
+    let f = fixture();
+    let (again, session) = reopened(&f, "set x 7\nwrite output/x.txt seven", false).await;
     let t = std::fs::read_to_string(session.dir().join("transcript.jsonl")).unwrap_or_default();
     assert_eq!(session.items().len(), 4, "{t}");
     let model = ScriptedModel::new([
@@ -221,20 +229,8 @@ async fn a_reopened_session_has_its_files_and_history_but_not_its_variables() {
 #[tokio::test]
 async fn a_workspace_without_its_archive_is_recovered_and_said_typed() {
     let f = fixture();
-    let id = {
-        let session = f.sessions.create(SessionConfig::default()).await.unwrap();
-        session
-            .add_files(vec![f.file("data.csv", "a\n1\n")])
-            .await
-            .unwrap();
-        let model = ScriptedModel::new([py("c1", "write output/x.txt seven"), say("made")]);
-        ask(&session, "make x", model).await;
-        session.close().await;
-        std::fs::remove_file(session.dir().join("workspace.tar")).unwrap();
-        session.id().to_string()
-    };
-    let again = Sessions::new(f.sessions.root().to_path_buf(), f.factory.clone()).unwrap();
-    let session = again.open(&id).await.unwrap();
+    let (_again, session) = reopened(&f, "write output/x.txt seven", true).await;
+    let id = session.id().to_string();
     let mut all = session.subscribe();
     let model = ScriptedModel::new([py("c2", "cat output/x.txt"), say("seen")]);
     let log = model.log.clone();
