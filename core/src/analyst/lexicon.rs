@@ -184,6 +184,7 @@ pub(crate) struct Lexicon {
     pub number_ops: Words,
     pub value_nouns: Words,
     pub negation_words: Words,
+    pub either_joiners: Words,
     pub defining_verbs: Words,
     pub column_words: Words,
     pub normality_words: Words,

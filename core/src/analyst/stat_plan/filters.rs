@@ -6,7 +6,7 @@ use super::mentions::{camel_apart, is_code, is_numeric, Mention};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find, num};
-use super::Filter;
+use super::{Filter, Stat};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
@@ -261,6 +261,21 @@ impl Reader<'_> {
             }
         }
         kept
+    }
+
+    /// "older than 60 or a BMI above 30", "a BMI above 30 or a missing BMI": rows that
+    /// meet either condition. The plan keeps the rows that meet all of them, so two
+    /// conditions joined by "or" are declined by name (one condition's values said with
+    /// "or", "Pclass 1 or 2", are read as one condition before this).
+    pub(super) fn decline_either(&mut self, filters: &[Filter], said: &[(usize, usize, Stat)]) {
+        let missing_counted = self.counting && said.iter().any(|(_, _, s)| s.name == "missing");
+        let conditions = filters.len() + usize::from(missing_counted);
+        if conditions >= 2 && self.said_free(&LEXICON.either_joiners) {
+            self.not_understood.push(self.say(
+                "conditions joined by \"or\" (rows that meet either one): ask for each condition on its own",
+                "condiciones unidas por \"o\" (filas que cumplen una u otra): pregunte por cada condición por separado",
+            ));
+        }
     }
 
     /// Whether `column` is a column of a few whole numbers and `value` one of them.

@@ -265,6 +265,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let filled = r.missing_filled();
     r.missing_dropped();
     let mut said = r.statistics_outside_conditions(said);
+    r.decline_either(&filters, &said);
     let extremes = Extremes::said(&r);
     let options = Options::read(&r.w, filled);
     let share = r.asks_a_share(&said);
