@@ -70,6 +70,7 @@ impl WireFormat for Chat {
     fn body(config: &ProviderConfig, state: &ModeState, request: &Request) -> Value {
         // A turn without tools (the write-up after a limit) is plain text in any mode.
         let stepped = state.mode != CallMode::Native && !request.tools.is_empty();
+        let mend = mend_of(state, request);
         let messages = if stepped {
             let note = steps::format_note(request.tools);
             let mut messages = steps::messages(
@@ -81,7 +82,7 @@ impl WireFormat for Chat {
             if let Some(turn) = steps::turn_note(&request.answer) {
                 steps::add_turn_note(&mut messages, &turn);
             }
-            if let Some(mend) = mend_of(state, request) {
+            if let Some(mend) = &mend {
                 steps::add_turn_note(&mut messages, &mend.note());
             }
             messages
@@ -101,7 +102,7 @@ impl WireFormat for Chat {
                 &request.answer,
                 request.repeats,
                 failed.as_deref(),
-                mend_of(state, request).as_ref(),
+                mend.as_ref(),
             ));
         }
         if !request.tools.is_empty() && !stepped {

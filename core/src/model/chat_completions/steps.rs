@@ -318,16 +318,11 @@ pub fn parse(
     // The app's step is a call of the code tool, with the whole cell.
     if let Some(mend) = mend.filter(|m| m.action() == action) {
         let (tool, code) = mend.apply(&obj)?;
-        let mut items = Vec::new();
-        if !thought.is_empty() {
-            items.push(Item::Assistant { text: thought });
-        }
-        items.push(Item::ToolCall {
-            call_id: call_id.into(),
-            name: tool,
-            arguments: json!({ LINES_ARG: code }).to_string(),
-        });
-        return Some((items, Ending::Unmarked));
+        let arguments = json!({ LINES_ARG: code }).to_string();
+        return Some((
+            call_items(thought, call_id, tool, arguments),
+            Ending::Unmarked,
+        ));
     }
     let tool = tools.iter().find(|t| t.name == action)?;
     // Arguments beside the action, or (a model's habit) nested under `arguments`.
@@ -351,16 +346,25 @@ pub fn parse(
             *v = json!(lines.join("\n"));
         }
     }
+    let arguments = Value::Object(arguments).to_string();
+    Some((
+        call_items(thought, call_id, action, arguments),
+        Ending::Unmarked,
+    ))
+}
+
+/// A step's call as items: its thought (when it has one) as assistant text, then the call.
+fn call_items(thought: String, call_id: &str, name: String, arguments: String) -> Vec<Item> {
     let mut items = Vec::new();
     if !thought.is_empty() {
         items.push(Item::Assistant { text: thought });
     }
     items.push(Item::ToolCall {
         call_id: call_id.into(),
-        name: action,
-        arguments: Value::Object(arguments).to_string(),
+        name,
+        arguments,
     });
-    Some((items, Ending::Unmarked))
+    items
 }
 
 /// The first of several step objects written one after another (text mode: a 1.5B
