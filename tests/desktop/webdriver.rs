@@ -1666,6 +1666,27 @@ async fn screenshots() {
     app.wait_js("return document.querySelector('#help').open", 10)
         .await;
     shot(&display, "10-help").await;
+    app.js("document.querySelector('#help').close(); return true")
+        .await;
+
+    // A dropped folder whose link leaves it: the typed staging notes, worded by the page.
+    let folder = work.path().join("meter-exports");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("week1.csv"),
+        "timestamp,energy_kwh\n2024-05-06 00:00,45.9\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("notes.csv"), "a\n1\n").unwrap();
+    std::os::unix::fs::symlink(work.path().join("notes.csv"), folder.join("notes.csv")).unwrap();
+    std::os::unix::fs::symlink(folder.join("week1.csv"), folder.join("latest.csv")).unwrap();
+    app.add_file(&folder).await;
+    app.wait_js(
+        "const t = document.querySelector('#toast'); return !t.hidden && t.innerText.includes('Left out')",
+        30,
+    )
+    .await;
+    shot(&display, "29-folder-notes").await;
     app.quit().await;
 
     let app = App::start(&display, data.path(), &[("GTK_THEME", "Adwaita:dark")]).await;
