@@ -146,7 +146,7 @@ async fn auto_moves_a_local_server_to_schema_steps_and_holds_the_answer_until_th
         assert!(!roles.contains(&"tool"), "{roles:?}");
     }
     // No answer is offered while output/total.txt is missing; once it exists, it is.
-    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[1].body), ["python", "shell", "write"]);
     assert_eq!(
         offered(&requests[2].body),
         ["python", "shell", "final_answer"]
@@ -257,7 +257,7 @@ async fn auto_learns_from_prose_while_files_are_missing_and_the_models_next_sess
         "{}",
         requests[4].body
     );
-    assert_eq!(offered(&requests[4].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[4].body), ["python", "shell", "write"]);
     let said: Vec<&str> = reasons.iter().map(|(_, r)| r.as_str()).collect();
     assert!(
         said.iter()
@@ -298,11 +298,11 @@ async fn a_step_that_says_the_files_cannot_be_made_ends_the_ask_incomplete() {
     );
     let requests = server.received();
     // The way out is offered only once code has run for three quarters of the turns.
-    assert_eq!(offered(&requests[0].body), ["python", "shell"]);
-    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[0].body), ["python", "shell", "write"]);
+    assert_eq!(offered(&requests[1].body), ["python", "shell", "write"]);
     assert_eq!(
         offered(&requests[2].body),
-        ["python", "shell", "cannot_finish"]
+        ["python", "shell", "write", "cannot_finish"]
     );
 }
 
@@ -323,7 +323,7 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
         Some(&b"42"[..])
     );
     let requests = server.received();
-    assert_eq!(offered(&requests[0].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[0].body), ["python", "shell", "write"]);
     assert_eq!(offered(&requests[1].body), ["fix"]);
     let schema = &requests[1].body["response_format"]["json_schema"]["schema"];
     assert_eq!(schema["properties"]["line"]["enum"], json!(["fail"]));
@@ -354,9 +354,10 @@ async fn after_a_cell_fails_at_a_line_the_step_offered_is_that_lines_fix() {
 }
 
 #[tokio::test]
-async fn after_the_same_cell_again_the_step_offered_is_the_next_files_write() {
-    // The same cell twice while output/total.txt is missing: the next step offered
-    // is that file's write, and the app ends the model's cell with it.
+async fn after_the_same_cell_again_the_only_step_offered_is_the_next_files_write() {
+    // While output/total.txt is missing its write is offered beside the tools; after
+    // the same cell twice it is the only step offered, and the app ends the model's
+    // cell with the file's write.
     let server = WireServer::start(vec![
         step(json!({"thought": "Sum", "action": "python", "code": ["print 42"]})),
         step(json!({"thought": "Sum", "action": "python", "code": ["print 42"]})),
@@ -368,7 +369,7 @@ async fn after_the_same_cell_again_the_step_offered_is_the_next_files_write() {
     .await;
     let (_, session) = finished_in_schema_mode(&server).await;
     let requests = server.received();
-    assert_eq!(offered(&requests[1].body), ["python", "shell"]);
+    assert_eq!(offered(&requests[1].body), ["python", "shell", "write"]);
     assert_eq!(offered(&requests[2].body), ["write"]);
     let schema = &requests[2].body["response_format"]["json_schema"]["schema"];
     assert_eq!(

@@ -6,11 +6,13 @@
 //!   shown its failed cell and asked for a new one, sent the same cell again word for
 //!   word (5, 8 and 11 times in BENCHMARKS "Issue 34" r8): a whole cell to write is a
 //!   cell to copy; one line to replace is a change to make.
-//! - **write**: after the same cell came again while a named output is missing, the
-//!   code that builds the next file's placeholder (`TABLE`, `TEXT`, a figure); the
-//!   app ends the cell with the file's write ([`write_line`]). A 1.5B model ran
-//!   `total = df.groupby(...).sum(); print(total)` four times, its thought naming the
-//!   file; a cell that must end in the write is no longer the cell before it.
+//! - **write**: while a named output is missing, the code that builds the next file's
+//!   placeholder (`TABLE`, `TEXT`, a figure); the app ends the cell with the file's
+//!   write ([`write_line`]). Offered beside the tools on every such turn (a 1.5B model
+//!   built a report's `TEXT` eleven times and never wrote it; two of three r12 seeds
+//!   ended with the report unwritten), and alone after the same cell came again (it
+//!   ran `total = df.groupby(...).sum(); print(total)` four times, its thought naming
+//!   the file; a cell that must end in the write is no longer the cell before it).
 //!
 //! Either way the step becomes a call of the code tool with the whole cell, so the
 //! transcript, approvals and notebooks hold the code that ran.
@@ -45,12 +47,14 @@ pub struct Write {
     path: String,
     line: String,
     placeholder: &'static str,
+    /// Offered alone (the model is stuck), not beside the tools.
+    alone: bool,
 }
 
 impl Mend {
-    /// The step this turn offers instead of the tools, if the model is stuck: a
-    /// failed cell's line to fix, else (after a repeated call, `repeats`) the next
-    /// missing file's write.
+    /// The app's step this turn: a failed cell's line to fix (alone), else the next
+    /// missing file's write, alone after a repeated call (`repeats`) and beside the
+    /// tools otherwise.
     pub fn of(items: &[Item], tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Option<Mend> {
         if let Some(fix) = fix_target(items, tools) {
             return Some(Mend::Fix(fix));
@@ -59,7 +63,7 @@ impl Mend {
             Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing,
             Answer::Open => return None,
         };
-        let path = missing.first().filter(|_| repeats > 0)?;
+        let path = missing.first()?;
         let (line, placeholder) = write_line(path)?;
         let tool = code_tool(tools)?;
         Some(Mend::Write(Write {
@@ -67,7 +71,17 @@ impl Mend {
             path: path.clone(),
             line,
             placeholder,
+            alone: repeats > 0,
         }))
+    }
+
+    /// Whether this step is the only one the turn offers (else it comes beside the
+    /// session's tools).
+    pub fn alone(&self) -> bool {
+        match self {
+            Mend::Fix(_) => true,
+            Mend::Write(w) => w.alone,
+        }
     }
 
     /// The step's action.
@@ -120,12 +134,18 @@ impl Mend {
                     "" => "draws the figure".to_string(),
                     p => format!("computes {p}"),
                 };
-                format!(
-                    "(This turn: the last cell came again, and {} is still missing. The action \
-                     \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that {builds} for it; the app \
-                     ends the cell with `{}`.)",
-                    w.path, w.line
-                )
+                let offer = format!(
+                    "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that {builds} \
+                     for it; the app ends the cell with `{}`.",
+                    w.line
+                );
+                match w.alone {
+                    true => format!(
+                        "(This turn: the last cell came again, and {} is still missing. {offer})",
+                        w.path
+                    ),
+                    false => format!("(This turn may write {}: {offer})", w.path),
+                }
             }
         }
     }
@@ -137,6 +157,11 @@ impl Mend {
             Mend::Fix(f) => Some((f.tool.clone(), f.apply(step)?)),
             Mend::Write(w) => {
                 let mut lines = lines_of(step.get(LINES_ARG)?)?;
+                // The app saves the figure: shown or closed first, it would be blank
+                // (r12 seed 3 saved a 2,403-byte empty PNG).
+                if w.placeholder.is_empty() {
+                    lines.retain(|l| !ends_figure(l));
+                }
                 // A model that wrote the write itself does not get it twice.
                 if lines.last().map(|l| l.trim()) != Some(w.line.as_str()) {
                     lines.push(w.line.clone());
@@ -160,6 +185,14 @@ fn lines_of(v: &Value) -> Option<Vec<String>> {
         Value::String(s) => Some(s.lines().map(str::to_string).collect()),
         _ => None,
     }
+}
+
+/// A line that shows or closes the figure (`plt.show()`, `plt.close()`, ...).
+fn ends_figure(line: &str) -> bool {
+    let l = line.trim();
+    ["plt.show(", "plt.close(", "fig.show("]
+        .iter()
+        .any(|p| l.starts_with(p) && l.ends_with(')'))
 }
 
 /// The session's tool that runs code written as lines.
@@ -279,8 +312,20 @@ impl Fix {
     /// as the old one was (a model writes them flush left). `None` when `step` is not
     /// a fix of this line.
     fn apply(&self, step: &Map<String, Value>) -> Option<String> {
-        let instead = lines_of(step.get(INSTEAD)?)?;
+        let mut instead = lines_of(step.get(INSTEAD)?)?;
         let lines: Vec<&str> = self.code.lines().collect();
+        // The lines just before the failing one, copied back at the top of `instead`,
+        // are already there: a 1.5B model's cell grew by them at each fix (r12).
+        let copied = (1..instead.len().min(self.at + 1))
+            .rev()
+            .find(|&k| {
+                instead[..k]
+                    .iter()
+                    .zip(&lines[self.at - k..self.at])
+                    .all(|(a, b)| a.trim() == b.trim())
+            })
+            .unwrap_or(0);
+        instead.drain(..copied);
         let old = lines[self.at];
         let indent = &old[..old.len() - old.trim_start().len()];
         let mut out: Vec<String> = lines[..self.at].iter().map(|l| l.to_string()).collect();
@@ -364,14 +409,17 @@ mod tests {
             *is_error = false;
             *output = "status: ok\n[stdout]\n42".into();
         }
-        // Not before the call repeats, nor with nothing missing.
-        assert_eq!(
-            Mend::of(&items, &python(), &missing("output/a.csv"), 0),
-            None
-        );
+        // Beside the tools before the call repeats; nothing with nothing missing.
+        let beside = Mend::of(&items, &python(), &missing("output/a.csv"), 0).unwrap();
+        assert_eq!(beside.action(), "write");
+        assert!(!beside.alone());
+        assert!(beside
+            .note()
+            .starts_with("(This turn may write output/a.csv:"));
         assert_eq!(Mend::of(&items, &python(), &Answer::Open, 2), None);
         let mend = Mend::of(&items, &python(), &missing("output/a.csv"), 1).unwrap();
         assert_eq!(mend.action(), "write");
+        assert!(mend.alone());
         let schema = mend.branch(json!({"type": "string"}));
         assert_eq!(
             schema["properties"]["path"]["enum"],
@@ -407,6 +455,37 @@ mod tests {
         assert_eq!(
             code,
             "z = robust(df)\nfor k in z:\n    flags = z > 3\n    if True:\n        flags = flags.any()\nprint(flags)"
+        );
+    }
+
+    #[test]
+    fn lines_copied_from_above_the_failing_one_are_not_added_again() {
+        let fix = target(&failed(CELL, TRACE), &python()).unwrap();
+        let step = json!({"instead": ["for k in z:", "    flags = z > 3"]});
+        let code = fix.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code,
+            "z = robust(df)\nfor k in z:\n    flags = z > 3\nprint(flags)"
+        );
+        // A new line that only looks like one above it stays (it is not at the top).
+        let step = json!({"instead": ["flags = z > 3", "for k in z:"]});
+        let code = fix.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(code.matches("for k in z:").count(), 2);
+    }
+
+    #[test]
+    fn a_figures_write_does_not_show_or_close_it_before_the_app_saves_it() {
+        let mut items = failed("x = 1", TRACE);
+        if let Some(Item::ToolOutput { is_error, .. }) = items.last_mut() {
+            *is_error = false;
+        }
+        let mend = Mend::of(&items, &python(), &missing("output/c.png"), 0).unwrap();
+        let step =
+            json!({"code": ["df.plot()", "plt.title('t')", "plt.show()", "plt.close('all')"]});
+        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code,
+            "df.plot()\nplt.title('t')\nplt.savefig('output/c.png')"
         );
     }
 

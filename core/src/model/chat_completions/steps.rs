@@ -45,7 +45,7 @@ pub const LINE_MAX: u64 = 1000;
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
 /// follows a thought it did not write ([`guided_thought`]).
-/// When the model is stuck, the only step offered is the app's [`Mend`].
+/// The app's [`Mend`] comes beside the tools, or alone when the model is stuck.
 pub fn schema(
     tools: &[ToolSpec],
     answer: &Answer,
@@ -58,7 +58,11 @@ pub fn schema(
         Some(g) => json!({"type": "string", "enum": [g]}),
         None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
     };
-    let tools = if mend.is_some() { &[][..] } else { tools };
+    let tools = if mend.is_some_and(Mend::alone) {
+        &[][..]
+    } else {
+        tools
+    };
     let mut branches: Vec<Value> = tools
         .iter()
         .map(|t| {
