@@ -71,7 +71,7 @@ pub enum Delta {
     Text { text: String },
     /// More of a tool call's JSON arguments (`name` may be empty after the first delta).
     ToolCall {
-        call_id: String,
+        call_id: CallId,
         name: String,
         arguments: String,
     },

@@ -890,7 +890,7 @@ fn delta_event(d: Delta) -> EventKind {
             name,
             arguments,
         } => EventKind::ToolCallDelta {
-            call_id: call_id.into(),
+            call_id,
             name,
             arguments,
         },

@@ -272,7 +272,7 @@ impl Decoder for MessagesDecoder {
                             }
                         }
                         (ctx.on_delta)(Delta::ToolCall {
-                            call_id: s("id"),
+                            call_id: s("id").into(),
                             name: s("name"),
                             arguments: String::new(),
                         });
@@ -312,7 +312,7 @@ impl Decoder for MessagesDecoder {
                             .append(Part::Arguments, json, text("partial_json"));
                         if !piece.is_empty() {
                             (ctx.on_delta)(Delta::ToolCall {
-                                call_id: id.clone(),
+                                call_id: id.as_str().into(),
                                 name: name.clone(),
                                 arguments: piece.into(),
                             });

@@ -406,7 +406,7 @@ impl ChatDecoder {
                 .budget
                 .append(Part::Arguments, &mut call.arguments, &piece);
             (ctx.on_delta)(Delta::ToolCall {
-                call_id: call.id.clone(),
+                call_id: call.id.as_str().into(),
                 name: call.name.clone(),
                 arguments: piece.into(),
             });

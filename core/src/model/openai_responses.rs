@@ -269,7 +269,7 @@ impl ResponsesDecoder {
                 } = &new
                 {
                     (ctx.on_delta)(Delta::ToolCall {
-                        call_id: call_id.clone(),
+                        call_id: call_id.as_str().into(),
                         name: name.clone(),
                         arguments: arguments.clone(),
                     });
@@ -407,7 +407,7 @@ impl Decoder for ResponsesDecoder {
                     let d = budget.append(Part::Arguments, arguments, delta);
                     if !d.is_empty() {
                         (ctx.on_delta)(Delta::ToolCall {
-                            call_id: call_id.clone(),
+                            call_id: call_id.as_str().into(),
                             name: name.clone(),
                             arguments: d.into(),
                         });

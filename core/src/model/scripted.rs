@@ -218,7 +218,7 @@ fn stream(items: &[Item], on_delta: &(dyn Fn(Delta) + Send + Sync)) {
             } => {
                 for (i, arguments) in pieces(arguments).into_iter().enumerate() {
                     on_delta(Delta::ToolCall {
-                        call_id: call_id.to_string(),
+                        call_id: call_id.clone(),
                         name: if i == 0 { name.clone() } else { String::new() },
                         arguments,
                     });

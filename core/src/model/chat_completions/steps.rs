@@ -637,7 +637,7 @@ impl<'a> StepStream<'a> {
                 s.sent = s.text.len();
                 drop(s);
                 (self.inner)(Delta::ToolCall {
-                    call_id,
+                    call_id: call_id.into(),
                     name,
                     arguments: piece,
                 });
