@@ -195,7 +195,7 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str, mend: Option<&M
     // A step cut as a loop runs up to where its lines began to repeat.
     let looped = reply.cut.is_some_and(|c| c.what == Capped::Repetition);
     if let Some(step) = looped
-        .then(|| steps::salvage(text, request.tools))
+        .then(|| steps::salvage(text, request.tools, mend))
         .flatten()
     {
         if let Some((items, ending)) = steps::parse(&step, request.tools, call_id, mend) {

@@ -112,12 +112,33 @@ impl Mend {
         };
         props.insert(key.into(), json!({"type": "string", "enum": [value]}));
         props.insert(lines_key.into(), lines);
+        let mut required = vec!["thought", "action", key, lines_key];
+        // What the file holds, named after the code: a 1.5B model's write steps printed
+        // tables and never assigned `TABLE` (r13); a field it must fill, it fills.
+        if let Mend::Write(w) = self {
+            if !w.placeholder.is_empty() {
+                props.insert(
+                    w.placeholder.into(),
+                    json!({"type": "string", "minLength": 1, "maxLength": LINE_MAX}),
+                );
+                required.push(w.placeholder);
+            }
+        }
         json!({
             "type": "object",
             "properties": props,
-            "required": ["thought", "action", key, lines_key],
+            "required": required,
             "additionalProperties": false,
         })
+    }
+
+    /// The field of this step's lines (`instead` or `code`) and the field before it
+    /// that the schema holds to one value, with that value.
+    pub fn fields(&self) -> (&'static str, &'static str, &str) {
+        match self {
+            Mend::Fix(f) => (INSTEAD, LINE, &f.line),
+            Mend::Write(w) => (LINES_ARG, PATH, &w.path),
+        }
     }
 
     /// What this turn asks, said after the last message.
@@ -130,15 +151,19 @@ impl Mend {
                 f.line
             ),
             Mend::Write(w) => {
-                let builds = match w.placeholder {
-                    "" => "draws the figure".to_string(),
-                    p => format!("computes {p}"),
+                let offer = match w.placeholder {
+                    "" => format!(
+                        "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that draws \
+                         the figure; the app ends the cell with `{}`.",
+                        w.line
+                    ),
+                    p => format!(
+                        "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that computes \
+                         it, and in \"{p}\" the variable or expression that holds it; the app ends \
+                         the cell with `{p} = ...` and `{}`.",
+                        w.line
+                    ),
                 };
-                let offer = format!(
-                    "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that {builds} \
-                     for it; the app ends the cell with `{}`.",
-                    w.line
-                );
                 match w.alone {
                     true => format!(
                         "(This turn: the last cell came again, and {} is still missing. {offer})",
@@ -156,11 +181,20 @@ impl Mend {
         match self {
             Mend::Fix(f) => Some((f.tool.clone(), f.apply(step)?)),
             Mend::Write(w) => {
-                let mut lines = lines_of(step.get(LINES_ARG)?)?;
+                let mut lines = once(lines_of(step.get(LINES_ARG)?)?);
                 // The app saves the figure: shown or closed first, it would be blank
                 // (r12 seed 3 saved a 2,403-byte empty PNG).
                 if w.placeholder.is_empty() {
                     lines.retain(|l| !ends_figure(l));
+                }
+                // What the file holds, as the model named it (a salvaged step may not
+                // have come that far).
+                let named = step
+                    .get(w.placeholder)
+                    .and_then(Value::as_str)
+                    .map(str::trim);
+                if let Some(value) = named.filter(|v| !v.is_empty() && *v != w.placeholder) {
+                    lines.push(format!("{} = {}", w.placeholder, w.value(value)));
                 }
                 // A model that wrote the write itself does not get it twice.
                 if lines.last().map(|l| l.trim()) != Some(w.line.as_str()) {
@@ -170,6 +204,37 @@ impl Mend {
             }
         }
     }
+}
+
+impl Write {
+    /// The Python of what the model named for the placeholder: as written for a
+    /// table (a variable or an expression); for a text, a variable or a string
+    /// literal as written, anything else the text itself (a model wrote the report).
+    fn value(&self, named: &str) -> String {
+        let identifier = named.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !named.starts_with(|c: char| c.is_ascii_digit());
+        let literal = ["'", "\"", "f'", "f\""]
+            .iter()
+            .any(|q| named.starts_with(q))
+            && named.ends_with(['\'', '"']);
+        if self.placeholder == "TEXT" && !identifier && !literal {
+            return serde_json::to_string(named).unwrap_or_default();
+        }
+        named.to_string()
+    }
+}
+
+/// A cell's lines with each line that came three times or more kept once, where it
+/// first came: a looping 1.5B model wrote `df.groupby(...).describe()` twenty times in
+/// one cell, and its next cells copied the loop from the history.
+pub fn once(lines: Vec<String>) -> Vec<String> {
+    let count = |l: &str| lines.iter().filter(|m| m.trim() == l.trim()).count();
+    let mut seen = std::collections::HashSet::new();
+    lines
+        .iter()
+        .filter(|l| l.trim().is_empty() || count(l) < 3 || seen.insert(l.trim().to_string()))
+        .cloned()
+        .collect()
 }
 
 /// A list of lines, or one string of them.
@@ -312,7 +377,7 @@ impl Fix {
     /// as the old one was (a model writes them flush left). `None` when `step` is not
     /// a fix of this line.
     fn apply(&self, step: &Map<String, Value>) -> Option<String> {
-        let mut instead = lines_of(step.get(INSTEAD)?)?;
+        let mut instead = once(lines_of(step.get(INSTEAD)?)?);
         let lines: Vec<&str> = self.code.lines().collect();
         // The lines just before the failing one, copied back at the top of `instead`,
         // are already there: a 1.5B model's cell grew by them at each fix (r12).
@@ -436,6 +501,18 @@ mod tests {
                 "TABLE = df.describe()\nTABLE.to_csv('output/a.csv', index=False)".to_string()
             ))
         );
+        // The table is a field the model must fill: the app assigns it before the write.
+        assert_eq!(schema["properties"]["TABLE"]["minLength"], json!(1));
+        assert!(schema["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("TABLE")));
+        let step = json!({"code": ["events = df[df.x > 3]"], "TABLE": "events"});
+        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code,
+            "events = df[df.x > 3]\nTABLE = events\nTABLE.to_csv('output/a.csv', index=False)"
+        );
         // Written by the model already: not twice.
         let step = json!({"code": ["TABLE = df", "TABLE.to_csv('output/a.csv', index=False)"]});
         let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
@@ -444,6 +521,26 @@ mod tests {
         assert_eq!(
             Mend::of(&items, &python(), &missing("output/a.html"), 1),
             None
+        );
+    }
+
+    #[test]
+    fn a_reports_text_is_a_variable_a_literal_or_the_text_itself() {
+        let mut items = failed("x = 1", TRACE);
+        if let Some(Item::ToolOutput { is_error, .. }) = items.last_mut() {
+            *is_error = false;
+        }
+        let mend = Mend::of(&items, &python(), &missing("output/r.md"), 0).unwrap();
+        let text = |t: &str| {
+            let step = json!({"code": ["n = 3"], "TEXT": t});
+            let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+            code.lines().nth(1).unwrap().to_string()
+        };
+        assert_eq!(text("report"), "TEXT = report");
+        assert_eq!(text("f'{n} events'"), "TEXT = f'{n} events'");
+        assert_eq!(
+            text("# Report\n3 events, \"high\""),
+            r##"TEXT = "# Report\n3 events, \"high\"""##
         );
     }
 

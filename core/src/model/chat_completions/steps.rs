@@ -346,7 +346,16 @@ pub fn parse(
             .and_then(|p| p.get(k))
             .is_some_and(|p| p["type"] == "string");
         if let (true, Value::Array(lines)) = (string, &*v) {
-            let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+            let lines: Vec<String> = lines
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            let lines = if k == LINES_ARG {
+                mend::once(lines)
+            } else {
+                lines
+            };
             *v = json!(lines.join("\n"));
         }
     }
@@ -388,11 +397,21 @@ pub const SALVAGED: &str = "# (the app ran this step's lines up to where they be
 /// the repeated block), under a comment that says so. A 1.5B model writing a good
 /// cell repeated its last line until the cut; three such cuts ended the ask with
 /// nothing run. `None` without a tool's action and at least one whole line.
-pub fn salvage(text: &str, tools: &[ToolSpec]) -> Option<String> {
+pub fn salvage(text: &str, tools: &[ToolSpec], mend: Option<&Mend>) -> Option<String> {
     let action = string_after(text, ACTION)?;
-    tools.iter().find(|t| t.name == action)?;
+    // The app's step keeps the field the schema held to one value (its line or file).
+    let (lines_key, held) = match mend.filter(|m| m.action() == action) {
+        Some(m) => {
+            let (lines_key, key, value) = m.fields();
+            (lines_key, Some((key, value.to_string())))
+        }
+        None => {
+            tools.iter().find(|t| t.name == action)?;
+            (LINES_ARG, None)
+        }
+    };
     let thought = string_after(text, THOUGHT).unwrap_or_default();
-    let at = text.find(&format!("\"{LINES_ARG}\""))?;
+    let at = text.find(&format!("\"{lines_key}\""))?;
     let rest = text[at..].split_once('[')?.1;
     // The whole strings of the list, in order; the one the cut left open is dropped.
     let (mut lines, mut rest) = (Vec::new(), rest);
@@ -413,7 +432,11 @@ pub fn salvage(text: &str, tools: &[ToolSpec]) -> Option<String> {
     }
     let mut code = vec![SALVAGED.to_string()];
     code.extend(kept.iter().cloned());
-    Some(json!({THOUGHT: thought, ACTION: action, LINES_ARG: code}).to_string())
+    let mut step = json!({THOUGHT: thought, ACTION: action, lines_key: code});
+    if let Some((key, value)) = held {
+        step[key] = json!(value);
+    }
+    Some(step.to_string())
 }
 
 /// `lines` up to where they begin to repeat a block to their end, with one copy of it.
@@ -768,7 +791,7 @@ mod tests {
             r#"{{"thought":"Flag the events","action":"python","code":["z = (df['x'] - df['x'].mean()) / df['x'].std()", "events = df[z.abs() > 3]",{} "events.to_c"#,
             r#" "events.to_csv('output/a.csv', index=False)", "print(len(events))","#.repeat(12)
         );
-        let step = salvage(&looped, &tools()).unwrap();
+        let step = salvage(&looped, &tools(), None).unwrap();
         let v: Value = serde_json::from_str(&step).unwrap();
         assert_eq!(v["thought"], "Flag the events");
         assert_eq!(
@@ -784,15 +807,55 @@ mod tests {
         // No tool, or no whole line: nothing to run.
         assert!(salvage(
             r#"{"thought":"a","action":"rm","code":["x = 1", "#,
-            &tools()
+            &tools(),
+            None
         )
         .is_none());
         assert!(salvage(
             r#"{"thought":"a","action":"python","code":["x = 1"#,
-            &tools()
+            &tools(),
+            None
         )
         .is_none());
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_apps_write_step_cut_as_a_loop_runs_too_and_a_cells_looped_lines_come_once() {
+        // The write of output/a.csv, offered beside the tools; the reply loops in its code.
+        let items = vec![Item::ToolOutput {
+            call_id: "c0".into(),
+            output: "status: ok".into(),
+            is_error: false,
+            images: vec![],
+        }];
+        let answer = Answer::NotYet {
+            missing: vec!["output/a.csv".into()],
+        };
+        let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
+        let looped = format!(
+            r#"{{"thought":"t","action":"write","path":"output/a.csv","code":["events = df[df.x > 3]",{} "print(ev"#,
+            r#" "print(events)","#.repeat(12)
+        );
+        let step = salvage(&looped, &tools(), Some(&mend)).unwrap();
+        let (items, _) = parse(&step, &tools(), "c1", Some(&mend)).unwrap();
+        let Item::ToolCall { arguments, .. } = &items[1] else {
+            panic!("{items:?}")
+        };
+        let code = tool_source(arguments);
+        assert!(
+            code.contains("events = df[df.x > 3]\nprint(events)\n"),
+            "{code}"
+        );
+        assert!(
+            code.ends_with("TABLE.to_csv('output/a.csv', index=False)"),
+            "{code}"
+        );
+        // A step's line written three times or more runs once; twice is kept.
+        let args = call_arguments(
+            r#"{"thought":"t","action":"python","code":["a()","print(a())","a()","a()","b()","b()"]}"#,
+        );
+        assert_eq!(args["code"], "a()\nprint(a())\nb()\nb()");
     }
 
     /// The arguments of the call a one-step reply `text` makes.
