@@ -951,7 +951,14 @@ def _missing_column(err, ns):
         frames.append("%s has %s" % (k, shown))
     if not frames:
         return None
-    return "%r is not a column of any DataFrame: %s." % (key, "; ".join(frames[:MAX_FRAMES_SHOWN]))
+    note = "%r is not a column of any DataFrame: %s." % (key, "; ".join(frames[:MAX_FRAMES_SHOWN]))
+    # A name the model gave a Series of its own and then read as a column of df (a
+    # 1.5B model did, eight turns running): the way from one to the other.
+    if key.isidentifier() and not key.startswith("_") and key in ns:
+        frame = frames[0].split(" ", 1)[0]
+        note += " %s is a variable (%s), not a column: use %s itself, or add it first with %s[%r] = %s." % (
+            key, type(ns[key]).__name__, key, frame, key, key)
+    return note
 
 
 MAX_COLUMNS_SHOWN = 30

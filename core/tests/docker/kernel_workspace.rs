@@ -357,6 +357,12 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
         guessed.note.as_deref(),
         Some("'count' is not a column of any DataFrame: df has x.")
     );
+    // A variable of its own read as a column: the note says how to use it.
+    let read_as_column = cell(&sb, "print(df['s'].sum())").await;
+    assert_eq!(
+        read_as_column.note.as_deref(),
+        Some("'s' is not a column of any DataFrame: df has x. s is a variable (Series), not a column: use s itself, or add it first with df['s'] = s.")
+    );
     // A cell that succeeds keeps its changes.
     py(&sb, "df['x'] = df['x'] * 10").await;
     let r = py(&sb, "print(df['x'].tolist())").await;

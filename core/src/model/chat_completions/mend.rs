@@ -268,6 +268,10 @@ fn code_tool(tools: &[ToolSpec]) -> Option<String> {
         .map(|t| t.name.clone())
 }
 
+/// The comment in place of a failing line that a fix kept as it was.
+const KEPT_AS_IT_WAS: &str =
+    "(the app left this line out: it failed, and the fix kept it as it was)";
+
 /// The failed cell a `fix` step mends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fix {
@@ -391,6 +395,15 @@ impl Fix {
             })
             .unwrap_or(0);
         instead.drain(..copied);
+        // The failing line put back as it was, with nothing new before it, fails the
+        // same way (a 1.5B model added `plt.show()` after it eight times in a row,
+        // r14): it is left out, as a comment that says so, and the rest runs.
+        if let Some(i) = instead.iter().position(|l| l.trim() == self.line) {
+            let before = instead[..i].iter().map(|l| l.trim());
+            if before.clone().all(|l| l.is_empty() || l.starts_with('#')) {
+                instead[i] = format!("# {} {}", KEPT_AS_IT_WAS, self.line);
+            }
+        }
         let old = lines[self.at];
         let indent = &old[..old.len() - old.trim_start().len()];
         let mut out: Vec<String> = lines[..self.at].iter().map(|l| l.to_string()).collect();
@@ -584,6 +597,23 @@ mod tests {
             code,
             "df.plot()\nplt.title('t')\nplt.savefig('output/c.png')"
         );
+    }
+
+    #[test]
+    fn a_fix_that_keeps_the_failing_line_as_it_was_leaves_it_out() {
+        let fix = target(&failed(CELL, TRACE), &python()).unwrap();
+        let kept = "flags = z.apply(lambda x: x > 3, axis=1)";
+        let step = json!({"instead": [kept, "plt.show()"]});
+        let code = fix.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code.lines().nth(2).unwrap(),
+            format!("    # {KEPT_AS_IT_WAS} {kept}")
+        );
+        assert_eq!(code.lines().nth(3), Some("    plt.show()"));
+        // With a new line before it (a name defined first), it stays.
+        let step = json!({"instead": ["z = z.to_frame()", kept]});
+        let code = fix.apply(step.as_object().unwrap()).unwrap();
+        assert!(code.contains(&format!("    z = z.to_frame()\n    {kept}")), "{code}");
     }
 
     #[test]
