@@ -237,6 +237,25 @@ pub fn once(lines: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+impl Mend {
+    /// A cell of the code tool that assigns the next missing file's placeholder at
+    /// its top level and does not write that file, ended with the file's write. Told
+    /// to end such a cell with `TABLE.to_csv(...)`, a 1.5B model wrote the `TABLE =`
+    /// line and not the write, and went on to the next file (r14).
+    pub fn complete(&self, tool: &str, code: &str) -> Option<String> {
+        let Mend::Write(w) = self else {
+            return None;
+        };
+        let assigns = code.lines().any(|l| {
+            l.strip_prefix(w.placeholder)
+                .map(str::trim_start)
+                .is_some_and(|rest| rest.starts_with('=') && !rest.starts_with("=="))
+        });
+        (tool == w.tool && !w.placeholder.is_empty() && assigns && !code.contains(&w.path))
+            .then(|| format!("{}\n{}", code.trim_end(), w.line))
+    }
+}
+
 /// A list of lines, or one string of them.
 fn lines_of(v: &Value) -> Option<Vec<String>> {
     match v {
@@ -558,6 +577,29 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_that_sets_the_next_files_placeholder_is_ended_with_its_write() {
+        let mut items = failed("x = 1", TRACE);
+        if let Some(Item::ToolOutput { is_error, .. }) = items.last_mut() {
+            *is_error = false;
+        }
+        let mend = Mend::of(&items, &python(), &missing("output/a.csv"), 0).unwrap();
+        assert_eq!(
+            mend.complete("python", "TABLE = df[df.x > 3]\n"),
+            Some("TABLE = df[df.x > 3]\nTABLE.to_csv('output/a.csv', index=False)".into())
+        );
+        // Not when the cell writes the file itself, compares, or sets it indented.
+        for code in [
+            "TABLE = df\nTABLE.to_csv('output/a.csv')",
+            "print(TABLE == 3)",
+            "if x:\n    TABLE = df",
+            "TABLES = df",
+        ] {
+            assert_eq!(mend.complete("python", code), None, "{code}");
+        }
+        assert_eq!(mend.complete("shell", "TABLE = df"), None);
+    }
+
+    #[test]
     fn the_new_lines_take_the_old_ones_place_and_indentation() {
         let fix = target(&failed(CELL, TRACE), &python()).unwrap();
         let step = json!({"instead": ["flags = z > 3", "if True:", "    flags = flags.any()"]});
@@ -613,7 +655,10 @@ mod tests {
         // With a new line before it (a name defined first), it stays.
         let step = json!({"instead": ["z = z.to_frame()", kept]});
         let code = fix.apply(step.as_object().unwrap()).unwrap();
-        assert!(code.contains(&format!("    z = z.to_frame()\n    {kept}")), "{code}");
+        assert!(
+            code.contains(&format!("    z = z.to_frame()\n    {kept}")),
+            "{code}"
+        );
     }
 
     #[test]

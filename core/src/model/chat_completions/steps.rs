@@ -359,6 +359,11 @@ pub fn parse(
             *v = json!(lines.join("\n"));
         }
     }
+    // A cell that sets the next file's placeholder ends with its write.
+    let code = arguments.get(LINES_ARG).and_then(Value::as_str);
+    if let Some(done) = mend.zip(code).and_then(|(m, c)| m.complete(&action, c)) {
+        arguments.insert(LINES_ARG.into(), json!(done));
+    }
     let arguments = Value::Object(arguments).to_string();
     Some((
         call_items(thought, call_id, action, arguments),
