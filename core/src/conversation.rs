@@ -146,7 +146,13 @@ pub fn write_line(path: &str) -> Option<(String, &'static str)> {
     Some(match ext.to_ascii_lowercase().as_str() {
         "csv" => (format!("TABLE.to_csv('{path}', index=False)"), "TABLE"),
         "png" | "jpg" | "jpeg" | "svg" | "pdf" => (format!("plt.savefig('{path}')"), ""),
-        "md" | "txt" => (format!("open('{path}', 'w').write(TEXT)"), "TEXT"),
+        // A report written as lines (`TEXT = 'a', 'b'`, a tuple: r7, r14) is joined.
+        "md" | "txt" => (
+            format!(
+                "open('{path}', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
+            ),
+            "TEXT",
+        ),
         "json" => (
             format!("TABLE.to_json('{path}', orient='records')"),
             "TABLE",

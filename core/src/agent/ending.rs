@@ -410,7 +410,7 @@ mod tests {
         assert_eq!(
             how_to_write("output/report.md", &names),
             ": TEXT is already in the kernel, so a cell of this one line writes it: \
-             open('output/report.md', 'w').write(TEXT)"
+             open('output/report.md', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
         );
         assert!(how_to_write("output/a.csv", &names).starts_with(", in a cell that computes"));
         let empty = [OutputProblem {
