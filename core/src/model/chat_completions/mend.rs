@@ -20,7 +20,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::conversation::{write_line, Answer, Item, ToolSpec};
-use crate::protocol::tool_source;
+use crate::protocol::{tool_source, PRELUDE_CALL_ID};
 
 use super::steps::{LINES_ARG, LINES_MAX, LINE_MAX};
 
@@ -32,6 +32,9 @@ pub const WRITE: &str = "write";
 const LINE: &str = "line";
 const INSTEAD: &str = "instead";
 const PATH: &str = "path";
+/// The placeholder of a text file, and how long the text may be.
+const TEXT: &str = "TEXT";
+const TEXT_MAX: u64 = 8000;
 
 /// A step the app finishes.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,12 +69,17 @@ impl Mend {
         let path = missing.first()?;
         let (line, placeholder) = write_line(path)?;
         let tool = code_tool(tools)?;
+        // A report left last, after the model's cells have run, is written as the
+        // report itself, and only that: in code, a 1.5B model's report was a tuple of
+        // strings or an f-string that did not compile, turn after turn, with the other
+        // files written (r14, r15).
+        let last_text = placeholder == TEXT && missing.len() == 1 && cells_ran(items) >= 2;
         Some(Mend::Write(Write {
             tool,
             path: path.clone(),
             line,
             placeholder,
-            alone: repeats > 0,
+            alone: repeats > 0 || last_text,
         }))
     }
 
@@ -106,20 +114,30 @@ impl Mend {
             "action".into(),
             json!({"type": "string", "enum": [self.action()]}),
         );
-        let (key, value, lines_key) = match self {
-            Mend::Fix(f) => (LINE, &f.line, INSTEAD),
-            Mend::Write(w) => (PATH, &w.path, LINES_ARG),
+        let (key, value) = match self {
+            Mend::Fix(f) => (LINE, &f.line),
+            Mend::Write(w) => (PATH, &w.path),
         };
         props.insert(key.into(), json!({"type": "string", "enum": [value]}));
-        props.insert(lines_key.into(), lines);
-        let mut required = vec!["thought", "action", key, lines_key];
+        let mut required = vec!["thought", "action", key];
+        // A text's write holds the text itself and no code (see `of`).
+        if !matches!(self, Mend::Write(w) if w.placeholder == TEXT) {
+            let (lines_key, _, _) = self.fields();
+            props.insert(lines_key.into(), lines);
+            required.push(lines_key);
+        }
         // What the file holds, named after the code: a 1.5B model's write steps printed
         // tables and never assigned `TABLE` (r13); a field it must fill, it fills.
         if let Mend::Write(w) = self {
             if !w.placeholder.is_empty() {
+                let most = if w.placeholder == TEXT {
+                    TEXT_MAX
+                } else {
+                    LINE_MAX
+                };
                 props.insert(
                     w.placeholder.into(),
-                    json!({"type": "string", "minLength": 1, "maxLength": LINE_MAX}),
+                    json!({"type": "string", "minLength": 1, "maxLength": most}),
                 );
                 required.push(w.placeholder);
             }
@@ -152,6 +170,11 @@ impl Mend {
             ),
             Mend::Write(w) => {
                 let offer = match w.placeholder {
+                    TEXT => format!(
+                        "The action \"{WRITE}\" gives, in \"{TEXT}\", the text itself (Markdown, \
+                         from what the cells printed); the app saves it with `{}`.",
+                        w.line
+                    ),
                     "" => format!(
                         "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that draws \
                          the figure; the app ends the cell with `{}`.",
@@ -165,6 +188,9 @@ impl Mend {
                     ),
                 };
                 match w.alone {
+                    true if w.placeholder == TEXT => {
+                        format!("(This turn: {} is what is left to write. {offer})", w.path)
+                    }
                     true => format!(
                         "(This turn: the last cell came again, and {} is still missing. {offer})",
                         w.path
@@ -181,7 +207,11 @@ impl Mend {
         match self {
             Mend::Fix(f) => Some((f.tool.clone(), f.apply(step)?)),
             Mend::Write(w) => {
-                let mut lines = once(lines_of(step.get(LINES_ARG)?)?);
+                let mut lines = match step.get(LINES_ARG) {
+                    Some(code) => once(lines_of(code)?),
+                    None if w.placeholder == TEXT => Vec::new(),
+                    None => return None,
+                };
                 // The app saves the figure: shown or closed first, it would be blank
                 // (r12 seed 3 saved a 2,403-byte empty PNG).
                 if w.placeholder.is_empty() {
@@ -217,7 +247,7 @@ impl Write {
             .iter()
             .any(|q| named.starts_with(q))
             && named.ends_with(['\'', '"']);
-        if self.placeholder == "TEXT" && !identifier && !literal {
+        if self.placeholder == TEXT && !identifier && !literal {
             return serde_json::to_string(named).unwrap_or_default();
         }
         named.to_string()
@@ -269,6 +299,17 @@ fn lines_of(v: &Value) -> Option<Vec<String>> {
         Value::String(s) => Some(s.lines().map(str::to_string).collect()),
         _ => None,
     }
+}
+
+/// How many of the model's code cells ran without an error (the app's own first cell
+/// left out).
+fn cells_ran(items: &[Item]) -> usize {
+    items
+        .iter()
+        .filter(|i| {
+            matches!(i, Item::ToolOutput { call_id, is_error: false, .. } if *call_id != PRELUDE_CALL_ID)
+        })
+        .count()
 }
 
 /// A line that shows or closes the figure (`plt.show()`, `plt.close()`, ...).
@@ -597,6 +638,39 @@ mod tests {
             assert_eq!(mend.complete("python", code), None, "{code}");
         }
         assert_eq!(mend.complete("shell", "TABLE = df"), None);
+    }
+
+    #[test]
+    fn a_report_left_last_after_cells_ran_is_written_as_the_text_alone() {
+        let ok = |id: &str| Item::ToolOutput {
+            call_id: id.into(),
+            output: "status: ok".into(),
+            is_error: false,
+            images: vec![],
+        };
+        let report = missing("output/r.md");
+        // One cell of the model's (and the app's load cell): beside the tools.
+        let items = vec![ok(PRELUDE_CALL_ID), ok("c1")];
+        assert!(!Mend::of(&items, &python(), &report, 0).unwrap().alone());
+        // Two cells: the report alone, as text, no code.
+        let items = vec![ok(PRELUDE_CALL_ID), ok("c1"), ok("c2")];
+        let mend = Mend::of(&items, &python(), &report, 0).unwrap();
+        assert!(mend.alone());
+        let schema = mend.branch(json!({"type": "string"}));
+        assert_eq!(schema["properties"].get("code"), None);
+        assert_eq!(schema["properties"]["TEXT"]["maxLength"], json!(TEXT_MAX));
+        assert!(mend.note().contains("the text itself"));
+        let step = json!({"TEXT": "# Report\n3 events"});
+        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert!(
+            code.starts_with("TEXT = \"# Report\\n3 events\"\nopen('output/r.md', 'w')"),
+            "{code}"
+        );
+        // With another file missing too, it comes beside the tools.
+        let two = Answer::NotYet {
+            missing: vec!["output/r.md".into(), "output/a.csv".into()],
+        };
+        assert!(!Mend::of(&items, &python(), &two, 0).unwrap().alone());
     }
 
     #[test]
