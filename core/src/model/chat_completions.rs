@@ -192,16 +192,23 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str, mend: Option<&M
     let Item::Assistant { text } = &reply.items[pos] else {
         return reply;
     };
-    // A step cut as a loop runs up to where its lines began to repeat.
+    // A step cut as a loop runs up to where its lines began to repeat; a report's
+    // text cut by the token cap or a loop is written as far as it went.
     let looped = reply.cut.is_some_and(|c| c.what == Capped::Repetition);
-    if let Some(step) = looped
+    let salvaged = looped
         .then(|| steps::salvage(text, request.tools, mend))
         .flatten()
-    {
+        .or_else(|| {
+            (looped || reply.cut_off)
+                .then(|| steps::salvage_text(text, mend, looped))
+                .flatten()
+        });
+    if let Some(step) = salvaged {
         if let Some((items, ending)) = steps::parse(&step, request.tools, call_id, mend) {
             reply.items.splice(pos..pos + 1, items);
             reply.ending = ending;
             reply.cut = None;
+            reply.cut_off = false;
             return reply;
         }
     }

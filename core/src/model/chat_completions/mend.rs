@@ -92,6 +92,11 @@ impl Mend {
         }
     }
 
+    /// The field that holds a text file's text, for the write of one.
+    pub fn text_key(&self) -> Option<&'static str> {
+        matches!(self, Mend::Write(w) if w.placeholder == TEXT).then_some(TEXT)
+    }
+
     /// The step's action.
     pub fn action(&self) -> &'static str {
         match self {

@@ -444,6 +444,56 @@ pub fn salvage(text: &str, tools: &[ToolSpec], mend: Option<&Mend>) -> Option<St
     Some(step.to_string())
 }
 
+/// What a report's text step (the app's `write` of a text file, [`Mend::text_key`])
+/// cut by the token cap or a loop had written: the text up to its last whole line
+/// (up to where its lines began to repeat, for a loop), and a line that says it was
+/// cut. A 1.5B model's 3,000-character report ran to the 2,048-token cap twice (r16)
+/// and nothing of it was kept. `None` for any other step, or without a whole line.
+pub fn salvage_text(text: &str, mend: Option<&Mend>, looped: bool) -> Option<String> {
+    let key = mend?.text_key()?;
+    if string_after(text, ACTION)? != mend?.action() {
+        return None;
+    }
+    let at = text.find(&format!("\"{key}\""))? + key.len() + 2;
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    let body = rest.strip_prefix('"')?;
+    // The JSON string as far as it goes: close it where it was cut (an escape cut in
+    // half is dropped) and read it.
+    let open = (0..=body.len().min(8)).find_map(|drop| {
+        let end = body.len() - drop;
+        body.is_char_boundary(end)
+            .then(|| serde_json::from_str::<String>(&format!("\"{}\"", &body[..end])).ok())
+            .flatten()
+    });
+    let (written, whole) = match string_after(text, key) {
+        Some(w) => (w, true),
+        None => (open?, false),
+    };
+    let mut lines: Vec<String> = written.lines().map(str::to_string).collect();
+    if !whole {
+        lines.pop(); // the line the cut ended inside
+    }
+    let kept = if looped {
+        before_the_loop(&lines).to_vec()
+    } else {
+        lines
+    };
+    if kept.iter().all(|l| l.trim().is_empty()) {
+        return None;
+    }
+    let mut report = kept.join("\n").trim_end().to_string();
+    if looped || !whole {
+        report = format!("{report}\n\n{CUT_HERE}\n");
+    }
+    let thought = string_after(text, THOUGHT).unwrap_or_default();
+    let (_, held_key, held) = mend?.fields();
+    Some(json!({THOUGHT: thought, ACTION: mend?.action(), held_key: held, key: report}).to_string())
+}
+
+/// The line a report cut short ends with.
+pub const CUT_HERE: &str =
+    "(The rest of this report was cut: the model's reply reached its length limit.)";
+
 /// `lines` up to where they begin to repeat a block to their end, with one copy of it.
 fn before_the_loop(lines: &[String]) -> &[String] {
     let n = lines.len();
@@ -823,6 +873,35 @@ mod tests {
         )
         .is_none());
         assert_eq!(before_the_loop(&["a".into(), "b".into()]), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_reports_text_cut_by_the_token_cap_is_written_as_far_as_it_went() {
+        let ok = |id: &str| Item::ToolOutput {
+            call_id: id.into(),
+            output: "status: ok".into(),
+            is_error: false,
+            images: vec![],
+        };
+        let items = vec![ok("c1"), ok("c2")];
+        let answer = Answer::NotYet {
+            missing: vec!["output/r.md".into()],
+        };
+        let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
+        let cut = r##"{"thought":"Report","action":"write","path":"output/r.md","TEXT":"# Report\n\nThree events.\n| a | b |\n| 1 | 2"##;
+        let step = salvage_text(cut, Some(&mend), false).unwrap();
+        let v: Value = serde_json::from_str(&step).unwrap();
+        assert_eq!(v["path"], "output/r.md");
+        assert_eq!(
+            v["TEXT"],
+            format!("# Report\n\nThree events.\n| a | b |\n\n{CUT_HERE}\n")
+        );
+        // An escape cut in half is dropped, not a reason to lose the text.
+        let half = format!("{}\\", &cut[..cut.len() - 8]);
+        assert!(salvage_text(&half, Some(&mend), false).is_some());
+        // A tool's step, or no mend: nothing.
+        assert!(salvage_text(r#"{"action":"python","code":["x"#, Some(&mend), false).is_none());
+        assert!(salvage_text(cut, None, false).is_none());
     }
 
     #[test]
