@@ -952,6 +952,9 @@ def _missing_column(err, ns):
     if not frames:
         return None
     note = "%r is not a column of any DataFrame: %s." % (key, "; ".join(frames[:MAX_FRAMES_SHOWN]))
+    derived = _time_part(key, ns)
+    if derived:
+        note += " " + derived
     # A name the model gave a Series of its own and then read as a column of df (a
     # 1.5B model did, eight turns running): the way from one to the other.
     if key.isidentifier() and not key.startswith("_") and key in ns:
@@ -959,6 +962,36 @@ def _missing_column(err, ns):
         note += " %s is a variable (%s), not a column: use %s itself, or add it first with %s[%r] = %s." % (
             key, type(ns[key]).__name__, key, frame, key, key)
     return note
+
+
+# Parts of a time that a model takes for columns (the task said "by hour of week"):
+# the name, normalised, and how it is made from a datetime Series `t`.
+_TIME_PARTS = {
+    "hour": "%s.dt.hour", "hourofday": "%s.dt.hour",
+    "dayofweek": "%s.dt.dayofweek", "weekday": "%s.dt.dayofweek", "dow": "%s.dt.dayofweek",
+    "hourofweek": "%s.dt.dayofweek * 24 + %s.dt.hour",
+    "day": "%s.dt.day", "month": "%s.dt.month", "year": "%s.dt.year", "date": "%s.dt.date",
+    "minute": "%s.dt.minute", "weekend": "%s.dt.dayofweek >= 5", "isweekend": "%s.dt.dayofweek >= 5",
+}
+
+
+def _time_part(key, ns):
+    """For a missing column named like a part of a time ('hour_of_week'), when a
+    DataFrame has a datetime column: the line that makes it. A 1.5B model grouped by
+    'hour_of_week' again and again, told only that no frame had it."""
+    made = _TIME_PARTS.get(key.lower().replace("_", "").replace(" ", ""))
+    if not made:
+        return None
+    import pandas as pd
+    for k, v in list(ns.items()):
+        if k.startswith("_") or not isinstance(v, pd.DataFrame):
+            continue
+        for c in v.columns:
+            if pd.api.types.is_datetime64_any_dtype(v[c]):
+                t = "%s[%r]" % (k, c)
+                return "It can be made from the time column: %s[%r] = %s." % (
+                    k, key, made.replace("%s", t))
+    return None
 
 
 MAX_COLUMNS_SHOWN = 30

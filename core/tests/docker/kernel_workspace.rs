@@ -363,6 +363,14 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
         read_as_column.note.as_deref(),
         Some("'s' is not a column of any DataFrame: df has x. s is a variable (Series), not a column: use s itself, or add it first with df['s'] = s.")
     );
+    // A part of a time taken for a column: the line that makes it.
+    py(&sb, "t = pd.DataFrame({'ts': pd.to_datetime(['2024-05-06 01:00'])})").await;
+    let time_part = cell(&sb, "t.groupby('hour_of_week').size()").await;
+    let note = time_part.note.unwrap_or_default();
+    assert!(
+        note.ends_with("It can be made from the time column: t['hour_of_week'] = t['ts'].dt.dayofweek * 24 + t['ts'].dt.hour."),
+        "{note}"
+    );
     // A cell that succeeds keeps its changes.
     py(&sb, "df['x'] = df['x'] * 10").await;
     let r = py(&sb, "print(df['x'].tolist())").await;
