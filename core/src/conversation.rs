@@ -146,10 +146,12 @@ pub fn write_line(path: &str) -> Option<(String, &'static str)> {
     Some(match ext.to_ascii_lowercase().as_str() {
         "csv" => (format!("TABLE.to_csv('{path}', index=False)"), "TABLE"),
         "png" | "jpg" | "jpeg" | "svg" | "pdf" => (format!("plt.savefig('{path}')"), ""),
-        // A report written as lines (`TEXT = 'a', 'b'`, a tuple: r7, r14) is joined.
+        // A report written as lines (`TEXT = 'a', 'b'`, a tuple: r7, r14) is joined;
+        // the count `write` returns is not shown (a 1.5B model answered "1509 kWh": the
+        // report's length, r17).
         "md" | "txt" => (
             format!(
-                "open('{path}', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
+                "_ = open('{path}', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
             ),
             "TEXT",
         ),

@@ -218,7 +218,28 @@ fn preview(name: &str, lines: usize, whole: bool, head: &str) -> String {
     } else {
         String::new()
     };
-    format!("[written] output/{name}{more}:\n{}", shown.join("\n"))
+    let mut out = format!("[written] output/{name}{more}:\n{}", shown.join("\n"));
+    if unlabelled(&shown) {
+        out.push_str(UNLABELLED);
+    }
+    out
+}
+
+/// Said of a table of one column of numbers: a 1.5B model saved February's revenue by
+/// region with `index=False`, the regions went with the index, and its answer named
+/// the wrong region beside the right total (r17).
+const UNLABELLED: &str = "\n(One column of numbers, and nothing that says which row is \
+     which: if the rows had labels in the index, `index=False` left them out; \
+     `.reset_index()` first keeps them as a column.)";
+
+/// Whether `lines` (a header, then rows) are one column, and every row a number.
+fn unlabelled(lines: &[&str]) -> bool {
+    let [header, rows @ ..] = lines else {
+        return false;
+    };
+    !header.contains([',', '\t'])
+        && rows.len() > 1
+        && rows.iter().all(|r| r.trim().parse::<f64>().is_ok())
 }
 
 /// The note that reminds the model of the named outputs still wrong. Before code has
@@ -334,6 +355,10 @@ mod tests {
         let long: String = (0..40).map(|i| format!("{i},x\n")).collect();
         let shown = preview("long.csv", bytecount_lines(long.as_bytes()), true, &long);
         assert!(shown.contains("(40 lines), its first 12:") && shown.ends_with("\n11,x"));
+        // One column of numbers: the labels left in the index are named as the cause.
+        let bare = "revenue\n9861.0\n8045.0\n";
+        assert!(preview("by_region.csv", 3, true, bare).ends_with(UNLABELLED));
+        assert!(!preview("by_region.csv", 3, true, small).contains("index=False"));
     }
 
     #[test]
@@ -410,7 +435,7 @@ mod tests {
         assert_eq!(
             how_to_write("output/report.md", &names),
             ": TEXT is already in the kernel, so a cell of this one line writes it: \
-             open('output/report.md', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
+             _ = open('output/report.md', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))"
         );
         assert!(how_to_write("output/a.csv", &names).starts_with(", in a cell that computes"));
         let empty = [OutputProblem {

@@ -364,7 +364,11 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
         Some("'s' is not a column of any DataFrame: df has x. s is a variable (Series), not a column: use s itself, or add it first with df['s'] = s.")
     );
     // A part of a time taken for a column: the line that makes it.
-    py(&sb, "t = pd.DataFrame({'ts': pd.to_datetime(['2024-05-06 01:00'])})").await;
+    py(
+        &sb,
+        "t = pd.DataFrame({'ts': pd.to_datetime(['2024-05-06 01:00'])})",
+    )
+    .await;
     let time_part = cell(&sb, "t.groupby('hour_of_week').size()").await;
     let note = time_part.note.unwrap_or_default();
     assert!(

@@ -363,7 +363,7 @@ async fn after_the_same_cell_again_the_only_step_offered_is_the_next_files_write
         step(json!({"thought": "Sum", "action": "python", "code": ["print 42"]})),
         step(json!({"thought": "Text", "action": "write", "path": "output/total.txt", "code": ["set TEXT 42"]})),
         // The in-memory sandbox cannot run the Python write: it fails, and its fix follows.
-        step(json!({"thought": "Write", "action": "fix", "line": "open('output/total.txt', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))", "instead": ["write output/total.txt 42"]})),
+        step(json!({"thought": "Write", "action": "fix", "line": "_ = open('output/total.txt', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))", "instead": ["write output/total.txt 42"]})),
         step(json!({"thought": "Done", "action": "final_answer", "answer": "42"})),
     ])
     .await;
@@ -378,7 +378,7 @@ async fn after_the_same_cell_again_the_only_step_offered_is_the_next_files_write
     );
     let calls = codes_of_calls(&session);
     assert!(
-        calls.contains(&"set TEXT 42\nopen('output/total.txt', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))".to_string()),
+        calls.contains(&"set TEXT 42\n_ = open('output/total.txt', 'w').write(TEXT if isinstance(TEXT, str) else '\\n'.join(map(str, TEXT)))".to_string()),
         "{calls:?}"
     );
     assert_eq!(offered(&requests[3].body), ["fix"]);

@@ -668,7 +668,7 @@ mod tests {
         let step = json!({"TEXT": "# Report\n3 events"});
         let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
         assert!(
-            code.starts_with("TEXT = \"# Report\\n3 events\"\nopen('output/r.md', 'w')"),
+            code.starts_with("TEXT = \"# Report\\n3 events\"\n_ = open('output/r.md', 'w')"),
             "{code}"
         );
         // With another file missing too, it comes beside the tools.
