@@ -13,9 +13,13 @@
 //!   ended with the report unwritten), and alone after the same cell came again (it
 //!   ran `total = df.groupby(...).sum(); print(total)` four times, its thought naming
 //!   the file; a cell that must end in the write is no longer the cell before it).
+//!   A text file's write holds the text itself, not code, and is offered alone when
+//!   it is the last file left after the model's cells have run.
 //!
 //! Either way the step becomes a call of the code tool with the whole cell, so the
-//! transcript, approvals and notebooks hold the code that ran.
+//! transcript, approvals and notebooks hold the code that ran. A code cell of the
+//! model's that sets the next file's placeholder is ended with its write as well
+//! ([`Mend::complete`]).
 
 use serde_json::{json, Map, Value};
 
@@ -56,8 +60,8 @@ pub struct Write {
 
 impl Mend {
     /// The app's step this turn: a failed cell's line to fix (alone), else the next
-    /// missing file's write, alone after a repeated call (`repeats`) and beside the
-    /// tools otherwise.
+    /// missing file's write, alone after a repeated call (`repeats`) or for a report
+    /// left last, and beside the tools otherwise.
     pub fn of(items: &[Item], tools: &[ToolSpec], answer: &Answer, repeats: u32) -> Option<Mend> {
         if let Some(fix) = fix_target(items, tools) {
             return Some(Mend::Fix(fix));
