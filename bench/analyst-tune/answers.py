@@ -15,11 +15,12 @@ import scipy.stats as st
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
      ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv",
-      "used_cars.csv", "air_quality.csv")}
+      "used_cars.csv", "air_quality.csv", "hotel_bookings.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
 S = T["staff_roster.csv"]
 U = T["used_cars.csv"]
 A = T["air_quality.csv"]
+H = T["hotel_bookings.csv"]
 Q = []
 
 
@@ -714,6 +715,124 @@ q("t152", "air_quality.csv", "medium", "single_statistic",
   "What is the average PM2.5 concentration on days with no rain (rain_mm equal to 0)? Constraints: Only use "
   "the non-null PM2.5 values. Format: @mean_pm25_dry[mean] where mean is rounded to 2 decimals.",
   {"mean_pm25_dry": A.loc[A["rain_mm"] == 0, "pm25"].mean()}, 2)
+
+# r12: a seventh table (hotel bookings) and prompts in the long ticket form, whose
+# constraints restate the method at length, written before the round's changes.
+q("t153", "hotel_bookings.csv", "easy", "single_statistic",
+  "Calculate the mean average daily rate (adr) of all bookings. Constraints: Use the arithmetic mean, i.e. the "
+  "sum of all adr values divided by the number of bookings. Include canceled bookings as well. Do not remove "
+  "outliers. Format: @mean_adr[mean] where \"mean\" is a float rounded to two decimal places.",
+  {"mean_adr": H["adr"].mean()}, 2)
+q("t154", "hotel_bookings.csv", "easy", "single_statistic",
+  "What is the standard deviation of lead_time? Constraints: Compute the population standard deviation, that "
+  "is the square root of the average squared deviation from the mean (ddof=0). Use numpy. Format: "
+  "@std_lead_time[value] where value is rounded to 2 decimal places.",
+  {"std_lead_time": np.std(H["lead_time"])}, 2)
+r, p = st.pearsonr(H["lead_time"], H["adr"])
+q("t155", "hotel_bookings.csv", "easy", "correlation",
+  "Calculate the Pearson correlation coefficient (r) to assess the strength and direction of the linear "
+  "relationship between lead_time and adr. Constraints: Use scipy.stats.pearsonr and report the p-value of "
+  "the two-tailed test. Use a significance level of 0.05. Format: @correlation_coefficient[r_value] "
+  "@p_value[p_value] where \"r_value\" is a number between -1 and 1, rounded to two decimal places, and "
+  "\"p_value\" is a number between 0 and 1, rounded to four decimal places.",
+  {"correlation_coefficient": round(r, 2), "p_value": round(p, 4)}, None)
+Q[-1]["tolerance"] = {"correlation_coefficient": 0.01, "p_value": 0.0001}
+q("t156", "hotel_bookings.csv", "easy", "single_statistic",
+  "Find the median number of children per booking. Constraints: Missing values in the children column "
+  "should be ignored; do not fill them. Format: @median_children[median] where median is a number rounded "
+  "to one decimal place.",
+  {"median_children": H["children"].median()}, 1)
+q("t157", "hotel_bookings.csv", "easy", "single_statistic",
+  "What is the maximum lead time (in days) among all the bookings in the dataset? Format: @max_lead_time[days] "
+  "where days is an integer.",
+  {"max_lead_time": int(H["lead_time"].max())}, 0)
+q("t158", "hotel_bookings.csv", "easy", "single_statistic",
+  "Calculate the skewness of the average daily rate. Constraints: Use scipy.stats.skew with its default "
+  "parameters (bias=True). Consider every booking. Format: @adr_skewness[skew] where skew is rounded to 3 "
+  "decimal places.",
+  {"adr_skewness": st.skew(H["adr"])}, 3)
+q("t159", "hotel_bookings.csv", "easy", "single_statistic",
+  "Compute the kurtosis of lead_time. Constraints: Use Fisher's definition (the kurtosis of a normal "
+  "distribution is 0.0), as computed by scipy.stats.kurtosis with default settings. Format: "
+  "@lead_time_kurtosis[kurtosis] where kurtosis is rounded to 3 decimal places.",
+  {"lead_time_kurtosis": st.kurtosis(H["lead_time"])}, 3)
+q("t160", "hotel_bookings.csv", "easy", "single_statistic",
+  "What is the 75th percentile of adr? Constraints: Use pandas' quantile function with the default linear "
+  "interpolation. Format: @adr_p75[value] where value is rounded to two decimal places.",
+  {"adr_p75": H["adr"].quantile(0.75)}, 2)
+r, p = st.spearmanr(H["total_of_special_requests"], H["adr"])
+q("t161", "hotel_bookings.csv", "easy", "correlation",
+  "Is there a monotonic relationship between the total number of special requests and the average daily "
+  "rate? Constraints: Calculate Spearman's rank correlation coefficient with scipy.stats.spearmanr. Format: "
+  "@spearman_correlation[rho] where rho is rounded to 3 decimals.",
+  {"spearman_correlation": r}, 3)
+q("t162", "hotel_bookings.csv", "easy", "single_statistic",
+  "How many unique countries do the guests come from? Format: @unique_countries[count] where count is an "
+  "integer.",
+  {"unique_countries": int(H["country"].nunique())}, 0)
+q("t163", "hotel_bookings.csv", "easy", "single_statistic",
+  "What is the mean number of adults per booking for the Resort Hotel? Constraints: Only consider rows where "
+  "hotel is \"Resort Hotel\". Round the answer to 2 decimal places. Format: @mean_adults_resort[mean]",
+  {"mean_adults_resort": H.loc[H["hotel"] == "Resort Hotel", "adults"].mean()}, 2)
+q("t164", "hotel_bookings.csv", "easy", "single_statistic",
+  "Calculate the variance of the average daily rate for bookings that were not canceled (is_canceled equal "
+  "to 0). Constraints: Use the sample variance with ddof=1. Format: @var_adr_kept[variance] where variance "
+  "is rounded to 2 decimal places.",
+  {"var_adr_kept": H.loc[H["is_canceled"] == 0, "adr"].var()}, 2)
+q("t165", "hotel_bookings.csv", "easy", "count_filter",
+  "How many bookings were canceled? Constraints: A booking is canceled when is_canceled is 1. Format: "
+  "@canceled_bookings[count] where count is an integer.",
+  {"canceled_bookings": int((H["is_canceled"] == 1).sum())}, 0)
+q("t166", "hotel_bookings.csv", "easy", "single_statistic",
+  "What percentage of all bookings were canceled? Constraints: Express the result as a number between 0 and "
+  "100 (not a fraction), rounded to two decimal places. Format: @cancellation_rate[percentage]",
+  {"cancellation_rate": 100 * H["is_canceled"].mean()}, 2)
+g = H.groupby("hotel")["adr"].mean()
+q("t167", "hotel_bookings.csv", "medium", "group_compare",
+  "Which hotel type has the higher mean average daily rate? Constraints: Group the bookings by the hotel "
+  "column and compare the arithmetic means of adr. Format: @hotel_type[name] where name is the hotel type "
+  "exactly as written in the data.",
+  {"hotel_type": g.idxmax()}, None)
+q("t168", "hotel_bookings.csv", "medium", "group_compare",
+  "Which market segment has the largest number of bookings? Format: @top_market_segment[segment] where "
+  "segment is the value as written in the market_segment column.",
+  {"top_market_segment": H["market_segment"].value_counts().idxmax()}, None)
+adr = H["adr"]
+q1, q3 = adr.quantile(0.25), adr.quantile(0.75)
+iqr = q3 - q1
+q("t169", "hotel_bookings.csv", "medium", "outliers",
+  "Identify the outliers in adr with the interquartile range method. Constraints: An outlier is a value below "
+  "Q1 - 1.5 * IQR or above Q3 + 1.5 * IQR, where IQR = Q3 - Q1 and the quartiles use pandas' default "
+  "quantile. Format: @adr_outlier_count[count] where count is an integer.",
+  {"adr_outlier_count": int(((adr < q1 - 1.5 * iqr) | (adr > q3 + 1.5 * iqr)).sum())}, 0)
+z = (H["lead_time"] - H["lead_time"].mean()) / H["lead_time"].std()
+q("t170", "hotel_bookings.csv", "medium", "outliers",
+  "How many bookings have a lead_time z-score whose absolute value is greater than 3? Constraints: The "
+  "z-score is (x - mean) / standard deviation, with the sample standard deviation. Format: "
+  "@lead_time_outliers[count] where count is an integer.",
+  {"lead_time_outliers": int((z.abs() > 3).sum())}, 0)
+nights = H["stays_in_weekend_nights"] + H["stays_in_week_nights"]
+q("t171", "hotel_bookings.csv", "medium", "derived",
+  "Create a new column total_nights as the sum of stays_in_weekend_nights and stays_in_week_nights. What is "
+  "the mean of total_nights? Format: @mean_total_nights[mean] where mean is rounded to 2 decimal places.",
+  {"mean_total_nights": nights.mean()}, 2)
+q("t172", "hotel_bookings.csv", "medium", "single_statistic",
+  "What is the average adr of City Hotel bookings arriving in July? Constraints: Filter the rows by hotel "
+  "equal to \"City Hotel\" and arrival_date_month equal to \"July\", then take the arithmetic mean. Format: "
+  "@mean_adr_city_july[mean] where mean is rounded to two decimal places.",
+  {"mean_adr_city_july": H.loc[(H["hotel"] == "City Hotel") & (H["arrival_date_month"] == "July"), "adr"].mean()}, 2)
+q("t173", "hotel_bookings.csv", "medium", "missing",
+  "How many values are missing in the children column? Format: @missing_children[count] where count is an "
+  "integer.",
+  {"missing_children": int(H["children"].isna().sum())}, 0)
+t, p = st.ttest_ind(H.loc[H["hotel"] == "City Hotel", "adr"], H.loc[H["hotel"] == "Resort Hotel", "adr"])
+q("t174", "hotel_bookings.csv", "medium", "test",
+  "Is there a significant difference in the average daily rate between City Hotel and Resort Hotel? "
+  "Constraints: Use an independent two-sample t-test (scipy.stats.ttest_ind with equal_var=True) at a "
+  "significance level of 0.05. Format: @t_statistic[t] @p_value[p] where t is rounded to 3 decimals and p "
+  "to 4 decimals.",
+  {"t_statistic": round(t, 3), "p_value": round(p, 4)}, None)
+Q[-1]["tolerance"] = {"t_statistic": 0.001, "p_value": 0.0001}
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

@@ -145,6 +145,44 @@ def air():
                               "rain_mm", "category"], rows)
 
 
+def hotels():
+    g = random.Random(41)
+    months = ["January", "February", "March", "April", "May", "June", "July", "August",
+              "September", "October", "November", "December"]
+    segments = [("Online TA", 0.45), ("Offline TA/TO", 0.2), ("Direct", 0.15), ("Corporate", 0.08),
+                ("Groups", 0.12)]
+    countries = ["PRT", "GBR", "FRA", "ESP", "DEU", "ITA", "IRL", "BEL", "BRA", "NLD", "USA", "CHE"]
+    rows = []
+    for i in range(900):
+        hotel = "City Hotel" if g.random() < 0.6 else "Resort Hotel"
+        m = g.randrange(12)
+        summer = math.cos((m - 6.5) / 12 * 2 * math.pi)
+        r, seg = g.random(), segments[-1][0]
+        for name, share in segments:
+            if r < share:
+                seg = name
+                break
+            r -= share
+        lead = int(g.expovariate(1 / 95)) if seg != "Groups" else int(g.uniform(60, 300))
+        wkend = g.choice([0, 0, 1, 1, 2, 2, 2, 3, 4])
+        wk = max(0, int(g.gauss(2.6 if hotel == "City Hotel" else 3.6, 1.8)))
+        adults = g.choice([1, 2, 2, 2, 2, 2, 3, 3, 4])
+        children = g.choice([0, 0, 0, 0, 0, 1, 2])
+        children_s = "" if g.random() < 0.03 else children
+        base = 105 if hotel == "City Hotel" else 92
+        adr = max(0.0, base + 38 * summer + 9 * children + g.gauss(0, 24) - 0.04 * lead)
+        if g.random() < 0.01:
+            adr *= 3.5  # a suite booked at the last minute
+        cancel = 1 if g.random() < 0.22 + 0.0011 * lead else 0
+        requests = g.choice([0, 0, 0, 1, 1, 2, 3])
+        rows.append([f"BK{10000 + i}", hotel, lead, months[m], wkend, wk, adults, children_s,
+                     round(adr, 2), cancel, seg, requests, g.choice(countries)])
+    write("hotel_bookings.csv", ["booking_id", "hotel", "lead_time", "arrival_date_month",
+                                 "stays_in_weekend_nights", "stays_in_week_nights", "adults",
+                                 "children", "adr", "is_canceled", "market_segment",
+                                 "total_of_special_requests", "country"], rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
@@ -153,3 +191,4 @@ if __name__ == "__main__":
     staff()
     cars()
     air()
+    hotels()
