@@ -28,7 +28,7 @@ use sandalyst::model::chat_completions::ChatCompletions;
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::openai_responses::OpenAiResponses;
 use sandalyst::model::scripted::{ScriptedModel, Step};
-use sandalyst::model::{Item, Model, Reply, Request};
+use sandalyst::model::{CallForm, Item, Model, Reply, Request};
 use sandalyst::sandbox::docker::{self, DockerSandbox};
 use sandalyst::sandbox::{Sandbox, SandboxConfig};
 use sandalyst::session::FakeFactory;
@@ -827,6 +827,7 @@ impl Clocked {
                 call_id: format!("c{i}").into(),
                 name: "python".into(),
                 arguments: serde_json::json!({ "code": code }).to_string(),
+                form: CallForm::Structured,
             })
             .collect();
         Clocked {
@@ -880,6 +881,7 @@ fn long_history(tokens: u64) -> Vec<Item> {
             call_id: format!("call_{n}").into(),
             name: "python".into(),
             arguments: serde_json::json!({ "code": code }).to_string(),
+            form: CallForm::Structured,
         });
         let images = if n % 5 == 0 {
             vec![ImagePart {

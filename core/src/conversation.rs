@@ -31,6 +31,9 @@ pub enum Item {
         call_id: CallId,
         name: String,
         arguments: String,
+        /// How the model made the call; absent in the record for a structured call.
+        #[serde(default, skip_serializing_if = "CallForm::is_structured")]
+        form: CallForm,
     },
     ToolOutput {
         call_id: CallId,
@@ -49,6 +52,25 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<String>,
     },
+}
+
+/// How a model made a tool call: the app's reading of it, kept beside the call so no
+/// one has to read it from the call's id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallForm {
+    /// Through the provider's tool-calling interface, or a schema step the app read.
+    #[default]
+    Structured,
+    /// Written as text in the reply and recovered by the app
+    /// ([`text_calls`](crate::model::chat_completions::text_calls)).
+    Text,
+}
+
+impl CallForm {
+    pub fn is_structured(&self) -> bool {
+        *self == CallForm::Structured
+    }
 }
 
 /// An image for the model, already scaled (at most 1568 px on the long side).
@@ -224,6 +246,7 @@ impl Reply {
                 call_id,
                 name,
                 arguments,
+                ..
             } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
             _ => None,
         })
@@ -333,5 +356,26 @@ mod tests {
             assert_eq!(call_id, &CallId::from("call_1"));
             assert_eq!(serde_json::to_string(&item).unwrap(), line);
         }
+    }
+
+    /// How a call was made is a field of the record, not a prefix of its id: a call
+    /// recovered from the reply's text says `"form":"text"`, a structured call (and
+    /// every line written before the field existed) reads as structured.
+    #[test]
+    fn a_call_recovered_from_text_says_so_in_a_field() {
+        let text = Item::ToolCall {
+            call_id: "anything".into(),
+            name: "python".into(),
+            arguments: "{}".into(),
+            form: CallForm::Text,
+        };
+        let line = serde_json::to_string(&text).unwrap();
+        assert!(line.contains(r#""form":"text""#), "{line}");
+        assert_eq!(serde_json::from_str::<Item>(&line).unwrap(), text);
+        let old = r#"{"type":"tool_call","call_id":"text_call_1a2b3c4d_0","name":"python","arguments":"{}"}"#;
+        let Item::ToolCall { form, .. } = serde_json::from_str(old).unwrap() else {
+            panic!()
+        };
+        assert_eq!(form, CallForm::Structured);
     }
 }

@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Event, RunStatus};
 use crate::analysis::{self, Block, Cell, Tool};
-use crate::model::{Item, Model, Reply, Request};
+use crate::model::{CallForm, Item, Model, Reply, Request};
 use crate::session::{pump, Session, SessionError, Sessions};
 use crate::store::{RunMeta, StagedFile};
 use crate::workspace::CollectedFile;
@@ -485,6 +485,7 @@ impl Model for Replay {
             call_id: cell.call_id.clone().into(),
             name: cell.tool.name().into(),
             arguments: arguments.to_string(),
+            form: CallForm::Structured,
         };
         self.issued.push(cell);
         Ok(Reply {

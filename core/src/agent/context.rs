@@ -4,7 +4,7 @@
 //! length while the history can still shrink.
 
 use crate::model::caps::{Capped, Cut};
-use crate::model::Item;
+use crate::model::{CallForm, Item};
 
 /// Start shrinking above this share of the window, down to [`TARGET`].
 const HIGH: f64 = 0.8;
@@ -91,6 +91,7 @@ mod tests {
                 call_id: format!("c{i}").into(),
                 name: "python".into(),
                 arguments: "{}".into(),
+                form: CallForm::Structured,
             });
             items.push(Item::ToolOutput {
                 call_id: format!("c{i}").into(),
@@ -153,6 +154,7 @@ pub fn stub_cut(item: Item, cut: Cut) -> Item {
             call_id,
             name,
             arguments: r#"{"note": "the arguments passed the app's size limit of one reply and were cut; the call was not run"}"#.into(),
+            form: CallForm::Structured,
         },
         Item::Reasoning { summary, .. } => Item::Reasoning {
             summary: excerpt(summary, keep, why),
@@ -215,6 +217,7 @@ mod cut_tests {
                 call_id: "c".into(),
                 name: "python".into(),
                 arguments: format!("{{\"code\": \"{}", "x".repeat(4 << 20)),
+                form: CallForm::Structured,
             },
             size,
         );

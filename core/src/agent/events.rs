@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::conversation::CallForm;
 pub use crate::protocol::RunStatus;
 use crate::protocol::{AskId, CallId, SessionId};
 use crate::sandbox::{ExecStatus, Stream};
@@ -92,6 +93,10 @@ pub enum EventKind {
         call_id: CallId,
         name: String,
         code: String,
+        /// `text` when the model wrote the call in its reply's text and the app
+        /// recovered it; absent for a structured call.
+        #[serde(default, skip_serializing_if = "CallForm::is_structured")]
+        form: CallForm,
     },
     /// A call's output while it runs.
     CellOutput {

@@ -70,7 +70,7 @@ use crate::conversation::{Answer, CallMode, Ending};
 use crate::model::caps::Cut;
 use crate::model::chat_completions::text_calls;
 use crate::model::error::ModelError;
-use crate::model::{Delta, Item, Model, Reply, Request, Usage};
+use crate::model::{CallForm, Delta, Item, Model, Reply, Request, Usage};
 use crate::protocol::{Notice, OutputProblem};
 use crate::sandbox::{OutputEntry, Sandbox};
 
@@ -707,6 +707,7 @@ impl<'a> Agent<'a> {
                 call_id: call_id.into(),
                 name: "python".into(),
                 arguments: arguments.clone(),
+                form: CallForm::Structured,
             },
             None,
         )?;
@@ -826,10 +827,12 @@ impl<'a> Agent<'a> {
                 call_id,
                 name,
                 arguments,
+                form,
             } => self.host.emit(EventKind::ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
                 code: tool_source(arguments),
+                form: *form,
             }),
             _ => {}
         }

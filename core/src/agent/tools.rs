@@ -129,10 +129,12 @@ pub fn edited(item: &Item, code: &str) -> Item {
             call_id,
             name,
             arguments,
+            form,
         } => Item::ToolCall {
             call_id: call_id.clone(),
             name: name.clone(),
             arguments: with_code(name, arguments, code),
+            form: *form,
         },
         other => other.clone(),
     }

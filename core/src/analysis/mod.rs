@@ -214,6 +214,7 @@ pub fn cells(run: &RunDir) -> anyhow::Result<Vec<Block>> {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 let tool = match name.as_str() {
                     "python" => Tool::Python,

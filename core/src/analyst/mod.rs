@@ -81,7 +81,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::{Item, Model, Reply, Request};
+use crate::conversation::{CallForm, Item, Model, Reply, Request};
 
 mod anomalies;
 mod lexicon;
@@ -177,6 +177,7 @@ impl Model for OfflineAnalyst {
                         call_id: format!("offline-{n}").into(),
                         name: name.into(),
                         arguments: arguments.to_string(),
+                        form: CallForm::Structured,
                     },
                 ]
             }

@@ -619,6 +619,7 @@ async fn never_more_than_max_calls() {
             call_id: format!("x{i}").into(),
             name: "python".into(),
             arguments: json!({ "code": code }).to_string(),
+            form: CallForm::Structured,
         };
         items.push(call);
         items.push(Item::ToolOutput {

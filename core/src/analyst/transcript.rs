@@ -51,6 +51,7 @@ pub(super) fn own_turns(items: &[Item]) -> Vec<Turn<'_>> {
             call_id,
             name,
             arguments,
+            ..
         } = item
         else {
             continue;

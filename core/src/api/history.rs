@@ -64,11 +64,13 @@ pub fn past_asks(s: &Session) -> Vec<PastAsk> {
                         call_id,
                         name,
                         arguments,
+                        form,
                     } => {
                         events.push(EventKind::ToolCall {
                             call_id: call_id.clone(),
                             name: name.clone(),
                             code: tool_source(arguments),
+                            form: *form,
                         });
                         // How the analyst decided it, as run.json keeps it (a call the
                         // mode let through was never asked about).

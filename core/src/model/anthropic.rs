@@ -28,7 +28,7 @@ use super::caps::{Budget, Part};
 use super::config::ProviderConfig;
 use super::error::{self, ApiError, Context, Fault};
 use super::http::{join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat};
-use super::{sse, tool_args, Delta, Item, Reply, Request, Usage};
+use super::{sse, tool_args, CallForm, Delta, Item, Reply, Request, Usage};
 
 pub const API_VERSION: &str = "2023-06-01";
 /// The reply length cap when the config sets none; every current model allows it.
@@ -131,6 +131,7 @@ fn messages(items: &[Item], vision: bool) -> Vec<Value> {
                 call_id,
                 name,
                 arguments,
+                ..
             } => push(
                 "assistant",
                 json!({
@@ -372,6 +373,7 @@ impl Decoder for MessagesDecoder {
                     } else {
                         "{}".into()
                     },
+                    form: CallForm::Structured,
                 }),
                 _ => {}
             }

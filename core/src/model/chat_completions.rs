@@ -38,7 +38,7 @@ use super::error::{self, ApiError, Context, Fault};
 use super::http::{
     data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
 };
-use super::{sse, tool_args, Delta, ImagePart, Item, Reply, Request, Usage};
+use super::{sse, tool_args, CallForm, Delta, ImagePart, Item, Reply, Request, Usage};
 use crate::conversation::{CallMode, Capped, Ending};
 use mend::Mend;
 use mode::ModeState;
@@ -299,6 +299,7 @@ fn messages(instructions: &str, items: &[Item], vision: bool) -> Vec<Value> {
                 call_id,
                 name,
                 arguments,
+                ..
             } => pending.get_or_insert_with(Default::default).1.push(json!({
                 "id": call_id,
                 "type": "function",
@@ -546,6 +547,7 @@ impl Decoder for ChatDecoder {
                 } else {
                     call.arguments
                 },
+                form: CallForm::Structured,
             });
         }
         Ok(Reply {

@@ -22,7 +22,7 @@ pub mod tool_args;
 // The conversation's types and the trait live at the bottom of the core; they are
 // named here too, where the code that uses them always found them.
 pub use crate::conversation::{
-    no_deltas, Delta, ImagePart, Item, Model, Reply, Request, ToolSpec, Usage,
+    no_deltas, CallForm, Delta, ImagePart, Item, Model, Reply, Request, ToolSpec, Usage,
 };
 
 /// The offline analyst's old place, kept for the callers that still name it.

@@ -30,7 +30,7 @@ use super::error::{self, ApiError, Context, Fault};
 use super::http::{
     data_url, join_url, tool_images, Auth, Decoder, Endpoint, HttpModel, WireFormat,
 };
-use super::{sse, Delta, Item, Reply, Request, Usage};
+use super::{sse, CallForm, Delta, Item, Reply, Request, Usage};
 
 /// The OpenAI Responses provider.
 pub type OpenAiResponses = HttpModel<Responses>;
@@ -122,6 +122,7 @@ fn input_items(items: &[Item], reasoning: bool, vision: bool) -> Vec<Value> {
                 call_id,
                 name,
                 arguments,
+                ..
             } => Some(json!({
                 "type": "function_call",
                 "call_id": call_id,
@@ -479,6 +480,7 @@ impl Decoder for ResponsesDecoder {
                     call_id: super::tool_args::call_id_or_fresh(call_id, i).into(),
                     name,
                     arguments,
+                    form: CallForm::Structured,
                 }),
                 Output::Reasoning { summary, encrypted } => {
                     let summary = summary

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::{Delta, Item, Model, Reply, Request, Usage};
+use super::{CallForm, Delta, Item, Model, Reply, Request, Usage};
 
 /// One scripted step: either a reply, or a wait that only cancellation ends.
 #[derive(Clone, Debug)]
@@ -70,6 +70,7 @@ impl ScriptedModel {
             call_id: id.into(),
             name: name.into(),
             arguments: arguments.to_string(),
+            form: CallForm::Structured,
         }
     }
 
@@ -215,6 +216,7 @@ fn stream(items: &[Item], on_delta: &(dyn Fn(Delta) + Send + Sync)) {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 for (i, arguments) in pieces(arguments).into_iter().enumerate() {
                     on_delta(Delta::ToolCall {

@@ -576,6 +576,7 @@ impl AskHost<'_> {
                 call_id,
                 name,
                 code,
+                ..
             } => {
                 calls.insert(call_id.to_string(), (name.clone(), code.clone(), 0));
             }

@@ -198,6 +198,7 @@ pub(super) fn repair(mut items: Vec<Item>) -> Vec<Item> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::CallForm;
 
     #[test]
     fn open_calls_get_an_output_on_repair() {
@@ -207,6 +208,7 @@ mod tests {
                 call_id: "a".into(),
                 name: "python".into(),
                 arguments: "{}".into(),
+                form: CallForm::Structured,
             },
         ];
         let fixed = repair(items);

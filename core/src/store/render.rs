@@ -58,6 +58,7 @@ fn render(meta: &RunMeta, entries: &[Entry]) -> String {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 s.push_str(&format!("--- {} ({})\n", e1(name), e1(call_id)));
                 for line in tool_source(arguments).lines() {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use sandalyst::agent::{Event, EventKind, RunStatus};
 use sandalyst::model::scripted::{ScriptedModel, Step};
-use sandalyst::model::Item;
+use sandalyst::model::{CallForm, Item};
 use sandalyst::run::{self, RunOutcome, RunRequest};
 use sandalyst::store::Store;
 use tokio_util::sync::CancellationToken;
@@ -73,6 +73,7 @@ async fn tool_errors_are_observations_and_the_run_goes_on() {
             call_id: "c3".into(),
             name: "python".into(),
             arguments: "{\"code\": ".into(),
+            form: CallForm::Structured,
         }]),
         Step::Reply(vec![ScriptedModel::call(
             "c4",

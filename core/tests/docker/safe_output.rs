@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use sandalyst::model::Item;
+use sandalyst::model::{CallForm, Item};
 use sandalyst::sandbox::docker::DockerSandbox;
 use sandalyst::sandbox::{ExecStatus, Sandbox};
 use sandalyst::store::{AskMeta, RunMeta, StagedFile, Store};
@@ -311,6 +311,7 @@ fn session(root: &Path, input: &Path, assistant: &str) -> String {
             call_id: "c1".into(),
             name: "python".into(),
             arguments: serde_json::json!({ "code": code }).to_string(),
+            form: CallForm::Structured,
         },
         None,
     )

@@ -6,10 +6,10 @@ use crate::common::wire;
 
 use std::time::Duration;
 
-use sandalyst::model::chat_completions::text_calls::{self, is_text_call};
+use sandalyst::model::chat_completions::text_calls;
 use sandalyst::model::chat_completions::Chat;
 use sandalyst::model::config::ProviderKind;
-use sandalyst::model::{Item, Usage};
+use sandalyst::model::{CallForm, Item, Usage};
 use serde_json::json;
 use wire::chat::{call_chunks, chunk, text_stream, usage_chunk, DONE, MODEL};
 use wire::scenarios::{self, Provider};
@@ -101,12 +101,14 @@ async fn several_calls_interleaved_by_index_and_the_history_sent_back() {
             Item::ToolCall {
                 call_id: "call_x".into(),
                 name: "python".into(),
-                arguments: a.into()
+                arguments: a.into(),
+                form: CallForm::Structured,
             },
             Item::ToolCall {
                 call_id: "call_y".into(),
                 name: "shell".into(),
-                arguments: b.into()
+                arguments: b.into(),
+                form: CallForm::Structured,
             },
         ]
     );
@@ -536,7 +538,13 @@ async fn text_call(reply_text: &str) -> (String, String, Vec<Item>) {
     let calls: Vec<_> = reply.tool_calls().collect();
     assert_eq!(calls.len(), 1, "{reply_text}: {:?}", reply.items);
     let (id, name, arguments) = calls[0];
-    assert!(is_text_call(id), "{id}");
+    assert!(
+        reply.items.iter().any(
+            |i| matches!(i, Item::ToolCall { call_id, form: CallForm::Text, .. } if call_id == id)
+        ),
+        "{:?}",
+        reply.items
+    );
     assert_eq!(name, "python");
     (id.to_string(), arguments.to_string(), reply.items.clone())
 }
@@ -597,19 +605,27 @@ async fn tool_calls_written_as_text_become_calls() {
 async fn the_model_is_told_once_how_to_call_tools() {
     // Two turns whose calls were written as text: the result of the first carries the
     // note when the history goes back, the second does not.
-    let (first, a1, _) =
+    let (first, _, items1) =
         text_call(&json!({"name": "python", "arguments": {"code": "1"}}).to_string()).await;
-    let (second, a2, _) = text_call("```python\n2\n```").await;
+    let (second, _, items2) = text_call("```python\n2\n```").await;
+    // The calls as the provider made them: marked as recovered from text.
+    let call = |items: &[Item]| {
+        items
+            .iter()
+            .find(|i| matches!(i, Item::ToolCall { .. }))
+            .cloned()
+            .unwrap()
+    };
     let history = vec![
         Item::User { text: "go".into() },
-        wire::call(&first, "python", &a1),
+        call(&items1),
         Item::ToolOutput {
             call_id: first.clone().into(),
             output: "[stdout]\n1".into(),
             is_error: false,
             images: vec![],
         },
-        wire::call(&second, "python", &a2),
+        call(&items2),
         Item::ToolOutput {
             call_id: second.clone().into(),
             output: "[stdout]\n2".into(),

@@ -5,7 +5,7 @@ use crate::common::wire;
 
 use sandalyst::model::config::ProviderKind;
 use sandalyst::model::openai_responses::Responses;
-use sandalyst::model::{Item, Usage};
+use sandalyst::model::{CallForm, Item, Usage};
 use serde_json::json;
 use wire::responses::Events;
 use wire::scenarios::{self, Provider};
@@ -103,12 +103,14 @@ async fn reasoning_text_and_several_calls_then_history_goes_back_statelessly() {
             Item::ToolCall {
                 call_id: "call_x".into(),
                 name: "python".into(),
-                arguments: r#"{"code":"print(df.dtypes)"}"#.into()
+                arguments: r#"{"code":"print(df.dtypes)"}"#.into(),
+                form: CallForm::Structured,
             },
             Item::ToolCall {
                 call_id: "call_y".into(),
                 name: "shell".into(),
-                arguments: r#"{"command":"wc -l input/*.csv"}"#.into()
+                arguments: r#"{"command":"wc -l input/*.csv"}"#.into(),
+                form: CallForm::Structured,
             },
         ]
     );

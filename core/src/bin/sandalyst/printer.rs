@@ -110,12 +110,10 @@ impl Printer {
             EventKind::TurnStarted { turn, max_turns } => writeln!(err, "turn {turn}/{max_turns}"),
             EventKind::Text { text } => writeln!(err, "  assistant: {}", indent(text, v, 12)),
             EventKind::ToolCall {
-                call_id,
-                name,
-                code,
+                name, code, form, ..
             } => {
                 // With -v: which calls the model wrote as text and the app read.
-                let how = if v && api::is_text_call(call_id) {
+                let how = if v && *form == api::CallForm::Text {
                     " (written in the reply's text, recovered)"
                 } else {
                     ""

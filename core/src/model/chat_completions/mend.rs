@@ -371,6 +371,7 @@ fn fix_target(items: &[Item], tools: &[ToolSpec]) -> Option<Fix> {
             call_id: c,
             name,
             arguments,
+            ..
         } if c == call_id => Some((name, arguments)),
         _ => None,
     })?;
@@ -490,6 +491,7 @@ impl Fix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::CallForm;
 
     fn python() -> Vec<ToolSpec> {
         vec![ToolSpec {
@@ -505,6 +507,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "python".into(),
                 arguments: json!({ "code": code }).to_string(),
+                form: CallForm::Structured,
             },
             Item::ToolOutput {
                 call_id: "c1".into(),

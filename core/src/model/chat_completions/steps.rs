@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::loose_json;
 use super::mend::{self, Mend};
-use crate::conversation::{Answer, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
+use crate::conversation::{Answer, CallForm, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
 use crate::model::http::{data_url, tool_images};
 use crate::model::tool_args;
 use crate::protocol::{tool_source, PRELUDE_CALL_ID};
@@ -381,6 +381,7 @@ fn call_items(thought: String, call_id: &str, name: String, arguments: String) -
         call_id: call_id.into(),
         name,
         arguments,
+        form: CallForm::Structured,
     });
     items
 }
@@ -1067,6 +1068,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "python".into(),
                 arguments: r#"{"code":"print(1)"}"#.into(),
+                form: CallForm::Structured,
             },
             Item::ToolOutput {
                 call_id: "c1".into(),
@@ -1113,6 +1115,7 @@ mod tests {
                 call_id: PRELUDE_CALL_ID.into(),
                 name: "python".into(),
                 arguments: r#"{"code":"df = pd.read_csv('input/a.csv')\n"}"#.into(),
+                form: CallForm::Structured,
             },
             Item::ToolOutput {
                 call_id: PRELUDE_CALL_ID.into(),
@@ -1124,6 +1127,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "python".into(),
                 arguments: r#"{"code":"print(df.shape)"}"#.into(),
+                form: CallForm::Structured,
             },
         ];
         let m = messages("sys", "NOTE", &items, false);
@@ -1147,6 +1151,7 @@ mod tests {
             call_id: id.into(),
             name: "python".into(),
             arguments: json!({ "code": code }).to_string(),
+            form: CallForm::Structured,
         };
         let output = |id: &str, text: &str| Item::ToolOutput {
             call_id: id.into(),

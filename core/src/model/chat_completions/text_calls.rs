@@ -24,16 +24,17 @@
 //!
 //! The reply keeps the model's text exactly as it wrote it, calls included, so the
 //! history shows the model the form that worked; [`prose`] is what a person reads of
-//! it. Each call gets a fresh id starting with [`PREFIX`]: that id is the flag.
-//! It is in the transcript, so it survives a reopened session, and it is all the
-//! provider needs to tell the model once how to call tools: when the history is sent,
-//! the result of the *first* such call in the conversation carries [`NOTE`]. The loop
-//! has nothing to do; it runs the call like any other ([`is_text_call`] lets a UI
+//! it. Each call is marked [`CallForm::Text`] (its id is a fresh one starting with
+//! [`PREFIX`], only so it cannot collide with a provider's). The mark is in the
+//! transcript, so it survives a reopened session, and it is all the provider needs to
+//! tell the model once how to call tools: when the history is sent, the result of the
+//! *first* such call in the conversation carries [`NOTE`]. The loop has nothing to do;
+//! it runs the call like any other (the `tool_call` event carries the form, so a UI can
 //! say the call was recovered from text).
 //!
 //! ```
-//! use sandalyst::model::chat_completions::text_calls::{convert, is_text_call};
-//! use sandalyst::model::{Item, Reply, ToolSpec};
+//! use sandalyst::model::chat_completions::text_calls::convert;
+//! use sandalyst::model::{CallForm, Item, Reply, ToolSpec};
 //! let tools = [ToolSpec {
 //!     name: "python".into(),
 //!     description: "Run Python".into(),
@@ -44,17 +45,18 @@
 //!     ..Reply::default()
 //! };
 //! let reply = convert(reply, &tools);
-//! let (id, name, args) = reply.tool_calls().next().unwrap();
-//! assert!(is_text_call(id));
+//! let (_, name, args) = reply.tool_calls().next().unwrap();
 //! assert_eq!((name, args), ("python", r#"{"code":"print(1)"}"#));
+//! assert!(matches!(reply.items[1], Item::ToolCall { form: CallForm::Text, .. }));
 //! ```
 
 use serde_json::{Map, Value};
 
 use super::loose_json;
-use crate::model::{Item, Reply, ToolSpec};
+use crate::model::{CallForm, Item, Reply, ToolSpec};
 
-/// How the id of a call recovered from text begins.
+/// How the id of a call recovered from text begins (an id apart from a provider's; the
+/// call's [`CallForm`] says how it was made).
 pub const PREFIX: &str = "text_call_";
 
 /// What the model is told, once, with the result of its first call written as text.
@@ -65,16 +67,15 @@ text that only looks like a call may be taken for your final answer.]";
 /// The longest prose around fenced code blocks for them to count as calls.
 const MAX_PROSE: usize = 600;
 
-/// Whether the call with this id was written as text and recovered.
-pub fn is_text_call(call_id: &str) -> bool {
-    call_id.starts_with(PREFIX)
-}
-
 /// The id of the first call in `items` that was written as text: its result is the
 /// one that carries [`NOTE`].
 pub fn first_text_call(items: &[Item]) -> Option<&str> {
     items.iter().find_map(|i| match i {
-        Item::ToolCall { call_id, .. } if is_text_call(call_id) => Some(call_id.as_str()),
+        Item::ToolCall {
+            call_id,
+            form: CallForm::Text,
+            ..
+        } => Some(call_id.as_str()),
         _ => None,
     })
 }
@@ -108,6 +109,7 @@ pub fn convert(mut reply: Reply, tools: &[ToolSpec]) -> Reply {
             call_id: format!("{PREFIX}{nonce}_{n}").into(),
             name,
             arguments: Value::Object(arguments).to_string(),
+            form: CallForm::Text,
         });
     reply.items.splice(pos + 1..pos + 1, calls);
     reply
@@ -137,10 +139,11 @@ pub fn shown<'a>(text: &str, following: impl IntoIterator<Item = &'a Item>) -> O
         .into_iter()
         .map_while(|item| match item {
             Item::ToolCall {
-                call_id,
                 name,
                 arguments,
-            } if is_text_call(call_id) => Some((name, arguments)),
+                form: CallForm::Text,
+                ..
+            } => Some((name, arguments)),
             _ => None,
         })
         .map(|(name, arguments)| {

@@ -19,7 +19,7 @@ use sandalyst::agent::ToolSet;
 use sandalyst::model::config::{ProviderConfig, ProviderKind};
 use sandalyst::model::http::{HttpSettings, RetryPolicy};
 use sandalyst::model::secret::{Credentials, KeySource};
-use sandalyst::model::{Delta, ImagePart, Item, Request, ToolSpec};
+use sandalyst::model::{CallForm, Delta, ImagePart, Item, Request, ToolSpec};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -397,6 +397,7 @@ pub fn call(call_id: &str, name: &str, arguments: &str) -> Item {
         call_id: call_id.into(),
         name: name.into(),
         arguments: arguments.into(),
+        form: CallForm::Structured,
     }
 }
 
@@ -418,11 +419,13 @@ pub fn history() -> Vec<Item> {
             call_id: "call_a".into(),
             name: "python".into(),
             arguments: r#"{"code": "print(1"#.into(),
+            form: CallForm::Structured,
         },
         Item::ToolCall {
             call_id: "call_b".into(),
             name: "shell".into(),
             arguments: r#"{"command":"ls input"}"#.into(),
+            form: CallForm::Structured,
         },
         Item::ToolOutput {
             call_id: "call_a".into(),
