@@ -43,7 +43,15 @@ export SANDALYST_REQUIRE_ENGINE=1
 # the reference case under the app's own choice (cli::reference_case_under_gvisor),
 # the hostile suite and staging below.
 export SANDALYST_ISOLATION=runc
-cargo test --workspace "$@"
+if [ $# -eq 0 ]; then
+    # Tests that assert what their own start swept from the engine run alone, after
+    # the rest: any other test's sandbox start sweeps the same engine (tests/cli.rs,
+    # `engine_alone`).
+    cargo test --workspace -- --skip engine_alone::
+    cargo test --workspace --test docker -- engine_alone::
+else
+    cargo test --workspace "$@"
+fi
 # The hostile suite and staging again, each sandbox under gVisor (where the system
 # packages it).
 if [ -n "$GVISOR" ] && [ $# -eq 0 ]; then

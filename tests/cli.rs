@@ -511,58 +511,67 @@ fn containers_of(run_id: &str) -> usize {
     })
 }
 
-#[test]
-fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_next_start() {
-    if common::no_engine_skip() {
-        return;
+/// Tests that sweep the engine's leftovers and assert what their own start found. Any
+/// sandbox start on the engine sweeps the containers of dead owners, so another test
+/// running beside one of these could take its orphan first: `scripts/test.sh` runs them
+/// alone, after the rest (`cargo test --test docker -- engine_alone::`).
+mod engine_alone {
+    use super::*;
+
+    #[test]
+    fn the_app_killed_mid_run_is_marked_interrupted_and_its_container_removed_at_next_start() {
+        if common::no_engine_skip() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let code = "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)";
+        let (mut child, input, data, run_dir) = start_slow_run(dir.path(), code);
+        let before = std::fs::read(&input).unwrap();
+        child.kill().unwrap(); // SIGKILL: no clean-up of any kind
+        child.wait().unwrap();
+        let id = run_dir.file_name().unwrap().to_str().unwrap().to_string();
+        // It may have stopped by itself already; only the next start removes it.
+        assert_eq!(
+            containers_of(&id),
+            1,
+            "the orphan is there until the next start"
+        );
+
+        let list = text(&sandalyst(&["runs", "list"], &data).stdout);
+        assert!(list.contains(&id) && list.contains("interrupted"), "{list}");
+        let shown = text(&sandalyst(&["runs", "show", &id], &data).stdout);
+        assert!(
+            shown.contains("time.sleep(120)"),
+            "the transcript so far is kept: {shown}"
+        );
+
+        let done = dir.path().join("done.json");
+        std::fs::write(&done, r#"[{"say": "nothing to do"}]"#).unwrap();
+        let o = command()
+            .args([
+                "run",
+                "-i",
+                input.to_str().unwrap(),
+                "-p",
+                "next",
+                "--model",
+            ])
+            .arg(format!("replay:{}", done.display()))
+            .env("SANDALYST_DATA_DIR", &data)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        // One outcome whatever the order of the orphan's own stop (its lease closed with
+        // the killed process) and this start's sweep: the container is never removed
+        // by its own stop, so this start's sweep removes it and says so.
+        assert!(
+            text(&o.stderr).contains("removed 1 container(s) left by an earlier run"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert_eq!(containers_of(&id), 0, "the orphan container was removed");
+        assert_eq!(std::fs::read(&input).unwrap(), before);
     }
-    let dir = tempfile::tempdir().unwrap();
-    let code = "open('output/early.txt','w').write('early')\nimport time\ntime.sleep(120)";
-    let (mut child, input, data, run_dir) = start_slow_run(dir.path(), code);
-    let before = std::fs::read(&input).unwrap();
-    child.kill().unwrap(); // SIGKILL: no clean-up of any kind
-    child.wait().unwrap();
-    let id = run_dir.file_name().unwrap().to_str().unwrap().to_string();
-    // It may have stopped by itself already; only the next start removes it.
-    assert_eq!(
-        containers_of(&id),
-        1,
-        "the orphan is there until the next start"
-    );
-
-    let list = text(&sandalyst(&["runs", "list"], &data).stdout);
-    assert!(list.contains(&id) && list.contains("interrupted"), "{list}");
-    let shown = text(&sandalyst(&["runs", "show", &id], &data).stdout);
-    assert!(
-        shown.contains("time.sleep(120)"),
-        "the transcript so far is kept: {shown}"
-    );
-
-    let done = dir.path().join("done.json");
-    std::fs::write(&done, r#"[{"say": "nothing to do"}]"#).unwrap();
-    let o = command()
-        .args([
-            "run",
-            "-i",
-            input.to_str().unwrap(),
-            "-p",
-            "next",
-            "--model",
-        ])
-        .arg(format!("replay:{}", done.display()))
-        .env("SANDALYST_DATA_DIR", &data)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    // One outcome whatever the order of the orphan's own stop (its lease closed with
-    // the killed process) and this start's sweep: the sweep removes it and says so.
-    assert!(
-        text(&o.stderr).contains("removed 1 container(s) left by an earlier run"),
-        "{}",
-        text(&o.stderr)
-    );
-    assert_eq!(containers_of(&id), 0, "the orphan container was removed");
-    assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 
 #[test]
