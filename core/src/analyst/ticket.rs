@@ -126,6 +126,10 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
             method.sentences.push(sentence.trim().to_string());
             continue;
         }
+        if i > 0 && restates_the_default(&words_of(strip_label(sentence))) {
+            method.sentences.push(sentence.trim().to_string());
+            continue;
+        }
         let sentence = formula_apart(strip_label(sentence), &columns, &mut method);
         let (head, clauses) = method_clauses(&sentence, &columns, &asked);
         for (text, m) in clauses {
@@ -157,6 +161,25 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
     }
 }
 
+/// Whether a sentence after the question only says again what the analyst does anyway:
+/// a step it never takes unless asked, negated ("Do not remove outliers", "do not fill
+/// them"), or every row ("Include canceled bookings as well", "consider every
+/// booking"); never with a word that restricts the rows ("only", "where").
+fn restates_the_default(w: &[String]) -> bool {
+    let lx = &*LEXICON;
+    let has = |list: &[&str], x: &String| list.contains(&x.as_str());
+    if w.iter().any(|x| has(&lx.condition, x)) {
+        return false;
+    }
+    let negated_step = w
+        .windows(2)
+        .any(|p| has(&lx.negation_words, &p[0]) && has(&lx.default_off_steps, &p[1]));
+    let every_row = w.first().is_some_and(|x| has(&lx.inclusion_verbs, x))
+        && (w.last().is_some_and(|x| has(&lx.also_words, x))
+            || w.iter().any(|x| has(&lx.all_words, x)));
+    negated_step || every_row
+}
+
 /// A sentence without a parenthesis that restates what it asks as a formula ("the
 /// coefficient of variation (standard deviation divided by the mean) of CholTotal")
 /// or says how to compute it: the method's, and its statistics are not asked again.
@@ -169,6 +192,25 @@ fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -
     }
     let inner = &sentence[open + 1..close];
     let w = words_of(inner);
+    // "(not a fraction)": only which form of the answer is not wanted.
+    let not_this_form = w
+        .first()
+        .is_some_and(|x| LEXICON.negation_words.contains(&x.as_str()))
+        && w[1..]
+            .iter()
+            .any(|x| LEXICON.answer_forms.contains(&x.as_str()))
+        && w[1..].iter().all(|x| {
+            LEXICON.answer_forms.contains(&x.as_str())
+                || LEXICON.ticket_method.contains(&x.as_str())
+        });
+    if not_this_form {
+        method.sentences.push(inner.to_string());
+        return format!(
+            "{} {}",
+            sentence[..open].trim_end(),
+            sentence[close + 1..].trim_start()
+        );
+    }
     let formula = has_formula(&w);
     // ... or says only how to compute what the rest asks ("the skewness of price
     // (scipy.stats.skew with default settings, missing prices removed first)").
@@ -220,7 +262,10 @@ fn method_clauses<'a>(
         // "..., defined as SeatsSold divided by Distance km": a formula over the
         // columns defines the measure; it is the request, not a way to compute it.
         let tail_words = words_of(tail);
-        if has_formula(&tail_words) && names_a_column(&tail_words, columns) {
+        if has_formula(&tail_words)
+            && names_a_column(&tail_words, columns)
+            && !is_mean_formula(&tail_words)
+        {
             continue;
         }
         if let Some(m) = method_of(tail, columns).filter(|m| {
@@ -240,6 +285,20 @@ fn method_clauses<'a>(
 /// Whether the words name a column, loosely: a word of its name, or a word its short
 /// word abbreviates ("departure" for `DepDelayMin`).
 /// Whether words hold a formula ("divided by", "minus", "times").
+/// Whether words spell out the mean: a sum, a division, a count, in that order.
+fn is_mean_formula(w: &[String]) -> bool {
+    mean_formula_count_at(w).is_some()
+}
+
+/// Where the count of a spelled-out mean is (see [`is_mean_formula`]).
+fn mean_formula_count_at(w: &[String]) -> Option<usize> {
+    let mut at = 0;
+    for part in &LEXICON.mean_formula {
+        at += w[at..].iter().position(|x| part.contains(&x.as_str()))? + 1;
+    }
+    Some(at - 1)
+}
+
 fn has_formula(w: &[String]) -> bool {
     LEXICON.formula_words.iter().any(|p| !find(w, p).is_empty())
 }
@@ -259,6 +318,10 @@ fn names_a_column(w: &[String], columns: &[Vec<String>]) -> bool {
 /// The quantities words ask for: statistics (the largest as the maximum), a
 /// correlation, a p-value.
 fn quantities(w: &[String]) -> Vec<&'static str> {
+    // "the sum of the values divided by their number" is the mean, not a sum and a count.
+    if is_mean_formula(w) {
+        return vec!["mean"];
+    }
     let mut out: Vec<&'static str> = statistics_named(w)
         .into_iter()
         .filter(|s| *s != "missing")
@@ -642,6 +705,10 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
         {
             covered[i] = true;
         }
+    }
+    // "... divided by the number of bookings": what is counted are the rows.
+    if let Some(at) = mean_formula_count_at(&w) {
+        covered[at..].iter_mut().for_each(|c| *c = true);
     }
     // Missing values as zero: the planners read it; so is a quantile method other than
     // the default (declined there).

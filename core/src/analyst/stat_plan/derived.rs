@@ -97,6 +97,8 @@ impl Reader<'_> {
             ("difference between", "and", "difference"),
             ("diferencia entre", "y", "difference"),
             ("ratio of", "to", "ratio"),
+            ("sum of", "and", "sum"),
+            ("suma de", "y", "sum"),
             ("ratio between", "and", "ratio"),
             ("cociente entre", "y", "ratio"),
             ("days between", "and", "days"),
@@ -124,10 +126,13 @@ impl Reader<'_> {
                 let op = match (*op, dates) {
                     ("difference" | "days", true) => self.date_unit(),
                     ("hours", true) => "hours",
-                    ("difference" | "ratio", false) if is_numeric(&a) && is_numeric(&b) => op,
+                    ("difference" | "ratio" | "sum", false) if is_numeric(&a) && is_numeric(&b) => {
+                        op
+                    }
                     _ => continue,
                 };
                 self.used[at..b.end].fill(true);
+                let end = b.end;
                 let (a, b) = if dates {
                     (b.column, a.column)
                 } else {
@@ -139,6 +144,10 @@ impl Reader<'_> {
                     b,
                     ..Derived::default()
                 };
+                // "Create a new column total_nights as the sum of A and B": named.
+                if op == "sum" {
+                    return Some(self.defined(d, at, end));
+                }
                 return Some((d, None));
             }
         }

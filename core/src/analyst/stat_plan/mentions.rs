@@ -49,6 +49,8 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         a == b
             || a.strip_suffix('s') == Some(b)
             || a.strip_suffix("es") == Some(b)
+            || plural_y(a, b)
+            || plural_y(b, a)
             || b.strip_suffix('s') == Some(a)
             || LEXICON
                 .synonyms
@@ -88,7 +90,16 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                 // analyst reads otherwise ("annual") may be one of them.
                 if let Some(len) = spelled_out(&w[i..], t, &same) {
                     found.push((2, len, i, ci));
+                } else if let Some(len) = spelled_loosely(&w[i..], t, &same) {
+                    found.push((1, len, i, ci));
                 }
+            }
+        }
+        // "average daily rate" for `adr`, "body mass index" for `BMI`: a one-word name
+        // that is the initials of as many words of three letters or more, in order.
+        if t.len() == 1 && !is_id(ci) {
+            if let Some(at) = initials_at(w, &t[0]) {
+                found.push((2, t[0].len(), at, ci));
             }
         }
         // "passenger class" for `Pclass`: a word that ends a one-word name.
@@ -164,6 +175,58 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         joined
     });
     taken
+}
+
+/// How many words from the start of `w` hold the column's words that are not linking
+/// words, in order, with at most two other words between them in all ("total number of
+/// special requests" for `total_of_special_requests`); none of those a statistic or a
+/// word of a condition.
+fn spelled_loosely(w: &[String], t: &[String], same: &dyn Fn(&str, &str) -> bool) -> Option<usize> {
+    let content: Vec<&String> = t
+        .iter()
+        .filter(|x| !LEXICON.linking.contains(&x.as_str()))
+        .collect();
+    if content.len() < 2 || !w.first().is_some_and(|x| same(x, content[0])) {
+        return None;
+    }
+    let (mut at, mut gaps) = (1, 0);
+    for tw in &content[1..] {
+        while !w.get(at).is_some_and(|x| same(x, tw)) {
+            let x = w.get(at)?.as_str();
+            let reads_otherwise =
+                LEXICON.statistics.iter().any(|(p, _)| *p == x) || LEXICON.condition.contains(&x);
+            gaps += 1;
+            if gaps > 2 || reads_otherwise {
+                return None;
+            }
+            at += 1;
+        }
+        at += 1;
+    }
+    Some(at)
+}
+
+/// "countries" for `country`: a plural in -ies of a word in -y.
+fn plural_y(plural: &str, word: &str) -> bool {
+    plural
+        .strip_suffix("ies")
+        .zip(word.strip_suffix('y'))
+        .is_some_and(|(a, b)| a == b && !a.is_empty())
+}
+
+/// Where words of `w` spell `name` by their initials ("average daily rate" for `adr`):
+/// a name of three to five letters, each word at least three letters long and none a
+/// word for the rows.
+fn initials_at(w: &[String], name: &str) -> Option<usize> {
+    let n = name.len();
+    if !(3..=5).contains(&n) || !name.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    (0..(w.len() + 1).saturating_sub(n)).find(|&i| {
+        w[i..i + n].iter().zip(name.chars()).all(|(x, c)| {
+            x.len() >= 3 && x.starts_with(c) && !LEXICON.row_nouns.contains(&x.as_str())
+        })
+    })
 }
 
 /// How many words from the start of `w` spell out the column's words `t` in order
