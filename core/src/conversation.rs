@@ -62,8 +62,8 @@ pub enum CallForm {
     /// Through the provider's tool-calling interface, or a schema step the app read.
     #[default]
     Structured,
-    /// Written as text in the reply and recovered by the app
-    /// ([`text_calls`](crate::model::chat_completions::text_calls)).
+    /// Written as text in the reply and recovered by the app (the Chat Completions
+    /// provider's text calls).
     Text,
 }
 
