@@ -112,6 +112,17 @@ impl Reader<'_> {
                     (None, None) => self.date_column(at),
                 };
                 let said = self.w[at..end].join(" ");
+                // "arriving in July" where a text column holds the month's name: the
+                // value's condition (value_filters.rs), not a date's.
+                let a_value = self.table.column_kinds.iter().any(|c| {
+                    c.kind == "text"
+                        && c.values
+                            .iter()
+                            .any(|v| self.w[at..end].contains(&normalise(v)))
+                });
+                if target.is_none() && a_value {
+                    continue;
+                }
                 let Some((start, column)) = target else {
                     self.used[at..end].fill(true);
                     self.not_understood.push(self.say(

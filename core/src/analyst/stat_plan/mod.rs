@@ -289,6 +289,15 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     // The group or the label, the measures, the task.
     let extreme_asked = asked.question && extremes.any() && asked.describing();
     let mut group = both_sides.or_else(|| r.group());
+    // "Filter the rows by hotel equal to "City Hotel"": one value of a column kept by
+    // a condition is not also a group.
+    if group.as_ref().is_some_and(|g| {
+        filters
+            .iter()
+            .any(|f| f.column == g.column && f.op == "in" && f.values.len() == 1)
+    }) {
+        group = None;
+    }
     if extreme_asked && group.is_none() {
         group = r.asked_label(share || r.counts_rows());
     }

@@ -229,10 +229,12 @@ impl Reader<'_> {
                         if phrase.len() < 2 && !near_its_column {
                             continue;
                         }
-                        let inside = self
-                            .mentions
-                            .iter()
-                            .any(|m| at < m.end && m.start < at + len);
+                        // A word of the value that names its own column ("Resort Hotel"
+                        // of `hotel`) is the value's.
+                        let inside = self.mentions.iter().any(|m| {
+                            let own = m.column == c.name && at <= m.start && m.end <= at + len;
+                            at < m.end && m.start < at + len && !own
+                        });
                         if (at..at + len).any(|k| self.used[k]) || inside || self.stat_at(at) {
                             continue;
                         }
