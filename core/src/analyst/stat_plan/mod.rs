@@ -243,7 +243,16 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     let w = words_of(task);
     let named = mentions(&w, table);
     let said = statistics_said(&w, table, &named);
-    let asked = Asked::read(&w);
+    let mut asked = Asked::read(&w);
+    // "market segment" for `market_segment`: a column's words are the column, not a
+    // task outside the skills (segmenting the customers).
+    if asked.out_of_scope {
+        let free: Vec<String> = (0..w.len())
+            .filter(|&i| !named.iter().any(|m| m.start <= i && i < m.end))
+            .map(|i| w[i].clone())
+            .collect();
+        asked.out_of_scope = words::has_any(&free, &LEXICON.out_of_scope);
+    }
     if asked.is_theirs(&w, table, &named, &said) {
         return Understood::NotMine;
     }
