@@ -138,7 +138,12 @@ def classify(q: dict, reply: str) -> tuple[str, dict]:
         else:
             found[name] = value_in(reply, exp, tol, acc)
     detail = {"found": found, "at_form": sorted(at)}
-    if all(found.values()):
+    # A reply that declines is right only with every value in the answer format: its
+    # free text holds the table's profile and "step 1 of 4", which can contain the
+    # expected number or label by chance.
+    declines = DECLINE_RE.search(reply) is not None
+    at_form = all(name.lower() in at for name in q["answer"])
+    if all(found.values()) and (at_form or not declines):
         return "right", detail
     if DECLINE_RE.search(reply):
         detail["decline_words"] = sorted({m.group(0).lower() for m in DECLINE_RE.finditer(reply)})
