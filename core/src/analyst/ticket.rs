@@ -203,7 +203,16 @@ fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -
             LEXICON.answer_forms.contains(&x.as_str())
                 || LEXICON.ticket_method.contains(&x.as_str())
         });
-    if not_this_form {
+    // "(the kurtosis of a normal distribution is 0.0)": the excess kurtosis, scipy's
+    // own (a 3 there is Pearson's, another statistic, and stays to be declined).
+    let fishers = LEXICON
+        .normal_reference
+        .iter()
+        .any(|p| !find(&w, p).is_empty())
+        && quantities(&w) == ["kurt"]
+        && w.iter().filter_map(|x| num(x)).all(|n| n == 0.0)
+        && w.iter().any(|x| num(x).is_some());
+    if not_this_form || fishers {
         method.sentences.push(inner.to_string());
         return format!(
             "{} {}",

@@ -26,12 +26,19 @@ impl Reader<'_> {
                 };
                 // "z-scores above 3": the outliers' threshold, not a condition (only in
                 // an outliers question; "students who scored above 90" is a condition).
-                // ("whose z-score is above 3": a linking word between.)
-                let from = at.saturating_sub(if at >= 1 && self.w[at - 1] == "is" {
-                    3
-                } else {
-                    2
-                });
+                // ("whose z-score is above 3", "a z-score whose absolute value is
+                // greater than 3": linking words between.)
+                let mut from = at;
+                while from > 0 && at - from < 4 && {
+                    let x = self.w[from - 1].as_str();
+                    LEXICON.absolute.contains(&x)
+                        || LEXICON.value_nouns.contains(&x)
+                        || LEXICON.condition.contains(&x)
+                        || LEXICON.condition_verbs.contains(&x)
+                } {
+                    from -= 1;
+                }
+                let from = from.saturating_sub(2);
                 let before = &self.w[from..at];
                 let z_said = before
                     .windows(2)
