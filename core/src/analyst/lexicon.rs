@@ -189,6 +189,7 @@ pub(crate) struct Lexicon {
     pub all_words: Words,
     pub also_words: Words,
     pub answer_forms: Words,
+    pub iqr_fences: Words,
     pub normal_reference: Words,
     pub mean_formula: Vec<Words>,
     pub either_joiners: Words,

@@ -168,6 +168,14 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
 fn restates_the_default(w: &[String]) -> bool {
     let lx = &*LEXICON;
     let has = |list: &[&str], x: &String| list.contains(&x.as_str());
+    // "An outlier is a value below Q1 - 1.5 * IQR or above Q3 + 1.5 * IQR": the IQR
+    // rule as the analyst applies it (another multiple than 1.5 is not this).
+    let iqr_rule = lx.iqr_fences.iter().all(|f| w.iter().any(|x| x == f))
+        && w.iter().filter_map(|x| num(x)).all(|n| n == 1.5)
+        && w.iter().any(|x| num(x).is_some());
+    if iqr_rule {
+        return true;
+    }
     if w.iter().any(|x| has(&lx.condition, x)) {
         return false;
     }

@@ -1,6 +1,7 @@
 //! The table's columns as the request names them (by name, plural, synonym or a word
 //! of the name), and what kind of column each is.
 
+use super::words::num;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
@@ -144,7 +145,13 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                     let rows = LEXICON.row_nouns.contains(&x.as_str()) && x.as_str() != tw.as_str();
                     // "the default rate" asks for a share, not `interest_rate`.
                     let statistic = LEXICON.statistics.iter().any(|(p, _)| p == x);
-                    if same(x, tw) && !rows && !statistic {
+                    // "1.5 times IQR" is an operation, not `lead_time`.
+                    let number_near = |k: Option<usize>| {
+                        k.and_then(|k| w.get(k)).is_some_and(|n| num(n).is_some())
+                    };
+                    let operation = LEXICON.number_ops.contains(&x.as_str())
+                        && (number_near(i.checked_sub(1)) || number_near(Some(i + 1)));
+                    if same(x, tw) && !rows && !statistic && !operation {
                         found.push((1, 1, i, ci));
                     }
                 }
