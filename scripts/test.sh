@@ -55,6 +55,7 @@ fi
 # The hostile suite and staging again, each sandbox under gVisor (where the system
 # packages it).
 if [ -n "$GVISOR" ] && [ $# -eq 0 ]; then
-    # --workspace: the same features as above, so nothing is built again.
+    # --workspace --test docker: the same features as the engine_alone pass above, so
+    # nothing is built again (the whole workspace's pass unifies other features).
     SANDALYST_TEST_ISOLATION=gvisor cargo test --workspace --test docker -- hostile:: staging::
 fi
