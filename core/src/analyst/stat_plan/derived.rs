@@ -145,10 +145,7 @@ impl Reader<'_> {
                     ..Derived::default()
                 };
                 // "Create a new column total_nights as the sum of A and B": named.
-                if op == "sum" {
-                    return Some(self.defined(d, at, end));
-                }
-                return Some((d, None));
+                return Some(self.defined(d, at, end));
             }
         }
         // "length"/"duration" with a start and an end date column.

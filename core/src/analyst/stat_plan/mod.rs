@@ -269,15 +269,6 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     } else {
         None
     };
-    // The new measure's name, wherever it is said again ("the mean of total_nights"),
-    // is the measure: its words ("total") ask for nothing.
-    if let Some((_, Some(name))) = &derived {
-        let name = words_of(name).join(" ");
-        let len = name.split(' ').count();
-        for at in find(&r.w, &name) {
-            r.used[at..at + len].fill(true);
-        }
-    }
     let both_sides = r.both_sides();
     let filters = r.filters();
     let filled = r.missing_filled();
