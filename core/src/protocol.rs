@@ -495,6 +495,10 @@ pub enum Notice {
     /// (`repetition`, `cap` the length of the stretch): the rest was not read, its
     /// calls did not run, and the model is told.
     ReplyCut { what: Capped, cap: usize },
+    /// A local model's view of the ask started again after the app's first cell
+    /// (`attempt` 2 or 3): `stale_turns` turns had written none of the missing named
+    /// outputs. The transcript keeps every turn; the files and the kernel stay.
+    FreshStart { attempt: u32, stale_turns: u32 },
     /// A call changed more files in `output/` than get an event each; these `count`
     /// are collected when the ask ends.
     MoreOutputsChanged { count: usize },
@@ -603,6 +607,13 @@ impl std::fmt::Display for Notice {
                     cut.describe()
                 )
             }
+            Notice::FreshStart {
+                attempt,
+                stale_turns,
+            } => write!(
+                f,
+                "{stale_turns} turns wrote none of the missing files: the model starts afresh (attempt {attempt}), its earlier cells of this ask out of its view; the files and the kernel stay"
+            ),
             Notice::MoreOutputsChanged { count } => write!(
                 f,
                 "{count} more files changed in output/; they are collected when the ask ends"
@@ -926,6 +937,17 @@ mod tests {
             looped.to_string(),
             "the model's reply was cut: its text kept repeating the same 40 characters over and over; the rest was not read, and the model is told"
         );
+        let fresh = Notice::FreshStart {
+            attempt: 2,
+            stale_turns: 6,
+        };
+        assert_eq!(
+            serde_json::to_value(&fresh).unwrap(),
+            serde_json::json!({"notice": "fresh_start", "attempt": 2, "stale_turns": 6})
+        );
+        assert!(fresh
+            .to_string()
+            .starts_with("6 turns wrote none of the missing files"));
         let more = Notice::MoreOutputsChanged { count: 3 };
         assert_eq!(
             serde_json::to_value(&more).unwrap(),

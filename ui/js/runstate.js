@@ -316,6 +316,8 @@ export function noticeText(ev) {
       return ev.what === 'repetition'
         ? `The model's reply fell into a loop (the same ${ev.cap} characters over and over); the rest was not read, and the model was told.`
         : `The model's reply was cut: its ${CUT_PARTS[ev.what] ?? ev.what} passed ${bytes(ev.cap)}, the most Sandalyst reads of one reply; the rest was not read, and the model was told.`;
+    case 'fresh_start':
+      return `${ev.stale_turns} turns wrote none of the missing files, so the model starts afresh (attempt ${ev.attempt}) without its earlier cells of this ask in view; the files and the kernel stay.`;
     case 'more_outputs_changed':
       return `${ev.count} more files changed in output/; they are collected when the ask ends.`;
     case 'figure_not_kept':

@@ -161,11 +161,13 @@ test('what the loop said as prose is typed: a cut reply, a flood of outputs, a f
   s = reduce(s, ev('notice', { notice: 'reply_cut', what: 'repetition', cap: 40 }));
   s = reduce(s, ev('notice', { notice: 'more_outputs_changed', count: 3 }));
   s = reduce(s, ev('notice', { notice: 'figure_not_kept', call_id: 'c1', reason: 'disk full' }));
-  assert.deepEqual(s.items.map((i) => i.notice), ['reply_cut', 'reply_cut', 'more_outputs_changed', 'figure_not_kept']);
+  s = reduce(s, ev('notice', { notice: 'fresh_start', attempt: 2, stale_turns: 6 }));
+  assert.deepEqual(s.items.map((i) => i.notice), ['reply_cut', 'reply_cut', 'more_outputs_changed', 'figure_not_kept', 'fresh_start']);
   assert.equal(s.items[0].text, "The model's reply was cut: its tool-call arguments passed 4.0 MB, the most Sandalyst reads of one reply; the rest was not read, and the model was told.");
   assert.equal(s.items[1].text, "The model's reply fell into a loop (the same 40 characters over and over); the rest was not read, and the model was told.");
   assert.equal(s.items[2].text, '3 more files changed in output/; they are collected when the ask ends.');
   assert.equal(s.items[3].text, 'A figure the code drew was not kept (disk full).');
+  assert.equal(s.items[4].text, '6 turns wrote none of the missing files, so the model starts afresh (attempt 2) without its earlier cells of this ask in view; the files and the kernel stay.');
 });
 
 test('staging notes are typed: the page words a link followed, a link or an entry left out from their fields', () => {

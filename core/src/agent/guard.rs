@@ -147,6 +147,16 @@ impl Guard {
     pub fn repeats(&self) -> u32 {
         self.repeats
     }
+
+    /// A fresh start ([`super::attempt`]): the calls of the attempt given up are out
+    /// of the model's view, so none of them counts as repeated or failed before.
+    /// Reminders and nudges stay counted for the ask.
+    pub fn fresh(&mut self) {
+        self.repeats = 0;
+        self.cuts = 0;
+        self.last_call = None;
+        self.failed.clear();
+    }
 }
 
 #[cfg(test)]

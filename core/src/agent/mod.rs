@@ -14,6 +14,7 @@
 //! budget, artifacts and images after each call), [`context`] (keeping the history
 //! inside the context window), [`instructions`] (built per ask).
 
+pub mod attempt;
 pub mod context;
 pub mod ending;
 pub mod events;
@@ -36,6 +37,7 @@ pub use events::{ArtifactKind, Event, EventKind, RunStatus, SetupStage};
 pub use guard::{MAX_NUDGES, MAX_REMINDERS};
 pub use tools::ToolSet;
 
+use attempt::Attempts;
 use guard::Guard;
 
 /// One tool call of a reply: its id, the tool and the raw JSON arguments.
@@ -68,7 +70,7 @@ pub enum Failed {
 
 use crate::conversation::{Answer, CallMode, Ending};
 use crate::model::caps::Cut;
-use crate::model::chat_completions::text_calls;
+use crate::model::chat_completions::{steps, text_calls};
 use crate::model::error::ModelError;
 use crate::model::{CallForm, Delta, Item, Model, Reply, Request, Usage};
 use crate::protocol::{Notice, OutputProblem};
@@ -155,6 +157,8 @@ pub struct Agent<'a> {
     pub outputs: Vec<OutputEntry>,
     /// The counters that decide whether the ask goes on.
     guard: Guard,
+    /// The ask's attempts: what the model sees after a fresh start.
+    attempts: Attempts,
     /// Whether code or a command ran in this ask.
     ran_code: bool,
     /// Time spent waiting for the analyst's approvals: not counted in the wall time.
@@ -244,6 +248,7 @@ impl<'a> Agent<'a> {
             turns: 0,
             outputs: Vec::new(),
             guard: Guard::default(),
+            attempts: Attempts::default(),
             ran_code: false,
             waiting: Default::default(),
             pace: (0, 0.0),
@@ -278,14 +283,18 @@ impl<'a> Agent<'a> {
         }
         self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
         self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
+        self.attempts = Attempts::begin(self.items.len(), self.problems.len());
         self.announce_call_mode();
         loop {
             let outcome = match self.guard.limit(self.turns, &self.limits, self.cost()) {
                 Some(limit) => Outcome::Limit(limit),
-                None => self.step_until(deadline, task, cancel).await,
+                None => {
+                    self.fresh_start_if_due(task);
+                    self.step_until(deadline, task, cancel).await
+                }
             };
             match outcome {
-                Outcome::Continue => {}
+                Outcome::Continue => self.attempts.progress(self.problems.len(), self.turns),
                 Outcome::Ended(status) => return Ok(status),
                 Outcome::Limit(limit) => {
                     // A limit that stops the ask says which named outputs it left unmade.
@@ -489,9 +498,10 @@ impl<'a> Agent<'a> {
         let started = tokio::time::Instant::now();
         let answer = self.answer();
         let reply = loop {
+            let view = self.attempts.view(&self.items);
             let request = Request {
                 instructions: &self.instructions,
-                items: &self.items,
+                items: &view,
                 tools,
                 on_delta: &on_delta,
                 answer: answer.clone(),
@@ -857,6 +867,34 @@ impl<'a> Agent<'a> {
         } else {
             Answer::NotYet { missing }
         }
+    }
+
+    /// A local model in step mode that is stuck on the way to the missing files sees
+    /// the ask again from after the app's first cell ([`attempt`]).
+    fn fresh_start_if_due(&mut self, task: &str) {
+        let stepped = matches!(self.call_mode, Some((CallMode::Schema | CallMode::Text, _)));
+        let failed = matches!(
+            self.items.last(),
+            Some(Item::ToolOutput { is_error: true, .. })
+        );
+        let stuck = failed || self.guard.repeats() > 0;
+        if !stepped || !self.attempts.due(self.turns, self.limits.max_turns, stuck) {
+            return;
+        }
+        let stale = self.attempts.stale(self.turns);
+        // The exception alone: the failing line, shown again, is what gets copied.
+        let error = steps::last_error(&self.items)
+            .map(|e| e.split(" at `").next().unwrap_or_default().to_string());
+        let checklist = ending::checklist(task, &self.problems, &self.names);
+        let why = attempt::why(stale, error.as_deref());
+        let attempt = self
+            .attempts
+            .start(self.items.len(), self.turns, &why, checklist.as_deref());
+        self.guard.fresh();
+        self.host.emit(EventKind::Notice(Notice::FreshStart {
+            attempt,
+            stale_turns: stale,
+        }));
     }
 
     /// Say how the model's calls travel, when that is new.

@@ -163,6 +163,8 @@ struct Ask<'s> {
     price: Option<Price>,
     /// Every request the scripted model was sent, as it comes.
     model_log: std::sync::Arc<Mutex<Vec<Seen>>>,
+    /// How the scripted model says its calls travel (none: native).
+    call_mode: Option<CallMode>,
 }
 
 fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> Ask<'s> {
@@ -175,6 +177,7 @@ fn ask<'s>(sandbox: &'s dyn Sandbox, steps: impl IntoIterator<Item = Step>) -> A
         cancel: CancellationToken::new(),
         price: None,
         model_log: Default::default(),
+        call_mode: None,
     }
 }
 
@@ -201,6 +204,7 @@ impl Ask<'_> {
         let mut model = ScriptedModel::new(self.steps);
         model.price = self.price;
         model.log = self.model_log.clone();
+        model.call_mode = self.call_mode.map(|m| (m, "a test".to_string()));
         let mut agent = Agent::new(&mut model, self.sandbox, &self.host, Vec::new());
         agent.limits = self.limits;
         let Ended { status, failure } = agent.run(self.task, &self.cancel).await;
@@ -977,4 +981,68 @@ async fn the_same_call_again_is_told_to_move_on() {
         a.outputs[1].contains("This call is the same as the one before it (2 time(s) in a row)")
     );
     assert!(!a.outputs[2].contains("same as the one before"));
+}
+
+/// A local model in step mode that spends six turns on failing cells without writing
+/// the file the task names sees the ask again from the start, with one note; the
+/// transcript keeps every turn. A native (hosted) model keeps its whole history.
+#[tokio::test]
+async fn a_stuck_local_model_starts_afresh_without_its_failed_cells_in_view() {
+    for mode in [Some(CallMode::Schema), None] {
+        let sandbox = FakeSandbox::default();
+        let mut steps: Vec<Step> = (1..=6)
+            .map(|n| py(&format!("c{n}"), &format!("print try {n}\nfail")))
+            .collect();
+        steps.extend([
+            py("c7", "png output/chart.png"),
+            say("The chart is written."),
+        ]);
+        let mut a = ask(&sandbox, steps);
+        a.task = "plot the data to output/chart.png";
+        a.call_mode = mode;
+        let log = a.model_log.clone();
+        let a = a.run().await;
+        assert_eq!(a.status, RunStatus::Finished);
+        let fresh: Vec<(u32, u32)> = a
+            .raw_events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Notice(Notice::FreshStart {
+                    attempt,
+                    stale_turns,
+                }) => Some((*attempt, *stale_turns)),
+                _ => None,
+            })
+            .collect();
+        let seventh = log.lock().unwrap()[6].items.clone();
+        let calls = seventh
+            .iter()
+            .filter(|i| matches!(i, Item::ToolCall { .. }))
+            .count();
+        // Every call stays in the transcript either way.
+        assert_eq!(a.items.iter().filter(|l| l.starts_with("call ")).count(), 7);
+        if mode.is_none() {
+            assert!(fresh.is_empty());
+            assert_eq!(calls, 6, "a native model sees its whole history");
+            continue;
+        }
+        assert_eq!(fresh, [(2, 6)], "one fresh start, after six stale turns");
+        assert_eq!(calls, 0, "the failed attempt is out of view");
+        let lines: Vec<String> = seventh.iter().map(item_line).collect();
+        assert_eq!(lines[0], "user: plot the data to output/chart.png");
+        assert!(
+            lines[1].starts_with("user: [from the app] A fresh start: 6 turns wrote none of the missing files (the last error: ValueError: failed on purpose"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].contains("[checklist] output/chart.png does not exist"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(lines.len(), 2);
+        // The turn after the fresh start sees its own call.
+        let eighth: Vec<String> = log.lock().unwrap()[7].items.iter().map(item_line).collect();
+        assert_eq!(eighth.len(), 4);
+    }
 }

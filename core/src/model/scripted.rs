@@ -49,6 +49,8 @@ pub struct ScriptedModel {
     pub vision: bool,
     pub price: Option<super::pricing::Price>,
     pub context_window: Option<u64>,
+    /// How its calls travel, as a server's model would say (none: native calls).
+    pub call_mode: Option<(crate::conversation::CallMode, String)>,
 }
 
 impl ScriptedModel {
@@ -61,6 +63,7 @@ impl ScriptedModel {
             vision: false,
             price: None,
             context_window: None,
+            call_mode: None,
         }
     }
 
@@ -139,6 +142,10 @@ impl Model for ScriptedModel {
 
     fn context_window(&self) -> Option<u64> {
         self.context_window
+    }
+
+    fn call_mode(&self) -> Option<(crate::conversation::CallMode, String)> {
+        self.call_mode.clone()
     }
 
     async fn respond(
