@@ -37,8 +37,8 @@ pub struct Attempts {
     fresh: u32,
     /// The turn at which the attempt began or a missing output was last written.
     since: u32,
-    /// The fewest named outputs missing so far.
-    fewest: Option<usize>,
+    /// The fewest named outputs missing so far (0 before the ask begins: nothing to do).
+    fewest: usize,
 }
 
 impl Attempts {
@@ -46,15 +46,15 @@ impl Attempts {
     pub fn begin(base: usize, missing: usize) -> Attempts {
         Attempts {
             base,
-            fewest: Some(missing),
+            fewest: missing,
             ..Attempts::default()
         }
     }
 
     /// After a turn: `missing` named outputs are still missing or invalid.
     pub fn progress(&mut self, missing: usize, turn: u32) {
-        if self.fewest.is_none_or(|f| missing < f) {
-            self.fewest = Some(missing);
+        if missing < self.fewest {
+            self.fewest = missing;
             self.since = turn;
         }
     }
@@ -70,20 +70,31 @@ impl Attempts {
     /// left to use it.
     pub fn due(&self, turn: u32, max_turns: u32, stuck: bool) -> bool {
         let stale = self.stale(turn);
-        self.fewest.is_some_and(|f| f > 0)
+        self.fewest > 0
             && self.fresh < MAX_FRESH
             && max_turns.saturating_sub(turn) >= MIN_TURNS_LEFT
             && (stale >= LOST_TURNS || stuck && stale >= STALE_TURNS)
     }
 
     /// Start afresh at item `at` (the next item the ask keeps), after `turn`: the
-    /// model's view drops its items since the last start and opens with the note.
-    /// Returns the attempt's number (2 for the first fresh start).
-    pub fn start(&mut self, at: usize, turn: u32, why: &str, checklist: Option<&str>) -> u32 {
+    /// model's view drops its items since the last start and opens with the note (the
+    /// attempt's last exception, the checklist). Returns the new attempt's number (2 for
+    /// the first fresh start) and the stale turns it gave up.
+    pub fn start(
+        &mut self,
+        at: usize,
+        turn: u32,
+        error: Option<&str>,
+        checklist: Option<&str>,
+    ) -> (u32, u32) {
+        let stale = self.stale(turn);
         self.fresh += 1;
         self.since = turn;
+        let error = error
+            .map(|e| format!(" (the last error: {e})"))
+            .unwrap_or_default();
         let mut text = format!(
-            "A fresh start: {why}, so your cells after the app's first one are left out of what you see now \
+            "A fresh start: {stale} turns wrote none of the missing files{error}, so your cells after the app's first one are left out of what you see now \
              (the kernel still holds what they defined, and the files they wrote stay). \
              Begin again from the data as loaded, with the next missing file."
         );
@@ -92,7 +103,7 @@ impl Attempts {
             text.push_str(line);
         }
         self.current = Some((at, app_note(&text)));
-        self.fresh + 1
+        (self.fresh + 1, stale)
     }
 
     /// What the model is sent of `items`: all of them, or, after a fresh start, those
@@ -109,14 +120,6 @@ impl Attempts {
     }
 }
 
-/// Why an attempt is given up, for the note: the turns it took and its last error.
-pub fn why(stale: u32, last_error: Option<&str>) -> String {
-    match last_error {
-        Some(e) => format!("{stale} turns wrote none of the missing files (the last error: {e})"),
-        None => format!("{stale} turns wrote none of the missing files"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +130,10 @@ mod tests {
 
     #[test]
     fn a_stuck_attempt_starts_afresh_and_progress_puts_it_off() {
+        assert!(
+            !Attempts::default().due(30, 40, true),
+            "before the ask begins"
+        );
         let mut a = Attempts::begin(2, 3);
         assert!(!a.due(5, 25, true), "five stale turns are not enough");
         assert!(a.due(6, 25, true), "six, the last stuck");
@@ -152,13 +159,8 @@ mod tests {
         let mut a = Attempts::begin(2, 1);
         assert!(matches!(a.view(&items), Cow::Borrowed(_)));
         assert_eq!(
-            a.start(
-                4,
-                6,
-                &why(6, Some("KeyError: 'x'")),
-                Some("[checklist] next")
-            ),
-            2
+            a.start(4, 6, Some("KeyError: 'x'"), Some("[checklist] next")),
+            (2, 6)
         );
         let mut items = items;
         items.push(user("try 2"));
@@ -177,7 +179,7 @@ mod tests {
         );
         assert!(texts[2].ends_with("[checklist] next"));
         assert_eq!(texts[3..], ["try 2"]);
-        assert_eq!(a.start(5, 12, "w", None), 3);
+        assert_eq!(a.start(5, 12, None, None), (3, 6));
         assert!(!a.due(24, 40, true), "at most two fresh starts");
     }
 }

@@ -881,15 +881,14 @@ impl<'a> Agent<'a> {
         if !stepped || !self.attempts.due(self.turns, self.limits.max_turns, stuck) {
             return;
         }
-        let stale = self.attempts.stale(self.turns);
-        // The exception alone: the failing line, shown again, is what gets copied.
-        let error = steps::last_error(&self.items)
-            .map(|e| e.split(" at `").next().unwrap_or_default().to_string());
+        let error = steps::last_exception(&self.items);
         let checklist = ending::checklist(task, &self.problems, &self.names);
-        let why = attempt::why(stale, error.as_deref());
-        let attempt = self
-            .attempts
-            .start(self.items.len(), self.turns, &why, checklist.as_deref());
+        let (attempt, stale) = self.attempts.start(
+            self.items.len(),
+            self.turns,
+            error.as_deref(),
+            checklist.as_deref(),
+        );
         self.guard.fresh();
         self.host.emit(EventKind::Notice(Notice::FreshStart {
             attempt,

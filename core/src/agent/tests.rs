@@ -1036,6 +1036,11 @@ async fn a_stuck_local_model_starts_afresh_without_its_failed_cells_in_view() {
             lines[1]
         );
         assert!(
+            !lines[1].contains(" at `"),
+            "the failing line is not shown again: {}",
+            lines[1]
+        );
+        assert!(
             lines[1].contains("[checklist] output/chart.png does not exist"),
             "{}",
             lines[1]

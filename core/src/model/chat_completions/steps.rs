@@ -144,6 +144,23 @@ pub fn guided_thought(
 /// The error of the last step, when the last thing in the conversation is a failed
 /// call's result: its exception line and the line of code it points at, shortened.
 pub fn last_error(items: &[Item]) -> Option<String> {
+    let (exception, at) = last_failure(items)?;
+    let said = match at {
+        Some(code) => format!("{exception} at `{code}`"),
+        None => exception.to_string(),
+    };
+    Some(said.chars().take(200).collect())
+}
+
+/// The exception line alone of [`last_error`]: where the failing line, shown again,
+/// would be copied.
+pub fn last_exception(items: &[Item]) -> Option<String> {
+    last_failure(items).map(|(exception, _)| exception.chars().take(200).collect())
+}
+
+/// The last failed call's exception line, and the cell's line the traceback points at
+/// (the line after `Cell In[7], line 3`).
+fn last_failure(items: &[Item]) -> Option<(&str, Option<&str>)> {
     let Some(Item::ToolOutput {
         output,
         is_error: true,
@@ -153,21 +170,16 @@ pub fn last_error(items: &[Item]) -> Option<String> {
         return None;
     };
     let lines: Vec<&str> = output.lines().map(str::trim).collect();
-    let exception = lines.iter().rev().find(|l| {
+    let exception = *lines.iter().rev().find(|l| {
         l.split_once(':')
             .is_some_and(|(k, _)| k.ends_with("Error") || k.ends_with("Exception"))
     })?;
-    // The cell's line the traceback points at: the line after `Cell In[7], line 3`.
     let at = lines
         .iter()
         .rposition(|l| l.starts_with("Cell In["))
-        .and_then(|i| lines.get(i + 1))
+        .and_then(|i| lines.get(i + 1).copied())
         .filter(|l| !l.is_empty());
-    let said = match at {
-        Some(code) => format!("{exception} at `{code}`"),
-        None => exception.to_string(),
-    };
-    Some(said.chars().take(200).collect())
+    Some((exception, at))
 }
 
 fn branch(props: Map<String, Value>, required: Vec<Value>) -> Value {
