@@ -1494,6 +1494,90 @@ fn write_parquet(path: &Path, rows: &[(u32, &'static str, Option<u32>, String)])
     w.close().unwrap();
 }
 
+/// A local model that gets stuck, in the window: the double is a server on this machine,
+/// so `auto` moves to schema steps after its first reply (no native call); six steps
+/// fail without writing the chart the task names, the model starts afresh (a note in
+/// the ask that says so), and the next step writes the chart. The model's request
+/// after the fresh start holds none of the failed cells. With SCREENSHOTS_DIR set, the
+/// ask is saved there (`31-fresh-start`; GTK_THEME=Adwaita:dark for the dark theme).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_local_model_starts_afresh_in_the_window() {
+    let display = Display::get();
+    let data = tempfile::tempdir().unwrap();
+    let step = |thought: &str, lines: &[&str]| {
+        chat_reply(
+            &json!({"thought": thought, "action": "python", "code": lines}).to_string(),
+            None,
+        )
+    };
+    let mut replies = vec![chat_reply("I will plot the numbers.", None)];
+    for n in 1..=6 {
+        let line = format!("values = [1, 3, 2]; plot_{n}(values)");
+        replies.push(step("Plot the values.", &[line.as_str()]));
+    }
+    replies.push(step(
+        "Write the chart.",
+        &[
+            "import matplotlib.pyplot as plt",
+            "plt.plot([1, 3, 2])",
+            "plt.savefig('output/chart.png')",
+        ],
+    ));
+    replies.push(chat_reply(
+        &json!({"thought": "Done.", "action": "final_answer",
+                "answer": "The chart of the three values is in output/chart.png."})
+        .to_string(),
+        None,
+    ));
+    let model = ChatDouble::start(replies);
+    std::fs::write(
+        data.path().join("desktop-settings.json"),
+        json!({"provider": "openai-compatible", "model": "scripted", "base_url": model.base})
+            .to_string(),
+    )
+    .unwrap();
+    let app = App::start(&display, data.path(), &[]).await;
+    app.ask(
+        "Plot the values 1, 3, 2 as a line and save it to output/chart.png.",
+        "openai-compatible:scripted",
+    )
+    .await;
+    app.wait_js(
+        "return document.querySelectorAll('.ask .ending:not(:empty)').length >= 1",
+        300,
+    )
+    .await;
+    let ending = app.text(".ask .ending").await;
+    assert!(
+        ending.starts_with("Finished"),
+        "the ask ended as {ending:?}"
+    );
+    let notes = app
+        .js("return [...document.querySelectorAll('.ask .app-note')].map(e => e.innerText).join('\\n')")
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        notes.contains(
+            "6 turns wrote none of the missing files, so the model starts afresh (attempt 2)"
+        ),
+        "{notes}"
+    );
+    maybe_shot(&display, "31-fresh-start").await;
+    // The first reply, asked again in schema mode, then one request a step: the sixth
+    // step's request still holds the fifth's failed cell, the seventh none of them.
+    let bodies = model.bodies();
+    assert_eq!(bodies.len(), 9, "one request a turn");
+    assert!(bodies[6].to_string().contains("plot_5(values)"));
+    let after = bodies[7].to_string();
+    assert!(after.contains("A fresh start"), "{after}");
+    assert!(
+        (1..=6).all(|n| !after.contains(&format!("plot_{n}(values)"))),
+        "the failed cells are out of the model's view: {after}"
+    );
+}
+
 /// [`shot`] when SCREENSHOTS_DIR is set (a test run otherwise writes no pictures).
 async fn maybe_shot(display: &Display, name: &str) {
     if std::env::var_os("SCREENSHOTS_DIR").is_some() {
