@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 use crate::conversation::{write_line, Answer, Item, ToolSpec};
 use crate::protocol::{tool_source, PRELUDE_CALL_ID};
 
+use super::chart::{self, Chart};
 use super::steps::{LINES_ARG, LINES_MAX, LINE_MAX};
 
 /// The actions of the two steps.
@@ -96,6 +97,11 @@ impl Mend {
         }
     }
 
+    /// Whether this step is a figure's write (a chart the app draws).
+    fn is_figure(&self) -> bool {
+        matches!(self, Mend::Write(w) if w.placeholder.is_empty())
+    }
+
     /// The field that holds a text file's text, for the write of one.
     pub fn text_key(&self) -> Option<&'static str> {
         matches!(self, Mend::Write(w) if w.placeholder == TEXT).then_some(TEXT)
@@ -129,8 +135,15 @@ impl Mend {
         };
         props.insert(key.into(), json!({"type": "string", "enum": [value]}));
         let mut required = vec!["thought", "action", key];
+        // A figure's write names the chart the app draws.
+        if self.is_figure() {
+            for (k, v) in chart::properties() {
+                props.insert(k.into(), v);
+                required.push(k);
+            }
+        }
         // A text's write holds the text itself and no code (see `of`).
-        if !matches!(self, Mend::Write(w) if w.placeholder == TEXT) {
+        else if !matches!(self, Mend::Write(w) if w.placeholder == TEXT) {
             let (lines_key, _, _) = self.fields();
             props.insert(lines_key.into(), lines);
             required.push(lines_key);
@@ -185,9 +198,10 @@ impl Mend {
                         w.line
                     ),
                     "" => format!(
-                        "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that draws \
-                         the figure; the app ends the cell with `{}`.",
-                        w.line
+                        "The action \"{WRITE}\" names the chart and the app draws it and saves \
+                         it with `{}`: {}.",
+                        w.line,
+                        chart::explained()
                     ),
                     p => format!(
                         "The action \"{WRITE}\" gives, in \"{LINES_ARG}\", the code that computes \
@@ -215,17 +229,17 @@ impl Mend {
     pub fn apply(&self, step: &Map<String, Value>) -> Option<(String, String)> {
         match self {
             Mend::Fix(f) => Some((f.tool.clone(), f.apply(step)?)),
+            Mend::Write(w) if w.placeholder.is_empty() => {
+                let mut lines = Chart::from_step(step)?.code();
+                lines.push(w.line.clone());
+                Some((w.tool.clone(), lines.join("\n")))
+            }
             Mend::Write(w) => {
                 let mut lines = match step.get(LINES_ARG) {
                     Some(code) => once(lines_of(code)?),
                     None if w.placeholder == TEXT => Vec::new(),
                     None => return None,
                 };
-                // The app saves the figure: shown or closed first, it would be blank
-                // (r12 seed 3 saved a 2,403-byte empty PNG).
-                if w.placeholder.is_empty() {
-                    lines.retain(|l| !ends_figure(l));
-                }
                 // What the file holds, as the model named it (a salvaged step may not
                 // have come that far).
                 let named = step
@@ -319,14 +333,6 @@ fn cells_ran(items: &[Item]) -> usize {
             matches!(i, Item::ToolOutput { call_id, is_error: false, .. } if *call_id != PRELUDE_CALL_ID)
         })
         .count()
-}
-
-/// A line that shows or closes the figure (`plt.show()`, `plt.close()`, ...).
-fn ends_figure(line: &str) -> bool {
-    let l = line.trim();
-    ["plt.show(", "plt.close(", "fig.show("]
-        .iter()
-        .any(|p| l.starts_with(p) && l.ends_with(')'))
 }
 
 /// The session's tool that runs code written as lines.
@@ -712,19 +718,34 @@ mod tests {
     }
 
     #[test]
-    fn a_figures_write_does_not_show_or_close_it_before_the_app_saves_it() {
+    fn a_figures_write_names_a_chart_and_the_app_draws_and_saves_it() {
         let mut items = failed("x = 1", TRACE);
         if let Some(Item::ToolOutput { is_error, .. }) = items.last_mut() {
             *is_error = false;
         }
         let mend = Mend::of(&items, &python(), &missing("output/c.png"), 0).unwrap();
-        let step =
-            json!({"code": ["df.plot()", "plt.title('t')", "plt.show()", "plt.close('all')"]});
-        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        let schema = mend.branch(json!({"type": "string"}));
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         assert_eq!(
-            code,
-            "df.plot()\nplt.title('t')\nplt.savefig('output/c.png')"
+            keys,
+            ["thought", "action", "path", "data", "x", "y", "kind", "mark", "title"]
         );
+        assert_eq!(schema["required"].as_array().unwrap().len(), keys.len());
+        assert!(mend
+            .note()
+            .contains("\"kind\" one of line, scatter, bar, hist"));
+        let step =
+            json!({"data": "df", "x": "t", "y": ["v"], "kind": "line", "mark": "", "title": "V"});
+        let (tool, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(tool, "python");
+        assert!(
+            code.contains("ax.plot(_data[\"t\"], _data[\"v\"]"),
+            "{code}"
+        );
+        assert!(code.ends_with("\nplt.savefig('output/c.png')"), "{code}");
+        // Code in place of a chart is not this step.
+        let step = json!({"code": ["df.plot()"]});
+        assert_eq!(mend.apply(step.as_object().unwrap()), None);
     }
 
     #[test]
