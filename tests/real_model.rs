@@ -514,6 +514,9 @@ fn seeds() -> Vec<u64> {
 #[test]
 #[ignore = "real model: scripts/test.sh --real-model"]
 fn real_model_reference_case_three_seeds() {
+    // Every mode runs before any is judged: the modes are measured side by side, and
+    // one mode short of the bar must not leave the next one unmeasured.
+    let mut short = Vec::new();
     for mode in modes() {
         let runs: Vec<Ran> = seeds()
             .into_iter()
@@ -547,12 +550,15 @@ fn real_model_reference_case_three_seeds() {
             .filter(|(o, wall)| o == "finished" && *wall <= 900.0)
             .count();
         // Of more seeds, the same share: two thirds.
-        assert!(
-            good * 3 >= runs.len() * 2,
-            "{mode}: fewer than 2 of 3 seeded runs finished with all three outputs valid \
-             within 15 minutes: {outcomes:?}"
-        );
+        if good * 3 < runs.len() * 2 {
+            short.push(format!("{mode}: {outcomes:?}"));
+        }
     }
+    assert!(
+        short.is_empty(),
+        "fewer than 2 of 3 seeded runs finished with all three outputs valid within 15 \
+         minutes: {short:?}"
+    );
 }
 
 /// Two asks in one chat: the second builds on the first (the kernel's table or the
