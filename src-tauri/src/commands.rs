@@ -76,6 +76,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         explore_summary,
         explore_code,
         export_session,
+        export_report,
         save_file,
         render_markdown,
         read_image,
@@ -499,6 +500,19 @@ pub async fn export_session(
         analysis: analysis.unwrap_or(false),
     };
     state.app.export_outputs(&session_id, dest, what).await
+}
+
+/// Write the session as one self-contained HTML report to share as `dest`, which the
+/// save dialog chose (it asked before replacing a file). Returns what was written.
+#[tauri::command]
+pub async fn export_report(
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    dest: String,
+) -> Result<exports::Exported> {
+    let dest = PathBuf::from(dest);
+    exports::absolute(&dest)?;
+    state.app.export_report(&session_id, dest, true).await
 }
 
 /// Save a copy of one file of the session (`path` relative to its folder) to `dest`,

@@ -234,6 +234,41 @@ fn paths_from_the_page_are_checked() {
 }
 
 #[test]
+fn the_report_to_share_is_written_where_the_dialog_said() {
+    let f = fixture();
+    let r = call(
+        &f,
+        "export_report",
+        json!({"sessionId": f.session, "dest": "relative/report.html"}),
+    );
+    assert!(r.is_err(), "{r:?}");
+    let r = call(
+        &f,
+        "export_report",
+        json!({"sessionId": "../x", "dest": f.outside.path().join("x.html").to_str().unwrap()}),
+    );
+    assert!(r.is_err(), "{r:?}");
+    // The dialog asked before replacing: an existing file is replaced.
+    let dest = f.outside.path().join("report.html");
+    std::fs::write(&dest, "old").unwrap();
+    let done = call(
+        &f,
+        "export_report",
+        json!({"sessionId": f.session, "dest": dest.to_str().unwrap()}),
+    )
+    .unwrap();
+    assert_eq!(done["path"], dest.to_str().unwrap());
+    let html = std::fs::read_to_string(&dest).unwrap();
+    assert!(html.contains("Content-Security-Policy"), "{html}");
+    assert!(html.contains("<td>&lt;b&gt;1&lt;/b&gt;</td>"), "{html}");
+    assert!(!html.contains("<script"), "{html}");
+    assert!(
+        !html.contains("secret"),
+        "the link to a file outside is not followed"
+    );
+}
+
+#[test]
 fn sessions_list_rename_delete() {
     let f = fixture();
     let list = call(&f, "list_sessions", json!({})).unwrap();

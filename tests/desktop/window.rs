@@ -561,6 +561,7 @@ async fn every_control_is_on_screen_at_1024x768_and_1280x800_in_both_themes() {
                 json!([
                     "radio:A folder",
                     "radio:One zip file",
+                    "radio:One HTML report to share (the answer, report, charts and tables; opens offline)",
                     "checkbox:The transcript (every step of every ask)",
                     "checkbox:The analysis as a Jupyter notebook and a Python script"
                 ])

@@ -450,6 +450,10 @@ async function stop() {
 async function exportOutputs() {
   if (!app.session) { toast('Nothing to export yet.'); return; }
   const d = $('#export-dialog');
+  // What is included goes with a folder or a zip; the report is one page of its own.
+  const includes = () => { $('#export-include').disabled = $('#export-report').checked; };
+  for (const id of ['#export-folder', '#export-zip', '#export-report']) $(id).onchange = includes;
+  includes();
   d.showModal();
   const choice = await new Promise((resolve) => {
     $('#export-go').onclick = () => { d.close(); resolve(true); };
@@ -457,10 +461,11 @@ async function exportOutputs() {
     d.oncancel = () => resolve(false);
   });
   if (!choice) return;
+  const base = (app.session.title || 'sandalyst').replace(/[^A-Za-z0-9 _-]+/g, '').trim().slice(0, 60) || 'sandalyst';
+  if ($('#export-report').checked) { await exportReport(base); return; }
   const zip = $('#export-zip').checked;
   const transcript = $('#export-transcript').checked;
   const analysis = $('#export-analysis').checked;
-  const base = (app.session.title || 'sandalyst').replace(/[^A-Za-z0-9 _-]+/g, '').trim().slice(0, 60) || 'sandalyst';
   let dest;
   if (zip) dest = await pickSave(`${base}.zip`, [{ name: 'Zip archive', extensions: ['zip'] }]);
   else {
@@ -473,6 +478,18 @@ async function exportOutputs() {
     // Tables whose cells a spreadsheet would run as formulas are said, with the path.
     if (done.notes.length) toast([`Exported to ${done.path}`, ...done.notes.map((n) => `⚠ ${n}`)].join('\n'), 15000);
     else toast(`Exported to ${done.path}`, 6000);
+  } catch (e) { toast(String(e), 8000); }
+}
+
+/// The session as one self-contained HTML page, saved where the dialog says.
+async function exportReport(base) {
+  const dest = await pickSave(`${base}.html`, [{ name: 'HTML report', extensions: ['html'] }], 'Save the report as');
+  if (!dest) return;
+  try {
+    const done = await invoke('export_report', { sessionId: app.session.id, dest });
+    // Outputs the page leaves out (too large, not what their name says) are said.
+    if (done.notes.length) toast([`Report written to ${done.path}`, ...done.notes.map((n) => `⚠ ${n}`)].join('\n'), 15000);
+    else toast(`Report written to ${done.path}`, 6000);
   } catch (e) { toast(String(e), 8000); }
 }
 

@@ -344,19 +344,6 @@ fn shorten(name: &str) -> String {
     format!("{cut}…")
 }
 
-/// 19950 as "19,950".
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn human_bytes(n: u64) -> String {
     match n {
         n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
@@ -378,6 +365,11 @@ pub fn default_for(limits: &Limits) -> String {
         libraries: LIBRARIES,
         extra: "",
     })
+}
+
+/// 19950 as "19,950".
+fn thousands(n: usize) -> String {
+    crate::artifacts::thousands(n as u64)
 }
 
 #[cfg(test)]

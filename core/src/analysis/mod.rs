@@ -3,7 +3,8 @@
 //! the assistant's words, every Python and shell call with what it printed and the
 //! figures it showed); [`notebook`] writes them as a Jupyter notebook (nbformat 4.5),
 //! [`script`] as one plain Python script; [`provenance`] says which call made each
-//! output file.
+//! output file. [`report_html`] writes the session as one self-contained HTML page to
+//! share (the answers, the report, the charts and tables, the code folded away).
 //!
 //! ```no_run
 //! # fn demo() -> anyhow::Result<()> {
@@ -20,6 +21,7 @@
 //! the folder that holds `input/`, as the sandbox's `/workspace` is.
 
 pub mod notebook;
+pub mod report_html;
 pub mod script;
 
 use std::collections::BTreeMap;

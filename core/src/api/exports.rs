@@ -1,7 +1,7 @@
 //! What leaves the app: a session's outputs (with its transcript and its analysis as a
 //! notebook and a script, when asked) as a new folder or `.zip`, a whole session
-//! folder copied, the analysis alone written into a folder, or one file saved where
-//! the person chose.
+//! folder copied, the analysis alone written into a folder, the session as one HTML
+//! report to share, or one file saved where the person chose.
 
 use std::path::{Path, PathBuf};
 
@@ -153,6 +153,47 @@ impl App {
     ) -> Result<Vec<PathBuf>, Error> {
         let run = self.run_dir(id)?;
         blocking(move || crate::analysis::to_folder(&run, &dir, formats)).await
+    }
+
+    /// Write session `id` as one self-contained HTML page to share
+    /// ([`report_html`](crate::analysis::report_html): the answers, the report, the
+    /// charts inlined, the tables, the code folded away, the provenance; it loads
+    /// nothing) as the file `dest`. An existing `dest` is replaced only when `replace`
+    /// is set (a save dialog asked). Returns what was written, with a note for each
+    /// output the page leaves out.
+    pub async fn export_report(
+        &self,
+        id: &SessionId,
+        dest: PathBuf,
+        replace: bool,
+    ) -> Result<Exported, Error> {
+        // A session that is not there is `not_found`, before any file is read.
+        self.dir_of(id)?;
+        let root = self.root().to_path_buf();
+        let id = id.clone();
+        blocking(move || {
+            if dest.as_os_str().is_empty() || dest.is_dir() {
+                return Err(Error::bad_input(format!(
+                    "{} is a folder; name the report's file (e.g. report.html)",
+                    dest.display()
+                ))
+                .into());
+            }
+            if !replace && dest.exists() {
+                return Err(Error::bad_input(format!(
+                    "{} already exists; pick another name or remove it first",
+                    dest.display()
+                ))
+                .into());
+            }
+            let run = crate::store::Store::open(root)?.open_run(&id)?;
+            let report = crate::analysis::report_html::write(&run, &dest, replace)?;
+            Ok(Exported {
+                path: dest,
+                notes: report.notes,
+            })
+        })
+        .await
     }
 
     /// Copy one file of session `id` (`path` relative to its folder, e.g. a chart in

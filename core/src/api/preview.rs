@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::files::resolve_inside;
+pub use crate::artifacts::image::image_type;
 use crate::artifacts::{self, markdown, table};
 
 /// First page of a table preview.
@@ -110,6 +111,7 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
             let opts = markdown::MarkdownOptions {
                 image_base: base.map(str::to_string),
                 heading_ids: true,
+                ..Default::default()
             };
             let r = markdown::render(&text, &opts);
             Preview::Report {
@@ -180,22 +182,9 @@ pub fn answer_html(markdown: &str, outputs_url: &str) -> String {
     let opts = markdown::MarkdownOptions {
         image_base: Some(outputs_url.to_string()),
         heading_ids: false,
+        ..Default::default()
     };
     markdown::render(markdown, &opts).html
-}
-
-/// The content type of a file that is shown as an image, by extension; `None` for
-/// anything that is not an image.
-pub fn image_type(name: &str) -> Option<&'static str> {
-    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        _ => return None,
-    })
 }
 
 /// Percent-encode each segment of a relative path for a URL.

@@ -154,6 +154,20 @@ fn color_name(c: png::ColorType) -> &'static str {
     }
 }
 
+/// The content type of a file that is shown as an image, by extension; `None` for
+/// anything that is not an image.
+pub fn image_type(name: &str) -> Option<&'static str> {
+    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,10 +25,14 @@
 //! Remote images are blocked because loading one tells a third party that the report
 //! was opened, and from where. Relative images (the run's own outputs) are kept only as
 //! plain paths inside the outputs folder and can be mapped by the caller with
-//! [`MarkdownOptions::image_base`].
+//! [`MarkdownOptions::image_base`], or replaced by inline `data:` URIs with
+//! [`MarkdownOptions::inline_images`] for a page that must load nothing (the shared
+//! report); such a page can also leave out web links
+//! ([`MarkdownOptions::web_links`]).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use pulldown_cmark::{Alignment, CowStr, Event, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
@@ -69,6 +73,15 @@ pub struct MarkdownOptions {
     pub image_base: Option<String>,
     /// Give headings `id="sec-<slug>"` (for a table of contents).
     pub heading_ids: bool,
+    /// For a page that loads nothing: relative image paths become the `data:` URI
+    /// this map gives for them (keys are plain relative paths, percent-decoded, e.g.
+    /// `chart.png` or `figs/a b.png`), and a relative image not in it is not shown.
+    /// `image_base` is not used then. The URIs are the caller's own (any image type,
+    /// SVG included: in an `<img>` its scripts do not run).
+    pub inline_images: Option<Arc<BTreeMap<String, String>>>,
+    /// Keep http and https links. Without them such a link keeps its text, followed by
+    /// its address as text, so a page that must point nowhere still says where.
+    pub web_links: bool,
 }
 
 impl Default for MarkdownOptions {
@@ -76,6 +89,8 @@ impl Default for MarkdownOptions {
         MarkdownOptions {
             image_base: None,
             heading_ids: true,
+            inline_images: None,
+            web_links: true,
         }
     }
 }
@@ -96,6 +111,9 @@ pub struct RenderedMarkdown {
     pub headings: Vec<Heading>,
     /// The input was longer than [`MAX_MARKDOWN_BYTES`]; only its start is rendered.
     pub truncated: bool,
+    /// The keys of [`MarkdownOptions::inline_images`] that the output shows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<String>,
 }
 
 /// Render a Markdown report to sanitised HTML.
@@ -115,7 +133,7 @@ pub fn render(markdown: &str, opts: &MarkdownOptions) -> RenderedMarkdown {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let events: Vec<Event> = Parser::new_ext(source, options).collect();
-    let (events, headings) = rewrite(events, opts);
+    let (events, headings, inlined) = rewrite(events, opts);
     let mut rendered = String::with_capacity(source.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut rendered, events.into_iter());
 
@@ -132,16 +150,23 @@ pub fn render(markdown: &str, opts: &MarkdownOptions) -> RenderedMarkdown {
         html,
         headings,
         truncated,
+        inlined,
     }
 }
 
-/// Layer 1: rewrite the parsed events (see the module doc).
-fn rewrite<'a>(events: Vec<Event<'a>>, opts: &MarkdownOptions) -> (Vec<Event<'a>>, Vec<Heading>) {
+/// Layer 1: rewrite the parsed events (see the module doc); also returns the headings
+/// and the inline images shown.
+fn rewrite<'a>(
+    events: Vec<Event<'a>>,
+    opts: &MarkdownOptions,
+) -> (Vec<Event<'a>>, Vec<Heading>, Vec<String>) {
     let mut out = Vec::with_capacity(events.len());
     let mut headings = Vec::new();
+    let mut inlined: Vec<String> = Vec::new();
     let mut slugs = Slugs::default();
-    // For each open link, whether it was kept (so its end tag is kept or dropped too).
-    let mut links: Vec<bool> = Vec::new();
+    // For each open link, whether it was kept (so its end tag is kept or dropped too),
+    // and the address to say after its text when a web link was taken out.
+    let mut links: Vec<(bool, Option<String>)> = Vec::new();
     // The same for each open container that nests (see `nests`), and how many are kept.
     let mut containers: Vec<bool> = Vec::new();
     let mut depth = 0usize;
@@ -181,8 +206,15 @@ fn rewrite<'a>(events: Vec<Event<'a>>, opts: &MarkdownOptions) -> (Vec<Event<'a>
                 id,
                 ..
             }) => {
-                let keep = link_allowed(&dest_url);
-                links.push(keep);
+                let web = classify(&dest_url) == Dest::Web;
+                let keep = link_allowed(&dest_url) && (opts.web_links || !web);
+                // The address as text, unless the text already is the address.
+                let said = (web && !keep && url_size_ok(&dest_url)).then(|| {
+                    let end = matching_link_end(&events, i);
+                    let text = plain_text(&events[i..end]);
+                    (text != dest_url.trim()).then(|| dest_url.to_string())
+                });
+                links.push((keep, said.flatten()));
                 if keep {
                     // Titles are dropped: tooltips are not worth another attribute.
                     out.push(Event::Start(Tag::Link {
@@ -193,11 +225,14 @@ fn rewrite<'a>(events: Vec<Event<'a>>, opts: &MarkdownOptions) -> (Vec<Event<'a>
                     }));
                 }
             }
-            Event::End(TagEnd::Link) => {
-                if links.pop().unwrap_or(false) {
-                    out.push(Event::End(TagEnd::Link));
+            Event::End(TagEnd::Link) => match links.pop() {
+                Some((true, _)) => out.push(Event::End(TagEnd::Link)),
+                Some((false, Some(address))) => {
+                    let address = shorten(&address, MAX_URL_IN_TEXT);
+                    out.push(Event::Text(format!(" ({address})").into()));
                 }
-            }
+                _ => {}
+            },
             Event::Start(Tag::Image {
                 link_type,
                 dest_url,
@@ -209,7 +244,20 @@ fn rewrite<'a>(events: Vec<Event<'a>>, opts: &MarkdownOptions) -> (Vec<Event<'a>
                 let end = matching_image_end(&events, i);
                 let alt = plain_text(&events[i..end]);
                 i = (end + 1).min(events.len());
-                if image_src(&dest_url, None).is_some() {
+                let shown = match &opts.inline_images {
+                    None => image_src(&dest_url, None).is_some(),
+                    Some(map) => match inline_key(&dest_url) {
+                        Some(key) if map.contains_key(&key) => {
+                            if !inlined.contains(&key) {
+                                inlined.push(key);
+                            }
+                            true
+                        }
+                        Some(_) => false,
+                        None => classify(&dest_url) == Dest::DataImage,
+                    },
+                };
+                if shown {
                     out.push(Event::Start(Tag::Image {
                         link_type,
                         dest_url,
@@ -273,7 +321,7 @@ fn rewrite<'a>(events: Vec<Event<'a>>, opts: &MarkdownOptions) -> (Vec<Event<'a>
             other => out.push(other),
         }
     }
-    (bound_text_runs(out), headings)
+    (bound_text_runs(out), headings, inlined)
 }
 
 /// Split runs of text longer than [`MAX_TEXT_RUN`] bytes with an empty comment.
@@ -394,6 +442,15 @@ impl TableCells {
         let tag = if self.in_head { "th" } else { "td" };
         Event::Html(format!("<{tag} align=\"{align}\">").into())
     }
+}
+
+/// Index of the `End(Link)` closing the link whose content starts at `from` (links do
+/// not nest).
+fn matching_link_end(events: &[Event], from: usize) -> usize {
+    events[from..]
+        .iter()
+        .position(|e| matches!(e, Event::End(TagEnd::Link)))
+        .map_or(events.len(), |p| from + p)
 }
 
 /// Index of the `End(Image)` closing the image whose content starts at `from`.
@@ -563,6 +620,24 @@ pub(super) fn image_src(src: &str, base: Option<&str>) -> Option<String> {
     }
 }
 
+/// The key of [`MarkdownOptions::inline_images`] that image `src` names: a plain
+/// relative path, percent-decoded. `None` for anything else.
+fn inline_key(src: &str) -> Option<String> {
+    if classify(src) != Dest::Relative || !url_size_ok(src) {
+        return None;
+    }
+    plain_relative_path(src).map(percent_decode)
+}
+
+/// The `src` image `src` gets under `opts`, or `None` if it must not load.
+fn src_under(src: &str, opts: &MarkdownOptions) -> Option<String> {
+    match &opts.inline_images {
+        None => image_src(src, opts.image_base.as_deref()),
+        Some(_) if classify(src) == Dest::DataImage => Some(src.to_string()),
+        Some(map) => map.get(&inline_key(src)?).cloned(),
+    }
+}
+
 /// `src` without leading `./` if it is a plain path inside the current folder: no
 /// scheme, no leading `/`, no `..` (also percent-encoded: a browser reads `%2e%2e` as
 /// `..`), no backslash, query, fragment or control character.
@@ -656,7 +731,7 @@ fn sanitiser(opts: &MarkdownOptions) -> ammonia::Builder<'static> {
     let mut classes: HashMap<&str, HashSet<&str>> = HashMap::new();
     classes.insert("code", CODE_LANGUAGES.into());
 
-    let base = opts.image_base.clone();
+    let opts = opts.clone();
     let mut b = ammonia::Builder::default();
     b.tags(tags)
         .clean_content_tags(drop_with_content)
@@ -674,8 +749,10 @@ fn sanitiser(opts: &MarkdownOptions) -> ammonia::Builder<'static> {
         // Runs after the scheme check, on values as the HTML parser decoded them.
         .attribute_filter(
             move |element, attribute, value| match (element, attribute) {
-                ("img", "src") => image_src(value, base.as_deref()).map(Cow::Owned),
-                ("a", "href") => link_allowed(value).then_some(Cow::Borrowed(value)),
+                ("img", "src") => src_under(value, &opts).map(Cow::Owned),
+                ("a", "href") => (link_allowed(value)
+                    && (opts.web_links || classify(value) != Dest::Web))
+                    .then_some(Cow::Borrowed(value)),
                 (_, "href" | "src") => None,
                 _ => Some(Cow::Borrowed(value)),
             },
@@ -884,6 +961,49 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("&lt;b&gt;x&lt;/b&gt;"), "{out}");
+    }
+
+    #[test]
+    fn a_page_that_loads_nothing_gets_inline_images_and_no_web_links() {
+        let uri = "data:image/svg+xml;base64,PHN2Zz4=";
+        let opts = MarkdownOptions {
+            image_base: Some("sandalyst://x/".into()),
+            heading_ids: false,
+            inline_images: Some(Arc::new(
+                [("figs/a b.png".to_string(), uri.to_string())].into(),
+            )),
+            web_links: false,
+        };
+        let out = render(
+            concat!(
+                "![a](<figs/a b.png>) ![b](./figs/a%20b.png) ![c](missing.png) ",
+                "![d](https://tracker.example/p.png)\n\n",
+                "[docs](https://example.org/d) <https://example.org/auto> [m](mailto:a@b.c) ",
+                "[bad](javascript:alert(1))\n",
+            ),
+            &opts,
+        );
+        let page = &out.html;
+        assert_eq!(page.matches(&format!("src=\"{uri}\"")).count(), 2, "{page}");
+        assert_eq!(out.inlined, ["figs/a b.png"]);
+        assert!(!page.contains("sandalyst://"), "{page}");
+        assert!(page.contains("[image not shown]"), "{page}");
+        assert!(page.contains("[remote image blocked:"), "{page}");
+        assert!(!page.contains("href=\"http"), "{page}");
+        assert!(page.contains("docs (https://example.org/d)"), "{page}");
+        assert!(
+            page.contains("https://example.org/auto") && !page.contains("auto (https"),
+            "an autolink says its address once: {page}"
+        );
+        assert!(page.contains("href=\"mailto:a@b.c\""), "{page}");
+        assert!(!page.contains("javascript"), "{page}");
+        // The same options off: the desktop's rendering is unchanged.
+        let desktop = html("[docs](https://example.org/d) ![a](figs/x.png)");
+        assert!(
+            desktop.contains("href=\"https://example.org/d\""),
+            "{desktop}"
+        );
+        assert!(desktop.contains("src=\"figs/x.png\""), "{desktop}");
     }
 
     #[test]

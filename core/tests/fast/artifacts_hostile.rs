@@ -775,3 +775,277 @@ fn png_decompression_bomb_is_refused_without_allocating() {
     assert!(largest < MIB, "largest allocation {largest} bytes");
     assert!(artifacts::png_dimensions(&p).is_err());
 }
+
+// ---------------------------------------------------------------------------------
+// The shared report (analysis::report_html): one page from a session on disk, read as
+// a browser would read it when it is opened from an e-mail.
+
+/// A session as the store keeps it: one ask whose answer shows a chart and links out,
+/// the hostile Markdown report above, a PNG and an SVG chart, a table of 250 rows, a
+/// file named `.png` that is not one, an input with its hash, and one python cell.
+fn shared_session(root: &Path) -> sandalyst::store::RunDir {
+    use sandalyst::model::Item;
+    use sandalyst::protocol::RunStatus;
+    use sandalyst::store::{AskMeta, Provenance, RunMeta, StagedFile, Store};
+    use sandalyst::workspace::CollectedFile;
+
+    let prompt = "Find abnormal energy use <b>now</b>";
+    let store = Store::open(root.to_path_buf()).unwrap();
+    let mut run = store
+        .create_run(RunMeta {
+            prompt: prompt.into(),
+            created: "2026-12-07T06:00:00Z".into(),
+            model: "openai:gpt-test".into(),
+            image: "sandalyst-sandbox:test".into(),
+            isolation: Some("runc".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let code = "import pandas as pd\ndf = pd.read_csv('/workspace/input/energy.csv')\nprint('<rows>', len(df))";
+    let answer = "**Three events** stand out.\n\n![the chart](energy_anomalies.png)\n\n\
+                  Method as in [the guide](https://example.org/guide).\n\n<script>alert('answer')</script>\n";
+    for item in [
+        Item::User {
+            text: prompt.into(),
+        },
+        Item::Assistant {
+            text: "I will read the file first.".into(),
+        },
+        Item::ToolCall {
+            call_id: "c1".into(),
+            name: "python".into(),
+            arguments: serde_json::json!({ "code": code }).to_string(),
+            form: Default::default(),
+        },
+        Item::ToolOutput {
+            call_id: "c1".into(),
+            output: "status: ok (1.25 s)\n[stdout]\n<rows> 250\n".into(),
+            is_error: false,
+            images: vec![],
+        },
+        Item::Assistant {
+            text: answer.into(),
+        },
+    ] {
+        run.append_in(Some("ask-1"), &item, None).unwrap();
+    }
+    let out = run.outputs_dir();
+    std::fs::create_dir_all(&out).unwrap();
+    let mut table = String::from("id,kwh,note\n");
+    for i in 0..250 {
+        table.push_str(&format!("row-{i},{i}.5,<i>x</i>\n"));
+    }
+    let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"2\" height=\"2\"><script>alert(1)</script><image href=\"https://tracker.example/s.png\"/></svg>";
+    let files: [(&str, Vec<u8>); 5] = [
+        ("energy_anomalies.png", sandalyst::sandbox::fake::tiny_png()),
+        ("trend.svg", svg.as_bytes().to_vec()),
+        ("anomalies.csv", table.into_bytes()),
+        ("anomaly_report.md", HOSTILE_REPORT.as_bytes().to_vec()),
+        ("fake.png", b"<html><script>alert(1)</script>".to_vec()),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(out.join(name), bytes).unwrap();
+        run.meta.outputs.push(CollectedFile {
+            path: name.to_string(),
+            bytes: bytes.len() as u64,
+            invalid: None,
+        });
+        run.meta.provenance.insert(
+            name.to_string(),
+            Provenance {
+                ask: "ask-1".into(),
+                call_id: "c1".into(),
+                tool: "python".into(),
+                at: "2026-12-07T06:01:00Z".into(),
+                ..Default::default()
+            },
+        );
+    }
+    run.meta.asks = vec![AskMeta {
+        id: "ask-1".into(),
+        prompt: prompt.into(),
+        model: "openai:gpt-test".into(),
+        created: "2026-12-07T06:00:00Z".into(),
+        status: Some(RunStatus::Finished),
+        ..Default::default()
+    }];
+    run.meta.files = vec![StagedFile {
+        name: "energy.csv".into(),
+        bytes: 12_345,
+        source: "/nowhere/energy.csv".into(),
+        sha256: "ab".repeat(32),
+        ..Default::default()
+    }];
+    run.save().unwrap();
+    run
+}
+
+#[test]
+fn the_shared_report_is_one_page_that_loads_nothing_and_shows_everything() {
+    use base64::Engine as _;
+    use sandalyst::analysis::report_html::{self, CSP};
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = shared_session(dir.path());
+    let report = report_html::build(&run).unwrap();
+    let html = &report.html;
+
+    // The policy is the page's first word on what may load: nothing but its own images
+    // and styles.
+    assert!(CSP.starts_with("default-src 'none'; img-src data:; style-src 'unsafe-inline'"));
+    let tags = start_tags(html);
+    let meta_csp = tags
+        .iter()
+        .position(|(n, a)| {
+            n == "meta"
+                && attr(a, "http-equiv") == Some("Content-Security-Policy")
+                && attr(a, "content") == Some(CSP)
+        })
+        .expect("a CSP meta tag");
+    assert!(
+        tags[..meta_csp]
+            .iter()
+            .all(|(n, _)| n == "html" || n == "head" || n == "meta"),
+        "the policy comes before anything it governs"
+    );
+
+    // Nothing can run or load: no scripts, frames, objects or links; every image is an
+    // inline data: URI; no link leaves the page; no handler or style attribute.
+    let mut srcs = Vec::new();
+    for (name, attrs) in &tags {
+        assert!(
+            !matches!(
+                name.as_str(),
+                "script"
+                    | "iframe"
+                    | "frame"
+                    | "object"
+                    | "embed"
+                    | "link"
+                    | "base"
+                    | "form"
+                    | "svg"
+                    | "math"
+                    | "video"
+                    | "audio"
+                    | "source"
+                    | "portal"
+            ),
+            "<{name}> in the page"
+        );
+        for (a, raw) in attrs {
+            let v = normalised(raw);
+            assert!(!a.starts_with("on"), "<{name} {a}>");
+            assert!(
+                !matches!(
+                    a.as_str(),
+                    "style" | "srcset" | "action" | "formaction" | "poster" | "background" | "ping"
+                ),
+                "<{name} {a}>"
+            );
+            match a.as_str() {
+                "src" => {
+                    assert!(v.starts_with("data:image/"), "<{name} src={v:.60}>");
+                    srcs.push(raw.as_str());
+                }
+                "href" => assert!(
+                    !v.starts_with("http:")
+                        && !v.starts_with("https:")
+                        && !v.starts_with("//")
+                        && !v.starts_with("\\\\")
+                        && (!v.contains(':') || v.starts_with("mailto:")),
+                    "<{name} href={v}>"
+                ),
+                _ => {}
+            }
+        }
+    }
+    // Our own styles fetch nothing either (no url(), no @import, no web font).
+    let style = &html[html.find("<style>").unwrap()..html.find("</style>").unwrap()];
+    for bad in ["url(", "@import", "@font-face", "http"] {
+        assert!(!style.contains(bad), "{bad} in the page's styles");
+    }
+
+    // Each chart is there, as the data: URI of its own bytes: the PNG where the
+    // answer and the report show it (and not again under Charts), the SVG under Charts.
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let png = format!(
+        "data:image/png;base64,{}",
+        b64.encode(sandalyst::sandbox::fake::tiny_png())
+    );
+    assert!(
+        srcs.iter().filter(|s| **s == png).count() >= 2,
+        "{} images",
+        srcs.len()
+    );
+    assert!(
+        srcs.iter()
+            .any(|s| s.starts_with("data:image/svg+xml;base64,")),
+        "the SVG chart"
+    );
+    let text = text_of(html);
+    let captions: Vec<&str> = html
+        .match_indices("<figcaption>")
+        .map(|(i, _)| &html[i + 12..i + 40])
+        .collect();
+    assert_eq!(captions.len(), 1, "{captions:?}");
+    assert!(captions[0].starts_with("trend.svg"), "{captions:?}");
+    // The file named .png that is not one is left out, and said.
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("fake.png: its content is not image/png")),
+        "{:?}",
+        report.notes
+    );
+
+    // The answer, with the request it answers; the model's HTML is text.
+    assert!(
+        html.contains("<strong>Three events</strong> stand out."),
+        "{html:.3000}"
+    );
+    assert!(text.contains("Find abnormal energy use <b>now</b>"));
+    assert!(text.contains("<script>alert('answer')</script>"));
+    assert!(text.contains("the guide (https://example.org/guide)"));
+    // The report rendered: its headings and table, its hostile markup as text.
+    assert!(text.contains("Quarterly energy report"));
+    assert!(text.contains("<script>alert(1)</script>"));
+    assert!(text.contains("[remote image blocked: https://tracker.example/pixel.png]"));
+
+    // The table: the first 200 rows, escaped, and how many more.
+    assert!(text.contains("row-0") && text.contains("row-199"));
+    assert!(!text.contains("row-200"));
+    assert!(text.contains("<i>x</i>"), "cells are text");
+    assert!(text.contains("The first 200 rows of 250; 50 more in the file."));
+
+    // The code that ran, folded away, with paths as the exported code has them.
+    let details = html.find("<details>").expect("the code is folded away");
+    let code = html.find("import pandas as pd").expect("the code is there");
+    assert!(details < code);
+    assert!(text.contains("pd.read_csv('input/energy.csv')"));
+    assert!(text.contains("print('<rows>', len(df))"));
+    assert!(text.contains("I will read the file first."));
+
+    // The provenance, at the end.
+    let provenance = html.find("id=\"provenance\"").unwrap();
+    assert!(provenance > code);
+    let hash = "ab".repeat(32);
+    for want in [
+        run.meta.id.as_str(),
+        "openai:gpt-test",
+        "sandalyst-sandbox:test",
+        "runc",
+        "input/energy.csv",
+        "12,345",
+        hash.as_str(),
+        "output/anomalies.csv",
+        "cell 1",
+        "2026-12-07 06:00 UTC",
+    ] {
+        assert!(
+            text[text.find("Provenance").unwrap()..].contains(want),
+            "{want}"
+        );
+    }
+}

@@ -526,3 +526,62 @@ async fn the_command_line_prints_what_adding_a_folder_left_out() {
         .collect();
     assert_eq!(names, ["docs/a.csv"], "{meta}");
 }
+
+/// `runs export ID --report FILE` writes the shared HTML report (no engine needed): one
+/// page with the answer, the chart inlined and the model's markup as text; `--json`
+/// says where; an existing file is not replaced; DIR or --report is required.
+#[tokio::test]
+async fn runs_export_writes_the_shared_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("runs");
+    let app = App::with_factory(data.clone(), Arc::new(FakeFactory::default())).unwrap();
+    let session = app.create_session(SessionConfig::default()).await.unwrap();
+    let model = ScriptedModel::new([
+        ScriptedModel::python(
+            "c1",
+            "png output/chart.png\nwrite output/report.md Peaks <script>alert(1)</script> on Mondays",
+        ),
+        Step::Reply(vec![Item::Assistant {
+            text: "**Weekly peaks** on Mondays.".into(),
+        }]),
+    ]);
+    let ask = app
+        .ask(&session, "Plot the energy use".into(), Box::new(model))
+        .unwrap();
+    let _ = ask.follow(&|_| {}).await;
+    session.close().await;
+    let id = session.id().to_string();
+    let id = id.as_str();
+
+    let file = dir.path().join("shared").join("report.html");
+    let f = file.to_str().unwrap();
+    let o = sandalyst(&["runs", "export", id, "--report", f, "--json"], &data);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let done: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(done, serde_json::json!({ "paths": [f] }));
+    let html = std::fs::read_to_string(&file).unwrap();
+    assert!(html.contains("content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'"));
+    assert!(html.contains("<strong>Weekly peaks</strong> on Mondays."));
+    assert!(html.contains("src=\"data:image/png;base64,"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+
+    // The same file again: refused, and left as it was.
+    let o = sandalyst(&["runs", "export", id, "--report", f], &data);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("already exists"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), html);
+
+    // Neither a folder nor a report, or a notebook with no folder: usage errors.
+    for args in [
+        &["runs", "export", id][..],
+        &["runs", "export", id, "--notebook", "--report", "x.html"][..],
+    ] {
+        let o = sandalyst(args, &data);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+    }
+}

@@ -361,16 +361,23 @@ pub(crate) enum RunsCommand {
     },
     /// Copy a run (metadata, transcript, outputs, workspace archive) into DIR/<id>; or,
     /// with --notebook and/or --script, write its analysis into DIR (analysis.ipynb,
-    /// analysis.py, and the inputs in DIR/input/).
+    /// analysis.py, and the inputs in DIR/input/); with --report FILE, write it as one
+    /// HTML page to share (DIR is then optional).
     Export {
         id: SessionId,
-        dir: PathBuf,
+        #[arg(required_unless_present = "report")]
+        dir: Option<PathBuf>,
         /// Write a Jupyter notebook (nbformat 4.5) of the executed code.
-        #[arg(long)]
+        #[arg(long, requires = "dir")]
         notebook: bool,
         /// Write a plain Python script, runnable from the folder that holds input/.
-        #[arg(long)]
+        #[arg(long, requires = "dir")]
         script: bool,
+        /// Write one self-contained HTML page as FILE: the answers, the report, the
+        /// charts and tables, the code folded away, the provenance. It opens anywhere
+        /// with no network; an existing FILE is not replaced.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
         #[arg(long, value_name = "DIR", env = "SANDALYST_DATA_DIR")]
         data_dir: Option<PathBuf>,
         #[command(flatten)]

@@ -233,10 +233,13 @@ pub(crate) struct Built {
     pub(crate) tag: String,
 }
 
-/// `runs export`: the files or folder written.
+/// `runs export`: the files or folder written, and what the report left out (only
+/// with `--report`, when it left something out).
 #[derive(Serialize)]
 pub(crate) struct Exported {
     pub(crate) paths: Vec<PathBuf>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) notes: Vec<String>,
 }
 
 /// `rerun`.
@@ -346,6 +349,26 @@ mod tests {
                           "outputs": 2, "files": ["sales.csv"]}],
                 "unreadable": [{"folder": "bad", "reason": "run.json is not JSON"}]
             })
+        );
+    }
+
+    #[test]
+    fn an_export_as_a_script_reads_it() {
+        let plain = Exported {
+            paths: vec!["/tmp/a/analysis.ipynb".into()],
+            notes: vec![],
+        };
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            json!({"paths": ["/tmp/a/analysis.ipynb"]})
+        );
+        let report = Exported {
+            paths: vec!["/tmp/r.html".into()],
+            notes: vec!["big.png: too large".into()],
+        };
+        assert_eq!(
+            serde_json::to_value(&report).unwrap(),
+            json!({"paths": ["/tmp/r.html"], "notes": ["big.png: too large"]})
         );
     }
 

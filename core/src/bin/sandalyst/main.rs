@@ -352,19 +352,32 @@ async fn cmd_runs(cmd: RunsCommand) -> anyhow::Result<u8> {
             dir,
             notebook,
             script,
+            report,
             data_dir,
             out: o,
         } => {
             let app = open_app(data_dir)?;
-            let paths = if notebook || script {
-                let formats = api::exports::Formats { notebook, script };
-                app.export_analysis(&id, dir, formats).await?
-            } else {
-                vec![app.copy_session(&id, dir).await?]
-            };
+            let mut paths = Vec::new();
+            let mut notes = Vec::new();
+            if let Some(file) = report {
+                let done = app.export_report(&id, file, false).await?;
+                paths.push(done.path);
+                notes = done.notes;
+            }
+            if let Some(dir) = dir {
+                if notebook || script {
+                    let formats = api::exports::Formats { notebook, script };
+                    paths.extend(app.export_analysis(&id, dir, formats).await?);
+                } else {
+                    paths.push(app.copy_session(&id, dir).await?);
+                }
+            }
             if o.json {
-                json::print(&json::Exported { paths });
+                json::print(&json::Exported { paths, notes });
             } else {
+                for note in notes {
+                    eprintln!("note: {}", escape(&note));
+                }
                 for path in paths {
                     println!("{}", escape(&path.display().to_string()));
                 }
