@@ -65,16 +65,10 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-/// Write the session's page as `dest`. An existing file is replaced only when
-/// `replace` is set (a save dialog asked); the new one is written whole beside it first.
-pub fn write(run: &RunDir, dest: &Path, replace: bool) -> anyhow::Result<Report> {
+/// Write the session's page as `dest`, whole beside it first (the caller decides
+/// whether an existing `dest` may be replaced).
+pub fn write(run: &RunDir, dest: &Path) -> anyhow::Result<Report> {
     use anyhow::Context;
-    if !replace && dest.exists() {
-        anyhow::bail!(
-            "{} already exists; pick another name or remove it first",
-            dest.display()
-        );
-    }
     let report = build(run)?;
     if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -675,9 +669,7 @@ fn provenance_html(run: &RunDir, blocks: &[Block], outputs: &[Output]) -> String
     html.push_str("</dl>\n");
 
     if !meta.files.is_empty() {
-        html.push_str(
-            "<h3>Input files</h3>\n<div class=\"table\"><table>\n<thead><tr><th>File</th><th>Bytes</th><th>SHA-256</th></tr></thead>\n<tbody>\n",
-        );
+        let mut rows = Vec::new();
         for f in &meta.files {
             let mut hash = if f.sha256.is_empty() {
                 "<span class=\"muted\">not recorded</span>".to_string()
@@ -689,14 +681,9 @@ fn provenance_html(run: &RunDir, blocks: &[Block], outputs: &[Output]) -> String
                     " <span class=\"muted\">(the file changed on disk during the session)</span>",
                 );
             }
-            let _ = writeln!(
-                html,
-                "<tr><td>input/{}</td><td align=\"right\">{}</td><td>{hash}</td></tr>",
-                name_html(&f.name),
-                thousands(f.bytes)
-            );
+            rows.push((format!("input/{}", name_html(&f.name)), f.bytes, hash));
         }
-        html.push_str("</tbody>\n</table></div>\n");
+        files_table(&mut html, "Input files", "SHA-256", &rows);
     }
 
     if !outputs.is_empty() {
@@ -706,9 +693,7 @@ fn provenance_html(run: &RunDir, blocks: &[Block], outputs: &[Output]) -> String
             .enumerate()
             .map(|(i, c)| ((c.ask.as_str(), c.call_id.as_str()), i + 1))
             .collect();
-        html.push_str(
-            "<h3>Output files</h3>\n<div class=\"table\"><table>\n<thead><tr><th>File</th><th>Bytes</th><th>Made by</th></tr></thead>\n<tbody>\n",
-        );
+        let mut rows = Vec::new();
         for o in outputs {
             let made = match meta.provenance.get(&o.path) {
                 Some(p) => {
@@ -719,17 +704,29 @@ fn provenance_html(run: &RunDir, blocks: &[Block], outputs: &[Output]) -> String
                 }
                 None => "<span class=\"muted\">not recorded</span>".to_string(),
             };
-            let _ = writeln!(
-                html,
-                "<tr><td>output/{}</td><td align=\"right\">{}</td><td>{made}</td></tr>",
-                name_html(&o.path),
-                thousands(o.bytes)
-            );
+            rows.push((format!("output/{}", name_html(&o.path)), o.bytes, made));
         }
-        html.push_str("</tbody>\n</table></div>\n");
+        files_table(&mut html, "Output files", "Made by", &rows);
     }
     html.push_str("</footer>\n");
     html
+}
+
+/// A table of files under `title`: each row's name (HTML already), its size and a
+/// third column (HTML already) headed `third`.
+fn files_table(html: &mut String, title: &str, third: &str, rows: &[(String, u64, String)]) {
+    let _ = writeln!(
+        html,
+        "<h3>{title}</h3>\n<div class=\"table\"><table>\n<thead><tr><th>File</th><th>Bytes</th><th>{third}</th></tr></thead>\n<tbody>"
+    );
+    for (name, bytes, more) in rows {
+        let _ = writeln!(
+            html,
+            "<tr><td>{name}</td><td align=\"right\">{}</td><td>{more}</td></tr>",
+            thousands(*bytes)
+        );
+    }
+    html.push_str("</tbody>\n</table></div>\n");
 }
 
 /// The first `max` bytes of a file as text (lossy), and whether there was more.
@@ -799,14 +796,6 @@ a { color: var(--accent); }
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_get_thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
-    }
 
     #[test]
     fn images_are_inlined_only_when_they_are_what_their_name_says() {

@@ -187,7 +187,7 @@ impl App {
                 .into());
             }
             let run = crate::store::Store::open(root)?.open_run(&id)?;
-            let report = crate::analysis::report_html::write(&run, &dest, replace)?;
+            let report = crate::analysis::report_html::write(&run, &dest)?;
             Ok(Exported {
                 path: dest,
                 notes: report.notes,

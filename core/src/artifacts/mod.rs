@@ -101,6 +101,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn numbers_get_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
     fn png_is_decoded_and_garbage_refused() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.png");

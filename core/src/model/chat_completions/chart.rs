@@ -111,17 +111,17 @@ impl Chart {
             format!("_data = _chart_frame({})", self.data),
             "fig, ax = plt.subplots(figsize=(11, 5))".into(),
         ];
-        for y in &self.y {
-            let (y, label) = (py(y), py(y));
+        // Each series is labelled with its column's name.
+        for y in self.y.iter().map(|y| py(y)) {
             lines.push(match self.kind {
-                "scatter" => format!("ax.scatter(_data[{x}], _data[{y}], s=12, label={label})"),
+                "scatter" => format!("ax.scatter(_data[{x}], _data[{y}], s=12, label={y})"),
                 "hist" => {
-                    format!("ax.hist(_data[{y}].dropna(), bins=30, alpha=0.6, label={label})")
+                    format!("ax.hist(_data[{y}].dropna(), bins=30, alpha=0.6, label={y})")
                 }
                 "bar" => {
-                    format!("ax.bar(_data[{x}].astype(str), _data[{y}], alpha=0.8, label={label})")
+                    format!("ax.bar(_data[{x}].astype(str), _data[{y}], alpha=0.8, label={y})")
                 }
-                _ => format!("ax.plot(_data[{x}], _data[{y}], label={label})"),
+                _ => format!("ax.plot(_data[{x}], _data[{y}], label={y})"),
             });
         }
         if let (Some(mark), "line" | "scatter") = (&self.mark, self.kind) {
