@@ -72,37 +72,53 @@ pub async fn remove_leftovers(docker: &Docker) -> anyhow::Result<usize> {
 /// Remove one leftover container; true when it is gone afterwards, whoever removed it.
 /// The container of a process that was killed stops by itself (its lease, PID 1's
 /// stdin, closes when the engine drops the dead client) while the next start sweeps:
-/// a removal that meets that stop half-way can fail, so the sweep waits for the stop
-/// and removes again, and one already gone counts too. The sweep found it left by an
-/// earlier run either way, and says so.
+/// a removal that meets that stop half-way can fail, so [`remove_patiently`] waits for
+/// the stop and removes again. The sweep found it left by an earlier run either way,
+/// and says so.
 async fn remove_leftover(docker: &Docker, id: &str) -> bool {
-    let gone = |e: &bollard::errors::Error| {
-        matches!(
-            e,
-            bollard::errors::Error::DockerResponseServerError {
-                status_code: 404,
-                ..
+    let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+    // Shorter than a run's own: a start waits for its sweep.
+    remove_patiently(docker, id, opts, Duration::from_secs(30))
+        .await
+        .is_ok()
+}
+
+/// How long a run's own forced removal that the engine refuses is tried again.
+const REMOVAL_PATIENCE: Duration = Duration::from_secs(90);
+
+/// Remove container `id`, forced; gone already is fine. An engine can refuse a
+/// forced removal for a while (a 5xx): the container was stopping on its own (its
+/// PID 1 ended), or its runtime is slow to kill it (gVisor with the thousands of
+/// processes of a fork bomb refused twice in a row, half a second apart, and was
+/// gone a minute later). Each refusal waits for the container to stop, then tries
+/// again, for up to `patience`; then the last error is returned and the sweep of a
+/// later start takes it.
+async fn remove_patiently(
+    docker: &Docker,
+    id: &str,
+    opts: bollard::query_parameters::RemoveContainerOptions,
+    patience: Duration,
+) -> Result<(), bollard::errors::Error> {
+    let deadline = tokio::time::Instant::now() + patience;
+    loop {
+        match docker.remove_container(id, Some(opts.clone())).await {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => return Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError { status_code, .. })
+                if status_code >= 500 && tokio::time::Instant::now() < deadline =>
+            {
+                let stopped = WaitContainerOptionsBuilder::new()
+                    .condition("not-running")
+                    .build();
+                let stopped = docker
+                    .wait_container(id, Some(stopped))
+                    .for_each(|_| async {});
+                let _ = tokio::time::timeout_at(deadline, stopped).await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
             }
-        )
-    };
-    let remove = || {
-        let opts = RemoveContainerOptionsBuilder::new().force(true).build();
-        docker.remove_container(id, Some(opts))
-    };
-    match remove().await {
-        Ok(()) => return true,
-        Err(e) if gone(&e) => return true,
-        Err(_) => {}
-    }
-    let opts = WaitContainerOptionsBuilder::new()
-        .condition("not-running")
-        .build();
-    let stopped = docker.wait_container(id, Some(opts)).for_each(|_| async {});
-    // Bounded: an engine that never says is left to the next sweep.
-    let _ = tokio::time::timeout(Duration::from_secs(30), stopped).await;
-    match remove().await {
-        Ok(()) => true,
-        Err(e) => gone(&e),
+            r => return r,
+        }
     }
 }
 
@@ -216,26 +232,13 @@ impl DockerSandbox {
             .map_err(|e| anyhow::anyhow!("removing the sandbox container {}: {e}", self.container))
     }
 
-    /// Remove container `id` (this sandbox's own); gone already is fine.
+    /// Remove container `id` (this sandbox's own) and its anonymous volumes.
     pub(super) async fn remove_container(&self, id: &str) -> Result<(), bollard::errors::Error> {
         let opts = RemoveContainerOptionsBuilder::new()
             .force(true)
             .v(true)
             .build();
-        let mut removed = self.docker.remove_container(id, Some(opts.clone())).await;
-        if matches!(&removed, Err(bollard::errors::Error::DockerResponseServerError { status_code, .. }) if *status_code >= 500)
-        {
-            // A container that was stopping on its own (e.g. its PID 1 ended) can
-            // refuse a forced removal for a moment.
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            removed = self.docker.remove_container(id, Some(opts)).await;
-        }
-        match removed {
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            r => r,
-        }
+        remove_patiently(&self.docker, id, opts, REMOVAL_PATIENCE).await
     }
 
     /// This start's label value: this process and the name's random suffix.
