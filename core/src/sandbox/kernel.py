@@ -929,7 +929,8 @@ def _undo_frames(ns, kept):
 
 def _missing_column(err, ns):
     """For a KeyError on a text key that names no column of the session's DataFrames:
-    what their columns are. A small model that guessed a column ('count', 'Revenue')
+    what their columns are, and the line that makes it where one does ("with this
+    line: `...`", which the app's fix step puts in for a model that cannot). A small model that guessed a column ('count', 'Revenue')
     otherwise runs the same cell again, as the traceback names only the key."""
     if not isinstance(err, KeyError) or len(err.args) != 1 or not isinstance(err.args[0], str):
         return None
@@ -959,9 +960,37 @@ def _missing_column(err, ns):
     # 1.5B model did, eight turns running): the way from one to the other.
     if key.isidentifier() and not key.startswith("_") and key in ns:
         frame = frames[0].split(" ", 1)[0]
-        note += " %s is a variable (%s), not a column: use %s itself, or add it first with %s[%r] = %s." % (
+        note += " %s is a variable (%s), not a column: use %s itself, or add it first with this line: `%s[%r] = %s`." % (
             key, type(ns[key]).__name__, key, frame, key, key)
     return note
+
+
+# A DataFrame's writers: called on something else, the traceback names only the type.
+_WRITERS = ("to_csv", "to_parquet", "to_excel", "to_json")
+
+
+def _not_a_table(err, ns):
+    """For a writer called on a number or text (`TABLE = df['kWh'].sum()` then
+    `TABLE.to_csv(...)`): what the value is and what a table file needs. A 1.5B model
+    ran such cells for six turns with only "'numpy.float64' object has no attribute
+    'to_csv'" to go on."""
+    if not isinstance(err, AttributeError) or getattr(err, "name", None) not in _WRITERS:
+        return None
+    obj = getattr(err, "obj", None)
+    import numbers
+    if isinstance(obj, str):
+        kind = "text"
+    elif isinstance(obj, numbers.Number):
+        kind = "a single number"
+    else:
+        return None
+    names = sorted(k for k, v in list(ns.items()) if not k.startswith("_") and v is obj)
+    shown = repr(obj) if kind == "text" else str(obj)  # numpy 2 reprs a number as np.int64(3)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    what = "%s is %s (%s)" % (names[0], kind, shown) if names else "The value is %s (%s)" % (kind, shown)
+    return ("%s, not a table: .%s writes the rows of a DataFrame. Make it the rows the file is "
+            "for (a filter such as df[df[col] > limit], or a groupby with .reset_index()); a single "
+            "value belongs in the report's text." % (what, err.name))
 
 
 # Parts of a time that a model takes for columns (the task said "by hour of week"):
@@ -989,7 +1018,7 @@ def _time_part(key, ns):
         for c in v.columns:
             if pd.api.types.is_datetime64_any_dtype(v[c]):
                 t = "%s[%r]" % (k, c)
-                return "It can be made from the time column: %s[%r] = %s." % (
+                return "It can be made from the time column with this line: `%s[%r] = %s`." % (
                     k, key, made.replace("%s", t))
     return None
 
@@ -1054,7 +1083,7 @@ def _run(shell, msg):
     except Exception:
         names = None
     try:
-        missing = _missing_column(err, shell.user_ns)
+        missing = _missing_column(err, shell.user_ns) or _not_a_table(err, shell.user_ns)
     except Exception:
         missing = None
     if interrupted or isinstance(err, KeyboardInterrupt):

@@ -361,7 +361,7 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
     let read_as_column = cell(&sb, "print(df['s'].sum())").await;
     assert_eq!(
         read_as_column.note.as_deref(),
-        Some("'s' is not a column of any DataFrame: df has x. s is a variable (Series), not a column: use s itself, or add it first with df['s'] = s.")
+        Some("'s' is not a column of any DataFrame: df has x. s is a variable (Series), not a column: use s itself, or add it first with this line: `df['s'] = s`.")
     );
     // A part of a time taken for a column: the line that makes it.
     py(
@@ -372,8 +372,14 @@ async fn a_cell_that_fails_leaves_the_dataframes_as_they_were() {
     let time_part = cell(&sb, "t.groupby('hour_of_week').size()").await;
     let note = time_part.note.unwrap_or_default();
     assert!(
-        note.ends_with("It can be made from the time column: t['hour_of_week'] = t['ts'].dt.dayofweek * 24 + t['ts'].dt.hour."),
+        note.ends_with("It can be made from the time column with this line: `t['hour_of_week'] = t['ts'].dt.dayofweek * 24 + t['ts'].dt.hour`."),
         "{note}"
+    );
+    // A number where a table should be: what it is, not only its type's name.
+    let scalar = cell(&sb, "TABLE = df['x'].sum()\nTABLE.to_csv('output/a.csv')").await;
+    assert_eq!(
+        scalar.note.as_deref(),
+        Some("TABLE is a single number (3), not a table: .to_csv writes the rows of a DataFrame. Make it the rows the file is for (a filter such as df[df[col] > limit], or a groupby with .reset_index()); a single value belongs in the report's text.")
     );
     // A cell that succeeds keeps its changes.
     py(&sb, "df['x'] = df['x'] * 10").await;

@@ -357,6 +357,20 @@ pub struct Fix {
     /// shows it (trimmed).
     at: usize,
     line: String,
+    /// The line the kernel's note says would make what the failing line lacks (a
+    /// column made from the time column), put before the failing line when the model's
+    /// fix keeps it as it was.
+    suggested: Option<String>,
+}
+
+/// How a kernel note gives a line of code: "… with this line: `df['x'] = …`".
+const SUGGESTED: &str = "with this line: `";
+
+/// The line a kernel note in `output` suggests, if one does.
+fn suggested_line(output: &str) -> Option<String> {
+    let (_, rest) = output.rsplit_once(SUGGESTED)?;
+    let (line, _) = rest.split_once('`')?;
+    (!line.trim().is_empty() && !line.contains('\n')).then(|| line.trim().to_string())
 }
 
 /// The cell to mend, when the last thing in the conversation is the failed result of
@@ -410,6 +424,7 @@ fn fix_target(items: &[Item], tools: &[ToolSpec]) -> Option<Fix> {
         code,
         at,
         line,
+        suggested: suggested_line(output),
     })
 }
 
@@ -473,11 +488,20 @@ impl Fix {
         instead.drain(..copied);
         // The failing line put back as it was, with nothing new before it, fails the
         // same way (a 1.5B model added `plt.show()` after it eight times in a row,
-        // r14): it is left out, as a comment that says so, and the rest runs.
+        // r14): the line the kernel's note gave goes before it (r22: `hour_of_week`
+        // kept for 23 turns beside the note that said how to make it); without one,
+        // it is left out, as a comment that says so, and the rest runs.
         if let Some(i) = instead.iter().position(|l| l.trim() == self.line) {
             let before = instead[..i].iter().map(|l| l.trim());
             if before.clone().all(|l| l.is_empty() || l.starts_with('#')) {
-                instead[i] = format!("# {} {}", KEPT_AS_IT_WAS, self.line);
+                match &self.suggested {
+                    Some(s) if !self.code.lines().any(|l| l.trim() == s) => {
+                        let indent =
+                            &instead[i][..instead[i].len() - instead[i].trim_start().len()];
+                        instead.insert(i, format!("{indent}{s}"));
+                    }
+                    _ => instead[i] = format!("# {} {}", KEPT_AS_IT_WAS, self.line),
+                }
             }
         }
         let old = lines[self.at];
@@ -766,6 +790,32 @@ mod tests {
             code.contains(&format!("    z = z.to_frame()\n    {kept}")),
             "{code}"
         );
+    }
+
+    #[test]
+    fn a_fix_that_keeps_the_failing_line_gets_the_line_the_kernel_suggested() {
+        let cell = "base = df.groupby(['hour_of_week'])['kWh'].mean()\nprint(base)";
+        let trace = "  Cell In[3], line 1\n    base = df.groupby(['hour_of_week'])['kWh'].mean()\nKeyError: 'hour_of_week'\n\n'hour_of_week' is not a column of any DataFrame: df has ts, kWh. It can be made from the time column with this line: `df['hour_of_week'] = df['ts'].dt.dayofweek * 24 + df['ts'].dt.hour`.";
+        let fix = target(&failed(cell, trace), &python()).unwrap();
+        let kept = "base = df.groupby(['hour_of_week'])['kWh'].mean()";
+        let code = fix
+            .apply(json!({"instead": [kept]}).as_object().unwrap())
+            .unwrap();
+        assert_eq!(
+            code,
+            "df['hour_of_week'] = df['ts'].dt.dayofweek * 24 + df['ts'].dt.hour\n\
+             base = df.groupby(['hour_of_week'])['kWh'].mean()\nprint(base)"
+        );
+        // A cell that already ran the suggestion: the line is left out as before.
+        let cell =
+            format!("df['hour_of_week'] = df['ts'].dt.dayofweek * 24 + df['ts'].dt.hour\n{cell}");
+        let trace = trace.replace("line 1", "line 2");
+        let fix = target(&failed(&cell, &trace), &python()).unwrap();
+        let code = fix
+            .apply(json!({"instead": [kept]}).as_object().unwrap())
+            .unwrap();
+        assert!(code.contains(KEPT_AS_IT_WAS), "{code}");
+        assert_eq!(suggested_line("no note here"), None);
     }
 
     #[test]
