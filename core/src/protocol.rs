@@ -760,6 +760,12 @@ pub fn tool_source(arguments: &str) -> String {
         .unwrap_or_else(|| arguments.to_string())
 }
 
+/// The line a text file ends with when the app wrote it from a model's reply cut at
+/// its length limit (as far as it went). Such a file is not done: the output check
+/// says so, and the task's checklist asks for it again.
+pub const TEXT_CUT: &str =
+    "(The rest of this report was cut: the model's reply reached its length limit.)";
+
 /// Marks the app's own words to the model in a user turn (notes, reminders, the last
 /// call for an answer), so they are never taken for the user's request.
 pub const APP_NOTE: &str = "[from the app]";

@@ -56,7 +56,12 @@ pub fn problem(name: &str, size: u64, bytes: &[u8]) -> Option<String> {
             .then(|| "is not an SVG image (no <svg> element)".into()),
         "csv" | "tsv" => table_problem(bytes, whole),
         "md" | "markdown" => markdown_problem(&text_of(bytes), whole),
-        "txt" => (!has_words(&text_of(bytes))).then(|| "holds no text".into()),
+        "txt" => {
+            let text = text_of(bytes);
+            (!has_words(&text))
+                .then(|| "holds no text".into())
+                .or_else(|| cut_short(&text))
+        }
         "html" | "htm" => {
             (!has_words(&strip_tags(&text_of(bytes)))).then(|| "holds no text".into())
         }
@@ -124,10 +129,21 @@ fn markdown_problem(text: &str, whole: bool) -> Option<String> {
     if !has_words(text) {
         return Some("holds no text".into());
     }
+    if let Some(cut) = cut_short(text) {
+        return Some(cut);
+    }
     let body = text
         .lines()
         .any(|l| !l.trim_start().starts_with('#') && has_words(l));
     (whole && !body).then(|| "holds only headings, no text under them".into())
+}
+
+/// A text the app wrote from a reply cut at the model's length limit: its end is
+/// missing, whatever its start holds.
+fn cut_short(text: &str) -> Option<String> {
+    text.contains(crate::protocol::TEXT_CUT).then(|| {
+        "was cut short (the model's reply reached its length limit, and the file ends with the app's line saying so): write it again, shorter".into()
+    })
 }
 
 fn has_words(text: &str) -> bool {
@@ -219,6 +235,16 @@ mod tests {
             Some("holds only headings, no text under them")
         );
         assert_eq!(check("r.md", b"## Data\n1344 hourly rows.\n"), None);
+        // The app's line that a reply was cut: the file's end is missing.
+        let cut = format!(
+            "# Report\n\n## Data\nHourly rows.\n\n{}\n",
+            crate::protocol::TEXT_CUT
+        );
+        for name in ["r.md", "r.txt"] {
+            assert!(check(name, cut.as_bytes())
+                .unwrap()
+                .starts_with("was cut short (the model's reply reached its length limit"));
+        }
         assert_eq!(check("r.txt", b"## Data"), None);
         assert_eq!(
             check("r.html", b"<html><body></body></html>").as_deref(),

@@ -18,7 +18,7 @@ use super::mend::{self, Mend};
 use crate::conversation::{Answer, CallForm, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
 use crate::model::http::{data_url, tool_images};
 use crate::model::tool_args;
-use crate::protocol::{tool_source, PRELUDE_CALL_ID};
+use crate::protocol::{tool_source, PRELUDE_CALL_ID, TEXT_CUT};
 
 /// The step's own keys; a tool's arguments sit beside them.
 const THOUGHT: &str = "thought";
@@ -496,16 +496,12 @@ pub fn salvage_text(text: &str, mend: Option<&Mend>, looped: bool) -> Option<Str
     }
     let mut report = kept.join("\n").trim_end().to_string();
     if looped || !whole {
-        report = format!("{report}\n\n{CUT_HERE}\n");
+        report = format!("{report}\n\n{TEXT_CUT}\n");
     }
     let thought = string_after(text, THOUGHT).unwrap_or_default();
     let (_, held_key, held) = mend?.fields();
     Some(json!({THOUGHT: thought, ACTION: mend?.action(), held_key: held, key: report}).to_string())
 }
-
-/// The line a report cut short ends with.
-pub const CUT_HERE: &str =
-    "(The rest of this report was cut: the model's reply reached its length limit.)";
 
 /// `lines` up to where they begin to repeat a block to their end, with one copy of it.
 fn before_the_loop(lines: &[String]) -> &[String] {
@@ -907,7 +903,7 @@ mod tests {
         assert_eq!(v["path"], "output/r.md");
         assert_eq!(
             v["TEXT"],
-            format!("# Report\n\nThree events.\n| a | b |\n\n{CUT_HERE}\n")
+            format!("# Report\n\nThree events.\n| a | b |\n\n{TEXT_CUT}\n")
         );
         // An escape cut in half is dropped, not a reason to lose the text.
         let half = format!("{}\\", &cut[..cut.len() - 8]);
