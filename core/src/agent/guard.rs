@@ -37,6 +37,11 @@ pub struct Guard {
     repeats: u32,
     /// The last failed calls (tool and code), newest last.
     failed: Vec<(String, String)>,
+    /// The last calls run (tool and code), newest last, and how many calls in a row
+    /// were one of them again: a model can cycle through two calls (a 1.5B model ran
+    /// a chart cell and a failing shell line by turns, 24 turns, its file written).
+    recent: Vec<(String, String)>,
+    cycle: u32,
 }
 
 impl Guard {
@@ -118,8 +123,24 @@ impl Guard {
         } else {
             0
         };
+        self.cycle = if self.recent.contains(&this) {
+            self.cycle + 1
+        } else {
+            0
+        };
+        self.recent.retain(|c| *c != this);
+        self.recent.push(this.clone());
+        if self.recent.len() > FAILED_MEMORY {
+            self.recent.remove(0);
+        }
         self.last_call = Some(this);
         self.repeats
+    }
+
+    /// Whether the last call was one of the recent ones again, not the one just
+    /// before it (that is a repeat): the model goes round in a cycle.
+    pub fn cycled(&self) -> bool {
+        self.cycle > 0 && self.repeats == 0
     }
 
     /// A call that ran and `failed`: whether the same call failed before, not just
@@ -143,9 +164,10 @@ impl Guard {
         again
     }
 
-    /// How stuck the model is: the same call, or loops, in a row.
+    /// How stuck the model is: the same call, or loops, in a row; or calls in a row
+    /// that each came before (two calls by turns count from their second round).
     pub fn repeats(&self) -> u32 {
-        self.repeats
+        self.repeats.max(self.cycle.saturating_sub(1))
     }
 
     /// A fresh start ([`super::attempt`]): the calls of the attempt given up are out
@@ -156,12 +178,37 @@ impl Guard {
         self.cuts = 0;
         self.last_call = None;
         self.failed.clear();
+        self.recent.clear();
+        self.cycle = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_calls_by_turns_count_as_stuck_from_their_second_round() {
+        let mut g = Guard::default();
+        let (a, b) = ("plot()".to_string(), "show()".to_string());
+        let mut seen = Vec::new();
+        for code in [&a, &b, &a, &b, &a] {
+            g.ran("python", code.clone());
+            seen.push((g.cycled(), g.repeats()));
+        }
+        assert_eq!(
+            seen,
+            [(false, 0), (false, 0), (true, 0), (true, 1), (true, 2)]
+        );
+        // A new call ends the cycle; the same call twice is a repeat, not a cycle.
+        g.ran("python", "new()".into());
+        assert_eq!((g.cycled(), g.repeats()), (false, 0));
+        g.ran("python", "new()".into());
+        assert_eq!((g.cycled(), g.repeats()), (false, 1));
+        g.fresh();
+        g.ran("python", a.clone());
+        assert_eq!((g.cycled(), g.repeats()), (false, 0));
+    }
 
     #[test]
     fn a_cell_that_fails_again_after_another_counts_as_stuck() {

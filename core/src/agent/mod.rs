@@ -807,6 +807,12 @@ impl<'a> Agent<'a> {
                  Change the line that fails (another function, or another way to the same result)."
                     .into(),
             );
+        } else if self.guard.cycled() {
+            seen.notes.push(
+                "This call is one you already made in this task; its result is above. \
+                 Take the next step, or give the final answer once the task is done."
+                    .into(),
+            );
         }
         seen.notes.extend(self.host.take_notes());
         seen.into_item(call_id, self.sandbox, vision).await

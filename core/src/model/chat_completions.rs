@@ -78,13 +78,11 @@ impl WireFormat for Chat {
                 request.instructions,
                 &note,
                 request.items,
+                &state.notes,
                 config.takes_images(),
             );
-            if let Some(turn) = steps::turn_note(&request.answer) {
-                steps::add_turn_note(&mut messages, &turn);
-            }
-            if let Some(mend) = &mend {
-                steps::add_turn_note(&mut messages, &mend.note());
+            for note in turn_notes(request, mend.as_ref()) {
+                steps::add_turn_note(&mut messages, &note);
             }
             messages
         } else {
@@ -150,6 +148,8 @@ impl WireFormat for Chat {
     ) -> Result<Reply, Reply> {
         if state.mode != CallMode::Native && !request.tools.is_empty() {
             let mend = mend_of(state, request);
+            let sent = turn_notes(request, mend.as_ref());
+            state.notes.sent(request.items, sent);
             return Ok(read_step(reply, request, &state.call_id, mend.as_ref()));
         }
         let converted = text_calls::convert(reply.clone(), request.tools);
@@ -226,16 +226,27 @@ fn read_step(mut reply: Reply, request: &Request, call_id: &str, mend: Option<&M
 /// The step the app finishes this turn, in schema mode (only a schema can hold the
 /// model to it; text mode is offered the tools again).
 fn mend_of(state: &ModeState, request: &Request) -> Option<Mend> {
-    (state.mode == CallMode::Schema && !request.tools.is_empty())
-        .then(|| {
-            Mend::of(
-                request.items,
-                request.tools,
-                &request.answer,
-                request.repeats,
-            )
-        })
-        .flatten()
+    (state.mode == CallMode::Schema
+        && !request.tools.is_empty()
+        && !steps::answer_only(&request.answer, request.repeats))
+    .then(|| {
+        Mend::of(
+            request.items,
+            request.tools,
+            &request.answer,
+            request.repeats,
+        )
+    })
+    .flatten()
+}
+
+/// The notes a step turn's request ends with: what the turn allows, and the app's
+/// step when it finishes one.
+fn turn_notes(request: &Request, mend: Option<&Mend>) -> Vec<String> {
+    steps::turn_note(&request.answer, request.repeats)
+        .into_iter()
+        .chain(mend.map(Mend::note))
+        .collect()
 }
 
 /// Our items as chat messages: the instructions as a system message; assistant text and

@@ -19,6 +19,8 @@ pub struct ModeState {
     pub learned: bool,
     /// The id the step being streamed gets, so the live view and the call agree.
     pub(super) call_id: String,
+    /// The notes earlier step turns ended with, repeated where they were.
+    pub(super) notes: super::steps::SentNotes,
 }
 
 impl ModeState {
@@ -41,6 +43,7 @@ impl ModeState {
             watching,
             learned: false,
             call_id: String::new(),
+            notes: Default::default(),
         }
     }
 

@@ -58,7 +58,7 @@ pub fn schema(
         Some(g) => json!({"type": "string", "enum": [g]}),
         None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
     };
-    let tools = if mend.is_some_and(Mend::alone) {
+    let tools = if mend.is_some_and(Mend::alone) || answer_only(answer, repeats) {
         &[][..]
     } else {
         tools
@@ -111,6 +111,17 @@ pub fn schema(
         return branches.remove(0);
     }
     json!({"anyOf": branches})
+}
+
+/// Calls that repeated earlier ones, in a row or by turns, after which a turn whose
+/// answer is allowed offers only the answer: the calls go round and the task's files
+/// are written (a 1.5B model cycled through two calls for 24 turns after its chart was
+/// saved, r22). The write-up a turn limit asks for, sooner.
+pub const ANSWER_AFTER_REPEATS: u32 = 2;
+
+/// Whether this turn offers only the final answer ([`ANSWER_AFTER_REPEATS`]).
+pub fn answer_only(answer: &Answer, repeats: u32) -> bool {
+    *answer == Answer::Open && repeats >= ANSWER_AFTER_REPEATS
 }
 
 /// The thought a step must start with after the model repeated its call (or its
@@ -239,7 +250,7 @@ pub fn format_note(tools: &[ToolSpec]) -> String {
     ));
     format!(
         "Reply with exactly one JSON object per turn, nothing else:\n\
-         {{\"thought\": \"one short sentence: what this step does\", \"action\": \"python\", \"code\": [\"total = df['x'].sum()\", \"print(total)\"]}}\n\
+         {{\"thought\":\"one short sentence: what this step does\",\"action\":\"python\",\"code\":[\"total = df['x'].sum()\",\"print(total)\"]}}\n\
          Actions:\n- {}\n\
          Each step runs, you see its output in the next message, then you take the next step. \
          Write the code as a list of lines, one JSON string a line (in Python, prefer single \
@@ -250,8 +261,12 @@ pub fn format_note(tools: &[ToolSpec]) -> String {
 
 /// What this turn allows, when it is not every action: said after the last message
 /// (the schema enforces it; the words tell the model why).
-pub fn turn_note(answer: &Answer) -> Option<String> {
+pub fn turn_note(answer: &Answer, repeats: u32) -> Option<String> {
     match answer {
+        Answer::Open if answer_only(answer, repeats) => Some(
+            "(This turn: the final answer, from the results above: your last calls repeated ones you had made.)"
+                .into(),
+        ),
         Answer::Open => None,
         Answer::NotYet { missing } => Some(format!(
             "(This turn: no final answer yet; {} must be written first.)",
@@ -543,10 +558,16 @@ fn strip_fence(text: &str) -> &str {
 /// user's message, not shown as a step: a small model copies the step before its own.
 /// A run of the same call is shown once, with the last result (which says how often
 /// it came): each copy in the history makes the next one likelier.
-pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) -> Vec<Value> {
+pub fn messages(
+    instructions: &str,
+    note: &str,
+    items: &[Item],
+    sent: &SentNotes,
+    vision: bool,
+) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": format!("{instructions}\n\n{note}")})];
     let mut thought: Option<String> = None;
-    for item in collapse_repeats(items) {
+    for (at, item) in collapse_repeats(items) {
         match item {
             Item::ToolCall {
                 call_id, arguments, ..
@@ -565,6 +586,7 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
                 call_id, output, ..
             } if call_id == PRELUDE_CALL_ID => {
                 append_to_user(&mut out, &format!("Its output:\n{}", output.trim_end()));
+                sent.repeat(&mut out, at, item);
             }
             Item::User { text } => {
                 // The assistant's words before a note come before it: a history that
@@ -573,6 +595,7 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
                     out.push(json!({"role": "assistant", "content": t}));
                 }
                 out.push(json!({"role": "user", "content": text}));
+                sent.repeat(&mut out, at, item);
             }
             Item::Assistant { text } => {
                 if let Some(t) = thought.take() {
@@ -603,6 +626,7 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
                 }
                 let (text, shown) = tool_images(output, images, vision);
                 out.push(result_message(&text, shown));
+                sent.repeat(&mut out, at, item);
             }
         }
     }
@@ -613,20 +637,20 @@ pub fn messages(instructions: &str, note: &str, items: &[Item], vision: bool) ->
 }
 
 /// `items` with each run of identical consecutive calls kept once: the first call
-/// (and its thought) with the last call's result.
-fn collapse_repeats(items: &[Item]) -> Vec<&Item> {
-    let mut out: Vec<&Item> = Vec::new();
+/// (and its thought) with the last call's result. Each with its index in `items`.
+fn collapse_repeats(items: &[Item]) -> Vec<(usize, &Item)> {
+    let mut out: Vec<(usize, &Item)> = Vec::new();
     // The last call kept, and where its result is in `out`.
     let mut last: Option<(&str, String, usize)> = None;
     let mut replace_at: Option<usize> = None;
-    for item in items {
+    for (n, item) in items.iter().enumerate() {
         match item {
             Item::ToolCall {
                 name, arguments, ..
             } => {
                 let source = tool_source(arguments);
-                if let Some((n, s, at)) = &last {
-                    if n == name && *s == source && *at != usize::MAX {
+                if let Some((name_kept, s, at)) = &last {
+                    if name_kept == name && *s == source && *at != usize::MAX {
                         // Its thought goes with it.
                         out.truncate(*at + 1);
                         replace_at = Some(*at);
@@ -634,25 +658,81 @@ fn collapse_repeats(items: &[Item]) -> Vec<&Item> {
                     }
                 }
                 last = Some((name, source, usize::MAX));
-                out.push(item);
+                out.push((n, item));
             }
             Item::ToolOutput { .. } => match replace_at.take() {
-                Some(at) => out[at] = item,
+                Some(at) => out[at] = (n, item),
                 None => {
-                    out.push(item);
+                    out.push((n, item));
                     if let Some(l) = last.as_mut() {
                         l.2 = out.len() - 1;
                     }
                 }
             },
-            Item::Assistant { .. } | Item::Reasoning { .. } => out.push(item),
+            Item::Assistant { .. } | Item::Reasoning { .. } => out.push((n, item)),
             Item::User { .. } => {
                 last = None;
-                out.push(item);
+                out.push((n, item));
             }
         }
     }
     out
+}
+
+/// The notes earlier turns ended with ([`turn_note`], the app's step), kept so each
+/// request repeats them where they were: the history a server is sent then only grows
+/// at its end, and its prompt cache keeps the model's last reply. Sent once and then
+/// left out, a note made llama.cpp read the last reply and result again every turn
+/// (the cached prefix ended where the note had begun).
+#[derive(Clone, Debug, Default)]
+pub struct SentNotes(Vec<SentNote>);
+
+#[derive(Clone, Debug)]
+struct SentNote {
+    /// The index of the item the note followed, and a hash of that item: a view that
+    /// changed (a fresh start) does not take a note that followed another item.
+    at: usize,
+    anchor: u64,
+    notes: Vec<String>,
+}
+
+impl SentNotes {
+    /// `notes` ended the request whose items were `items`. Only after a result or a
+    /// user message, where [`add_turn_note`] added them to that message.
+    pub fn sent(&mut self, items: &[Item], notes: Vec<String>) {
+        let Some(last) = items.last() else { return };
+        if notes.is_empty() || !matches!(last, Item::ToolOutput { .. } | Item::User { .. }) {
+            return;
+        }
+        let at = items.len() - 1;
+        self.0.retain(|n| n.at < at);
+        self.0.push(SentNote {
+            at,
+            anchor: anchor(last),
+            notes,
+        });
+    }
+
+    /// After item `at` was written as the last message: the notes that followed it.
+    fn repeat(&self, out: &mut Vec<Value>, at: usize, item: &Item) {
+        if let Some(n) = self
+            .0
+            .iter()
+            .find(|n| n.at == at && n.anchor == anchor(item))
+        {
+            for note in &n.notes {
+                add_turn_note(out, note);
+            }
+        }
+    }
+}
+
+fn anchor(item: &Item) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // Fixed keys: the same item hashes the same on every turn.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(item).unwrap_or_default().hash(&mut h);
+    h.finish()
 }
 
 /// Add `text` to the last message, a user message with text content.
@@ -980,7 +1060,7 @@ mod tests {
         let text = r#"{"thought": "t", "action": "python", "code": ["x = 'a'", "print(x)"]}"#;
         assert_eq!(call_arguments(text), json!({"code": "x = 'a'\nprint(x)"}));
         let (items, _) = parse(text, &tools(), "c1", None).unwrap();
-        let m = messages("sys", "NOTE", &items, false);
+        let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
         let step: Value = serde_json::from_str(m[1]["content"].as_str().unwrap()).unwrap();
         assert_eq!(step["code"], json!(["x = 'a'", "print(x)"]));
     }
@@ -1042,10 +1122,13 @@ mod tests {
         let items = vec![Item::User {
             text: "task".into(),
         }];
-        let mut m = messages("sys", &note, &items, false);
-        let why_not = turn_note(&Answer::OrWhyNot {
-            missing: missing.clone(),
-        })
+        let mut m = messages("sys", &note, &items, &SentNotes::default(), false);
+        let why_not = turn_note(
+            &Answer::OrWhyNot {
+                missing: missing.clone(),
+            },
+            0,
+        )
         .unwrap();
         add_turn_note(&mut m, &why_not);
         assert_eq!(m.len(), 2);
@@ -1053,10 +1136,16 @@ mod tests {
         let last = m[1]["content"].as_str().unwrap();
         assert!(last.starts_with("task\n\n(This turn: no final answer yet; output/chart.png"));
         assert!(last.contains(CANNOT_FINISH));
-        assert!(!turn_note(&Answer::NotYet { missing })
+        assert!(!turn_note(&Answer::NotYet { missing }, 0)
             .unwrap()
             .contains(CANNOT_FINISH));
-        assert_eq!(turn_note(&Answer::Open), None);
+        assert_eq!(turn_note(&Answer::Open, 1), None);
+        // Calls that go round with the answer allowed: the answer alone.
+        assert!(turn_note(&Answer::Open, ANSWER_AFTER_REPEATS)
+            .unwrap()
+            .starts_with("(This turn: the final answer"));
+        let only = schema(&tools(), &Answer::Open, ANSWER_AFTER_REPEATS, None, None);
+        assert_eq!(only["properties"]["action"]["enum"], json!([FINAL_ANSWER]));
         // After an assistant message, the note is a user message of its own.
         let mut m = vec![json!({"role": "assistant", "content": "x"})];
         add_turn_note(&mut m, "n");
@@ -1092,7 +1181,7 @@ mod tests {
                 text: "note".into(),
             },
         ];
-        let m = messages("sys", "NOTE", &items, false);
+        let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
         // Never ends on an assistant message (a server takes that for a prefill).
         assert_eq!(m[4]["role"], "assistant");
         assert_eq!(m[5], json!({"role": "user", "content": "note"}));
@@ -1138,7 +1227,7 @@ mod tests {
                 form: CallForm::Structured,
             },
         ];
-        let m = messages("sys", "NOTE", &items, false);
+        let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
         let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
         assert_eq!(roles, ["system", "user", "assistant"]);
         assert_eq!(
@@ -1191,7 +1280,7 @@ mod tests {
             call("c5", "df.plot()"),
             output("c5", "plotted"),
         ];
-        let m = messages("sys", "NOTE", &items, false);
+        let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
         let contents: Vec<String> = m[1..]
             .iter()
             .map(|x| x["content"].as_str().unwrap().to_string())
@@ -1240,6 +1329,70 @@ mod tests {
         assert_eq!(
             raw,
             "{\"thought\": \"a\", \"action\": \"python\", \"code\": \"print(1)\"}"
+        );
+    }
+
+    #[test]
+    fn each_turn_only_adds_to_what_the_server_was_sent_before() {
+        // A server's prompt cache keeps the longest prefix a request shares with the
+        // last one and its reply: the history must grow only at its end.
+        let tools = tools();
+        let missing = Answer::NotYet {
+            missing: vec!["output/a.csv".into()],
+        };
+        let mut sent = SentNotes::default();
+        let mut items = vec![Item::User {
+            text: "task".into(),
+        }];
+        let mut before: Option<(Vec<Value>, String)> = None;
+        for (turn, reply) in [
+            r#"{"thought":"look","action":"python","code":["print(1)"]}"#,
+            r#"{"thought":"write it","action":"python","code":["x = 2","print(x)"]}"#,
+            r#"{"thought":"again","action":"python","code":["print(3)"]}"#,
+        ]
+        .iter()
+        .enumerate()
+        {
+            // What the request of this turn is, as `body` makes it.
+            let mut request = messages("sys", "NOTE", &items, &sent, false);
+            let notes = vec![turn_note(&missing, 0).unwrap()];
+            for n in &notes {
+                add_turn_note(&mut request, n);
+            }
+            sent.sent(&items, notes);
+            if let Some((earlier, earlier_reply)) = &before {
+                assert_eq!(request[..earlier.len()], earlier[..], "turn {turn}");
+                assert_eq!(request[earlier.len()]["content"], json!(earlier_reply));
+            }
+            let call_id = format!("c{turn}");
+            let (step, _) = parse(reply, &tools, &call_id, None).unwrap();
+            items.extend(step);
+            items.push(Item::ToolOutput {
+                call_id: call_id.into(),
+                output: format!("{turn}"),
+                is_error: false,
+                images: vec![],
+            });
+            before = Some((request, reply.to_string()));
+        }
+        // A view that changed (a fresh start) does not take the notes of another.
+        let fresh = vec![
+            items[0].clone(),
+            Item::User {
+                text: "start again".into(),
+            },
+        ];
+        let m = messages("sys", "NOTE", &fresh, &sent, false);
+        assert_eq!(
+            m[1]["content"],
+            json!(format!("task\n\n{}", turn_note(&missing, 0).unwrap()))
+        );
+        assert_eq!(m[2]["content"], json!("start again"));
+        // The form's example is written as the history writes a step.
+        let example = format_note(&tools);
+        assert!(
+            example.contains(r#"{"thought":"one short sentence"#),
+            "{example}"
         );
     }
 }
