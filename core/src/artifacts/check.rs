@@ -113,8 +113,33 @@ fn table_problem(bytes: &[u8], whole: bool) -> Option<String> {
     match (lines.next(), lines.next()) {
         (None, _) => Some("holds no text".into()),
         (Some(_), None) if whole => Some(NO_ROWS.into()),
+        (Some(header), Some(first)) if whole && !has_values(header, first, lines) => {
+            Some(NO_VALUES.into())
+        }
         _ => None,
     }
+}
+
+/// The problem of a table whose rows hold nothing but their row numbers (a 1.5B
+/// model wrote `df.where(mask)` as its events: 1,344 rows of empty cells).
+pub const NO_VALUES: &str = "has rows, but every cell of them is empty (apart from a row number)";
+
+/// Whether any row under `header` holds a value: a cell with a letter or digit, the
+/// first cell left out when it is a row number and more cells follow it.
+fn has_values<'a>(header: &str, first: &'a str, rest: impl Iterator<Item = &'a str>) -> bool {
+    let sep = if header.contains('\t') && !header.contains(',') {
+        '\t'
+    } else {
+        ','
+    };
+    std::iter::once(first).chain(rest).any(|row| {
+        let mut cells = row.split(sep);
+        let lead = cells.next().unwrap_or("");
+        let mut others = cells.peekable();
+        let numbered =
+            others.peek().is_some() && lead.trim().trim_matches('"').parse::<u64>().is_ok();
+        (!numbered && has_words(lead)) || others.any(has_words)
+    })
 }
 
 fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -229,6 +254,21 @@ mod tests {
             Some("has a header but no rows")
         );
         assert_eq!(check("t.csv", b"\n\n").as_deref(), Some("holds no text"));
+        // Rows of empty cells, numbered or not: no values. One value anywhere is enough.
+        for empty in [
+            &b"index,t,kwh\n0,,\n1,,\n"[..],
+            b"t,kwh\n,\n\"\",\n",
+            b"a\tb\n0\t\n",
+        ] {
+            assert_eq!(
+                check("t.csv", empty).as_deref(),
+                Some(NO_VALUES),
+                "{empty:?}"
+            );
+        }
+        assert_eq!(check("t.csv", b"index,t,kwh\n0,,\n1,,4.2\n"), None);
+        assert_eq!(check("t.csv", b"count\n5\n"), None, "one column of numbers");
+        assert_eq!(check("t.tsv", b"id\tname\n1\tx\n"), None);
         assert_eq!(check("r.md", b"#\n---\n").as_deref(), Some("holds no text"));
         assert_eq!(
             check("r.md", b"## Data\n\n## Method\n").as_deref(),
