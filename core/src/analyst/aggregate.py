@@ -56,6 +56,13 @@ T = {
 
 # Periods said as adjectives ("daily sales"), not as a grouping ("by day").
 ADJECTIVE_PERIODS = tuple(LEXICON["adjective_periods"])
+PER_WORDS = tuple(LEXICON["per_words"])
+GROUP_ASKERS = tuple(LEXICON["group_askers"])
+GROUP_JOINERS = tuple(LEXICON["group_joiners"])
+PERIOD_NOUNS = tuple(LEXICON["period_nouns"])
+NOT_GROUPS = set(LEXICON["not_groups"]) | set(PERIOD_NOUNS)
+HOW_MANY = tuple(LEXICON["how_many"])
+MONEY_MEASURES = tuple(LEXICON["money_measures"])
 # Measures whose name, when no column holds it, must not be replaced by another.
 ABSENT_MEASURES = tuple(LEXICON["absent_measures"])
 
@@ -99,7 +106,7 @@ elif ts is not None and years and len(set(years)) == 1 and len(months) >= 2:
 # ---- what to compute -------------------------------------------------------------------
 op = INTENT.get("op")
 measure = named_measures[0] if named_measures else None
-if op == "count" and measure and after_word(req, measure, ("many", "cuantos", "cuantas", "cuanto", "cuanta")):
+if op == "count" and measure and after_word(req, measure, HOW_MANY):
     op = "sum"  # "how many units": the units add up, the rows are not counted
 notes = []
 # A measure the request names that no column holds ("profit" with only sales): the
@@ -117,7 +124,7 @@ if op == "count":
 elif measure is None and same_table and PREV.get("measure") in measures:
     # a follow-up ("now by month") keeps the measure, and the operation unless it names one
     measure = PREV["measure"]
-    if op is None and PREV.get("op") in ("sum", "mean", "median", "min", "max"):
+    if op is None and PREV.get("op") not in (None, "count"):
         op = PREV["op"]
     notes.append(T["as_before"] % measure)
 elif measure is None:
@@ -126,8 +133,7 @@ elif measure is None:
         op = "count"
     else:
         # money first (revenue, sales, amount), else the first numeric column
-        money = [c for c in pool if any(a in ("revenue", "sales", "amount", "importe", "ventas")
-                                        for a, _ in column_aliases(c))]
+        money = [c for c in pool if any(a in MONEY_MEASURES for a, _ in column_aliases(c))]
         if absent or not money:
             # No column to compute on was named and none is the obvious one (revenue,
             # sales): picking one would answer another question.
@@ -154,7 +160,7 @@ if named_groups:
     named_groups.sort(key=lambda c: not after_word(req, c, BY_WORDS))
     ranks = INTENT.get("extreme") or INTENT.get("top_n") or INTENT.get("share")
     named_groups = [c for c in named_groups if ranks or after_word(req, c, BY_WORDS) or after_word(
-        req, c, ("which", "what", "each", "every", "que", "cual", "cada", "and", "y"))]
+        req, c, GROUP_ASKERS)]
     for c in named_groups:
         if c not in value_groups or len(value_groups[c]) > 1:
             group_col = c
@@ -168,7 +174,7 @@ group2 = None
 if group_col is not None and not change:
     # "by region and product": a second category column named after the first
     rest = [c for c in named_groups if c != group_col and (c not in value_groups or len(value_groups[c]) > 1)]
-    rest = [c for c in rest if after_word(req, c, ("and", "y", "e", "by", "per", "por"))]
+    rest = [c for c in rest if after_word(req, c, GROUP_JOINERS)]
     if rest and after_word(req, group_col, BY_WORDS):
         group2 = rest[0]
 if group_col is None and period and ts is not None and not change:
@@ -177,8 +183,7 @@ if group_col is None and period and ts is not None and not change:
     # over several rows a period, asks for one statistic of the periods' totals or of
     # the rows, never a list per period; which is not read here, so it is declined.
     adjective = any(find_words(req, a) >= 0 for a in ADJECTIVE_PERIODS)
-    named_period = any(find_words(req, "%s %s" % (b, p)) >= 0 for b in ("by", "per", "each", "por", "cada")
-                       for p in ("day", "week", "month", "hour", "year", "dia", "semana", "mes", "hora", "ano"))
+    named_period = any(find_words(req, "%s %s" % (b, p)) >= 0 for b in PER_WORDS for p in PERIOD_NOUNS)
     if adjective and not named_period and op in ("mean", "median") and not INTENT.get("trend"):
         keys = period_key(ts[mask], period, LANG)[0]
         if keys.duplicated().any():
@@ -192,10 +197,7 @@ if group_col is None and group_period is None and not change:
     words = req.split()
     for i, w in enumerate(words[:-1]):
         nxt = words[i + 1]
-        if w in ("by", "per", "por", "each", "cada") and nxt.isalpha() and len(nxt) >= 3 \
-                and nxt not in ("the", "los", "las", "day", "week", "month", "year", "hour", "dia",
-                                "semana", "mes", "ano", "hora", "cent", "ciento", "default",
-                                "row", "rows", "fila", "filas"):
+        if w in PER_WORDS and nxt.isalpha() and len(nxt) >= 3 and nxt not in NOT_GROUPS:
             few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
             emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
                          "cached": cached, "reason": T["no_group"] % (nxt, ", ".join(few[:12]) or "-")})
@@ -246,7 +248,7 @@ if len(d) == 0:
 
 if change and ts is not None:
     # ---- change between two periods (months named, else the last two periods) ------
-    per = period if period in ("day", "week", "month", "quarter", "year") else "month"
+    per = period if period not in (None, "weekday", "hour") else "month"  # a calendar period
     k, lab = period_key(dts, per, LANG)
     keys_sorted = sorted(k.dropna().unique())
     if len(months) >= 2:

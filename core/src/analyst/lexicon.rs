@@ -309,7 +309,6 @@ mod tests {
     /// Word lists not yet moved to `lexicon.toml`, by file: a count may only go down
     /// (move a list to the lexicon and lower it here); a new list fails.
     const NOT_YET_MOVED: &[(&str, usize)] = &[
-        ("aggregate.py", 11),
         ("analyse.py", 3),
         ("anomalies.rs", 1),
         ("anomaly_texts.py", 3),
