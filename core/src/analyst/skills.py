@@ -152,6 +152,7 @@ MONTH_NAMES = {"en": ["January", "February", "March", "April", "May", "June", "J
 DAY_NAMES = {"en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
              "es": ["lunes", "martes", "mi\u00e9rcoles", "jueves", "viernes", "s\u00e1bado", "domingo"]}
 PERIODS = [(p["period"], p["words"]) for p in LEXICON["periods"]]
+MONTH_PREPOSITIONS = tuple(LEXICON["month_prepositions"])
 
 
 def months_named(text_n):
@@ -168,7 +169,7 @@ def months_named(text_n):
                 i = len(text_n[:pos].split())
                 prev = words[i - 1] if i > 0 else ""
                 nxt = words[i + 1] if i + 1 < len(words) else ""
-                if prev not in ("in", "of", "en", "de", "for", "during", "durante", "and", "y") and \
+                if prev not in MONTH_PREPOSITIONS and \
                         not re.fullmatch(r"(19|20)[0-9]{2}", nxt):
                     continue
             found.append((pos, m))

@@ -365,8 +365,8 @@ mask = pd.Series(True, index=df.index)
 said = []
 missing_notes = []  # conditions and missing values, said after the plan
 OPS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "="}
-TRUE_WORDS = {"1", "1.0", "true", "yes", "y", "t", "si", "s\u00ed", "s", "verdadero"}
-FALSE_WORDS = {"0", "0.0", "false", "no", "n", "f", "falso"}
+TRUE_WORDS = set(LEXICON["true_values"])
+FALSE_WORDS = set(LEXICON["false_values"])
 
 
 def dates_of(col):
