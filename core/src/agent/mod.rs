@@ -382,7 +382,7 @@ impl<'a> Agent<'a> {
         }
         for (mut call, decision) in calls.into_iter().zip(decisions) {
             if let Some(Decision::Edit { code }) = &decision {
-                call.arguments = tools::with_code(&call.name, &call.arguments, code);
+                call.arguments = tools::with_code(&call.name, code);
             }
             let mut output = self.execute(&call, &decision, cancel).await?;
             self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;

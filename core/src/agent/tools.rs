@@ -106,20 +106,17 @@ pub fn parse(tools: &ToolSet, name: &str, arguments: &str) -> Result<Action, Str
     })
 }
 
-/// A call's arguments with its code (python) or command (shell) replaced, as the
-/// analyst edited it; other fields are kept.
-pub fn with_code(name: &str, arguments: &str, code: &str) -> String {
+/// A call's arguments as the analyst edited its code (python) or command (shell): that
+/// field alone, as the code and command tools take nothing else; what else the model's
+/// arguments held described its version (a step as the model wrote it, which the
+/// history would otherwise send back in place of the edit).
+pub fn with_code(name: &str, code: &str) -> String {
     let field = if name == "shell" {
         tool_arg::COMMAND
     } else {
         tool_arg::CODE
     };
-    let mut value = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        _ => json!({}),
-    };
-    value[field] = json!(code);
-    value.to_string()
+    json!({ field: code }).to_string()
 }
 
 /// A call item with the analyst's edit in place of the model's code.
@@ -128,12 +125,12 @@ pub fn edited(item: &Item, code: &str) -> Item {
         Item::ToolCall {
             call_id,
             name,
-            arguments,
             form,
+            ..
         } => Item::ToolCall {
             call_id: call_id.clone(),
             name: name.clone(),
-            arguments: with_code(name, arguments, code),
+            arguments: with_code(name, code),
             form: *form,
         },
         other => other.clone(),

@@ -306,8 +306,9 @@ pub fn parse(
     call_id: &str,
     mend: Option<&Mend>,
 ) -> Option<(Vec<Item>, Ending)> {
-    let v = serde_json::from_str::<Value>(text.trim())
-        .ok()
+    let exact = serde_json::from_str::<Value>(text.trim()).ok();
+    let written = exact.is_some().then(|| text.trim());
+    let v = exact
         .or_else(|| loose_json::parse(strip_fence(text)))
         .or_else(|| first_object(strip_fence(text)))?;
     let mut obj = match v {
@@ -349,7 +350,11 @@ pub fn parse(
     // The app's step is a call of the code tool, with the whole cell.
     if let Some(mend) = mend.filter(|m| m.action() == action) {
         let (tool, code) = mend.apply(&obj)?;
-        let arguments = json!({ LINES_ARG: code }).to_string();
+        let mut arguments = json!({ LINES_ARG: code });
+        if let Some(step) = written {
+            arguments[AS_WRITTEN] = json!(step);
+        }
+        let arguments = arguments.to_string();
         return Some((
             call_items(thought, call_id, tool, arguments),
             Ending::Unmarked,
@@ -421,6 +426,14 @@ fn first_object(text: &str) -> Option<Value> {
     let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
     values.next()?.ok().filter(Value::is_object)
 }
+
+/// Beside the code of a call the app made from its own step (`fix`, `write`): the
+/// step as the model wrote it, which the history sends back as it was. Shown as the
+/// `python` cell the app made of it, the step broke a server's prompt cache at the
+/// model's reply, and a report's `TEXT` came back as Python with its escapes, which a
+/// 1.5B model copied with them doubled at each turn (r23). The code tool reads only
+/// its own field.
+const AS_WRITTEN: &str = "step_as_written";
 
 /// The comment that opens a step the app ran from a reply cut as a loop.
 pub const SALVAGED: &str = "# (the app ran this step's lines up to where they began to repeat)";
@@ -604,6 +617,15 @@ pub fn messages(
                 thought = Some(text.clone());
             }
             Item::Reasoning { .. } => {}
+            Item::ToolCall { arguments, .. }
+                if tool_args::to_object(arguments)
+                    .get(AS_WRITTEN)
+                    .is_some_and(Value::is_string) =>
+            {
+                thought = None; // it is inside the step
+                let step = tool_args::to_object(arguments)[AS_WRITTEN].clone();
+                out.push(json!({"role": "assistant", "content": step}));
+            }
             Item::ToolCall {
                 name, arguments, ..
             } => {
@@ -991,6 +1013,37 @@ mod tests {
         // A tool's step, or no mend: nothing.
         assert!(salvage_text(r#"{"action":"python","code":["x"#, Some(&mend), false).is_none());
         assert!(salvage_text(cut, None, false).is_none());
+    }
+
+    #[test]
+    fn the_apps_own_step_goes_back_as_the_model_wrote_it() {
+        let items = vec![
+            Item::User {
+                text: "task".into(),
+            },
+            Item::ToolOutput {
+                call_id: "c0".into(),
+                output: "status: ok".into(),
+                is_error: false,
+                images: vec![],
+            },
+        ];
+        let answer = Answer::NotYet {
+            missing: vec!["output/r.md".into()],
+        };
+        let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
+        let reply = r##"{"thought":"Report","action":"write","path":"output/r.md","TEXT":"# Report\n\nThree events."}"##;
+        let (step, _) = parse(reply, &tools(), "c1", Some(&mend)).unwrap();
+        let Some(Item::ToolCall { arguments, .. }) = step.last() else {
+            panic!("{step:?}")
+        };
+        // The code tool runs the app's cell; the history shows the step as written.
+        assert!(tool_source(arguments).starts_with("TEXT = "), "{arguments}");
+        let mut history = items.clone();
+        history.extend(step);
+        let m = messages("sys", "NOTE", &history, &SentNotes::default(), false);
+        assert_eq!(m.last().unwrap()["content"], json!(reply));
+        assert_eq!(m.last().unwrap()["role"], "assistant");
     }
 
     #[test]
