@@ -861,6 +861,23 @@ mod tests {
         crate::agent::ToolSet::default().specs(false)
     }
 
+    /// A call's result that ran without an error.
+    fn ok(id: &str) -> Item {
+        Item::ToolOutput {
+            call_id: id.into(),
+            output: "status: ok".into(),
+            is_error: false,
+            images: vec![],
+        }
+    }
+
+    /// A turn while `path` is missing.
+    fn missing(path: &str) -> Answer {
+        Answer::NotYet {
+            missing: vec![path.into()],
+        }
+    }
+
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
         let open = schema(&tools(), &Answer::Open, 0, None, None);
@@ -988,16 +1005,8 @@ mod tests {
 
     #[test]
     fn a_reports_text_cut_by_the_token_cap_is_written_as_far_as_it_went() {
-        let ok = |id: &str| Item::ToolOutput {
-            call_id: id.into(),
-            output: "status: ok".into(),
-            is_error: false,
-            images: vec![],
-        };
         let items = vec![ok("c1"), ok("c2")];
-        let answer = Answer::NotYet {
-            missing: vec!["output/r.md".into()],
-        };
+        let answer = missing("output/r.md");
         let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
         let cut = r##"{"thought":"Report","action":"write","path":"output/r.md","TEXT":"# Report\n\nThree events.\n| a | b |\n| 1 | 2"##;
         let step = salvage_text(cut, Some(&mend), false).unwrap();
@@ -1021,17 +1030,9 @@ mod tests {
             Item::User {
                 text: "task".into(),
             },
-            Item::ToolOutput {
-                call_id: "c0".into(),
-                output: "status: ok".into(),
-                is_error: false,
-                images: vec![],
-            },
+            ok("c0"),
         ];
-        let answer = Answer::NotYet {
-            missing: vec!["output/r.md".into()],
-        };
-        let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
+        let mend = Mend::of(&items, &tools(), &missing("output/r.md"), 0).unwrap();
         let reply = r##"{"thought":"Report","action":"write","path":"output/r.md","TEXT":"# Report\n\nThree events."}"##;
         let (step, _) = parse(reply, &tools(), "c1", Some(&mend)).unwrap();
         let Some(Item::ToolCall { arguments, .. }) = step.last() else {
@@ -1049,15 +1050,8 @@ mod tests {
     #[test]
     fn the_apps_write_step_cut_as_a_loop_runs_too_and_a_cells_looped_lines_come_once() {
         // The write of output/a.csv, offered beside the tools; the reply loops in its code.
-        let items = vec![Item::ToolOutput {
-            call_id: "c0".into(),
-            output: "status: ok".into(),
-            is_error: false,
-            images: vec![],
-        }];
-        let answer = Answer::NotYet {
-            missing: vec!["output/a.csv".into()],
-        };
+        let items = vec![ok("c0")];
+        let answer = missing("output/a.csv");
         let mend = Mend::of(&items, &tools(), &answer, 0).unwrap();
         let looped = format!(
             r#"{{"thought":"t","action":"write","path":"output/a.csv","code":["events = df[df.x > 3]",{} "print(ev"#,
