@@ -15,6 +15,7 @@ use super::cell::{self, Kind};
 use super::filter::instant_bound;
 use super::source::{Format, Profile, Table};
 use super::spec::{bound_number, FilterOp, ViewSpec};
+use crate::artifacts::thousands;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Code {
@@ -61,19 +62,6 @@ fn py_num(n: f64) -> String {
     } else {
         format!("{n:?}")
     }
-}
-
-/// Thousands with commas: 1,234,567.
-pub fn grouped(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 struct Writer<'a> {
@@ -469,8 +457,8 @@ pub fn write(t: &Table, p: &Profile, python_path: &str, view: &ViewSpec, kept: u
     }
     sentence.push_str(&format!(
         ": {} of {} rows.",
-        grouped(kept),
-        grouped(t.total_rows)
+        thousands(kept as u64),
+        thousands(t.total_rows as u64)
     ));
     Code { sentence, pandas }
 }
@@ -487,8 +475,8 @@ mod tests {
         assert_eq!(py_num(10.0), "10");
         assert_eq!(py_num(2.5), "2.5");
         assert_eq!(py_num(-1e20), "-1e20");
-        assert_eq!(grouped(1_234_567), "1,234,567");
-        assert_eq!(grouped(12), "12");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(12), "12");
         assert_eq!(join_or(&["a".into(), "b".into(), "c".into()]), "a, b or c");
     }
 }
