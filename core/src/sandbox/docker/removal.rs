@@ -87,7 +87,8 @@ async fn remove_leftover(docker: &Docker, id: &str) -> bool {
 const REMOVAL_PATIENCE: Duration = Duration::from_secs(90);
 
 /// Remove container `id`, forced; gone already is fine. An engine can refuse a
-/// forced removal for a while (a 5xx): the container was stopping on its own (its
+/// forced removal for a while (a 5xx, or 409 while another removal of it is under
+/// way, as a sweep can meet one): the container was stopping on its own (its
 /// PID 1 ended), or its runtime is slow to kill it (gVisor with the thousands of
 /// processes of a fork bomb refused twice in a row, half a second apart, and was
 /// gone a minute later). Each refusal waits for the container to stop, then tries
@@ -106,7 +107,8 @@ async fn remove_patiently(
                 status_code: 404, ..
             }) => return Ok(()),
             Err(bollard::errors::Error::DockerResponseServerError { status_code, .. })
-                if status_code >= 500 && tokio::time::Instant::now() < deadline =>
+                if (status_code >= 500 || status_code == 409)
+                    && tokio::time::Instant::now() < deadline =>
             {
                 let stopped = WaitContainerOptionsBuilder::new()
                     .condition("not-running")
