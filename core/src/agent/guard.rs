@@ -19,8 +19,17 @@ pub const MAX_NUDGES: u32 = 2;
 pub const MAX_LOOPS: u32 = 3;
 /// Replies in a row cut at a size cap before the ask stops.
 pub const MAX_CUTS: u32 = 2;
-/// How many failed calls back a call that fails again is recognised.
-const FAILED_MEMORY: usize = 8;
+/// How many calls back a call that comes again (or fails again) is recognised.
+const CALL_MEMORY: usize = 8;
+
+/// Put `call` last in `calls` (once), keeping the newest [`CALL_MEMORY`].
+fn remember(calls: &mut Vec<(String, String)>, call: (String, String)) {
+    calls.retain(|c| *c != call);
+    calls.push(call);
+    if calls.len() > CALL_MEMORY {
+        calls.remove(0);
+    }
+}
 
 /// The counters of one ask.
 #[derive(Debug, Default)]
@@ -128,11 +137,7 @@ impl Guard {
         } else {
             0
         };
-        self.recent.retain(|c| *c != this);
-        self.recent.push(this.clone());
-        if self.recent.len() > FAILED_MEMORY {
-            self.recent.remove(0);
-        }
+        remember(&mut self.recent, this.clone());
         self.last_call = Some(this);
         self.repeats
     }
@@ -156,11 +161,7 @@ impl Guard {
         if again && self.repeats == 0 {
             self.repeats = 1;
         }
-        self.failed.retain(|c| *c != this);
-        self.failed.push(this);
-        if self.failed.len() > FAILED_MEMORY {
-            self.failed.remove(0);
-        }
+        remember(&mut self.failed, this);
         again
     }
 

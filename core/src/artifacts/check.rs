@@ -125,7 +125,9 @@ fn table_problem(bytes: &[u8], whole: bool) -> Option<String> {
 pub const NO_VALUES: &str = "has rows, but every cell of them is empty (apart from a row number)";
 
 /// Whether any row under `header` holds a value: a cell with a letter or digit, the
-/// first cell left out when it is a row number and more cells follow it.
+/// first cell left out when it is a row number and more cells follow it. Split on the
+/// delimiter without reading quotes: a quoted comma splits a cell, which does not
+/// change whether any cell holds something.
 fn has_values<'a>(header: &str, first: &'a str, rest: impl Iterator<Item = &'a str>) -> bool {
     let sep = if header.contains('\t') && !header.contains(',') {
         '\t'
