@@ -930,8 +930,9 @@ def _undo_frames(ns, kept):
 def _missing_column(err, ns):
     """For a KeyError on a text key that names no column of the session's DataFrames:
     what their columns are, and the line that makes it where one does ("with this
-    line: `...`", which the app's fix step puts in for a model that cannot). A small model that guessed a column ('count', 'Revenue')
-    otherwise runs the same cell again, as the traceback names only the key."""
+    line: `...`", which the app's fix step puts in for a model that cannot). A small
+    model that guessed a column ('count', 'Revenue') otherwise runs the same cell
+    again, as the traceback names only the key."""
     if not isinstance(err, KeyError) or len(err.args) != 1 or not isinstance(err.args[0], str):
         return None
     key = err.args[0]
