@@ -22,6 +22,7 @@
 //! history as they are. Tool calls that a local model writes as text are made calls
 //! by [`text_calls`].
 
+pub mod anomalies;
 pub mod chart;
 pub mod loose_json;
 pub mod mend;

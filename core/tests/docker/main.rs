@@ -42,6 +42,7 @@ mod session_docker;
 mod session_owner;
 mod staging;
 mod staging_env;
+mod step_anomalies;
 mod step_chart;
 
 // End to end through the command line (the repository's `tests/`).

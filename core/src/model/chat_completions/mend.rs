@@ -336,7 +336,7 @@ fn cells_ran(items: &[Item]) -> usize {
 }
 
 /// The session's tool that runs code written as lines.
-fn code_tool(tools: &[ToolSpec]) -> Option<String> {
+pub(super) fn code_tool(tools: &[ToolSpec]) -> Option<String> {
     tools
         .iter()
         .find(|t| t.parameters["properties"][LINES_ARG]["type"] == "string")

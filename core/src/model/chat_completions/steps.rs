@@ -13,6 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::anomalies::{self, Anomalies};
 use super::loose_json;
 use super::mend::{self, Mend};
 use crate::conversation::{Answer, CallForm, CallMode, Delta, Ending, ImagePart, Item, ToolSpec};
@@ -91,6 +92,10 @@ pub fn schema(
             branch(props, required)
         })
         .collect();
+    // The app's method for abnormal events goes with the code tool.
+    if mend::code_tool(tools).is_some() {
+        branches.push(anomalies::branch(thought.clone()));
+    }
     if let Some(mend) = mend {
         branches.push(mend.branch(thought));
     }
@@ -244,6 +249,9 @@ pub fn format_note(tools: &[ToolSpec]) -> String {
             )
         })
         .collect();
+    if mend::code_tool(tools).is_some() {
+        actions.push(anomalies::described());
+    }
     actions.push(format!(
         "\"{FINAL_ANSWER}\" (with \"answer\"): the answer for the user, once the work is done \
          and every file the task names is written"
@@ -357,6 +365,18 @@ pub fn parse(
         let arguments = arguments.to_string();
         return Some((
             call_items(thought, call_id, tool, arguments),
+            Ending::Unmarked,
+        ));
+    }
+    // The app's method: a call of the code tool with the cell it writes.
+    if action == anomalies::ACTION {
+        let tool = mend::code_tool(tools)?;
+        let mut arguments = json!({ LINES_ARG: Anomalies::from_step(&obj)?.code() });
+        if let Some(step) = written {
+            arguments[AS_WRITTEN] = json!(step);
+        }
+        return Some((
+            call_items(thought, call_id, tool, arguments.to_string()),
             Ending::Unmarked,
         ));
     }
@@ -819,7 +839,10 @@ impl<'a> StepStream<'a> {
         }
         match s.tool.as_deref() {
             // The app's steps are whole only once it has finished the cell.
-            None | Some(FINAL_ANSWER) | Some(CANNOT_FINISH) | Some(mend::FIX | mend::WRITE) => {}
+            None
+            | Some(FINAL_ANSWER)
+            | Some(CANNOT_FINISH)
+            | Some(mend::FIX | mend::WRITE | anomalies::ACTION) => {}
             Some(name) => {
                 let piece = s.text[s.sent..].to_string();
                 let (call_id, name) = (s.call_id.clone(), name.to_string());
@@ -886,7 +909,10 @@ mod tests {
             .iter()
             .map(|b| b["properties"]["action"]["enum"][0].as_str().unwrap())
             .collect();
-        assert_eq!(actions, ["python", "shell", FINAL_ANSWER]);
+        assert_eq!(
+            actions,
+            ["python", "shell", anomalies::ACTION, FINAL_ANSWER]
+        );
         // The thought comes first, so the model says what it does before it does it.
         let python = &branches[0];
         let keys: Vec<&String> = python["properties"].as_object().unwrap().keys().collect();
@@ -927,13 +953,14 @@ mod tests {
         );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
         assert_eq!(
-            why_not["anyOf"][2]["properties"]["action"]["enum"],
+            why_not["anyOf"][3]["properties"]["action"]["enum"],
             json!([CANNOT_FINISH])
         );
-        // Only python offered and no end: one object, no anyOf.
-        let only = &tools()[..1];
+        // Only the shell offered and no end: one object, no anyOf (the app's method
+        // for abnormal events goes with the code tool).
+        let only = &tools()[1..2];
         let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None, None);
-        assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
+        assert_eq!(one["properties"]["action"]["enum"], json!(["shell"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
         let guided = schema(
             &tools(),
@@ -1157,6 +1184,33 @@ mod tests {
         // An action no one offered is not a step.
         assert!(parse(r#"{"action": "rm", "code": "x"}"#, &tools(), "c4", None).is_none());
         assert!(parse("The answer is 42.", &tools(), "c5", None).is_none());
+    }
+
+    #[test]
+    fn an_anomaly_step_is_a_call_of_the_code_tool_with_the_apps_cell() {
+        let text = r#"{"thought":"Find the events","action":"find_anomalies","data":"df","time":"timestamp","value":"energy_kwh","context":["outdoor_temp_c"]}"#;
+        let (items, ending) = parse(text, &tools(), "c1", None).unwrap();
+        assert_eq!(ending, Ending::Unmarked);
+        let Item::ToolCall {
+            name, arguments, ..
+        } = &items[1]
+        else {
+            panic!("{items:?}")
+        };
+        assert_eq!(name, "python");
+        let code = tool_source(arguments);
+        assert!(code.starts_with("# The app wrote this cell from the step"));
+        assert!(code.contains("def find_anomalies("));
+        // The history shows the step as the model wrote it, not the app's cell.
+        let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
+        assert_eq!(m.last().unwrap()["content"], json!(text));
+        // Offered and described only with the code tool.
+        assert!(format_note(&tools()).contains("\"find_anomalies\" (with \"data\""));
+        assert!(!format_note(&tools()[1..2]).contains("find_anomalies"));
+        assert!(parse(text, &tools()[1..2], "c2", None).is_none());
+        // Without a value column it is not a step.
+        let partial = r#"{"thought":"","action":"find_anomalies","data":"df","time":"t","value":"","context":[]}"#;
+        assert!(parse(partial, &tools(), "c3", None).is_none());
     }
 
     #[test]
