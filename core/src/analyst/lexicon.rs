@@ -64,6 +64,28 @@ impl<'de> Deserialize<'de> for Pairs {
     }
 }
 
+/// Phrases with two things they stand for, in order: `["ratio of", "to", "ratio"]`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Triples(Vec<(&'static str, &'static str, &'static str)>);
+
+impl Deref for Triples {
+    type Target = [(&'static str, &'static str, &'static str)];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Triples {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let all = Vec::<(String, String, String)>::deserialize(d)?;
+        Ok(Triples(
+            all.into_iter()
+                .map(|(a, b, c)| (leak(a), leak(b), leak(c)))
+                .collect(),
+        ))
+    }
+}
+
 fn leak(s: String) -> &'static str {
     s.leak()
 }
@@ -149,7 +171,15 @@ pub(crate) struct Lexicon {
     pub verb_negations: Words,
     pub predicate_openers: Pairs,
     pub negation_stops: Words,
+    pub arithmetic: Pairs,
+    pub two_column_measures: Triples,
     pub of_words: Words,
+    pub duration: Words,
+    pub period_starts: Words,
+    pub period_ends: Words,
+    pub hours: Words,
+    pub equals: Words,
+    pub not_a_name: Words,
     pub synonyms: Pairs,
     pub triggers: Words,
     pub row_nouns: Words,
@@ -337,7 +367,6 @@ mod tests {
         ("request.rs", 6),
         ("skills.py", 2),
         ("stat_plan/asked.rs", 4),
-        ("stat_plan/derived.rs", 10),
         ("stat_plan/group.rs", 5),
         ("stat_plan/measures.rs", 1),
         ("stat_plan/mentions.rs", 2),
