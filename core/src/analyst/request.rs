@@ -167,10 +167,7 @@ pub fn detect_lang(text: &str) -> Lang {
 /// The request asks for plain ASCII (or "sin acentos").
 pub fn wants_ascii(text: &str) -> bool {
     let n = normalise(text);
-    any(
-        &n,
-        &["ascii", "sin acentos", "plain text only", "no unicode"],
-    )
+    any(&n, &LEXICON.plain_ascii)
 }
 
 /// The skill, language and operation of a request.
@@ -256,12 +253,9 @@ fn number_word(w: &str) -> Option<u32> {
 /// The operation words of a normalised request.
 fn intent(n: &str) -> Intent {
     let words: Vec<&str> = n.split(' ').collect();
-    let ranked = [
-        "top", "bottom", "best", "worst", "primeros", "mejores", "peores", "ultimos",
-    ];
     let mut top_n = None;
     for (i, w) in words.iter().enumerate() {
-        if ranked.contains(w) || w.starts_with("mayor") || w.starts_with("menor") {
+        if LEXICON.top_n.contains(w) || w.starts_with("mayor") || w.starts_with("menor") {
             // "top 5", "5 best", "los 5 productos con mayor": the nearest number
             let next = words.get(i + 1).and_then(|x| number_word(x));
             let prev = (i.saturating_sub(3)..i)
@@ -282,30 +276,16 @@ fn intent(n: &str) -> Intent {
         .map(|(_, op)| *op);
     let lowest = any(n, &LEXICON.low);
     let extreme = lowest || any(n, &LEXICON.high);
-    let chart = if any(n, &["line*", "linea*", "lineas"]) {
-        Some("line")
-    } else if any(n, &["bar*", "barra*", "column chart", "histogram*"]) {
-        Some("bar")
-    } else if any(n, &["pie*", "tarta", "circular", "quesito"]) {
-        Some("pie")
-    } else {
-        None
-    };
+    // The kinds are in order, so the first kind any of whose words is said wins.
+    let chart = LEXICON
+        .charts
+        .iter()
+        .find(|(w, _)| has(n, w))
+        .map(|(_, c)| *c);
     Intent {
-        // "max"/"min" words are extremes of a total, unless nothing else names an op.
-        op: match op {
-            Some("max") | Some("min")
-                if any(n, &["total*", "sum", "suma*", "average*", "mean", "media"]) =>
-            {
-                LEXICON
-                    .operations
-                    .iter()
-                    .filter(|(_, o)| *o != "max" && *o != "min")
-                    .find(|(w, _)| has(n, w))
-                    .map(|(_, op)| *op)
-            }
-            o => o,
-        },
+        // "max"/"min" words are extremes of a total, unless nothing else names an op:
+        // `operations` lists them last.
+        op,
         top_n,
         lowest,
         extreme,

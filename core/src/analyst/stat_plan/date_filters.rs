@@ -15,33 +15,7 @@ impl Reader<'_> {
     /// first half of 2019", and their Spanish ("antes de marzo", "entre enero y
     /// marzo", "en el primer semestre de 2019").
     pub(super) fn date_filters(&mut self, out: &mut Vec<Filter>) {
-        let leads: &[(&str, &str)] = &[
-            ("before", "before"),
-            ("prior to", "before"),
-            ("antes de", "before"),
-            ("antes del", "before"),
-            ("after", "after"),
-            ("despues de", "after"),
-            ("despues del", "after"),
-            ("since", "since"),
-            ("from", "since"),
-            ("starting", "since"),
-            ("desde", "since"),
-            ("a partir de", "since"),
-            ("a partir del", "since"),
-            ("until", "until"),
-            ("till", "until"),
-            ("through", "until"),
-            ("up to", "until"),
-            ("hasta", "until"),
-            ("between", "between"),
-            ("entre", "between"),
-            ("in", "in"),
-            ("during", "in"),
-            ("en", "in"),
-            ("durante", "in"),
-        ];
-        for (lead, kind) in leads {
+        for (lead, kind) in LEXICON.date_leads.iter() {
             let len = lead.split(' ').count();
             for at in find(&self.w, lead) {
                 if self.used[at] || self.used.get(at + len).copied().unwrap_or(true) {
@@ -62,22 +36,15 @@ impl Reader<'_> {
                 }
                 // The second end of a range: "between X and Y", "from X to Y".
                 let mut second = None;
-                if ["between", "since"].contains(kind) {
-                    let join = self.w.get(end).map(String::as_str).unwrap_or("");
-                    let joins: &[&str] = if *kind == "between" {
-                        &["and", "y"]
-                    } else {
-                        &["to", "until", "through", "a", "hasta"]
-                    };
-                    if joins.contains(&join) {
-                        if let Some((w2, e2)) = when_at(&self.w, end + 1) {
-                            second = Some(w2);
-                            end = e2;
-                        }
+                let join = self.w.get(end).map(String::as_str).unwrap_or("");
+                if LEXICON.range_joins.contains(&(join, *kind)) {
+                    if let Some((w2, e2)) = when_at(&self.w, end + 1) {
+                        second = Some(w2);
+                        end = e2;
                     }
-                    if *kind == "between" && second.is_none() {
-                        continue;
-                    }
+                }
+                if *kind == "between" && second.is_none() {
+                    continue;
                 }
                 // "between January and March 2020": the first end takes the year said.
                 let first = match (first, second) {
@@ -99,7 +66,7 @@ impl Reader<'_> {
                             && years_only
                             && normalise(&m.column)
                                 .split(' ')
-                                .any(|x| ["year", "years", "ano", "anio"].contains(&x))
+                                .any(|x| x == "years" || LEXICON.year_columns.contains(&x))
                     })
                     .map(|m| (m.start, m.column.clone()));
                 let year_col = named_year
@@ -241,8 +208,7 @@ impl Reader<'_> {
             .column_kinds
             .iter()
             .find(|c| {
-                c.kind == "numeric"
-                    && ["year", "ano", "anio"].contains(&normalise(&c.name).as_str())
+                c.kind == "numeric" && LEXICON.year_columns.contains(&normalise(&c.name).as_str())
             })
             .map(|c| c.name.clone())
     }

@@ -125,14 +125,14 @@ fn iso_word(w: &str) -> Option<Day> {
 /// the index just past its words.
 pub(super) fn when_at(w: &[String], i: usize) -> Option<(When, usize)> {
     let mut i = i;
-    while i < w.len() && ["the", "el", "la", "los"].contains(&w[i].as_str()) {
+    while i < w.len() && LEXICON.articles.contains(&w[i].as_str()) {
         i += 1;
     }
     let x = w.get(i)?;
     let year_after = |k: usize| -> (Option<i32>, usize) {
         let mut j = k;
         if w.get(j)
-            .is_some_and(|x| ["of", "de", "del"].contains(&x.as_str()))
+            .is_some_and(|x| LEXICON.of_words.contains(&x.as_str()))
         {
             j += 1;
         }

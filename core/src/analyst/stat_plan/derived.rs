@@ -14,22 +14,7 @@ impl Reader<'_> {
     /// "revenue is units times unit_price", "profit = revenue - cost", "the length of
     /// a contract" (end minus start): a derived measure, with the words that name it.
     pub(super) fn derived(&mut self) -> Option<(Derived, Option<String>)> {
-        let ops: &[(&str, &str)] = &[
-            ("times", "product"),
-            ("multiplied by", "product"),
-            ("multiplicado por", "product"),
-            ("por", "product"),
-            ("x", "product"),
-            ("minus", "difference"),
-            ("menos", "difference"),
-            ("divided by", "ratio"),
-            ("dividido por", "ratio"),
-            ("dividido entre", "ratio"),
-            ("entre", "ratio"),
-            ("per", "ratio"),
-            ("plus", "sum"),
-        ];
-        for (phrase, op) in ops {
+        for (phrase, op) in LEXICON.arithmetic.iter() {
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if let Some(found) = self.with_a_number(at, phrase, op) {
@@ -76,7 +61,7 @@ impl Reader<'_> {
                 // "temperature range (max minus min)": the word before names the
                 // measure; it is not a statistic to compute as well.
                 // "the ratio of cost divided by units": the same measure, named.
-                let j = self.back_over(a.start, &["of", "de", "del", "the", "el", "la"]);
+                let j = self.back_over(a.start, &LEXICON.of_words);
                 if let Some(j) = j.checked_sub(1) {
                     if LEXICON.derived_ops_words.contains(&self.w[j].as_str()) {
                         self.used[j] = true;
@@ -93,24 +78,7 @@ impl Reader<'_> {
             }
         }
         // "difference between A and B", "ratio of A to B", "days between A and B"
-        let pairs: &[(&str, &str, &str)] = &[
-            ("difference between", "and", "difference"),
-            ("diferencia entre", "y", "difference"),
-            ("ratio of", "to", "ratio"),
-            ("sum of", "and", "sum"),
-            ("suma de", "y", "sum"),
-            ("ratio between", "and", "ratio"),
-            ("cociente entre", "y", "ratio"),
-            ("days between", "and", "days"),
-            ("from", "to", "days"),
-            ("desde", "hasta", "days"),
-            ("hours between", "and", "hours"),
-            ("time between", "and", "days"),
-            ("dias entre", "y", "days"),
-            ("horas entre", "y", "hours"),
-            ("tiempo entre", "y", "days"),
-        ];
-        for (lead, join, op) in pairs {
+        for (lead, join, op) in LEXICON.two_column_measures.iter() {
             let len = lead.split(' ').count();
             for at in find(&self.w, lead) {
                 let Some(a) = self.mention_after(at + len).cloned() else {
@@ -149,31 +117,15 @@ impl Reader<'_> {
             }
         }
         // "length"/"duration" with a start and an end date column.
-        let duration = [
-            "length", "duration", "how long", "duracion", "long", "lasted", "last",
-        ];
-        if has_any(&self.w, &duration) {
+        let duration = &LEXICON.duration;
+        if has_any(&self.w, duration) {
             let dates = self.datetime_columns();
             let role = |c: &str, words: &[&str]| {
                 let n = normalise(c);
                 words.iter().any(|w| n.split(' ').any(|x| x == *w))
             };
-            let start = dates.iter().find(|c| {
-                role(
-                    c,
-                    &[
-                        "start", "begin", "from", "inicio", "desde", "alta", "opened", "signed",
-                    ],
-                )
-            });
-            let end = dates.iter().find(|c| {
-                role(
-                    c,
-                    &[
-                        "end", "finish", "to", "until", "fin", "hasta", "baja", "closed", "expiry",
-                    ],
-                )
-            });
+            let start = dates.iter().find(|c| role(c, &LEXICON.period_starts));
+            let end = dates.iter().find(|c| role(c, &LEXICON.period_ends));
             if let (Some(s), Some(e)) = (start, end) {
                 for k in 0..self.w.len() {
                     if duration.contains(&self.w[k].as_str()) {
@@ -267,7 +219,7 @@ impl Reader<'_> {
     }
 
     fn date_unit(&self) -> &'static str {
-        if has_any(&self.w, &["hour*", "hora*"]) {
+        if has_any(&self.w, &LEXICON.hours) {
             "hours"
         } else {
             "days"
@@ -276,7 +228,7 @@ impl Reader<'_> {
 
     /// Whether the words before `at` define a measure ("revenue is", "ingresos es").
     fn names_a_measure(&self, at: usize) -> bool {
-        at >= 2 && ["is", "es", "equals", "means", "son", "are"].contains(&self.w[at - 1].as_str())
+        at >= 2 && LEXICON.equals.contains(&self.w[at - 1].as_str())
     }
 
     /// "revenue is ...", "profit = ...": the one word before is/es/equals at `at`.
@@ -287,9 +239,7 @@ impl Reader<'_> {
             && verb >= 1
             && LEXICON.defining_verbs.contains(&self.w[verb - 1].as_str());
         let verb = if defined_as { verb - 1 } else { verb };
-        if !defined_as
-            && !["is", "es", "equals", "means", "son", "are"].contains(&self.w[verb].as_str())
-        {
+        if !defined_as && !LEXICON.equals.contains(&self.w[verb].as_str()) {
             return None;
         }
         if defined_as {
@@ -311,11 +261,7 @@ impl Reader<'_> {
         // the measure's name, not that column.
         let plain = |k: usize| {
             let x = self.w[k].as_str();
-            !LEXICON.statistics.iter().any(|(p, _)| *p == x)
-                && ![
-                    "the", "a", "of", "el", "la", "de", "is", "es", "what", "que",
-                ]
-                .contains(&x)
+            !LEXICON.statistics.iter().any(|(p, _)| *p == x) && !LEXICON.not_a_name.contains(&x)
         };
         let mut phrase: Vec<String> = vec![name.clone()];
         for len in (2..=3).rev() {

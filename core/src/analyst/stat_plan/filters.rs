@@ -5,7 +5,7 @@
 use super::mentions::{camel_apart, is_code, is_numeric, Mention};
 use super::reader::Reader;
 use super::text::fmt_value;
-use super::words::{digits, find, num};
+use super::words::{digits, find, has, num};
 use super::{Filter, Stat};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
@@ -40,12 +40,11 @@ impl Reader<'_> {
                 }
                 let from = from.saturating_sub(2);
                 let before = &self.w[from..at];
-                let z_said = before
-                    .windows(2)
-                    .any(|p| p[0] == "z" && p[1].starts_with("score"))
-                    || before.iter().any(|x| {
-                        ["zscore", "zscores", "threshold", "umbral"].contains(&x.as_str())
-                    });
+                let z_said = LEXICON
+                    .z_score
+                    .iter()
+                    .chain(LEXICON.threshold.iter())
+                    .any(|p| has(before, p));
                 if z_said && self.outliers {
                     self.used[from..at + len + 1].fill(true);
                     // "rows whose z-score is above 3": the condition word is the threshold's.
@@ -68,7 +67,7 @@ impl Reader<'_> {
                     self.used[at..at + len + 1].fill(true);
                     continue;
                 }
-                let implied = if ["years", "anos", "year"].contains(&unit) {
+                let implied = if LEXICON.age_units.contains(&unit) {
                     Some("age")
                 } else {
                     *implied
@@ -116,7 +115,7 @@ impl Reader<'_> {
         }
         self.comparisons_after_the_number(&mut out);
         // "houses with 2 bathrooms", "con 3 hijos": a number of the column named after it.
-        for lead in ["with", "having", "con"] {
+        for lead in LEXICON.having.iter() {
             for at in find(&self.w, lead) {
                 if self.used[at] {
                     continue;
@@ -198,9 +197,7 @@ impl Reader<'_> {
         }
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
-        for word in [
-            "than", "before", "after", "since", "until", "antes", "despues", "desde", "hasta",
-        ] {
+        for word in LEXICON.comparison_words.iter() {
             for at in find(&self.w, word) {
                 if !self.used[at] {
                     let end = (at + 3).min(self.w.len());
@@ -220,9 +217,7 @@ impl Reader<'_> {
                 continue;
             };
             let prev = i.checked_sub(1).map(|j| self.w[j].as_str()).unwrap_or("");
-            if !["in", "en", "during", "durante", "del", "de", "for", "of"].contains(&prev)
-                || self.used[i]
-            {
+            if !LEXICON.year_prepositions.contains(&prev) || self.used[i] {
                 continue;
             }
             let year_col = self.year_column().map(|c| (c, "eq"));
@@ -346,12 +341,7 @@ impl Reader<'_> {
                     continue;
                 }
                 let mut k = at + len;
-                while k < self.w.len()
-                    && [
-                        "the", "el", "la", "los", "las", "del", "de", "al", "a", "its", "su",
-                    ]
-                    .contains(&self.w[k].as_str())
-                {
+                while k < self.w.len() && LEXICON.stat_determiners.contains(&self.w[k].as_str()) {
                     k += 1;
                 }
                 // STAT [of the COLUMN] | COLUMN STAT
@@ -416,8 +406,9 @@ impl Reader<'_> {
                 .iter()
                 .filter(|c| c.kind == "numeric")
         };
-        let ages = ["age", "edad", "years", "anos"];
-        if let Some(c) = numeric().find(|c| ages.contains(&normalise(&c.name).as_str())) {
+        if let Some(c) =
+            numeric().find(|c| LEXICON.age_columns.contains(&normalise(&c.name).as_str()))
+        {
             return Some(c.name.clone());
         }
         let with_age: Vec<_> = numeric()

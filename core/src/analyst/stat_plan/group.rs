@@ -127,7 +127,7 @@ impl Reader<'_> {
                 j += 1;
             }
             let next = self.w[j].as_str();
-            ["most", "fewest", "least", "mas"].contains(&self.w[i].as_str())
+            LEXICON.quantity_extremes.contains(&self.w[i].as_str())
                 && !self.used[j]
                 && self.mention_at(j).is_none()
                 && is_rows_word(self, next)
@@ -147,13 +147,10 @@ impl Reader<'_> {
         // relative one ("passengers who embarked", "que embarcaron").
         let asked = |m: &Mention| {
             (m.start.saturating_sub(3)..m.start).any(|k| {
-                ["which", "what", "cual", "cuales", "que"].contains(&self.w[k].as_str())
+                LEXICON.which.contains(&self.w[k].as_str())
                     && (k == 0
                         || self.clause_starts.contains(&k)
-                        || [
-                            "in", "of", "en", "de", "and", "y", "for", "para", "on", "at", "by",
-                        ]
-                        .contains(&self.w[k - 1].as_str()))
+                        || LEXICON.before_which.contains(&self.w[k - 1].as_str()))
             })
         };
         let mut group = self
@@ -218,14 +215,11 @@ impl Reader<'_> {
         if !argmax && (high || low) {
             // "Which pilot had the most delays?" with no pilot column: the label asked
             // for is not in the table; its maximum would answer another question.
-            const FUNCTION: &[&str] = &[
-                "is", "was", "are", "were", "one", "ones", "of", "the", "a", "an", "es", "fue",
-                "son", "fueron", "era", "de", "el", "la", "los", "las",
-            ];
             let asked_for = (0..self.w.len()).find_map(|i| {
-                ["which", "que", "cual"]
+                LEXICON
+                    .which
                     .contains(&self.w[i].as_str())
-                    .then(|| self.unknown_noun_after(i, FUNCTION))
+                    .then(|| self.unknown_noun_after(i, &LEXICON.function_words))
                     .flatten()
             });
             if let Some(x) = asked_for {

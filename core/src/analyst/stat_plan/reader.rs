@@ -102,15 +102,13 @@ impl Reader<'_> {
 
     /// The mention ending just before `at` (articles skipped).
     pub(super) fn mention_before(&self, at: usize) -> Option<&Mention> {
-        let j = self.back_over(at, &["the", "el", "la", "los", "las"]);
+        let j = self.back_over(at, &LEXICON.articles);
         self.mentions.iter().find(|m| m.end == j)
     }
 
     pub(super) fn mention_after(&self, at: usize) -> Option<&Mention> {
         let mut j = at;
-        while j < self.w.len()
-            && ["the", "el", "la", "los", "las", "of", "de", "del"].contains(&self.w[j].as_str())
-        {
+        while j < self.w.len() && LEXICON.of_words.contains(&self.w[j].as_str()) {
             j += 1;
         }
         self.mention_at(j)
@@ -119,14 +117,9 @@ impl Reader<'_> {
     /// A numeric column named just after a condition's value, past a unit or a
     /// preposition ("3 bedrooms", "90 in math", "10 mm of precipitation").
     pub(super) fn mention_after_value(&self, at: usize) -> Option<Mention> {
-        const BETWEEN: &[&str] = &[
-            "in", "of", "de", "en", "del", "the", "el", "la", "mm", "cm", "m", "km", "kg", "g",
-            "usd", "eur", "dollars", "euros", "points", "puntos", "percent", "pct", "units",
-            "unidades", "kmh", "mph",
-        ];
         let mut k = at;
         while k < self.w.len() && k < at + 2 && self.mention_at(k).is_none() {
-            if !BETWEEN.contains(&self.w[k].as_str()) {
+            if !LEXICON.after_a_value.contains(&self.w[k].as_str()) {
                 return None;
             }
             k += 1;

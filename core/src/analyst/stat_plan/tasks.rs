@@ -120,7 +120,7 @@ impl Reader<'_> {
             self.read_phrases(&[phrase]);
         }
         let named = named.map(|(_, m)| *m);
-        plan.method = Some(named.unwrap_or(if has_any(&self.w, &["rank*", "rango*"]) {
+        plan.method = Some(named.unwrap_or(if has_any(&self.w, &LEXICON.ranks) {
             "spearman"
         } else {
             "pearson"
@@ -242,7 +242,7 @@ impl Reader<'_> {
             plan.label_op = Some("sum_if_repeated");
         }
         let quantity = (0..self.w.len()).any(|i| {
-            ["most", "least", "fewest", "mas"].contains(&self.w[i].as_str())
+            LEXICON.quantity_extremes.contains(&self.w[i].as_str())
                 && self.mention_at(i + 1).is_some()
         }) || has_any(&self.w, &LEXICON.sold_words);
         if plan.label_op.is_none() && quantity {
@@ -473,13 +473,8 @@ impl Reader<'_> {
         // (Counting its non-missing values answers another question.)
         if plan.stats.len() == 1 && plan.stats[0].name == "count" && plan.group.is_none() {
             for m in &measure_mentions {
-                let having = (m.start.saturating_sub(2)..m.start).any(|k| {
-                    [
-                        "had", "have", "has", "having", "with", "got", "tienen", "tiene",
-                        "tuvieron", "con",
-                    ]
-                    .contains(&self.w[k].as_str())
-                });
+                let having = (m.start.saturating_sub(2)..m.start)
+                    .any(|k| LEXICON.having.contains(&self.w[k].as_str()));
                 if having && is_numeric(m) {
                     self.not_understood.push(self.say(
                         &format!(

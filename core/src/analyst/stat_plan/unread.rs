@@ -258,7 +258,7 @@ fn unread_words(
                 .iter()
                 .any(|x| words.iter().any(|p| x.starts_with(p)))
         };
-        near(&["decimal", "place", "digit", "cifra"], i + 1, i + 3)
+        near(&LEXICON.rounding_units, i + 1, i + 3)
             || near(&LEXICON.parameter_words, i.saturating_sub(3), i + 3)
     };
     // "non-null values", "the non-missing values" from word `k` on.
@@ -318,12 +318,12 @@ fn unread_words(
                     || LEXICON.handling_after.contains(&after_values)
             }
             "fill" | "filling" | "rellena" | "rellenar" => filled,
-            "sin" => ["valores", "vacios", "faltantes", "nulos"].contains(&next),
-            "without" => ["missing", "null", "nan", "nulls"].contains(&next),
+            "sin" | "without" => next == "valores" || LEXICON.missing_nouns.contains(&next),
             // "between Age and Fare": two columns (a correlation, a difference).
-            "between" | "entre" => r.mentions.iter().any(|m| {
-                m.start == i + 1 || m.start == i + 2 && ["the", "el", "la"].contains(&next)
-            }),
+            "between" | "entre" => r
+                .mentions
+                .iter()
+                .any(|m| m.start == i + 1 || m.start == i + 2 && LEXICON.articles.contains(&next)),
             // "or" matters before another value or number ("Pclass 1 or 2").
             "or" => !(digits(next).is_some() || value(next)),
             _ => false,
@@ -364,7 +364,7 @@ fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String>
 /// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
 pub(super) fn names_the_rows(r: &Reader, word: &str) -> bool {
     let stemmed = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
-    ["row", "record", "entry", "fila", "registro"].contains(&stemmed(word).as_str())
+    LEXICON.row_words.contains(&stemmed(word).as_str())
         || r.table.column_kinds.iter().any(|c| {
             c.id && normalise(&c.name)
                 .split(' ')
@@ -380,13 +380,10 @@ pub(super) fn is_rows_word(r: &Reader, word: &str) -> bool {
 
 /// The word after "mean of (the) ..." when it names no column ("mean of salary").
 pub(super) fn unknown_after_stat(r: &Reader) -> Option<String> {
-    let stop = [
-        "the", "el", "la", "los", "las", "column", "columna", "value", "values", "valores",
-    ];
     for (i, x) in r.w.iter().enumerate() {
         if x == "of" || x == "de" || x == "del" {
             let mut j = i + 1;
-            while j < r.w.len() && stop.contains(&r.w[j].as_str()) {
+            while j < r.w.len() && LEXICON.column_fillers.contains(&r.w[j].as_str()) {
                 j += 1;
             }
             if let Some(word) = r.w.get(j) {

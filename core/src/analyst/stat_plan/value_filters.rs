@@ -32,12 +32,7 @@ impl Reader<'_> {
                     || !after_count
                     || before.is_some_and(|b| LEXICON.question.contains(&b))
                     || self.used[m.start]
-                    || before.is_none_or(|b| {
-                        [
-                            "of", "de", "del", "the", "el", "la", "los", "las", "count", "number",
-                        ]
-                        .contains(&b)
-                    })
+                    || before.is_none_or(|b| LEXICON.noun_markers.contains(&b))
                 {
                     continue;
                 }
@@ -62,7 +57,7 @@ impl Reader<'_> {
                         && c.values.len() == 2
                         && c.values.iter().all(|v| v == "0" || v == "1")
                 });
-                let j = self.back_over(m.start, &["the", "los", "las", "el", "la"]);
+                let j = self.back_over(m.start, &LEXICON.articles);
                 let before = j.checked_sub(1).map(|j| self.w[j].as_str());
                 let measure_before = self.mentions.iter().any(|o| {
                     o.end <= m.start && o.column != m.column && is_numeric(o) && !self.used[o.start]
@@ -70,8 +65,7 @@ impl Reader<'_> {
                 if ones
                     && !self.used[m.start]
                     && measure_before
-                    && before
-                        .is_some_and(|b| ["of", "for", "among", "de", "para", "entre"].contains(&b))
+                    && before.is_some_and(|b| LEXICON.whose_rows.contains(&b))
                 {
                     self.used[m.start..m.end].fill(true);
                     out.push(Filter {
@@ -85,28 +79,15 @@ impl Reader<'_> {
         self.yes_no_adjectives(out);
         for at in 0..self.w.len() {
             // "Which gender has ...": a question, not "passengers which survived".
-            if !["who", "that", "which", "que", "quienes"].contains(&self.w[at].as_str())
-                || self.used[at]
-                || at == 0
-            {
+            if !LEXICON.relatives.contains(&self.w[at].as_str()) || self.used[at] || at == 0 {
                 continue;
             }
             let mut k = at + 1;
             let mut negated = false;
-            for neg in [
-                &["did", "not"][..],
-                &["didn", "t"],
-                &["did", "n't"],
-                &["no"],
-                &["not"],
-            ] {
-                if self
-                    .w
-                    .get(k..k + neg.len())
-                    .is_some_and(|s| s.iter().zip(neg).all(|(a, b)| a == b))
-                {
+            for neg in LEXICON.verb_negations.iter() {
+                if find(&self.w[k..], neg).first() == Some(&0) {
                     negated = true;
-                    k += neg.len();
+                    k += neg.split(' ').count();
                     break;
                 }
             }
@@ -155,20 +136,13 @@ impl Reader<'_> {
                 continue;
             }
             let word = |k: Option<usize>| k.and_then(|k| self.w.get(k)).map_or("", |x| x.as_str());
-            let negated = ["not", "non", "no"].contains(&word(m.start.checked_sub(1)));
+            let negated = LEXICON
+                .negation_words
+                .contains(&word(m.start.checked_sub(1)));
             let from = if negated { m.start - 1 } else { m.start };
             let rows = |x: &str| is_rows_word(self, x);
             let before = (word(from.checked_sub(2)), word(from.checked_sub(1)));
-            let predicate = [
-                ("who", "are"),
-                ("who", "were"),
-                ("that", "are"),
-                ("that", "were"),
-                ("que", "son"),
-                ("que", "estan"),
-                ("que", "fueron"),
-            ]
-            .contains(&before);
+            let predicate = LEXICON.predicate_openers.contains(&before);
             let start = if predicate {
                 from - 2
             } else if rows(word(Some(m.end))) || rows(before.1) {
@@ -288,7 +262,7 @@ impl Reader<'_> {
             while self
                 .w
                 .get(end)
-                .is_some_and(|x| ["or", "o", "u"].contains(&x.as_str()))
+                .is_some_and(|x| LEXICON.either_joiners.contains(&x.as_str()))
             {
                 match self.w.get(end + 1).and_then(|x| digits(x)) {
                     Some(v) if known(v) && !self.used[end + 1] => {
@@ -353,7 +327,7 @@ impl Reader<'_> {
             let mut either = false;
             for pair in spans.windows(2) {
                 let between = &self.w[pair[0].1..pair[1].0];
-                if between.len() == 1 && ["or", "o", "u"].contains(&between[0].as_str()) {
+                if between.len() == 1 && LEXICON.either_joiners.contains(&between[0].as_str()) {
                     self.used[pair[0].1] = true;
                     either = true;
                 }
@@ -406,7 +380,6 @@ impl Reader<'_> {
     /// name stand between them: "who are not female", "other than those who embarked
     /// at port S". Another column, a number or a conjunction in between ends the search.
     fn negator_before(&self, at: usize, column: &str) -> Option<usize> {
-        const STOP: &[&str] = &["and", "or", "but", "with", "y", "o", "pero", "con"];
         let own = |k: usize| {
             self.mentions
                 .iter()
@@ -423,7 +396,11 @@ impl Reader<'_> {
                 return (x != "no" || self.lang == Lang::Es).then_some(k);
             }
             let other_column = self.mentions.iter().any(|m| m.start <= k && k < m.end) && !own(k);
-            if other_column || digits(x).is_some() || STOP.contains(&x) || self.used[k] {
+            if other_column
+                || digits(x).is_some()
+                || LEXICON.negation_stops.contains(&x)
+                || self.used[k]
+            {
                 return None;
             }
         }
