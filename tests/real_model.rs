@@ -211,6 +211,12 @@ fn check_output(dir: &Path, name: &str) -> Value {
     } else {
         None
     };
+    // And what the app itself counts as not done (a blank image, a table of empty
+    // cells, a text cut short): a file the app refused is not a valid output here either.
+    let why = why.or_else(|| {
+        let data = std::fs::read(&path).unwrap_or_default();
+        sandalyst::artifacts::check::problem(name, bytes, &data)
+    });
     json!({"name": name, "bytes": bytes, "valid": why.is_none(), "why": why})
 }
 

@@ -103,6 +103,7 @@ impl WireFormat for Chat {
                 request.repeats,
                 failed.as_deref(),
                 mend.as_ref(),
+                anomalies::thought(request.items, request.tools, &request.answer).as_deref(),
             ));
         }
         if !request.tools.is_empty() && !stepped {
@@ -244,8 +245,12 @@ fn mend_of(state: &ModeState, request: &Request) -> Option<Mend> {
 /// The notes a step turn's request ends with: what the turn allows, and the app's
 /// step when it finishes one.
 fn turn_notes(request: &Request, mend: Option<&Mend>) -> Vec<String> {
-    steps::turn_note(&request.answer, request.repeats)
+    let first = mend::code_tool(request.tools)
+        .filter(|_| steps::first_step(request.items))
+        .map(|code| anomalies::first_step_note(&code));
+    first
         .into_iter()
+        .chain(steps::turn_note(&request.answer, request.repeats))
         .chain(mend.map(Mend::note))
         .collect()
 }

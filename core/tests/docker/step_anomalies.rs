@@ -117,6 +117,27 @@ async fn the_apps_anomaly_cell_finds_the_planted_events_and_not_the_noise() {
         ))
         .await;
         assert_eq!(drawn.status, ExecStatus::Ok, "{drawn:?}");
+        // The mask alone as the mark (a 1.5B model's `scored.anomaly`, r25) marks the
+        // flagged rows.
+        let chart = Chart::from_step(
+            json!({"data": "scored", "x": "timestamp", "y": ["energy_kwh"],
+                "kind": "line", "mark": "scored.anomaly", "title": "Energy"})
+            .as_object()
+            .unwrap(),
+        )
+        .unwrap();
+        let drawn = run(format!(
+            "{}\nprint('marked', len(_marked), int(scored.anomaly.sum()))",
+            chart.code().join("\n")
+        ))
+        .await;
+        assert_eq!(drawn.status, ExecStatus::Ok, "{drawn:?}");
+        let marked: Vec<&str> = drawn.stdout.split_whitespace().skip(1).take(2).collect();
+        assert!(
+            marked[0] == marked[1] && marked[0] != "0",
+            "{}",
+            drawn.stdout
+        );
         let columns = v["event_columns"].to_string();
         for c in [
             "event",

@@ -10,6 +10,10 @@
 
 use serde_json::{json, Map, Value};
 
+use super::{mend, steps};
+use crate::conversation::{Answer, Item, ToolSpec};
+use crate::protocol::tool_source;
+
 /// The step's action and fields, in the order the model writes them.
 pub const ACTION: &str = "find_anomalies";
 const DATA: &str = "data";
@@ -25,6 +29,11 @@ const EXPRESSION_MAX: u64 = 300;
 const FUNCTION: &str = include_str!("anomalies.py");
 /// The names the cell's call defines, which its output names too.
 const DEFINES: &str = "scored, anomalies";
+
+/// The first line of the cells the app writes: from the step, and before a cell of
+/// the model's that calls the function.
+const HEADER: &str = "# The app wrote this cell from the step: abnormal events";
+const CALLED: &str = "# The app put its method's function before this cell, which calls it";
 
 /// A series to search, as a step names it.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,12 +66,66 @@ pub fn branch(thought: Value) -> Value {
 /// The action as the system message lists it.
 pub fn described() -> String {
     format!(
-        "\"{ACTION}\" (with \"{DATA}\", \"{TIME}\", \"{VALUE}\", \"{CONTEXT}\"): the app's tested \
-         method for abnormal events in a time series: \"{DATA}\" is the DataFrame, \"{TIME}\" its \
-         time column, \"{VALUE}\" the column to search, \"{CONTEXT}\" the numeric columns that \
-         drive it (an outdoor temperature; may be empty). Expected value by hour of week and \
-         context, residuals, robust z-scores, flagged readings grouped into events; it prints the \
-         method, its numbers and the events, and defines {DEFINES} (one row per event)"
+        "\"{ACTION}\" (with \"{DATA}\", \"{TIME}\", \"{VALUE}\", \"{CONTEXT}\"): for abnormal \
+         readings or events in a time series, take this step instead of writing that code: the \
+         app's tested method builds the expected baseline (by hour of week and the context \
+         columns), the residuals and robust z-scores, and groups flagged readings into events; \
+         it prints the method, its numbers and the events, and defines `scored` (every reading) \
+         and `anomalies` (one row per event). \"{DATA}\" is the DataFrame, \"{TIME}\" its time \
+         column, \"{VALUE}\" the column to search, \"{CONTEXT}\" the numeric columns that drive it \
+         (an outdoor temperature; may be empty)"
+    )
+}
+
+/// The thought of an ask's first step (the schema holds the model to it): told of the
+/// action in the system message and the turn's note alone, a 1.5B model followed the
+/// instructions' "inspect the inputs first" with `df.describe()` (the inputs' profile
+/// was above it) and then wrote its own baseline code (r25).
+pub const FIRST_THOUGHT: &str = "The inputs are loaded and profiled above. First step: for \
+    abnormal readings or events over time, find_anomalies; else the code for the task.";
+
+/// The app's thought for this turn's step (the schema holds the model to it), where
+/// its method is offered: [`FIRST_THOUGHT`] on the ask's first step; after a cell of
+/// the method ran, while a named output is missing, that the next file is written
+/// from what it defined (a 1.5B model, its events found, wrote the method's steps
+/// again over `scored` from the printed method, r25).
+pub fn thought(items: &[Item], tools: &[ToolSpec], answer: &Answer) -> Option<String> {
+    mend::code_tool(tools)?;
+    if steps::first_step(items) {
+        return Some(FIRST_THOUGHT.into());
+    }
+    let next = match answer {
+        Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing.first()?,
+        Answer::Open => return None,
+    };
+    let Some(Item::ToolOutput {
+        call_id,
+        is_error: false,
+        ..
+    }) = items.last()
+    else {
+        return None;
+    };
+    let ran = items.iter().rev().any(|i| {
+        matches!(i, Item::ToolCall { call_id: c, arguments, .. }
+            if c == call_id && [HEADER, CALLED].iter().any(|h| tool_source(arguments).starts_with(h)))
+    });
+    ran.then(|| {
+        format!(
+            "find_anomalies found the events (`anomalies`, one row per event; `scored`, every \
+             reading): now write {next} from them."
+        )
+    })
+}
+
+/// The note of an ask's first step: a 1.5B model, told of the action in the system
+/// message only, wrote its own baseline code from the task's words in three runs of
+/// three (r25) and never got one to run.
+pub fn first_step_note(code_tool: &str) -> String {
+    format!(
+        "(This turn: the first step. To find abnormal readings or events over time, take \
+         \"{ACTION}\": it builds the baseline, residuals, robust z-scores and events in one tested \
+         step; for anything else, \"{code_tool}\".)"
     )
 }
 
@@ -92,7 +155,7 @@ impl Anomalies {
     pub fn code(&self) -> String {
         let context: Vec<String> = self.context.iter().map(|c| py(c)).collect();
         format!(
-            "# The app wrote this cell from the step: abnormal events in {} over {}\n{}\n{DEFINES} = find_anomalies({}, {}, {}, [{}])",
+            "{HEADER} in {} over {}\n{}\n{DEFINES} = find_anomalies({}, {}, {}, [{}])",
             self.value,
             self.time,
             FUNCTION.trim_end(),
@@ -102,6 +165,33 @@ impl Anomalies {
             context.join(", ")
         )
     }
+}
+
+/// A code cell that calls the method as a function it never defined, with the function
+/// put before it, and a bare call assigned to the names the step defines: told of the
+/// step, a 1.5B model wrote `find_anomalies(df, 'timestamp', 'energy_kwh',
+/// 'outdoor_temp_c')` in a `python` cell (r25). `None` when the cell does not call it
+/// or defines it itself.
+pub fn complete_cell(code: &str) -> Option<String> {
+    let call = "find_anomalies(";
+    if !code.contains(call) || code.contains("def find_anomalies") {
+        return None;
+    }
+    let lines: Vec<String> = code
+        .lines()
+        .map(|l| {
+            let body = l.trim_start();
+            match body.starts_with(call) {
+                true => format!("{}{DEFINES} = {body}", &l[..l.len() - body.len()]),
+                false => l.to_string(),
+            }
+        })
+        .collect();
+    Some(format!(
+        "{CALLED}\n{}\n{}",
+        FUNCTION.trim_end(),
+        lines.join("\n")
+    ))
 }
 
 /// A model's field as one line: a line break would end the statement it sits in.
@@ -160,6 +250,77 @@ mod tests {
             json!(["thought", "action", "data", "time", "value", "context"])
         );
         assert_eq!(schema["properties"]["action"]["enum"], json!([ACTION]));
+    }
+
+    #[test]
+    fn a_cell_that_calls_the_method_gets_its_function_and_its_names() {
+        let cell = complete_cell("find_anomalies(df, 't', 'v', 'temp')\nprint(anomalies)").unwrap();
+        assert!(cell.contains("def find_anomalies("));
+        assert!(cell.ends_with(
+            "scored, anomalies = find_anomalies(df, 't', 'v', 'temp')\nprint(anomalies)"
+        ));
+        // An assigned or nested call keeps its own form.
+        let cell = complete_cell("    ev = find_anomalies(df, 't', 'v')[1]").unwrap();
+        assert!(cell.ends_with("\n    ev = find_anomalies(df, 't', 'v')[1]"));
+        assert_eq!(complete_cell("print(df.head())"), None);
+        assert_eq!(
+            complete_cell(
+                &Anomalies::from_step(
+                    json!({"data": "df", "time": "t",
+            "value": "v", "context": []})
+                    .as_object()
+                    .unwrap()
+                )
+                .unwrap()
+                .code()
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn after_the_method_ran_the_thought_turns_to_the_next_file() {
+        let tools = vec![ToolSpec {
+            name: "python".into(),
+            description: "runs code".into(),
+            parameters: json!({"type": "object", "properties": {"code": {"type": "string"}}}),
+        }];
+        let missing = Answer::NotYet {
+            missing: vec!["output/events.csv".into()],
+        };
+        let cell = step(json!({"data": "df", "time": "t", "value": "v", "context": []}))
+            .unwrap()
+            .code();
+        let ran = |code: &str, error: bool| {
+            vec![
+                Item::User {
+                    text: "task".into(),
+                },
+                Item::ToolCall {
+                    call_id: "c1".into(),
+                    name: "python".into(),
+                    arguments: json!({ "code": code }).to_string(),
+                    form: crate::conversation::CallForm::Structured,
+                },
+                Item::ToolOutput {
+                    call_id: "c1".into(),
+                    output: "status: ok".into(),
+                    is_error: error,
+                    images: vec![],
+                },
+            ]
+        };
+        let said = thought(&ran(&cell, false), &tools, &missing).unwrap();
+        assert!(
+            said.ends_with("now write output/events.csv from them."),
+            "{said}"
+        );
+        let called = complete_cell("find_anomalies(df, 't', 'v')").unwrap();
+        assert!(thought(&ran(&called, false), &tools, &missing).is_some());
+        // Not after a failed run, another cell, or with nothing left to write.
+        assert_eq!(thought(&ran(&cell, true), &tools, &missing), None);
+        assert_eq!(thought(&ran("print(1)", false), &tools, &missing), None);
+        assert_eq!(thought(&ran(&cell, false), &tools, &Answer::Open), None);
     }
 
     #[test]

@@ -108,7 +108,8 @@ impl Chart {
             "        except (ValueError, TypeError):".into(),
             "            pass".into(),
             "    return v".into(),
-            format!("_data = _chart_frame({})", self.data),
+            format!("_source = {}", frame_of(&self.data)),
+            "_data = _chart_frame(_source)".into(),
             "fig, ax = plt.subplots(figsize=(11, 5))".into(),
         ];
         // Each series is labelled with its column's name.
@@ -126,7 +127,11 @@ impl Chart {
         }
         if let (Some(mark), "line" | "scatter") = (&self.mark, self.kind) {
             lines.extend([
-                format!("_marked = _chart_frame({mark})"),
+                // A mask of the data's rows (`scored.anomaly`) marks those rows.
+                format!("_mark = {mark}"),
+                "if isinstance(_mark, pd.Series) and _mark.dtype == bool:".into(),
+                "    _mark = _source[_mark.reindex(_source.index, fill_value=False)]".into(),
+                "_marked = _chart_frame(_mark)".into(),
                 format!("if {first} in _marked.columns:"),
                 format!("    ax.scatter(_marked[{x}], _marked[{first}], color='red', s=30, zorder=3, label='marked')"),
                 "else:".into(),
@@ -146,6 +151,24 @@ impl Chart {
             "fig.autofmt_xdate()".into(),
         ]);
         lines
+    }
+}
+
+/// The Python of a step's `data`: as written, or the read of a table file when it
+/// names one (a 1.5B model named the CSV it had just written, `output/x.csv`, and
+/// its cell failed on the name `output` four times, r25).
+fn frame_of(data: &str) -> String {
+    let path = data.trim_matches(|c| c == '\'' || c == '"');
+    let is_path = path.contains('.')
+        && path
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/".contains(c));
+    let lower = path.to_ascii_lowercase();
+    match lower.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("csv") if is_path => format!("pd.read_csv({})", py(path)),
+        Some("tsv") if is_path => format!("pd.read_csv({}, sep='\\t')", py(path)),
+        Some("parquet") if is_path => format!("pd.read_parquet({})", py(path)),
+        _ => data.to_string(),
     }
 }
 
@@ -175,10 +198,13 @@ mod tests {
         )
         .unwrap();
         let code = c.code().join("\n");
-        assert!(code.contains("_data = _chart_frame(df)"), "{code}");
+        assert!(
+            code.contains("_source = df\n_data = _chart_frame(_source)"),
+            "{code}"
+        );
         assert!(code
             .contains(r#"ax.plot(_data["timestamp"], _data["energy_kwh"], label="energy_kwh")"#));
-        assert!(code.contains("_marked = _chart_frame(events)"));
+        assert!(code.contains("_mark = events\n"));
         assert!(code.contains(r#"ax.set_title("Energy")"#));
         // Every line is Python of one statement or block line: no model line breaks.
         let c = chart(
@@ -187,9 +213,25 @@ mod tests {
         )
         .unwrap();
         let code = c.code().join("\n");
-        assert!(code.contains("_chart_frame(df[df.x > 3])"));
+        assert!(code.contains("_source = df[df.x > 3]"));
         assert!(code.contains(r#"ax.set_title("a \"quoted\" title")"#));
         assert!(!code.contains("_marked"), "no mark on a bar chart");
+        // A table file named as the data is read.
+        for (data, read) in [
+            (
+                "output/by_region.csv",
+                r#"_source = pd.read_csv("output/by_region.csv")"#,
+            ),
+            ("'t.parquet'", r#"_source = pd.read_parquet("t.parquet")"#),
+            ("df.sort_values('x')", "_source = df.sort_values('x')"),
+        ] {
+            let c = chart(
+                json!({"data": data, "x": "r", "y": ["v"], "kind": "bar", "mark": "",
+                "title": "t"}),
+            )
+            .unwrap();
+            assert!(c.code().join("\n").contains(read), "{data}");
+        }
     }
 
     #[test]

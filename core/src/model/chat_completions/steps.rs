@@ -45,17 +45,20 @@ pub const LINE_MAX: u64 = 1000;
 /// (the final answer when no named output is missing, `cannot_finish` when the model
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
-/// follows a thought it did not write ([`guided_thought`]).
-/// The app's [`Mend`] comes beside the tools, or alone when the model is stuck.
+/// follows a thought it did not write ([`guided_thought`]); else the caller's `guide`
+/// ([`anomalies::thought`]). The app's [`Mend`] comes beside the tools, or alone when the model is stuck.
 pub fn schema(
     tools: &[ToolSpec],
     answer: &Answer,
     repeats: u32,
     failed: Option<&str>,
     mend: Option<&Mend>,
+    guide: Option<&str>,
 ) -> Value {
     let fixing = matches!(mend, Some(Mend::Fix(_)));
-    let thought = match guided_thought(answer, repeats, failed, fixing) {
+    let guided =
+        guided_thought(answer, repeats, failed, fixing).or_else(|| guide.map(str::to_string));
+    let thought = match guided {
         Some(g) => json!({"type": "string", "enum": [g]}),
         None => json!({"type": "string", "maxLength": THOUGHT_MAX}),
     };
@@ -288,6 +291,16 @@ pub fn turn_note(answer: &Answer, repeats: u32) -> Option<String> {
     }
 }
 
+/// Whether the model has taken no step yet in this ask: no call since the last user
+/// message but the app's own first cell.
+pub fn first_step(items: &[Item]) -> bool {
+    !items
+        .iter()
+        .rev()
+        .take_while(|i| !matches!(i, Item::User { .. }))
+        .any(|i| matches!(i, Item::ToolCall { call_id, .. } if call_id != PRELUDE_CALL_ID))
+}
+
 /// Add this turn's note at the end of the conversation: to the last user message, or
 /// as one of its own.
 pub fn add_turn_note(messages: &mut Vec<Value>, note: &str) {
@@ -415,6 +428,15 @@ pub fn parse(
     let code = arguments.get(LINES_ARG).and_then(Value::as_str);
     if let Some(done) = mend.zip(code).and_then(|(m, c)| m.complete(&action, c)) {
         arguments.insert(LINES_ARG.into(), json!(done));
+    }
+    // A cell that calls the app's method gets its function (the history shows the
+    // step as the model wrote it, not the function).
+    let code = arguments.get(LINES_ARG).and_then(Value::as_str);
+    if let Some(done) = code.and_then(anomalies::complete_cell) {
+        arguments.insert(LINES_ARG.into(), json!(done));
+        if let Some(step) = written {
+            arguments.insert(AS_WRITTEN.into(), json!(step));
+        }
     }
     let arguments = Value::Object(arguments).to_string();
     Some((
@@ -903,7 +925,7 @@ mod tests {
 
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
-        let open = schema(&tools(), &Answer::Open, 0, None, None);
+        let open = schema(&tools(), &Answer::Open, 0, None, None, None);
         let branches = open["anyOf"].as_array().unwrap();
         let actions: Vec<&str> = branches
             .iter()
@@ -939,6 +961,7 @@ mod tests {
             0,
             None,
             None,
+            None,
         );
         assert!(!not_yet.to_string().contains(FINAL_ANSWER));
         assert!(!not_yet.to_string().contains(CANNOT_FINISH));
@@ -950,6 +973,7 @@ mod tests {
             0,
             None,
             None,
+            None,
         );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
         assert_eq!(
@@ -959,7 +983,14 @@ mod tests {
         // Only the shell offered and no end: one object, no anyOf (the app's method
         // for abnormal events goes with the code tool).
         let only = &tools()[1..2];
-        let one = schema(only, &Answer::NotYet { missing: vec![] }, 0, None, None);
+        let one = schema(
+            only,
+            &Answer::NotYet { missing: vec![] },
+            0,
+            None,
+            None,
+            None,
+        );
         assert_eq!(one["properties"]["action"]["enum"], json!(["shell"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
         let guided = schema(
@@ -968,6 +999,7 @@ mod tests {
                 missing: missing.clone(),
             },
             1,
+            None,
             None,
             None,
         );
@@ -988,7 +1020,14 @@ mod tests {
             error,
             "KeyError: 'timestamp' at `baseline = baseline.sort_values(by='timestamp')`"
         );
-        let fix = schema(&tools(), &Answer::NotYet { missing }, 1, Some(&error), None);
+        let fix = schema(
+            &tools(),
+            &Answer::NotYet { missing },
+            1,
+            Some(&error),
+            None,
+            None,
+        );
         assert_eq!(
             fix["anyOf"][0]["properties"]["thought"]["enum"][0],
             json!(format!("The last cell failed ({error}); a new cell that avoids that error and writes output/chart.png."))
@@ -1214,6 +1253,40 @@ mod tests {
     }
 
     #[test]
+    fn the_first_step_is_the_one_before_any_call_of_the_models_in_this_ask() {
+        let user = |t: &str| Item::User { text: t.into() };
+        let call = |id: &str| Item::ToolCall {
+            call_id: id.into(),
+            name: "python".into(),
+            arguments: "{}".into(),
+            form: CallForm::Structured,
+        };
+        assert!(first_step(&[user("task")]));
+        // The app's own first cell is not a step of the model's.
+        assert!(first_step(&[
+            user("task"),
+            call(PRELUDE_CALL_ID),
+            ok(PRELUDE_CALL_ID)
+        ]));
+        assert!(!first_step(&[user("task"), call("c1"), ok("c1")]));
+        // A second ask starts afresh.
+        assert!(first_step(&[user("a"), call("c1"), ok("c1"), user("b")]));
+        // Its thought is the app's, naming the method for abnormal events, where the
+        // code tool is offered.
+        let items = [user("task")];
+        let guide = anomalies::thought(&items, &tools(), &Answer::Open);
+        let first = schema(&tools(), &Answer::Open, 0, None, None, guide.as_deref());
+        assert_eq!(
+            first["anyOf"][0]["properties"]["thought"]["enum"],
+            json!([anomalies::FIRST_THOUGHT])
+        );
+        assert_eq!(
+            anomalies::thought(&items, &tools()[1..2], &Answer::Open),
+            None
+        );
+    }
+
+    #[test]
     fn the_system_message_is_the_same_every_turn_and_the_turn_note_comes_last() {
         // A local server reuses the prompt it has cached only up to the first change:
         // what the turn allows must not change the system message.
@@ -1245,7 +1318,14 @@ mod tests {
         assert!(turn_note(&Answer::Open, ANSWER_AFTER_REPEATS)
             .unwrap()
             .starts_with("(This turn: the final answer"));
-        let only = schema(&tools(), &Answer::Open, ANSWER_AFTER_REPEATS, None, None);
+        let only = schema(
+            &tools(),
+            &Answer::Open,
+            ANSWER_AFTER_REPEATS,
+            None,
+            None,
+            None,
+        );
         assert_eq!(only["properties"]["action"]["enum"], json!([FINAL_ANSWER]));
         // After an assistant message, the note is a user message of its own.
         let mut m = vec![json!({"role": "assistant", "content": "x"})];
