@@ -87,6 +87,7 @@ mod anomalies;
 mod lexicon;
 mod load;
 pub use load::{input_profile, InputProfile};
+pub use request::asks_for_anomalies;
 mod numbers;
 mod outputs;
 mod phase;

@@ -170,6 +170,12 @@ pub fn wants_ascii(text: &str) -> bool {
     any(&n, &LEXICON.plain_ascii)
 }
 
+/// Whether a request asks for abnormal readings or events (the anomaly skill's words):
+/// an LLM's first step is then pointed at the app's method for them.
+pub fn asks_for_anomalies(text: &str) -> bool {
+    any(&normalise(text), &LEXICON.anomaly)
+}
+
 /// The skill, language and operation of a request.
 pub fn recognise(text: &str) -> Recognised {
     // Courtesy is not grouping: "por favor" has no "por <column>" in it.

@@ -245,12 +245,8 @@ fn mend_of(state: &ModeState, request: &Request) -> Option<Mend> {
 /// The notes a step turn's request ends with: what the turn allows, and the app's
 /// step when it finishes one.
 fn turn_notes(request: &Request, mend: Option<&Mend>) -> Vec<String> {
-    let first = mend::code_tool(request.tools)
-        .filter(|_| steps::first_step(request.items))
-        .map(|code| anomalies::first_step_note(&code));
-    first
+    steps::turn_note(&request.answer, request.repeats)
         .into_iter()
-        .chain(steps::turn_note(&request.answer, request.repeats))
         .chain(mend.map(Mend::note))
         .collect()
 }

@@ -114,8 +114,8 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
     fmt = "%Y-%m-%d %H:%M"
     days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
     typical_context = {c: x.groupby(slot).transform("median") for c, x in drivers.items()}
-    rows, noise = [], 0
-    for _, part in scored[flagged].groupby(group[flagged]):
+    rows, noise, kept = [], 0, {}
+    for g, part in scored[flagged].groupby(group[flagged]):
         peak = part["z"].abs().idxmax()
         size = max(abs(expected[peak]), 0.05 * typical)
         if abs(residual[peak]) < 0.10 * size or (len(part) == 1 and abs(z[peak]) < 6):
@@ -141,19 +141,32 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
             row[c + "_typical"] = round(float(typical_context[c][peak]), 2)
         row["when"] = "%s %s, %s, %s" % (days[at.dayofweek], at.strftime("%H:%M"), part_of_day, "weekend" if at.dayofweek >= 5 else "weekday")
         rows.append(row)
+        kept[g] = len(rows)
     events = pd.DataFrame(rows)
     events.insert(0, "event", range(1, len(events) + 1))
+    # Only the readings of the events kept are anomalies; the event each belongs to.
+    scored["event"] = group.map(kept)
+    scored["anomaly"] = scored["event"].notna()
 
-    adjusted = " times the effect of %s (the median %s in each decile, interpolated)" % (", ".join(drivers), "ratio" if ratio else "difference") if drivers else ""
-    print("Method: expected %s = its median by %s%s; residual = %s - expected; robust z = (residual - its median %.4g) / (1.4826 * MAD), MAD = %.4g%s." % (value, slot_name, adjusted, value, middle, mad, ", or the MAD of the hour of day where it is wider" if step < pd.Timedelta(days=1) else ""))
+    hours = step / pd.Timedelta(hours=1)
+    every = "%g hour%s" % (hours, "" if hours == 1 else "s") if hours >= 1 else "%g minutes" % (hours * 60)
+    adjusted = " times the effect of %s (the median %s in each decile of it, interpolated)" % (", ".join(drivers), "ratio" if ratio else "difference") if drivers else ""
+    print("Data: %d readings, one every %s, from %s to %s; typical %s %.4g." % (len(scored), every, t.iloc[0].strftime(fmt), t.iloc[-1].strftime(fmt), value, typical))
+    print("Method: the expected %s is its median by %s%s. Residual = %s - expected. Robust z = (residual - median residual) / (1.4826 * MAD of the residuals; MAD = %.4g%s). Readings with |z| >= %g are flagged; consecutive flagged readings on the same side form an event; an event whose peak is under 10 %% of the expected value, or a lone reading under |z| 6, is normal noise." % (value, slot_name, adjusted, value, mad, ", or the hour of day's own MAD where wider" if step < pd.Timedelta(days=1) else "", threshold))
     if unused:
         print("Not used as context (not numeric, too few values, or the time or value column): %s." % ", ".join(unused))
-    print("Data: %d readings every %s from %s to %s; typical %s %.4g." % (len(scored), step, t.iloc[0].strftime(fmt), t.iloc[-1].strftime(fmt), value, typical))
-    print("Flagged: %d readings with |z| >= %g, in %d events (%d left out as normal noise: under 10 %% of the expected value, or a lone reading under |z| 6)." % (int(flagged.sum()), threshold, len(events), noise))
-    if len(events):
-        shown = events.reindex(events["deviation_" + value].abs().sort_values(ascending=False).index).head(10)
-        print("Events, largest deviation first:")
-        print(shown.to_string(index=False))
-    print("Defined: scored (every reading, with expected, residual, z and anomaly) and anomalies (one row per event).")
+    print("Result: %d readings flagged, %d events kept, %d left out as normal noise." % (int(flagged.sum()), len(events), noise))
+    largest = events["deviation_" + value].abs().sort_values(ascending=False).index[:10]
+    for _, e in events.loc[sorted(largest)].iterrows():
+        total = e["deviation_" + value]
+        said = "Event %d: %s to %s (%g hour%s; peak %s): %s %s, %g at the peak against %g expected (z %g), %g %s than expected in all" % (
+            e["event"], e["start"], e["end"], e["duration_hours"], "" if e["duration_hours"] == 1 else "s", e["when"], value, e["direction"], e["peak_" + value],
+            e["expected_at_peak"], e["peak_z"], abs(total), "more" if total > 0 else "less")
+        for c in drivers:
+            said += "; %s %g (typical %g at that time)" % (c, e[c + "_mean"], e[c + "_typical"])
+        print(said + ".")
+    if len(events) > 10:
+        print("(%d smaller events in anomalies)" % (len(events) - 10))
+    print("Defined: anomalies (one row per event: %s) and scored (every reading, with expected, residual, z, anomaly and event)." % ", ".join(events.columns))
     print("To draw them: data scored, x %r, y [%r, 'expected'], mark scored[scored.anomaly]." % (time, value))
     return scored, events

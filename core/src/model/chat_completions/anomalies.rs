@@ -67,8 +67,8 @@ pub fn branch(thought: Value) -> Value {
 pub fn described() -> String {
     format!(
         "\"{ACTION}\" (with \"{DATA}\", \"{TIME}\", \"{VALUE}\", \"{CONTEXT}\"): for abnormal \
-         readings or events in a time series, take this step instead of writing that code: the \
-         app's tested method builds the expected baseline (by hour of week and the context \
+         readings or events in a time series, take this step instead of writing that code: a \
+         tested method (an action of its own, not a Python module) builds the expected baseline (by hour of week and the context \
          columns), the residuals and robust z-scores, and groups flagged readings into events; \
          it prints the method, its numbers and the events, and defines `scored` (every reading) \
          and `anomalies` (one row per event). \"{DATA}\" is the DataFrame, \"{TIME}\" its time \
@@ -77,22 +77,28 @@ pub fn described() -> String {
     )
 }
 
-/// The thought of an ask's first step (the schema holds the model to it): told of the
-/// action in the system message and the turn's note alone, a 1.5B model followed the
-/// instructions' "inspect the inputs first" with `df.describe()` (the inputs' profile
-/// was above it) and then wrote its own baseline code (r25).
-pub const FIRST_THOUGHT: &str = "The inputs are loaded and profiled above. First step: for \
-    abnormal readings or events over time, find_anomalies; else the code for the task.";
+/// The thought of an ask's first step when its task asks for abnormal events (the
+/// offline analyst's lexicon says so): told of the action in the system message, a
+/// 1.5B model followed the instructions' "inspect the inputs first" and wrote its own
+/// baseline code in three runs of three; with a thought that named the action among
+/// others, it took it in one run of two (r25).
+pub const FIRST_THOUGHT: &str = "The task asks for abnormal events over time: first step, \
+    the action find_anomalies on the data; then the files from what it defines.";
 
 /// The app's thought for this turn's step (the schema holds the model to it), where
-/// its method is offered: [`FIRST_THOUGHT`] on the ask's first step; after a cell of
+/// its method is offered: [`FIRST_THOUGHT`] on the first step of an ask for abnormal
+/// events; after a cell of
 /// the method ran, while a named output is missing, that the next file is written
 /// from what it defined (a 1.5B model, its events found, wrote the method's steps
 /// again over `scored` from the printed method, r25).
 pub fn thought(items: &[Item], tools: &[ToolSpec], answer: &Answer) -> Option<String> {
     mend::code_tool(tools)?;
     if steps::first_step(items) {
-        return Some(FIRST_THOUGHT.into());
+        let task = items.iter().rev().find_map(|i| match i {
+            Item::User { text } => Some(text.as_str()),
+            _ => None,
+        })?;
+        return crate::analyst::asks_for_anomalies(task).then(|| FIRST_THOUGHT.into());
     }
     let next = match answer {
         Answer::NotYet { missing } | Answer::OrWhyNot { missing } => missing.first()?,
@@ -116,17 +122,6 @@ pub fn thought(items: &[Item], tools: &[ToolSpec], answer: &Answer) -> Option<St
              reading): now write {next} from them."
         )
     })
-}
-
-/// The note of an ask's first step: a 1.5B model, told of the action in the system
-/// message only, wrote its own baseline code from the task's words in three runs of
-/// three (r25) and never got one to run.
-pub fn first_step_note(code_tool: &str) -> String {
-    format!(
-        "(This turn: the first step. To find abnormal readings or events over time, take \
-         \"{ACTION}\": it builds the baseline, residuals, robust z-scores and events in one tested \
-         step; for anything else, \"{code_tool}\".)"
-    )
 }
 
 impl Anomalies {
@@ -179,6 +174,9 @@ pub fn complete_cell(code: &str) -> Option<String> {
     }
     let lines: Vec<String> = code
         .lines()
+        // The app defines it: a model's import of it fails (`from app import
+        // find_anomalies`; `import app` and `find_anomalies = app.find_anomalies`, r25).
+        .filter(|l| !imports_the_method(l.trim()))
         .map(|l| {
             let body = l.trim_start();
             match body.starts_with(call) {
@@ -192,6 +190,13 @@ pub fn complete_cell(code: &str) -> Option<String> {
         FUNCTION.trim_end(),
         lines.join("\n")
     ))
+}
+
+/// A line that imports the method the app defines, or the "app" it took it from.
+fn imports_the_method(l: &str) -> bool {
+    (l.starts_with("from ") && l.ends_with(" import find_anomalies"))
+        || (l.starts_with("find_anomalies = ") && l.ends_with(".find_anomalies"))
+        || l == "import app"
 }
 
 /// A model's field as one line: a line break would end the statement it sits in.
@@ -254,11 +259,24 @@ mod tests {
 
     #[test]
     fn a_cell_that_calls_the_method_gets_its_function_and_its_names() {
-        let cell = complete_cell("find_anomalies(df, 't', 'v', 'temp')\nprint(anomalies)").unwrap();
+        let cell = complete_cell(
+            "from app import find_anomalies\nfind_anomalies(df, 't', 'v', 'temp')\nprint(anomalies)",
+        )
+        .unwrap();
+        assert!(!cell.contains("from app import"));
         assert!(cell.contains("def find_anomalies("));
         assert!(cell.ends_with(
             "scored, anomalies = find_anomalies(df, 't', 'v', 'temp')\nprint(anomalies)"
         ));
+        let cell = complete_cell(
+            "import app\nfind_anomalies = app.find_anomalies\nx = 1\nfind_anomalies(df, 't', 'v')",
+        )
+        .unwrap();
+        assert!(cell.ends_with("def find_anomalies") == false && !cell.contains("import app"));
+        assert!(
+            cell.ends_with("\nx = 1\nscored, anomalies = find_anomalies(df, 't', 'v')"),
+            "{cell}"
+        );
         // An assigned or nested call keeps its own form.
         let cell = complete_cell("    ev = find_anomalies(df, 't', 'v')[1]").unwrap();
         assert!(cell.ends_with("\n    ev = find_anomalies(df, 't', 'v')[1]"));

@@ -1271,9 +1271,9 @@ mod tests {
         assert!(!first_step(&[user("task"), call("c1"), ok("c1")]));
         // A second ask starts afresh.
         assert!(first_step(&[user("a"), call("c1"), ok("c1"), user("b")]));
-        // Its thought is the app's, naming the method for abnormal events, where the
-        // code tool is offered.
-        let items = [user("task")];
+        // An ask for abnormal events: its thought is the app's, naming the method,
+        // where the code tool is offered.
+        let items = [user("Look for abnormal energy-use events in input/e.csv")];
         let guide = anomalies::thought(&items, &tools(), &Answer::Open);
         let first = schema(&tools(), &Answer::Open, 0, None, None, guide.as_deref());
         assert_eq!(
@@ -1284,6 +1284,9 @@ mod tests {
             anomalies::thought(&items, &tools()[1..2], &Answer::Open),
             None
         );
+        // A task that asks for something else gets no guide.
+        let sales = [user("Which region had the highest total revenue?")];
+        assert_eq!(anomalies::thought(&sales, &tools(), &Answer::Open), None);
     }
 
     #[test]
