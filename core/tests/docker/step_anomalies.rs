@@ -32,6 +32,7 @@ hit = [any(s <= pd.Timestamp(ev['end']) and pd.Timestamp(ev['start']) <= e for s
 noise = [n['time'] for n in truth['normal_noise'] if any(s <= pd.Timestamp(n['time']) <= e for s, e in found)]
 print('CHECK', json.dumps({'hit': hit, 'noise': noise, 'events': len(anomalies), 'rows': len(scored),
     'columns': [c for c in ['expected', 'residual', 'z', 'anomaly'] if c in scored.columns],
+    'in_place': int(df['anomaly'].sum()) if 'anomaly' in df.columns else None, 'marked': int(scored['anomaly'].sum()),
     'event_columns': list(anomalies.columns)}))
 "#;
 
@@ -69,11 +70,11 @@ async fn the_apps_anomaly_cell_finds_the_planted_events_and_not_the_noise() {
         assert_eq!(r.status, ExecStatus::Ok, "{name}: {r:?}");
         // The numbers a report is written from.
         for said in [
-            "Method: expected energy_kwh = its median by hour of week times the effect of outdoor_temp_c",
-            "Data: 1344 readings every 0 days 01:00:00",
-            "readings with |z| >= 3.5",
-            "Events, largest deviation first:",
-            "Defined: scored",
+            "Method: the expected energy_kwh is its median by hour of week times the effect of outdoor_temp_c",
+            "Data: 1344 readings, one every 1 hour, from ",
+            "Readings with |z| >= 3.5 are flagged",
+            "\nEvent 1: ",
+            "Defined: anomalies (one row per event: event, start, end,",
             "To draw them: data scored, x 'timestamp', y ['energy_kwh', 'expected'], mark scored[scored.anomaly].",
         ] {
             assert!(r.stdout.contains(said), "{name}: {said:?} in\n{}", r.stdout);
@@ -99,6 +100,8 @@ async fn the_apps_anomaly_cell_finds_the_planted_events_and_not_the_noise() {
             r.stdout
         );
         assert_eq!(v["rows"], 1344);
+        // The frame passed in gets the same columns: a chart of it draws them too.
+        assert_eq!(v["in_place"], v["marked"], "{v}");
         assert_eq!(
             v["columns"],
             json!(["expected", "residual", "z", "anomaly"])

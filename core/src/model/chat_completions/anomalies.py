@@ -13,7 +13,8 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
     is under 10 % of the expected value there, or a lone reading under |z| 6, is
     normal noise and left out.
     Prints the method, its numbers and the events; returns (scored, events): every
-    reading with expected, residual, z and anomaly, and one row per event.
+    reading with expected, residual, z, anomaly and event, and one row per event; a
+    DataFrame passed in with the time as a column gets the same columns.
     """
     import numpy as np
     import pandas as pd
@@ -27,7 +28,9 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
         raise KeyError("no column %s; the columns are %s" % (", ".join(map(repr, missing)), list(frame.columns)))
     scored = frame.copy()
     scored[time] = pd.to_datetime(scored[time], errors="coerce")
-    scored = scored.dropna(subset=[time]).sort_values(time).reset_index(drop=True)
+    scored = scored.dropna(subset=[time]).sort_values(time)
+    labels = scored.index  # the rows of `data` they came from
+    scored = scored.reset_index(drop=True)
     t = scored[time]
     y = pd.to_numeric(scored[value], errors="coerce")
     if y.notna().sum() < 10:
@@ -148,6 +151,13 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
     scored["event"] = group.map(kept)
     scored["anomaly"] = scored["event"].notna()
 
+    # The same columns on the frame passed in, so a chart of it can draw them too.
+    added = ["expected", "residual", "z", "anomaly", "event"]
+    in_place = isinstance(data, pd.DataFrame) and time in data.columns and data.index.is_unique
+    if in_place:
+        for c in added:
+            data[c] = pd.Series(scored[c].to_numpy(), index=labels).reindex(data.index)
+        data["anomaly"] = data["anomaly"].fillna(False).astype(bool)
     hours = step / pd.Timedelta(hours=1)
     every = "%g hour%s" % (hours, "" if hours == 1 else "s") if hours >= 1 else "%g minutes" % (hours * 60)
     adjusted = " times the effect of %s (the median %s in each decile of it, interpolated)" % (", ".join(drivers), "ratio" if ratio else "difference") if drivers else ""
@@ -167,6 +177,6 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
         print(said + ".")
     if len(events) > 10:
         print("(%d smaller events in anomalies)" % (len(events) - 10))
-    print("Defined: anomalies (one row per event: %s) and scored (every reading, with expected, residual, z, anomaly and event)." % ", ".join(events.columns))
+    print("Defined: anomalies (one row per event: %s) and scored (every reading, with expected, residual, z, anomaly and event)%s." % (", ".join(events.columns), "; the same columns were added to the frame passed in" if in_place else ""))
     print("To draw them: data scored, x %r, y [%r, 'expected'], mark scored[scored.anomaly]." % (time, value))
     return scored, events

@@ -246,7 +246,12 @@ impl Mend {
                     .get(w.placeholder)
                     .and_then(Value::as_str)
                     .map(str::trim);
-                if let Some(value) = named.filter(|v| !v.is_empty() && *v != w.placeholder) {
+                // The file's own path named as what it holds (`TABLE = output/x.csv`, r25)
+                // names nothing: the code's own `TABLE` stands.
+                let path = |v: &str| v.trim_matches(['\'', '"']) == w.path;
+                if let Some(value) =
+                    named.filter(|v| !v.is_empty() && *v != w.placeholder && !path(v))
+                {
                     lines.push(format!("{} = {}", w.placeholder, w.value(value)));
                 }
                 // A model that wrote the write itself does not get it twice.
@@ -627,6 +632,13 @@ mod tests {
         assert_eq!(
             code,
             "events = df[df.x > 3]\nTABLE = events\nTABLE.to_csv('output/a.csv', index=False)"
+        );
+        // The file's path named as what it holds names nothing.
+        let step = json!({"code": ["TABLE = events"], "TABLE": "output/a.csv"});
+        let (_, code) = mend.apply(step.as_object().unwrap()).unwrap();
+        assert_eq!(
+            code,
+            "TABLE = events\nTABLE.to_csv('output/a.csv', index=False)"
         );
         // Written by the model already: not twice.
         let step = json!({"code": ["TABLE = df", "TABLE.to_csv('output/a.csv', index=False)"]});

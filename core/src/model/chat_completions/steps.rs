@@ -528,9 +528,9 @@ pub fn salvage(text: &str, tools: &[ToolSpec], mend: Option<&Mend>) -> Option<St
 }
 
 /// What a report's text step (the app's `write` of a text file, [`Mend::text_key`])
-/// cut by the token cap or a loop had written: the text up to its last whole line
-/// (up to where its lines began to repeat, for a loop), and a line that says it was
-/// cut. A 1.5B model's 3,000-character report ran to the 2,048-token cap twice (r16)
+/// cut by the token cap or a loop had written: the text up to its last whole line and a
+/// line that says it was cut; or, when its lines ended repeating a block, up to one
+/// copy of it, whole. A 1.5B model's 3,000-character report ran to the 2,048-token cap twice (r16)
 /// and nothing of it was kept. `None` for any other step, or without a whole line.
 pub fn salvage_text(text: &str, mend: Option<&Mend>, looped: bool) -> Option<String> {
     let key = mend?.text_key()?;
@@ -556,16 +556,20 @@ pub fn salvage_text(text: &str, mend: Option<&Mend>, looped: bool) -> Option<Str
     if !whole {
         lines.pop(); // the line the cut ended inside
     }
-    let kept = if looped {
-        before_the_loop(&lines).to_vec()
-    } else {
-        lines
-    };
+    // A text that ends in a block of lines written again and again was ended by its
+    // loop, not by the cap: it is kept to one copy of the block, whole (a 1.5B model's
+    // limitations ran four lines round to the cap in three reports of one run, each
+    // refused as cut, r25).
+    let kept = before_the_loop(&lines).to_vec();
+    let repeated = lines[kept.len()..]
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     if kept.iter().all(|l| l.trim().is_empty()) {
         return None;
     }
     let mut report = kept.join("\n").trim_end().to_string();
-    if looped || !whole {
+    if (looped || !whole) && repeated < 2 {
         report = format!("{report}\n\n{TEXT_CUT}\n");
     }
     let thought = string_after(text, THOUGHT).unwrap_or_default();
@@ -1085,6 +1089,17 @@ mod tests {
         // An escape cut in half is dropped, not a reason to lose the text.
         let half = format!("{}\\", &cut[..cut.len() - 8]);
         assert!(salvage_text(&half, Some(&mend), false).is_some());
+        // Cut while its last lines went round: one copy of them, and whole.
+        let round = "- no holidays.\\n- no weather.\\n".repeat(6);
+        let looped = format!(
+            r##"{{"thought":"Report","action":"write","path":"output/r.md","TEXT":"# Report\n\n## Limits\n{round}- no hol"##
+        );
+        let v: Value =
+            serde_json::from_str(&salvage_text(&looped, Some(&mend), false).unwrap()).unwrap();
+        assert_eq!(
+            v["TEXT"],
+            "# Report\n\n## Limits\n- no holidays.\n- no weather."
+        );
         // A tool's step, or no mend: nothing.
         assert!(salvage_text(r#"{"action":"python","code":["x"#, Some(&mend), false).is_none());
         assert!(salvage_text(cut, None, false).is_none());
