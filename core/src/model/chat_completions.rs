@@ -74,7 +74,7 @@ impl WireFormat for Chat {
         let stepped = state.mode != CallMode::Native && !request.tools.is_empty();
         let mend = mend_of(state, request);
         let messages = if stepped {
-            let note = steps::format_note(request.tools);
+            let note = steps::format_note(request.tools, anomalies::offered(request.items));
             let mut messages = steps::messages(
                 request.instructions,
                 &note,
@@ -103,6 +103,7 @@ impl WireFormat for Chat {
                 request.repeats,
                 failed.as_deref(),
                 mend.as_ref(),
+                anomalies::offered(request.items),
                 anomalies::thought(request.items, request.tools, &request.answer).as_deref(),
             ));
         }

@@ -173,12 +173,12 @@ fn frame_of(data: &str) -> String {
 }
 
 /// A model's field as one line: a line break would end the statement it sits in.
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A Python string literal of `s` (a JSON string is one).
-fn py(s: &str) -> String {
+pub(super) fn py(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "''".into())
 }
 

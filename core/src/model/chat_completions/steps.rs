@@ -53,6 +53,7 @@ pub fn schema(
     repeats: u32,
     failed: Option<&str>,
     mend: Option<&Mend>,
+    method: bool,
     guide: Option<&str>,
 ) -> Value {
     let fixing = matches!(mend, Some(Mend::Fix(_)));
@@ -95,8 +96,8 @@ pub fn schema(
             branch(props, required)
         })
         .collect();
-    // The app's method for abnormal events goes with the code tool.
-    if mend::code_tool(tools).is_some() {
+    // The app's method for abnormal events, in an ask for them, goes with the code tool.
+    if method && mend::code_tool(tools).is_some() {
         branches.push(anomalies::branch(thought.clone()));
     }
     if let Some(mend) = mend {
@@ -234,7 +235,7 @@ pub fn response_format(schema: Value) -> Value {
 /// still missing made llama.cpp read the whole prompt again: minutes on a CPU); what
 /// this turn allows is [`turn_note`], at the end. Short: a small model's context is
 /// small.
-pub fn format_note(tools: &[ToolSpec]) -> String {
+pub fn format_note(tools: &[ToolSpec], method: bool) -> String {
     let mut actions: Vec<String> = tools
         .iter()
         .map(|t| {
@@ -252,7 +253,7 @@ pub fn format_note(tools: &[ToolSpec]) -> String {
             )
         })
         .collect();
-    if mend::code_tool(tools).is_some() {
+    if method && mend::code_tool(tools).is_some() {
         actions.push(anomalies::described());
     }
     actions.push(format!(
@@ -929,7 +930,7 @@ mod tests {
 
     #[test]
     fn the_schema_offers_the_sessions_tools_and_the_end_the_turn_allows() {
-        let open = schema(&tools(), &Answer::Open, 0, None, None, None);
+        let open = schema(&tools(), &Answer::Open, 0, None, None, true, None);
         let branches = open["anyOf"].as_array().unwrap();
         let actions: Vec<&str> = branches
             .iter()
@@ -965,6 +966,7 @@ mod tests {
             0,
             None,
             None,
+            true,
             None,
         );
         assert!(!not_yet.to_string().contains(FINAL_ANSWER));
@@ -977,6 +979,7 @@ mod tests {
             0,
             None,
             None,
+            true,
             None,
         );
         assert!(!why_not.to_string().contains(FINAL_ANSWER));
@@ -993,6 +996,7 @@ mod tests {
             0,
             None,
             None,
+            true,
             None,
         );
         assert_eq!(one["properties"]["action"]["enum"], json!(["shell"]));
@@ -1005,6 +1009,7 @@ mod tests {
             1,
             None,
             None,
+            true,
             None,
         );
         assert_eq!(
@@ -1030,6 +1035,7 @@ mod tests {
             1,
             Some(&error),
             None,
+            true,
             None,
         );
         assert_eq!(
@@ -1259,8 +1265,8 @@ mod tests {
         let m = messages("sys", "NOTE", &items, &SentNotes::default(), false);
         assert_eq!(m.last().unwrap()["content"], json!(text));
         // Offered and described only with the code tool.
-        assert!(format_note(&tools()).contains("\"find_anomalies\" (with \"data\""));
-        assert!(!format_note(&tools()[1..2]).contains("find_anomalies"));
+        assert!(format_note(&tools(), true).contains("\"find_anomalies\" (with \"data\""));
+        assert!(!format_note(&tools()[1..2], true).contains("find_anomalies"));
         assert!(parse(text, &tools()[1..2], "c2", None).is_none());
         // Without a value column it is not a step.
         let partial = r#"{"thought":"","action":"find_anomalies","data":"df","time":"t","value":"","context":[]}"#;
@@ -1290,7 +1296,15 @@ mod tests {
         // where the code tool is offered.
         let items = [user("Look for abnormal energy-use events in input/e.csv")];
         let guide = anomalies::thought(&items, &tools(), &Answer::Open);
-        let first = schema(&tools(), &Answer::Open, 0, None, None, guide.as_deref());
+        let first = schema(
+            &tools(),
+            &Answer::Open,
+            0,
+            None,
+            None,
+            true,
+            guide.as_deref(),
+        );
         assert_eq!(
             first["anyOf"][0]["properties"]["thought"]["enum"],
             json!([anomalies::FIRST_THOUGHT])
@@ -1309,7 +1323,7 @@ mod tests {
         // A local server reuses the prompt it has cached only up to the first change:
         // what the turn allows must not change the system message.
         let missing = vec!["output/chart.png".to_string()];
-        let note = format_note(&tools());
+        let note = format_note(&tools(), true);
         assert!(note.contains(FINAL_ANSWER) && !note.contains(CANNOT_FINISH));
         let items = vec![Item::User {
             text: "task".into(),
@@ -1342,6 +1356,7 @@ mod tests {
             ANSWER_AFTER_REPEATS,
             None,
             None,
+            true,
             None,
         );
         assert_eq!(only["properties"]["action"]["enum"], json!([FINAL_ANSWER]));
@@ -1588,7 +1603,7 @@ mod tests {
         );
         assert_eq!(m[2]["content"], json!("start again"));
         // The form's example is written as the history writes a step.
-        let example = format_note(&tools);
+        let example = format_note(&tools, true);
         assert!(
             example.contains(r#"{"thought":"one short sentence"#),
             "{example}"
