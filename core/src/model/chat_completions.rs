@@ -73,8 +73,10 @@ impl WireFormat for Chat {
         // A turn without tools (the write-up after a limit) is plain text in any mode.
         let stepped = state.mode != CallMode::Native && !request.tools.is_empty();
         let mend = mend_of(state, request);
+        // The app's method for abnormal events, in an ask for them (read once a turn).
+        let method = stepped && anomalies::offered(request.items, request.tools);
         let messages = if stepped {
-            let note = steps::format_note(request.tools, anomalies::offered(request.items));
+            let note = steps::format_note(request.tools, method);
             let mut messages = steps::messages(
                 request.instructions,
                 &note,
@@ -103,8 +105,8 @@ impl WireFormat for Chat {
                 request.repeats,
                 failed.as_deref(),
                 mend.as_ref(),
-                anomalies::offered(request.items),
-                anomalies::thought(request.items, request.tools, &request.answer).as_deref(),
+                method,
+                anomalies::thought(request.items, method, &request.answer).as_deref(),
             ));
         }
         if !request.tools.is_empty() && !stepped {

@@ -107,10 +107,10 @@ def find_anomalies(data, time, value, context=(), threshold=3.5):
     scored["expected"] = expected
     scored["residual"] = residual
     scored["z"] = z
-    scored["anomaly"] = z.abs().ge(threshold).fillna(False)
 
+    # Flagged readings; the anomalies are those of the events kept (below).
+    flagged = z.abs().ge(threshold).fillna(False)
     side = np.where(z > 0, "above expected", "below expected")
-    flagged = scored["anomaly"]
     begins = flagged & (~flagged.shift(fill_value=False) | (t.diff() > step * 1.5) | (pd.Series(side) != pd.Series(side).shift()))
     group = begins.cumsum().where(flagged)
     typical = y.abs().median()

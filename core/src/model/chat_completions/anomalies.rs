@@ -69,8 +69,8 @@ pub fn described() -> String {
     format!(
         "\"{ACTION}\" (with \"{DATA}\", \"{TIME}\", \"{VALUE}\", \"{CONTEXT}\"): for abnormal \
          readings or events in a time series, take this step instead of writing that code: a \
-         tested method (an action of its own, not a Python module) builds the expected baseline (by hour of week and the context \
-         columns), the residuals and robust z-scores, and groups flagged readings into events; \
+         tested method (an action of its own, not a Python module) builds the expected \
+         baseline (by hour of week and the context columns), the residuals and robust z-scores, and groups flagged readings into events; \
          it prints the method, its numbers and the events, and defines `scored` (every reading) \
          and `anomalies` (one row per event). \"{DATA}\" is the DataFrame, \"{TIME}\" its time \
          column, \"{VALUE}\" the column to search, \"{CONTEXT}\" the numeric columns that drive it \
@@ -86,30 +86,34 @@ pub fn described() -> String {
 pub const FIRST_THOUGHT: &str = "The task asks for abnormal events over time: first step, \
     the action find_anomalies on the data; then the files from what it defines.";
 
-/// Whether this ask's task asks for abnormal events (the offline analyst's lexicon
-/// says so), and the step is offered: another task is not told of it (with the step
-/// described in every ask, a 1.5B model's answer to a sales question went wrong in
-/// two runs of two, where r22 and r23 had it right).
-pub fn offered(items: &[Item]) -> bool {
-    items
-        .iter()
-        .rev()
-        .find_map(|i| match i {
-            Item::User { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .is_some_and(crate::analyst::asks_for_anomalies)
+/// Whether the step is offered this turn: the session has the code tool and this
+/// ask's task (its words, not the app's notes after them: an input's profile may name
+/// a column `anomaly_flag`) asks for abnormal events, as the offline analyst's lexicon
+/// reads them. Another task is not told of it: with the step described in every ask,
+/// a 1.5B model's answer to a sales question went wrong in two runs of two, where r22
+/// and r23 had it right.
+pub fn offered(items: &[Item], tools: &[ToolSpec]) -> bool {
+    let task = items.iter().rev().find_map(|i| match i {
+        Item::User { text } => Some(text.as_str()),
+        _ => None,
+    });
+    let words = |t: &str| {
+        t.split(crate::protocol::APP_NOTE)
+            .next()
+            .unwrap_or(t)
+            .to_string()
+    };
+    mend::code_tool(tools).is_some()
+        && task.is_some_and(|t| crate::analyst::asks_for_anomalies(&words(t)))
 }
 
-/// The app's thought for this turn's step (the schema holds the model to it), where
-/// its method is offered: [`FIRST_THOUGHT`] on the first step of an ask for abnormal
-/// events; after a cell of
-/// the method ran, while a named output is missing, that the next file is written
-/// from what it defined (a 1.5B model, its events found, wrote the method's steps
-/// again over `scored` from the printed method, r25).
-pub fn thought(items: &[Item], tools: &[ToolSpec], answer: &Answer) -> Option<String> {
-    mend::code_tool(tools)?;
-    if !offered(items) {
+/// The app's thought for this turn's step (the schema holds the model to it) when the
+/// step is `offered`: [`FIRST_THOUGHT`] on the ask's first step; after a cell of the
+/// method ran, while a named output is missing, that the next file is written from
+/// what it defined (a 1.5B model, its events found, wrote the method's steps again
+/// over `scored` from the printed method, r25).
+pub fn thought(items: &[Item], offered: bool, answer: &Answer) -> Option<String> {
+    if !offered {
         return None;
     }
     if steps::first_step(items) {
@@ -333,24 +337,33 @@ mod tests {
                 },
             ]
         };
-        let said = thought(&ran(&cell, false), &tools, &missing).unwrap();
+        let guide =
+            |items: &[Item], answer: &Answer| thought(items, offered(items, &tools), answer);
+        let said = guide(&ran(&cell, false), &missing).unwrap();
         assert!(
             said.ends_with("now write output/events.csv from them."),
             "{said}"
         );
         let called = complete_cell("find_anomalies(df, 't', 'v')").unwrap();
-        assert!(thought(&ran(&called, false), &tools, &missing).is_some());
+        assert!(guide(&ran(&called, false), &missing).is_some());
         // Not after a failed run, another cell, or with nothing left to write.
-        assert_eq!(thought(&ran(&cell, true), &tools, &missing), None);
-        assert_eq!(thought(&ran("print(1)", false), &tools, &missing), None);
-        assert_eq!(thought(&ran(&cell, false), &tools, &Answer::Open), None);
+        assert_eq!(guide(&ran(&cell, true), &missing), None);
+        assert_eq!(guide(&ran("print(1)", false), &missing), None);
+        assert_eq!(guide(&ran(&cell, false), &Answer::Open), None);
         // Another task is not told of the method.
-        assert!(offered(&ran(&cell, false)));
+        assert!(offered(&ran(&cell, false), &tools));
         let sales = [Item::User {
             text: "Which region had the highest total revenue?".into(),
         }];
-        assert!(!offered(&sales));
-        assert_eq!(thought(&sales, &tools, &missing), None);
+        assert!(!offered(&sales, &tools));
+        // Nor is a task whose inputs' profile, after the app's note, names an anomaly.
+        let profiled = [Item::User {
+            text: "Which region sold most?\n\n[from the app] The inputs: anomaly_flag (bool)"
+                .into(),
+        }];
+        assert!(!offered(&profiled, &tools));
+        assert!(!offered(&ran(&cell, false), &[]));
+        assert_eq!(guide(&sales, &missing), None);
     }
 
     #[test]

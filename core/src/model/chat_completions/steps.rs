@@ -234,7 +234,7 @@ pub fn response_format(schema: Value) -> Value {
 /// cache keeps the whole history (a system message that changed with the files
 /// still missing made llama.cpp read the whole prompt again: minutes on a CPU); what
 /// this turn allows is [`turn_note`], at the end. Short: a small model's context is
-/// small.
+/// small. `method`: the app's method for abnormal events is offered ([`anomalies::offered`]).
 pub fn format_note(tools: &[ToolSpec], method: bool) -> String {
     let mut actions: Vec<String> = tools
         .iter()
@@ -253,7 +253,7 @@ pub fn format_note(tools: &[ToolSpec], method: bool) -> String {
             )
         })
         .collect();
-    if method && mend::code_tool(tools).is_some() {
+    if method {
         actions.push(anomalies::described());
     }
     actions.push(format!(
@@ -1266,7 +1266,7 @@ mod tests {
         assert_eq!(m.last().unwrap()["content"], json!(text));
         // Offered and described only with the code tool.
         assert!(format_note(&tools(), true).contains("\"find_anomalies\" (with \"data\""));
-        assert!(!format_note(&tools()[1..2], true).contains("find_anomalies"));
+        assert!(!format_note(&tools(), false).contains("find_anomalies"));
         assert!(parse(text, &tools()[1..2], "c2", None).is_none());
         // Without a value column it is not a step.
         let partial = r#"{"thought":"","action":"find_anomalies","data":"df","time":"t","value":"","context":[]}"#;
@@ -1295,7 +1295,7 @@ mod tests {
         // An ask for abnormal events: its thought is the app's, naming the method,
         // where the code tool is offered.
         let items = [user("Look for abnormal energy-use events in input/e.csv")];
-        let guide = anomalies::thought(&items, &tools(), &Answer::Open);
+        let guide = anomalies::thought(&items, anomalies::offered(&items, &tools()), &Answer::Open);
         let first = schema(
             &tools(),
             &Answer::Open,
@@ -1310,12 +1310,19 @@ mod tests {
             json!([anomalies::FIRST_THOUGHT])
         );
         assert_eq!(
-            anomalies::thought(&items, &tools()[1..2], &Answer::Open),
+            anomalies::thought(
+                &items,
+                anomalies::offered(&items, &tools()[1..2]),
+                &Answer::Open
+            ),
             None
         );
         // A task that asks for something else gets no guide.
         let sales = [user("Which region had the highest total revenue?")];
-        assert_eq!(anomalies::thought(&sales, &tools(), &Answer::Open), None);
+        assert_eq!(
+            anomalies::thought(&sales, anomalies::offered(&sales, &tools()), &Answer::Open),
+            None
+        );
     }
 
     #[test]
