@@ -46,7 +46,8 @@ pub const LINE_MAX: u64 = 1000;
 /// may say why they cannot be made, none otherwise). After a repeated call, while a
 /// named output is missing, a tool step's thought is the app's: the model's code
 /// follows a thought it did not write ([`guided_thought`]); else the caller's `guide`
-/// ([`anomalies::thought`]). The app's [`Mend`] comes beside the tools, or alone when the model is stuck.
+/// ([`anomalies::thought`]). The app's [`Mend`] comes beside the tools, or alone when
+/// the model is stuck; `method`: its method for abnormal events beside the code tool.
 pub fn schema(
     tools: &[ToolSpec],
     answer: &Answer,
@@ -1000,6 +1001,10 @@ mod tests {
             None,
         );
         assert_eq!(one["properties"]["action"]["enum"], json!(["shell"]));
+        // Only python offered, no method, no end: one object too.
+        let none = Answer::NotYet { missing: vec![] };
+        let one = schema(&tools()[..1], &none, 0, None, None, false, None);
+        assert_eq!(one["properties"]["action"]["enum"], json!(["python"]));
         // After a repeated call, a tool step's thought is the app's, naming the next file.
         let guided = schema(
             &tools(),
