@@ -15,12 +15,13 @@ import scipy.stats as st
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
      ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv",
-      "used_cars.csv", "air_quality.csv", "hotel_bookings.csv")}
+      "used_cars.csv", "air_quality.csv", "hotel_bookings.csv", "crop_fields.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
 S = T["staff_roster.csv"]
 U = T["used_cars.csv"]
 A = T["air_quality.csv"]
 H = T["hotel_bookings.csv"]
+K = T["crop_fields.csv"]
 Q = []
 
 
@@ -833,6 +834,143 @@ q("t174", "hotel_bookings.csv", "medium", "test",
   "to 4 decimals.",
   {"t_statistic": round(t, 3), "p_value": round(p, 4)}, None)
 Q[-1]["tolerance"] = {"t_statistic": 0.001, "p_value": 0.0001}
+
+# r13: a table of crop fields; single statistics and correlations whose constraints
+# spell the method out as a formula (symbols, "i = 1 to n"), as numbered steps, or
+# with a library's function named; written before any change they measure.
+CF = "crop_fields.csv"
+q("t175", CF, "easy", "single_statistic",
+  "Calculate the mean of the yield_t_ha column. Constraints: The mean is defined as \u03bc = (1/n) \u03a3 x_i for "
+  "i = 1 to n, where n is the number of non-missing values. Round to 2 decimal places. Format: "
+  "@mean_yield[value] where value is a float rounded to 2 decimal places.",
+  {"mean_yield": K["yield_t_ha"].mean()}, 2)
+q("t176", CF, "easy", "single_statistic",
+  "What is the standard deviation of rainfall_mm? Constraints: Use the sample standard deviation "
+  "s = sqrt( \u03a3 (x_i \u2212 x\u0304)\u00b2 / (n \u2212 1) ). Do not drop any rows other than those with missing "
+  "rainfall. Format: @rainfall_std[std] where std is rounded to three decimals.",
+  {"rainfall_std": K["rainfall_mm"].std()}, 3)
+q("t177", CF, "easy", "single_statistic",
+  "Compute the population standard deviation of the average temperature (AvgTempC). Constraints: "
+  "\u03c3 = sqrt((1/N) * sum((x - mu)^2)), i.e. divide by N, not N-1. Format: @sigma_temp[value] (a float "
+  "with 2 decimals).",
+  {"sigma_temp": K["AvgTempC"].std(ddof=0)}, 2)
+q("t178", CF, "easy", "single_statistic",
+  "Find the variance of soil pH. Constraints: Use numpy.var with its default settings (population variance, "
+  "ddof=0). Report the value rounded to 4 decimal places. Format: @soil_ph_variance[variance]",
+  {"soil_ph_variance": K["soil_pH"].var(ddof=0)}, 4)
+q("t179", CF, "easy", "single_statistic",
+  "What is the median fertilizer application rate (fertilizer kg/ha)? Constraints: The median is the middle "
+  "value of the sorted values (the average of the two middle values when n is even). Missing values are "
+  "excluded. Format: @median_fertilizer[median] where median is rounded to 1 decimal place.",
+  {"median_fertilizer": K["fertilizer kg/ha"].median()}, 1)
+q("t180", CF, "easy", "single_statistic",
+  "Determine the 90th percentile of yield_t_ha. Constraints: Use numpy.percentile with linear interpolation "
+  "(the default). Format: @p90_yield[value] where value is a number rounded to two decimal places.",
+  {"p90_yield": K["yield_t_ha"].quantile(0.9)}, 2)
+q("t181", CF, "easy", "single_statistic",
+  "What is the interquartile range of rainfall_mm? Constraints: IQR = Q3 \u2212 Q1, where Q1 and Q3 are the 25th "
+  "and 75th percentiles computed with pandas' quantile(). Format: @iqr_rainfall[iqr] rounded to 2 decimals.",
+  {"iqr_rainfall": K["rainfall_mm"].quantile(0.75) - K["rainfall_mm"].quantile(0.25)}, 2)
+q("t182", CF, "easy", "single_statistic",
+  "What is the maximum number of pest incidents recorded in a single field? Format: @max_pest_incidents[count] "
+  "where count is an integer.",
+  {"max_pest_incidents": int(K["pest_incidents"].max())}, 0)
+q("t183", CF, "easy", "single_statistic",
+  "Calculate the total rainfall across all fields. Constraints: sum the rainfall_mm column, skipping missing "
+  "values. Format: @total_rainfall[total] where total is rounded to 1 decimal place.",
+  {"total_rainfall": K["rainfall_mm"].sum()}, 1)
+q("t184", CF, "easy", "single_statistic",
+  "What proportion of fields are irrigated? Constraints: irrigated is 1 for irrigated fields and 0 otherwise. "
+  "Give the share as a percentage between 0 and 100, rounded to 2 decimal places. Format: "
+  "@irrigated_pct[percentage]",
+  {"irrigated_pct": 100 * K["irrigated"].mean()}, 2)
+q("t185", CF, "easy", "single_statistic",
+  "What is the minimum soil_pH observed? Format: @min_ph[value] where value is the minimum, rounded to 2 "
+  "decimals.",
+  {"min_ph": K["soil_pH"].min()}, 2)
+q("t186", CF, "easy", "single_statistic",
+  "Calculate the coefficient of variation of yield_t_ha. Constraints: CV = standard deviation / mean \u00d7 100, "
+  "using the sample standard deviation. Format: @cv_yield[cv] where cv is a percentage rounded to 2 decimals.",
+  {"cv_yield": 100 * K["yield_t_ha"].std() / K["yield_t_ha"].mean()}, 2)
+q("t187", CF, "easy", "single_statistic",
+  "Compute the mean harvest loss percentage (harvest_loss_pct). Constraints: ignore NaN values; use pandas' "
+  "mean(); round to three decimal places. Format: @mean_harvest_loss[mean_loss] where mean_loss is a float.",
+  {"mean_harvest_loss": K["harvest_loss_pct"].mean()}, 3)
+q("t188", CF, "easy", "single_statistic",
+  "What is the standard deviation of the yield (yield_t_ha) for all fields? Constraints: Use statistics.stdev "
+  "from Python's standard library, which computes the sample standard deviation. Format: @std_yield[value] "
+  "where value is rounded to 3 decimal places.",
+  {"std_yield": K["yield_t_ha"].std()}, 3)
+d = K[["rainfall_mm", "yield_t_ha"]].dropna()
+q("t189", CF, "easy", "correlation",
+  "Calculate the Pearson correlation coefficient between rainfall_mm and yield_t_ha. Constraints: "
+  "r = \u03a3((x_i \u2212 x\u0304)(y_i \u2212 \u0233)) / sqrt(\u03a3(x_i \u2212 x\u0304)\u00b2 \u03a3(y_i \u2212 \u0233)\u00b2); drop rows where "
+  "either value is missing. Format: @r_rain_yield[r] where r is rounded to 3 decimal places.",
+  {"r_rain_yield": st.pearsonr(d["rainfall_mm"], d["yield_t_ha"])[0]}, 3)
+q("t190", CF, "easy", "correlation",
+  "Is there a correlation between fertilizer kg/ha and yield_t_ha? Constraints: Compute Pearson's r with "
+  "pandas' .corr() method. Format: @fertilizer_yield_corr[r_value] where r_value is a value between -1 and 1, "
+  "rounded to 2 decimals.",
+  {"fertilizer_yield_corr": K["fertilizer kg/ha"].corr(K["yield_t_ha"])}, 2)
+d = K[["soil_pH", "harvest_loss_pct"]].dropna()
+r, p = st.spearmanr(d["soil_pH"], d["harvest_loss_pct"])
+q("t191", CF, "easy", "correlation",
+  "Assess the strength of the monotonic association between soil_pH and harvest_loss_pct. Constraints: Use "
+  "Spearman's rank correlation (rho = 1 \u2212 6 \u03a3 d_i\u00b2 / (n(n\u00b2 \u2212 1)) where d_i is the difference of "
+  "ranks), computed with scipy.stats.spearmanr; remove rows with missing values first. Format: "
+  "@spearman_rho[rho] @p_value[p] where rho is rounded to 3 decimals and p to 4 decimals.",
+  {"spearman_rho": round(r, 3), "p_value": round(p, 4)}, None)
+Q[-1]["tolerance"] = {"spearman_rho": 0.001, "p_value": 0.0001}
+q("t192", CF, "easy", "correlation",
+  "Calculate the Kendall tau correlation between AvgTempC and pest_incidents. Constraints: use "
+  "scipy.stats.kendalltau with default settings. Format: @kendall_tau[tau] rounded to 3 decimals.",
+  {"kendall_tau": st.kendalltau(K["AvgTempC"], K["pest_incidents"])[0]}, 3)
+d = K[["AvgTempC", "harvest_loss_pct"]].dropna()
+r = d["AvgTempC"].corr(d["harvest_loss_pct"])
+q("t193", CF, "easy", "correlation",
+  "What is the correlation coefficient between the average temperature and the harvest loss? Constraints: "
+  "Pearson method. Consider the correlation strong if |r| >= 0.5, weak otherwise. Format: @correlation[r] "
+  "@strength[label] where r is rounded to 2 decimals and label is \"strong\" or \"weak\".",
+  {"correlation": round(r, 2), "strength": "strong" if abs(r) >= 0.5 else "weak"}, None)
+Q[-1]["tolerance"] = {"correlation": 0.01, "strength": 0}
+q("t194", CF, "easy", "single_statistic",
+  "Compute the average yield of fields in the North region. Constraints: Filter the data where Region is "
+  "\"North\", then compute the arithmetic mean of yield_t_ha. Format: @north_mean_yield[value] rounded to 2 "
+  "decimal places.",
+  {"north_mean_yield": K.loc[K["Region"] == "North", "yield_t_ha"].mean()}, 2)
+q("t195", CF, "easy", "single_statistic",
+  "\u00bfCu\u00e1l es la media de la precipitaci\u00f3n (rainfall_mm)? Restricciones: usa la media aritm\u00e9tica e "
+  "ignora los valores faltantes. Formato: @media_lluvia[valor] donde valor es un n\u00famero redondeado a dos "
+  "decimales.",
+  {"media_lluvia": K["rainfall_mm"].mean()}, 2)
+q("t196", CF, "easy", "correlation",
+  "Calcula la correlaci\u00f3n de Pearson entre AvgTempC y yield_t_ha. Redondea a 3 decimales. Formato: "
+  "@correlacion[r]",
+  {"correlacion": K["AvgTempC"].corr(K["yield_t_ha"])}, 3)
+q("t197", CF, "easy", "single_statistic",
+  "What is the range (max \u2212 min) of AvgTempC? Format: @temp_range[range] rounded to 1 decimal.",
+  {"temp_range": K["AvgTempC"].max() - K["AvgTempC"].min()}, 1)
+q("t198", CF, "easy", "single_statistic",
+  "How many distinct crops are grown? Format: @n_crops[count] where count is an integer.",
+  {"n_crops": int(K["crop"].nunique())}, 0)
+q("t199", CF, "easy", "single_statistic",
+  "Compute the mean rainfall_mm. Constraints: 1. Load the data with pandas.read_csv. 2. Drop missing values "
+  "in the rainfall_mm column. 3. Calculate the mean using numpy.mean. 4. Round the result to two decimal "
+  "places. Format: @mean_rainfall[mean] where mean is a float.",
+  {"mean_rainfall": K["rainfall_mm"].mean()}, 2)
+q("t200", CF, "medium", "distribution",
+  "Find the skewness of yield_t_ha. Constraints: Use scipy.stats.skew with bias=False. Format: "
+  "@skew_yield[skewness] rounded to 4 decimals.",
+  {"skew_yield": st.skew(K["yield_t_ha"], bias=False)}, 4)
+q("t201", CF, "easy", "single_statistic",
+  "Calculate the standard error of the mean for yield_t_ha. Constraints: SEM = s / sqrt(n), with s the sample "
+  "standard deviation. Format: @sem_yield[value] rounded to 4 decimals.",
+  {"sem_yield": K["yield_t_ha"].sem()}, 4)
+yr = pd.to_datetime(K["planting_date"]).dt.year
+q("t202", CF, "easy", "single_statistic",
+  "What is the mean of AvgTempC for fields planted in 2021? Constraints: the planting_date column holds dates; "
+  "take the rows whose year is 2021. Format: @mean_temp_2021[value] rounded to 2 decimals.",
+  {"mean_temp_2021": K.loc[yr == 2021, "AvgTempC"].mean()}, 2)
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

@@ -183,6 +183,35 @@ def hotels():
                                  "total_of_special_requests", "country"], rows)
 
 
+def crops():
+    g = random.Random(23)
+    regions = ["North", "South", "East", "West"]
+    crops_ = ["wheat", "maize", "barley", "soy", "sorghum"]
+    rows = []
+    for i in range(520):
+        region = g.choice(regions)
+        crop = g.choice(crops_)
+        year = g.choice([2020, 2021, 2022, 2023])
+        day = g.randint(60, 140)
+        date = f"{year}-{1 + day // 31:02d}-{1 + day % 28:02d}"
+        rain = round(max(80.0, g.gauss(420 + 60 * regions.index(region), 110)), 1)
+        temp = round(g.gauss(18.5 - regions.index(region), 2.6), 1)
+        fert = round(max(0.0, g.gauss(140, 45)), 1)
+        irrigated = int(g.random() < 0.37)
+        ph = round(min(8.6, max(4.8, g.gauss(6.5, 0.55))), 2)
+        pests = min(12, int(g.expovariate(1 / 2.2)))
+        yld = round(max(0.4, 1.2 + 0.006 * rain + 0.011 * fert + 0.7 * irrigated - 0.12 * pests
+                        + g.gauss(0, 0.8)), 2)
+        loss = round(max(0.0, 3 + 1.4 * pests + 0.35 * (temp - 18) + g.gauss(0, 2.5)), 2)
+        rows.append([f"F{3000 + i}", region, crop, date,
+                     "" if i % 29 == 3 else rain, temp,
+                     "" if i % 41 == 7 else fert, irrigated, ph, pests, yld,
+                     "" if i % 37 == 11 else loss])
+    write("crop_fields.csv", ["field_id", "Region", "crop", "planting_date", "rainfall_mm", "AvgTempC",
+                              "fertilizer kg/ha", "irrigated", "soil_pH", "pest_incidents", "yield_t_ha",
+                              "harvest_loss_pct"], rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
@@ -192,3 +221,4 @@ if __name__ == "__main__":
     cars()
     air()
     hotels()
+    crops()
