@@ -144,6 +144,7 @@ pub(crate) struct Lexicon {
     // The statistics planner (`stat_plan/`).
     pub period_groups: Words,
     pub statistics: Pairs,
+    pub rate_words: Words,
     pub truthy: Words,
     pub handling: Words,
     pub handling_after: Words,
@@ -249,6 +250,7 @@ pub(crate) struct Lexicon {
     pub all_words: Words,
     pub also_words: Words,
     pub answer_forms: Words,
+    pub definition_verbs: Words,
     pub iqr_fences: Words,
     pub normal_reference: Words,
     pub mean_formula: Vec<Words>,
@@ -257,6 +259,7 @@ pub(crate) struct Lexicon {
     pub column_words: Words,
     pub normality_words: Words,
     pub correlation_precise: Words,
+    pub correlation_words: Words,
     pub sold_words: Words,
     pub quantile_words: Words,
     pub not_a_condition_unit: Words,

@@ -15,7 +15,7 @@ T = {
     "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
            "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
            "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
-           "skew": "skewness", "kurt": "excess kurtosis", "cv": "coefficient of variation (standard deviation / mean)", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
+           "skew": "skewness", "kurt": "excess kurtosis", "cv": "coefficient of variation (standard deviation / mean)", "sem": "standard error of the mean (standard deviation / square root of n)", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
            "share_of_rows": "the share of rows where %s, over %s %s%s",
            "share_line": "Rows where %s: %s %% (%s of %s)",
            "share_where": "share of rows where %s (%%)", "not_value": "`%s` is not %s",
@@ -65,7 +65,7 @@ T = {
     "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
            "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
            "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
-           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "cv": "coeficiente de variaci\u00f3n (desviaci\u00f3n est\u00e1ndar / media)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
+           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "cv": "coeficiente de variaci\u00f3n (desviaci\u00f3n est\u00e1ndar / media)", "sem": "error est\u00e1ndar de la media (desviaci\u00f3n est\u00e1ndar / ra\u00edz de n)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
            "share_of_rows": "el porcentaje de filas con %s, sobre %s %s%s",
            "share_line": "Filas con %s: %s %% (%s de %s)",
            "share_where": "porcentaje de filas con %s (%%)", "not_value": "`%s` no es %s",
@@ -118,7 +118,7 @@ T = {
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
             "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
             "count": "count", "distinct": "distinct_count", "sum": "sum", "skew": "skewness",
-            "kurt": "kurtosis", "cv": "coefficient_of_variation", "missing": "missing", "share": "percent"}
+            "kurt": "kurtosis", "cv": "coefficient_of_variation", "sem": "standard_error_of_mean", "missing": "missing", "share": "percent"}
 DECIMALS = PLAN.get("decimals")
 
 
@@ -259,6 +259,9 @@ def compute(st, s):
         return float(s.quantile(float(st["q"])))
     if name == "sum":
         return float(s.sum())
+    if name == "sem":
+        # The standard deviation (sample unless asked otherwise) over the root of n.
+        return float(s.std(ddof=ddof) / len(s) ** 0.5)
     if name == "cv":
         # The standard deviation (sample unless asked otherwise) over the mean.
         return float(s.std(ddof=ddof) / s.mean())

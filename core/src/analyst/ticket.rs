@@ -126,6 +126,11 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
             method.sentences.push(sentence.trim().to_string());
             continue;
         }
+        // "1." of numbered steps.
+        let bare = strip_label(sentence).trim().trim_end_matches(['.', ')']);
+        if !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
         if i > 0 && restates_the_default(&words_of(strip_label(sentence))) {
             method.sentences.push(sentence.trim().to_string());
             continue;
@@ -192,12 +197,22 @@ fn restates_the_default(w: &[String]) -> bool {
 /// coefficient of variation (standard deviation divided by the mean) of CholTotal")
 /// or says how to compute it: the method's, and its statistics are not asked again.
 fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -> String {
-    let (Some(open), Some(close)) = (sentence.find('('), sentence.find(')')) else {
+    let Some(open) = sentence.find('(') else {
         return sentence.to_string();
     };
-    if close < open {
+    // The parenthesis that closes this one: a formula nests ("(n(n² − 1))").
+    let mut depth = 0;
+    let close = sentence[open..].char_indices().find_map(|(i, c)| {
+        depth += match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        (depth == 0).then_some(open + i)
+    });
+    let Some(close) = close else {
         return sentence.to_string();
-    }
+    };
     let inner = &sentence[open + 1..close];
     let w = words_of(inner);
     // "(not a fraction)": only which form of the answer is not wanted.
@@ -603,7 +618,13 @@ fn rule_of(sentence: &str, allowed: &[&String]) -> Option<Rule> {
             let value = after[at + n..].iter().take(2).find_map(|x| num(x))?;
             Some((*op, value, at + n))
         });
-        match compared {
+        // "the correlation strong if |r| >= 0.5": the number nearest the comparison
+        // is the one compared.
+        let nearer = compared.is_some_and(|(_, _, used)| {
+            (i + len..i + len + used)
+                .any(|k| test_number_at(&w, k).is_some_and(|(q, _)| q == quantity))
+        });
+        match compared.filter(|_| !nearer) {
             Some((op, value, used)) => {
                 conditions.push(Condition {
                     quantity,
@@ -714,8 +735,13 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
         let p: Vec<String> = phrase.split(' ').map(str::to_string).collect();
         cover(&p, &mut covered);
     }
+    let method_word = |x: &str| {
+        LEXICON.ticket_method.contains(&x)
+            || x.strip_suffix('s')
+                .is_some_and(|x| LEXICON.ticket_method.contains(&x))
+    };
     for (i, x) in w.iter().enumerate() {
-        if LEXICON.ticket_method.contains(&x.as_str())
+        if method_word(x)
             || LEXICON.handling.contains(&x.as_str())
             || LEXICON.row_nouns.contains(&x.as_str())
             || num(x).is_some()
@@ -749,20 +775,29 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
             .any(|at| w[at + n..].iter().take(2).any(|x| num(x).is_some()))
     });
     let said = |list: &[&str]| list.iter().any(|p| !find(&w, p).is_empty());
-    let formula = said(&LEXICON.formula_words);
+    // "The median is the middle value of the sorted values": a statistic defined, as
+    // a formula restates one; what it is defined by is not asked.
+    let defined = defined_statistic(&w);
+    let formula = said(&LEXICON.formula_words) || defined.is_some();
+    // "irrigated is 1 for irrigated fields and 0 otherwise": a yes/no column's coding.
+    let numbers: Vec<f64> = w.iter().filter_map(|x| num(x)).collect();
+    let coding = column_said
+        && numbers.contains(&0.0)
+        && numbers.contains(&1.0)
+        && numbers.iter().all(|n| *n == 0.0 || *n == 1.0);
     // ("where n is the number of rows", "for i = 1 to n": a formula's own words.)
     if compares || condition && (column_said || has_number) && !formula {
         return None;
     }
     let decimals = decimals_said(&w);
-    let ddof = first(&LEXICON.ddof_words).and_then(|v| v.parse().ok());
+    let ddof = ddof_said(&w);
     let correlation = first(&LEXICON.correlation_methods);
     // A number a method does not explain (a rounding, ddof, a formula's constant, a
     // percentile) is a condition's ("houses with 2 bedrooms", "ignore rows of 0").
     let parameter = w
         .iter()
         .any(|x| LEXICON.parameter_words.iter().any(|p| x.starts_with(p)));
-    if has_number && !formula && decimals.is_none() && ddof.is_none() && !parameter {
+    if has_number && !formula && !coding && decimals.is_none() && ddof.is_none() && !parameter {
         return None;
     }
     let scipy = w.iter().any(|x| x == "scipy");
@@ -793,10 +828,59 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
         },
         rules: Vec::new(),
         sentences: Vec::new(),
-        asks: if formula { Vec::new() } else { quantities(&w) },
+        asks: match defined {
+            Some(s) => vec![s],
+            None if formula => Vec::new(),
+            None => quantities(&w),
+        },
         names_column: column_said,
         says_how,
     })
+}
+
+/// The statistic a sentence defines: one at its start (after articles), then a verb
+/// of being or defining ("the median is ...", "IQR = Q3 - Q1", "la media es ...").
+fn defined_statistic(w: &[String]) -> Option<&'static str> {
+    let start = w
+        .iter()
+        .position(|x| !LEXICON.articles.contains(&x.as_str()))?;
+    LEXICON.statistics.iter().find_map(|(p, name)| {
+        let len = p.split(' ').count();
+        let verb = w.get(start + len)?;
+        // ("Missing values are excluded" says how, it defines nothing.)
+        (*name != "missing"
+            && find(&w[start..(start + len).min(w.len())], p) == [0]
+            && LEXICON.definition_verbs.contains(&verb.as_str()))
+        .then_some(*name)
+    })
+}
+
+/// Sample (1) or population (0), as the words say it: a form negated ("divide by N,
+/// not N-1") says the other, "divided by n" followed by "minus 1" is the sample's, and
+/// forms that disagree say nothing.
+fn ddof_said(w: &[String]) -> Option<u8> {
+    let mut said: Option<u8> = None;
+    for (phrase, v) in LEXICON.ddof_words.iter() {
+        let len = phrase.split(' ').count();
+        for at in find(w, phrase) {
+            let Ok(mut v) = v.parse::<u8>() else { continue };
+            let next = w.get(at + len).map(String::as_str);
+            if phrase.ends_with(" n") && matches!(next, Some("minus" | "menos")) {
+                continue;
+            }
+            let negated = w[at.saturating_sub(2)..at]
+                .iter()
+                .any(|x| LEXICON.negation_words.contains(&x.as_str()));
+            if negated {
+                v = 1 - v.min(1);
+            }
+            match said {
+                Some(s) if s != v => return None,
+                _ => said = Some(v),
+            }
+        }
+    }
+    said
 }
 
 impl Ticket {
@@ -899,7 +983,21 @@ impl Ticket {
         if slot.kind != SlotKind::Text || slot.allowed.is_empty() || rules.is_empty() {
             return None;
         }
-        let rule = rules.iter().find(|r| r.holds(values) == Some(true))?;
+        // No rule holds: "weak otherwise", the one allowed value no rule names.
+        let Some(rule) = rules.iter().find(|r| r.holds(values) == Some(true)) else {
+            if rules
+                .iter()
+                .any(|r| r.holds(values).is_none() || r.label.is_none())
+            {
+                return None;
+            }
+            let named: Vec<&String> = rules.iter().filter_map(|r| r.label.as_ref()).collect();
+            let rest: Vec<&String> = slot.allowed.iter().filter(|a| !named.contains(a)).collect();
+            return match rest.as_slice() {
+                [one] => Some(one.to_string()),
+                _ => None,
+            };
+        };
         match &rule.label {
             Some(l) if slot.allowed.contains(l) => Some(l.clone()),
             Some(_) => None,
@@ -958,6 +1056,17 @@ fn slot_key_of(slot: &Slot, stats: &[String], values: &Value) -> Option<&'static
     let named = statistics_named(&w);
     if let Some(s) = named.iter().find(|s| values.get(**s).is_some()) {
         return Some(s);
+    }
+    // A slot for a coefficient or a p-value that the answer lacks takes nothing else
+    // (a total in `@spearman_rho[...]` answers another question).
+    let names_key = |key: &str| {
+        LEXICON
+            .slot_keys
+            .iter()
+            .any(|(word, k)| *k == key && w.iter().any(|x| x == word))
+    };
+    if !values.is_null() && (names_key("p_value") || names_key("r")) {
+        return None;
     }
     if keyed("count") {
         return Some("count");
@@ -1173,6 +1282,83 @@ mod tests {
             &cols(&["a", "b"]),
         );
         assert!(t.method.rules.is_empty());
+    }
+
+    #[test]
+    fn a_rule_and_its_otherwise_on_the_nearest_number() {
+        let t = read(
+            "What is the correlation coefficient between a and b? Consider the correlation \
+             strong if |r| >= 0.5, weak otherwise. @correlation[r] @strength[label] where r \
+             is rounded to 2 decimals and label is \"strong\" or \"weak\".",
+            &cols(&["a", "b"]),
+        );
+        assert_eq!(t.method.rules.len(), 1, "{:?}", t.method.rules);
+        let c = &t.method.rules[0].conditions[0];
+        assert_eq!(
+            (c.quantity, c.absolute, c.op, c.value),
+            ("r", true, "ge", 0.5)
+        );
+        let lines = |r: f64| {
+            t.answer_lines(None, &serde_json::json!({"r": r, "p_value": 0.01}))
+                .unwrap()
+        };
+        assert_eq!(lines(0.28), "@correlation[0.28]\n@strength[weak]");
+        assert_eq!(lines(-0.5), "@correlation[-0.50]\n@strength[strong]");
+        // A slot for a coefficient is never filled with another number.
+        assert_eq!(
+            t.answer_lines(None, &serde_json::json!({"sum": 3357.67})),
+            None
+        );
+    }
+
+    #[test]
+    fn typeset_formulas_definitions_and_numbered_steps_are_the_method() {
+        let c: Vec<String> = "rain,yield,irrigated"
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let t = read(
+            "What is the standard deviation of rain? Use the sample standard deviation \
+             s = sqrt( \u{3a3} (x_i \u{2212} x\u{304})\u{b2} / (n \u{2212} 1) ). @s[v]",
+            &c,
+        );
+        assert_eq!(t.question, "What is the standard deviation of rain?");
+        assert_eq!(t.method.ddof, Some(1));
+        let t = read(
+            "Compute the population standard deviation of rain. \u{3c3} = sqrt((1/N) * \
+             sum((x - mu)^2)), i.e. divide by N, not N-1. @s[v]",
+            &c,
+        );
+        assert_eq!(t.method.ddof, Some(0), "{:?}", t.method);
+        let t = read(
+            "What is the median of rain? The median is the middle value of the sorted \
+             values (the average of the two middle values when n is even). Missing values \
+             are excluded. @m[v]",
+            &c,
+        );
+        assert_eq!(t.question, "What is the median of rain?");
+        let t = read(
+            "What share of the rows is irrigated? irrigated is 1 for irrigated rows and 0 \
+             otherwise. @p[v]",
+            &c,
+        );
+        assert_eq!(t.question, "What share of the rows is irrigated?");
+        let t = read(
+            "Compute the mean rain. Constraints: 1. Load the data with pandas.read_csv. 2. \
+             Drop missing values in the rain column. 3. Round the result to two decimal \
+             places. Format: @m[v]",
+            &c,
+        );
+        assert_eq!(t.question, "Compute the mean rain.");
+        assert_eq!(t.method.decimals, Some(2));
+        // A condition in a sentence after the question stays the question's.
+        let t = read(
+            "What is the mean rain? Only rows where irrigated is 1. @m[v]",
+            &c,
+        );
+        assert!(t.question.contains("irrigated is 1"), "{}", t.question);
+        // Sample and population disagreeing say neither.
+        assert_eq!(ddof_said(&words_of("the sample, divided by n")), None);
     }
 
     #[test]

@@ -54,7 +54,7 @@ impl Asked {
             .filter(|p| !(p.starts_with("interpola") && default_interpolation(w)))
             .collect();
         // "Kendall's tau between x and y": a method's name asks for a correlation.
-        let correlation = has_any(w, &["correlat*", "correlac*"])
+        let correlation = has_any(w, &LEXICON.correlation_words)
             || LEXICON.correlation_methods.iter().any(|(p, _)| has(w, p));
         let corr_precise = has_any(w, &LEXICON.correlation_precise);
         // "How many rows have a z-score above 3": outliers by z-score.
@@ -183,7 +183,8 @@ impl Reader<'_> {
                     .is_some_and(|x| LEXICON.periods.contains(&x.as_str()))
             })
         }) || has_any(&self.w, &LEXICON.over_time);
-        let other_shape = has_any(&self.w, &LEXICON.other_shape) || self.said_free(&LEXICON.months);
+        // ("the mean harvest loss percentage" of `harvest_loss_pct`: a column's word.)
+        let other_shape = self.said_free(&LEXICON.other_shape) || self.said_free(&LEXICON.months);
         (by_period || (other_shape && !share))
             && !derived
             && asked.describing()

@@ -217,8 +217,15 @@ impl Reader<'_> {
                 continue;
             };
             let prev = i.checked_sub(1).map(|j| self.w[j].as_str()).unwrap_or("");
-            if !LEXICON.year_prepositions.contains(&prev) || self.used[i] {
+            // "whose year is 2021": the year said with a verb of being.
+            let year_is = i >= 2
+                && LEXICON.definition_verbs.contains(&prev)
+                && LEXICON.year_columns.contains(&self.w[i - 2].as_str());
+            if !(LEXICON.year_prepositions.contains(&prev) || year_is) || self.used[i] {
                 continue;
+            }
+            if year_is {
+                self.used[i - 2] = true;
             }
             let year_col = self.year_column().map(|c| (c, "eq"));
             let date_col = self

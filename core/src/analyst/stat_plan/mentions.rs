@@ -181,6 +181,25 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
         }
         joined
     });
+    // "the average temperature" for `AvgTempC`: the word before a mention that spells
+    // the name's first part, when no word of the mention does, is the mention's.
+    for k in 0..taken.len() {
+        let m = &taken[k];
+        let Some(first) = toks
+            .iter()
+            .zip(&columns)
+            .find(|(_, (c, _))| *c == m.column)
+            .and_then(|(t, _)| t.first())
+        else {
+            continue;
+        };
+        let whole = normalise(&m.column).replace(' ', "");
+        let opens = |x: &String| *x != whole && (same(x, first) || short_form(first, x));
+        let free = k == 0 || taken[k - 1].end < m.start;
+        if m.start > 0 && free && opens(&w[m.start - 1]) && !w[m.start..m.end].iter().any(opens) {
+            taken[k].start -= 1;
+        }
+    }
     taken
 }
 
@@ -242,7 +261,7 @@ fn initials_at(w: &[String], name: &str) -> Option<usize> {
 fn spelled_out(w: &[String], t: &[String], same: &dyn Fn(&str, &str) -> bool) -> Option<usize> {
     let mut at = 0;
     for (k, tw) in t.iter().enumerate() {
-        let fits = |x: &String| same(x, tw) || shortens(tw, x);
+        let fits = |x: &String| same(x, tw) || short_form(tw, x);
         match w.get(at) {
             Some(x) if fits(x) => at += 1,
             Some(link) if k > 0 && LEXICON.linking.contains(&link.as_str()) => {
@@ -271,10 +290,15 @@ fn abbreviates(short: &str, long: &str) -> bool {
 /// start and then consonants of the rest in order, the last near its end ("yrs" for
 /// "years", "trng" for "training", "dept" for "department", "mgr" for "managers").
 fn shortens(short: &str, long: &str) -> bool {
+    !NOT_A_NAME.contains(&short) && short_form(short, long)
+}
+
+/// [`shortens`] by the letters alone, units and statistics' short forms too ("pct" for
+/// "percentage", "avg" for "average"): where a whole name spelled out is the evidence.
+fn short_form(short: &str, long: &str) -> bool {
     if short.len() < 3
         || long.len() < short.len() + 2
         || !short.chars().all(|c| c.is_ascii_alphabetic())
-        || NOT_A_NAME.contains(&short)
     {
         return false;
     }
@@ -306,7 +330,8 @@ fn shortens(short: &str, long: &str) -> bool {
             None => return false,
         }
     }
-    long.len() - last <= 3
+    // ("pct" for "percentage": its last letter four from the end.)
+    long.len() - last <= 4
 }
 
 /// "PerformanceRating" as "Performance Rating", "HireDate" as "Hire Date" (a run of

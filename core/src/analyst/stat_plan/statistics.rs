@@ -21,10 +21,35 @@ pub(super) fn statistics_said(
         .iter()
         .filter(|c| c.kind == "datetime")
         .count();
-    statistics_with(w, dates >= 2)
-        .into_iter()
+    let all = statistics_with(w, dates >= 2);
+    let outside: Vec<_> = all
+        .iter()
         .filter(|(s, e, _)| !mentions.iter().any(|m| *s < m.end && m.start < *e))
-        .collect()
+        .cloned()
+        .collect();
+    // "What is the average temperature?" of `AvgTempC`: the word that opens the name is
+    // also the statistic, when it is the only one said.
+    if outside.is_empty() {
+        if let Some(opening) = all
+            .iter()
+            .find(|(s, e, _)| e - s == 1 && mentions.iter().any(|m| m.start == *s && m.end > *e))
+        {
+            return vec![opening.clone()];
+        }
+    }
+    outside
+}
+
+/// "the median fertilizer application rate": a rate a few words after another
+/// statistic names what that statistic is of, not a share.
+pub(super) fn rate_of_a_statistic(w: &[String], at: usize) -> bool {
+    LEXICON.rate_words.contains(&w[at].as_str())
+        && w[at.saturating_sub(4)..at].iter().any(|x| {
+            LEXICON
+                .statistics
+                .iter()
+                .any(|(p, n)| p == x && !["share", "count"].contains(n))
+        })
 }
 
 /// Each statistic once, in the order said.
@@ -118,6 +143,9 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                     || LEXICON.handling.contains(&prev)
                     || LEXICON.handling_after.contains(&next))
             {
+                continue;
+            }
+            if *name == "share" && rate_of_a_statistic(w, at) {
                 continue;
             }
             if free(&out, at, at + len) {

@@ -340,7 +340,8 @@ impl Reader<'_> {
         let w = &self.w;
         let at = (1..w.len().saturating_sub(3)).find(|&at| {
             ["between", "entre"].contains(&w[at].as_str())
-                && LEXICON.slot_number.contains(&w[at - 1].as_str())
+                && (LEXICON.slot_number.contains(&w[at - 1].as_str())
+                    || LEXICON.answer_forms.contains(&w[at - 1].as_str()))
                 && num(&w[at + 1]) == Some(0.0)
                 && LEXICON.joiners.contains(&w[at + 2].as_str())
                 && num(&w[at + 3]) == Some(100.0)

@@ -62,6 +62,7 @@ pub(super) fn stat_word(s: &Stat, lang: Lang) -> String {
         "skew" => ("skewness", "asimetría"),
         "kurt" => ("kurtosis", "curtosis"),
         "cv" => ("coefficient of variation", "coeficiente de variación"),
+        "sem" => ("standard error of the mean", "error estándar de la media"),
         "missing" => ("number of missing values", "número de valores vacíos"),
         "share" => ("share of the rows", "porcentaje de las filas"),
         "quantile" => {

@@ -5,6 +5,7 @@
 use super::asked::Asked;
 use super::mentions::{is_numeric, Mention};
 use super::reader::Reader;
+use super::statistics::rate_of_a_statistic;
 use super::words::{digits, find, has};
 use super::{StatPlan, Task};
 use crate::analyst::lexicon::LEXICON;
@@ -306,6 +307,7 @@ fn unread_words(
             "no" => !r.counting && r.mention_at(i + 1).is_some_and(is_numeric),
             // "to the nearest integer" is read as 0 decimals; "nearest million" is not
             "nearest" => ["integer", "whole"].contains(&next),
+            _ if rate_of_a_statistic(w, i) => true,
             // values side by side
             "compared" | "compare" | "versus" | "vs" => grouped,
             // "first quartile", "third quartile"
@@ -320,10 +322,19 @@ fn unread_words(
             "fill" | "filling" | "rellena" | "rellenar" => filled,
             "sin" | "without" => next == "valores" || LEXICON.missing_nouns.contains(&next),
             // "between Age and Fare": two columns (a correlation, a difference).
-            "between" | "entre" => r
-                .mentions
-                .iter()
-                .any(|m| m.start == i + 1 || m.start == i + 2 && LEXICON.articles.contains(&next)),
+            // ("between the average temperature and ...": a statistic's word may open
+            // a column's description.)
+            "between" | "entre" => {
+                let mut k = i + 1;
+                while k < w.len()
+                    && !r.mentions.iter().any(|m| m.start == k)
+                    && (LEXICON.articles.contains(&w[k].as_str())
+                        || stats.iter().any(|(s, e)| *s <= k && k < *e))
+                {
+                    k += 1;
+                }
+                r.mentions.iter().any(|m| m.start == k)
+            }
             // "or" matters before another value or number ("Pclass 1 or 2").
             "or" => !(digits(next).is_some() || value(next)),
             _ => false,

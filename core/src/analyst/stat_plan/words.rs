@@ -42,6 +42,7 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     let mut skip = 0;
+    let mut bars = false;
     for (i, &c) in chars.iter().enumerate() {
         if skip > 0 {
             skip -= 1;
@@ -57,10 +58,38 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
             j.and_then(|j| chars.get(j))
                 .is_some_and(char::is_ascii_digit)
         };
+        // A single letter before a hyphen and a digit is a formula's ("n-1"), where
+        // "COVID-19" is one name.
+        let lone_letter =
+            i > 0 && chars[i - 1].is_alphabetic() && (i < 2 || !chars[i - 2].is_alphanumeric());
         match c {
             '.' | ',' if digit_at(i.checked_sub(1)) && digit_at(Some(i + 1)) => out.push('d'),
-            '*' | '\u{d7}' => out.push_str(" times "),
+            '*' | '\u{d7}' | '\u{b7}' | '\u{22c5}' => out.push_str(" times "),
             '/' | '\u{f7}' => out.push_str(" divided by "),
+            // Formulas as typeset: minus signs, powers, sums, roots, bars over letters.
+            '\u{2212}' => out.push_str(" minus "),
+            '\u{2013}' if chars.get(i + 1) == Some(&' ') => out.push_str(" minus "),
+            '-' if lone_letter && digit_at(Some(i + 1)) => out.push_str(" minus "),
+            '\u{b2}' => out.push_str(" squared "),
+            '^' if chars.get(i + 1) == Some(&'2') => {
+                out.push_str(" squared ");
+                skip = 1;
+            }
+            '\u{3a3}' | '\u{2211}' => out.push_str(" sum "),
+            '\u{221a}' => out.push_str(" sqrt "),
+            '\u{304}' => {}
+            '\u{233}' => out.push('y'),
+            '>' | '<' if chars.get(i + 1) == Some(&'=') => {
+                out.push_str(if c == '>' { " at least " } else { " at most " });
+                skip = 1;
+            }
+            '\u{2265}' => out.push_str(" at least "),
+            '\u{2264}' => out.push_str(" at most "),
+            // "|r|": the absolute value of what is between the bars.
+            '|' => {
+                bars = !bars;
+                out.push_str(if bars { " abs " } else { " " });
+            }
             '=' => out.push_str(" is "),
             '+' => out.push_str(" plus "),
             '>' => out.push_str(" greater than "),
@@ -72,6 +101,8 @@ pub(in crate::analyst) fn words_of(text: &str) -> Vec<String> {
         }
     }
     let n = format!(" {} ", normalise(&out))
+        .replace(" i e ", " ie ")
+        .replace(" e g ", " eg ")
         .replace(" por favor ", " ")
         .replace(" please ", " ")
         .replace(" square feet ", " sqft ")
