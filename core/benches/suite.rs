@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sandalyst::agent::{EventKind, SetupStage};
-use sandalyst::artifacts::csv_index::{self, SortBy};
+use sandalyst::artifacts::csv_index;
 use sandalyst::model::anthropic::Anthropic;
 use sandalyst::model::chat_completions::ChatCompletions;
 use sandalyst::model::config::ProviderKind;
@@ -318,34 +318,6 @@ fn tables(plan: &Plan, dir: &Path) -> anyhow::Result<Vec<Table>> {
             any.push(start.elapsed());
         }
         t.row("any page (200 rows at 200 offsets)", any, base, "≤ 5 ms");
-        for (name, column) in [("a number column", 3), ("a text column", 2)] {
-            let by = SortBy {
-                column,
-                descending: false,
-            };
-            let start = Instant::now();
-            let p = csv_index::sorted_page(&path, by, 0, 200)?;
-            let took = start.elapsed();
-            assert_eq!(p.rows.len(), 200.min(rows));
-            t.row(
-                &format!("sort by {name}, first sorted page"),
-                vec![took],
-                base,
-                "≤ 2 s (1M rows)",
-            );
-        }
-        let mut sorted_any = Vec::new();
-        for k in 0..200usize {
-            let by = SortBy {
-                column: 3,
-                descending: false,
-            };
-            let offset = (k * 7919 * 1031) % rows.max(1);
-            let start = Instant::now();
-            csv_index::sorted_page(&path, by, offset, 200)?;
-            sorted_any.push(start.elapsed());
-        }
-        t.row("any sorted page (200 rows)", sorted_any, base, "");
         t.note(
             "peak memory over these rows (rise of the process's resident size)",
             format!("{:.0} MB", peak_growth_mb(rss)),

@@ -36,7 +36,7 @@ SUITE=trixie
 # exactly these (a unit test compares the two): both ways build the same libraries.
 PINS="numpy==2.2.4 scipy==1.15.3 pandas==2.2.3 matplotlib==3.10.1 seaborn==0.13.2
 statsmodels==0.14.4 scikit-learn==1.4.2 pyarrow==19.0.1 openpyxl==3.1.5 xlrd==2.0.1
-odfpy==1.4.2 tabulate==0.9.0 ipython==8.35.0 requests==2.32.3"
+odfpy==1.4.2 tabulate==0.9.0 ipython==8.35.0 requests==2.32.3 plotly==5.20.0"
 # pyarrow (Parquet, Feather): Debian has no package. A cp313 manylinux wheel, as
 # contemporary with Debian 13's pandas 2.2 as possible; the hash pins the exact file.
 PYARROW_VERSION=$(echo $PINS | tr ' ' '\n' | sed -n 's/^pyarrow==//p')
@@ -107,7 +107,7 @@ mmdebstrap \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --dpkgopt='path-exclude=/usr/share/linda/*' \
-    --include=python3,python-is-python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,python3-seaborn,python3-statsmodels,python3-sklearn,python3-openpyxl,python3-xlrd,python3-odf,python3-tabulate,python3-ipython,python3-requests,python3-pip,fonts-dejavu-core,fonts-wqy-microhei,tini,ca-certificates \
+    --include=python3,python-is-python3,python3-numpy,python3-pandas,python3-scipy,python3-matplotlib,python3-seaborn,python3-statsmodels,python3-sklearn,python3-openpyxl,python3-xlrd,python3-odf,python3-tabulate,python3-plotly,python3-ipython,python3-requests,python3-pip,fonts-dejavu-core,fonts-wqy-microhei,tini,ca-certificates \
     --customize-hook="sh '$HERE/customize-rootfs.sh' \"\$1\" '$WORK/$PYARROW_WHEEL' '$(echo $PINS)'" \
     "$SUITE" "$PARTIAL" "$@" \
     || die "mmdebstrap failed (see the messages above)"

@@ -153,7 +153,7 @@ for m in ("numpy.linalg numpy.fft numpy.random numpy.polynomial numpy.ma scipy.c
           "statsmodels.formula.api statsmodels.tsa.api sklearn sklearn.linear_model "
           "sklearn.ensemble sklearn.cluster sklearn.preprocessing sklearn.model_selection "
           "sklearn.metrics sklearn.decomposition sklearn.impute openpyxl xlrd odf.opendocument "
-          "tabulate pyarrow pyarrow.parquet pyarrow.feather pyarrow.csv pyarrow.compute "
+          "tabulate plotly plotly.express plotly.io pyarrow pyarrow.parquet pyarrow.feather pyarrow.csv pyarrow.compute "
           "csv json sqlite3 zoneinfo ssl IPython IPython.core.interactiveshell "
           "matplotlib_inline.backend_inline").split():
     try:
@@ -176,6 +176,13 @@ for name in ("x.xlsx", "x.ods", "x.parquet", "x.feather"):
         pandas.read_feather(d + "/" + name) if name.endswith("feather") else pandas.read_excel(d + "/" + name)
     assert back.equals(df), (name, back)
 assert "北京" in df.to_markdown()
+# An interactive chart as the desktop shows it: plotly.js inlined (Debian ships it in
+# /usr/share/python3-plotly), no script or style from any URL.
+import plotly.express as px, re
+px.bar(df, x="city", y="kwh").write_html(d + "/x.html", include_plotlyjs=True)
+page = open(d + "/x.html", encoding="utf-8").read()
+assert len(page) > 1_000_000 and "plotly.js v" in page, "plotly.js is not inlined"
+assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page), "the chart loads from a URL"
 import importlib.metadata
 wrong = ["%s is %s, not %s" % (n, importlib.metadata.version(n), v)
          for n, v in (p.split("==") for p in sys.argv[1].split())

@@ -1,10 +1,11 @@
 //! The `sandalyst:` URI scheme: how images of a session reach the page.
 //!
 //! `sandalyst://localhost/<session id>/<path inside the session folder>` (on Windows
-//! `http://sandalyst.localhost/...`). It answers only for image files that
-//! [`paths::resolve_inside`] accepts; everything else is a 4xx with a short reason.
-//! Responses carry `nosniff` and a CSP of their own, so an SVG opened directly still
-//! cannot run script (inside `<img>`, scripts of an SVG never run anyway).
+//! `http://sandalyst.localhost/...`). It answers only for image files, and for HTML
+//! charts of `outputs/`, that [`paths::resolve_inside`] accepts; everything else is a
+//! 4xx with a short reason. Responses carry `nosniff` and a CSP of their own, so an SVG
+//! opened directly still cannot run script (inside `<img>`, scripts of an SVG never run
+//! anyway), and a chart runs sandboxed with nothing to fetch ([`chart`]).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,8 @@ use percent_encoding::percent_decode_str;
 use tauri::http::{header, Request, Response, StatusCode};
 
 use sandalyst::api::files::{self as paths, check_session_id, resolve_inside};
+use sandalyst::api::preview::is_output;
+use sandalyst::artifacts::chart;
 
 pub const SCHEME: &str = "sandalyst";
 
@@ -83,8 +86,14 @@ pub fn respond(
     let Some(root) = session_dir(&session) else {
         return reply(StatusCode::NOT_FOUND, "no such session");
     };
+    if chart::is_chart(&rel) && is_output(&rel) {
+        return serve_chart(&root, &rel);
+    }
     let Some(content_type) = image_type(&rel) else {
-        return reply(StatusCode::UNSUPPORTED_MEDIA_TYPE, "only images are served");
+        return reply(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "only images and the charts of outputs/ are served",
+        );
     };
     let file = match resolve_inside(&root, &rel) {
         Ok(f) => f,
@@ -112,6 +121,38 @@ pub fn respond(
             )
             .header(header::CACHE_CONTROL, "no-cache")
             .body(bytes)
+            .unwrap(),
+        Err(_) => reply(StatusCode::NOT_FOUND, "cannot read the file"),
+    }
+}
+
+/// An HTML chart of the outputs: the page with its policy first, under a header that
+/// sandboxes it and forbids every fetch.
+fn serve_chart(root: &std::path::Path, rel: &str) -> Response<Vec<u8>> {
+    let file = match resolve_inside(root, rel) {
+        Ok(f) => f,
+        Err(paths::Refused::Missing) => return reply(StatusCode::NOT_FOUND, "no such file"),
+        Err(e) => return reply(StatusCode::FORBIDDEN, &e.to_string()),
+    };
+    match std::fs::metadata(&file) {
+        Ok(m) if m.len() > chart::MAX_CHART_BYTES => {
+            return reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the chart is too large to show",
+            )
+        }
+        Ok(_) => {}
+        Err(_) => return reply(StatusCode::NOT_FOUND, "no such file"),
+    }
+    match std::fs::read(&file) {
+        Ok(bytes) => Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+            .header("X-Content-Type-Options", "nosniff")
+            .header("Content-Security-Policy", chart::header_policy())
+            .header("Referrer-Policy", "no-referrer")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(chart::framed(&bytes))
             .unwrap(),
         Err(_) => reply(StatusCode::NOT_FOUND, "cannot read the file"),
     }
@@ -148,6 +189,41 @@ mod tests {
             "sandalyst://localhost/s1/outputs%2F..%2F..%2Fx.png",
             "sandalyst://localhost/s2/outputs/a%20b.png",
             "sandalyst://localhost/%2E%2E/x.png",
+        ] {
+            let got = get(uri, &root);
+            assert!(got.status().is_client_error(), "{uri}: {}", got.status());
+            assert_ne!(got.body(), b"secret", "{uri}");
+        }
+    }
+
+    #[test]
+    fn serves_output_charts_sandboxed_with_their_policy_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("s1");
+        std::fs::create_dir_all(root.join("outputs")).unwrap();
+        std::fs::create_dir_all(root.join("inputs")).unwrap();
+        let page = b"<html><body><script>fetch('http://127.0.0.1:9/')</script></body></html>";
+        std::fs::write(root.join("outputs/c.html"), page).unwrap();
+        std::fs::write(root.join("inputs/c.html"), page).unwrap();
+        std::fs::write(dir.path().join("x.html"), b"secret").unwrap();
+
+        let ok = get("sandalyst://localhost/s1/outputs/c.html", &root);
+        assert_eq!(ok.status(), StatusCode::OK);
+        assert_eq!(ok.headers()["content-type"], "text/html; charset=utf-8");
+        let csp = ok.headers()["content-security-policy"].to_str().unwrap();
+        assert!(csp.starts_with("default-src 'none'"), "{csp}");
+        assert!(csp.contains("connect-src 'none'"), "{csp}");
+        assert!(csp.ends_with("sandbox allow-scripts"), "{csp}");
+        let body = String::from_utf8(ok.body().clone()).unwrap();
+        assert!(body.starts_with(&chart::meta()), "{body}");
+        assert!(body.ends_with(std::str::from_utf8(page).unwrap()));
+
+        for uri in [
+            // Only the outputs' HTML is a chart.
+            "sandalyst://localhost/s1/inputs/c.html",
+            "sandalyst://localhost/s1/outputs/../../x.html",
+            "sandalyst://localhost/s1/outputs/%2E%2E/%2E%2E/x.html",
+            "sandalyst://localhost/s1/outputs/missing.html",
         ] {
             let got = get(uri, &root);
             assert!(got.status().is_client_error(), "{uri}: {}", got.status());

@@ -25,6 +25,8 @@ mod contexts;
 mod logs;
 // The window state kept, the menu's keys, every control on screen at 1024x768.
 mod window;
+// An interactive (HTML) chart live in a sandboxed frame: a hover, and nothing reached.
+mod charts;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");

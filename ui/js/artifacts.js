@@ -1,8 +1,9 @@
-// Artifacts and file previews: images (fit, 100%, wheel zoom, pan, on white), tables
-// (virtualised, paged from Rust), reports (HTML rendered and sanitised in Rust) and
-// text. Everything from a file is inserted as text, except the report's HTML, which
-// the core has sanitised against an allow-list (and the page's CSP forbids inline
-// script in any case).
+// Artifacts and file previews: images (fit, 100%, wheel zoom, pan, on white),
+// interactive charts (an HTML output, live in a sandboxed frame), tables (virtualised,
+// paged from Rust), reports (HTML rendered and sanitised in Rust) and text. Everything
+// from a file is inserted as text, except the report's HTML, which the core has
+// sanitised against an allow-list (and the page's CSP forbids inline script in any
+// case), and a chart, which never enters this page: it runs in its own frame.
 
 import { h, clear } from './dom.js';
 import { bytes as fmtBytes, baseName } from './format.js';
@@ -63,6 +64,22 @@ export function imageViewer(url, name, { height = 420 } = {}) {
   return h('div', { class: 'image-viewer' }, bar, stage);
 }
 
+/// An interactive chart: the HTML output in a frame with scripts but an opaque origin
+/// (no `allow-same-origin`: no storage, no cookies, no access to this page or its IPC;
+/// no pop-ups, forms or top navigation either). The scheme serves it under a policy
+/// that fetches nothing (core: artifacts::chart). `sandbox` is set before `src`, so
+/// the first load is already sandboxed.
+export function chartFrame(url, name, { height = 420 } = {}) {
+  const frame = document.createElement('iframe');
+  frame.setAttribute('sandbox', 'allow-scripts');
+  frame.setAttribute('referrerpolicy', 'no-referrer');
+  frame.setAttribute('title', `Interactive chart ${name}`);
+  frame.className = 'chart-frame';
+  frame.style.height = `${Math.max(height, 420)}px`;
+  frame.src = url;
+  return h('div', { class: 'chart-view' }, frame);
+}
+
 export function reportView(html) {
   const div = h('div', { class: 'report' });
   div.innerHTML = html; // sanitised by the core's Markdown renderer (ammonia allow-list)
@@ -92,6 +109,7 @@ export async function previewElement(sessionId, path, opts = {}) {
   const name = p.name;
   switch (p.view) {
     case 'image': return imageViewer(`${p.url}?v=${p.bytes}`, name, opts);
+    case 'chart': return chartFrame(`${p.url}?v=${p.bytes}`, name, opts);
     case 'table':
     case 'data': return tableView(sessionId, path, null, opts);
     case 'sheet': {

@@ -60,7 +60,7 @@ const TYPES = {
   csv: 'CSV table', tsv: 'TSV table', xlsx: 'Excel workbook', xlsm: 'Excel workbook', xls: 'Excel workbook',
   xlsb: 'Excel workbook', ods: 'OpenDocument sheet', json: 'JSON', jsonl: 'JSON Lines', ndjson: 'JSON Lines', parquet: 'Parquet', png: 'PNG image',
   jpg: 'JPEG image', jpeg: 'JPEG image', svg: 'SVG image', gif: 'GIF image', md: 'Markdown report',
-  txt: 'Text', pdf: 'PDF', py: 'Python', zip: 'Zip archive',
+  txt: 'Text', pdf: 'PDF', py: 'Python', zip: 'Zip archive', html: 'Interactive chart', htm: 'Interactive chart',
 };
 
 export function extension(name) {
@@ -72,13 +72,15 @@ export function fileType(name) {
   return TYPES[extension(name)] || (extension(name) ? `${extension(name).toUpperCase()} file` : 'File');
 }
 
-/// Which viewer an output gets: image, table, report, text or other.
+/// Which viewer an output gets: image, chart (HTML, live in a sandboxed frame), table,
+/// report, text or other.
 export function viewOf(name) {
   const e = extension(name);
   if (['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp'].includes(e)) return 'image';
+  if (['html', 'htm'].includes(e)) return 'chart';
   if (['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'xlsb', 'ods', 'parquet', 'jsonl', 'ndjson'].includes(e)) return 'table';
   if (['md', 'markdown'].includes(e)) return 'report';
-  if (['txt', 'json', 'log', 'py', 'html', 'htm', 'xml', 'yaml', 'yml', 'sql'].includes(e)) return 'text';
+  if (['txt', 'json', 'log', 'py', 'xml', 'yaml', 'yml', 'sql'].includes(e)) return 'text';
   return 'other';
 }
 

@@ -1,11 +1,12 @@
-// The plots pane: every image of the session (plotlist.js), newest first, as
-// thumbnails; the chosen one large with zoom and pan (artifacts.js' viewer), the call
-// that made it (a click opens that cell), copy to the clipboard, and save as PNG (and
-// as the SVG or PDF saved beside it). The pane is drawn in the side panel.
+// The plots pane: every chart of the session (plotlist.js), newest first, as
+// thumbnails; the chosen one large with zoom and pan (artifacts.js' viewer), or live
+// in its sandboxed frame for an interactive (HTML) chart, the call that made it (a
+// click opens that cell), copy to the clipboard, and save as PNG (and as the SVG or
+// PDF saved beside it) or as HTML. The pane is drawn in the side panel.
 
 import { h, clear } from './dom.js';
 import { invoke, pickSave } from './api.js';
-import { imageViewer } from './artifacts.js';
+import { imageViewer, chartFrame } from './artifacts.js';
 import { fileUrl } from './runview.js';
 import { madeByText, saveName, baseName } from './plotlist.js';
 
@@ -13,6 +14,8 @@ const FILTERS = {
   png: [{ name: 'PNG image', extensions: ['png'] }],
   svg: [{ name: 'SVG image', extensions: ['svg'] }],
   pdf: [{ name: 'PDF document', extensions: ['pdf'] }],
+  html: [{ name: 'Interactive chart (HTML)', extensions: ['html', 'htm'] }],
+  htm: [{ name: 'Interactive chart (HTML)', extensions: ['html', 'htm'] }],
 };
 
 function urlOf(sessionId, p) {
@@ -77,7 +80,10 @@ export class PlotsPane {
         dataset: { key: p.key, path: p.path, call: p.callId || '', ask: p.askId },
         onclick: () => this.select(p.key, { openCell: true }),
       },
-      h('span', { class: 'plot-thumb-img' }, h('img', { src: urlOf(this.sessionId, p), alt: p.name, loading: 'lazy' })),
+      // An interactive chart has no picture of itself: a tile says what it is.
+      p.interactive
+        ? h('span', { class: 'plot-thumb-img plot-thumb-live', 'aria-hidden': 'true' }, h('span', { class: 'plot-live-mark' }, '⤢'), h('span', {}, 'Interactive'))
+        : h('span', { class: 'plot-thumb-img' }, h('img', { src: urlOf(this.sessionId, p), alt: p.name, loading: 'lazy' })),
       h('span', { class: 'plot-thumb-name' }, p.kind === 'file' ? baseName(p.path) : p.name),
       h('span', { class: 'muted plot-thumb-by' }, madeByText(p)));
       this.list.append(b);
@@ -97,10 +103,12 @@ export class PlotsPane {
       cell,
       h('span', { class: 'spacer' }),
       p.png ? h('button', { class: 'small plot-copy', onclick: () => this.copy(p) }, 'Copy image') : '',
-      h('button', { class: 'small plot-save', dataset: { format: 'png' }, onclick: () => this.save(p, p.path, p.png ? 'png' : extOf(p.path)) }, p.png ? 'Save as PNG' : `Save as ${extOf(p.path).toUpperCase()}`),
+      h('button', { class: 'small plot-save', dataset: { format: p.png ? 'png' : extOf(p.path) }, onclick: () => this.save(p, p.path, p.png ? 'png' : extOf(p.path)) }, p.png ? 'Save as PNG' : `Save as ${extOf(p.path).toUpperCase()}`),
       ...p.alternates.map((a) => h('button', { class: 'small plot-save', dataset: { format: a.format }, onclick: () => this.save(p, a.path, a.format) }, `Save ${a.format.toUpperCase()}`)));
     const height = Math.max(220, Math.round((this.el.parentElement?.clientHeight || 700) * 0.5));
-    this.view.append(actions, imageViewer(urlOf(this.sessionId, p), p.name, { height }));
+    this.view.append(actions, p.interactive
+      ? chartFrame(urlOf(this.sessionId, p), p.name, { height })
+      : imageViewer(urlOf(this.sessionId, p), p.name, { height }));
   }
 
   async copy(p) {

@@ -248,7 +248,7 @@ function artifactElement(sessionId, a, madeBy) {
     }
     state = 'loading';
     if (final) body.textContent = 'Loading…';
-    const el = await previewElement(sessionId, artifactPath(a.path), { height: fmt.viewOf(a.path) === 'image' ? 440 : 300, quiet: !final });
+    const el = await previewElement(sessionId, artifactPath(a.path), { height: ['image', 'chart'].includes(fmt.viewOf(a.path)) ? 440 : 300, quiet: !final });
     if (!el) {
       state = 'waiting';
       if (wantFinal) load(true); // the ask ended while this early try was under way

@@ -138,3 +138,24 @@ test('a saved chart offers the SVG and PDF saved beside it', () => {
   assert.equal(saveName(weekday, 'svg'), 'weekday.svg');
   assert.deepEqual(plots.map((p) => p.kind), ['file', 'figure'], 'the saved chart of cell 2 is newer than the figure of cell 1');
 });
+
+test('an interactive chart is listed beside the images, in the order it was saved', () => {
+  let a = newAsk('ask-1', 'An interactive chart');
+  for (const ev of [
+    { type: 'tool_call', call_id: 'c1', name: 'python', code: 'fig.write_html(...)' },
+    { type: 'cell_result', call_id: 'c1', status: 'ok' },
+    { type: 'artifact', call_id: 'c1', path: 'sales.png', kind: 'image', bytes: 10 },
+    { type: 'artifact', call_id: 'c1', path: 'sales.html', kind: 'report', bytes: 9000000 },
+    { type: 'artifact', call_id: 'c1', path: 'notes.txt', kind: 'report', bytes: 9 },
+  ]) a = reduce(a, ev);
+  const plots = collectPlots([{ id: 'ask-1', state: a }]);
+  assert.deepEqual(plots.map((p) => p.path), ['outputs/sales.html', 'outputs/sales.png'], 'newest first; a text file is no chart');
+  const [live, still] = plots;
+  assert.equal(live.interactive, true);
+  assert.equal(live.png, false);
+  assert.deepEqual(live.alternates, []);
+  assert.equal(madeByText(live), 'Ask 1 · cell 1');
+  assert.equal(saveName(live, 'html'), 'sales.html');
+  assert.equal(still.interactive, false);
+  assert.notEqual(live.key, still.key, 'the chart and the PNG of the same name are two entries');
+});

@@ -26,6 +26,9 @@ test('file kinds and views', () => {
   assert.equal(fmt.viewOf('t.xlsx'), 'table');
   assert.equal(fmt.viewOf('evil.svg'), 'image');
   assert.equal(fmt.viewOf('data.bin'), 'other');
+  assert.equal(fmt.viewOf('sales.html'), 'chart', 'an HTML output is an interactive chart, never text or markup');
+  assert.equal(fmt.viewOf('x/Sales.HTM'), 'chart');
+  assert.equal(fmt.fileType('sales.html'), 'Interactive chart');
   assert.equal(fmt.baseName('/home/a/b.csv'), 'b.csv');
   assert.equal(fmt.baseName('C:\\x\\y.csv'), 'y.csv');
 });

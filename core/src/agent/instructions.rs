@@ -29,6 +29,9 @@ pub struct Context<'a> {
     pub limits: &'a Limits,
     pub memory_mib: u64,
     pub libraries: &'a str,
+    /// The image has plotly: the model may save an interactive chart as HTML, which the
+    /// desktop shows live in a sandboxed frame with no network.
+    pub interactive_charts: bool,
     /// The user's own instructions (a setting), added at the end.
     pub extra: &'a str,
 }
@@ -52,6 +55,16 @@ pub fn build(c: &Context<'_>) -> String {
              (a result longer than about 12,000 characters is cut).\n",
             c.libraries
         ));
+        if c.interactive_charts {
+            s.push_str(
+                "  When hovering over values, zooming or toggling series helps, you may also save \
+                 ONE interactive chart as a self-contained HTML file: \
+                 `fig.write_html('output/NAME.html', include_plotlyjs=True)` with plotly \
+                 (the library inlined; never include_plotlyjs='cdn' or any other URL: the \
+                 window that shows it has no network, so a chart that loads a script from \
+                 elsewhere stays blank). Save the same chart as PNG too.\n",
+            );
+        }
     }
     if c.tools.shell {
         s.push_str("- shell: runs a shell command (sh -c) in /workspace.\n");
@@ -363,6 +376,7 @@ pub fn default_for(limits: &Limits) -> String {
         limits,
         memory_mib: 2048,
         libraries: LIBRARIES,
+        interactive_charts: false,
         extra: "",
     })
 }
@@ -398,6 +412,7 @@ mod tests {
             limits: &limits,
             memory_mib: 512,
             libraries: LIBRARIES,
+            interactive_charts: false,
             extra: "Answer in French.",
         });
         assert!(s.contains("- input/sales.csv (2.0 KiB)"));
@@ -409,6 +424,33 @@ mod tests {
         assert!(s.contains("state your assumptions"));
         assert!(s.contains("a total is the sum of a value column"));
         assert!(s.ends_with("Answer in French.\n"));
+        assert!(!s.contains("write_html"), "no plotly, no interactive chart");
+    }
+
+    #[test]
+    fn an_image_with_plotly_offers_one_interactive_chart_with_the_library_inlined() {
+        let limits = Limits::default();
+        let s = build(&Context {
+            inputs: &[],
+            tools: ToolSet {
+                python: true,
+                shell: false,
+            },
+            vision: false,
+            network: &NetworkMode::Off,
+            limits: &limits,
+            memory_mib: 512,
+            libraries: "Python 3.13.5 with pandas 2.2.3 and plotly 5.20.0",
+            interactive_charts: true,
+            extra: "",
+        });
+        assert!(s.contains("ONE interactive chart"), "{s}");
+        assert!(
+            s.contains("fig.write_html('output/NAME.html', include_plotlyjs=True)"),
+            "{s}"
+        );
+        assert!(s.contains("never include_plotlyjs='cdn'"), "{s}");
+        assert!(s.contains("Save the same chart as PNG too"), "{s}");
     }
 
     fn many(n: usize) -> Vec<InputSummary> {
@@ -445,6 +487,7 @@ mod tests {
             limits: &Limits::default(),
             memory_mib: 512,
             libraries: LIBRARIES,
+            interactive_charts: false,
             extra: "",
         });
         assert!(s.len() < 8_000, "{} bytes:\n{s}", s.len());

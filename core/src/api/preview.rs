@@ -37,6 +37,13 @@ pub enum Preview {
         width: Option<u32>,
         height: Option<u32>,
     },
+    /// An HTML output (an interactive chart): the front end shows `url` in an
+    /// `<iframe sandbox="allow-scripts">`, whose response carries the policy of
+    /// [`crate::artifacts::chart`]. Only files of `outputs/` are served that way; any
+    /// other HTML file is shown as text.
+    Chart {
+        url: String,
+    },
     Text {
         text: String,
         truncated: bool,
@@ -133,6 +140,11 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
                 height,
             }
         }
+        _ if artifacts::chart::is_chart(&name) && base.is_some() && is_output(rel) => {
+            Preview::Chart {
+                url: format!("{}{}", base.unwrap_or_default(), url_path(&name)),
+            }
+        }
         "parquet" => Preview::Data {
             format: crate::explore::Format::Parquet,
         },
@@ -157,6 +169,13 @@ fn preview_at(path: &Path, rel: &str, base: Option<&str>) -> anyhow::Result<File
         bytes,
         preview,
     })
+}
+
+/// Whether `rel` (inside a session folder) is one of the session's outputs, the only
+/// HTML files shown as charts.
+pub fn is_output(rel: &str) -> bool {
+    rel.strip_prefix("outputs/")
+        .is_some_and(|r| !r.is_empty() && !r.split('/').any(|s| s == ".." || s.is_empty()))
 }
 
 /// Images larger than this are not read for a front end.
@@ -237,6 +256,37 @@ mod tests {
         );
         assert!(!html.contains("<img src=\"x\""), "{html}");
         assert!(!html.contains("href=\"javascript"), "{html}");
+    }
+
+    #[test]
+    fn an_html_output_is_a_chart_and_any_other_html_is_text() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("outputs/sub")).unwrap();
+        let page = "<html><script>fetch('http://127.0.0.1:9/')</script></html>";
+        std::fs::write(dir.path().join("outputs/sub/by day.html"), page).unwrap();
+        std::fs::write(dir.path().join("notes.htm"), page).unwrap();
+        let p = preview(BASE, dir.path(), "outputs/sub/by day.html").unwrap();
+        let Preview::Chart { url } = p.preview else {
+            panic!("{:?}", p.preview)
+        };
+        assert_eq!(url, format!("{BASE}outputs/sub/by%20day%2Ehtml"));
+        let p = preview(BASE, dir.path(), "notes.htm").unwrap();
+        let Preview::Text { text, .. } = p.preview else {
+            panic!("{:?}", p.preview)
+        };
+        assert_eq!(text, page);
+        // An input's HTML (no URL to serve it from) is text too.
+        let p = preview_input(&dir.path().join("notes.htm"), "notes.htm").unwrap();
+        assert!(matches!(p.preview, Preview::Text { .. }), "{:?}", p.preview);
+        assert!(is_output("outputs/a.html"));
+        for rel in [
+            "outputs/",
+            "outputs/../x.html",
+            "inputs/a.html",
+            "outputs//a.html",
+        ] {
+            assert!(!is_output(rel), "{rel}");
+        }
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! - [`markdown_inert`]: Markdown made inert for another renderer (a notebook viewer);
 //! - [`table`]: a page of a CSV file, read as a stream, and as HTML with escaped cells;
 //! - [`image`]: PNG metadata, with a pixel limit checked before decoding;
+//! - [`chart`]: an HTML chart served to a sandboxed frame under a policy that fetches
+//!   nothing;
 //! - [`escape_html`] and [`safe_display_name`] for file names and any other text.
 //!
 //! This module: an output file's kind, size and, for PNGs, dimensions.
 
 pub mod bundle;
+pub mod chart;
 pub mod check;
 pub mod csv_index;
 pub mod excel;
@@ -35,8 +38,9 @@ pub enum Kind {
     Image,
     /// CSV pages come from [`table::preview_csv`] and [`table::page_to_html`].
     Table,
-    /// Markdown goes through [`markdown::render`]; `.txt` and `.html` files are shown
-    /// as text ([`escape_html`]), never as markup.
+    /// Markdown goes through [`markdown::render`]; `.txt` files are shown as text
+    /// ([`escape_html`]), never as markup; an `.html` output is a chart, shown only in a
+    /// sandboxed frame ([`chart`]).
     Report,
     Other,
 }

@@ -605,6 +605,7 @@ mod tests {
             "odfpy",
             "tabulate",
             "ipython",
+            "plotly",
         ] {
             assert!(names.contains(&lib), "PINS lack {lib}");
         }

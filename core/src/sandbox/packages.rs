@@ -115,6 +115,7 @@ const NOTABLE: &[(&str, &str, &str)] = &[
     ("scipy", "scipy", ""),
     ("matplotlib", "matplotlib", " (Agg backend)"),
     ("seaborn", "seaborn", ""),
+    ("plotly", "plotly", " (interactive charts)"),
     ("statsmodels", "statsmodels", ""),
     ("scikit-learn", "scikit-learn", ""),
     ("polars", "polars", ""),
@@ -260,6 +261,7 @@ mod tests {
             ("numpy", "2.2.4", true),
             ("odfpy", "1.4.2", false),
             ("pandas", "2.2.3+dfsg", true),
+            ("plotly", "5.20.0+dfsg", false),
             ("python-dateutil", "2.9.0", true),
             ("scikit-learn", "1.4.2", false),
             ("sympy", "1.13.3", false),
@@ -267,7 +269,8 @@ mod tests {
         ]);
         assert_eq!(
             describe(&e),
-            "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, scikit-learn 1.4.2 and IPython 8.35.0; \
+            "Python 3.13.5 with numpy 2.2.4, pandas 2.2.3, plotly 5.20.0 (interactive charts), \
+             scikit-learn 1.4.2 and IPython 8.35.0; \
              pandas reads and writes OpenDocument .ods files"
         );
         assert_eq!(

@@ -296,9 +296,12 @@ impl Session {
                 s
             }
         };
-        let libraries = match sandbox.python_env().await {
-            Ok(env) => crate::sandbox::packages::describe(&env),
-            Err(_) => instructions::LIBRARIES.to_string(),
+        let (libraries, interactive_charts) = match sandbox.python_env().await {
+            Ok(env) => (
+                crate::sandbox::packages::describe(&env),
+                env.version_of("plotly").is_some(),
+            ),
+            Err(_) => (instructions::LIBRARIES.to_string(), false),
         };
         instructions::build(&instructions::Context {
             inputs: &summaries,
@@ -308,6 +311,7 @@ impl Session {
             limits: &config.limits,
             memory_mib: (config.sandbox.memory_bytes >> 20) as u64,
             libraries: &libraries,
+            interactive_charts,
             extra: &config.instructions,
         })
     }
