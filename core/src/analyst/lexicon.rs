@@ -251,6 +251,7 @@ pub(crate) struct Lexicon {
     pub also_words: Words,
     pub answer_forms: Words,
     pub definition_verbs: Words,
+    pub math_words: Words,
     pub iqr_fences: Words,
     pub normal_reference: Words,
     pub mean_formula: Vec<Words>,

@@ -135,7 +135,8 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
             method.sentences.push(sentence.trim().to_string());
             continue;
         }
-        let sentence = formula_apart(strip_label(sentence), &columns, &mut method);
+        let sentence = equations_apart(strip_label(sentence), &columns, &mut method);
+        let sentence = formula_apart(&sentence, &columns, &mut method);
         let (head, clauses) = method_clauses(&sentence, &columns, &asked);
         for (text, m) in clauses {
             method.merge(m, text);
@@ -191,6 +192,117 @@ fn restates_the_default(w: &[String]) -> bool {
         && (w.last().is_some_and(|x| has(&lx.also_words, x))
             || w.iter().any(|x| has(&lx.all_words, x)));
     negated_step || every_row
+}
+
+/// A sentence without its equations ("s = sqrt(Σ(x_i − x̄)² / (n − 1))", "IQR = Q3 −
+/// Q1", "var = ... for i from 1 to n"), each taken as the method's: a short name, "=",
+/// then an expression of operators, numbers, short symbols and math words. A right
+/// side without an operator is a condition or a parameter ("Region = North", "ddof =
+/// 1"), and one naming a column defines a measure ("ratio = adr / age"): both stay.
+fn equations_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -> String {
+    let chars: Vec<(usize, char)> = sentence.char_indices().collect();
+    let mut out = sentence.to_string();
+    for (k, &(at, c)) in chars.iter().enumerate().rev() {
+        let prev = k.checked_sub(1).map(|j| chars[j].1);
+        let next = chars.get(k + 1).map(|&(_, n)| n);
+        if c != '=' || matches!(prev, Some('<' | '>' | '!' | '=')) || next == Some('=') {
+            continue;
+        }
+        // The name: the token before "=", short ("s", "σ²", "x̄", "IQR", "var").
+        let mut from = k;
+        while from > 0 && chars[from - 1].1 == ' ' {
+            from -= 1;
+        }
+        let name_end = from;
+        while from > 0 && !chars[from - 1].1.is_whitespace() && chars[from - 1].1 != '(' {
+            from -= 1;
+        }
+        let name: String = chars[from..name_end].iter().map(|&(_, c)| c).collect();
+        if name.is_empty() || name.chars().filter(|c| c.is_alphabetic()).count() > 4 {
+            continue;
+        }
+        // The expression: until a long word that is no math word, a comparison, or a
+        // sentence's end.
+        let mut to = k + 1;
+        let mut depth = 0i32;
+        while to < chars.len() {
+            let ch = chars[to].1;
+            if ch.is_alphabetic() {
+                let word: String = chars[to..]
+                    .iter()
+                    .map(|&(_, c)| c)
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+                if letters > 3 && !LEXICON.math_words.contains(&normalise(&word).as_str()) {
+                    break;
+                }
+                to += word.chars().count();
+                continue;
+            }
+            let end = match ch {
+                '(' | '[' => {
+                    depth += 1;
+                    false
+                }
+                ')' | ']' => {
+                    depth -= 1;
+                    depth < 0
+                }
+                '.' | ',' | ';' | ':' => {
+                    depth == 0 && chars.get(to + 1).is_none_or(|&(_, n)| n.is_whitespace())
+                }
+                '<' | '>' | '\u{2264}' | '\u{2265}' | '"' | '\'' | '@' => true,
+                _ => false,
+            };
+            if end {
+                break;
+            }
+            to += 1;
+        }
+        let stop = chars.get(to).map_or(sentence.len(), |&(i, _)| i);
+        let rhs = &sentence[at + 1..stop];
+        let w = words_of(rhs);
+        let operator = rhs
+            .chars()
+            .any(|c| "+-\u{2212}*/^\u{b2}\u{221a}\u{3a3}\u{2211}\u{d7}(".contains(c))
+            || LEXICON
+                .formula_words
+                .iter()
+                .any(|p| !find(&w, p).is_empty());
+        // (The words of "fertilizer kg/ha" hold "divided by": only other words name it.)
+        let names: Vec<String> = w
+            .iter()
+            .filter(|x| {
+                let x = x.as_str();
+                !LEXICON.math_words.contains(&x)
+                    && !LEXICON.formula_words.contains(&x)
+                    && !LEXICON.ticket_method.contains(&x)
+            })
+            .cloned()
+            .collect();
+        // "age = 2024 - model_year" stops at the column's name: an operator left open.
+        let open = rhs
+            .trim_end()
+            .ends_with(['+', '-', '\u{2212}', '*', '/', '^', '\u{d7}', '(']);
+        if depth > 0 || !operator || open || names_a_column(&names, columns) {
+            continue;
+        }
+        let start = chars[from].0;
+        let equation = sentence[start..stop].trim().to_string();
+        if let Some(d) = ddof_said(&words_of(&equation)) {
+            method.ddof.get_or_insert(d);
+        }
+        method.sentences.push(equation);
+        // The equation's place keeps the word "formula": what is around it explains
+        // its symbols ("IQR = Q3 - Q1, where Q1 and Q3 are the 25th and 75th ...").
+        out = format!(
+            "{} formula {}",
+            out[..start].trim_end(),
+            out[stop..].trim_start()
+        );
+    }
+    out
 }
 
 /// A sentence without a parenthesis that restates what it asks as a formula ("the
@@ -759,12 +871,6 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     if covered.iter().any(|c| !c) || fills || !default_interpolation(&w) {
         return None;
     }
-    let first = |pairs: &[(&'static str, &'static str)]| {
-        pairs
-            .iter()
-            .find(|(p, _)| !find(&w, p).is_empty())
-            .map(|(_, v)| *v)
-    };
     // A condition ("only rows where IsWeekend is 1", "above 3") is the question's.
     let has_number = w.iter().any(|x| num(x).is_some());
     let condition = LEXICON.condition.iter().any(|p| !find(&w, p).is_empty());
@@ -791,7 +897,25 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     }
     let decimals = decimals_said(&w);
     let ddof = ddof_said(&w);
-    let correlation = first(&LEXICON.correlation_methods);
+    // "Spearman's rho is the Pearson correlation of the ranked values": Spearman's,
+    // defined; two methods named otherwise say neither.
+    let methods: Vec<&str> = LEXICON
+        .correlation_methods
+        .iter()
+        .filter(|(p, _)| !find(&w, p).is_empty())
+        .map(|(_, m)| *m)
+        .fold(Vec::new(), |mut v, m| {
+            if !v.contains(&m) {
+                v.push(m);
+            }
+            v
+        });
+    let ranked = LEXICON.ranks.iter().any(|p| !find(&w, p).is_empty());
+    let correlation = match methods.as_slice() {
+        [one] => Some(*one),
+        many if ranked && many.contains(&"spearman") => Some("spearman"),
+        _ => None,
+    };
     // A number a method does not explain (a rounding, ddof, a formula's constant, a
     // percentile) is a condition's ("houses with 2 bedrooms", "ignore rows of 0").
     let parameter = w
