@@ -13,8 +13,8 @@ use percent_encoding::percent_decode_str;
 use tauri::http::{header, Request, Response, StatusCode};
 
 use sandalyst::api::files::{self as paths, check_session_id, resolve_inside};
+use sandalyst::api::preview::chart;
 use sandalyst::api::preview::is_output;
-use sandalyst::artifacts::chart;
 
 pub const SCHEME: &str = "sandalyst";
 

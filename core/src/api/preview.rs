@@ -8,6 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::files::resolve_inside;
+/// An output chart (an HTML file) as the window serves it: to its own sandboxed frame,
+/// under a policy that fetches nothing.
+pub use crate::artifacts::chart;
 pub use crate::artifacts::image::image_type;
 use crate::artifacts::{self, markdown, table};
 

@@ -15,7 +15,7 @@
 //! end ([`Records`], which agrees with the csv crate byte for byte), so it reads the file
 //! far faster than parsing it would.
 //!
-//! Sorted and filtered views of a table are the explorer's ([`crate::explore`]).
+//! Sorted and filtered views of a table are the data explorer's (`explore`).
 
 use std::collections::HashMap;
 use std::fs::File;

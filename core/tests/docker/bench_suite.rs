@@ -31,7 +31,6 @@ fn the_bench_prints_its_tables_at_tiny_size() {
     }
     for row in [
         "| first page (200 rows), nothing indexed yet | 1 |",
-        "| sort by a number column, first sorted page | 1 |",
         "| reference case, scripted Responses model, cold command-line run | 1 |",
         "| reference case as an ask in a warm session | 1 |",
         "| ask -> first output of `import pandas`, warm session, zero-latency model | 1 |",
