@@ -58,8 +58,8 @@ impl Asked {
             || LEXICON.correlation_methods.iter().any(|(p, _)| has(w, p));
         let corr_precise = has_any(w, &LEXICON.correlation_precise);
         // "How many rows have a z-score above 3": outliers by z-score.
-        let outliers = has_any(w, &["outlier*", "atipic*", "valores extremos"])
-            || LEXICON.z_score.iter().any(|p| has(w, p));
+        let outliers =
+            has_any(w, &LEXICON.outlier_words) || LEXICON.z_score.iter().any(|p| has(w, p));
         let normality = has_any(w, &LEXICON.normality_words);
         let question = has_any(w, &LEXICON.question);
         let high0 = has_any(w, &LEXICON.high);
@@ -83,7 +83,7 @@ impl Asked {
             && !normality
             && !level
             && unsupported.is_empty()
-            && has_any(w, &["significan*", "significativ*", "estadisticamente"])
+            && has_any(w, &LEXICON.significance_words)
         {
             unsupported.push("significance test");
         }
@@ -142,13 +142,9 @@ impl Asked {
         let by_period = has_any(w, &LEXICON.period_groups);
         // A word of the column's name, not any part of it ("holiday", "times" are not).
         let period_column = mentions.iter().any(|m| {
-            normalise(&camel_apart(&m.column)).split(' ').any(|t| {
-                [
-                    "weekday", "day", "month", "hour", "year", "week", "quarter", "dia", "mes",
-                    "hora", "semana",
-                ]
-                .contains(&t)
-            })
+            normalise(&camel_apart(&m.column))
+                .split(' ')
+                .any(|t| LEXICON.period_column_words.contains(&t))
         });
         by_period && !table.time.is_empty() && !period_column
     }

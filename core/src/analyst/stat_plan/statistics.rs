@@ -121,17 +121,14 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
         for at in find(w, phrase) {
             // "number of days between ...": a duration, not a count.
             let next = w.get(at + len).map(String::as_str).unwrap_or("");
-            if *name == "count" && ["days", "hours", "dias", "horas"].contains(&next) && durations {
+            if *name == "count" && LEXICON.duration_units.contains(&next) && durations {
                 continue;
             }
             // "the average number of siblings": the count names the measure.
             if *name == "count"
-                && ["number of", "numero de"].contains(phrase)
+                && LEXICON.count_of_measure.contains(phrase)
                 && at > 0
-                && [
-                    "average", "mean", "median", "avg", "media", "promedio", "mediana", "total",
-                ]
-                .contains(&w[at - 1].as_str())
+                && LEXICON.measure_statistics.contains(&w[at - 1].as_str())
             {
                 continue;
             }
