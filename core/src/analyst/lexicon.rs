@@ -255,6 +255,7 @@ pub(crate) struct Lexicon {
     pub answer_forms: Words,
     pub definition_verbs: Words,
     pub math_words: Words,
+    pub percent_scale: Words,
     pub iqr_fences: Words,
     pub normal_reference: Words,
     pub mean_formula: Vec<Words>,

@@ -264,7 +264,9 @@ def compute(st, s):
         return float(s.std(ddof=ddof) / len(s) ** 0.5)
     if name == "cv":
         # The standard deviation (sample unless asked otherwise) over the mean.
-        return float(s.std(ddof=ddof) / s.mean())
+        cv = float(s.std(ddof=ddof) / s.mean())
+        # As a percentage when the method multiplied it by 100.
+        return cv * 100 if PLAN.get("percent") else cv
     if name in ("skew", "kurt") and PLAN.get("biased"):
         # As scipy computes them by default (the ticket named scipy): biased.
         import scipy.stats as sst

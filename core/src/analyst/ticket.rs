@@ -45,6 +45,8 @@ pub(super) struct Method {
     pub correlation: Option<&'static str>,
     /// scipy's skewness and kurtosis, biased unless `bias=False`.
     pub biased: Option<bool>,
+    /// A formula times 100: the coefficient of variation as a percentage.
+    pub percent: bool,
     /// Statistics a method sentence names outside a formula ("use the arithmetic mean").
     pub statistics: Vec<&'static str>,
     /// Rules that name a text answer from the test's numbers ("consider the
@@ -499,6 +501,7 @@ impl Method {
         self.ddof = m.ddof.or(self.ddof);
         self.correlation = m.correlation.or(self.correlation);
         self.biased = m.biased.or(self.biased);
+        self.percent |= m.percent;
         self.statistics.extend(m.statistics);
         self.rules.extend(m.rules);
         self.sentences.push(sentence.trim().to_string());
@@ -942,6 +945,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
         ddof,
         correlation,
         biased,
+        percent: said(&LEXICON.percent_scale),
         statistics: if formula {
             Vec::new()
         } else {
@@ -1033,6 +1037,17 @@ impl Ticket {
         if let Some(biased) = m.biased {
             plan.biased = biased;
         }
+        // (A share is a percentage already: "(count / total) × 100" restates it.)
+        let is = |n: &str| plan.stats.iter().any(|s| s.name == n);
+        if m.percent && !is("share") {
+            if !is("cv") {
+                return Err(lang.pick(
+                    "the method multiplies by 100, which only the coefficient of variation takes here",
+                    "el método multiplica por 100, y aquí solo lo admite el coeficiente de variación",
+                ).into());
+            }
+            plan.percent = true;
+        }
         if !m.rules.is_empty() && plan.task != Task::Correlation {
             return Err(lang.pick(
                 "the method names an answer by a test's p-value and coefficient, but the question asks for no correlation",
@@ -1044,6 +1059,9 @@ impl Ticket {
                 || plan.label_op == Some(s)
                 || s == "count" && plan.stats.is_empty()
                 || s == "std" && plan.task == Task::Outliers
+                // ("CV = sd / mean, using the sample standard deviation": its parts.)
+                || ["std", "mean"].contains(&s) && plan.stats.iter().any(|x| x.name == "cv")
+                || s == "std" && plan.stats.iter().any(|x| x.name == "sem")
         };
         if let Some(s) = m.statistics.iter().find(|s| !computed(s)) {
             return Err(lang.pick(

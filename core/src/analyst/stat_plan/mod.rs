@@ -199,6 +199,9 @@ pub(super) struct StatPlan {
     pub method: Option<&'static str>,
     /// Skewness and kurtosis as scipy computes them by default (biased), not pandas'.
     pub biased: bool,
+    /// The coefficient of variation as a percentage ("CV = sd / mean × 100").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub percent: bool,
     /// The z-score threshold of outliers by z-score.
     pub z: f64,
     /// The significance level of a normality test (0.05 unless the request says).

@@ -65,6 +65,7 @@ impl StatPlan {
             missing: options.missing,
             method: None,
             biased: false,
+            percent: false,
             z: 3.0,
             alpha: 0.05,
             alpha_said: false,
