@@ -1125,33 +1125,30 @@ impl Ticket {
         if slot.kind != SlotKind::Text || slot.allowed.is_empty() || rules.is_empty() {
             return None;
         }
-        // No rule holds: "weak otherwise", the one allowed value no rule names.
-        let Some(rule) = rules.iter().find(|r| r.holds(values) == Some(true)) else {
-            if rules
-                .iter()
-                .any(|r| r.holds(values).is_none() || r.label.is_none())
-            {
-                return None;
-            }
+        // The one allowed value no rule names: a rule without a label, or "weak
+        // otherwise" when no rule holds.
+        let unnamed = || {
             let named: Vec<&String> = rules.iter().filter_map(|r| r.label.as_ref()).collect();
-            let rest: Vec<&String> = slot.allowed.iter().filter(|a| !named.contains(a)).collect();
-            return match rest.as_slice() {
-                [one] => Some(one.to_string()),
+            match slot
+                .allowed
+                .iter()
+                .filter(|a| !named.contains(a))
+                .collect::<Vec<_>>()[..]
+            {
+                [one] => Some(one.clone()),
                 _ => None,
-            };
+            }
+        };
+        let Some(rule) = rules.iter().find(|r| r.holds(values) == Some(true)) else {
+            let all_labelled_and_false = rules
+                .iter()
+                .all(|r| r.holds(values) == Some(false) && r.label.is_some());
+            return all_labelled_and_false.then(unnamed).flatten();
         };
         match &rule.label {
             Some(l) if slot.allowed.contains(l) => Some(l.clone()),
             Some(_) => None,
-            None => {
-                let named: Vec<&String> = rules.iter().filter_map(|r| r.label.as_ref()).collect();
-                let rest: Vec<&String> =
-                    slot.allowed.iter().filter(|a| !named.contains(a)).collect();
-                match rest.as_slice() {
-                    [one] => Some(one.to_string()),
-                    _ => None,
-                }
-            }
+            None => unnamed(),
         }
     }
 }
