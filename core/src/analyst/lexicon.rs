@@ -256,6 +256,7 @@ pub(crate) struct Lexicon {
     pub definition_verbs: Words,
     pub math_words: Words,
     pub percent_scale: Words,
+    pub sign_words: Words,
     pub iqr_fences: Words,
     pub normal_reference: Words,
     pub mean_formula: Vec<Words>,

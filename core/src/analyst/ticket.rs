@@ -272,22 +272,11 @@ fn equations_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method)
                 .formula_words
                 .iter()
                 .any(|p| !find(&w, p).is_empty());
-        // (The words of "fertilizer kg/ha" hold "divided by": only other words name it.)
-        let names: Vec<String> = w
-            .iter()
-            .filter(|x| {
-                let x = x.as_str();
-                !LEXICON.math_words.contains(&x)
-                    && !LEXICON.formula_words.contains(&x)
-                    && !LEXICON.ticket_method.contains(&x)
-            })
-            .cloned()
-            .collect();
         // "age = 2024 - model_year" stops at the column's name: an operator left open.
         let open = rhs
             .trim_end()
             .ends_with(['+', '-', '\u{2212}', '*', '/', '^', '\u{d7}', '(']);
-        if depth > 0 || !operator || open || names_a_column(&names, columns) {
+        if depth > 0 || !operator || open || names_a_column(&w, columns) {
             continue;
         }
         let start = chars[from].0;
@@ -450,7 +439,9 @@ fn has_formula(w: &[String]) -> bool {
 }
 
 fn names_a_column(w: &[String], columns: &[Vec<String>]) -> bool {
-    columns.iter().flatten().any(|t| {
+    // A name's signs read as words ("fertilizer kg/ha" as "kg divided by ha") name nothing.
+    let signs = |t: &String| LEXICON.sign_words.contains(&t.as_str());
+    columns.iter().flatten().filter(|t| !signs(t)).any(|t| {
         w.iter().any(|x| {
             x == t
                 || t.len() >= 3
