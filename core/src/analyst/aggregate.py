@@ -11,48 +11,7 @@ LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
 INTENT = CONFIG.get("intent") or {}
-T = {
-    "en": {"sum": "total", "mean": "average", "count": "number of rows", "median": "median",
-           "min": "minimum", "max": "maximum", "by": "by", "rows": "rows", "share": "share_pct",
-           "highest": "the highest", "lowest": "the lowest", "had": "had", "all": "all rows",
-           "change": "change", "change_pct": "change_pct", "from": "from", "to": "to", "went": "went",
-           "question": "Question", "answer": "Answer", "result": "Result", "method": "Method",
-           "title": "Answer", "in": "in", "of": "of", "top": "Top", "bottom": "Bottom", "total": "total",
-           "used": "%d of %d rows used (%s).", "nofilter": "no filter",
-           "grouped": "Grouped by %s; %s of %s per group.", "overall": "%s of %s over the rows used.",
-           "assumed": "The request names no numeric column; %s was used.",
-           "showing": "showing %d of %d", "no_rows": "No rows match the request (%s).",
-           "share_of": "%s %% of the total", "what_csv": "the result table",
-           "what_png": "the chart", "what_md": "the report (question, answer, table, method)",
-           "count_label": "rows", "op_fmt": "%s %s", "as_before": "As in the previous question: %s.",
-           "computed": "I computed", "over": "over", "missing": "%d missing value%s of %s left out",
-           "between": "between two periods",
-           "which_group": "The request does not say what to compare (which column's values, or which period), and I will not pick one for you. Category columns: %s. Ask again naming one (e.g. \"which region had the highest total revenue\").",
-           "per_period": "The table has several rows a period: the %s of each period's total, or of every row? I do not compute a statistic of the periods' totals; ask for the %s of every row without the period, or for it by day, week or month.",
-           "no_group": "The request asks for the figures by \"%s\", and no column of the table holds it; I will not give one overall figure instead. Category columns: %s.",
-           "absent": "The request asks for %s, and no column of the table holds it; I will not answer with another column instead. Numeric columns: %s.",
-           "which_measure": "The request names no numeric column to compute this on, and I will not pick one for you. Numeric columns: %s. Ask again naming one (e.g. \"average <column> by month\")."},
-    "es": {"sum": "total", "mean": "media", "count": "n\u00famero de filas", "median": "mediana",
-           "min": "m\u00ednimo", "max": "m\u00e1ximo", "by": "por", "rows": "filas", "share": "porcentaje",
-           "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo", "all": "todas las filas",
-           "change": "cambio", "change_pct": "cambio_pct", "from": "de", "to": "a", "went": "pas\u00f3",
-           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "M\u00e9todo",
-           "title": "Respuesta", "in": "en", "of": "de", "top": "Los", "bottom": "Los \u00faltimos", "total": "total",
-           "used": "%d de %d filas usadas (%s).", "nofilter": "sin filtro",
-           "grouped": "Agrupado por %s; %s de %s por grupo.", "overall": "%s de %s sobre las filas usadas.",
-           "assumed": "La pregunta no nombra ninguna columna num\u00e9rica; se us\u00f3 %s.",
-           "showing": "se muestran %d de %d", "no_rows": "Ninguna fila cumple la pregunta (%s).",
-           "share_of": "%s %% del total", "what_csv": "la tabla del resultado",
-           "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, respuesta, tabla, m\u00e9todo)",
-           "count_label": "filas", "op_fmt": "%s de %s", "as_before": "Como en la pregunta anterior: %s.",
-           "computed": "He calculado", "over": "sobre", "missing": "%d valor%s vac\u00edo%s de %s sin contar",
-           "between": "entre dos periodos",
-           "which_group": "La pregunta no dice qu\u00e9 comparar (los valores de qu\u00e9 columna, o qu\u00e9 periodo), y no elegir\u00e9 por usted. Columnas de categor\u00edas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"qu\u00e9 regi\u00f3n tuvo los mayores ingresos\").",
-           "per_period": "La tabla tiene varias filas por periodo: \u00bfla %s del total de cada periodo, o de todas las filas? No calculo estad\u00edsticas de los totales de cada periodo; pida la %s de todas las filas sin el periodo, o por d\u00eda, semana o mes.",
-           "no_group": "La pregunta pide las cifras por \"%s\", y ninguna columna de la tabla lo contiene; no dar\u00e9 una cifra global en su lugar. Columnas de categor\u00edas: %s.",
-           "absent": "La pregunta pide %s, y ninguna columna de la tabla lo tiene; no responder\u00e9 con otra columna en su lugar. Columnas num\u00e9ricas: %s.",
-           "which_measure": "La pregunta no nombra ninguna columna num\u00e9rica sobre la que calcular, y no elegir\u00e9 una por usted. Columnas num\u00e9ricas: %s. Vuelva a preguntar nombrando una (por ejemplo, \"media de <columna> por mes\")."},
-}[LANG]
+T = json.loads(__SANDALYST_TEXTS__("aggregate"))[LANG]
 
 # Periods said as adjectives ("daily sales"), not as a grouping ("by day").
 ADJECTIVE_PERIODS = tuple(LEXICON["adjective_periods"])

@@ -4,7 +4,7 @@
 # (median/MAD x 1.4826); |z| >= threshold -> flagged readings -> grouped into events;
 # small or isolated deviations are ignored as normal noise. Writes the event table
 # (CSV), a chart (PNG) and a report (Markdown) in the request's language (English always
-# plain ASCII, Spanish too when asked), with the words of ANOMALY_TEXTS. CONFIG below was
+# plain ASCII, Spanish too when asked), with the words of texts.toml's [anomaly]. CONFIG below was
 # filled in by the planner from the inspection step.
 CONFIG = json.loads(__SANDALYST_CONFIG__)
 
@@ -26,7 +26,7 @@ OUT = CONFIG["outputs"]
 for _p in OUT.values():
     os.makedirs(os.path.dirname(_p) or ".", exist_ok=True)
 TIME_FMT = "%Y-%m-%d %H:%M"
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]  # explanations
+ANOMALY_TEXTS = json.loads(__SANDALYST_TEXTS__("anomaly"))
 LANG = CONFIG.get("lang") if CONFIG.get("lang") in ANOMALY_TEXTS else "en"
 T = ANOMALY_TEXTS[LANG]
 EN = ANOMALY_TEXTS["en"]  # the explanations of the events stay in English
@@ -171,7 +171,7 @@ if not UNIT and KIND != "power":
 U = (" " + UNIT) if UNIT else ""
 _mins = interval.total_seconds() / 60.0
 _other = td_text(interval).replace(" ", "-") if LANG == "en" else td_text(interval)
-INTERVAL_WORD = T["interval_words"].get(_mins) or T["interval_other"] % _other
+INTERVAL_WORD = T["interval_words"].get("%g" % _mins) or T["interval_other"] % _other
 CADENCE = T["cadence"] % INTERVAL_WORD
 
 # ---- 2. expected baseline --------------------------------------------------------------

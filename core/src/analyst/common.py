@@ -210,7 +210,7 @@ def time_candidate(name, series):
     """Score a column as the time axis; None if it does not parse as datetimes."""
     toks = tokens(name)
     hint = any(h in toks for h in TIME_HINTS) or any(
-        h in str(name).lower() for h in ("time", "date", "stamp"))
+        h in str(name).lower() for h in LEXICON["time_name_parts"])
     nonnull = series.dropna()
     if len(nonnull) == 0:
         return None
@@ -252,16 +252,15 @@ def time_candidate(name, series):
 
 MEASURE_STRONG = tuple(LEXICON["measure_strong"])
 MEASURE_WEAK = tuple(LEXICON["measure_weak"])
-TEMP_HINTS = tuple(LEXICON["temperature_hints"])
 ID_HINTS = tuple(LEXICON["id_hints"])
 
 
 def is_temperature(name):
     n = str(name).lower()
     toks = tokens(name)
-    if any(h in n for h in ("temp", "celsius", "fahrenheit", "degc", "degf", "\u00b0")):
+    if any(h in n for h in LEXICON["temperature_name_parts"]):
         return True
-    if any(t in ("oat", "outdoor", "outside", "ambient", "drybulb", "t2m") for t in toks):
+    if any(t in LEXICON["temperature_words"] for t in toks):
         return True
     if toks and toks[-1] in ("c", "f") and len(toks) > 1 and not any(
             t in MEASURE_STRONG for t in toks):
@@ -286,18 +285,14 @@ def measure_unit(name):
     """(unit, kind) from a column name: kind is energy (per interval), power or other."""
     toks = tokens(name)
     n = str(name).lower()
-    table = [("kwh", "kWh", "energy"), ("mwh", "MWh", "energy"), ("wh", "Wh", "energy"),
-             ("kvah", "kVAh", "energy"), ("kw", "kW", "power"), ("mw", "MW", "power"),
-             ("kva", "kVA", "power"), ("w", "W", "power"), ("watts", "W", "power"),
-             ("therms", "therm", "energy"), ("therm", "therm", "energy"), ("m3", "m3", "energy")]
-    for tok, unit, kind in table:
+    for tok, unit, kind in LEXICON["measure_units"]:
         if tok in toks:
             return unit, kind
     if "kwh" in n:
         return "kWh", "energy"
-    if any(t in toks for t in ("energy", "consumption", "usage")):
+    if any(t in toks for t in LEXICON["energy_words"]):
         return "", "energy"
-    if any(t in toks for t in ("power", "demand", "load")):
+    if any(t in toks for t in LEXICON["power_words"]):
         return "", "power"
     return "", "other"
 
@@ -316,7 +311,7 @@ def is_identifier(name, series):
     """An identifier, never a measure: `id`, `student_id`, `PassengerId`, `uuid`, or a
     row counter (unlike is_id_like, a year or a name column is not one)."""
     low = str(name).lower()
-    if any(t in ("id", "idx", "uuid", "guid") for t in tokens(name)) or (len(low) > 3 and low.endswith("id") and str(name)[-2:] in ("Id", "ID")):
+    if any(t in LEXICON["identifier_words"] for t in tokens(name)) or (len(low) > 3 and low.endswith("id") and str(name)[-2:] in ("Id", "ID")):
         return True
     v = pd.to_numeric(series, errors="coerce").dropna()
     return bool(len(v) > 10 and (v == v.round()).all() and v.is_monotonic_increasing and v.nunique() == len(v))

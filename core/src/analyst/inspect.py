@@ -6,9 +6,6 @@ CONFIG = json.loads(__SANDALYST_CONFIG__)
 
 MAX_TABLES = 25
 MAX_BYTES = 500 * 1024 * 1024
-OUTDOOR_HINTS = ("oat", "outdoor", "outside", "ambient", "weather", "drybulb", "t2m", "air")
-OTHER_TEMP_HINTS = ("indoor", "supply", "return", "zone", "room", "water", "chw", "hw",
-                    "setpoint", "sp", "inside", "internal", "flow")
 
 
 def profile_table(path, kind, sheet, df):
@@ -49,8 +46,8 @@ def profile_table(path, kind, sheet, df):
         numeric[c] = v
         if is_temperature(c):
             toks = tokens(c)
-            score = 1.0 + (2.0 if any(h in toks or h in c.lower() for h in OUTDOOR_HINTS) else 0.0)
-            score -= 1.5 if any(h in toks for h in OTHER_TEMP_HINTS) else 0.0
+            score = 1.0 + (2.0 if any(h in toks or h in c.lower() for h in LEXICON["outdoor_words"]) else 0.0)
+            score -= 1.5 if any(h in toks for h in LEXICON["indoor_words"]) else 0.0
             unit, src = temperature_unit(c, v)
             temps.append({"name": c, "unit": unit, "unit_source": src, "score": score})
             continue

@@ -282,6 +282,11 @@ pub(crate) struct Lexicon {
     pub normal_task_words: Words,
     pub operation_verbs: Words,
     pub not_a_group: Words,
+    pub unit_short_words: Words,
+    pub stem_suffixes: Words,
+    pub adjective_suffixes: Words,
+    pub ordinal_suffixes: Words,
+    pub significance_level: Words,
     pub month_numbers: BTreeMap<String, u32>,
     pub number_words: BTreeMap<String, u32>,
     pub value_synonyms: BTreeMap<String, Words>,
@@ -378,25 +383,18 @@ mod tests {
         }
     }
 
-    /// Word lists not yet moved to `lexicon.toml`, by file: a count may only go down
-    /// (move a list to the lexicon and lower it here); a new list fails.
-    const NOT_YET_MOVED: &[(&str, usize)] = &[
+    /// Lists the guard reads as words but that hold codes a script writes or matches
+    /// on its own data, not words of a request: a file kind (`"csv", "tsv", "text"`),
+    /// an event table's columns and directions, the statistics that need no number,
+    /// the periods a trend groups by, the printed profile's header, a test's values.
+    /// A count may only go down; a new list fails.
+    const CODES: &[(&str, usize)] = &[
         ("analyse.py", 3),
         ("anomalies.rs", 1),
-        ("anomaly_texts.py", 3),
-        ("common.py", 8),
-        ("inspect.py", 3),
+        ("common.py", 1),
+        ("inspect.py", 1),
         ("relate.py", 1),
-        ("skills.py", 2),
-        ("stat_plan/asked.rs", 1),
-        ("stat_plan/measures.rs", 1),
-        ("stat_plan/mentions.rs", 2),
-        ("stat_plan/reader.rs", 1),
-        ("stat_plan/tasks.rs", 3),
-        ("stat_plan/text.rs", 10),
-        ("stat_plan/unread.rs", 1),
-        ("stat_plan/words.rs", 1),
-        ("stats.py", 2),
+        ("stats.py", 1),
     ];
 
     #[test]
@@ -438,7 +436,7 @@ mod tests {
             }
             let text = std::fs::read_to_string(&path).expect("an analyst file is readable");
             let n = word_lists_in(&text, python);
-            let allowed = NOT_YET_MOVED
+            let allowed = CODES
                 .iter()
                 .find(|(f, _)| *f == name)
                 .map_or(0, |(_, n)| *n);

@@ -43,7 +43,7 @@
 //!    only from its timestamps, values and temperature. Writes the event table (CSV,
 //!    one row per event, plus `<stem>_points.csv` with every reading inside an event),
 //!    a chart (PNG) and a report (Markdown) in the request's language, with the words
-//!    of `offline/anomaly_texts.py` (English is plain ASCII, Spanish too when asked;
+//!    of `texts.toml`'s `[anomaly]` (English is plain ASCII, Spanish too when asked;
 //!    the event table stays English); prints `SANDALYST_RESULT`.
 //! 3. **Validate** (`offline/validate.py`): reopen the three files and check them;
 //!    prints `SANDALYST_VALIDATION`.
@@ -98,6 +98,7 @@ mod scripts;
 pub use scripts::input_profile_code;
 mod skills;
 mod stat_plan;
+mod texts;
 mod ticket;
 mod transcript;
 

@@ -69,7 +69,7 @@ pub(super) fn plan(items: &[Item]) -> Next {
     };
     if turns.len() >= MAX_CALLS {
         let (steps, why) = (turns.len().to_string(), error_summary(last.output));
-        let stopped = anomalies::words(rec.lang).stopped;
+        let stopped = &anomalies::words(rec.lang).stopped;
         return Next::Finish(anomalies::fill(stopped, &[&steps, last.phase.name(), &why]));
     }
     if rec.unsure && request::names_a_column(&task, &columns) {
@@ -287,11 +287,11 @@ impl Plan<'_> {
             }
         } else if self.count(Phase::Inspect) < 2 {
             let why = error_summary(last.output);
-            let narration = anomalies::fill(self.words().inspect_retry, &[&why]);
+            let narration = anomalies::fill(&self.words().inspect_retry, &[&why]);
             Next::Call(Phase::Inspect, inspect_code(), narration)
         } else {
             let why = error_summary(last.output);
-            Next::Finish(anomalies::fill(self.words().inspect_failed, &[&why]))
+            Next::Finish(anomalies::fill(&self.words().inspect_failed, &[&why]))
         }
     }
 
@@ -302,7 +302,7 @@ impl Plan<'_> {
             return Next::Call(
                 Phase::Validate,
                 validation_code(&self.outputs, &result, &self.rec),
-                anomalies::fill(self.words().step3, &[&o.csv, &o.png, &o.md]),
+                anomalies::fill(&self.words().step3, &[&o.csv, &o.png, &o.md]),
             );
         }
         let target = self
@@ -313,7 +313,7 @@ impl Plan<'_> {
             (Phase::Analyse, Some(target)) if self.count(Phase::AnalyseSimple) == 0 => Next::Call(
                 Phase::AnalyseSimple,
                 analysis_code(&target, &self.outputs, true, &self.rec),
-                anomalies::fill(self.words().fallback_step, &[&error_summary(last.output)]),
+                anomalies::fill(&self.words().fallback_step, &[&error_summary(last.output)]),
             ),
             _ => {
                 let first = self
@@ -325,10 +325,13 @@ impl Plan<'_> {
                 let why = error_summary(last.output);
                 let mut s = w.not_completed.to_string();
                 s.push_str(&match (first, last.phase) {
-                    (Some(f), Phase::AnalyseSimple) => anomalies::fill(w.both_failed, &[&f, &why]),
-                    _ => anomalies::fill(w.step_failed, &[&why]),
+                    (Some(f), Phase::AnalyseSimple) => anomalies::fill(&w.both_failed, &[&f, &why]),
+                    _ => anomalies::fill(&w.step_failed, &[&why]),
                 });
-                s.push_str(&anomalies::fill(w.may_be_missing, &[&o.csv, &o.png, &o.md]));
+                s.push_str(&anomalies::fill(
+                    &w.may_be_missing,
+                    &[&o.csv, &o.png, &o.md],
+                ));
                 Next::Finish(s)
             }
         }
@@ -384,7 +387,7 @@ impl Plan<'_> {
                 }
                 Next::Finish(text)
             }
-            None => Next::Finish(self.words().no_result.into()),
+            None => Next::Finish(self.words().no_result.clone()),
         }
     }
 }

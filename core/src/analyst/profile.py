@@ -8,30 +8,7 @@ CONFIG = json.loads(__SANDALYST_CONFIG__)
 LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
-T = {
-    "en": {"title": "Data profile", "column": "column", "type": "type", "non_missing": "non_missing",
-           "missing": "missing", "distinct": "distinct", "min": "min", "max": "max", "mean": "mean",
-           "top": "top_values", "numeric": "numeric", "text": "text", "datetime": "date/time",
-           "category": "category", "overview": "Overview", "columns": "Columns", "charts": "Distributions",
-           "head": "%s: %s rows, %s columns, %s missing cells (%s %%), %s duplicated rows.",
-           "time": "Time column %s: %s to %s.", "numcols": "Numeric columns: %s.",
-           "catcols": "Category columns (most frequent values): %s.", "count": "count",
-           "what_csv": "one row per column (type, missing, distinct, range, top values)",
-           "what_png": "a distribution chart per numeric column",
-           "what_md": "the profile report", "others": "Other tables in input/: %s.",
-           "frequency": "rows"},
-    "es": {"title": "Perfil de los datos", "column": "columna", "type": "tipo", "non_missing": "no_vacios",
-           "missing": "vacios", "distinct": "distintos", "min": "min", "max": "max", "mean": "media",
-           "top": "valores_frecuentes", "numeric": "num\u00e9rica", "text": "texto", "datetime": "fecha/hora",
-           "category": "categor\u00eda", "overview": "Resumen", "columns": "Columnas", "charts": "Distribuciones",
-           "head": "%s: %s filas, %s columnas, %s celdas vac\u00edas (%s %%), %s filas duplicadas.",
-           "time": "Columna de tiempo %s: de %s a %s.", "numcols": "Columnas num\u00e9ricas: %s.",
-           "catcols": "Columnas de categor\u00edas (valores m\u00e1s frecuentes): %s.", "count": "recuento",
-           "what_csv": "una fila por columna (tipo, vac\u00edos, distintos, rango, valores frecuentes)",
-           "what_png": "un gr\u00e1fico de distribuci\u00f3n por columna num\u00e9rica",
-           "what_md": "el informe del perfil", "others": "Otras tablas en input/: %s.",
-           "frequency": "filas"},
-}[LANG]
+T = json.loads(__SANDALYST_TEXTS__("profile"))[LANG]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
 time_col, time_unit, numeric, cats, ids = column_roles(df)

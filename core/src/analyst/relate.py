@@ -10,62 +10,8 @@ LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
 INTENT = CONFIG.get("intent") or {}
-T = {
-    "en": {"stat": "statistic", "value": "value", "pearson": "pearson_r", "spearman": "spearman_rho",
-           "slope": "slope", "intercept": "intercept", "n": "n", "r2": "r_squared",
-           "strong": "strong", "moderate": "moderate", "weak": "weak", "none": "no clear",
-           "pos": "positive", "neg": "negative",
-           "corr": "%s and %s have a %s %s correlation: Pearson r = %s (Spearman rho = %s, n = %d). "
-                   "The fitted line: %s = %s + %s x %s.",
-           "corr_none": "%s and %s show no clear linear relationship: Pearson r = %s (Spearman rho = %s, n = %d).",
-           "trend": "%s per %s %s by %s per %s on average (least-squares slope), from %s in %s to %s in %s "
-                    "(fitted %s%% over %d %ss).",
-           "up": "rises", "down": "falls", "flat": "stays about level, changing",
-           "period": "period", "fitted": "trend", "avg_of": "average %s",
-           "question": "Question", "answer": "Answer", "result": "Result", "method": "Method",
-           "title": "Relationship", "title_trend": "Trend over time",
-           "method_corr": "Pearson correlation of the rows where both columns have a value; Spearman rank "
-                          "correlation as a check; least-squares line.",
-           "method_trend": "Values %s per %s, then a least-squares line through the periods; the slope is the "
-                           "average change per %s.",
-           "summed": "summed", "averaged": "averaged",
-           "what_csv": "the result table", "what_png": "the chart", "what_md": "the report",
-           "need_two": "two numeric columns to relate were not found",
-           "category": "%s is a category, not a number: ask for the average %s by %s instead",
-           "need_time": "no date or time column was found for a trend",
-           "only_rows": "only the rows where %s is %s",
-           "several": "the request names several values (%s) of %s: I draw one trend, not trends side by side; ask for one value at a time",
-           "assumed": "The request names fewer than two numeric columns; %s was used."},
-    "es": {"stat": "estadistico", "value": "valor", "pearson": "pearson_r", "spearman": "spearman_rho",
-           "slope": "pendiente", "intercept": "ordenada", "n": "n", "r2": "r_cuadrado",
-           "strong": "fuerte", "moderate": "moderada", "weak": "d\u00e9bil", "none": "sin",
-           "pos": "positiva", "neg": "negativa",
-           "corr": "%s y %s tienen una correlaci\u00f3n %s %s: r de Pearson = %s (rho de Spearman = %s, n = %d). "
-                   "Recta ajustada: %s = %s + %s x %s.",
-           "corr_none": "%s y %s no muestran una relaci\u00f3n lineal clara: r de Pearson = %s (rho de Spearman = %s, n = %d).",
-           "trend": "%s por %s %s %s por %s de media (pendiente de m\u00ednimos cuadrados), de %s en %s a %s en %s "
-                    "(ajustado %s%% en %d periodos de %s).",
-           "up": "sube", "down": "baja", "flat": "se mantiene, cambiando",
-           "period": "periodo", "fitted": "tendencia", "avg_of": "media de %s",
-           "question": "Pregunta", "answer": "Respuesta", "result": "Resultado", "method": "M\u00e9todo",
-           "title": "Relaci\u00f3n", "title_trend": "Tendencia en el tiempo",
-           "method_corr": "Correlaci\u00f3n de Pearson de las filas con valor en ambas columnas; correlaci\u00f3n de "
-                          "rangos de Spearman como control; recta de m\u00ednimos cuadrados.",
-           "method_trend": "Valores %s por %s y una recta de m\u00ednimos cuadrados por los periodos; la pendiente es "
-                           "el cambio medio por %s.",
-           "summed": "sumados", "averaged": "promediados",
-           "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe",
-           "need_two": "no se encontraron dos columnas num\u00e9ricas que relacionar",
-           "category": "%s es una categor\u00eda, no un n\u00famero: pregunte por la media de %s por %s",
-           "need_time": "no se encontr\u00f3 una columna de fecha u hora para la tendencia",
-           "only_rows": "solo las filas con %s igual a %s",
-           "several": "la petici\u00f3n nombra varios valores (%s) de %s: dibujo una tendencia, no varias lado a lado; pregunte por un valor cada vez",
-           "assumed": "La pregunta nombra menos de dos columnas numericas; se us\u00f3 %s."},
-}[LANG]
-PERIOD_WORD = {"en": {"hour": "hour", "day": "day", "week": "week", "month": "month", "quarter": "quarter",
-                      "year": "year", "weekday": "day"},
-               "es": {"hour": "hora", "day": "d\u00eda", "week": "semana", "month": "mes", "quarter": "trimestre",
-                      "year": "ano", "weekday": "dia"}}[LANG]
+T = json.loads(__SANDALYST_TEXTS__("relate"))[LANG]
+PERIOD_WORD = T["period_words"]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
 req = norm(CONFIG["request"])

@@ -10,11 +10,11 @@ use super::phase::{Phase, PHASE_MARKER};
 use super::profile::Target;
 use super::request::{self, Recognised};
 use super::skills;
+use super::texts;
 
 pub(super) const COMMON_PY: &str = include_str!("common.py");
 pub(super) const INSPECT_PY: &str = include_str!("inspect.py");
 pub(super) const ANALYSE_PY: &str = include_str!("analyse.py");
-const ANOMALY_TEXTS_PY: &str = include_str!("anomaly_texts.py");
 pub(super) const VALIDATE_PY: &str = include_str!("validate.py");
 const SKILLS_PY: &str = include_str!("skills.py");
 
@@ -60,7 +60,7 @@ fn compose(phase: Phase, template: &str, with_common: bool, config: &Value) -> S
         code.push('\n');
     }
     code.push_str(&body.replacen(CONFIG_PLACEHOLDER, &literal, 1));
-    code
+    texts::substituted(&code, ascii_json)
 }
 
 /// Build a skill's script: as [`compose`] with the shared and the skill helpers, and
@@ -70,7 +70,10 @@ pub(super) fn compose_skill(phase: Phase, template: &str, config: &Value) -> Str
     let code = compose(phase, template, true, config);
     let code = code.replacen(
         "# --- end of shared helpers",
-        &format!("{SKILLS_PY}\n# --- end of shared helpers"),
+        &format!(
+            "{}\n# --- end of shared helpers",
+            texts::substituted(SKILLS_PY, ascii_json)
+        ),
         1,
     );
     let Some(at) = code.find("\nCONFIG = json.loads(") else {
@@ -115,8 +118,7 @@ pub fn input_profile_code() -> String {
     )
 }
 
-/// The analysis script: [`compose`] with the report's and chart's words
-/// (`anomaly_texts.py`) after the shared helpers.
+/// The analysis script: [`compose`] with the anomaly skill's configuration.
 pub(super) fn analysis_code(
     target: &Target,
     outputs: &OutputNames,
@@ -151,11 +153,7 @@ pub(super) fn analysis_code(
         "z_single": 6.0,
         "materiality": 0.10,
     });
-    compose(phase, ANALYSE_PY, true, &config).replacen(
-        "# --- end of shared helpers",
-        &format!("{ANOMALY_TEXTS_PY}\n# --- end of shared helpers"),
-        1,
-    )
+    compose(phase, ANALYSE_PY, true, &config)
 }
 
 pub(super) fn validation_code(outputs: &OutputNames, result: &Value, rec: &Recognised) -> String {
@@ -177,7 +175,7 @@ pub(super) fn validation_code(outputs: &OutputNames, result: &Value, rec: &Recog
 }
 
 /// What the check step looks for in the report: the headings and words of the method,
-/// in the report's language (as `anomaly_texts.py` writes them).
+/// in the report's language (as `texts.toml`'s `[anomaly]` writes them).
 fn report_needs(rec: &Recognised) -> Vec<String> {
     let needs = match rec.lang {
         request::Lang::En => [

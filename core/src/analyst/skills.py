@@ -145,12 +145,9 @@ def column_roles(df):
 
 
 MONTHS = {int(k): v for k, v in sorted(LEXICON["months"].items(), key=lambda kv: int(kv[0]))}
-MONTH_NAMES = {"en": ["January", "February", "March", "April", "May", "June", "July", "August",
-                      "September", "October", "November", "December"],
-               "es": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
-                      "septiembre", "octubre", "noviembre", "diciembre"]}
-DAY_NAMES = {"en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
-             "es": ["lunes", "martes", "mi\u00e9rcoles", "jueves", "viernes", "s\u00e1bado", "domingo"]}
+CALENDAR = json.loads(__SANDALYST_TEXTS__("calendar"))
+MONTH_NAMES = {lang: c["months"] for lang, c in CALENDAR.items()}
+DAY_NAMES = {lang: c["days"] for lang, c in CALENDAR.items()}
 PERIODS = [(p["period"], p["words"]) for p in LEXICON["periods"]]
 MONTH_PREPOSITIONS = tuple(LEXICON["month_prepositions"])
 

@@ -413,6 +413,10 @@ mod tests {
                 !t.contains("\"\"\""),
                 "no multi-line strings: the body is indented"
             );
+            // Every placeholder is filled, in the skill's helpers too.
+            let code = compose_skill(Phase::Stats, t, &serde_json::json!({}));
+            assert!(!code.contains("__SANDALYST_"), "a placeholder is left");
+            assert!(code.contains("CALENDAR = json.loads(\"{"));
         }
     }
 }

@@ -11,109 +11,7 @@ LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
 PLAN = CONFIG["plan"]
-T = {
-    "en": {"mean": "mean", "median": "median", "mode": "mode", "std": "standard deviation",
-           "var": "variance", "min": "minimum", "max": "maximum", "range": "range",
-           "iqr": "interquartile range", "count": "count", "distinct": "distinct count", "sum": "sum",
-           "skew": "skewness", "kurt": "excess kurtosis", "cv": "coefficient of variation (standard deviation / mean)", "sem": "standard error of the mean (standard deviation / square root of n)", "quantile": "%s percentile", "missing": "number of missing values", "share": "share of the rows",
-           "share_of_rows": "the share of rows where %s, over %s %s%s",
-           "share_line": "Rows where %s: %s %% (%s of %s)",
-           "share_where": "share of rows where %s (%%)", "not_value": "`%s` is not %s",
-           "sample": "sample", "population": "population", "of": "of", "by": "by", "over": "over",
-           "rows": "rows", "computed": "I computed", "missing_dropped": "%d missing value%s of %s dropped",
-           "missing_zero": "%d missing value%s of %s counted as 0", "filters": "rows where %s",
-           "missing_filled": "%d missing value%s of %s filled with its %s (%s)",
-           "and": "and", "highest": "the highest", "lowest": "the lowest", "had": "had", "have": "have",
-           "tied": "tied", "one_row": "one row per %s", "total_of": "total of %s", "mean_of": "mean of %s",
-           "median_of": "median of %s", "count_of": "number of rows", "pearson": "Pearson correlation",
-           "spearman": "Spearman rank correlation", "kendall": "Kendall rank correlation (tau-b)", "between": "between", "pairs": "pairs",
-           "p": "p-value", "outliers_iqr": "outliers of %s by the IQR rule (below Q1 - 1.5 x IQR or above Q3 + 1.5 x IQR: %s .. %s)",
-           "outliers_z": "outliers of %s by z-score (|z| > %s, z from the mean and the sample standard deviation)",
-           "n_outliers": "%d outlier%s", "shapiro": "Shapiro-Wilk test of normality of %s",
-           "ks": "Kolmogorov-Smirnov test of %s against a normal distribution with its mean and sample standard deviation",
-           "skewtest": "normality of %s judged by its skewness and excess kurtosis",
-           "consistent": "consistent with a normal distribution (p >= %s)",
-           "not_normal": "not normally distributed (p < %s)",
-           "alpha": "at a significance level alpha = %s%s", "alpha_default": " (the default)",
-           "n_used": "n = %s",
-           "date_from": "`%s` on or after %s", "date_before": "`%s` before %s",
-           "month_range": "`%s` in %s (any year)", "month_to": "%s to %s",
-           "which_year": "the dates of `%s` span %s to %s: say the year (e.g. \"%s %s %d\")",
-           "month_before_word": "before", "month_since_word": "from",
-           "stat_ref": "the %s of `%s` (%s, over %s rows)",
-           "truth": "`%s` = %s",
-           "months": ["January", "February", "March", "April", "May", "June", "July", "August",
-                      "September", "October", "November", "December"],
-           "sym": "roughly symmetric (|skewness| < 0.5): consistent with a normal shape",
-           "moderate": "moderately skewed (0.5 <= |skewness| < 1): not clearly normal",
-           "strong": "strongly skewed (|skewness| >= 1): not normal",
-           "kurt_note": "excess kurtosis %s", "days": "days", "hours": "hours", "where": "where",
-           "year": "year of %s = %s", "values": "values", "none": "none", "modes": "modes",
-           "qmethod": "Quantiles by linear interpolation between the closest ranks.",
-           "skewnote": "Skewness is the adjusted Fisher-Pearson sample skewness; kurtosis is the bias-corrected excess kurtosis (0 for a normal distribution).",
-           "rounded": "Rounded to %d decimal%s as asked.",
-           "repeated": "`%s` has several rows per label; say how to combine them (total, average, median or count).",
-           "no_value": "the question names a condition, but no value of any text column matches it",
-           "missing_of": "`%s` is missing",
-           "not_numeric": "`%s` is not numeric (%d of %d values are numbers)",
-           "not_dates": "`%s` and `%s` are not both dates",
-           "no_rows": "no rows are left after the conditions (%s)",
-           "too_few": "too few values (%d) for this",
-           "question": "Question", "answer": "Answer", "plan": "Plan", "result": "Result",
-           "what_csv": "the result table", "what_png": "the chart", "what_md": "the report (question, plan, answer)",
-           "title_by": "%s of %s by %s", "mark_high": "highest", "mark_low": "lowest", "out_of": "out of", "stat": "statistic", "value": "value", "label": "label"},
-    "es": {"mean": "media", "median": "mediana", "mode": "moda", "std": "desviaci\u00f3n est\u00e1ndar",
-           "var": "varianza", "min": "m\u00ednimo", "max": "m\u00e1ximo", "range": "rango",
-           "iqr": "rango intercuart\u00edlico", "count": "recuento", "distinct": "valores distintos", "sum": "suma",
-           "skew": "asimetr\u00eda", "kurt": "curtosis (exceso)", "cv": "coeficiente de variaci\u00f3n (desviaci\u00f3n est\u00e1ndar / media)", "sem": "error est\u00e1ndar de la media (desviaci\u00f3n est\u00e1ndar / ra\u00edz de n)", "quantile": "percentil %s", "missing": "n\u00famero de valores vac\u00edos", "share": "porcentaje de las filas",
-           "share_of_rows": "el porcentaje de filas con %s, sobre %s %s%s",
-           "share_line": "Filas con %s: %s %% (%s de %s)",
-           "share_where": "porcentaje de filas con %s (%%)", "not_value": "`%s` no es %s",
-           "sample": "muestral", "population": "poblacional", "of": "de", "by": "por", "over": "sobre",
-           "rows": "filas", "computed": "He calculado", "missing_dropped": "%d valor%s vac\u00edo%s de %s descartado%s",
-           "missing_zero": "%d valor%s vac\u00edo%s de %s contado%s como 0", "filters": "filas con %s",
-           "missing_filled": "%d valor%s vac\u00edo%s de %s rellenado%s con su %s (%s)",
-           "and": "y", "highest": "el valor m\u00e1s alto de", "lowest": "el valor m\u00e1s bajo de", "had": "tuvo",
-           "have": "tuvieron", "tied": "empate", "one_row": "una fila por %s", "total_of": "total de %s",
-           "mean_of": "media de %s", "median_of": "mediana de %s", "count_of": "n\u00famero de filas",
-           "pearson": "correlaci\u00f3n de Pearson", "spearman": "correlaci\u00f3n de rangos de Spearman", "kendall": "correlaci\u00f3n de rangos de Kendall (tau-b)",
-           "between": "entre", "pairs": "pares", "p": "valor p",
-           "outliers_iqr": "valores at\u00edpicos de %s por la regla IQR (por debajo de Q1 - 1,5 x IQR o por encima de Q3 + 1,5 x IQR: %s .. %s)",
-           "outliers_z": "valores at\u00edpicos de %s por puntuaci\u00f3n z (|z| > %s, z con la media y la desviaci\u00f3n est\u00e1ndar muestral)",
-           "n_outliers": "%d valor%s at\u00edpico%s", "shapiro": "prueba de normalidad de Shapiro-Wilk de %s",
-           "ks": "prueba de Kolmogorov-Smirnov de %s frente a una normal con su media y desviaci\u00f3n est\u00e1ndar muestral",
-           "skewtest": "normalidad de %s juzgada por su asimetr\u00eda y su curtosis",
-           "consistent": "compatible con una distribuci\u00f3n normal (p >= %s)",
-           "not_normal": "no sigue una distribuci\u00f3n normal (p < %s)",
-           "alpha": "con un nivel de significaci\u00f3n alfa = %s%s", "alpha_default": " (el habitual)",
-           "n_used": "n = %s",
-           "date_from": "`%s` desde el %s", "date_before": "`%s` antes del %s",
-           "month_range": "`%s` en %s (cualquier a\u00f1o)", "month_to": "%s a %s",
-           "which_year": "las fechas de `%s` van de %s a %s: diga el a\u00f1o (por ejemplo, \"%s %s de %d\")",
-           "month_before_word": "antes de", "month_since_word": "desde",
-           "stat_ref": "la %s de `%s` (%s, sobre %s filas)",
-           "truth": "`%s` = %s",
-           "months": ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
-                      "septiembre", "octubre", "noviembre", "diciembre"],
-           "sym": "aproximadamente sim\u00e9trica (|asimetr\u00eda| < 0,5): compatible con una forma normal",
-           "moderate": "moderadamente asim\u00e9trica (0,5 <= |asimetr\u00eda| < 1): no claramente normal",
-           "strong": "muy asim\u00e9trica (|asimetr\u00eda| >= 1): no es normal",
-           "kurt_note": "curtosis (exceso) %s", "days": "d\u00edas", "hours": "horas", "where": "donde",
-           "year": "a\u00f1o de %s = %s", "values": "valores", "none": "ninguno", "modes": "modas",
-           "qmethod": "Cuantiles por interpolaci\u00f3n lineal entre los rangos m\u00e1s cercanos.",
-           "skewnote": "La asimetr\u00eda es la asimetr\u00eda muestral de Fisher-Pearson ajustada; la curtosis es el exceso de curtosis corregido (0 en una normal).",
-           "rounded": "Redondeado a %d decimal%s, como se pidi\u00f3.",
-           "repeated": "`%s` tiene varias filas por etiqueta; diga c\u00f3mo combinarlas (total, media, mediana o recuento).",
-           "no_value": "la pregunta nombra una condici\u00f3n, pero ning\u00fan valor de las columnas de texto coincide",
-           "missing_of": "falta `%s`",
-           "not_numeric": "`%s` no es num\u00e9rica (%d de %d valores son n\u00fameros)",
-           "not_dates": "`%s` y `%s` no son ambas fechas",
-           "no_rows": "no queda ninguna fila tras las condiciones (%s)",
-           "too_few": "hay muy pocos valores (%d) para esto",
-           "question": "Pregunta", "answer": "Respuesta", "plan": "Plan", "result": "Resultado",
-           "what_csv": "la tabla del resultado", "what_png": "el gr\u00e1fico", "what_md": "el informe (pregunta, plan, respuesta)",
-           "title_by": "%s de %s por %s", "mark_high": "m\u00e1s alto", "mark_low": "m\u00e1s bajo", "out_of": "de un total de", "stat": "estad\u00edstica", "value": "valor", "label": "etiqueta"},
-}[LANG]
+T = json.loads(__SANDALYST_TEXTS__("stats"))[LANG]
 # CSV column names stay English (as the other skills' tables).
 CSV_NAME = {"mean": "mean", "median": "median", "mode": "mode", "std": "standard_deviation",
             "var": "variance", "min": "minimum", "max": "maximum", "range": "range", "iqr": "iqr",
@@ -404,7 +302,7 @@ for f in filters:
             m = int(f["value"])
             if len(years) != 1:
                 word = T["month_before_word"] if op == "month_before" else T["month_since_word"]
-                named = T["months"][min(m, 12) - 1] if op == "month_before" or m <= 12 else T["months"][11]
+                named = MONTH_NAMES[LANG][min(m, 12) - 1] if op == "month_before" or m <= 12 else MONTH_NAMES[LANG][11]
                 return decline(T["which_year"] % (col, years[0], years[-1], word, named, years[-1]))
             y = years[0] + (m - 1) // 12
             day = "%04d-%02d-01" % (y, (m - 1) % 12 + 1)
@@ -424,7 +322,7 @@ for f in filters:
             lo = months_from.pop(col, 1)
             mask &= ts.dt.month <= int(f["value"])
             hi = int(f["value"])
-            span = T["months"][lo - 1] if lo == hi else T["month_to"] % (T["months"][lo - 1], T["months"][hi - 1])
+            span = MONTH_NAMES[LANG][lo - 1] if lo == hi else T["month_to"] % (MONTH_NAMES[LANG][lo - 1], MONTH_NAMES[LANG][hi - 1])
             said.append(T["month_range"] % (col, span))
         continue
     if op == "in":

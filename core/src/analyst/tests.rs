@@ -349,7 +349,11 @@ fn substituted_names_are_safely_quoted() {
     );
     assert!(code.is_ascii());
     assert_eq!(embedded_config(&code)["measure_col"], nasty);
-    assert!(!code.contains(CONFIG_PLACEHOLDER));
+    assert!(
+        !code.contains("__SANDALYST_"),
+        "every placeholder is filled"
+    );
+    assert!(!inspect_code().contains("__SANDALYST_"));
     assert!(code.starts_with("# sandalyst-offline-phase: analyse\n# Sandalyst offline analyst"));
 }
 

@@ -22,7 +22,7 @@ use super::lexicon::LEXICON;
 use super::request::{normalise, Lang};
 use super::stat_plan::{
     camel_apart, decimals_said, default_interpolation, find, num, statistics_named, words_of,
-    StatPlan, Task,
+    LabelOp, StatName, StatPlan, Task,
 };
 
 /// A ticket's parts.
@@ -1029,7 +1029,7 @@ impl Ticket {
             plan.biased = biased;
         }
         // (A share is a percentage already: "(count / total) × 100" restates it.)
-        let is = |n: &str| plan.stats.iter().any(|s| s.name == n);
+        let is = |n: &str| plan.stats.iter().any(|s| s.name.code() == n);
         if m.percent && !is("share") {
             if !is("cv") {
                 return Err(lang.pick(
@@ -1046,13 +1046,13 @@ impl Ticket {
             ).into());
         }
         let computed = |s: &str| {
-            plan.stats.iter().any(|x| x.name == s)
-                || plan.label_op == Some(s)
+            plan.stats.iter().any(|x| x.name.code() == s)
+                || LabelOp::of(StatName::of_code(s)).is_some_and(|op| plan.label_op == Some(op))
                 || s == "count" && plan.stats.is_empty()
                 || s == "std" && plan.task == Task::Outliers
                 // ("CV = sd / mean, using the sample standard deviation": its parts.)
-                || ["std", "mean"].contains(&s) && plan.stats.iter().any(|x| x.name == "cv")
-                || s == "std" && plan.stats.iter().any(|x| x.name == "sem")
+                || ["std", "mean"].contains(&s) && plan.stats.iter().any(|x| x.name == StatName::Cv)
+                || s == "std" && plan.stats.iter().any(|x| x.name == StatName::Sem)
         };
         if let Some(s) = m.statistics.iter().find(|s| !computed(s)) {
             return Err(lang.pick(

@@ -6,6 +6,7 @@ use super::mentions::{camel_apart, Mention};
 use super::reader::Reader;
 use super::words::{find, has, has_any};
 use super::Stat;
+use super::StatName;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
@@ -71,14 +72,7 @@ impl Asked {
         // computed) is no statistic of this planner: it is declined, never routed to
         // another skill as a plain difference.
         let mut unsupported = unsupported;
-        let level = has_any(
-            w,
-            &[
-                "significance level",
-                "level of significance",
-                "nivel de significa*",
-            ],
-        );
+        let level = has_any(w, &LEXICON.significance_level);
         if !correlation
             && !normality
             && !level
@@ -165,7 +159,7 @@ impl Reader<'_> {
                 .iter()
                 .any(|c| c.name == m.column && c.distinct == 2)
         });
-        stats.iter().any(|(_, _, s)| s.name == "share")
+        stats.iter().any(|(_, _, s)| s.name == StatName::Share)
             && (said_value || yes_no_named || self.missing_of().is_some())
     }
 

@@ -6,6 +6,7 @@ use super::mentions::{camel_apart, is_code, is_numeric, Mention};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find, has, num};
+use super::StatName;
 use super::{Filter, Stat};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
@@ -277,7 +278,8 @@ impl Reader<'_> {
     /// conditions joined by "or" are declined by name (one condition's values said with
     /// "or", "Pclass 1 or 2", are read as one condition before this).
     pub(super) fn decline_either(&mut self, filters: &[Filter], said: &[(usize, usize, Stat)]) {
-        let missing_counted = self.counting && said.iter().any(|(_, _, s)| s.name == "missing");
+        let missing_counted =
+            self.counting && said.iter().any(|(_, _, s)| s.name == StatName::Missing);
         let conditions = filters.len() + usize::from(missing_counted);
         if conditions >= 2 && self.said_free(&LEXICON.either_joiners) {
             self.not_understood.push(self.say(
@@ -336,10 +338,10 @@ impl Reader<'_> {
     /// del precio medio": a column compared with its own (or another column's) mean or
     /// median, which the script computes on the rows the other conditions keep.
     fn stat_filters(&mut self, out: &mut Vec<Filter>) {
-        let stat_word = |x: &str| match x {
-            "mean" | "average" | "avg" | "promedio" | "media" | "medio" => Some("mean"),
-            "median" | "mediana" => Some("median"),
-            _ => None,
+        // A mean or a median, said in one word ("the average fare").
+        let stat_word = |x: &str| {
+            let (_, code) = LEXICON.statistics.iter().find(|(p, _)| *p == x)?;
+            Some(StatName::of_code(code)).filter(|s| matches!(s, StatName::Mean | StatName::Median))
         };
         for (phrase, op, implied) in LEXICON.comparators.iter() {
             let len = phrase.split(' ').count();

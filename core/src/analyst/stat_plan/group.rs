@@ -7,7 +7,7 @@ use super::mentions::{is_code, is_label_like, is_numeric, is_yes_no, Mention};
 use super::reader::Reader;
 use super::unread::is_rows_word;
 use super::words::find;
-use super::Stat;
+use super::{Stat, StatName};
 use crate::analyst::lexicon::LEXICON;
 
 /// "highest", "lowest" and the like, said outside conditions and columns' names.
@@ -231,7 +231,7 @@ impl Reader<'_> {
         }
         if asked.question && !argmax && (high || low) && asked.describing() {
             // "What is the highest score?": the maximum itself.
-            let name = if high { "max" } else { "min" };
+            let name = if high { StatName::Max } else { StatName::Min };
             if !stats.iter().any(|(_, _, s)| s.name == name) {
                 stats.push((usize::MAX, usize::MAX, Stat::plain(name)));
             }

@@ -80,11 +80,11 @@ impl Reader<'_> {
         argmax: bool,
         share: bool,
     ) {
-        let stat_names: Vec<&str> = stats.iter().map(|(_, _, s)| s.name).collect();
-        let only_counts = !stat_names.is_empty()
-            && stat_names
-                .iter()
-                .all(|s| ["count", "distinct", "mode", "missing"].contains(s));
+        let only_counts = !stats.is_empty() && stats.iter().all(|(_, _, s)| s.name.counts());
+        let stat_names = || {
+            let names: Vec<&str> = stats.iter().map(|(_, _, s)| s.name.code()).collect();
+            names.join(", ")
+        };
         if only_counts && m.specs.is_empty() {
             // Counting or the mode of a text column is fine ("how many distinct cities").
             if let Some(t) = m.text.first() {
@@ -100,12 +100,12 @@ impl Reader<'_> {
                 &format!(
                     "`{}` is a text column: I cannot compute {} of it",
                     t.column,
-                    stat_names.join(", ")
+                    stat_names()
                 ),
                 &format!(
                     "`{}` es una columna de texto: no puedo calcular {} de ella",
                     t.column,
-                    stat_names.join(", ")
+                    stat_names()
                 ),
             ));
         }

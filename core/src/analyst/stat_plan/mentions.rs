@@ -15,12 +15,6 @@ pub(super) struct Mention {
     pub(super) end: usize,
 }
 
-/// Short words of column names that are units or abbreviations, never the column.
-const NOT_A_NAME: &[&str] = &[
-    "usd", "eur", "gbp", "kwh", "avg", "max", "min", "sum", "num", "pct", "qty", "std", "var",
-    "the", "and", "per", "day", "kmh", "mph", "sqm",
-];
-
 /// Column words a request may use for a column: its normalised name (singular or
 /// plural) and, for a name of several words, each long word unique to it.
 pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
@@ -129,7 +123,7 @@ pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
                 tw.len() >= 4
                     || (tw.len() == 3
                         && tw.chars().all(|c| c.is_ascii_alphabetic())
-                        && !NOT_A_NAME.contains(&tw.as_str()))
+                        && !LEXICON.unit_short_words.contains(&tw.as_str()))
             };
             for tw in t.iter().filter(long) {
                 let unique = toks
@@ -290,7 +284,7 @@ fn abbreviates(short: &str, long: &str) -> bool {
 /// start and then consonants of the rest in order, the last near its end ("yrs" for
 /// "years", "trng" for "training", "dept" for "department", "mgr" for "managers").
 fn shortens(short: &str, long: &str) -> bool {
-    !NOT_A_NAME.contains(&short) && short_form(short, long)
+    !LEXICON.unit_short_words.contains(&short) && short_form(short, long)
 }
 
 /// [`shortens`] by the letters alone, units and statistics' short forms too ("pct" for
@@ -355,12 +349,11 @@ pub(in crate::analyst) fn camel_apart(name: &str) -> String {
 /// A word's stem for matching it with a column's word ("closing" and `Close`,
 /// "embarkation" and `Embarked`, "survival" and `Survived`); none below 4 letters.
 fn stem(w: &str) -> Option<&str> {
-    let s = [
-        "ation", "ely", "ors", "ers", "ing", "ion", "or", "er", "ly", "ed", "al", "es", "s", "e",
-    ]
-    .iter()
-    .find_map(|x| w.strip_suffix(x))
-    .unwrap_or(w);
+    let s = LEXICON
+        .stem_suffixes
+        .iter()
+        .find_map(|x| w.strip_suffix(x))
+        .unwrap_or(w);
     (s.len() >= 4 && w.len() >= 5).then_some(s)
 }
 

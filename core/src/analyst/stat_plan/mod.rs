@@ -80,22 +80,146 @@ pub(super) enum Task {
     Normality,
 }
 
+/// A statistic the script computes, by the code the plan's JSON and the lexicon's
+/// `statistics` call it ([`StatName::code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum StatName {
+    Mean,
+    Median,
+    Mode,
+    Std,
+    Var,
+    Min,
+    Max,
+    Range,
+    Iqr,
+    Count,
+    Distinct,
+    Sum,
+    Skew,
+    Kurt,
+    Cv,
+    Sem,
+    Missing,
+    Share,
+    Quantile,
+}
+
+impl StatName {
+    const ALL: [StatName; 19] = {
+        use StatName::*;
+        [
+            Mean, Median, Mode, Std, Var, Min, Max, Range, Iqr, Count, Distinct, Sum, Skew, Kurt,
+            Cv, Sem, Missing, Share, Quantile,
+        ]
+    };
+
+    /// The code of the statistic.
+    pub(super) fn code(self) -> &'static str {
+        use StatName::*;
+        match self {
+            Mean => "mean",
+            Median => "median",
+            Mode => "mode",
+            Std => "std",
+            Var => "var",
+            Min => "min",
+            Max => "max",
+            Range => "range",
+            Iqr => "iqr",
+            Count => "count",
+            Distinct => "distinct",
+            Sum => "sum",
+            Skew => "skew",
+            Kurt => "kurt",
+            Cv => "cv",
+            Sem => "sem",
+            Missing => "missing",
+            Share => "share",
+            Quantile => "quantile",
+        }
+    }
+
+    /// The statistic of a lexicon code (a code no statistic has is a bug of the
+    /// lexicon, which a test reads).
+    pub(super) fn of_code(code: &str) -> StatName {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.code() == code)
+            .unwrap_or_else(|| panic!("lexicon.toml: `{code}` is no statistic"))
+    }
+
+    /// One of the plain aggregates of a group's rows (total, mean, median, count,
+    /// lowest, highest): what `aggregate.py` computes.
+    pub(super) fn aggregates(self) -> bool {
+        use StatName::*;
+        matches!(self, Sum | Mean | Median | Count | Min | Max)
+    }
+
+    /// Counted, not measured: it needs no number in the column.
+    pub(super) fn counts(self) -> bool {
+        use StatName::*;
+        matches!(self, Count | Distinct | Mode | Missing)
+    }
+}
+
+impl Serialize for StatName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl std::fmt::Display for StatName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// How the rows of one label are combined before labels are ranked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum LabelOp {
+    /// The label's number of rows ("which port had the most passengers").
+    Rows,
+    /// The share of its rows where a condition holds.
+    Share,
+    Sum,
+    Mean,
+    Median,
+    Count,
+    /// A total where a label has several rows, the value itself where it has one.
+    SumIfRepeated,
+}
+
+impl LabelOp {
+    /// The combination a statistic names, if labels can be ranked by it.
+    pub(super) fn of(stat: StatName) -> Option<LabelOp> {
+        match stat {
+            StatName::Sum => Some(LabelOp::Sum),
+            StatName::Mean => Some(LabelOp::Mean),
+            StatName::Median => Some(LabelOp::Median),
+            StatName::Count => Some(LabelOp::Count),
+            _ => None,
+        }
+    }
+}
+
 /// One statistic; `q` for quantiles (0..1).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(super) struct Stat {
-    pub name: &'static str,
+    pub name: StatName,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub q: Option<f64>,
 }
 
 impl Stat {
-    fn plain(name: &'static str) -> Stat {
+    fn plain(name: StatName) -> Stat {
         Stat { name, q: None }
     }
 
     fn quantile(q: f64) -> Stat {
         Stat {
-            name: "quantile",
+            name: StatName::Quantile,
             q: Some(q),
         }
     }
@@ -144,7 +268,7 @@ pub(super) struct Filter {
     /// Compared against this statistic (mean, median) of the column `of`, computed on
     /// the rows the other conditions keep ("fares higher than the median").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stat: Option<&'static str>,
+    pub stat: Option<StatName>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub of: Option<String>,
     /// For `in`: the column's values the request names ("female", "en Bilbao").
@@ -188,7 +312,7 @@ pub(super) struct StatPlan {
     pub group: Option<String>,
     /// How rows of one label are combined before an argmax (None: the rows are the
     /// labels; the script checks there is one row per label).
-    pub label_op: Option<&'static str>,
+    pub label_op: Option<LabelOp>,
     pub filters: Vec<Filter>,
     /// 1: sample statistics (the default), 0: population.
     pub ddof: u8,

@@ -7,6 +7,7 @@ use super::mentions::{is_numeric, Mention};
 use super::statistics::statistics;
 use super::words::find;
 use super::Stat;
+use super::StatName;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::Lang;
@@ -63,10 +64,9 @@ impl<'a> Reader<'a> {
             not_understood: Vec::new(),
             lang,
             months_to_aggregate: (stats.is_empty()
-                || stats.len() == 1
-                    && ["sum", "mean", "median", "count", "min", "max"].contains(&stats[0].2.name))
+                || stats.len() == 1 && stats[0].2.name.aggregates())
                 && !asked.derived_words,
-            counting: stats.iter().any(|(_, _, s)| s.name == "count"),
+            counting: stats.iter().any(|(_, _, s)| s.name == StatName::Count),
             describing: asked.describing(),
             sentence_starts: Vec::new(),
             clause_starts: Vec::new(),
@@ -76,7 +76,7 @@ impl<'a> Reader<'a> {
             both_sides: false,
             count_at: stats
                 .iter()
-                .find(|(_, _, s)| s.name == "count")
+                .find(|(_, _, s)| s.name == StatName::Count)
                 .map(|(at, _, _)| *at),
         }
     }

@@ -5,6 +5,7 @@ use super::mentions::Mention;
 use super::reader::Reader;
 use super::words::{digits, find};
 use super::Stat;
+use super::StatName;
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 
@@ -63,9 +64,9 @@ pub(super) fn distinct_statistics(said: &[(usize, usize, Stat)]) -> Vec<Stat> {
     // "how many distinct cities": the distinct count, not also the count of rows.
     if stats
         .iter()
-        .any(|s| ["distinct", "missing"].contains(&s.name))
+        .any(|s| matches!(s.name, StatName::Distinct | StatName::Missing))
     {
-        stats.retain(|s| s.name != "count");
+        stats.retain(|s| s.name != StatName::Count);
     }
     stats
 }
@@ -85,7 +86,7 @@ impl Reader<'_> {
             .collect();
         // Extremes said outside conditions and outside "most common value".
         for (s, e, st) in &said {
-            if st.name == "mode" {
+            if st.name == StatName::Mode {
                 self.used[*s..*e].fill(true);
             }
         }
@@ -102,8 +103,8 @@ pub(super) fn statistics(w: &[String]) -> Vec<(usize, usize, Stat)> {
 pub(in crate::analyst) fn statistics_named(w: &[String]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for (_, _, s) in statistics(w) {
-        if !out.contains(&s.name) {
-            out.push(s.name);
+        if !out.contains(&s.name.code()) {
+            out.push(s.name.code());
         }
     }
     out
@@ -146,7 +147,7 @@ fn statistics_with(w: &[String], durations: bool) -> Vec<(usize, usize, Stat)> {
                 continue;
             }
             if free(&out, at, at + len) {
-                out.push((at, at + len, Stat::plain(name)));
+                out.push((at, at + len, Stat::plain(StatName::of_code(name))));
             }
         }
     }

@@ -11,6 +11,7 @@ use super::reader::Reader;
 use super::unread::{unknown_after_stat, unplanned_columns};
 use super::words::{digits, find, has, has_any, num};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
+use super::{LabelOp, StatName};
 use crate::analyst::lexicon::LEXICON;
 
 /// The answer's shape: a test when one is asked, an argmax when an extreme has its
@@ -188,7 +189,7 @@ impl Reader<'_> {
             .iter()
             .all(|m| m.column.is_some() && m.column == plan.group);
         if plan.group.is_some() && self.counts_rows() && only_the_label && parts.derived.is_none() {
-            plan.label_op = Some("rows");
+            plan.label_op = Some(LabelOp::Rows);
             return Ok(());
         }
         let Parts {
@@ -202,11 +203,11 @@ impl Reader<'_> {
         // average score"); "highest"/"maximum" themselves are the argmax.
         let combine: Vec<&Stat> = stats
             .iter()
-            .filter(|s| !["max", "min"].contains(&s.name))
+            .filter(|s| !matches!(s.name, StatName::Max | StatName::Min))
             .collect();
         match combine.as_slice() {
             [] => {}
-            [s] if ["sum", "mean", "median", "count"].contains(&s.name) => plan.label_op = Some(s.name),
+            [s] if LabelOp::of(s.name).is_some() => plan.label_op = LabelOp::of(s.name),
             [s, ..] => self.not_understood.push(self.say(
                 &format!("which label is highest or lowest by {}: I can rank labels by a total, a mean, a median or a count", s.name),
                 &format!("qué etiqueta es la más alta o baja según {}: sé ordenar por total, media, mediana o recuento", s.name),
@@ -221,8 +222,8 @@ impl Reader<'_> {
                     && c.values.iter().all(|v| v == "0" || v == "1")
             })
         });
-        if plan.label_op == Some("count") && ones {
-            plan.label_op = Some("sum");
+        if plan.label_op == Some(LabelOp::Count) && ones {
+            plan.label_op = Some(LabelOp::Sum);
         }
         if plan.label_op.is_some()
             && derived.is_none()
@@ -240,7 +241,7 @@ impl Reader<'_> {
         }
         if plan.label_op.is_none() && derived.as_ref().is_some_and(|(d, _)| d.op == "product") {
             // "revenue is units times price" over several rows a label: its total.
-            plan.label_op = Some("sum_if_repeated");
+            plan.label_op = Some(LabelOp::SumIfRepeated);
         }
         let quantity = (0..self.w.len()).any(|i| {
             LEXICON.quantity_extremes.contains(&self.w[i].as_str())
@@ -256,7 +257,7 @@ impl Reader<'_> {
             {
                 return Err(Theirs);
             }
-            plan.label_op = Some("sum_if_repeated");
+            plan.label_op = Some(LabelOp::SumIfRepeated);
         }
         if plan.group.is_none() {
             self.not_understood.push(self.say(
@@ -264,7 +265,7 @@ impl Reader<'_> {
                 "qué columna tiene las etiquetas a comparar (por ejemplo, \"qué ciudad\")",
             ));
         }
-        if plan.label_op == Some("count") {
+        if plan.label_op == Some(LabelOp::Count) {
             plan.measures = measures.into_iter().take(1).collect();
         } else {
             plan.measures = measures.into_iter().take(1).collect();
@@ -316,22 +317,22 @@ impl Reader<'_> {
         }
         // "a missing BMI": the missing values are the share's rows, not a statistic.
         let of_missing = plan.share_of.as_ref().is_some_and(|f| f.op == "is_missing");
-        if stats
-            .iter()
-            .any(|s| !(["share", "count"].contains(&s.name) || of_missing && s.name == "missing"))
-            || !measures.is_empty()
-                && plan.share_of.as_ref().is_some_and(|f| {
-                    !measures
-                        .iter()
-                        .all(|m| m.column.as_deref() == Some(f.column.as_str()))
-                })
+        if stats.iter().any(|s| {
+            !(matches!(s.name, StatName::Share | StatName::Count)
+                || of_missing && s.name == StatName::Missing)
+        }) || !measures.is_empty()
+            && plan.share_of.as_ref().is_some_and(|f| {
+                !measures
+                    .iter()
+                    .all(|m| m.column.as_deref() == Some(f.column.as_str()))
+            })
         {
             self.not_understood.push(self.say(
                 "a share together with another statistic or measure",
                 "un porcentaje junto con otra estadística o medida",
             ));
         }
-        plan.stats = vec![Stat::plain("share")];
+        plan.stats = vec![Stat::plain(StatName::Share)];
         self.percent_range();
     }
 
@@ -396,7 +397,7 @@ impl Reader<'_> {
     /// "Which class had the highest survival rate?": labels ranked by the share of
     /// their rows where a condition holds.
     fn argmax_by_share(&mut self, plan: &mut StatPlan, parts: Parts) {
-        plan.label_op = Some("share");
+        plan.label_op = Some(LabelOp::Share);
         plan.share_of = self.share_condition(plan);
         if plan.share_of.is_none() {
             self.not_understood.push(self.say(
@@ -405,10 +406,12 @@ impl Reader<'_> {
             ));
         }
         let share_column = plan.share_of.as_ref().map(|f| f.column.clone());
-        let other_stat = parts
-            .stats
-            .iter()
-            .any(|s| !["share", "max", "min", "count"].contains(&s.name));
+        let other_stat = parts.stats.iter().any(|s| {
+            !matches!(
+                s.name,
+                StatName::Share | StatName::Max | StatName::Min | StatName::Count
+            )
+        });
         let other_measure = parts
             .measures
             .specs
@@ -445,7 +448,7 @@ impl Reader<'_> {
                 plan.group = Some(f.column.clone());
             }
         }
-        let needs_measure = plan.stats.iter().any(|s| s.name != "count");
+        let needs_measure = plan.stats.iter().any(|s| s.name != StatName::Count);
         if plan.stats.is_empty() {
             self.not_understood
                 .push(self.say("which statistic to compute", "qué estadística calcular"));
@@ -465,7 +468,7 @@ impl Reader<'_> {
         // A plain total/mean/median/count/min/max by a group of a column is
         // aggregate.py's question.
         let plain = plan.stats.len() == 1
-            && ["sum", "mean", "median", "count", "min", "max"].contains(&plan.stats[0].name)
+            && plan.stats[0].name.aggregates()
             && plan.measures.len() <= 1
             && plan.measures.iter().all(|m| m.derived.is_none())
             && plan.filters.is_empty()
@@ -473,7 +476,7 @@ impl Reader<'_> {
             && !self.both_sides;
         // "How many orders had a discount?": the rows with which values of it?
         // (Counting its non-missing values answers another question.)
-        if plan.stats.len() == 1 && plan.stats[0].name == "count" && plan.group.is_none() {
+        if plan.stats.len() == 1 && plan.stats[0].name == StatName::Count && plan.group.is_none() {
             for m in &measure_mentions {
                 let having = (m.start.saturating_sub(2)..m.start)
                     .any(|k| LEXICON.having.contains(&self.w[k].as_str()));

@@ -7,6 +7,7 @@ use super::mentions::{is_numeric, Mention};
 use super::reader::Reader;
 use super::statistics::rate_of_a_statistic;
 use super::words::{digits, find, has};
+use super::StatName;
 use super::{StatPlan, Task};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
@@ -56,7 +57,7 @@ impl Reader<'_> {
         filled: bool,
     ) {
         let all_rows = plan.task == Task::Describe
-            && plan.stats.iter().all(|s| s.name == "count")
+            && plan.stats.iter().all(|s| s.name == StatName::Count)
             && plan.measures.is_empty()
             && plan.filters.is_empty();
         if all_rows {
@@ -244,7 +245,7 @@ fn unread_words(
                 // an adjective of the column's word ("rainy", "windy", "sunny"); a
                 // plural or a verb form ("orders", "scored") is the row noun's
                 x.strip_prefix(t.as_str()).is_some_and(|rest| {
-                    ["y", "ier", "iest", "ily"].contains(&rest)
+                    LEXICON.adjective_suffixes.contains(&rest)
                         || rest.len() == 2 && rest.ends_with('y') && t.ends_with(&rest[..1])
                 })
             })

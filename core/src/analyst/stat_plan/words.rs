@@ -133,7 +133,8 @@ fn number(w: &str) -> Option<f64> {
 
 /// A number written in digits ("30", "2d5", "90th").
 pub(super) fn digits(w: &str) -> Option<f64> {
-    let core = ["th", "st", "nd", "rd", "o", "a"]
+    let core = LEXICON
+        .ordinal_suffixes
         .iter()
         .find_map(|s| {
             w.strip_suffix(s)
