@@ -221,8 +221,7 @@ if change and ts is not None:
         chosen = keys_sorted[-2:]
     if len(chosen) < 2:
         answer["ok"] = False
-        answer["reason"] = {"en": "two periods to compare were not found in the data",
-                            "es": "no se encontraron dos periodos que comparar en los datos"}[LANG]
+        answer["reason"] = T["no_periods"]
         emit_answer(answer)
         return
     a, b = chosen[0], chosen[1]
@@ -277,8 +276,7 @@ elif group_col or group_period:
         labels = dict(zip(k, lab))
         res = pd.Series(res_k.values, index=[labels[x] for x in res_k.index])
         ordered = res.sort_values(ascending=bool(INTENT.get("lowest")), kind="mergesort")
-        gname = {"en": group_period, "es": {"weekday": "d\u00eda_semana", "hour": "hora", "day": "d\u00eda", "week": "semana",
-                                            "month": "mes", "quarter": "trimestre", "year": "ano"}[group_period]}[LANG]
+        gname = T["period_column"][group_period]
         is_time = True
     total = float(res.sum()) if op in ("sum", "count") else None
     n = INTENT.get("top_n")
@@ -305,7 +303,7 @@ elif group_col or group_period:
         if INTENT.get("share") and total:
             headline += " (%s)" % (T["share_of"] % local_num("%.1f" % (100.0 * ordered.iloc[0] / total)))
         if len(ordered) > 1:
-            headline += "; %s: %s (%s)" % ({"en": "next", "es": "le sigue"}[LANG], ordered.index[1], fmt(ordered.iloc[1]))
+            headline += "; %s: %s (%s)" % (T["next"], ordered.index[1], fmt(ordered.iloc[1]))
         headline += "."
     else:
         items = []
@@ -318,7 +316,7 @@ elif group_col or group_period:
                                (" (%s)" % filter_text) if filters else "")
         if n:
             lead = "%s %d %s %s" % (T["bottom"] if INTENT.get("lowest") else T["top"], int(n), gname,
-                                    ({"en": "by ", "es": "por "}[LANG]) + op_text)
+                                    T["by"] + " " + op_text)
         headline = "%s: %s%s." % (lead, ", ".join(items[:12]), " ..." if len(items) > 12 else "")
         if total is not None and not n:
             headline += " %s: %s." % (T["total"][0].upper() + T["total"][1:], fmt(total))
@@ -381,7 +379,7 @@ headline = say("%s: %s.\n\n%s" % (T["computed"], plan_text(), headline), ASCII)
 report = ["# %s" % T["title"], "", "**%s:** %s" % (T["question"], CONFIG["request"].strip()), "",
           "**%s:** %s" % (T["answer"], headline), "", "## %s" % T["result"], "",
           md_table(list(table.columns), table.head(50).values.tolist()), "", "## %s" % T["method"], "",
-          "- %s: %s" % ({"en": "File", "es": "Archivo"}[LANG], CONFIG["input"]),
+          "- %s: %s" % (T["file"], CONFIG["input"]),
           "- " + T["used"] % (len(d), n_all, filter_text)]
 if group_col or group_period:
     report.append("- " + T["grouped"] % (group_col or group_period, T[op], measure or T["rows"]))
@@ -389,8 +387,7 @@ else:
     report.append("- " + T["overall"] % (T[op], measure or T["rows"]))
 for note in notes:
     report.append("- " + note)
-report += ["", {"en": "Computed by the built-in offline analyst (rule-based, not an LLM) with pandas.",
-                "es": "Calculado por el analista sin conexi\u00f3n integrado (basado en reglas, no un LLM) con pandas."}[LANG]]
+report += ["", T["computed_with_pandas"]]
 out = dict(OUT)
 if not fig_ok:
     out.pop("png", None)

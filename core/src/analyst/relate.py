@@ -140,7 +140,7 @@ else:
         ax.set_xticks(list(range(0, len(series), step)))
         ax.set_xticklabels([say(labels[series.index[i]], ASCII) for i in range(0, len(series), step)], rotation=30, ha="right")
         ax.set_ylabel(say(m, ASCII))
-        ax.set_title(cap(say("%s: %s %s %s" % (T["title_trend"], m, {"en": "per", "es": "por"}[LANG], pw), ASCII)))
+        ax.set_title(cap(say("%s: %s %s %s" % (T["title_trend"], m, T["per"], pw), ASCII)))
         ax.legend()
         method = T["method_trend"] % (how_word, pw, pw)
         title = T["title_trend"]
@@ -156,7 +156,7 @@ else:
     report = ["# %s" % title, "", "**%s:** %s" % (T["question"], CONFIG["request"].strip()), "",
               "**%s:** %s" % (T["answer"], headline), "", "## %s" % T["result"], "",
               md_table(list(table.columns), table.head(60).values.tolist()), "", "## %s" % T["method"], "",
-              "- %s: %s" % ({"en": "File", "es": "Archivo"}[LANG], CONFIG["input"]), "- " + method]
+              "- %s: %s" % (T["file"], CONFIG["input"]), "- " + method]
     report += ["- " + n for n in notes]
     files = finish_outputs(OUT, table, fig, report, ASCII)
     print(headline)

@@ -20,6 +20,7 @@ use super::profile::Table;
 use super::request::{Lang, Recognised, Skill};
 use super::scripts::compose_skill;
 use super::stat_plan::StatPlan;
+use super::texts;
 
 pub(super) const PROFILE_PY: &str = include_str!("profile.py");
 pub(super) const AGGREGATE_PY: &str = include_str!("aggregate.py");
@@ -174,65 +175,21 @@ pub(super) fn inspect_narration(lang: Lang) -> String {
 
 /// The answer to a request no skill covers (followed by the data profile).
 pub fn cannot_text(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "I cannot answer that: I am the built-in offline analyst, a rule-based planner \
-(not an LLM), and this request is outside what I can do. What I can do with your files:\n\
-- describe a file: \"What is in this file?\"\n\
-- totals, averages, counts, minimum or maximum by a category or a period, top N, share of total, \
-change between periods: \"Which region had the highest total revenue in February?\"\n\
-- the correlation between two columns, or a trend over time: \"Is temperature correlated with \
-humidity?\", \"What is the trend of visits per week?\"\n\
-- abnormal events in a time series: \"Find anomalies in the energy use\".\n\
-For anything else, configure a model: set OPENAI_API_KEY and pass --model openai:MODEL, set \
-ANTHROPIC_API_KEY and pass --model anthropic:MODEL, or run a local model with --model ollama:MODEL; \
-in the desktop app, open Settings.\n\nMeanwhile, here is a profile of the data.",
-        Lang::Es => "No puedo responder a eso: soy el analista sin conexión integrado, un planificador \
-basado en reglas (no un LLM), y esta petición queda fuera de lo que sé hacer. Lo que puedo hacer con sus archivos:\n\
-- describir un archivo: \"¿Qué hay en este archivo?\"\n\
-- totales, medias, recuentos, mínimos o máximos por categoría o por periodo, los N primeros, \
-porcentaje del total, cambio entre periodos: \"¿Qué región tuvo más ventas en febrero?\"\n\
-- la correlación entre dos columnas o la tendencia en el tiempo: \"¿Está la temperatura \
-relacionada con la humedad?\", \"¿Cuál es la tendencia de las visitas por semana?\"\n\
-- eventos anómalos en una serie temporal: \"Busca anomalías en el consumo\".\n\
-Para todo lo demás, configure un modelo: defina OPENAI_API_KEY y use --model openai:MODELO, \
-defina ANTHROPIC_API_KEY y use --model anthropic:MODELO, o un modelo local con --model ollama:MODELO; \
-en la aplicación de escritorio, abra Ajustes (Settings).\n\nMientras tanto, este es un perfil de los datos.",
-    }
+    texts::plan(lang, "cannot")
 }
 
 /// What the analyst says when a question could not be answered from the data.
 pub(super) fn fallback_note(lang: Lang, why: &str) -> String {
-    match lang {
-        Lang::En => format!(
-            "I could not answer this question from the data ({why}). Here is a profile of the data \
-             instead, so you can see which columns and values there are; name them in the question."
-        ),
-        Lang::Es => format!(
-            "No pude responder a esta pregunta con los datos ({why}). Este es un perfil de los datos, \
-             para ver qué columnas y valores hay; nómbrelos en la pregunta."
-        ),
-    }
+    texts::plan(lang, "fallback_note").replace("{why}", why)
 }
 
 /// What introduces the answer in the format a ticket asked for.
 pub(super) fn in_the_format(lang: Lang) -> &'static str {
-    lang.pick(
-        "The answer in the format asked:",
-        "La respuesta en el formato pedido:",
-    )
+    texts::plan(lang, "in_the_format")
 }
 
 fn footer(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => "(Built-in offline analyst: rule-based, not an LLM. It describes files, computes everyday \
-statistics as asked (stating what it computed), answers totals, averages, counts, top N, shares and changes by \
-category or period, measures correlations and trends, and finds anomalies in time series. For other questions configure a model: --model openai:MODEL with OPENAI_API_KEY, \
---model anthropic:MODEL with ANTHROPIC_API_KEY, or --model ollama:MODEL; in the desktop app, Settings.)",
-        Lang::Es => "(Analista sin conexión integrado: basado en reglas, no un LLM. Describe archivos, calcula \
-las estadísticas habituales tal como se piden (diciendo qué calculó), totales, medias, recuentos, los N primeros, porcentajes y cambios por categoría o periodo, mide correlaciones y \
-tendencias y busca anomalías en series temporales. Para otras preguntas configure un modelo: --model openai:MODELO \
-con OPENAI_API_KEY, --model anthropic:MODELO con ANTHROPIC_API_KEY o --model ollama:MODELO; en la aplicación, Ajustes.)",
-    }
+    texts::plan(lang, "footer")
 }
 
 fn cell(v: &Value, lang: Lang) -> String {

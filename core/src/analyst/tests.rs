@@ -61,7 +61,9 @@ async fn a_follow_up_gets_its_own_skill() {
     ran(&mut poem, &r, &format!("SANDALYST_ANSWER {out}"));
     let text = final_answer(&step(&mut model, &poem, &tools()).await);
     assert!(text.starts_with("I cannot answer that"), "{text}");
-    assert!(text.contains("--model openai:MODEL") && text.contains("input/x.csv: 3 rows"));
+    assert!(
+        text.contains("Settings in the app, or --model") && text.contains("input/x.csv: 3 rows")
+    );
     assert!(!text.contains("anomalies.csv") && !text.contains("Found "));
 }
 
