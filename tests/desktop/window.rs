@@ -344,7 +344,8 @@ async fn the_menu_keys_do_what_the_buttons_do() {
     .await;
 
     // Edit > Copy on a table's cells: the page's own copy handler still runs (the
-    // exact values, not the rounded ones shown), and Paste puts them in the request box.
+    // columns' names, then the exact values, not the rounded ones shown), and Paste
+    // puts them in the request box.
     press(&display, "ctrl+shift+e");
     app.wait_js(
         "return document.querySelectorAll('#preview td[data-exact]').length > 2",
@@ -355,7 +356,8 @@ async fn the_menu_keys_do_what_the_buttons_do() {
         .js("const tds = [...document.querySelectorAll('#preview tbody tr')][1].querySelectorAll('td[data-exact]');
              const r = document.createRange(); r.setStartBefore(tds[0]); r.setEndAfter(tds[tds.length - 1]);
              const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-             return [...tds].map(td => td.dataset.exact).join('\t')")
+             const names = [...document.querySelectorAll('#preview thead tr:first-child th:not(.rownum)')].map(th => th.title);
+             return names.join('\t') + '\n' + [...tds].map(td => td.dataset.exact).join('\t')")
         .await;
     let exact = exact.as_str().unwrap().to_string();
     press(&display, "ctrl+c");

@@ -118,7 +118,7 @@ export class TableView {
     this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
     // Rows in view depend on the height, known only once the table is on screen.
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(this.scroller);
-    this.table.addEventListener('copy', (e) => copyExact(e, this.table));
+    this.table.addEventListener('copy', (e) => copyExact(e, this.table, this.headers));
     this.jump.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') { e.preventDefault(); this.goTo(Number(this.jump.value) - 1); }
     });
@@ -294,16 +294,37 @@ function valueCell(v, formula = false) {
   return h('td', { title: exact, class: num ? 'num' : null, dataset: { exact } }, text);
 }
 
-/// Copying cells of the table copies their exact values, a row per line, tab-separated.
-function copyExact(e, table) {
+/// A cell as TSV: quoted (quotes doubled) when it holds a tab, a line break or a quote,
+/// the way spreadsheets write and paste it.
+export function tsvField(v) {
+  const s = String(v ?? '');
+  return /[\t\n\r"]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/// Selected cells as TSV: a line of their columns' names, then a line per row; `rows`
+/// holds each row's selected cells as [column index, exact value].
+export function selectionTsv(headers, rows) {
+  const cols = [...new Set(rows.flatMap((r) => r.map(([j]) => j)))].sort((a, b) => a - b);
+  const lines = [cols.map((j) => tsvField(headers[j])).join('\t')];
+  for (const r of rows) {
+    const byCol = new Map(r);
+    lines.push(cols.map((j) => tsvField(byCol.get(j))).join('\t'));
+  }
+  return lines.join('\n');
+}
+
+/// Copying cells of the table copies their exact values with their columns' names.
+function copyExact(e, table, headers) {
   const sel = window.getSelection();
   if (!sel || sel.isCollapsed || !e.clipboardData) return;
   const rows = [];
   for (const tr of table.querySelectorAll('tbody tr')) {
-    const cells = [...tr.querySelectorAll('td[data-exact]')].filter((td) => sel.containsNode(td, true));
-    if (cells.length) rows.push(cells.map((td) => td.dataset.exact).join('\t'));
+    const cells = [...tr.querySelectorAll('td[data-exact]')]
+      .map((td, j) => [j, td])
+      .filter(([, td]) => sel.containsNode(td, true));
+    if (cells.length) rows.push(cells.map(([j, td]) => [j, td.dataset.exact]));
   }
   if (!rows.length) return;
-  e.clipboardData.setData('text/plain', rows.join('\n'));
+  e.clipboardData.setData('text/plain', selectionTsv(headers, rows));
   e.preventDefault();
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // vtable.js imports dom.js, which touches `document` only when called.
-import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX, pageEntry, rowsOf } from '../js/vtable.js';
+import { contentHeight, firstRowAt, scrollTopFor, visibleRange, pagesFor, PageCache, MAX_SCROLL_PX, pageEntry, rowsOf, tsvField, selectionTsv } from '../js/vtable.js';
 
 test('small tables scroll one row per row height', () => {
   assert.equal(contentHeight(100, 26), 2600);
@@ -65,4 +65,18 @@ test('a page of a view keeps its rows\' numbers in the file and its formula-like
   const plain = pageEntry({ rows: [['a']], offset: 0, total_rows: 1 });
   assert.equal(plain.rowNumbers, null);
   assert.equal(plain.formulas.size, 0);
+});
+
+test('copied cells are TSV with their columns\' names, quoted where a cell needs it', () => {
+  assert.equal(tsvField('plain'), 'plain');
+  assert.equal(tsvField('a\tb'), '"a\tb"');
+  assert.equal(tsvField('two\nlines'), '"two\nlines"');
+  assert.equal(tsvField('say "hi"'), '"say ""hi"""');
+  assert.equal(tsvField(null), '');
+  const headers = ['city', 'note', 'kWh'];
+  // Two rows, the second column and the third selected; the header says which.
+  const rows = [[[1, 'ok'], [2, '12.5']], [[1, 'a\tb'], [2, '7']]];
+  assert.equal(selectionTsv(headers, rows), 'note\tkWh\nok\t12.5\n"a\tb"\t7');
+  // A row with fewer selected cells keeps the columns in place.
+  assert.equal(selectionTsv(headers, [[[0, 'Bilbao'], [2, '3']], [[2, '4']]]), 'city\tkWh\nBilbao\t3\n\t4');
 });
