@@ -75,6 +75,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         explore_page,
         explore_summary,
         explore_code,
+        explore_save_csv,
         export_session,
         export_report,
         save_file,
@@ -298,6 +299,23 @@ pub async fn explore_code(
 ) -> Result<explore::Code> {
     let input = input.unwrap_or(false);
     state.app.explore_code(&session_id, path, input, view).await
+}
+
+/// Every row of the view saved as CSV where the person chose; the rows written.
+#[tauri::command]
+pub async fn explore_save_csv(
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    path: String,
+    input: Option<bool>,
+    view: explore::ViewSpec,
+    dest: String,
+) -> Result<usize> {
+    let input = input.unwrap_or(false);
+    state
+        .app
+        .explore_save_csv(&session_id, path, input, view, dest.into())
+        .await
 }
 
 // ---- sessions ----

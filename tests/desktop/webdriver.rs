@@ -1420,6 +1420,33 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
         );
     }
 
+    // Save view as CSV: the toolbar offers it; its command writes every kept row in the
+    // view's order (the dialog is native, so the test names the destination).
+    app.wait_js("return [...document.querySelectorAll('#preview .explorer-bar button')].some(b => b.innerText === 'Save view as CSV')", 10).await;
+    let session_id = app
+        .js("return document.querySelector('.h-item.current').dataset.id")
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dest = work.path().join("orders_view.csv");
+    let view = json!({"filters": [{"column": 2, "op": "range", "min": "10", "max": "20"}],
+                      "sort": [{"column": 1}, {"column": 2, "descending": true}]});
+    let saved = app
+        .c()
+        .execute_async(
+            &format!("const [done] = arguments; window.__TAURI__.core.invoke('explore_save_csv', {{sessionId: {session_id:?}, path: 'orders.csv', input: true, view: {view}, dest: {:?}}}).then(done, e => done('error: ' + e))", dest.to_str().unwrap()),
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(saved, json!(expected.len()), "{saved}");
+    let mut want = String::from("id,region,units,day\n");
+    for (id, region, units, day) in &expected {
+        want.push_str(&format!("{id},{region},{},{day}\n", units.unwrap()));
+    }
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), want);
+
     // Ask about this view: a sentence and pandas code in the ask box.
     app.js("[...document.querySelectorAll('#preview .explorer-bar button')].find(b => b.innerText === 'Ask about this view').click(); return true").await;
     app.wait_js(

@@ -8,7 +8,7 @@
 import { h, clear } from './dom.js';
 import { count, readableCell } from './format.js';
 import { TableView } from './vtable.js';
-import { invoke } from './api.js';
+import { invoke, pickSave } from './api.js';
 import { copyText } from './markdown.js';
 import * as m from './explore_model.js';
 
@@ -103,7 +103,8 @@ export class Explorer {
     this.keptEl.classList.add('kept');
     this.askBtn = h('button', { class: 'small ghost', title: 'Put this view (filters and sort) in the ask box as a sentence and pandas code', onclick: () => this.ask() }, 'Ask about this view');
     this.codeBtn = h('button', { class: 'small ghost', title: 'Copy pandas code that selects the rows of this view', onclick: () => this.copyCode() }, 'Copy as code');
-    this.toolbar = h('div', { class: 'explorer-bar' }, this.summaryBtn, this.chips, h('span', { class: 'spacer' }), this.askBtn, this.codeBtn);
+    this.saveBtn = h('button', { class: 'small ghost', title: 'Save every row of this view (its filters and sort) as a CSV file', onclick: () => this.saveCsv() }, 'Save view as CSV');
+    this.toolbar = h('div', { class: 'explorer-bar' }, this.summaryBtn, this.chips, h('span', { class: 'spacer' }), this.askBtn, this.codeBtn, this.saveBtn);
     this.el.append(this.toolbar, this.tv.el);
     this.el.addEventListener('keydown', (e) => { if (e.key === 'Escape' && this.panel) { e.stopPropagation(); this.closePanel(); } });
   }
@@ -299,6 +300,17 @@ export class Explorer {
     try {
       const code = await this.code();
       document.dispatchEvent(new CustomEvent('sandalyst:ask-view', { detail: { text: m.askText(code) } }));
+    } catch (e) { this.tv.info.textContent = String(e); }
+  }
+
+  async saveCsv() {
+    try {
+      const base = this.path.split('/').pop().replace(/\.[^.]*$/, '');
+      const suffix = this.view.filters.length || this.view.sort.length ? '_view' : '';
+      const dest = await pickSave(`${base}${suffix}.csv`, [{ name: 'CSV table', extensions: ['csv'] }], 'Save the view as');
+      if (!dest) return;
+      const rows = await invoke('explore_save_csv', { ...this.args(), dest });
+      this.tv.info.textContent = `Saved ${count(rows)} rows to ${dest}`;
     } catch (e) { this.tv.info.textContent = String(e); }
   }
 

@@ -31,6 +31,10 @@ pub fn summary(file: &Path, view: &ViewSpec) -> anyhow::Result<Summary> {
     explore::summary(file, view)
 }
 
+pub fn save_csv(file: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
+    explore::save_csv(file, view, dest)
+}
+
 pub fn code(file: &Path, rel: &str, input: bool, view: &ViewSpec) -> anyhow::Result<Code> {
     explore::code(file, &python_path(rel, input), view)
 }

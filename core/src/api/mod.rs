@@ -434,6 +434,21 @@ impl App {
         blocking(move || explore::code(&file, &path, input, &view)).await
     }
 
+    /// Every row of a view (its filters and sort) saved as CSV at `dest`, which the
+    /// person chose in a save dialog. Returns the rows written.
+    pub async fn explore_save_csv(
+        &self,
+        id: &SessionId,
+        path: String,
+        input: bool,
+        view: crate::explore::ViewSpec,
+        dest: std::path::PathBuf,
+    ) -> Result<usize, Error> {
+        exports::absolute(&dest)?;
+        let file = self.table_file(id, &path, input).await?;
+        blocking(move || explore::save_csv(&file, &view, &dest)).await
+    }
+
     // ---- asks --------------------------------------------------------------------------
 
     /// Ask `session` with `model`; the ask's events come from [`Ask::follow`], and

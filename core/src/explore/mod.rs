@@ -33,6 +33,7 @@ pub(crate) mod code;
 mod filter;
 mod json;
 mod parquet;
+mod save;
 mod sheet;
 pub mod sort;
 pub mod source;
@@ -56,6 +57,7 @@ pub use summary::{Bin, ColumnSummary, Summary, Value};
 use crate::artifacts::csv_index;
 use crate::artifacts::table::MAX_PAGE_ROWS;
 use filter::Filters;
+pub use save::save_csv;
 use source::{bad, FileKey, Table};
 
 /// A page of a view.
