@@ -177,7 +177,7 @@ fn the_offline_analyst_answers_the_reference_case_then_says_what_it_cannot_do() 
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("output/anomaly_report.md"), "{stdout}");
     assert!(
-        stdout.contains("not an LLM") && stdout.contains("configure a"),
+        stdout.contains("not an LLM") && stdout.contains("choose a model"),
         "{stdout}"
     );
 }

@@ -356,10 +356,12 @@ async fn the_menu_keys_do_what_the_buttons_do() {
         .js("const tds = [...document.querySelectorAll('#preview tbody tr')][1].querySelectorAll('td[data-exact]');
              const r = document.createRange(); r.setStartBefore(tds[0]); r.setEndAfter(tds[tds.length - 1]);
              const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-             const names = [...document.querySelectorAll('#preview thead tr:first-child th:not(.rownum)')].map(th => th.title);
-             return names.join('\t') + '\n' + [...tds].map(td => td.dataset.exact).join('\t')")
+             return [...tds].map(td => td.dataset.exact).join('\t')")
         .await;
-    let exact = exact.as_str().unwrap().to_string();
+    // The columns' names first, as the file's header has them.
+    let header = std::fs::read_to_string(&csv).unwrap();
+    let header = header.lines().next().unwrap().replace(',', "\t");
+    let exact = format!("{header}\n{}", exact.as_str().unwrap());
     press(&display, "ctrl+c");
     app.js("const p = document.querySelector('#prompt'); p.value = ''; p.focus(); return true")
         .await;
