@@ -216,6 +216,17 @@ impl App {
         self.client.as_ref().unwrap()
     }
 
+    /// One of the app's commands as the page calls it: its value, or "error: ...".
+    async fn invoke(&self, cmd: &str, args: Value) -> Value {
+        self.c()
+            .execute_async(
+                &format!("const [done] = arguments; window.__TAURI__.core.invoke({cmd:?}, {args}).then(done, e => done('error: ' + e))"),
+                vec![],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+    }
+
     async fn js(&self, script: &str) -> Value {
         self.c()
             .execute(script, vec![])
@@ -1240,13 +1251,11 @@ async fn answers_as_rich_text_and_the_plots_pane() {
     // Saved where the dialog would say: the SVG twin, through the pane's command.
     let dest = work.path().join("trend-copy.svg");
     let saved = app
-        .c()
-        .execute_async(
-            &format!("const [done] = arguments; window.__TAURI__.core.invoke('save_file', {{sessionId: {session_id:?}, path: 'outputs/trend.svg', dest: {:?}}}).then(done, e => done('error: ' + e))", dest.to_str().unwrap()),
-            vec![],
+        .invoke(
+            "save_file",
+            json!({"sessionId": session_id, "path": "outputs/trend.svg", "dest": dest}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(saved, json!(dest.to_str().unwrap()));
     assert!(std::fs::read_to_string(&dest).unwrap().contains("<svg"));
     // Copy image: the PNG goes to the clipboard.
@@ -1433,13 +1442,11 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
     let view = json!({"filters": [{"column": 2, "op": "range", "min": "10", "max": "20"}],
                       "sort": [{"column": 1}, {"column": 2, "descending": true}]});
     let saved = app
-        .c()
-        .execute_async(
-            &format!("const [done] = arguments; window.__TAURI__.core.invoke('explore_save_csv', {{sessionId: {session_id:?}, path: 'orders.csv', input: true, view: {view}, dest: {:?}}}).then(done, e => done('error: ' + e))", dest.to_str().unwrap()),
-            vec![],
+        .invoke(
+            "explore_save_csv",
+            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(saved, json!(expected.len()), "{saved}");
     let mut want = String::from("id,region,units,day\n");
     for (id, region, units, day) in &expected {
