@@ -819,8 +819,11 @@ def f3(x):
     return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else ("%.4g" % x)
 
 
-def pct_cell(p):
-    return ("%+.0f" % p) if p is not None else "-"
+def pct_cell(p, drop=False):
+    """A percentage of the expected: signed, or a drop's shortfall as its size."""
+    if p is None:
+        return "-"
+    return ("%.0f" % -p) if drop else ("%+.0f" % p)
 
 
 def pod_text(pod):
@@ -839,9 +842,11 @@ if events:
     L.append(plural(len(events), T["n_found"]) % (len(events), int(valid.sum()), INTERVAL_WORD, YCOL))
     L.append("")
     for e in events:
-        L.append(T["summary_line"] % (
+        drop = e["direction"] == "drop"  # said as its lowest reading and its shortfall
+        L.append(T["summary_line_drop" if drop else "summary_line"] % (
             e["event_id"], e["when"], hours_text(e["duration_hours"]), T["dir"][e["direction"]], f3(e["peak_value"]), U,
-            f3(e["expected_at_peak"]), U, e["peak_z"], e["excess_energy"], EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"])))
+            f3(e["expected_at_peak"]), U, e["peak_z"], -e["excess_energy"] if drop else e["excess_energy"],
+            EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"], drop)))
 else:
     L.append(T["none_found"])
 L.append("")
@@ -897,11 +902,13 @@ if events:
     for e in events:
         L.append(T["e_head"] % (e["event_id"], T["dir"][e["direction"]], e["when"]))
         L.append("")
-        L.append(T["e_duration"] % (
+        drop = e["direction"] == "drop"
+        L.append(T["e_duration_drop" if drop else "e_duration"] % (
             hours_text(e["duration_hours"]), e["readings"], (T["e_missing"] % e["missing_readings"]) if e["missing_readings"] else "",
             e["peak_time"], f3(e["peak_value"]), U, f3(e["expected_at_peak"]), U, e["peak_z"]))
-        L.append(T["e_mean"] % (f3(e["mean_value"]), U, f3(e["mean_expected"]), U, e["excess_energy"],
-                                EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"])))
+        L.append(T["e_mean_drop" if drop else "e_mean"] % (
+            f3(e["mean_value"]), U, f3(e["mean_expected"]), U, -e["excess_energy"] if drop else e["excess_energy"],
+            EXCESS_UNIT_TEXT, pct_cell(e["excess_pct"], drop)))
         L.append(T["e_why"] % e["explanation_text"])
         L.append("")
 else:

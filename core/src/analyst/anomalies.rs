@@ -39,6 +39,8 @@ pub(super) struct Words {
     none: String,
     found: [String; 2],
     event: String,
+    /// A drop: its lowest reading and its shortfall.
+    event_drop: String,
     cause: String,
     more: String,
     ignored: [String; 2],
@@ -291,9 +293,13 @@ fn event_line(
         d => d,
     };
     let excess = n("excess_energy");
-    let excess_text = format!("{}{}", if excess > 0.0 { "+" } else { "" }, fmt_num(excess));
+    let drop = es("direction") == "drop";
+    let excess_text = match drop {
+        true => fmt_num(-excess),
+        false => format!("{}{}", if excess > 0.0 { "+" } else { "" }, fmt_num(excess)),
+    };
     let mut line = fill(
-        &w.event,
+        if drop { &w.event_drop } else { &w.event },
         &[
             &e.get("event_id")
                 .and_then(Value::as_u64)
@@ -309,8 +315,10 @@ fn event_line(
             excess_unit,
         ],
     );
-    if let Some(p) = num(e.get("excess_pct")) {
-        line.push_str(&format!(" ({p:+.0} %)"));
+    match num(e.get("excess_pct")) {
+        Some(p) if drop => line.push_str(&format!(" ({:.0} %)", -p)),
+        Some(p) => line.push_str(&format!(" ({p:+.0} %)")),
+        None => {}
     }
     if !es("cause").is_empty() {
         line.push_str(&fill(&w.cause, &[es("cause")]));
