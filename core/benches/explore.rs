@@ -99,7 +99,7 @@ fn generate(dir: &Path, rows: u64) -> (PathBuf, PathBuf) {
         let tmp = pq.with_extension("tmp");
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(1 << 20)
+            .set_max_row_group_row_count(Some(1 << 20))
             .build();
         let mut g = RowGen {
             x: 0x2545_F491_4F6C_DD1D,

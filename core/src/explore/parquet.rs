@@ -330,7 +330,8 @@ fn kind_of(t: &DataType) -> Kind {
 impl ParquetTable {
     pub fn open(path: &Path) -> anyhow::Result<ParquetTable> {
         let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let options = ArrowReaderOptions::new().with_page_index(true);
+        let options = ArrowReaderOptions::new()
+            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
         let unreadable = || format!("{} cannot be read as a Parquet file", path.display());
         let meta = ArrowReaderMetadata::load(&file, options.clone()).with_context(unreadable)?;
         let meta = match dictionary_schema(&meta) {

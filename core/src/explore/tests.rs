@@ -871,7 +871,7 @@ fn parquet_dictionaries_and_typed_numbers_summarize_as_plain_text_does() {
     let write = |name: &str, dictionaries: bool| {
         let p = dir.path().join(name);
         let props = ::parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_size(1_000)
+            .set_max_row_group_row_count(Some(1_000))
             .set_dictionary_enabled(dictionaries)
             // `note` falls back to plain pages: it must stay plain.
             .set_dictionary_page_size_limit(256)
@@ -1076,7 +1076,7 @@ fn other_files_are_refused_in_words() {
 /// `batch` as a Parquet file at `p`, in row groups of `group_rows`.
 fn write_parquet(p: &Path, batch: &arrow_array::RecordBatch, group_rows: usize) {
     let props = ::parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(group_rows)
+        .set_max_row_group_row_count(Some(group_rows))
         .build();
     let mut w = ::parquet::arrow::ArrowWriter::try_new(
         std::fs::File::create(p).unwrap(),
