@@ -410,7 +410,9 @@ mod tests {
             tar.append_data(&mut header, path, data).unwrap();
         }
         let labels = HashMap::from([(LABEL_METHOD, "test".to_string())]);
-        let tag = "sandalyst-build-probe:test";
+        // A tag of this process's own: another test run on the same engine builds and
+        // removes its own probe.
+        let tag = &format!("sandalyst-build-probe:test-{}", std::process::id());
         let lines = std::sync::Mutex::new(Vec::new());
         let progress = |l: &str| lines.lock().unwrap().push(l.to_string());
         build_context(&docker, tar.into_inner().unwrap(), tag, &labels, &progress)
