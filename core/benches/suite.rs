@@ -1,6 +1,7 @@
 //! Issue 11's figures, each beside a baseline measured in the same run, as the tables of
 //! BENCHMARKS.md. Run it through `scripts/bench.sh` (`--tiny`, default small, `--full`),
-//! or `cargo bench --bench suite -- [--tiny|--full]`.
+//! or `cargo bench --bench suite -- [--tiny|--full]`. Issue 38's table, runc beside
+//! gVisor, only when asked for: `scripts/bench.sh --isolation` (section `isolation`).
 //!
 //! Baselines: `docker run --rm IMAGE python3 -c pass` for what waits on the sandbox,
 //! `docker cp` of the same file for staging, Python's `csv` module reading the whole
