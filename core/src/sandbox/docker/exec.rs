@@ -264,16 +264,16 @@ impl DockerSandbox {
 }
 
 /// The shell call's wrapper (`sh -c WRAPPER COMMAND`). Its first line on stderr is its
-/// pid, the id of the process group the command runs in, so that the whole group
-/// (background children too) can be killed at the time limit, on cancel and when the
-/// call ends. Docker's exec (runc and gVisor alike) starts the wrapper as the leader of
+/// pid (before anything that could write there), the id of the process group the
+/// command runs in, so that the whole group (background children too) can be killed at
+/// the time limit, on cancel and when the call ends. Docker's exec (runc and gVisor alike) starts the wrapper as the leader of
 /// its own session and group: it then replaces itself with `sh -c COMMAND` and the time
 /// limit is this process's to enforce. Elsewhere `timeout` makes itself the leader (and
 /// enforces the limit in the container too). Under gVisor each process a call starts
 /// costs about 25 ms, and `timeout` about 65 ms more (BENCHMARKS.md, Issue 38).
 fn shell_wrapper(timeout: Duration) -> String {
     format!(
-        "read -r _ _ _ _ g _ </proc/$$/stat; echo $$ >&2; \
+        "echo $$ >&2; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat; \
          [ \"$g\" = \"$$\" ] && exec sh -c \"$0\"; \
          exec timeout -s KILL {} sh -c \"$0\"",
         timeout.as_secs().max(1)
