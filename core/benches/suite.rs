@@ -1049,7 +1049,7 @@ async fn isolation(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> 
             let ready = loop {
                 match rx.try_recv() {
                     Ok(e) => {
-                        if let EventKind::Setup(SetupStage::SandboxReady { millis }) = e.kind {
+                        if let EventKind::Setup(SetupStage::SandboxReady { millis, .. }) = e.kind {
                             break Duration::from_millis(millis);
                         }
                     }
