@@ -6,27 +6,39 @@
 #   scripts/bench.sh --full   the issue's sizes (1M- and 10M-row tables, 1 GB staged),
 #                             then the detailed `sandbox` and `session` benches
 #   scripts/bench.sh --tiny   proves the bench runs (the test suite does the same)
+#   scripts/bench.sh --isolation [--tiny]
+#                             issue 38's table alone: sandbox ready, the first pandas
+#                             cell, a shell call and the reference case under runc and
+#                             under gVisor (runsc), cold and warm, beside a plain
+#                             `docker run --runtime=...` of the image (about 3 minutes
+#                             a round; SANDALYST_BENCH_N rounds, 3 by default)
 #
 # Needs Docker and the sandbox image (scripts/setup.sh); SANDALYST_IMAGE picks another
 # image, SANDALYST_BENCH_NO_DOCKER=1 measures only what needs no engine,
-# SANDALYST_BENCH_ONLY=tables|loop|reference|staging one table alone,
+# SANDALYST_BENCH_ONLY=tables|loop|reference|staging|isolation one table alone,
 # SANDALYST_BENCH_N=7 more repetitions than the size's own.
 set -eu
 cd "$(dirname "$0")/.."
 SIZE=""
-case "${1:-}" in
---full | --tiny) SIZE="$1" ;;
-"" | --small) ;;
-*)
-    echo "usage: scripts/bench.sh [--tiny | --small | --full]" >&2
-    exit 2
-    ;;
-esac
+for arg in "$@"; do
+    case "$arg" in
+    --full | --tiny) SIZE="$arg" ;;
+    --small) ;;
+    --isolation)
+        SANDALYST_BENCH_ONLY=isolation
+        export SANDALYST_BENCH_ONLY
+        ;;
+    *)
+        echo "usage: scripts/bench.sh [--tiny | --small | --full] [--isolation]" >&2
+        exit 2
+        ;;
+    esac
+done
 [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(docker version --format 'Docker {{.Server.Version}}' 2>/dev/null || echo 'no Docker')" >&2
 # `cargo bench` builds the release profile (and the `sandalyst` binary the cold runs use).
 cargo bench -q -p sandalyst --bench suite -- $SIZE
-if [ "$SIZE" = "--full" ]; then
+if [ "$SIZE" = "--full" ] && [ "${SANDALYST_BENCH_ONLY:-}" != isolation ]; then
     echo
     echo "### Sandbox detail (cargo bench --bench sandbox)"
     cargo bench -q -p sandalyst --bench sandbox

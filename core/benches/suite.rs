@@ -1,6 +1,7 @@
 //! Issue 11's figures, each beside a baseline measured in the same run, as the tables of
 //! BENCHMARKS.md. Run it through `scripts/bench.sh` (`--tiny`, default small, `--full`),
-//! or `cargo bench --bench suite -- [--tiny|--full]`.
+//! or `cargo bench --bench suite -- [--tiny|--full]`. Issue 38's table, runc beside
+//! gVisor, only when asked for: `scripts/bench.sh --isolation` (section `isolation`).
 //!
 //! Baselines: `docker run --rm IMAGE python3 -c pass` for what waits on the sandbox,
 //! `docker cp` of the same file for staging, Python's `csv` module reading the whole
@@ -874,9 +875,315 @@ fn long_history(tokens: u64) -> Vec<Item> {
     items
 }
 
+/// Issue 38: one isolation runtime's side of the side-by-side table.
+#[derive(Clone, Copy, PartialEq)]
+enum Runtime {
+    Runc,
+    Gvisor,
+}
+
+impl Runtime {
+    fn arg(self) -> &'static str {
+        match self {
+            Runtime::Runc => "runc",
+            Runtime::Gvisor => "gvisor",
+        }
+    }
+
+    fn docker(self) -> &'static str {
+        match self {
+            Runtime::Runc => "runc",
+            Runtime::Gvisor => "runsc",
+        }
+    }
+
+    fn isolation(self) -> sandalyst::sandbox::Isolation {
+        match self {
+            Runtime::Runc => sandalyst::sandbox::Isolation::Runc,
+            Runtime::Gvisor => sandalyst::sandbox::Isolation::Gvisor,
+        }
+    }
+}
+
+/// Whether the engine has a runtime registered as `runsc` (`docker info`).
+fn runsc_registered() -> bool {
+    Command::new("docker")
+        .args(["info", "--format", "{{json .Runtimes}}"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"runsc\""))
+}
+
+/// `docker run --rm --network none --runtime=RUNTIME IMAGE python3 -c CODE`: the floor
+/// of anything that starts a container and runs Python in it on this engine.
+fn docker_run_python(tag: &str, rt: Runtime, code: &str) -> Duration {
+    time_cmd(Command::new("docker").args([
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        &format!("--runtime={}", rt.docker()),
+        tag,
+        "python3",
+        "-c",
+        code,
+    ]))
+}
+
+/// The cells of the side-by-side table's sessions: read the reference CSV with pandas
+/// (the first import of pandas in a cold kernel), then a shell call.
+const PANDAS_CELL: &str =
+    "import pandas as pd\ndf = pd.read_csv('input/building_energy.csv')\nprint(df.shape)";
+
+fn pandas_then_shell() -> ScriptedModel {
+    ScriptedModel::new([
+        ScriptedModel::python("c1", PANDAS_CELL),
+        Step::Reply(vec![ScriptedModel::call(
+            "c2",
+            "shell",
+            serde_json::json!({ "command": "echo hi" }),
+        )]),
+    ])
+}
+
+/// One ask of [`pandas_then_shell`] in session `s`: from `start` to the first cell's
+/// first output, and each cell's own duration (the kernel's, as the events say).
+struct Timed {
+    first_output: Duration,
+    cells: Vec<Duration>,
+}
+
+async fn timed_ask(s: &Session, start: Instant) -> anyhow::Result<Timed> {
+    let mut h = s.ask("go".into(), Box::new(pandas_then_shell()))?;
+    let (mut first_output, mut cells) = (None, Vec::new());
+    while let Some(e) = h.events.recv().await {
+        match e.kind {
+            EventKind::CellOutput { .. } if first_output.is_none() => {
+                first_output = Some(start.elapsed())
+            }
+            EventKind::CellResult {
+                duration_ms,
+                status,
+                ..
+            } => {
+                anyhow::ensure!(
+                    status == Some(sandalyst::sandbox::ExecStatus::Ok),
+                    "a cell of the isolation bench failed ({status:?})"
+                );
+                cells.push(Duration::from_millis(duration_ms));
+            }
+            _ => {}
+        }
+    }
+    h.outcome().await;
+    anyhow::ensure!(cells.len() == 2, "two cells ran, not {}", cells.len());
+    Ok(Timed {
+        first_output: first_output.unwrap_or_default(),
+        cells,
+    })
+}
+
+/// Issue 38, item 4: sandbox ready, the first pandas cell, a shell call and the
+/// reference case under runc and under gVisor, cold and warm, beside a plain `docker
+/// run` of the same image under each runtime. The runtimes take turns in every round,
+/// so a busy moment of the machine falls on both.
+async fn isolation(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> {
+    let runtimes: Vec<Runtime> = if runsc_registered() {
+        vec![Runtime::Runc, Runtime::Gvisor]
+    } else {
+        println!("\n(no runsc runtime registered with this engine: gVisor's column is left out)");
+        vec![Runtime::Runc]
+    };
+    let mut lines = vec![
+        "\n### runc beside gVisor (issue 38)\n".to_string(),
+        "| what | n | runc | gVisor | gVisor / runc |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    for l in &lines {
+        println!("{l}");
+    }
+    let rows: [&str; 13] = [
+        "floor: `docker run --rm --network none --runtime=R IMAGE python3 -c pass`",
+        "floor: the same, `python3 -c 'import pandas'`",
+        "cold: file added -> sandbox ready (container, kernel, staging; the session's figure)",
+        "cold: first pandas cell (import pandas + read_csv; the cell's own time)",
+        "cold: shell call `echo hi`",
+        "cold: file added, asked at once -> first output of the pandas cell",
+        "warm: first pandas cell (pandas imported while idle)",
+        "warm: shell call `echo hi`",
+        "warm: ask -> first output of the pandas cell",
+        "reference case, scripted Responses model, cold command-line run",
+        "offline analyst, reference case, cold command-line run",
+        "offline analyst, reference case, as an ask in a warm session",
+        "... of which in the cells (their durations summed)",
+    ];
+    // samples[row][runtime]
+    let mut samples: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); 2]; rows.len()];
+    let factory: Arc<dyn SandboxFactory> = Arc::new(DockerFactory);
+    let sessions = Sessions::new(dir.join("isolation-sessions"), factory)?;
+    let input = repo().join("examples/building_energy.csv");
+    let prompt = std::fs::read_to_string(repo().join("examples/anomaly_task.md"))?;
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "unknown".into())
+    };
+    let load_before = load();
+    for round in 0..plan.n {
+        for (k, &rt) in runtimes.iter().enumerate() {
+            let mut push = |row: usize, d: Duration| samples[row][k].push(d);
+            push(0, docker_run_python(tag, rt, "pass"));
+            push(1, docker_run_python(tag, rt, "import pandas"));
+            let mut config = SessionConfig::default();
+            config.sandbox.image = tag.to_string();
+            config.sandbox.isolation = rt.isolation();
+
+            // Cold: the file is added (which starts the sandbox) and the question asked
+            // at once; the first cell waits for the sandbox and does the imports.
+            let s = sessions.create(config.clone()).await?;
+            let mut rx = s.subscribe();
+            let start = Instant::now();
+            s.add_files(vec![input.clone()]).await?;
+            let t = timed_ask(&s, start).await?;
+            s.close().await;
+            // The session's own figure, as the window and the command line show it.
+            let ready = loop {
+                match rx.try_recv() {
+                    Ok(e) => {
+                        if let EventKind::Setup(SetupStage::SandboxReady { millis, .. }) = e.kind {
+                            break Duration::from_millis(millis);
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+                    Err(_) => anyhow::bail!("the session said no `sandbox ready`"),
+                }
+            };
+            push(2, ready);
+            push(3, t.cells[0]);
+            push(4, t.cells[1]);
+            push(5, t.first_output);
+            // Long enough for the kernel to import numpy, pandas and pyplot while idle:
+            // twice what the cold cell took for pandas (pyplot is about as much again).
+            let idle = (t.cells[0] * 2).max(Duration::from_secs(if plan.size == Size::Tiny {
+                2
+            } else {
+                6
+            }));
+
+            // Warm: started when the file was added, idle for a moment.
+            let s = sessions.create(config.clone()).await?;
+            s.add_files(vec![input.clone()]).await?;
+            warm_up_for(&s, idle).await;
+            let t = timed_ask(&s, Instant::now()).await?;
+            push(6, t.cells[0]);
+            push(7, t.cells[1]);
+            push(8, t.first_output);
+            s.close().await;
+
+            if plan.size == Size::Tiny {
+                // The reference case's three runs take half a minute a runtime: the
+                // test suite's tiny run proves the rest (and the reference table runs
+                // the same command lines).
+                continue;
+            }
+            let server = WireServer::paced(responses_script(), Duration::ZERO).await;
+            let data = dir.join(format!("iso-scripted-{}-{round}", rt.arg()));
+            let mut c = offline_cli(&data.join("out"), &data);
+            c.args(["--model", "openai:gpt-5.4", "--isolation", rt.arg()])
+                .env("SANDALYST_IMAGE", tag)
+                .env("OPENAI_API_KEY", wire::TEST_KEY)
+                .env("OPENAI_BASE_URL", format!("{}/v1", server.base));
+            push(9, tokio::task::block_in_place(|| time_cmd(&mut c)));
+            anyhow::ensure!(server.received().len() == 3, "three model turns");
+
+            let data = dir.join(format!("iso-offline-{}-{round}", rt.arg()));
+            let mut c = offline_cli(&data.join("out"), &data);
+            c.args(["--isolation", rt.arg()])
+                .env("SANDALYST_IMAGE", tag);
+            push(10, tokio::task::block_in_place(|| time_cmd(&mut c)));
+
+            let s = sessions.create(config.clone()).await?;
+            s.add_files(vec![input.clone()]).await?;
+            warm_up_for(&s, idle).await;
+            let start = Instant::now();
+            let model = sandalyst::analyst::OfflineAnalyst::new();
+            let mut h = s.ask(prompt.clone(), Box::new(model))?;
+            let mut cell_ms = 0;
+            while let Some(e) = h.events.recv().await {
+                if let EventKind::CellResult { duration_ms, .. } = e.kind {
+                    cell_ms += duration_ms;
+                }
+            }
+            let outcome = h.outcome().await;
+            push(11, start.elapsed());
+            push(12, Duration::from_millis(cell_ms));
+            anyhow::ensure!(
+                outcome.outputs.len() >= 3,
+                "the offline analyst made {} outputs",
+                outcome.outputs.len()
+            );
+            s.close().await;
+        }
+    }
+    sessions.close_all().await;
+    let load_after = load();
+    for (what, by) in rows.iter().zip(samples) {
+        let n = by[0].len();
+        if n == 0 {
+            lines.push(format!("| {what} | 0 | (not at tiny size) | | |"));
+            println!("{}", lines.last().unwrap());
+            continue;
+        }
+        let runc = median(by[0].clone());
+        let (gvisor, ratio) = if by[1].is_empty() {
+            ("(no runsc)".to_string(), String::new())
+        } else {
+            let g = median(by[1].clone());
+            (
+                ms(g),
+                format!("{:.2}", g.as_secs_f64() / runc.as_secs_f64().max(1e-9)),
+            )
+        };
+        lines.push(format!(
+            "| {what} | {n} | {} | {gvisor} | {ratio} |",
+            ms(runc)
+        ));
+        println!("{}", lines.last().unwrap());
+    }
+    lines.push(format!(
+        "\n(load average before: {load_before}; after: {load_after}; {} round(s), the runtimes taking turns)",
+        plan.n
+    ));
+    println!("{}", lines.last().unwrap());
+    Ok(Table(lines))
+}
+
+/// [`warm_up`], idle for `idle` after the sandbox is ready.
+async fn warm_up_for(session: &Session, idle: Duration) {
+    let mut rx = session.subscribe();
+    session.warm();
+    while let Ok(e) = rx.recv().await {
+        if matches!(e.kind, EventKind::Setup(SetupStage::SandboxReady { .. })) {
+            break;
+        }
+    }
+    tokio::time::sleep(idle).await;
+}
+
 /// Measures everything at `size`, printing each row as it is measured; returns the
 /// printed lines. `docker`: false leaves out what needs the engine.
+/// `SANDALYST_BENCH_ONLY` names one section (see [`run_sections`]).
 pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
+    let only = std::env::var("SANDALYST_BENCH_ONLY").ok();
+    run_sections(size, docker, only.as_deref()).await
+}
+
+/// [`run`] with `only` one section: tables, loop, reference, staging or isolation. The
+/// isolation table (issue 38) is measured only when asked for.
+pub async fn run_sections(
+    size: Size,
+    docker: bool,
+    only: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
     let plan = Plan::new(size);
     let dir = tempfile::tempdir()?;
     let title = format!(
@@ -888,9 +1195,10 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
         }
     );
     println!("{title}");
-    // SANDALYST_BENCH_ONLY=tables|loop|reference|staging measures that table alone.
-    let only = std::env::var("SANDALYST_BENCH_ONLY").ok();
-    let wanted = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    let wanted = |section: &str| match only {
+        None => section != "isolation",
+        Some(o) => o == section,
+    };
     let mut all = Vec::new();
     if wanted("tables") {
         all.extend(tables(&plan, dir.path())?);
@@ -898,7 +1206,7 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
     if wanted("loop") {
         all.push(loop_overhead(&plan, dir.path()).await?);
     }
-    if docker && (wanted("reference") || wanted("staging")) {
+    if docker && (wanted("reference") || wanted("staging") || wanted("isolation")) {
         let engine = docker::connect().await?;
         let tag = match std::env::var("SANDALYST_IMAGE") {
             Ok(t) => t,
@@ -909,6 +1217,9 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
         }
         if wanted("staging") {
             all.push(staging(&plan, dir.path(), &tag).await?);
+        }
+        if wanted("isolation") {
+            all.push(isolation(&plan, dir.path(), &tag).await?);
         }
     } else if !docker {
         println!("\n(sandbox tables left out)");

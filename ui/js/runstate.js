@@ -429,7 +429,9 @@ export function setupText(ev) {
     case 'staged': return ev.method === 'bind_mount'
       ? `${ev.files} file(s) mounted read-only (no copy).`
       : `${ev.files} file(s) copied into the sandbox${COPY_WHY[ev.reason] ? ` (${COPY_WHY[ev.reason]})` : ''}.`;
-    case 'sandbox_ready': return `Sandbox ready (${(ev.millis / 1000).toFixed(1)} s).`;
+    case 'sandbox_ready': return ev.warm_for_ms == null
+      ? `Sandbox ready (${(ev.millis / 1000).toFixed(1)} s).`
+      : `Sandbox ready, warm: ready for ${(ev.warm_for_ms / 1000).toFixed(1)} s (its start took ${(ev.millis / 1000).toFixed(1)} s).`;
     case 'workspace_restored': return 'The files of the earlier sandbox were restored.';
     case 'sandbox_released': return 'The idle sandbox was released; it comes back on the next ask.';
     default: return ev.stage ? String(ev.stage).replace(/_/g, ' ') : '';

@@ -69,6 +69,9 @@ test('results without streamed output keep the result text; errors and endings r
   assert.match(endingText(s.ending), /^Stopped/);
   assert.equal(endingText({ status: 'max_turns', turns: 25 }), 'Stopped at the turn limit (25)');
   assert.equal(setupText({ stage: 'staging', files: 2, bytes: 10 }), 'Staging 2 file(s) into the sandbox…');
+  assert.equal(setupText({ stage: 'sandbox_ready', millis: 812 }), 'Sandbox ready (0.8 s).');
+  assert.equal(setupText({ stage: 'sandbox_ready', millis: 812, warm_for_ms: 12345 }),
+    'Sandbox ready, warm: ready for 12.3 s (its start took 0.8 s).');
   assert.equal(setupText({ stage: 'staged', method: 'bind_mount', files: 1, bytes: 10 }), '1 file(s) mounted read-only (no copy).');
   assert.equal(setupText({ stage: 'staged', method: 'copy', files: 2, bytes: 10, reason: 'added_later' }), '2 file(s) copied into the sandbox.');
   assert.equal(setupText({ stage: 'staged', method: 'copy', files: 1, bytes: 10, reason: 'not_world_readable' }), '1 file(s) copied into the sandbox (the file is not readable by all users).');

@@ -148,9 +148,12 @@ pub enum SetupStage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<CopyReason>,
     },
-    /// The sandbox is ready for code.
+    /// The sandbox is ready for code: its start took `millis`. Said again when an ask
+    /// finds it already started (warm), with `warm_for_ms`: how long it had been ready.
     SandboxReady {
         millis: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        warm_for_ms: Option<u64>,
     },
     /// The workspace of an earlier container was restored (a reopened session).
     WorkspaceRestored,

@@ -166,13 +166,27 @@ impl Session {
         &self,
         cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        // Warm: started before this ask asked for it, and ready (not still starting).
+        let warm = match self.inner.sandbox.try_lock() {
+            Ok(slot) => slot.as_ref().map(|live| live.ready),
+            Err(_) => None,
+        };
         let session = self.clone();
         let start = tokio::spawn(async move { session.sandbox().await });
-        tokio::select! {
+        let ready = tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
             s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
+        };
+        if let (Ok(_), Some((millis, at))) = (&ready, warm) {
+            let warm_for_ms = Some(at.elapsed().as_millis() as u64);
+            let ready = SetupStage::SandboxReady {
+                millis,
+                warm_for_ms,
+            };
+            self.broadcast(None, EventKind::Setup(ready));
         }
+        ready
     }
 
     /// The loop on this conversation in a ready sandbox, then its outputs brought back.

@@ -256,13 +256,19 @@ impl Session {
         if sandbox.isolation() != crate::sandbox::Isolation::Auto {
             self.inner.run.lock().unwrap().meta.isolation = Some(sandbox.isolation().to_string());
         }
+        let millis = started.elapsed().as_millis() as u64;
         self.broadcast(
             None,
             EventKind::Setup(SetupStage::SandboxReady {
-                millis: started.elapsed().as_millis() as u64,
+                millis,
+                warm_for_ms: None,
             }),
         );
-        Ok(Live { sandbox, staged })
+        Ok(Live {
+            sandbox,
+            staged,
+            ready: (millis, Instant::now()),
+        })
     }
 
     /// Put the session's outputs (the app's copy) into a workspace started without

@@ -135,6 +135,8 @@ struct Inner {
 struct Live {
     sandbox: Arc<dyn Sandbox>,
     staged: BTreeSet<String>,
+    /// How long its start took (ms), and when it was ready.
+    ready: (u64, Instant),
 }
 
 impl Session {

@@ -63,3 +63,38 @@ fn the_bench_prints_its_tables_at_tiny_size() {
         "{text}"
     );
 }
+
+/// Issue 38's table (`scripts/bench.sh --isolation`): runc beside gVisor, where the
+/// engine has runsc (else runc alone), at tiny size without the reference case.
+#[test]
+fn the_isolation_bench_prints_its_table_at_tiny_size() {
+    if common::no_engine_skip() {
+        return;
+    }
+    let lines = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(suite::run_sections(
+            suite::Size::Tiny,
+            true,
+            Some("isolation"),
+        ))
+        .unwrap();
+    let text = lines.join("\n");
+    assert!(text.contains("### runc beside gVisor (issue 38)"), "{text}");
+    assert!(!text.contains("### The loop's own cost"), "{text}");
+    for row in [
+        "| floor: `docker run --rm --network none --runtime=R IMAGE python3 -c pass` | 1 |",
+        "| floor: the same, `python3 -c 'import pandas'` | 1 |",
+        "| cold: file added -> sandbox ready (container, kernel, staging; the session's figure) | 1 |",
+        "| cold: first pandas cell (import pandas + read_csv; the cell's own time) | 1 |",
+        "| cold: shell call `echo hi` | 1 |",
+        "| warm: first pandas cell (pandas imported while idle) | 1 |",
+        "| warm: shell call `echo hi` | 1 |",
+        "| offline analyst, reference case, cold command-line run | 0 | (not at tiny size) |",
+    ] {
+        assert!(text.contains(row), "{row} missing:\n{text}");
+    }
+}

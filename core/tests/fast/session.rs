@@ -266,6 +266,56 @@ async fn a_workspace_without_its_archive_is_recovered_and_said_typed() {
     assert!(out.contains("seven"), "{out}");
 }
 
+/// Every `sandbox_ready` a subscriber saw until the ask in `run` ended:
+/// (millis, warm_for_ms).
+async fn readies(session: &Session, run: impl std::future::Future) -> Vec<(u64, Option<u64>)> {
+    let mut events = session.subscribe();
+    run.await;
+    let mut seen = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        if let EventKind::Setup(SetupStage::SandboxReady {
+            millis,
+            warm_for_ms,
+        }) = e.kind
+        {
+            seen.push((millis, warm_for_ms));
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn sandbox_ready_says_whether_the_ask_found_it_warm() {
+    let f = fixture();
+    // Cold: no sandbox before the ask; its start is said once, not warm.
+    let session = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let m = ScriptedModel::new([say("ok")]);
+    let cold = readies(&session, ask(&session, "one", m)).await;
+    assert!(matches!(cold[..], [(_, None)]), "{cold:?}");
+    // The next ask finds it started: said again, warm, with the same start time.
+    let m = ScriptedModel::new([say("ok")]);
+    let warm = readies(&session, ask(&session, "two", m)).await;
+    assert!(
+        matches!(warm[..], [(millis, Some(_))] if millis == cold[0].0),
+        "{warm:?}"
+    );
+    // A file added starts it in the background; an ask after that finds it warm.
+    let other = f.sessions.create(SessionConfig::default()).await.unwrap();
+    let mut events = other.subscribe();
+    other.add_files(vec![f.file("w.csv", "x\n")]).await.unwrap();
+    while !matches!(
+        events.recv().await.unwrap().kind,
+        EventKind::Setup(SetupStage::SandboxReady { .. })
+    ) {}
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let m = ScriptedModel::new([say("ok")]);
+    let dropped = readies(&other, ask(&other, "three", m)).await;
+    assert!(
+        matches!(dropped[..], [(_, Some(w))] if w >= 50),
+        "{dropped:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_idle_session_releases_its_sandbox_and_comes_back() {
     let f = fixture();

@@ -80,9 +80,20 @@ impl Printer {
                     }
                     None => writeln!(err, "  {method}: {files} file(s), {bytes} bytes"),
                 },
-                SetupStage::SandboxReady { millis } => {
+                SetupStage::SandboxReady {
+                    millis,
+                    warm_for_ms: None,
+                } => {
                     writeln!(err, "  sandbox ready in {millis} ms")
                 }
+                SetupStage::SandboxReady {
+                    millis,
+                    warm_for_ms: Some(warm),
+                } => writeln!(
+                    err,
+                    "  sandbox warm: ready for {:.1} s (its start took {millis} ms)",
+                    *warm as f64 / 1000.0
+                ),
                 SetupStage::WorkspaceRestored => writeln!(err, "  earlier workspace restored"),
                 SetupStage::SandboxReleased => writeln!(err, "  sandbox released (idle)"),
             },
