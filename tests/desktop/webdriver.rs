@@ -216,6 +216,14 @@ impl App {
         self.client.as_ref().unwrap()
     }
 
+    /// The id of the session the window shows.
+    async fn session_id(&self) -> String {
+        let id = self
+            .js("return document.querySelector('.h-item.current').dataset.id")
+            .await;
+        id.as_str().expect("a current session").to_string()
+    }
+
     /// One of the app's commands as the page calls it: its value, or "error: ...".
     async fn invoke(&self, cmd: &str, args: Value) -> Value {
         self.c()
@@ -415,12 +423,7 @@ async fn desktop_end_to_end() {
     .await;
     // A chart the report embeds is shown (the offline report may embed none).
     app.wait_js("return [...document.querySelectorAll('.artifact[data-path=\"anomaly_report.md\"] .report img')].every(i => i.complete && i.naturalWidth > 0)", 30).await;
-    let session_id = app
-        .js("return document.querySelector('.h-item.current').dataset.id")
-        .await
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session_id = app.session_id().await;
 
     // The engine in one line, as the settings show it.
     let engine = app
@@ -997,12 +1000,7 @@ async fn approvals_approve_edit_and_reject_in_the_window() {
     );
 
     // run.json keeps each decision with its ask.
-    let session_id = app
-        .js("return document.querySelector('.h-item.current').dataset.id")
-        .await
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session_id = app.session_id().await;
     let run: Value = serde_json::from_str(
         &std::fs::read_to_string(data.path().join(&session_id).join("run.json")).unwrap(),
     )
@@ -1130,12 +1128,7 @@ async fn answers_as_rich_text_and_the_plots_pane() {
     .await;
     assert!(app.text(".ask .ending").await.starts_with("Finished"));
     // The analyst printed its machine line: the transcript keeps it for its planner.
-    let session_id = app
-        .js("return document.querySelector('.h-item.current').dataset.id")
-        .await
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session_id = app.session_id().await;
     let transcript =
         std::fs::read_to_string(data.path().join(&session_id).join("transcript.jsonl")).unwrap();
     assert!(
@@ -1432,12 +1425,7 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
     // Save view as CSV: the toolbar offers it; its command writes every kept row in the
     // view's order (the dialog is native, so the test names the destination).
     app.wait_js("return [...document.querySelectorAll('#preview .explorer-bar button')].some(b => b.innerText === 'Save view as CSV')", 10).await;
-    let session_id = app
-        .js("return document.querySelector('.h-item.current').dataset.id")
-        .await
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session_id = app.session_id().await;
     let dest = work.path().join("orders_view.csv");
     let view = json!({"filters": [{"column": 2, "op": "range", "min": "10", "max": "20"}],
                       "sort": [{"column": 1}, {"column": 2, "descending": true}]});

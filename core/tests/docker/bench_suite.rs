@@ -8,16 +8,21 @@ use crate::common;
 #[allow(dead_code)]
 mod suite;
 
+/// The runtime the bench makes for itself (two workers, as `cargo bench` runs it).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn the_bench_prints_its_tables_at_tiny_size() {
     if common::no_engine_skip() {
         return;
     }
-    let lines = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    let lines = runtime()
         .block_on(suite::run(suite::Size::Tiny, true))
         .unwrap();
     let text = lines.join("\n");
@@ -71,11 +76,7 @@ fn the_isolation_bench_prints_its_table_at_tiny_size() {
     if common::no_engine_skip() {
         return;
     }
-    let lines = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    let lines = runtime()
         .block_on(suite::run_sections(
             suite::Size::Tiny,
             true,
