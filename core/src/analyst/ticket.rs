@@ -22,7 +22,7 @@ use super::lexicon::LEXICON;
 use super::request::{normalise, Lang};
 use super::stat_plan::{
     camel_apart, decimals_said, default_interpolation, find, num, statistics_named, words_of,
-    LabelOp, StatName, StatPlan, Task,
+    FilterOp, LabelOp, StatMethod, StatName, StatPlan, Task,
 };
 
 /// A ticket's parts.
@@ -41,8 +41,7 @@ pub(super) struct Method {
     pub decimals: Option<u32>,
     /// 1: sample, 0: population.
     pub ddof: Option<u8>,
-    /// pearson, spearman, kendall.
-    pub correlation: Option<&'static str>,
+    pub correlation: Option<StatMethod>,
     /// scipy's skewness and kurtosis, biased unless `bias=False`.
     pub biased: Option<bool>,
     /// A formula times 100: the coefficient of variation as a percentage.
@@ -89,7 +88,7 @@ pub(super) struct Rule {
 pub(super) struct Condition {
     pub quantity: &'static str,
     pub absolute: bool,
-    pub op: &'static str,
+    pub op: FilterOp,
     pub value: f64,
 }
 
@@ -722,7 +721,7 @@ fn rule_of(sentence: &str, allowed: &[&String]) -> Option<Rule> {
             let at = find(after, p).into_iter().next()?;
             let n = p.split(' ').count();
             let value = after[at + n..].iter().take(2).find_map(|x| num(x))?;
-            Some((*op, value, at + n))
+            Some((FilterOp::of_code(op), value, at + n))
         });
         // "the correlation strong if |r| >= 0.5": the number nearest the comparison
         // is the one compared.
@@ -781,12 +780,11 @@ impl Rule {
             };
             let v = if c.absolute { v.abs() } else { v };
             all &= match c.op {
-                "gt" => v > c.value,
-                "ge" => v >= c.value,
-                "lt" => v < c.value,
-                "le" => v <= c.value,
-                "eq" => v == c.value,
-                "ne" => v != c.value,
+                FilterOp::Gt => v > c.value,
+                FilterOp::Ge => v >= c.value,
+                FilterOp::Lt => v < c.value,
+                FilterOp::Le => v <= c.value,
+                FilterOp::Eq => v == c.value,
                 _ => return None,
             };
         }
@@ -893,11 +891,11 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     let ddof = ddof_said(&w);
     // "Spearman's rho is the Pearson correlation of the ranked values": Spearman's,
     // defined; two methods named otherwise say neither.
-    let methods: Vec<&str> = LEXICON
+    let methods: Vec<StatMethod> = LEXICON
         .correlation_methods
         .iter()
         .filter(|(p, _)| !find(&w, p).is_empty())
-        .map(|(_, m)| *m)
+        .map(|(_, m)| StatMethod::of_code(m))
         .fold(Vec::new(), |mut v, m| {
             if !v.contains(&m) {
                 v.push(m);
@@ -907,7 +905,7 @@ fn method_of(sentence: &str, columns: &[Vec<String>]) -> Option<Method> {
     let ranked = LEXICON.ranks.iter().any(|p| !find(&w, p).is_empty());
     let correlation = match methods.as_slice() {
         [one] => Some(*one),
-        many if ranked && many.contains(&"spearman") => Some("spearman"),
+        many if ranked && many.contains(&StatMethod::Spearman) => Some(StatMethod::Spearman),
         _ => None,
     };
     // A number a method does not explain (a rounding, ddof, a formula's constant, a
@@ -1284,7 +1282,7 @@ mod tests {
             "Is AgeYrs related to Systolic BP? Calculate the Pearson correlation coefficient (r) \
              and its p-value"
         );
-        assert_eq!(t.method.correlation, Some("pearson"));
+        assert_eq!(t.method.correlation, Some(StatMethod::Pearson));
         let d: Vec<Option<u32>> = t.slots.iter().map(|s| s.decimals).collect();
         assert_eq!(d, vec![Some(2), Some(4)]);
     }
@@ -1426,7 +1424,7 @@ mod tests {
         let c = &t.method.rules[0].conditions[0];
         assert_eq!(
             (c.quantity, c.absolute, c.op, c.value),
-            ("r", true, "ge", 0.5)
+            ("r", true, FilterOp::Ge, 0.5)
         );
         let lines = |r: f64| {
             t.answer_lines(None, &serde_json::json!({"r": r, "p_value": 0.01}))

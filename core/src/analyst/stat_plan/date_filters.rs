@@ -5,7 +5,7 @@ use super::dates::{when_at, When};
 use super::mentions::{is_numeric, Mention};
 use super::reader::Reader;
 use super::words::find;
-use super::Filter;
+use super::{Filter, FilterOp};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
@@ -108,20 +108,20 @@ impl Reader<'_> {
                     };
                     let v = y(first);
                     match (*kind, second) {
-                        ("before", _) => out.push(Filter::num(col, "lt", v)),
-                        ("after", _) => out.push(Filter::num(col, "gt", v)),
-                        ("until", _) => out.push(Filter::num(col, "le", v)),
-                        ("in", _) => out.push(Filter::num(col, "eq", v)),
-                        (_, None) => out.push(Filter::num(col, "ge", v)),
+                        ("before", _) => out.push(Filter::num(col, FilterOp::Lt, v)),
+                        ("after", _) => out.push(Filter::num(col, FilterOp::Gt, v)),
+                        ("until", _) => out.push(Filter::num(col, FilterOp::Le, v)),
+                        ("in", _) => out.push(Filter::num(col, FilterOp::Eq, v)),
+                        (_, None) => out.push(Filter::num(col, FilterOp::Ge, v)),
                         (_, Some(s)) => {
-                            out.push(Filter::num(col.clone(), "ge", v));
-                            out.push(Filter::num(col, "le", y(s)));
+                            out.push(Filter::num(col.clone(), FilterOp::Ge, v));
+                            out.push(Filter::num(col, FilterOp::Le, y(s)));
                         }
                     }
                     continue;
                 }
                 let c = column.as_str();
-                let month = |op: &'static str, m: u32| Filter {
+                let month = |op: FilterOp, m: u32| Filter {
                     column: column.clone(),
                     op,
                     value: m as f64,
@@ -132,26 +132,36 @@ impl Reader<'_> {
                     _ => (0, 0),
                 };
                 match (*kind, first.span(), second) {
-                    ("before", Some((a, _)), _) => out.push(Filter::on_day(c, "date_before", a)),
-                    ("before", None, _) => out.push(month("month_before", bounds(first).0)),
-                    ("after", Some((_, b)), _) => out.push(Filter::on_day(c, "date_from", b)),
-                    ("after", None, _) => out.push(month("month_since", bounds(first).1 + 1)),
-                    ("until", Some((_, b)), _) => out.push(Filter::on_day(c, "date_before", b)),
-                    ("until", None, _) => out.push(month("month_before", bounds(first).1 + 1)),
+                    ("before", Some((a, _)), _) => {
+                        out.push(Filter::on_day(c, FilterOp::DateBefore, a))
+                    }
+                    ("before", None, _) => out.push(month(FilterOp::MonthBefore, bounds(first).0)),
+                    ("after", Some((_, b)), _) => {
+                        out.push(Filter::on_day(c, FilterOp::DateFrom, b))
+                    }
+                    ("after", None, _) => {
+                        out.push(month(FilterOp::MonthSince, bounds(first).1 + 1))
+                    }
+                    ("until", Some((_, b)), _) => {
+                        out.push(Filter::on_day(c, FilterOp::DateBefore, b))
+                    }
+                    ("until", None, _) => {
+                        out.push(month(FilterOp::MonthBefore, bounds(first).1 + 1))
+                    }
                     ("in", Some((a, b)), _) => {
-                        out.push(Filter::on_day(c, "date_from", a));
-                        out.push(Filter::on_day(c, "date_before", b));
+                        out.push(Filter::on_day(c, FilterOp::DateFrom, a));
+                        out.push(Filter::on_day(c, FilterOp::DateBefore, b));
                     }
                     ("in", None, _) => {
-                        out.push(month("month_from", bounds(first).0));
-                        out.push(month("month_to", bounds(first).1));
+                        out.push(month(FilterOp::MonthFrom, bounds(first).0));
+                        out.push(month(FilterOp::MonthTo, bounds(first).1));
                     }
-                    (_, Some((a, _)), None) => out.push(Filter::on_day(c, "date_from", a)),
-                    (_, None, None) => out.push(month("month_since", bounds(first).0)),
+                    (_, Some((a, _)), None) => out.push(Filter::on_day(c, FilterOp::DateFrom, a)),
+                    (_, None, None) => out.push(month(FilterOp::MonthSince, bounds(first).0)),
                     (_, Some((a, _)), Some(s)) => match s.span() {
                         Some((_, b)) if a < b => {
-                            out.push(Filter::on_day(c, "date_from", a));
-                            out.push(Filter::on_day(c, "date_before", b));
+                            out.push(Filter::on_day(c, FilterOp::DateFrom, a));
+                            out.push(Filter::on_day(c, FilterOp::DateBefore, b));
                         }
                         _ => self.not_understood.push(self.say(
                             &format!("the condition \"{said}\""),
@@ -161,8 +171,8 @@ impl Reader<'_> {
                     (_, None, Some(s)) => {
                         let (lo, hi) = (bounds(first).0, bounds(s).1);
                         if s.span().is_none() && lo <= hi {
-                            out.push(month("month_from", lo));
-                            out.push(month("month_to", hi));
+                            out.push(month(FilterOp::MonthFrom, lo));
+                            out.push(month(FilterOp::MonthTo, hi));
                         } else {
                             self.not_understood.push(self.say(
                                 &format!("the condition \"{said}\""),

@@ -6,7 +6,7 @@ use super::mentions::{is_code, is_label_like, is_numeric};
 use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find, has_any};
-use super::Derived;
+use super::{Derived, DerivedOp};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
@@ -15,6 +15,7 @@ impl Reader<'_> {
     /// a contract" (end minus start): a derived measure, with the words that name it.
     pub(super) fn derived(&mut self) -> Option<(Derived, Option<String>)> {
         for (phrase, op) in LEXICON.arithmetic.iter() {
+            let op = DerivedOp::of_code(op);
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if let Some(found) = self.with_a_number(at, phrase, op) {
@@ -27,7 +28,7 @@ impl Reader<'_> {
                     continue;
                 };
                 let dates = a.kind == "datetime" && b.kind == "datetime";
-                if !(is_numeric(&a) && is_numeric(&b) || dates && *op == "difference") {
+                if !(is_numeric(&a) && is_numeric(&b) || dates && op == DerivedOp::Difference) {
                     continue;
                 }
                 // "precio por edad" is also "price by age": "por" and "x" make a
@@ -91,10 +92,12 @@ impl Reader<'_> {
                     continue;
                 };
                 let dates = a.kind == "datetime" && b.kind == "datetime";
-                let op = match (*op, dates) {
-                    ("difference" | "days", true) => self.date_unit(),
-                    ("hours", true) => "hours",
-                    ("difference" | "ratio" | "sum", false) if is_numeric(&a) && is_numeric(&b) => {
+                let op = match (DerivedOp::of_code(op), dates) {
+                    (DerivedOp::Difference | DerivedOp::Days, true) => self.date_unit(),
+                    (DerivedOp::Hours, true) => DerivedOp::Hours,
+                    (op @ (DerivedOp::Difference | DerivedOp::Ratio | DerivedOp::Sum), false)
+                        if is_numeric(&a) && is_numeric(&b) =>
+                    {
                         op
                     }
                     _ => continue,
@@ -152,7 +155,7 @@ impl Reader<'_> {
         &mut self,
         at: usize,
         phrase: &str,
-        op: &'static str,
+        op: DerivedOp,
     ) -> Option<(Derived, Option<String>)> {
         if !LEXICON.number_ops.contains(&phrase) {
             return None;
@@ -218,11 +221,11 @@ impl Reader<'_> {
         }
     }
 
-    fn date_unit(&self) -> &'static str {
+    fn date_unit(&self) -> DerivedOp {
         if has_any(&self.w, &LEXICON.hours) {
-            "hours"
+            DerivedOp::Hours
         } else {
-            "days"
+            DerivedOp::Days
         }
     }
 

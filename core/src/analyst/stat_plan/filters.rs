@@ -7,7 +7,7 @@ use super::reader::Reader;
 use super::text::fmt_value;
 use super::words::{digits, find, has, num};
 use super::StatName;
-use super::{Filter, Stat};
+use super::{Filter, FilterOp, Stat};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::normalise;
 
@@ -16,6 +16,7 @@ impl Reader<'_> {
     pub(super) fn filters(&mut self) -> Vec<Filter> {
         let mut out = Vec::new();
         for (phrase, op, implied) in LEXICON.comparators.iter() {
+            let op = FilterOp::of_code(op);
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if self.used[at] {
@@ -128,7 +129,7 @@ impl Reader<'_> {
                     continue;
                 };
                 self.used[at..m.end].fill(true);
-                out.push(Filter::num(m.column, "eq", value));
+                out.push(Filter::num(m.column, FilterOp::Eq, value));
             }
         }
         // "a 3-bedroom house", "2 bathroom homes": a number just before a column of
@@ -144,7 +145,7 @@ impl Reader<'_> {
                 continue;
             }
             self.used[i..m.end].fill(true);
-            out.push(Filter::num(m.column, "eq", value));
+            out.push(Filter::num(m.column, FilterOp::Eq, value));
         }
         // "between 20 and 40" after a column
         for at in find(&self.w, "between")
@@ -162,8 +163,8 @@ impl Reader<'_> {
             };
             if let Some(m) = self.mention_before(at).filter(|m| is_numeric(m)).cloned() {
                 self.used[m.start..at + 4].fill(true);
-                out.push(Filter::num(m.column.clone(), "ge", lo));
-                out.push(Filter::num(m.column, "le", hi));
+                out.push(Filter::num(m.column.clone(), FilterOp::Ge, lo));
+                out.push(Filter::num(m.column, FilterOp::Le, hi));
             }
         }
         // "IsMgr = 1", "where holiday is 0": a column of a few whole numbers, `is` (the
@@ -178,7 +179,7 @@ impl Reader<'_> {
                 continue;
             }
             self.used[m.start..=m.end + 1].fill(true);
-            out.push(Filter::num(m.column, "eq", value));
+            out.push(Filter::num(m.column, FilterOp::Eq, value));
         }
         self.stat_filters(&mut out);
         self.date_filters(&mut out);
@@ -194,7 +195,7 @@ impl Reader<'_> {
                 continue;
             }
             self.used[m.start..=m.end].fill(true);
-            out.push(Filter::num(m.column, "eq", value));
+            out.push(Filter::num(m.column, FilterOp::Eq, value));
         }
         // A year: "in 2019", "en 2019", "during 2019" (below), and conditions this
         // planner does not read ("longer than a year", "before March"): declined.
@@ -228,14 +229,14 @@ impl Reader<'_> {
             if year_is {
                 self.used[i - 2] = true;
             }
-            let year_col = self.year_column().map(|c| (c, "eq"));
+            let year_col = self.year_column().map(|c| (c, FilterOp::Eq));
             let date_col = self
                 .mentions
                 .iter()
                 .find(|m| m.kind == "datetime")
                 .map(|m| m.column.clone())
                 .or_else(|| self.datetime_columns().into_iter().next())
-                .map(|c| (c, "year"));
+                .map(|c| (c, FilterOp::Year));
             self.used[i] = true;
             if i > 0 {
                 self.used[i - 1] = true;
@@ -258,11 +259,11 @@ impl Reader<'_> {
                     && c.values.len() == 2
                     && c.values.iter().all(|v| v == "0" || v == "1")
             });
-            if f.op == "eq" && zero_one && f.date.is_none() && f.stat.is_none() {
+            if f.op == FilterOp::Eq && zero_one && f.date.is_none() && f.stat.is_none() {
                 f.op = if f.value == 1.0 {
-                    "is_true"
+                    FilterOp::IsTrue
                 } else {
-                    "is_false"
+                    FilterOp::IsFalse
                 };
                 f.value = 0.0;
             }
@@ -304,6 +305,7 @@ impl Reader<'_> {
     /// comparison said after the number, the column before the number or between.
     fn comparisons_after_the_number(&mut self, out: &mut Vec<Filter>) {
         for (phrase, op) in LEXICON.after_number.iter() {
+            let op = FilterOp::of_code(op);
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if at == 0 || self.used[at] {
@@ -344,6 +346,7 @@ impl Reader<'_> {
             Some(StatName::of_code(code)).filter(|s| matches!(s, StatName::Mean | StatName::Median))
         };
         for (phrase, op, implied) in LEXICON.comparators.iter() {
+            let op = FilterOp::of_code(op);
             let len = phrase.split(' ').count();
             for at in find(&self.w, phrase) {
                 if self.used[at] {

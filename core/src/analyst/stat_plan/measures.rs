@@ -31,12 +31,7 @@ impl Reader<'_> {
             .collect();
         let mut measures: Vec<MeasureSpec> = Vec::new();
         if let Some((d, name)) = derived {
-            let symbol = match d.op {
-                "product" => "x",
-                "sum" => "+",
-                "difference" | "days" | "hours" => "-",
-                _ => "/",
-            };
+            let symbol = d.op.symbol();
             let name = name
                 .clone()
                 .unwrap_or_else(|| format!("{} {symbol} {}", d.a, d.b));

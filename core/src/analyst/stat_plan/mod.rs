@@ -31,6 +31,7 @@ use super::profile::Table;
 use super::request::Lang;
 pub(super) use asked::default_interpolation;
 use asked::Asked;
+pub(super) use codes::{DerivedOp, FilterOp, LabelOp, MissingAs, StatMethod, StatName};
 use dates::Day;
 use group::Extremes;
 pub(super) use mentions::camel_apart;
@@ -46,6 +47,7 @@ use words::{clause_starts, sentence_starts};
 pub(super) use words::{find, num, words_of};
 
 mod asked;
+mod codes;
 mod date_filters;
 mod dates;
 mod derived;
@@ -80,130 +82,6 @@ pub(super) enum Task {
     Normality,
 }
 
-/// A statistic the script computes, by the code the plan's JSON and the lexicon's
-/// `statistics` call it ([`StatName::code`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum StatName {
-    Mean,
-    Median,
-    Mode,
-    Std,
-    Var,
-    Min,
-    Max,
-    Range,
-    Iqr,
-    Count,
-    Distinct,
-    Sum,
-    Skew,
-    Kurt,
-    Cv,
-    Sem,
-    Missing,
-    Share,
-    Quantile,
-}
-
-impl StatName {
-    const ALL: [StatName; 19] = {
-        use StatName::*;
-        [
-            Mean, Median, Mode, Std, Var, Min, Max, Range, Iqr, Count, Distinct, Sum, Skew, Kurt,
-            Cv, Sem, Missing, Share, Quantile,
-        ]
-    };
-
-    /// The code of the statistic.
-    pub(super) fn code(self) -> &'static str {
-        use StatName::*;
-        match self {
-            Mean => "mean",
-            Median => "median",
-            Mode => "mode",
-            Std => "std",
-            Var => "var",
-            Min => "min",
-            Max => "max",
-            Range => "range",
-            Iqr => "iqr",
-            Count => "count",
-            Distinct => "distinct",
-            Sum => "sum",
-            Skew => "skew",
-            Kurt => "kurt",
-            Cv => "cv",
-            Sem => "sem",
-            Missing => "missing",
-            Share => "share",
-            Quantile => "quantile",
-        }
-    }
-
-    /// The statistic of a lexicon code (a code no statistic has is a bug of the
-    /// lexicon, which a test reads).
-    pub(super) fn of_code(code: &str) -> StatName {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.code() == code)
-            .unwrap_or_else(|| panic!("lexicon.toml: `{code}` is no statistic"))
-    }
-
-    /// One of the plain aggregates of a group's rows (total, mean, median, count,
-    /// lowest, highest): what `aggregate.py` computes.
-    pub(super) fn aggregates(self) -> bool {
-        use StatName::*;
-        matches!(self, Sum | Mean | Median | Count | Min | Max)
-    }
-
-    /// Counted, not measured: it needs no number in the column.
-    pub(super) fn counts(self) -> bool {
-        use StatName::*;
-        matches!(self, Count | Distinct | Mode | Missing)
-    }
-}
-
-impl Serialize for StatName {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.code())
-    }
-}
-
-impl std::fmt::Display for StatName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code())
-    }
-}
-
-/// How the rows of one label are combined before labels are ranked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(super) enum LabelOp {
-    /// The label's number of rows ("which port had the most passengers").
-    Rows,
-    /// The share of its rows where a condition holds.
-    Share,
-    Sum,
-    Mean,
-    Median,
-    Count,
-    /// A total where a label has several rows, the value itself where it has one.
-    SumIfRepeated,
-}
-
-impl LabelOp {
-    /// The combination a statistic names, if labels can be ranked by it.
-    pub(super) fn of(stat: StatName) -> Option<LabelOp> {
-        match stat {
-            StatName::Sum => Some(LabelOp::Sum),
-            StatName::Mean => Some(LabelOp::Mean),
-            StatName::Median => Some(LabelOp::Median),
-            StatName::Count => Some(LabelOp::Count),
-            _ => None,
-        }
-    }
-}
-
 /// One statistic; `q` for quantiles (0..1).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(super) struct Stat {
@@ -228,8 +106,7 @@ impl Stat {
 /// A measure derived from two columns, or from a column and a number.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(super) struct Derived {
-    /// product, difference, ratio, sum, days, hours
-    pub op: &'static str,
+    pub op: DerivedOp,
     /// The columns, or a number's text where the side is a number (`a_value`).
     pub a: String,
     pub b: String,
@@ -255,12 +132,8 @@ pub(super) struct MeasureSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(super) struct Filter {
     pub column: String,
-    /// gt, ge, lt, le, eq against `value` (or against a statistic, `stat`); year (of a
-    /// date column); date_from / date_before (on or after / before the day `date`);
-    /// month_from / month_to (the month of the year, any year, inclusive);
-    /// month_since / month_before (a month named without its year: the script
-    /// applies it only when the dates are all of one year); in / not_in (`values`)
-    pub op: &'static str,
+    /// Against `value` (or against a statistic, `stat`), a day, a month, `values`.
+    pub op: FilterOp,
     pub value: f64,
     /// The day of a date condition, YYYY-MM-DD.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,7 +154,7 @@ pub(super) struct Filter {
 }
 
 impl Filter {
-    fn num(column: String, op: &'static str, value: f64) -> Filter {
+    fn num(column: String, op: FilterOp, value: f64) -> Filter {
         Filter {
             column,
             op,
@@ -290,7 +163,7 @@ impl Filter {
         }
     }
 
-    fn on_day(column: &str, op: &'static str, day: Day) -> Filter {
+    fn on_day(column: &str, op: FilterOp, day: Day) -> Filter {
         Filter {
             column: column.to_string(),
             op,
@@ -317,10 +190,8 @@ pub(super) struct StatPlan {
     /// 1: sample statistics (the default), 0: population.
     pub ddof: u8,
     pub decimals: Option<u32>,
-    /// drop (the default) or zero
-    pub missing: &'static str,
-    /// pearson/spearman/kendall, iqr/z, skew/shapiro/ks
-    pub method: Option<&'static str>,
+    pub missing: MissingAs,
+    pub method: Option<StatMethod>,
     /// Skewness and kurtosis as scipy computes them by default (biased), not pandas'.
     pub biased: bool,
     /// The coefficient of variation as a percentage ("CV = sd / mean × 100").
@@ -421,7 +292,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if group.as_ref().is_some_and(|g| {
         filters
             .iter()
-            .any(|f| f.column == g.column && f.op == "in" && f.values.len() == 1)
+            .any(|f| f.column == g.column && f.op == FilterOp::In && f.values.len() == 1)
     }) {
         group = None;
     }
@@ -450,7 +321,7 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     if r.said_free(&LEXICON.condition) && plan.filters.is_empty() && !r.share_restated {
         plan.needs_value_filter = true;
     }
-    r.decline_unread(&plan, &said_spans, options.missing != "drop");
+    r.decline_unread(&plan, &said_spans, options.missing != MissingAs::Drop);
     if !r.not_understood.is_empty() {
         return Understood::Decline(Decline {
             understood: described(&plan, r.lang),

@@ -3,6 +3,7 @@
 
 use super::reader::Reader;
 use super::words::{digits, has, has_any, num};
+use super::MissingAs;
 use crate::analyst::lexicon::LEXICON;
 
 /// How the statistics are computed and said, read from the words.
@@ -11,20 +12,19 @@ pub(super) struct Options {
     pub(super) decimals: Option<u32>,
     /// Population statistics (ddof 0), not sample ones.
     pub(super) population: bool,
-    /// drop (the default), zero, mean or median
-    pub(super) missing: &'static str,
+    pub(super) missing: MissingAs,
 }
 
 impl Options {
     /// The options the words `w` say (the defaults where they say none); `filled` is
     /// what the missing values are filled with, read before ([`Reader::missing_filled`]).
-    pub(super) fn read(w: &[String], filled: Option<&'static str>) -> Options {
+    pub(super) fn read(w: &[String], filled: Option<MissingAs>) -> Options {
         let decimals = decimals(w);
         let population = has_any(w, &LEXICON.population);
         let missing = match filled {
             Some(with) => with,
-            None if has_any(w, &LEXICON.missing_as_zero) => "zero",
-            None => "drop",
+            None if has_any(w, &LEXICON.missing_as_zero) => MissingAs::Zero,
+            None => MissingAs::Drop,
         };
         Options {
             decimals,
@@ -39,7 +39,7 @@ impl Reader<'_> {
     /// "rellena los vacíos con la mediana": a fill verb, missing values named within a
     /// few words of it, then "with" and what they are filled with. Its words are the
     /// plan's (the mean it names is not a statistic to compute).
-    pub(super) fn missing_filled(&mut self) -> Option<&'static str> {
+    pub(super) fn missing_filled(&mut self) -> Option<MissingAs> {
         let w = &self.w;
         let one = |k: usize, list: &[&str]| list.iter().any(|p| has(&w[k..=k], p));
         for verb in (0..w.len()).filter(|&i| !self.used[i] && one(i, &LEXICON.fill_verbs)) {
@@ -56,7 +56,7 @@ impl Reader<'_> {
                     .fill_values
                     .iter()
                     .find(|(p, _)| has(&w[k..=k], p))
-                    .map(|(_, v)| (k, *v))
+                    .map(|(_, v)| (k, MissingAs::of_code(v)))
             });
             let Some((at, value)) = value.filter(|_| named_missing) else {
                 continue;

@@ -11,7 +11,7 @@ use super::reader::Reader;
 use super::unread::{unknown_after_stat, unplanned_columns};
 use super::words::{digits, find, has, has_any, num};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
-use super::{LabelOp, StatName};
+use super::{DerivedOp, FilterOp, LabelOp, StatMethod, StatName};
 use crate::analyst::lexicon::LEXICON;
 
 /// The answer's shape: a test when one is asked, an argmax when an extreme has its
@@ -121,11 +121,11 @@ impl Reader<'_> {
         for (phrase, _) in LEXICON.correlation_methods.iter() {
             self.read_phrases(&[phrase]);
         }
-        let named = named.map(|(_, m)| *m);
+        let named = named.map(|(_, m)| StatMethod::of_code(m));
         plan.method = Some(named.unwrap_or(if has_any(&self.w, &LEXICON.ranks) {
-            "spearman"
+            StatMethod::Spearman
         } else {
-            "pearson"
+            StatMethod::Pearson
         }));
         plan.group = None;
     }
@@ -135,7 +135,7 @@ impl Reader<'_> {
     fn test_of_one(&mut self, plan: &mut StatPlan, measures: Vec<MeasureSpec>) {
         if plan.task == Task::Outliers {
             let z = has_any(&self.w, &LEXICON.z_score) || has_any(&self.w, &LEXICON.in_sigmas);
-            plan.method = Some(if z { "z" } else { "iqr" });
+            plan.method = Some(if z { StatMethod::Z } else { StatMethod::Iqr });
             if z {
                 for (i, x) in self.w.iter().enumerate() {
                     if x.starts_with("standard") || x.starts_with("desviacion") || x == "sigma" {
@@ -165,11 +165,11 @@ impl Reader<'_> {
                 (plan.alpha, plan.alpha_said) = (a, true);
             }
             plan.method = Some(if has(&self.w, "shapiro") {
-                "shapiro"
+                StatMethod::Shapiro
             } else if has_any(&self.w, &LEXICON.kolmogorov) {
-                "ks"
+                StatMethod::Ks
             } else {
-                "skew"
+                StatMethod::Skew
             });
         }
         plan.measures = measures.into_iter().take(1).collect();
@@ -239,7 +239,11 @@ impl Reader<'_> {
             // "Which category has the highest average unit cost?": aggregate.py.
             return Err(Theirs);
         }
-        if plan.label_op.is_none() && derived.as_ref().is_some_and(|(d, _)| d.op == "product") {
+        if plan.label_op.is_none()
+            && derived
+                .as_ref()
+                .is_some_and(|(d, _)| d.op == DerivedOp::Product)
+        {
             // "revenue is units times price" over several rows a label: its total.
             plan.label_op = Some(LabelOp::SumIfRepeated);
         }
@@ -299,10 +303,7 @@ impl Reader<'_> {
             plan.filters.retain(|f| f.column != target.column);
             self.share_restated = plan.filters.len() < before;
         }
-        let compared = plan
-            .filters
-            .iter()
-            .any(|f| !["in", "not_in", "is_true", "is_false"].contains(&f.op));
+        let compared = plan.filters.iter().any(|f| !f.op.on_values());
         if from_filters && compared {
             self.not_understood.push(self.say(
                 "which condition the share is of and which rows it is over (ask for one condition, e.g. \"what share of flights had a delay above 30\")",
@@ -316,7 +317,10 @@ impl Reader<'_> {
             ));
         }
         // "a missing BMI": the missing values are the share's rows, not a statistic.
-        let of_missing = plan.share_of.as_ref().is_some_and(|f| f.op == "is_missing");
+        let of_missing = plan
+            .share_of
+            .as_ref()
+            .is_some_and(|f| f.op == FilterOp::IsMissing);
         if stats.iter().any(|s| {
             !(matches!(s.name, StatName::Share | StatName::Count)
                 || of_missing && s.name == StatName::Missing)
@@ -367,15 +371,15 @@ impl Reader<'_> {
             })
             .map(|m| Filter {
                 column: m.column.clone(),
-                op: "is_true",
+                op: FilterOp::IsTrue,
                 ..Filter::default()
             });
         let truth = plan
             .filters
             .iter()
-            .position(|f| ["is_true", "is_false"].contains(&f.op));
+            .position(|f| matches!(f.op, FilterOp::IsTrue | FilterOp::IsFalse));
         let values: Vec<usize> = (0..plan.filters.len())
-            .filter(|&i| plan.filters[i].op == "in")
+            .filter(|&i| plan.filters[i].op == FilterOp::In)
             .collect();
         match (yes_no, truth, values.as_slice()) {
             (Some(f), _, _) => Some(f),
@@ -387,7 +391,7 @@ impl Reader<'_> {
                 self.used[start..end].fill(true);
                 Some(Filter {
                     column,
-                    op: "is_missing",
+                    op: FilterOp::IsMissing,
                     ..Filter::default()
                 })
             }
@@ -443,7 +447,7 @@ impl Reader<'_> {
             if let Some(f) = plan
                 .filters
                 .iter()
-                .find(|f| f.op == "in" && f.values.len() >= 2 && !f.either)
+                .find(|f| f.op == FilterOp::In && f.values.len() >= 2 && !f.either)
             {
                 plan.group = Some(f.column.clone());
             }

@@ -1,7 +1,7 @@
 //! What the user reads of a plan: its parts as a decline says them, a statistic's
 //! name, and the decline itself.
 
-use super::{Decline, Stat, StatPlan, Task};
+use super::{Decline, FilterOp, Stat, StatMethod, StatPlan, Task};
 use crate::analyst::profile::Table;
 use crate::analyst::request::Lang;
 use crate::analyst::texts;
@@ -12,7 +12,7 @@ pub(in crate::analyst) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> 
     match plan.task {
         Task::Argmax => out.push(texts::plan(lang, "task.argmax").into()),
         Task::Argmin => out.push(texts::plan(lang, "task.argmin").into()),
-        Task::Correlation => out.push(plan.method.unwrap_or("pearson").to_string()),
+        Task::Correlation => out.push(plan.method.unwrap_or(StatMethod::Pearson).to_string()),
         Task::Outliers => out.push(texts::plan(lang, "task.outliers").into()),
         Task::Normality => out.push(texts::plan(lang, "task.normality").into()),
         Task::Describe => {}
@@ -26,8 +26,8 @@ pub(in crate::analyst) fn described(plan: &StatPlan, lang: Lang) -> Vec<String> 
     }
     for f in &plan.filters {
         let rhs = match (&f.date, f.stat, &f.of) {
-            _ if f.op == "in" || f.op == "not_in" => f.values.join(" / "),
-            _ if f.op == "is_true" || f.op == "is_false" => {
+            _ if matches!(f.op, FilterOp::In | FilterOp::NotIn) => f.values.join(" / "),
+            _ if matches!(f.op, FilterOp::IsTrue | FilterOp::IsFalse) => {
                 out.push(format!("`{}` {}", f.column, f.op));
                 continue;
             }

@@ -7,7 +7,7 @@ use super::reader::Reader;
 use super::text::fmt_value;
 use super::unread::is_rows_word;
 use super::words::{digits, find};
-use super::Filter;
+use super::{Filter, FilterOp};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::request::{normalise, Lang};
 
@@ -43,7 +43,11 @@ impl Reader<'_> {
                 }
                 out.push(Filter {
                     column: m.column.clone(),
-                    op: if negated { "is_false" } else { "is_true" },
+                    op: if negated {
+                        FilterOp::IsFalse
+                    } else {
+                        FilterOp::IsTrue
+                    },
                     ..Filter::default()
                 });
             }
@@ -70,7 +74,7 @@ impl Reader<'_> {
                     self.used[m.start..m.end].fill(true);
                     out.push(Filter {
                         column: m.column.clone(),
-                        op: "is_true",
+                        op: FilterOp::IsTrue,
                         ..Filter::default()
                     });
                 }
@@ -119,7 +123,11 @@ impl Reader<'_> {
             self.used[at..=k].fill(true);
             out.push(Filter {
                 column: col,
-                op: if negated { "is_false" } else { "is_true" },
+                op: if negated {
+                    FilterOp::IsFalse
+                } else {
+                    FilterOp::IsTrue
+                },
                 ..Filter::default()
             });
         }
@@ -153,7 +161,11 @@ impl Reader<'_> {
             self.used[start..m.end].fill(true);
             out.push(Filter {
                 column: m.column.clone(),
-                op: if negated { "is_false" } else { "is_true" },
+                op: if negated {
+                    FilterOp::IsFalse
+                } else {
+                    FilterOp::IsTrue
+                },
                 ..Filter::default()
             });
         }
@@ -283,11 +295,15 @@ impl Reader<'_> {
                 self.used[k..from].fill(true);
             }
             out.push(if values.len() == 1 && negated.is_none() {
-                Filter::num(m.column.clone(), "eq", value)
+                Filter::num(m.column.clone(), FilterOp::Eq, value)
             } else {
                 Filter {
                     column: m.column.clone(),
-                    op: if negated.is_some() { "not_in" } else { "in" },
+                    op: if negated.is_some() {
+                        FilterOp::NotIn
+                    } else {
+                        FilterOp::In
+                    },
                     values: values.iter().map(|v| fmt_value(*v)).collect(),
                     either: true,
                     ..Filter::default()
@@ -346,7 +362,11 @@ impl Reader<'_> {
             });
             out.push(Filter {
                 column: col,
-                op: if negated.is_some() { "not_in" } else { "in" },
+                op: if negated.is_some() {
+                    FilterOp::NotIn
+                } else {
+                    FilterOp::In
+                },
                 values,
                 either,
                 ..Filter::default()
