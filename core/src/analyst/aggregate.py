@@ -1,39 +1,27 @@
 # Sandalyst offline analyst (rule-based, not an LLM): answer an aggregate question.
 # Totals, means, counts, medians, minima and maxima by a category or a time period,
 # top or bottom N, share of total, change between periods. The planner read the
-# operation from the request's words (CONFIG["intent"]); this script matches the
-# columns and values the request names against the data (case- and accent-insensitive,
-# with synonyms such as sales/revenue, units/quantity), computes the answer, and writes
-# a small result table (CSV), a bar or line chart (PNG) and a short report (Markdown).
+# request: the operation (CONFIG["intent"]), the columns it names, where it may name a
+# value, months, years and a period (CONFIG["reading"]); this script matches them
+# against the data, computes the answer, and writes a small result table (CSV), a bar
+# or line chart (PNG) and a short report (Markdown).
 CONFIG = json.loads(__SANDALYST_CONFIG__)
 
 LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
 INTENT = CONFIG.get("intent") or {}
+READ = CONFIG["reading"]
 T = json.loads(__SANDALYST_TEXTS__("aggregate"))[LANG]
-
-# Periods said as adjectives ("daily sales"), not as a grouping ("by day").
-ADJECTIVE_PERIODS = tuple(LEXICON["adjective_periods"])
-PER_WORDS = tuple(LEXICON["per_words"])
-GROUP_ASKERS = tuple(LEXICON["group_askers"])
-GROUP_JOINERS = tuple(LEXICON["group_joiners"])
-PERIOD_NOUNS = tuple(LEXICON["period_nouns"])
-NOT_GROUPS = set(LEXICON["not_groups"]) | set(PERIOD_NOUNS)
-HOW_MANY = tuple(LEXICON["how_many"])
-MONEY_MEASURES = tuple(LEXICON["money_measures"])
-# Measures whose name, when no column holds it, must not be replaced by another.
-ABSENT_MEASURES = tuple(LEXICON["absent_measures"])
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
 n_all = len(df)
-req = norm(CONFIG["request"])
 time_col, time_unit, numeric, cats, ids = column_roles(df)
 ts = parse_times(df[time_col], time_unit) if time_col else None
 measures = [c for c in numeric if c not in ids]
 groupable = [c for c in cats if df[c].nunique(dropna=True) <= 500] + \
     [c for c in ids if df[c].nunique(dropna=True) <= 50]
-named, spans = match_columns(req, measures + groupable)
+named = named_columns(READ, measures + groupable)
 named_measures = [c for c in named if c in measures]
 named_groups = [c for c in named if c in groupable]
 
@@ -42,14 +30,14 @@ mask = pd.Series(True, index=df.index)
 filters = []
 value_groups = {}
 for c in groupable:
-    hits = values_named(req, df[c], spans)
+    hits = values_named(READ, df[c])
     if hits and len(hits) < len(df[c].dropna().astype(str).unique()):
         value_groups[c] = hits
 for c, vs in value_groups.items():
     mask &= df[c].astype(str).isin(vs)
     filters.append("%s = %s" % (c, " / ".join(vs)))
-months, years = months_named(req), years_named(req)
-period = period_named(req)
+months, years = READ["months"], READ["years"]
+period = READ["period"]
 change = bool(INTENT.get("change"))
 if ts is not None and not change:
     if months:
@@ -65,14 +53,12 @@ elif ts is not None and years and len(set(years)) == 1 and len(months) >= 2:
 # ---- what to compute -------------------------------------------------------------------
 op = INTENT.get("op")
 measure = named_measures[0] if named_measures else None
-if op == "count" and measure and after_word(req, measure, HOW_MANY):
+if op == "count" and measure and named_after(READ, measure, "counted"):
     op = "sum"  # "how many units": the units add up, the rows are not counted
 notes = []
 # A measure the request names that no column holds ("profit" with only sales): the
 # money column, or the previous question's measure, would answer another question.
-absent = [a for g in SYNONYMS if g[0] in ABSENT_MEASURES
-          and not any(norm(x) in dict(column_aliases(c)) for c in measures for x in g)
-          for a in g if find_words(req, norm(a)) >= 0]
+absent = [m["word"] for m in READ["measures_said"] if not any(c in measures for c in m["held_by"])]
 PREV = CONFIG.get("previous") or {}
 same_table = PREV.get("input") == CONFIG["input"] and not absent
 if measure is None and same_table and op is None and PREV.get("op") == "count" and not INTENT.get("share"):
@@ -92,7 +78,7 @@ elif measure is None:
         op = "count"
     else:
         # money first (revenue, sales, amount), else the first numeric column
-        money = [c for c in pool if any(a in MONEY_MEASURES for a, _ in column_aliases(c))]
+        money = [c for c in pool if c in READ["money"]]
         if absent or not money:
             # No column to compute on was named and none is the obvious one (revenue,
             # sales): picking one would answer another question.
@@ -116,10 +102,9 @@ if named_groups:
     # right after by/per/each is; "the median price of products ordered in December"
     # names the rows, not a grouping: a named column groups only after by/per/each,
     # a question word ("which region"), or in a ranking
-    named_groups.sort(key=lambda c: not after_word(req, c, BY_WORDS))
+    named_groups.sort(key=lambda c: not named_after(READ, c, "by"))
     ranks = INTENT.get("extreme") or INTENT.get("top_n") or INTENT.get("share")
-    named_groups = [c for c in named_groups if ranks or after_word(req, c, BY_WORDS) or after_word(
-        req, c, GROUP_ASKERS)]
+    named_groups = [c for c in named_groups if ranks or named_after(READ, c, "by") or named_after(READ, c, "asks")]
     for c in named_groups:
         if c not in value_groups or len(value_groups[c]) > 1:
             group_col = c
@@ -133,17 +118,15 @@ group2 = None
 if group_col is not None and not change:
     # "by region and product": a second category column named after the first
     rest = [c for c in named_groups if c != group_col and (c not in value_groups or len(value_groups[c]) > 1)]
-    rest = [c for c in rest if after_word(req, c, GROUP_JOINERS)]
-    if rest and after_word(req, group_col, BY_WORDS):
+    rest = [c for c in rest if named_after(READ, c, "joins")]
+    if rest and named_after(READ, group_col, "by"):
         group2 = rest[0]
 if group_col is None and period and ts is not None and not change:
     group_period = period
     # "the median daily sales across all stores": a period said only as an adjective,
     # over several rows a period, asks for one statistic of the periods' totals or of
     # the rows, never a list per period; which is not read here, so it is declined.
-    adjective = any(find_words(req, a) >= 0 for a in ADJECTIVE_PERIODS)
-    named_period = any(find_words(req, "%s %s" % (b, p)) >= 0 for b in PER_WORDS for p in PERIOD_NOUNS)
-    if adjective and not named_period and op in ("mean", "median") and not INTENT.get("trend"):
+    if READ["adjective_period"] and op in ("mean", "median") and not INTENT.get("trend"):
         keys = period_key(ts[mask], period, LANG)[0]
         if keys.duplicated().any():
             emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
@@ -152,15 +135,11 @@ if group_col is None and period and ts is not None and not change:
 ranking = INTENT.get("extreme") and op not in ("min", "max")
 # "satisfaction by gender" with no gender column: a grouping asked for that no column
 # or period gives; the overall figure would answer another question.
-if group_col is None and group_period is None and not change:
-    words = req.split()
-    for i, w in enumerate(words[:-1]):
-        nxt = words[i + 1]
-        if w in PER_WORDS and nxt.isalpha() and len(nxt) >= 3 and nxt not in NOT_GROUPS:
-            few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
-            emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
-                         "cached": cached, "reason": T["no_group"] % (nxt, ", ".join(few[:12]) or "-")})
-            return
+if group_col is None and group_period is None and not change and READ["per_noun"]:
+    few = [c for c in groupable if 2 <= df[c].nunique(dropna=True) <= 50]
+    emit_answer({"skill": "aggregate", "ok": False, "lang": LANG, "input": CONFIG["input"],
+                 "cached": cached, "reason": T["no_group"] % (READ["per_noun"], ", ".join(few[:12]) or "-")})
+    return
 if group_col is None and group_period is None and not change:
     if (ranking or INTENT.get("top_n") or INTENT.get("share")) and value_groups:
         group_col = list(value_groups)[0]

@@ -287,11 +287,35 @@ pub(crate) struct Lexicon {
     pub adjective_suffixes: Words,
     pub ordinal_suffixes: Words,
     pub significance_level: Words,
+    // What the aggregate and relationship skills' questions name (`reading.rs`).
+    pub by_words: Words,
+    pub per_words: Words,
+    pub group_askers: Words,
+    pub group_joiners: Words,
+    pub period_nouns: Words,
+    pub not_groups: Words,
+    pub month_prepositions: Words,
+    pub how_many: Words,
+    pub adjective_periods: Words,
+    pub absent_measures: Words,
+    pub unit_tokens: Words,
+    pub money_measures: Words,
+    pub column_synonyms: Vec<Words>,
+    pub skill_periods: Vec<SkillPeriod>,
+    pub month_names: BTreeMap<String, Words>,
     pub month_numbers: BTreeMap<String, u32>,
     pub number_words: BTreeMap<String, u32>,
     pub value_synonyms: BTreeMap<String, Words>,
     // Read by the Python scripts only, handed over as they are ([`for_scripts`]).
     pub scripts: toml::Table,
+}
+
+/// A period a request groups by, and its words.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SkillPeriod {
+    pub period: String,
+    pub words: Words,
 }
 
 /// The concepts the Python scripts read (`[scripts]` of `lexicon.toml`), as the JSON

@@ -93,6 +93,7 @@ mod outputs;
 mod phase;
 mod plan;
 mod profile;
+mod reading;
 pub mod request;
 mod scripts;
 pub use scripts::input_profile_code;
@@ -194,8 +195,9 @@ impl Model for OfflineAnalyst {
 /// How the analyst reads `prompt` against one table (`table`: the inspection's
 /// profile of it, `{path, rows, column_kinds: [{name, kind, distinct, values}]}`),
 /// without running anything: `{"plan": ..., "slots": [...]}`, `{"decline": [what it
-/// could not read]}` or `{"skill": "other"}` (another skill's question). The fast
-/// tier checks its question→plan cases with it.
+/// could not read]}` or `{"skill": "other", "reading": ...}` (another skill's question,
+/// and what it names for that skill's script). The fast tier checks its
+/// question→plan cases with it.
 pub fn read_question(prompt: &str, table: &serde_json::Value) -> anyhow::Result<serde_json::Value> {
     let table: profile::Table = serde_json::from_value(table.clone())?;
     let t = ticket::read(prompt, &table.column_names);
@@ -207,7 +209,9 @@ pub fn read_question(prompt: &str, table: &serde_json::Value) -> anyhow::Result<
         .map(|s| s.decimals.map_or(-1, i64::from))
         .collect();
     Ok(match stat_plan::understand(&t.question, &table, lang) {
-        stat_plan::Understood::NotMine => json!({ "skill": "other" }),
+        stat_plan::Understood::NotMine => {
+            json!({ "skill": "other", "reading": reading::read(&t.question, &table) })
+        }
         stat_plan::Understood::Decline(d) => json!({ "decline": d.not_understood }),
         stat_plan::Understood::Plan(mut p) => match t.apply(&mut p, lang) {
             Err(why) => json!({ "decline": [why] }),

@@ -1,28 +1,28 @@
 # Sandalyst offline analyst (rule-based, not an LLM): relationships.
 # Correlation between two columns named in the request (Pearson r, Spearman rho, a
 # least-squares line, scatter plot), or a trend over time (the measure summed or
-# averaged per period, a least-squares slope per period, line chart). Columns are
-# matched case- and accent-insensitively, with synonyms; writes a small result table
-# (CSV), the chart (PNG) and a report (Markdown).
+# averaged per period, a least-squares slope per period, line chart). The columns,
+# values and period the request names are the planner's reading (CONFIG["reading"]);
+# writes a small result table (CSV), the chart (PNG) and a report (Markdown).
 CONFIG = json.loads(__SANDALYST_CONFIG__)
 
 LANG = CONFIG.get("lang", "en")
 ASCII = bool(CONFIG.get("ascii"))
 OUT = CONFIG["outputs"]
 INTENT = CONFIG.get("intent") or {}
+READ = CONFIG["reading"]
 T = json.loads(__SANDALYST_TEXTS__("relate"))[LANG]
 PERIOD_WORD = T["period_words"]
 
 df, cached = load_table(CONFIG["input"], CONFIG.get("kind", "csv"), CONFIG.get("sheet"))
-req = norm(CONFIG["request"])
 time_col, time_unit, numeric, cats, ids = column_roles(df)
 measures = [c for c in numeric if c not in ids]
-named, spans = match_columns(req, measures + [c for c in cats if df[c].nunique(dropna=True) <= 500])
+named = named_columns(READ, measures + [c for c in cats if df[c].nunique(dropna=True) <= 500])
 named_cats = [c for c in named if c not in measures]
 named = [c for c in named if c in measures]
 notes = []
 answer = {"skill": "relate", "ok": True, "lang": LANG, "input": CONFIG["input"], "cached": cached}
-trend = bool(INTENT.get("trend")) and not (len(named) >= 2 and not find_words(req, "time") >= 0)
+trend = bool(INTENT.get("trend")) and not (len(named) >= 2 and not READ["time_said"])
 fig, ax = plt.subplots(figsize=(9, 5.5))
 if trend and time_col is None:
     answer.update({"ok": False, "reason": T["need_time"]})
@@ -90,7 +90,7 @@ else:
     kept = pd.Series(True, index=df.index)
     several = None
     for c in cats:
-        hits = values_named(req, df[c])
+        hits = values_named(READ, df[c], free_only=False)
         if len(hits) > 1:
             several = (c, hits)
         elif hits:
@@ -106,7 +106,7 @@ else:
         m = pool[0]
         if not named:
             notes.append(T["assumed"] % m)
-        per = period_named(req)
+        per = READ["period"]
         span = (ts.max() - ts.min()) if ts.notna().any() else pd.Timedelta(0)
         if per not in ("hour", "day", "week", "month", "quarter", "year"):
             per = "day" if span <= pd.Timedelta(days=120) else "week" if span <= pd.Timedelta(days=730) else "month"

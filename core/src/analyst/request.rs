@@ -1,7 +1,7 @@
 //! Reading the request: which skill it asks for, in which language, and (for the
 //! aggregate and relationship skills) the operation it names. Everything here works on
-//! the words of the request only; the columns and values it names are matched against
-//! the data by the skill's Python, which has the data.
+//! the words of the request only; the columns, months and periods it names are read
+//! against the table by [`super::reading`].
 //!
 //! Words are compared after [`normalise`]: lower case, accents dropped, punctuation as
 //! spaces, so "Región", "region" and "REGION" are the same word.

@@ -31,92 +31,39 @@ def norm(s):
     return re.sub(r"[^a-z0-9]+", " ", s).strip()
 
 
-def find_words(text_n, phrase_n):
-    """Start of `phrase_n` in `text_n` as whole words (plural s/es allowed), or -1."""
-    if not phrase_n:
-        return -1
-    m = re.search(r"(?<![a-z0-9])" + re.escape(phrase_n) + r"(?:s|es)?(?![a-z0-9])", text_n)
-    if m is None and phrase_n.endswith("y") and len(phrase_n) > 3:
-        # "countries" for `country`, "cities" for `city`
-        m = re.search(r"(?<![a-z0-9])" + re.escape(phrase_n[:-1]) + r"ies(?![a-z0-9])", text_n)
-    return m.start() if m else -1
-
-
-SYNONYMS = LEXICON["column_synonyms"]
-UNIT_TOKENS = set(LEXICON["unit_tokens"])
 LEVEL_WORDS = tuple(LEXICON["level_words"])
-BY_WORDS = tuple(LEXICON["by_words"])
 
 
-def column_aliases(col):
-    """[(alias, strength)]: the name itself (3), without unit tokens (3), synonyms (2),
-    single meaningful words of a longer name (1)."""
-    n = norm(col)
-    toks = n.split()
-    core = [t for t in toks if t not in UNIT_TOKENS] or toks
-    out = {n: 3, " ".join(core): 3}
-    for group in SYNONYMS:
-        gn = [norm(g) for g in group]
-        if " ".join(core) in gn or n in gn:
-            for g in gn:
-                out.setdefault(g, 2)
-    if len(core) > 1:
-        for t in core:
-            if len(t) >= 4:
-                out.setdefault(t, 1)
-                for group in SYNONYMS:
-                    gn = [norm(g) for g in group]
-                    if t in gn:
-                        for g in gn:
-                            out.setdefault(g, 1)
-    return list(out.items())
+def named_columns(reading, pool):
+    """The columns of `pool` the request names (as the planner read it), in the order
+    named."""
+    return [n["column"] for n in reading["columns"] if n["column"] in pool]
 
 
-def match_columns(text_n, cols):
-    """Columns named in the request (by name, words of the name, or synonym), in the
-    order they are named; overlapping mentions go to the strongest match."""
-    found = []
-    for c in cols:
-        for alias, strength in column_aliases(c):
-            pos = find_words(text_n, alias)
-            if pos >= 0:
-                found.append((strength, len(alias), pos, c))
-    found.sort(key=lambda f: (-f[0], -f[1], f[2]))
-    taken, chosen, spans = set(), [], []
-    for strength, length, pos, c in found:
-        if c in taken:
-            continue
-        if any(pos < e and s < pos + length for s, e in spans):
-            continue
-        taken.add(c)
-        spans.append((pos, pos + length))
-        chosen.append((pos, c))
-    chosen.sort()
-    globals()["_sandalyst_mentions"] = dict((c, p) for p, c in chosen)
-    return [c for _, c in chosen], spans
+def named_after(reading, col, word):
+    """Whether the request names `col` right after a word of a kind (`by`, `asks`,
+    `joins`, `counted`)."""
+    return any(n["column"] == col and n[word] for n in reading["columns"])
 
 
-def values_named(text_n, series, spans=()):
+def values_named(reading, series, free_only=True):
     """The values of `series` the request names (three letters or more, not a bare
-    number, outside the column mentions `spans`), in the order they are named."""
+    number; with `free_only`, not within a column's words), in the order named: the
+    planner read where values may be, the data says which are."""
+    at = {}
+    for p in reading["phrases"]:
+        if p["free"] or not free_only:
+            at.setdefault(p["text"], p["at"])
     hits = []
     for v in series.dropna().astype(str).unique():
         vn = norm(v)
         if len(vn) < 3 or vn.isdigit():
             continue
-        pos = find_words(text_n, vn)
-        if pos >= 0 and not any(s <= pos < e for s, e in spans):
-            hits.append((pos, v))
+        forms = [vn, vn + "s", vn + "es"] + ([vn[:-1] + "ies"] if vn.endswith("y") and len(vn) > 3 else [])
+        found = [at[f] for f in forms if f in at]
+        if found:
+            hits.append((min(found), v))
     return [v for _, v in sorted(hits)]
-
-
-def after_word(text_n, col, words):
-    """Whether the request names `col` right after one of `words`."""
-    pos = globals().get("_sandalyst_mentions", {}).get(col)
-    if pos is None:
-        return False
-    before = text_n[:pos].split()
-    return bool(before) and before[-1] in words
 
 
 def column_roles(df):
@@ -144,47 +91,9 @@ def column_roles(df):
     return time_col, (best or {}).get("unit"), numeric, cats, ids
 
 
-MONTHS = {int(k): v for k, v in sorted(LEXICON["months"].items(), key=lambda kv: int(kv[0]))}
 CALENDAR = json.loads(__SANDALYST_TEXTS__("calendar"))
 MONTH_NAMES = {lang: c["months"] for lang, c in CALENDAR.items()}
 DAY_NAMES = {lang: c["days"] for lang, c in CALENDAR.items()}
-PERIODS = [(p["period"], p["words"]) for p in LEXICON["periods"]]
-MONTH_PREPOSITIONS = tuple(LEXICON["month_prepositions"])
-
-
-def months_named(text_n):
-    """Months named in the request, in the order named. "may" and "mar" are also
-    ordinary words: they count after in/of/en/de/for or before a year."""
-    found = []
-    words = text_n.split()
-    for m, names in MONTHS.items():
-        for name in names:
-            pos = find_words(text_n, name)
-            if pos < 0:
-                continue
-            if name in ("may", "mar"):
-                i = len(text_n[:pos].split())
-                prev = words[i - 1] if i > 0 else ""
-                nxt = words[i + 1] if i + 1 < len(words) else ""
-                if prev not in MONTH_PREPOSITIONS and \
-                        not re.fullmatch(r"(19|20)[0-9]{2}", nxt):
-                    continue
-            found.append((pos, m))
-            break
-    found.sort()
-    return [m for _, m in found]
-
-
-def years_named(text_n):
-    return [int(y) for y in re.findall(r"(?<![0-9])((?:19|20)[0-9]{2})(?![0-9])", text_n)]
-
-
-def period_named(text_n):
-    for key, words in PERIODS:
-        for w in words:
-            if find_words(text_n, w) >= 0:
-                return key
-    return None
 
 
 def period_key(ts, period, lang):

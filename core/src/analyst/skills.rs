@@ -1,9 +1,9 @@
 //! The question-answering skills: a data profile, aggregate questions and
 //! relationships, and the honest answer to a request outside every skill. Each skill is
 //! one Python template (`profile.py`, `aggregate.py`, `relate.py`) filled in with the
-//! table chosen from the inspection, the request, its language and the operation read
-//! from its words ([`super::request`]). The script matches the columns and values the
-//! request names against the data, computes the answer, writes a table (CSV), a chart
+//! table chosen from the inspection, the request's language, the operation read from
+//! its words ([`super::request`]) and what it names ([`super::reading`]). The script
+//! matches that reading against the data, computes the answer, writes a table (CSV), a chart
 //! (PNG) and a report (Markdown), reopens them, and prints one line
 //! `SANDALYST_ANSWER {json}`: the headline in the request's language, a small result
 //! table and the files. [`answer_text`] turns that line into the final message.
@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::outputs::OutputNames;
 use super::phase::Phase;
 use super::profile::Table;
+use super::reading;
 use super::request::{Lang, Recognised, Skill};
 use super::scripts::compose_skill;
 use super::stat_plan::StatPlan;
@@ -101,6 +102,7 @@ pub(super) fn skill_code(
         "lang": rec.lang,
         "ascii": rec.ascii,
         "intent": rec.intent,
+        "reading": reading::read(task, table),
         "previous": previous,
         "other_tables": others.iter().map(|t| t.path.clone()).collect::<Vec<_>>(),
         "outputs": { "csv": outputs.csv, "png": outputs.png, "md": outputs.md },

@@ -76,6 +76,28 @@ struct Case {
     decline: Option<String>,
     /// Another skill's question.
     other: Option<bool>,
+    /// What another skill's question names, as read for its script.
+    read: Option<Reading>,
+}
+
+/// An aggregate or relationship question's reading; every field left out is not
+/// checked. `period = ""` and `per_noun = ""` expect none.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Reading {
+    /// The columns named, in order.
+    columns: Option<Vec<String>>,
+    /// The columns named after by/per/each.
+    by: Option<Vec<String>>,
+    months: Option<Vec<u32>>,
+    years: Option<Vec<i32>>,
+    period: Option<String>,
+    per_noun: Option<String>,
+    /// Free phrases that must be offered as values ("north").
+    values: Option<Vec<String>>,
+    money: Option<Vec<String>>,
+    /// Measures named that no column holds.
+    absent: Option<Vec<String>>,
 }
 
 fn table_json(t: &Table) -> Value {
@@ -114,6 +136,80 @@ fn filter_text(f: &Value) -> String {
     s
 }
 
+fn check_reading(want: &Reading, got: &Value, bad: &mut Vec<String>) {
+    let columns = |pick: &dyn Fn(&Value) -> bool| -> Value {
+        got["columns"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| pick(c))
+            .map(|c| c["column"].clone())
+            .collect()
+    };
+    let phrases: Vec<&str> = got["phrases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["free"] == json!(true))
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    let absent: Value = got["measures_said"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["held_by"].as_array().is_some_and(Vec::is_empty))
+        .map(|m| m["word"].clone())
+        .collect();
+    let checks = [
+        (
+            "columns",
+            want.columns.as_ref().map(|v| json!(v)),
+            columns(&|_| true),
+        ),
+        (
+            "by",
+            want.by.as_ref().map(|v| json!(v)),
+            columns(&|c| c["by"] == json!(true)),
+        ),
+        (
+            "months",
+            want.months.as_ref().map(|v| json!(v)),
+            got["months"].clone(),
+        ),
+        (
+            "years",
+            want.years.as_ref().map(|v| json!(v)),
+            got["years"].clone(),
+        ),
+        (
+            "period",
+            want.period.as_deref().map(or_null),
+            got["period"].clone(),
+        ),
+        (
+            "per_noun",
+            want.per_noun.as_deref().map(or_null),
+            got["per_noun"].clone(),
+        ),
+        (
+            "money",
+            want.money.as_ref().map(|v| json!(v)),
+            got["money"].clone(),
+        ),
+        ("absent", want.absent.as_ref().map(|v| json!(v)), absent),
+    ];
+    for (what, want, have) in checks {
+        if let Some(want) = want.filter(|w| *w != have) {
+            bad.push(format!("reading {what}: expected {want}, got {have}"));
+        }
+    }
+    for v in want.values.iter().flatten() {
+        if !phrases.contains(&v.as_str()) {
+            bad.push(format!("reading: \"{v}\" is not offered as a value"));
+        }
+    }
+}
+
 /// `""` in a case for an option left empty.
 fn or_null(s: &str) -> Value {
     if s.is_empty() {
@@ -145,6 +241,9 @@ fn check(case: &Case, got: &Value) -> Vec<String> {
     }
     if case.other == Some(true) {
         expect("skill", json!("other"), got["skill"].clone());
+        if let Some(want) = &case.read {
+            check_reading(want, &got["reading"], &mut bad);
+        }
         return bad;
     }
     let plan = &got["plan"];

@@ -8,16 +8,16 @@ use crate::analyst::request::normalise;
 
 /// A column named in the request: its words span `start..end`.
 #[derive(Clone, Debug)]
-pub(super) struct Mention {
-    pub(super) column: String,
-    pub(super) kind: String,
-    pub(super) start: usize,
-    pub(super) end: usize,
+pub(in crate::analyst) struct Mention {
+    pub(in crate::analyst) column: String,
+    pub(in crate::analyst) kind: String,
+    pub(in crate::analyst) start: usize,
+    pub(in crate::analyst) end: usize,
 }
 
 /// Column words a request may use for a column: its normalised name (singular or
 /// plural) and, for a name of several words, each long word unique to it.
-pub(super) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
+pub(in crate::analyst) fn mentions(w: &[String], table: &Table) -> Vec<Mention> {
     let columns: Vec<(String, String)> = if table.column_kinds.is_empty() {
         table
             .column_names
