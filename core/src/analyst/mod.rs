@@ -13,8 +13,8 @@
 //! | anomalies in a time series | "find abnormal events", "busca anomalías" | this module | `analyse.py`, `validate.py` |
 //! | data profile | "what is in this file?", "describe", "resume" | `skills.rs` | `profile.py` |
 //! | statistics | "mean and standard deviation of price", "which city has the highest score?" | `stat_plan/` | `stats.py` |
-//! | aggregate questions | "which region had the highest revenue in February?" | `skills.rs` | `aggregate.py` |
-//! | correlation, trend | "is temperature correlated with humidity?", "weekly trend of visits" | `skills.rs` | `relate.py` |
+//! | aggregate questions | "which region had the highest revenue in February?" | `reading.rs`, `skills.rs` | `aggregate.py` |
+//! | correlation, trend | "is temperature correlated with humidity?", "weekly trend of visits" | `reading.rs`, `skills.rs` | `relate.py` |
 //! | none of these | "forecast next month" | `skills.rs` | `profile.py`, after an honest "I cannot" |
 //!
 //! Every ask starts with the same inspection; the question skills then run one script
@@ -69,6 +69,10 @@
 //! ([`stat_plan::understand`]): a plan runs `stats.py`; a request with a part the plan
 //! cannot cover gets an honest decline (what was understood, what not, what the
 //! analyst can do), never an answer to another question.
+//!
+//! Aggregate and relationship questions are read by [`reading::read`] (the columns named
+//! and the word before each, months, years, a period, where a value may be named); their
+//! scripts match that reading against the data and never read the request.
 //!
 //! Where each part lives: `request` reads the task's words, `transcript` reads the
 //! conversation (the task, the planner's earlier calls and their outputs), `plan`
