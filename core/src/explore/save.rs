@@ -281,6 +281,39 @@ mod tests {
     }
 
     #[test]
+    fn a_view_that_keeps_no_row_is_a_parquet_file_of_its_columns() {
+        use arrow_schema::DataType;
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("t.csv");
+        std::fs::write(&src, "n,city\n1,Leon\n2,Vigo\n").unwrap();
+        let dest = dir.path().join("none.parquet");
+        let view: ViewSpec = serde_json::from_value(serde_json::json!({
+            "filters": [{"column": 0, "op": "range", "min": "5"}],
+        }))
+        .unwrap();
+        assert_eq!(save_parquet(&src, &view, &dest).unwrap(), 0);
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            File::open(&dest).unwrap(),
+        )
+        .unwrap();
+        let types: Vec<DataType> = reader
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        assert_eq!(types, [DataType::Int64, DataType::Utf8]);
+        assert_eq!(
+            reader
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap().num_rows())
+                .sum::<usize>(),
+            0
+        );
+    }
+
+    #[test]
     fn a_failed_parquet_save_leaves_the_destination_as_it_was() {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("t.csv");
