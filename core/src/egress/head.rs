@@ -107,9 +107,10 @@ fn head_end(buf: &[u8]) -> Option<usize> {
 
 /// The request of a head read by [`read_head`].
 pub(super) fn parse(head: &[u8]) -> Result<Request, BadHead> {
-    // Every header line takes at least three bytes ("a:\n"): room for all a head can
-    // hold, so its size limit stays the only limit on headers.
-    let mut slots = vec![httparse::EMPTY_HEADER; head.len() / 3 + 1];
+    // A slot per line of the head: room for every header it holds, so its size limit
+    // stays the only limit on headers.
+    let lines = memchr::memchr_iter(b'\n', head).count();
+    let mut slots = vec![httparse::EMPTY_HEADER; lines + 1];
     let mut parsed = httparse::Request::new(&mut slots);
     let status = parsed.parse(head);
     // How far the parser got says what the request was meant to be.
@@ -411,6 +412,18 @@ mod tests {
                 .method,
             Method::Connect
         );
+    }
+
+    #[test]
+    fn any_number_of_headers_within_the_size_limit_is_read() {
+        let mut head = String::from("GET http://a.test/ HTTP/1.1\r\n");
+        for i in 0..2_000 {
+            head.push_str(&format!("X{i}:\n"));
+        }
+        head.push_str("\r\n");
+        let r = req(&head).unwrap();
+        assert_eq!(r.headers.len(), 2_000);
+        assert_eq!(r.headers[1_999], ("X1999".to_string(), Vec::new()));
     }
 
     #[test]
