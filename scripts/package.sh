@@ -76,6 +76,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The mock runtime (tauri's `test` feature) is for the tests only: a dev-dependency,
+# which a build of the app alone leaves out. Checked before the long build starts.
+if cargo tree -p sandalyst-desktop -e normal,build,features -i tauri --depth 1 \
+    | grep -q 'tauri feature "test"'; then
+    die "tauri's test feature (the mock runtime) would be in the app: keep it in src-tauri's [dev-dependencies]"
+fi
+
 # ---- the .deb ----
 TARGET=${CARGO_TARGET_DIR:-target}
 BUNDLE="$TARGET/$PROFILE/bundle"

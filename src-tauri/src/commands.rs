@@ -76,6 +76,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         explore_summary,
         explore_code,
         explore_save_csv,
+        explore_save_parquet,
         export_session,
         export_report,
         save_file,
@@ -315,6 +316,23 @@ pub async fn explore_save_csv(
     state
         .app
         .explore_save_csv(&session_id, path, input, view, dest.into())
+        .await
+}
+
+/// Every row of the view saved as Parquet (columns typed) where the person chose.
+#[tauri::command]
+pub async fn explore_save_parquet(
+    state: State<'_, AppState>,
+    session_id: SessionId,
+    path: String,
+    input: Option<bool>,
+    view: explore::ViewSpec,
+    dest: String,
+) -> Result<usize> {
+    let input = input.unwrap_or(false);
+    state
+        .app
+        .explore_save_parquet(&session_id, path, input, view, dest.into())
         .await
 }
 

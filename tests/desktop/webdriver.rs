@@ -27,6 +27,8 @@ mod logs;
 mod window;
 // An interactive (HTML) chart live in a sandboxed frame: a hover, and nothing reached.
 mod charts;
+// The shared report opened offline: every chart drawn, nothing fetched.
+mod report;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
@@ -1422,9 +1424,10 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
         );
     }
 
-    // Save view as CSV: the toolbar offers it; its command writes every kept row in the
-    // view's order (the dialog is native, so the test names the destination).
-    app.wait_js("return [...document.querySelectorAll('#preview .explorer-bar button')].some(b => b.innerText === 'Save view as CSV')", 10).await;
+    // Save view as CSV or Parquet: the toolbar offers both; each command writes every
+    // kept row in the view's order (the dialog is native, so the test names the
+    // destination).
+    app.wait_js("const b = [...document.querySelectorAll('#preview .explorer-bar .save-as button')].map(b => b.getAttribute('aria-label') + '=' + b.innerText); return b.join() === 'Save view as CSV=CSV,Save view as Parquet=Parquet'", 10).await;
     let session_id = app.session_id().await;
     let dest = work.path().join("orders_view.csv");
     let view = json!({"filters": [{"column": 2, "op": "range", "min": "10", "max": "20"}],
@@ -1441,6 +1444,36 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
         want.push_str(&format!("{id},{region},{},{day}\n", units.unwrap()));
     }
     assert_eq!(std::fs::read_to_string(&dest).unwrap(), want);
+    // As Parquet: the same rows, with the ids and units as integers and the days as
+    // dates (the CSV's text, typed by the explorer's column kinds).
+    let dest = work.path().join("orders_view.parquet");
+    let saved = app
+        .invoke(
+            "explore_save_parquet",
+            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest}),
+        )
+        .await;
+    assert_eq!(saved, json!(expected.len()), "{saved}");
+    {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::record::Field;
+        let reader = SerializedFileReader::new(std::fs::File::open(&dest).unwrap()).unwrap();
+        let got: Vec<Vec<(String, Field)>> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| r.unwrap().into_columns())
+            .collect();
+        assert_eq!(got.len(), expected.len());
+        for (row, (id, region, units, day)) in got.iter().zip(&expected) {
+            let names: Vec<&str> = row.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["id", "region", "units", "day"]);
+            assert_eq!(row[0].1, Field::Long(i64::from(*id)));
+            assert_eq!(row[1].1, Field::Str(region.to_string()));
+            assert_eq!(row[2].1, Field::Long(i64::from(units.unwrap())));
+            assert!(matches!(row[3].1, Field::Date(_)), "{:?}", row[3].1);
+            assert_eq!(row[3].1.to_string(), *day);
+        }
+    }
 
     // Ask about this view: a sentence and pandas code in the ask box.
     app.js("[...document.querySelectorAll('#preview .explorer-bar button')].find(b => b.innerText === 'Ask about this view').click(); return true").await;

@@ -136,6 +136,7 @@ async fn the_window_comes_back_where_and_as_big_as_it_was_left() {
 struct Managed {
     display: Display,
     wm: Child,
+    _dir: tempfile::TempDir,
 }
 
 impl Managed {
@@ -143,26 +144,44 @@ impl Managed {
         // Our own Xvfb even when DISPLAY is set: the window manager must not land on
         // someone else's display.
         let display = Display::own();
-        let wm = Command::new("openbox")
-            .args(["--sm-disable"])
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let log = dir.path().join("openbox.log");
+        // openbox runs its --startup command once it manages the screen, just before
+        // its event loop: the file that command makes is the signal, not a guess from
+        // polling the display.
+        let mut wm = Command::new("openbox")
+            .args(["--sm-disable", "--startup"])
+            .arg(format!("touch '{}'", ready.display()))
             .env("DISPLAY", &display.name)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("openbox is not installed: run scripts/setup-desktop.sh");
-        // openbox has taken the display once it owns the WM_S0 selection; xdotool
-        // sees its check window then.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !Command::new("xdotool")
-            .args(["search", "--class", "openbox"])
-            .env("DISPLAY", &display.name)
-            .output()
-            .is_ok_and(|o| !o.stdout.is_empty())
-        {
-            assert!(Instant::now() < deadline, "openbox did not start");
+        // Generous, since a loaded machine (a CI build beside the tests) has been
+        // seen to take over 10 s; an openbox that dies says so at once, with its log.
+        let started = Instant::now();
+        while !ready.exists() {
+            let said = || std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(status) = wm.try_wait().unwrap() {
+                panic!(
+                    "openbox exited ({status}) before managing the display: {}",
+                    said()
+                );
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "openbox did not start in {:?}: {}",
+                started.elapsed(),
+                said()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
-        Managed { display, wm }
+        Managed {
+            display,
+            wm,
+            _dir: dir,
+        }
     }
 }
 

@@ -103,8 +103,14 @@ export class Explorer {
     this.keptEl.classList.add('kept');
     this.askBtn = h('button', { class: 'small ghost', title: 'Put this view (filters and sort) in the ask box as a sentence and pandas code', onclick: () => this.ask() }, 'Ask about this view');
     this.codeBtn = h('button', { class: 'small ghost', title: 'Copy pandas code that selects the rows of this view', onclick: () => this.copyCode() }, 'Copy as code');
-    this.saveBtn = h('button', { class: 'small ghost', title: 'Save every row of this view (its filters and sort) as a CSV file', onclick: () => this.saveCsv() }, 'Save view as CSV');
-    this.toolbar = h('div', { class: 'explorer-bar' }, this.summaryBtn, this.chips, h('span', { class: 'spacer' }), this.askBtn, this.codeBtn, this.saveBtn);
+    // One label, a button a format: short enough for the bar at 1024x768, and each
+    // button says what it writes.
+    const saveBtn = (format) => {
+      const f = m.SAVE_FORMATS[format];
+      return h('button', { class: 'small ghost', 'aria-label': `Save view as ${f.label}`, title: `Save every row of this view (its filters and sort) as ${f.what}`, onclick: () => this.save(format) }, f.label);
+    };
+    this.saveAs = h('span', { class: 'save-as', role: 'group', 'aria-label': 'Save view as' }, h('span', { class: 'muted' }, 'Save view as'), saveBtn('csv'), saveBtn('parquet'));
+    this.toolbar = h('div', { class: 'explorer-bar' }, this.summaryBtn, this.chips, h('span', { class: 'spacer' }), this.askBtn, this.codeBtn, this.saveAs);
     this.el.append(this.toolbar, this.tv.el);
     this.el.addEventListener('keydown', (e) => { if (e.key === 'Escape' && this.panel) { e.stopPropagation(); this.closePanel(); } });
   }
@@ -303,13 +309,14 @@ export class Explorer {
     } catch (e) { this.tv.info.textContent = String(e); }
   }
 
-  async saveCsv() {
+  /// Save every row of the view as `format` (a key of m.SAVE_FORMATS) where the person
+  /// picks.
+  async save(format) {
     try {
-      const base = this.path.split('/').pop().replace(/\.[^.]*$/, '');
-      const suffix = this.view.filters.length || this.view.sort.length ? '_view' : '';
-      const dest = await pickSave(`${base}${suffix}.csv`, [{ name: 'CSV table', extensions: ['csv'] }], 'Save the view as');
+      const t = m.saveTarget(this.path, this.view, format);
+      const dest = await pickSave(t.name, t.filters, 'Save the view as');
       if (!dest) return;
-      const rows = await invoke('explore_save_csv', { ...this.args(), dest });
+      const rows = await invoke(t.command, { ...this.args(), dest });
       this.tv.info.textContent = `Saved ${count(rows)} rows to ${dest}`;
     } catch (e) { this.tv.info.textContent = String(e); }
   }

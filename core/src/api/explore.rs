@@ -35,6 +35,10 @@ pub fn save_csv(file: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usi
     explore::save_csv(file, view, dest)
 }
 
+pub fn save_parquet(file: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
+    explore::save_parquet(file, view, dest)
+}
+
 pub fn code(file: &Path, rel: &str, input: bool, view: &ViewSpec) -> anyhow::Result<Code> {
     explore::code(file, &python_path(rel, input), view)
 }

@@ -449,6 +449,20 @@ impl App {
         blocking(move || explore::save_csv(&file, &view, &dest)).await
     }
 
+    /// [`App::explore_save_csv`] as Parquet, each column typed by its kind.
+    pub async fn explore_save_parquet(
+        &self,
+        id: &SessionId,
+        path: String,
+        input: bool,
+        view: crate::explore::ViewSpec,
+        dest: std::path::PathBuf,
+    ) -> Result<usize, Error> {
+        exports::absolute(&dest)?;
+        let file = self.table_file(id, &path, input).await?;
+        blocking(move || explore::save_parquet(&file, &view, &dest)).await
+    }
+
     // ---- asks --------------------------------------------------------------------------
 
     /// Ask `session` with `model`; the ask's events come from [`Ask::follow`], and

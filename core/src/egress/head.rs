@@ -1,7 +1,8 @@
 //! The one request head the proxy reads per connection: read it within its size and
-//! time limits, parse it (by hand: a request line and header lines), and for plain
-//! HTTP write the head the target gets (origin-form, hop-by-hop headers dropped,
-//! `Connection: close`).
+//! time limits, parse it (httparse, hyper's parser, strict: no folded headers, no
+//! spaces around names, no control characters in values), check what a proxy needs
+//! (an absolute `http://` URL or CONNECT's `host:port`), and for plain HTTP write the
+//! head the target gets (origin-form, hop-by-hop headers dropped, `Connection: close`).
 
 use std::time::Duration;
 
@@ -104,66 +105,63 @@ fn head_end(buf: &[u8]) -> Option<usize> {
     None
 }
 
-fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 /// The request of a head read by [`read_head`].
 pub(super) fn parse(head: &[u8]) -> Result<Request, BadHead> {
-    let mut lines = head
-        .split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    let line = lines.next().unwrap_or_default();
-    let line = std::str::from_utf8(line)
-        .ok()
-        .filter(|l| l.is_ascii())
-        .ok_or_else(|| bad(Method::Unknown, "the request line is not ASCII"))?;
-    let parts: Vec<&str> = line.split(' ').collect();
-    let [verb, target, version] = parts[..] else {
-        return Err(bad(
-            Method::Unknown,
-            "the request line is not \"METHOD TARGET HTTP/1.1\"",
-        ));
+    // A slot per line of the head: room for every header it holds, so its size limit
+    // stays the only limit on headers.
+    let lines = memchr::memchr_iter(b'\n', head).count();
+    let mut slots = vec![httparse::EMPTY_HEADER; lines + 1];
+    let mut parsed = httparse::Request::new(&mut slots);
+    let status = parsed.parse(head);
+    // How far the parser got says what the request was meant to be.
+    let method = match parsed.method {
+        Some("CONNECT") => Method::Connect,
+        Some(_) => Method::Http,
+        None => Method::Unknown,
     };
-    if !is_token(verb) {
-        return Err(bad(Method::Unknown, format!("{verb:?} is not a method")));
-    }
-    let method = if verb == "CONNECT" {
-        Method::Connect
-    } else {
-        Method::Http
-    };
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err(bad(
-            method,
-            format!("{version:?} is not HTTP/1.1 or HTTP/1.0"),
-        ));
-    }
-    let mut headers = Vec::new();
-    for l in lines {
-        if l.is_empty() {
-            break;
-        }
-        if l[0] == b' ' || l[0] == b'\t' {
-            return Err(bad(method, "a header is folded over two lines"));
-        }
-        let colon =
-            memchr::memchr(b':', l).ok_or_else(|| bad(method, "a header line has no ':'"))?;
-        let name = std::str::from_utf8(&l[..colon])
-            .ok()
-            .filter(|n| is_token(n))
-            .ok_or_else(|| bad(method, "a header's name is not a token"))?;
-        let value = l[colon + 1..].trim_ascii();
-        if value.iter().any(|b| *b == 0 || *b == b'\r') {
+    let not_a_line = "the request line is not \"METHOD TARGET HTTP/1.1\"";
+    match status {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => return Err(bad(method, not_a_line)),
+        Err(httparse::Error::Version) => {
+            // The request line (after any empty lines, which the parser skips).
+            let line = head
+                .split(|b| *b == b'\n')
+                .map(<[u8]>::trim_ascii)
+                .find(|l| !l.is_empty())
+                .unwrap_or_default();
+            let version = String::from_utf8_lossy(line);
+            let version = version.rsplit(' ').next().unwrap_or_default();
             return Err(bad(
                 method,
-                format!("the {name} header holds a control character"),
+                format!("{version:?} is not HTTP/1.1 or HTTP/1.0"),
             ));
         }
-        headers.push((name.to_string(), value.to_vec()));
+        Err(httparse::Error::HeaderName) => {
+            return Err(bad(
+                method,
+                "a header line is not \"Name: value\" (no ':', a name that is not a token, or folded over two lines)",
+            ))
+        }
+        Err(httparse::Error::HeaderValue) => {
+            return Err(bad(method, "a header holds a control character"))
+        }
+        Err(_) => return Err(bad(method, not_a_line)),
     }
+    let (Some(verb), Some(target), Some(minor)) = (parsed.method, parsed.path, parsed.version)
+    else {
+        return Err(bad(method, not_a_line));
+    };
+    // The parser takes any byte above 127 in the target; a proxy passes on only ASCII.
+    if !target.is_ascii() {
+        return Err(bad(Method::Unknown, "the request line is not ASCII"));
+    }
+    let version = format!("HTTP/1.{minor}");
+    let headers: Vec<(String, Vec<u8>)> = parsed
+        .headers
+        .iter()
+        .map(|h| (h.name.to_string(), h.value.to_vec()))
+        .collect();
 
     let (authority, path) = match method {
         Method::Connect => (target, String::new()),
@@ -207,7 +205,7 @@ pub(super) fn parse(head: &[u8]) -> Result<Request, BadHead> {
         port,
         verb: verb.to_string(),
         path,
-        version: version.to_string(),
+        version,
         authority,
         headers,
     })
@@ -331,6 +329,16 @@ mod tests {
             (r.port, r.path.as_str(), r.authority.as_str()),
             (80, "/?x", "pypi.test")
         );
+        // Header values lose the blanks around them; a name keeps its spelling.
+        let r = req("GET http://a.test/ HTTP/1.1\r\nUser-Agent: \t pip/24  \r\nX-Empty:\r\n\r\n")
+            .unwrap();
+        assert_eq!(
+            r.headers,
+            [
+                ("User-Agent".to_string(), b"pip/24".to_vec()),
+                ("X-Empty".to_string(), Vec::new())
+            ]
+        );
         let r = req("GET http://[::1]:81 HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!(
             (r.port, r.path.as_str(), r.authority.as_str()),
@@ -356,15 +364,66 @@ mod tests {
             "GET http://pypi.test/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n",
             "GET http://pypi.test/ HTTP/1.1\r\nno colon\r\n\r\n",
             "GET http://pypi.test/ HTTP/1.1\r\nBad Name: x\r\n\r\n",
+            "GET http://pypi.test/ HTTP/1.1\r\nX : x\r\n\r\n",
+            "GET http://pypi.test/ HTTP/1.1\r\nX: a\rb\r\n\r\n",
+            "GET http://pypi.test/ HTTP/1.1\r\nX: a\x01b\r\n\r\n",
+            "GET http://pypi.test/ HTTP/1.1\r\nX: a\0b\r\n\r\n",
+            "GET http://pypi.test/ HTTP/1.1 extra\r\n\r\n",
+            "GET http://pypi.test/\u{e9} HTTP/1.1\r\n\r\n",
+            "\r\n\r\n",
         ] {
             assert!(req(head).is_err(), "{head:?}");
         }
+        // What is wrong is said, and how far the request was read.
+        for (head, method, message) in [
+            (
+                "GARBAGE\r\n\r\n",
+                Method::Unknown,
+                "the request line is not \"METHOD TARGET HTTP/1.1\"",
+            ),
+            (
+                "GET http://pypi.test/ HTTP/2\r\n\r\n",
+                Method::Http,
+                "\"HTTP/2\" is not HTTP/1.1 or HTTP/1.0",
+            ),
+            (
+                "CONNECT a.test:443 HTTP/1.1\r\nX: \x7f\r\n\r\n",
+                Method::Connect,
+                "a header holds a control character",
+            ),
+            (
+                "GET http://pypi.test/\u{e9} HTTP/1.1\r\n\r\n",
+                Method::Unknown,
+                "the request line is not ASCII",
+            ),
+        ] {
+            let e = req(head).unwrap_err();
+            assert_eq!(
+                (e.method, e.message.as_str()),
+                (method, message),
+                "{head:?}"
+            );
+        }
+        let e = req("GET http://pypi.test/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n").unwrap_err();
+        assert!(e.message.contains("folded over two lines"), "{}", e.message);
         assert_eq!(
             req("CONNECT pypi.test HTTP/1.1\r\n\r\n")
                 .unwrap_err()
                 .method,
             Method::Connect
         );
+    }
+
+    #[test]
+    fn any_number_of_headers_within_the_size_limit_is_read() {
+        let mut head = String::from("GET http://a.test/ HTTP/1.1\r\n");
+        for i in 0..2_000 {
+            head.push_str(&format!("X{i}:\n"));
+        }
+        head.push_str("\r\n");
+        let r = req(&head).unwrap();
+        assert_eq!(r.headers.len(), 2_000);
+        assert_eq!(r.headers[1_999], ("X1999".to_string(), Vec::new()));
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub mod sort;
 pub mod source;
 pub mod spec;
 pub mod summary;
+mod typed;
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -57,7 +58,7 @@ pub use summary::{Bin, ColumnSummary, Summary, Value};
 use crate::artifacts::csv_index;
 use crate::artifacts::table::MAX_PAGE_ROWS;
 use filter::Filters;
-pub use save::save_csv;
+pub use save::{save_csv, save_parquet};
 use source::{bad, FileKey, Table};
 
 /// A page of a view.
