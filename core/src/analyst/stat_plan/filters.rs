@@ -46,6 +46,7 @@ impl Reader<'_> {
                     .z_score
                     .iter()
                     .chain(LEXICON.threshold.iter())
+                    .chain(LEXICON.z_marks.iter())
                     .any(|p| has(before, p));
                 if z_said && self.outliers {
                     self.used[from..at + len + 1].fill(true);

@@ -160,6 +160,7 @@ impl Reader<'_> {
                     plan.z = v;
                 }
             }
+            self.outlier_rule_restated(plan);
         } else {
             if let Some(a) = alpha(&self.w) {
                 (plan.alpha, plan.alpha_said) = (a, true);
@@ -174,6 +175,66 @@ impl Reader<'_> {
         }
         plan.measures = measures.into_iter().take(1).collect();
         plan.group = None;
+    }
+
+    /// "values below Q1 - 1.5*IQR or above Q3 + 1.5*IQR", "1.5 times the interquartile
+    /// range beyond the quartiles", "if the absolute value of its z-score is greater than
+    /// 3": the outlier rule said again in its own words. A run of unread words of the
+    /// rule's vocabulary (`outlier_rule_words`, numbers, comparators) next to a word that
+    /// names the rule is read when its numbers are the rule's: 1.5, and both tails, for
+    /// the IQR rule; one threshold for z-scores (it becomes the threshold). Anything else
+    /// stays unread, so declined.
+    fn outlier_rule_restated(&mut self, plan: &mut StatPlan) {
+        let z = plan.method == Some(StatMethod::Z);
+        let marks: &[&str] = if z {
+            &LEXICON.z_marks
+        } else {
+            &LEXICON.iqr_marks
+        };
+        let comparator = |x: &str| {
+            LEXICON
+                .comparators
+                .iter()
+                .any(|(p, _, _)| p.split(' ').any(|y| y == x))
+        };
+        let named = |k: usize| self.mentions.iter().any(|m| m.start <= k && k < m.end);
+        let of_rule = |k: usize| {
+            let x = self.w[k].as_str();
+            !self.used[k]
+                && !named(k)
+                && (num(x).is_some() || LEXICON.outlier_rule_words.contains(&x) || comparator(x))
+        };
+        let mut runs = Vec::new();
+        let mut k = 0;
+        while k < self.w.len() {
+            let start = k;
+            while k < self.w.len() && of_rule(k) {
+                k += 1;
+            }
+            if k > start {
+                runs.push((start, k));
+            }
+            k += 1;
+        }
+        for (start, end) in runs {
+            let around = &self.w[start.saturating_sub(1)..(end + 1).min(self.w.len())];
+            let run = &self.w[start..end];
+            let has = |list: &[&str]| run.iter().any(|x| list.contains(&x.as_str()));
+            let numbers: Vec<f64> = run.iter().filter_map(|x| num(x)).collect();
+            let fits = if z {
+                numbers.windows(2).all(|p| p[0] == p[1])
+            } else {
+                numbers.iter().all(|n| *n == 1.5)
+                    && (has(&LEXICON.both_tails)
+                        || ["q1", "q3"].iter().all(|q| run.iter().any(|x| x == q)))
+            };
+            if around.iter().any(|x| marks.contains(&x.as_str())) && fits {
+                if let (true, Some(t)) = (z, numbers.first()) {
+                    plan.z = *t;
+                }
+                self.used[start..end].fill(true);
+            }
+        }
     }
 
     /// The label with the highest or lowest value, and how a label's rows combine.
