@@ -81,8 +81,14 @@ impl Session {
             prompt: prompt.into(),
             model: model.describe(),
         });
+        // The inputs' profile runs in the sandbox, so a model that takes it waits for
+        // the sandbox. Worth it for a model whose calls have a mode (Chat Completions:
+        // the small local models it was made for, issue 34); a model of native calls
+        // only may be asked while the sandbox starts, without it, and inspects the
+        // files itself.
+        let may_go_first = !model.wants_input_profile() || model.call_mode().is_none();
         let sandbox = match self.begin_ask(ask_id, prompt, &model.describe()).await {
-            Ok(()) => self.ask_sandbox(cancel).await,
+            Ok(()) => self.ask_sandbox(may_go_first, cancel).await,
             Err(e) => Err(e),
         };
         let mut ran = match &sandbox {
@@ -157,17 +163,23 @@ impl Session {
     }
 
     /// The session's sandbox for this ask (see [`Session::starting`]). On a new
-    /// workspace a sandbox still starting is not waited for: the model's first
-    /// request goes out while it starts, and its calls wait for it. Otherwise it is
-    /// ready before the ask goes on, and one started before the ask says so.
-    async fn ask_sandbox(&self, cancel: &CancellationToken) -> Result<Starting, SessionError> {
+    /// workspace, for a model that `may_go_first`, a sandbox still starting is not
+    /// waited for: the model's first request goes out while it starts, and its calls
+    /// wait for it. Otherwise it is ready before the ask goes on, and one started
+    /// before the ask says so.
+    async fn ask_sandbox(
+        &self,
+        may_go_first: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Starting, SessionError> {
         // Warm: started before this ask asked for it, and ready (not still starting).
         let warm = match self.inner.sandbox.try_lock() {
             Ok(slot) => slot.as_ref().map(|live| live.ready),
             Err(_) => None,
         };
-        let starting = self.starting();
-        if warm.is_none() && self.workspace_is_new().await {
+        let mut starting = self.starting();
+        if warm.is_none() && may_go_first && self.workspace_is_new().await {
+            starting.early = true;
             return Ok(starting);
         }
         tokio::select! {
@@ -201,12 +213,8 @@ impl Session {
         let instructions = self.instructions(sandbox, &config, model.vision()).await;
         self.resume_call_mode(model).await;
         let first = self.items().is_empty();
-        // The inputs' profile runs in the sandbox, so a model that takes it waits for
-        // the sandbox. Worth it for a model whose calls have a mode (Chat Completions:
-        // the small local models it was made for, issue 34); a model of native calls
-        // only is asked while the sandbox starts, without it, and inspects the files.
-        let wait = sandbox.is_done() || model.call_mode().is_some();
-        let profile = if first && model.wants_input_profile() && wait {
+        // Not when the model goes first: the profile would wait for the sandbox.
+        let profile = if first && model.wants_input_profile() && !sandbox.early {
             self.profile_inputs(host, sandbox, cancel).await
         } else {
             None
@@ -216,8 +224,8 @@ impl Session {
         agent.tools = config.tools;
         agent.limits = config.limits.clone();
         agent.show_images = config.show_images;
-        // A start not done yet is one of a new workspace: nothing in output/.
-        agent.outputs_known = !sandbox.is_done();
+        // Going first is for a new workspace: nothing in output/.
+        agent.outputs_known = sandbox.early;
         let notes = self.take_notes();
         let mut task = prompt.to_string();
         if !notes.is_empty() {

@@ -1,7 +1,7 @@
 //! The sandbox as one ask sees it: ready, or still starting. The container, the
 //! kernel and the staging of the inputs do not depend on the model, nor the model's
 //! first request on them, so an ask on a new workspace sends it at once (unless the
-//! model takes the inputs' profile, which runs in the sandbox: see `Session::drive`);
+//! model takes the inputs' profile, which runs in the sandbox: see `Session::run_ask`);
 //! each call of the sandbox waits for the start, then goes to the sandbox, and a start
 //! that failed fails it with the start's own (typed) error.
 
@@ -18,6 +18,9 @@ pub(super) type Started = Result<(Arc<dyn Sandbox>, Arc<recover::OutputsBefore>)
 
 /// A sandbox that may still be starting (see the module notes).
 pub(super) struct Starting {
+    /// The ask does not wait for the start before the model's first request (a new
+    /// workspace, a start not done as the ask began).
+    pub(super) early: bool,
     done: watch::Receiver<Option<Started>>,
     factory: Arc<dyn SandboxFactory>,
     config: SandboxConfig,
@@ -46,6 +49,7 @@ impl Session {
             let _ = tx.send(Some(started));
         });
         Starting {
+            early: false,
             done,
             factory: self.inner.factory.clone(),
             config: self.config().sandbox_config(),
@@ -79,11 +83,6 @@ impl Starting {
             }),
         };
         started
-    }
-
-    /// Whether the start is done (well or not).
-    pub(super) fn is_done(&self) -> bool {
-        self.done.borrow().is_some()
     }
 
     /// End `stop` when the start fails, so that an ask whose model is still answering
