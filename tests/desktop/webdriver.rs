@@ -27,6 +27,8 @@ mod logs;
 mod window;
 // An interactive (HTML) chart live in a sandboxed frame: a hover, and nothing reached.
 mod charts;
+// The first cell after a drop in a warm kernel, and the time it shows.
+mod warm;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");
