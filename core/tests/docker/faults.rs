@@ -74,8 +74,9 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
     ]);
     // When the code starts running, kill the container as an outside actor would.
     let (tx, mut rx) = tokio::sync::watch::channel(None::<String>);
+    let started = common::CodeStarted::default();
     let emit = |ev: Event| {
-        if let EventKind::ToolCall { .. } = ev.kind {
+        if started.see(&ev.kind) {
             let _ = tx.send(Some(ev.session_id.to_string()));
         }
     };
