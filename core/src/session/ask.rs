@@ -177,7 +177,7 @@ impl Session {
             Ok(slot) => slot.as_ref().map(|live| live.ready),
             Err(_) => None,
         };
-        let mut starting = self.starting();
+        let mut starting = self.starting(cancel);
         if warm.is_none() && may_go_first && self.workspace_is_new().await {
             starting.early = true;
             return Ok(starting);

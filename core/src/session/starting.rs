@@ -22,6 +22,8 @@ pub(super) struct Starting {
     /// workspace, a start not done as the ask began).
     pub(super) early: bool,
     done: watch::Receiver<Option<Started>>,
+    /// The ask's cancel: what waits for the start stops waiting (the start goes on).
+    cancel: CancellationToken,
     factory: Arc<dyn SandboxFactory>,
     config: SandboxConfig,
     /// The image's Python as known without a sandbox, asked once.
@@ -34,7 +36,7 @@ impl Session {
     /// behind); it finishes, or stops and cleans up when the session closes. Once it
     /// is there, changed inputs are checked and the outputs listed, before any call
     /// of the ask can run.
-    pub(super) fn starting(&self) -> Starting {
+    pub(super) fn starting(&self, cancel: &CancellationToken) -> Starting {
         let (tx, done) = watch::channel(None);
         let session = self.clone();
         tokio::spawn(async move {
@@ -51,6 +53,7 @@ impl Session {
         Starting {
             early: false,
             done,
+            cancel: cancel.clone(),
             factory: self.inner.factory.clone(),
             config: self.config().sandbox_config(),
             known_env: OnceCell::new(),
@@ -103,8 +106,14 @@ impl Starting {
         }
     }
 
+    /// The sandbox, waited for unless the ask is cancelled first (after a cancelled
+    /// call the loop still lists outputs: it must not wait for a start to finish).
     async fn sandbox(&self) -> anyhow::Result<Arc<dyn Sandbox>> {
-        Ok(self.ready().await?.0)
+        tokio::select! {
+            biased;
+            started = self.ready() => Ok(started?.0),
+            _ = self.cancel.cancelled() => anyhow::bail!("cancelled before the sandbox was ready"),
+        }
     }
 
     /// The sandbox for a call, unless the call is cancelled while it waits (`None`).
@@ -210,8 +219,8 @@ impl Sandbox for Starting {
         if let Some(env) = known {
             return env.clone();
         }
-        match self.ready().await {
-            Ok((sandbox, _)) => sandbox.python_env().await,
+        match self.sandbox().await {
+            Ok(sandbox) => sandbox.python_env().await,
             Err(e) => Err(PackagesError::Failed(e.to_string())),
         }
     }

@@ -300,3 +300,29 @@ fn chat_call(id: &str, code: &str) -> Answer {
     c.push(wire::chat::DONE.into());
     Answer::Sse(c)
 }
+
+#[tokio::test]
+async fn a_cancel_while_a_call_waits_for_the_sandbox_ends_the_ask_at_once() {
+    let held = held_session().await;
+    let server = WireServer::start(vec![call("c1", "print hi"), say("never")]).await;
+    let handle = held
+        .session
+        .ask("Say hi.".into(), model_at(&server))
+        .unwrap();
+    let cancel = handle.canceller();
+    let following = tokio::spawn(follow(handle));
+    requests(&server, 1).await;
+    // The call is made and waits for the held start; after its cancel the loop still
+    // looks at the outputs, which must not wait for the start either.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    cancel.cancel();
+    let (events, outcome) = tokio::time::timeout(Duration::from_secs(10), following)
+        .await
+        .expect("the ask ended while the start was held")
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert!(events
+        .iter()
+        .any(|(_, k)| matches!(k, EventKind::ToolCall { .. })));
+    held.gate.add_permits(1);
+}
