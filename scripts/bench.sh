@@ -12,10 +12,14 @@
 #                             under gVisor (runsc), cold and warm, beside a plain
 #                             `docker run --runtime=...` of the image (about 3 minutes
 #                             a round; SANDALYST_BENCH_N rounds, 3 by default)
+#   scripts/bench.sh --cli-reference
+#                             issue 38's scripted reference case alone, as one
+#                             command-line process under runc and gVisor taking
+#                             turns: wall time and when the first model request came
 #
 # Needs Docker and the sandbox image (scripts/setup.sh); SANDALYST_IMAGE picks another
 # image, SANDALYST_BENCH_NO_DOCKER=1 measures only what needs no engine,
-# SANDALYST_BENCH_ONLY=tables|loop|reference|staging|isolation one table alone,
+# SANDALYST_BENCH_ONLY=tables|loop|reference|staging|isolation|cli one table alone,
 # SANDALYST_BENCH_N=7 more repetitions than the size's own.
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,8 +32,12 @@ for arg in "$@"; do
         SANDALYST_BENCH_ONLY=isolation
         export SANDALYST_BENCH_ONLY
         ;;
+    --cli-reference)
+        SANDALYST_BENCH_ONLY=cli
+        export SANDALYST_BENCH_ONLY
+        ;;
     *)
-        echo "usage: scripts/bench.sh [--tiny | --small | --full] [--isolation]" >&2
+        echo "usage: scripts/bench.sh [--tiny | --small | --full] [--isolation | --cli-reference]" >&2
         exit 2
         ;;
     esac

@@ -333,7 +333,10 @@ fn tables(plan: &Plan, dir: &Path) -> anyhow::Result<Vec<Table>> {
 }
 
 fn offline_cli(out: &Path, data: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sandalyst"));
+    // `SANDALYST_BENCH_CLI`: another build of the command line (a before/after pair).
+    let bin = std::env::var("SANDALYST_BENCH_CLI")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_sandalyst").to_string());
+    let mut c = Command::new(bin);
     c.current_dir(repo())
         .env("SANDALYST_DATA_DIR", data)
         .env("SANDALYST_CONFIG", data.join("config.toml"))
@@ -1157,6 +1160,74 @@ async fn isolation(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> 
     Ok(Table(lines))
 }
 
+/// Issue 38, item 1: the scripted reference case as one command-line process (`sandalyst
+/// run --model openai:gpt-5.4 --isolation R`, the Responses-wire server on loopback,
+/// three turns), runc and gVisor taking turns in every round: its wall time, and when
+/// the first model request arrived after the process started (a run that overlaps the
+/// sandbox's start with the model's first turn asks it before the sandbox is ready).
+async fn cli_reference(plan: &Plan, dir: &Path, tag: &str) -> anyhow::Result<Table> {
+    let runtimes: Vec<Runtime> = if runsc_registered() {
+        vec![Runtime::Runc, Runtime::Gvisor]
+    } else {
+        vec![Runtime::Runc]
+    };
+    let rows = [
+        "reference case, scripted Responses model, cold command-line run",
+        "... process start -> first model request",
+    ];
+    let mut samples: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); 2]; rows.len()];
+    let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load_before = load();
+    for round in 0..plan.n {
+        for (k, &rt) in runtimes.iter().enumerate() {
+            let server = WireServer::paced(responses_script(), Duration::ZERO).await;
+            let data = dir.join(format!("cli-{}-{round}", rt.arg()));
+            let mut c = offline_cli(&data.join("out"), &data);
+            c.args(["--model", "openai:gpt-5.4", "--isolation", rt.arg()])
+                .env("SANDALYST_IMAGE", tag)
+                .env("OPENAI_API_KEY", wire::TEST_KEY)
+                .env("OPENAI_BASE_URL", format!("{}/v1", server.base));
+            let start = Instant::now();
+            samples[0][k].push(tokio::task::block_in_place(|| time_cmd(&mut c)));
+            let received = server.received();
+            anyhow::ensure!(received.len() == 3, "three model turns");
+            samples[1][k].push(received[0].at.duration_since(start));
+        }
+    }
+    let mut lines = vec![
+        "\n### The scripted reference case as one command-line process (issue 38)\n".to_string(),
+        "| what | n | runc | gVisor |".to_string(),
+        "|---|---|---|---|".to_string(),
+    ];
+    for (what, by) in rows.iter().zip(samples) {
+        let cell = |v: &Vec<Duration>| {
+            let mut v = v.clone();
+            v.sort();
+            let all: Vec<String> = v.iter().map(|d| ms(*d)).collect();
+            if v.is_empty() {
+                "(no runsc)".to_string()
+            } else {
+                format!("{} ({})", ms(median(v.clone())), all.join(", "))
+            }
+        };
+        lines.push(format!(
+            "| {what} | {} | {} | {} |",
+            by[0].len(),
+            cell(&by[0]),
+            cell(&by[1])
+        ));
+    }
+    lines.push(format!(
+        "\n(load average before: {}; after: {}; medians, every sample in brackets)",
+        load_before.trim(),
+        load().trim()
+    ));
+    for l in &lines {
+        println!("{l}");
+    }
+    Ok(Table(lines))
+}
+
 /// [`warm_up`], idle for `idle` after the sandbox is ready.
 async fn warm_up_for(session: &Session, idle: Duration) {
     let mut rx = session.subscribe();
@@ -1177,8 +1248,8 @@ pub async fn run(size: Size, docker: bool) -> anyhow::Result<Vec<String>> {
     run_sections(size, docker, only.as_deref()).await
 }
 
-/// [`run`] with `only` one section: tables, loop, reference, staging or isolation. The
-/// isolation table (issue 38) is measured only when asked for.
+/// [`run`] with `only` one section: tables, loop, reference, staging, isolation or cli.
+/// The isolation and cli tables (issue 38) are measured only when asked for.
 pub async fn run_sections(
     size: Size,
     docker: bool,
@@ -1196,7 +1267,7 @@ pub async fn run_sections(
     );
     println!("{title}");
     let wanted = |section: &str| match only {
-        None => section != "isolation",
+        None => section != "isolation" && section != "cli",
         Some(o) => o == section,
     };
     let mut all = Vec::new();
@@ -1206,7 +1277,8 @@ pub async fn run_sections(
     if wanted("loop") {
         all.push(loop_overhead(&plan, dir.path()).await?);
     }
-    if docker && (wanted("reference") || wanted("staging") || wanted("isolation")) {
+    let engine_sections = ["reference", "staging", "isolation", "cli"];
+    if docker && engine_sections.iter().any(|s| wanted(s)) {
         let engine = docker::connect().await?;
         let tag = match std::env::var("SANDALYST_IMAGE") {
             Ok(t) => t,
@@ -1220,6 +1292,9 @@ pub async fn run_sections(
         }
         if wanted("isolation") {
             all.push(isolation(&plan, dir.path(), &tag).await?);
+        }
+        if wanted("cli") {
+            all.push(cli_reference(&plan, dir.path(), &tag).await?);
         }
     } else if !docker {
         println!("\n(sandbox tables left out)");

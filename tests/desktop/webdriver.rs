@@ -29,6 +29,8 @@ mod window;
 mod charts;
 // The shared report opened offline: every chart drawn, nothing fetched.
 mod report;
+// The first cell after a drop in a warm kernel, and the time it shows.
+mod warm;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");

@@ -7,7 +7,7 @@ import { bytes } from './format.js';
 export function newAsk(askId, prompt, startedAt = Date.now()) {
   return {
     id: askId, prompt, status: 'running', ending: null, turn: 0, maxTurns: null,
-    startedAt, endedAt: null, inputTokens: 0, outputTokens: 0, cost: null,
+    startedAt, endedAt: null, firstOutputMs: null, inputTokens: 0, outputTokens: 0, cost: null,
     items: [], artifacts: [], notice: null, error: null,
   };
 }
@@ -173,6 +173,9 @@ export function reduce(state, ev) {
       break;
     }
     case 'cell_output': {
+      // From Run (or the ask's start) to the first output of any cell, by the event's
+      // own time: what a warm kernel is for.
+      if (s.firstOutputMs == null && ev.at) s.firstOutputMs = Math.max(0, Date.parse(ev.at) - s.startedAt);
       const i = ensureCell(items, ev.call_id);
       const outputs = items[i].outputs.slice();
       const stream = ev.stream ?? 'stdout';
@@ -441,13 +444,19 @@ export function setupText(ev) {
 /// How a model's calls travel, in words.
 const CALL_MODES = { native: 'native tool calls', schema: 'steps held to a JSON schema', text: 'steps written as JSON text' };
 
-/// Turn, time, tokens, cost and (for a model where it is a choice) how its calls
-/// travel, as one line.
+/// A time to the first output: milliseconds while they matter.
+function firstOutput(ms) {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/// Turn, time, the first output's time, tokens, cost and (for a model where it is a
+/// choice) how its calls travel, as one line.
 export function statsLine(s, now = Date.now(), fmt) {
   const parts = [];
   if (s.callMode && s.callMode !== 'native') parts.push(s.callMode === 'schema' ? 'schema steps' : 'text steps');
   if (s.turn) parts.push(`turn ${s.turn}${s.maxTurns ? `/${s.maxTurns}` : ''}`);
   parts.push(fmt.duration((s.endedAt ?? now) - s.startedAt));
+  if (s.firstOutputMs != null) parts.push(`first output ${firstOutput(s.firstOutputMs)} after Run`);
   if (s.inputTokens || s.outputTokens) parts.push(`${fmt.tokens(s.inputTokens + s.outputTokens)} tokens`);
   if (s.cost != null) parts.push(fmt.cost(s.cost));
   return parts.join(' · ');

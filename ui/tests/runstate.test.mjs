@@ -43,7 +43,19 @@ test('a scripted ask reduces to text, a cell with live output, artifacts and an 
   assert.equal(s.artifacts.length, 1, 'a changed artifact replaces its card');
   assert.equal(s.artifacts[0].bytes, 20);
   assert.equal(s.inputTokens + s.outputTokens, 350);
-  assert.equal(statsLine(s, 0, fmt), 'turn 1/25 · 1:00 · 350 tokens · $0.02');
+  assert.equal(s.firstOutputMs, 60000, 'from Run to the first cell_output');
+  assert.equal(statsLine(s, 0, fmt), 'turn 1/25 · 1:00 · first output 60.0 s after Run · 350 tokens · $0.02');
+});
+
+test('the time from Run to the first output of a cell is kept and said in milliseconds', () => {
+  const at = (ms) => new Date(Date.parse('2026-12-01T10:00:00.000Z') + ms).toISOString();
+  let s = newAsk('a', 'p', Date.parse('2026-12-01T10:00:00.000Z'));
+  s = reduce(s, { ...ev('tool_call', { call_id: 'c1', name: 'python', code: 'print(1)' }), at: at(40) });
+  assert.equal(s.firstOutputMs, null, 'no output yet');
+  s = reduce(s, { ...ev('cell_output', { call_id: 'c1', stream: 'stdout', text: '1\n' }), at: at(87) });
+  s = reduce(s, { ...ev('cell_output', { call_id: 'c1', stream: 'stdout', text: '2\n' }), at: at(400) });
+  assert.equal(s.firstOutputMs, 87, 'the first output counts, not the later ones');
+  assert.equal(statsLine({ ...s, endedAt: s.startedAt + 500 }, 0, fmt), '0 s · first output 87 ms after Run');
 });
 
 test('streamed code is readable before its JSON is complete', () => {

@@ -155,6 +155,10 @@ pub struct Agent<'a> {
     pub turns: u32,
     /// The files in `output/` after the last call, to spot what each call changed.
     pub outputs: Vec<OutputEntry>,
+    /// The caller set `outputs` as the ask begins (a new workspace: none), so they are
+    /// not listed before the first turn, and a sandbox still starting is first waited
+    /// for when a call runs.
+    pub outputs_known: bool,
     /// The counters that decide whether the ask goes on.
     guard: Guard,
     /// The ask's attempts: what the model sees after a fresh start.
@@ -247,6 +251,7 @@ impl<'a> Agent<'a> {
             usage: Usage::default(),
             turns: 0,
             outputs: Vec::new(),
+            outputs_known: false,
             guard: Guard::default(),
             attempts: Attempts::default(),
             ran_code: false,
@@ -281,7 +286,9 @@ impl<'a> Agent<'a> {
         if let Some(code) = self.prelude.take() {
             self.run_prelude(code, cancel).await?;
         }
-        self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
+        if !self.outputs_known {
+            self.outputs = self.sandbox.list_outputs().await.unwrap_or_default();
+        }
         self.problems = ending::output_problems(task, &self.outputs, self.sandbox).await;
         self.attempts = Attempts::begin(self.items.len(), self.problems.len());
         self.announce_call_mode();

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::custom::Packages;
 use super::engine::EngineSource;
+use super::packages::{PackagesError, PythonEnv};
 use super::report::{BuildLine, ImageBuild, ImageReport};
 use super::{Sandbox, SandboxConfig};
 use crate::protocol::SessionError;
@@ -39,6 +40,18 @@ pub trait SandboxFactory: Send + Sync {
         setup: SetupSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError>;
+
+    /// What the Python of the image `config` runs in holds, when that is known
+    /// without a sandbox of it (Docker: the list cached by the image's id, once any
+    /// sandbox of the image read it); `None` when only a running sandbox can say. An
+    /// ask describes the image to the model from it while its sandbox still starts.
+    async fn cached_python_env(
+        &self,
+        config: &SandboxConfig,
+    ) -> Option<Result<PythonEnv, PackagesError>> {
+        let _ = config;
+        None
+    }
 
     /// The image `config` runs in, made ready (built when missing): the built-in one,
     /// the derived one of `config.packages`, or the user's own, checked. Returns its

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::custom::Packages;
 use super::factory::{EngineStatus, LineSink, SandboxFactory, SetupSink};
-use super::packages::PackagesError;
+use super::packages::{PackagesError, PythonEnv};
 use super::report::{BuildLine, ImageBuild, ImagePython, ImageReport};
 use super::{
     Connections, ExecResult, ExecStatus, OutputEntry, OutputSink, Sandbox, SandboxConfig, Stream,
@@ -322,6 +322,10 @@ pub struct FakeFactory {
     pub started: Mutex<Vec<Arc<FakeSandbox>>>,
     /// When set, starting fails with this error (e.g. an engine that does not answer).
     pub fail_with: Mutex<Option<SessionError>>,
+    /// When set, each start waits for a permit of this semaphore before it goes on
+    /// (or fails with `fail_with`, read then): a test holds a start to see what
+    /// happens meanwhile.
+    pub gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
 }
 
 /// The tag the fake factory reports for every image.
@@ -337,6 +341,11 @@ impl SandboxFactory for FakeFactory {
         _setup: SetupSink<'_>,
         _cancel: &CancellationToken,
     ) -> Result<Arc<dyn Sandbox>, SessionError> {
+        let gate = self.gate.lock().unwrap().clone();
+        if let Some(gate) = gate {
+            // A closed gate lets every start through.
+            let _ = gate.acquire().await.map(|p| p.forget());
+        }
         if let Some(e) = self.fail_with.lock().unwrap().clone() {
             return Err(e);
         }
@@ -348,6 +357,14 @@ impl SandboxFactory for FakeFactory {
             })?;
         self.started.lock().unwrap().push(sb.clone());
         Ok(sb)
+    }
+
+    async fn cached_python_env(
+        &self,
+        _config: &SandboxConfig,
+    ) -> Option<Result<PythonEnv, PackagesError>> {
+        // What its sandboxes answer, known without one.
+        Some(Err(PackagesError::Unsupported))
     }
 
     async fn prepare_image(

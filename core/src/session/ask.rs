@@ -81,15 +81,18 @@ impl Session {
             prompt: prompt.into(),
             model: model.describe(),
         });
+        // The inputs' profile runs in the sandbox, so a model that takes it waits for
+        // the sandbox. Worth it for a model whose calls have a mode (Chat Completions:
+        // the small local models it was made for, issue 34); a model of native calls
+        // only may be asked while the sandbox starts, without it, and inspects the
+        // files itself.
+        let may_go_first = !model.wants_input_profile() || model.call_mode().is_none();
         let sandbox = match self.begin_ask(ask_id, prompt, &model.describe()).await {
-            Ok(()) => self.ready_sandbox(cancel).await,
+            Ok(()) => self.ask_sandbox(may_go_first, cancel).await,
             Err(e) => Err(e),
         };
         let mut ran = match &sandbox {
-            Ok(sandbox) => {
-                self.drive(&host, sandbox.as_ref(), model, prompt, cancel)
-                    .await
-            }
+            Ok(sandbox) => self.drive(&host, sandbox, model, prompt, cancel).await,
             Err(_) if cancel.is_cancelled() => Ran::default(),
             Err(e) => Ran {
                 status: RunStatus::Failed {
@@ -159,26 +162,32 @@ impl Session {
         }
     }
 
-    /// The session's sandbox, started in its own task: a cancelled ask stops waiting
-    /// for it but does not drop it half-way (it would leave its container behind); it
-    /// finishes, or stops and cleans up when the session closes.
-    async fn ready_sandbox(
+    /// The session's sandbox for this ask (see [`Session::starting`]). On a new
+    /// workspace, for a model that `may_go_first`, a sandbox still starting is not
+    /// waited for: the model's first request goes out while it starts, and its calls
+    /// wait for it. Otherwise it is ready before the ask goes on, and one started
+    /// before the ask says so.
+    async fn ask_sandbox(
         &self,
+        may_go_first: bool,
         cancel: &CancellationToken,
-    ) -> Result<Arc<dyn Sandbox>, SessionError> {
+    ) -> Result<Starting, SessionError> {
         // Warm: started before this ask asked for it, and ready (not still starting).
         let warm = match self.inner.sandbox.try_lock() {
             Ok(slot) => slot.as_ref().map(|live| live.ready),
             Err(_) => None,
         };
-        let session = self.clone();
-        let start = tokio::spawn(async move { session.sandbox().await });
-        let ready = tokio::select! {
+        let mut starting = self.starting(cancel);
+        if warm.is_none() && may_go_first && self.workspace_is_new().await {
+            starting.early = true;
+            return Ok(starting);
+        }
+        tokio::select! {
             biased;
-            _ = cancel.cancelled() => Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
-            s = start => s.unwrap_or_else(|e| Err(SessionError::Sandbox { message: format!("starting the sandbox: {e}") })),
+            _ = cancel.cancelled() => return Err(SessionError::Sandbox { message: "cancelled before the sandbox was ready".into() }),
+            started = starting.ready() => started?,
         };
-        if let (Ok(_), Some((millis, at))) = (&ready, warm) {
+        if let Some((millis, at)) = warm {
             let warm_for_ms = Some(at.elapsed().as_millis() as u64);
             let ready = SetupStage::SandboxReady {
                 millis,
@@ -186,25 +195,26 @@ impl Session {
             };
             self.broadcast(None, EventKind::Setup(ready));
         }
-        ready
+        Ok(starting)
     }
 
-    /// The loop on this conversation in a ready sandbox, then its outputs brought back.
+    /// The loop on this conversation, then its outputs brought back. The sandbox may
+    /// still be starting (see [`Self::ask_sandbox`]): a start that fails ends the ask
+    /// with the start's error, whatever the model was doing.
     async fn drive(
         &self,
         host: &AskHost<'_>,
-        sandbox: &dyn Sandbox,
+        sandbox: &Starting,
         model: &mut dyn Model,
         prompt: &str,
         cancel: &CancellationToken,
     ) -> Ran {
         let config = self.config();
-        // Before the inputs are described to the model: their sizes may have moved.
-        self.check_changed_inputs(sandbox).await;
         let instructions = self.instructions(sandbox, &config, model.vision()).await;
         self.resume_call_mode(model).await;
         let first = self.items().is_empty();
-        let profile = if first && model.wants_input_profile() {
+        // Not when the model goes first: the profile would wait for the sandbox.
+        let profile = if first && model.wants_input_profile() && !sandbox.early {
             self.profile_inputs(host, sandbox, cancel).await
         } else {
             None
@@ -214,7 +224,8 @@ impl Session {
         agent.tools = config.tools;
         agent.limits = config.limits.clone();
         agent.show_images = config.show_images;
-        let before = self.outputs_before(sandbox).await;
+        // Going first is for a new workspace: nothing in output/.
+        agent.outputs_known = sandbox.early;
         let notes = self.take_notes();
         let mut task = prompt.to_string();
         if !notes.is_empty() {
@@ -224,10 +235,12 @@ impl Session {
             task = format!("{task}\n\n{note}");
             agent.prelude = load_cell.filter(|_| agent.tools.python);
         }
+        let stop = cancel.child_token();
+        let (ended, ()) = tokio::join!(agent.run(&task, &stop), sandbox.stop_on_failure(&stop));
         let crate::agent::Ended {
             mut status,
             failure,
-        } = agent.run(&task, cancel).await;
+        } = ended;
         let (turns, usage) = (agent.turns, agent.usage);
         if let (Some(mode), Some(root)) = (agent.model.learned_call_mode(), self.store_root()) {
             let described = agent.model.describe();
@@ -235,6 +248,34 @@ impl Session {
             let _ = blocking(move || Ok(crate::store::call_modes::learn(&root, &described, mode)?))
                 .await;
         }
+        *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
+        // A cancelled ask does not wait for a start still under way.
+        let started = tokio::select! {
+            biased;
+            started = sandbox.ready() => started,
+            _ = cancel.cancelled() => return Ran { turns, usage, ..Ran::default() },
+        };
+        let (live, before) = match started {
+            Ok(started) => started,
+            Err(_) if cancel.is_cancelled() => {
+                return Ran {
+                    turns,
+                    usage,
+                    ..Ran::default()
+                }
+            }
+            // The start's own error, whatever the model did meanwhile.
+            Err(e) => {
+                return Ran {
+                    status: RunStatus::Failed {
+                        message: e.to_string(),
+                    },
+                    error: Some(e),
+                    turns,
+                    usage,
+                }
+            }
+        };
         let error = failure.map(|e| SessionError::from_failure(&e));
         // A disk that filled up says so in the status too, not only in the error.
         if let (RunStatus::Failed { message }, Some(SessionError::Storage { message: m })) =
@@ -242,9 +283,8 @@ impl Session {
         {
             message.clone_from(m);
         }
-        *self.inner.items.lock().unwrap() = std::mem::take(&mut agent.items);
-        self.check_changed_inputs(sandbox).await;
-        self.collect(host, sandbox, &config, &before, &mut status)
+        self.check_changed_inputs(live.as_ref()).await;
+        self.collect(host, live.as_ref(), &config, &before, &mut status)
             .await;
         Ran {
             status,

@@ -46,6 +46,7 @@ mod lifecycle;
 mod profile;
 mod recover;
 mod registry;
+mod starting;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -69,6 +70,7 @@ pub use registry::{SessionSummary, Sessions};
 // The parts of one session, each in its room, see each other's helpers.
 use disk::*;
 use handle::*;
+use starting::Starting;
 
 use crate::agent::instructions::{self, InputSummary};
 use crate::agent::{

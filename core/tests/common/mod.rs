@@ -216,3 +216,25 @@ pub fn tool_outputs(items: &[sandalyst::model::Item]) -> Vec<String> {
         })
         .collect()
 }
+
+/// When the code of a run's first call starts: its `tool_call` came and the sandbox is
+/// ready. A new session's first ask asks the model while its sandbox starts, so a call
+/// can be announced before there is a container to run it. Fed every event, `see`
+/// answers true once, at the event that completes the pair.
+#[derive(Default)]
+pub struct CodeStarted(std::sync::Mutex<(bool, bool, bool)>);
+
+impl CodeStarted {
+    pub fn see(&self, kind: &sandalyst::agent::EventKind) -> bool {
+        use sandalyst::agent::{EventKind, SetupStage};
+        let mut s = self.0.lock().unwrap();
+        match kind {
+            EventKind::ToolCall { .. } => s.0 = true,
+            EventKind::Setup(SetupStage::SandboxReady { .. }) => s.1 = true,
+            _ => {}
+        }
+        let now = s.0 && s.1 && !s.2;
+        s.2 |= now;
+        now
+    }
+}

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use sandalyst::agent::{Event, EventKind, RunStatus};
+use sandalyst::agent::{Event, RunStatus};
 use sandalyst::model::scripted::ScriptedModel;
 use sandalyst::run::{self, RunRequest};
 use sandalyst::sandbox::docker;
@@ -66,8 +66,10 @@ async fn the_engine_stopping_mid_run_ends_it_clearly_and_leaves_nothing() {
         ScriptedModel::python("c2", "print('never')"),
     ]);
     let cutter = cut.clone();
+    // A second after the code starts running.
+    let code = common::CodeStarted::default();
     let emit = move |ev: Event| {
-        if let EventKind::ToolCall { .. } = ev.kind {
+        if code.see(&ev.kind) {
             let c = cutter.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs(1)).await;

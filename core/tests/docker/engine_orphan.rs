@@ -44,7 +44,11 @@ fn wait_until_code_runs(data: &Path) -> PathBuf {
             .and_then(|d| d.filter_map(|e| e.ok()).next());
         if let Some(e) = found {
             let t = std::fs::read_to_string(e.path().join("transcript.jsonl")).unwrap_or_default();
-            if t.contains("tool_call") {
+            // The call is kept when the model makes it, which may be before the
+            // sandbox is there (the model is asked while it starts); the inputs'
+            // staging is saved once it has started.
+            let meta = std::fs::read_to_string(e.path().join("run.json")).unwrap_or_default();
+            if t.contains("tool_call") && meta.contains("staged_by") {
                 return e.path();
             }
         }

@@ -68,14 +68,15 @@ async fn the_container_killed_from_outside_fails_the_run_clearly() {
     let mut model = ScriptedModel::new([
         ScriptedModel::python(
             "c1",
-            "open('output/early.txt','w').write('kept?')\nimport time\ntime.sleep(60)",
+            "print('running', flush=True)\nopen('output/early.txt','w').write('kept?')\nimport time\ntime.sleep(60)",
         ),
         ScriptedModel::python("c2", "print('never')"),
     ]);
-    // When the code starts running, kill the container as an outside actor would.
+    // When the code runs (its first line printed), kill the container as an outside
+    // actor would.
     let (tx, mut rx) = tokio::sync::watch::channel(None::<String>);
     let emit = |ev: Event| {
-        if let EventKind::ToolCall { .. } = ev.kind {
+        if let EventKind::CellOutput { .. } = ev.kind {
             let _ = tx.send(Some(ev.session_id.to_string()));
         }
     };

@@ -35,7 +35,16 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost: bool) {
+/// `prelude`: the app's first cell (the inputs loaded, after their profile) stands
+/// after the task. A model whose calls have a mode (Chat Completions) waits for it; a
+/// model of native calls only is asked while the sandbox still starts, without it
+/// (the run's sandbox is never ready as the ask begins).
+async fn reference_case(
+    model: &mut dyn Model,
+    server: &WireServer,
+    expect_cost: bool,
+    prelude: bool,
+) {
     let vision = model.vision();
     let docker = common::engine().await;
     let dir = tempfile::tempdir().unwrap();
@@ -124,42 +133,45 @@ async fn reference_case(model: &mut dyn Model, server: &WireServer, expect_cost:
             Item::Reasoning { .. } => "reasoning",
         })
         .collect();
-    // The app's first cell (the input loaded) stands after the task, as a call.
-    assert_eq!(
-        kinds,
-        [
-            "user",
-            "assistant",
-            "call",
-            "output",
-            "assistant",
-            "call",
-            "output",
-            "assistant",
-            "call",
-            "call",
-            "output",
-            "output",
-            "assistant"
-        ]
-    );
-    let Item::ToolCall {
-        call_id, arguments, ..
-    } = &items[2]
-    else {
-        panic!("{:?}", items[2])
-    };
-    assert_eq!(call_id, sandalyst::protocol::PRELUDE_CALL_ID);
-    assert!(
-        arguments
-            .contains("df = pd.read_csv('input/building_energy.csv', parse_dates=['timestamp']"),
-        "{arguments}"
-    );
-    assert!(
-        matches!(&items[3], Item::ToolOutput { output, is_error: false, .. } if output.contains("(1344, 3)")),
-        "{:?}",
-        items[3]
-    );
+    let mut expected = vec!["user"];
+    if prelude {
+        // The app's first cell (the input loaded) stands after the task, as a call.
+        expected.extend(["assistant", "call", "output"]);
+    }
+    expected.extend([
+        "assistant",
+        "call",
+        "output",
+        "assistant",
+        "call",
+        "call",
+        "output",
+        "output",
+        "assistant",
+    ]);
+    assert_eq!(kinds, expected);
+    if prelude {
+        let Item::ToolCall {
+            call_id, arguments, ..
+        } = &items[2]
+        else {
+            panic!("{:?}", items[2])
+        };
+        assert_eq!(call_id, sandalyst::protocol::PRELUDE_CALL_ID);
+        assert!(
+            arguments.contains(
+                "df = pd.read_csv('input/building_energy.csv', parse_dates=['timestamp']"
+            ),
+            "{arguments}"
+        );
+        assert!(
+            matches!(&items[3], Item::ToolOutput { output, is_error: false, .. } if output.contains("(1344, 3)")),
+            "{:?}",
+            items[3]
+        );
+    } else {
+        assert!(!items.iter().any(|i| matches!(i, Item::ToolCall { call_id, .. } if call_id == sandalyst::protocol::PRELUDE_CALL_ID)));
+    }
     assert_eq!(run.meta.usage, outcome.usage);
     assert!(run.meta.usage.input_tokens > 0 && run.meta.usage.output_tokens > 0);
     assert_eq!(
@@ -199,7 +211,7 @@ async fn reference_case_through_openai_responses() {
         "OPENAI_API_KEY",
     );
     let mut model = OpenAiResponses::new(cfg).unwrap();
-    reference_case(&mut model, &server, true).await;
+    reference_case(&mut model, &server, true, false).await;
     // Each turn sent the whole conversation, no server-side state: the reasoning of
     // earlier turns goes back as encrypted content, before the calls it led to.
     let got = server.received();
@@ -209,13 +221,11 @@ async fn reference_case_through_openai_responses() {
     }
     let input = got[2].body["input"].as_array().unwrap();
     let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    // (No app's first cell: this model was asked while the sandbox started.)
     assert_eq!(
         kinds,
         [
             "message",
-            "message",
-            "function_call",
-            "function_call_output",
             "reasoning",
             "message",
             "function_call",
@@ -228,9 +238,9 @@ async fn reference_case_through_openai_responses() {
             "function_call_output"
         ]
     );
-    assert_eq!(input[4]["encrypted_content"], "enc-0");
-    assert_eq!(input[8]["encrypted_content"], "enc-1");
-    assert!(input[4].get("id").is_none());
+    assert_eq!(input[1]["encrypted_content"], "enc-0");
+    assert_eq!(input[5]["encrypted_content"], "enc-1");
+    assert!(input[1].get("id").is_none());
 }
 
 #[tokio::test]
@@ -246,7 +256,7 @@ async fn reference_case_through_chat_completions() {
         "SANDALYST_COMPATIBLE_API_KEY",
     );
     let mut model = ChatCompletions::new(cfg).unwrap();
-    reference_case(&mut model, &server, false).await;
+    reference_case(&mut model, &server, false, true).await;
 }
 
 #[tokio::test]
@@ -262,7 +272,7 @@ async fn reference_case_through_anthropic_messages() {
         "ANTHROPIC_API_KEY",
     );
     let mut model = Anthropic::new(cfg).unwrap();
-    reference_case(&mut model, &server, true).await;
+    reference_case(&mut model, &server, true, false).await;
     assert_eq!(
         model.price().unwrap().cost(&Usage {
             input_tokens: 1_000_000,
@@ -271,4 +281,87 @@ async fn reference_case_through_anthropic_messages() {
         }),
         3.0
     );
+}
+
+/// Issue 38: `run` asks the model while the sandbox starts and the file stages. The
+/// scripted server keeps when the first request came; the run's own `sandbox_ready`
+/// event came after it, and the first call still ran in the sandbox once it was there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_asks_the_model_before_the_sandbox_is_ready() {
+    let Some(docker) = common::engine_or_skip().await else {
+        return;
+    };
+    let config = common::config(&docker).await;
+    // The image's Python as the engine keeps it, so the instructions need no sandbox
+    // (any earlier sandbox of the image leaves it; this one makes sure).
+    sandalyst::sandbox::docker::packages::for_image(&docker, &config.image)
+        .await
+        .unwrap();
+    let server = WireServer::start(responses_script()).await;
+    let cfg = wire::config(
+        ProviderKind::OpenAi,
+        "gpt-5.4",
+        &format!("{}/v1", server.base),
+        "OPENAI_API_KEY",
+    );
+    let mut model = OpenAiResponses::new(cfg).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("runs")).unwrap();
+    let root = common::repo_root();
+    let prompt = std::fs::read_to_string(root.join("examples/anomaly_task.md")).unwrap();
+    let mut req = RunRequest::new(vec![root.join("examples/building_energy.csv")], prompt);
+    req.config.sandbox = config;
+    req.config.limits.call_timeout = Duration::from_secs(120);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let emit = |e: sandalyst::agent::Event| {
+        seen.lock()
+            .unwrap()
+            .push((std::time::Instant::now(), e.kind))
+    };
+    let outcome = run::execute(
+        &common::sessions(&store),
+        req,
+        &mut model,
+        &emit,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Finished, "{:?}", outcome.status);
+    let seen = seen.into_inner().unwrap();
+    use sandalyst::agent::{EventKind, SetupStage};
+    let ready: Vec<std::time::Instant> = seen
+        .iter()
+        .filter(|(_, k)| {
+            matches!(
+                k,
+                EventKind::Setup(SetupStage::SandboxReady {
+                    warm_for_ms: None,
+                    ..
+                })
+            )
+        })
+        .map(|(at, _)| *at)
+        .collect();
+    assert_eq!(ready.len(), 1, "one start, said once");
+    let got = server.received();
+    assert_eq!(got.len(), 3);
+    assert!(
+        got[0].at < ready[0],
+        "the first request came {:?} after the sandbox was ready",
+        got[0].at.duration_since(ready[0])
+    );
+    println!(
+        "first model request {:?} before sandbox ready",
+        ready[0].duration_since(got[0].at)
+    );
+    // The first call waited for the sandbox and ran there: its output went back.
+    let first_output = seen
+        .iter()
+        .find(|(_, k)| matches!(k, EventKind::CellOutput { .. }))
+        .map(|(at, _)| *at)
+        .expect("the first call printed");
+    assert!(first_output > ready[0]);
+    let analysis = result_of(&got[1].body, "call_1").expect("result of call_1 sent back");
+    assert!(analysis.contains("rows 1344"), "{analysis}");
 }

@@ -9,6 +9,7 @@ mod common;
 
 mod analyst_questions;
 mod artifacts_hostile;
+mod ask_overlap;
 mod cli;
 mod engine_discovery;
 mod engine_portability;

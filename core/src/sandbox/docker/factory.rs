@@ -12,6 +12,7 @@ use crate::protocol::SessionError;
 use crate::sandbox::custom::{derived_tag, BuildProgress, Packages};
 use crate::sandbox::factory::{fix_for_this_os, EngineStatus, LineSink, SandboxFactory, SetupSink};
 use crate::sandbox::image::{default_tag, BuildMethod};
+use crate::sandbox::packages::{cached, PackagesError, PythonEnv};
 use crate::sandbox::report::{BuildLine, CustomImage, ImageBuild, ImagePython, ImageReport};
 use crate::sandbox::{Isolation, Sandbox, SandboxConfig, SetupStage};
 use crate::workspace::Manifest;
@@ -56,6 +57,21 @@ impl SandboxFactory for DockerFactory {
                 }
             })?;
         Ok(Arc::new(sandbox))
+    }
+
+    async fn cached_python_env(
+        &self,
+        config: &SandboxConfig,
+    ) -> Option<Result<PythonEnv, PackagesError>> {
+        // The built-in image when none is named; a derived one only its sandbox names.
+        let image = match (config.image.as_str(), config.packages.is_empty()) {
+            ("", true) => default_tag(),
+            ("", false) => return None,
+            (tag, _) => tag.to_string(),
+        };
+        let docker = super::connect().await.ok()?;
+        let id = super::packages::image_id(&docker, &image).await.ok()?;
+        cached(&id).await.map(Ok)
     }
 
     async fn prepare_image(

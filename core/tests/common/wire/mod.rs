@@ -86,6 +86,8 @@ pub struct Received {
     /// Lower-cased names.
     pub headers: HashMap<String, String>,
     pub body: Value,
+    /// When its head was read: what a test orders against other events.
+    pub at: std::time::Instant,
 }
 
 impl Received {
@@ -188,6 +190,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             break p + 4;
         }
     };
+    let at = std::time::Instant::now();
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let mut lines = head.split("\r\n");
     let mut first = lines.next().unwrap_or("").split(' ');
@@ -214,6 +217,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         path,
         headers,
         body,
+        at,
     });
     let answer = script.lock().unwrap().pop_front();
     let answer = answer.unwrap_or_else(|| {
