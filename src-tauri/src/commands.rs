@@ -75,8 +75,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         explore_page,
         explore_summary,
         explore_code,
-        explore_save_csv,
-        explore_save_parquet,
+        explore_save,
         export_session,
         export_report,
         save_file,
@@ -302,37 +301,22 @@ pub async fn explore_code(
     state.app.explore_code(&session_id, path, input, view).await
 }
 
-/// Every row of the view saved as CSV where the person chose; the rows written.
+/// Every row of the view saved as CSV or Parquet where the person chose; the rows
+/// written.
 #[tauri::command]
-pub async fn explore_save_csv(
+pub async fn explore_save(
     state: State<'_, AppState>,
     session_id: SessionId,
     path: String,
     input: Option<bool>,
     view: explore::ViewSpec,
     dest: String,
+    format: explore::SaveAs,
 ) -> Result<usize> {
     let input = input.unwrap_or(false);
     state
         .app
-        .explore_save_csv(&session_id, path, input, view, dest.into())
-        .await
-}
-
-/// Every row of the view saved as Parquet (columns typed) where the person chose.
-#[tauri::command]
-pub async fn explore_save_parquet(
-    state: State<'_, AppState>,
-    session_id: SessionId,
-    path: String,
-    input: Option<bool>,
-    view: explore::ViewSpec,
-    dest: String,
-) -> Result<usize> {
-    let input = input.unwrap_or(false);
-    state
-        .app
-        .explore_save_parquet(&session_id, path, input, view, dest.into())
+        .explore_save(&session_id, path, input, view, dest.into(), format)
         .await
 }
 

@@ -1436,8 +1436,8 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
                       "sort": [{"column": 1}, {"column": 2, "descending": true}]});
     let saved = app
         .invoke(
-            "explore_save_csv",
-            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest}),
+            "explore_save",
+            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest, "format": "csv"}),
         )
         .await;
     assert_eq!(saved, json!(expected.len()), "{saved}");
@@ -1451,8 +1451,8 @@ async fn the_explorer_profiles_filters_and_sorts_a_table() {
     let dest = work.path().join("orders_view.parquet");
     let saved = app
         .invoke(
-            "explore_save_parquet",
-            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest}),
+            "explore_save",
+            json!({"sessionId": session_id, "path": "orders.csv", "input": true, "view": view, "dest": dest, "format": "parquet"}),
         )
         .await;
     assert_eq!(saved, json!(expected.len()), "{saved}");

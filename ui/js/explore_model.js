@@ -145,19 +145,20 @@ export function profileLine(c) {
   return `${distinct}${miss}`;
 }
 
-/// The formats "Save view as" writes, each with its save dialog's filter and command.
+/// The formats "Save view as" writes (`explore_save`'s `format`), each with its save
+/// dialog's filter.
 export const SAVE_FORMATS = {
-  csv: { label: 'CSV', ext: 'csv', kind: 'CSV table', command: 'explore_save_csv', what: 'a CSV file' },
-  parquet: { label: 'Parquet', ext: 'parquet', kind: 'Parquet table', command: 'explore_save_parquet', what: 'a Parquet file (numbers, dates and booleans keep their types)' },
+  csv: { label: 'CSV', ext: 'csv', kind: 'CSV table', what: 'a CSV file' },
+  parquet: { label: 'Parquet', ext: 'parquet', kind: 'Parquet table', what: 'a Parquet file (numbers, dates and booleans keep their types)' },
 };
 
 /// What saving the view of the file `path` as `format` proposes: the file's own name
 /// (with `_view` when the view filters or sorts, so it reads as a part of the file),
-/// the dialog's filter, and the command that writes it.
+/// the dialog's filter, and the format `explore_save` writes.
 export function saveTarget(path, view, format) {
   const f = SAVE_FORMATS[format];
   if (!f) throw new Error(`no format ${format}`);
   const base = path.split(/[\\/]/).pop().replace(/\.[^.]*$/, '');
   const suffix = view.filters.length || view.sort.length ? '_view' : '';
-  return { name: `${base}${suffix}.${f.ext}`, filters: [{ name: f.kind, extensions: [f.ext] }], command: f.command };
+  return { name: `${base}${suffix}.${f.ext}`, filters: [{ name: f.kind, extensions: [f.ext] }], format };
 }

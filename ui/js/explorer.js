@@ -316,7 +316,7 @@ export class Explorer {
       const t = m.saveTarget(this.path, this.view, format);
       const dest = await pickSave(t.name, t.filters, 'Save the view as');
       if (!dest) return;
-      const rows = await invoke(t.command, { ...this.args(), dest });
+      const rows = await invoke('explore_save', { ...this.args(), dest, format: t.format });
       this.tv.info.textContent = `Saved ${count(rows)} rows to ${dest}`;
     } catch (e) { this.tv.info.textContent = String(e); }
   }

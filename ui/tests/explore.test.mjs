@@ -105,10 +105,10 @@ test('a column summary line says distinct values, estimated or exact, and the mi
 test('Save view as proposes the file\'s name in the chosen format, marked _view when filtered or sorted', () => {
   const none = { filters: [], sort: [] };
   const csv = m.saveTarget('outputs/sub/orders.csv', none, 'csv');
-  assert.deepEqual(csv, { name: 'orders.csv', filters: [{ name: 'CSV table', extensions: ['csv'] }], command: 'explore_save_csv' });
+  assert.deepEqual(csv, { name: 'orders.csv', filters: [{ name: 'CSV table', extensions: ['csv'] }], format: 'csv' });
   const sorted = { filters: [], sort: [{ column: 1, descending: true }] };
   const pq = m.saveTarget('orders.tar.json', sorted, 'parquet');
-  assert.deepEqual(pq, { name: 'orders.tar_view.parquet', filters: [{ name: 'Parquet table', extensions: ['parquet'] }], command: 'explore_save_parquet' });
+  assert.deepEqual(pq, { name: 'orders.tar_view.parquet', filters: [{ name: 'Parquet table', extensions: ['parquet'] }], format: 'parquet' });
   const filtered = { filters: [{ column: 0, op: 'values', values: ['a'] }], sort: [] };
   assert.equal(m.saveTarget('C:\\data\\x.xlsx', filtered, 'parquet').name, 'x_view.parquet');
   assert.throws(() => m.saveTarget('x.csv', none, 'xlsx'), /no format xlsx/);

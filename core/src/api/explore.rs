@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::explore;
 pub use crate::explore::{
-    Code, ColumnSummary, Filter, FilterOp, Format, PageRequest, SortKey, Summary, ViewPage,
+    Code, ColumnSummary, Filter, FilterOp, Format, PageRequest, SaveAs, SortKey, Summary, ViewPage,
     ViewSpec,
 };
 
@@ -29,14 +29,6 @@ pub fn page(file: &Path, req: PageRequest) -> anyhow::Result<ViewPage> {
 
 pub fn summary(file: &Path, view: &ViewSpec) -> anyhow::Result<Summary> {
     explore::summary(file, view)
-}
-
-pub fn save_csv(file: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
-    explore::save_csv(file, view, dest)
-}
-
-pub fn save_parquet(file: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
-    explore::save_parquet(file, view, dest)
 }
 
 pub fn code(file: &Path, rel: &str, input: bool, view: &ViewSpec) -> anyhow::Result<Code> {

@@ -434,33 +434,20 @@ impl App {
         blocking(move || explore::code(&file, &path, input, &view)).await
     }
 
-    /// Every row of a view (its filters and sort) saved as CSV at `dest`, which the
-    /// person chose in a save dialog. Returns the rows written.
-    pub async fn explore_save_csv(
+    /// Every row of a view (its filters and sort) saved as `format` at `dest`, which
+    /// the person chose in a save dialog. Returns the rows written.
+    pub async fn explore_save(
         &self,
         id: &SessionId,
         path: String,
         input: bool,
         view: crate::explore::ViewSpec,
         dest: std::path::PathBuf,
+        format: crate::explore::SaveAs,
     ) -> Result<usize, Error> {
         exports::absolute(&dest)?;
         let file = self.table_file(id, &path, input).await?;
-        blocking(move || explore::save_csv(&file, &view, &dest)).await
-    }
-
-    /// [`App::explore_save_csv`] as Parquet, each column typed by its kind.
-    pub async fn explore_save_parquet(
-        &self,
-        id: &SessionId,
-        path: String,
-        input: bool,
-        view: crate::explore::ViewSpec,
-        dest: std::path::PathBuf,
-    ) -> Result<usize, Error> {
-        exports::absolute(&dest)?;
-        let file = self.table_file(id, &path, input).await?;
-        blocking(move || explore::save_parquet(&file, &view, &dest)).await
+        blocking(move || crate::explore::save(format, &file, &view, &dest)).await
     }
 
     // ---- asks --------------------------------------------------------------------------

@@ -58,7 +58,7 @@ pub use summary::{Bin, ColumnSummary, Summary, Value};
 use crate::artifacts::csv_index;
 use crate::artifacts::table::MAX_PAGE_ROWS;
 use filter::Filters;
-pub use save::{save_csv, save_parquet};
+pub use save::{save, SaveAs};
 use source::{bad, FileKey, Table};
 
 /// A page of a view.

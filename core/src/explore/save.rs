@@ -19,11 +19,28 @@ use super::typed::{self, Reading};
 use super::{format_of, source, view_rows, ViewSpec};
 use crate::artifacts::table::{MAX_CELL_CHARS, MAX_PAGE_ROWS};
 
+/// The file a view is saved as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SaveAs {
+    Csv,
+    Parquet,
+}
+
+/// Write the view `view` of the table file `path` to `dest` as `format`; the rows
+/// written.
+pub fn save(format: SaveAs, path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
+    match format {
+        SaveAs::Csv => save_csv(path, view, dest),
+        SaveAs::Parquet => save_parquet(path, view, dest),
+    }
+}
+
 /// Write the view `view` of the table file `path` to `dest` as CSV: the header, then
 /// each kept row's cells as the explorer reads them. A cell longer than the explorer
 /// reads ([`MAX_CELL_CHARS`]) fails the save rather than writing it cut (the view's
 /// pandas code, "Copy as code", reads every byte). Returns the rows written.
-pub fn save_csv(path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
+fn save_csv(path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
     let (t, rows) = kept(path, view)?;
     atomically(dest, |file| {
         let mut out = csv::Writer::from_writer(BufWriter::new(file));
@@ -42,7 +59,7 @@ pub fn save_csv(path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usi
 
 /// [`save_csv`] as Parquet: each column of its kind over the whole file (numbers stay
 /// numbers), a missing cell a null; Snappy-compressed, as pandas writes by default.
-pub fn save_parquet(path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
+fn save_parquet(path: &Path, view: &ViewSpec, dest: &Path) -> anyhow::Result<usize> {
     let (t, rows) = kept(path, view)?;
     let kinds = t.profile()?.kinds.clone();
     let schema = typed::schema(&t.headers, &kinds);
