@@ -15,13 +15,16 @@ import scipy.stats as st
 HERE = os.path.dirname(os.path.abspath(__file__))
 T = {n: pd.read_csv(os.path.join(HERE, "tables", n)) for n in
      ("flights.csv", "clinic_visits.csv", "bike_rentals.csv", "staff_roster.csv",
-      "used_cars.csv", "air_quality.csv", "hotel_bookings.csv", "crop_fields.csv")}
+      "used_cars.csv", "air_quality.csv", "hotel_bookings.csv", "crop_fields.csv",
+      "house_sales.csv", "weather_aus.csv")}
 F, C, B = T["flights.csv"], T["clinic_visits.csv"], T["bike_rentals.csv"]
 S = T["staff_roster.csv"]
 U = T["used_cars.csv"]
 A = T["air_quality.csv"]
 H = T["hotel_bookings.csv"]
 K = T["crop_fields.csv"]
+HS = T["house_sales.csv"]
+W = T["weather_aus.csv"]
 Q = []
 
 
@@ -971,6 +974,150 @@ q("t202", CF, "easy", "single_statistic",
   "What is the mean of AvgTempC for fields planted in 2021? Constraints: the planting_date column holds dates; "
   "take the rows whose year is 2021. Format: @mean_temp_2021[value] rounded to 2 decimals.",
   {"mean_temp_2021": K.loc[yr == 2021, "AvgTempC"].mean()}, 2)
+
+# r17 (2026-12-08): two more tables, prompts written before any change they measure.
+HT, WT = "house_sales.csv", "weather_aus.csv"
+q("t203", HT, "easy", "single_statistic",
+  "Calculate the mean and standard deviation of the house prices. Constraints: Use pandas to compute the "
+  "mean and the sample standard deviation of the price column. Format: @mean_price[mean] @std_price[std] "
+  "where \"mean\" and \"std\" are numbers rounded to two decimal places.",
+  {"mean_price": HS["price"].mean(), "std_price": HS["price"].std()}, 2)
+r, p = st.pearsonr(HS["sqft_living"].dropna(), HS.loc[HS["sqft_living"].notna(), "price"])
+rel = "linear" if p < 0.05 and abs(r) >= 0.5 else ("nonlinear" if p < 0.05 else "none")
+q("t204", HT, "medium", "correlation",
+  "Is there a relationship between the living area (sqft_living) and the sale price? Calculate the Pearson "
+  "correlation coefficient (r) to assess the strength and direction of the linear relationship between "
+  "sqft_living and price. Assess the significance of the correlation using a two-tailed test with a "
+  "significance level (alpha) of 0.05. Ignore the rows where sqft_living is missing. Consider the "
+  "relationship to be linear if the p-value is less than 0.05 and the absolute r value is greater than or "
+  "equal to 0.5; nonlinear if the p-value is less than 0.05 and the absolute r value is less than 0.5; "
+  "none otherwise. Format: @correlation_coefficient[r_value] @p_value[p_value] "
+  "@relationship_type[relationship_type] where \"r_value\" is a number between -1 and 1 rounded to two "
+  "decimal places, \"p_value\" is a number between 0 and 1 rounded to four decimal places, and "
+  "\"relationship_type\" is one of \"linear\", \"nonlinear\" or \"none\".",
+  {"correlation_coefficient": round(r, 2), "p_value": round(p, 4), "relationship_type": rel})
+Q[-1]["tolerance"] = {"correlation_coefficient": 0.01, "p_value": 0.0001, "relationship_type": 0}
+q("t205", HT, "easy", "single_statistic",
+  "How many houses in the dataset have a waterfront view? Constraints: a house has a waterfront view when "
+  "the waterfront column equals 1. Format: @waterfront_houses[count] where \"count\" is an integer.",
+  {"waterfront_houses": int((HS["waterfront"] == 1).sum())}, 0)
+q("t206", HT, "easy", "single_statistic",
+  "What is the median year of construction of the houses that have more than 3 bedrooms? Constraints: "
+  "filter the rows with bedrooms > 3, then take the median of yr_built. Format: @median_year[year] where "
+  "\"year\" is a number with one decimal place.",
+  {"median_year": HS.loc[HS["bedrooms"] > 3, "yr_built"].median()}, 1)
+q("t207", HT, "easy", "single_statistic",
+  "Find the highest sale price among houses located in zipcode 98103. Format: @max_price_98103[price] "
+  "where \"price\" is an integer.",
+  {"max_price_98103": HS.loc[HS["zipcode"] == 98103, "price"].max()}, 0)
+q("t208", HT, "easy", "single_statistic",
+  "What is the average number of bathrooms per house? Round your answer to two decimal places. Format: "
+  "@avg_bathrooms[value]",
+  {"avg_bathrooms": HS["bathrooms"].mean()}, 2)
+q("t209", HT, "medium", "distribution",
+  "Determine the 90th percentile of the lot size (sqft_lot). Constraints: use numpy.percentile (or "
+  "pandas quantile) with the default linear interpolation. Format: @p90_lot[value] where \"value\" is "
+  "rounded to one decimal place.",
+  {"p90_lot": HS["sqft_lot"].quantile(0.9)}, 1)
+q("t210", HT, "easy", "single_statistic",
+  "What percentage of the houses are in condition 5? Constraints: divide the number of houses whose "
+  "condition is 5 by the total number of houses and multiply by 100. Format: @pct_condition_5[percentage] "
+  "where \"percentage\" is a number between 0 and 100 rounded to two decimal places.",
+  {"pct_condition_5": 100 * (HS["condition"] == 5).mean()}, 2)
+q("t211", HT, "easy", "single_statistic",
+  "Compute the coefficient of variation of the price, defined as the standard deviation divided by the mean "
+  "(use the sample standard deviation). Format: @cv_price[cv] where \"cv\" is rounded to four decimals.",
+  {"cv_price": HS["price"].std() / HS["price"].mean()}, 4)
+q("t212", HT, "easy", "correlation",
+  "Is the year a house was built associated with its condition? Calculate the Spearman rank correlation "
+  "coefficient between yr_built and condition using scipy.stats.spearmanr. Format: @spearman_corr[rho] "
+  "where \"rho\" is rounded to three decimal places.",
+  {"spearman_corr": st.spearmanr(HS["yr_built"], HS["condition"])[0]}, 3)
+pps = HS["price"] / HS["sqft_living"]
+q("t213", HT, "medium", "derived",
+  "Create a new feature price_per_sqft by dividing the price by sqft_living, then report its mean. "
+  "Constraints: rows where sqft_living is missing are excluded. Format: @mean_price_per_sqft[value] rounded "
+  "to two decimal places.",
+  {"mean_price_per_sqft": pps.mean()}, 2)
+q("t214", HT, "easy", "single_statistic",
+  "Calculate the interquartile range (IQR) of the house prices. Constraints: IQR = Q3 - Q1, where Q1 and Q3 "
+  "are the 25th and 75th percentiles computed with pandas. Format: @iqr_price[value] rounded to two "
+  "decimal places.",
+  {"iqr_price": HS["price"].quantile(0.75) - HS["price"].quantile(0.25)}, 2)
+q("t215", HT, "easy", "single_statistic",
+  "What is the average price of houses in the Fremont neighbourhood? Format: @fremont_mean_price[value] "
+  "where \"value\" is rounded to the nearest whole number.",
+  {"fremont_mean_price": HS.loc[HS["neighbourhood"] == "Fremont", "price"].mean()}, 0)
+q("t216", HT, "easy", "single_statistic",
+  "Find the minimum and maximum living area of the houses. Format: @min_sqft[value] @max_sqft[value] "
+  "where both values are integers.",
+  {"min_sqft": HS["sqft_living"].min(), "max_sqft": HS["sqft_living"].max()}, 0)
+q("t217", WT, "easy", "single_statistic",
+  "What is the average maximum temperature on days when it rained (RainToday is 'Yes')? Constraints: only "
+  "keep the rows where RainToday equals Yes. Format: @mean_maxtemp_rain[value] where \"value\" is rounded "
+  "to two decimal places.",
+  {"mean_maxtemp_rain": W.loc[W["RainToday"] == "Yes", "MaxTemp"].mean()}, 2)
+r, p = st.pearsonr(W["Humidity3pm"], W["Rainfall"])
+q("t218", WT, "easy", "correlation",
+  "Calculate the correlation between the afternoon humidity (Humidity3pm) and the amount of rainfall. "
+  "Constraints: use the Pearson method and report the correlation coefficient and the p-value. Format: "
+  "@r[value] @p_value[value] where r is rounded to 3 decimal places and the p-value to 4 decimal places.",
+  {"r": round(r, 3), "p_value": round(p, 4)})
+Q[-1]["tolerance"] = {"r": 0.001, "p_value": 0.0001}
+q("t219", WT, "easy", "single_statistic",
+  "What is the total rainfall recorded in Sydney over the whole year? Format: @sydney_total_rain[value] "
+  "rounded to one decimal place.",
+  {"sydney_total_rain": W.loc[W["Location"] == "Sydney", "Rainfall"].sum()}, 1)
+q("t220", WT, "medium", "derived",
+  "Calculate the mean daily temperature range, where the range of a day is MaxTemp minus MinTemp. Format: "
+  "@mean_temp_range[value] where \"value\" is rounded to two decimal places.",
+  {"mean_temp_range": (W["MaxTemp"] - W["MinTemp"]).mean()}, 2)
+q("t221", WT, "easy", "single_statistic",
+  "How many days had a wind gust speed greater than 60 km/h? Constraints: count the rows where "
+  "WindGustSpeed > 60, ignoring missing values. Format: @windy_days[count] where \"count\" is an integer.",
+  {"windy_days": int((W["WindGustSpeed"] > 60).sum())}, 0)
+q("t222", WT, "easy", "single_statistic",
+  "Compute the standard deviation of the 9am pressure (Pressure9am) using the population formula (divide "
+  "by N). Format: @std_pressure[value] rounded to three decimal places.",
+  {"std_pressure": W["Pressure9am"].std(ddof=0)}, 3)
+q("t223", WT, "easy", "single_statistic",
+  "What is the most common wind gust direction? Format: @most_common_dir[direction] where \"direction\" is "
+  "a string such as \"N\" or \"SW\".",
+  {"most_common_dir": W["WindGustDir"].mode()[0]})
+q("t224", WT, "medium", "distribution",
+  "Calculate the kurtosis of the Rainfall column. Constraints: use Fisher's definition (normal = 0.0) as "
+  "implemented by pandas' kurt(). Format: @rainfall_kurtosis[value] rounded to two decimal places.",
+  {"rainfall_kurtosis": W["Rainfall"].kurt()}, 2)
+q("t225", WT, "easy", "correlation",
+  "Find the correlation coefficient between MinTemp and MaxTemp. Constraints: Pearson correlation, computed "
+  "with pandas.DataFrame.corr. Format: @corr_min_max[value] where \"value\" is rounded to four decimals.",
+  {"corr_min_max": W["MinTemp"].corr(W["MaxTemp"])}, 4)
+q("t226", WT, "easy", "single_statistic",
+  "What was the average afternoon humidity in January? Constraints: parse the Date column as dates and keep "
+  "the rows of January. Format: @jan_humidity3pm[value] rounded to two decimal places.",
+  {"jan_humidity3pm": W.loc[pd.to_datetime(W["Date"]).dt.month == 1, "Humidity3pm"].mean()}, 2)
+q1, q3 = W["Rainfall"].quantile([0.25, 0.75])
+iqr = q3 - q1
+q("t227", WT, "medium", "outliers",
+  "Identify the outliers in the Rainfall column using the IQR method: a value is an outlier when it is "
+  "below Q1 - 1.5*IQR or above Q3 + 1.5*IQR. How many outliers are there? Format: @rain_outliers[count] "
+  "where \"count\" is an integer.",
+  {"rain_outliers": int(((W["Rainfall"] < q1 - 1.5 * iqr) | (W["Rainfall"] > q3 + 1.5 * iqr)).sum())}, 0)
+q("t228", WT, "easy", "single_statistic",
+  "What is the median MinTemp in Melbourne? Constraints: consider only the records whose Location is "
+  "Melbourne. Format: @melbourne_median_min[value] rounded to one decimal place.",
+  {"melbourne_median_min": W.loc[W["Location"] == "Melbourne", "MinTemp"].median()}, 1)
+q("t229", WT, "easy", "single_statistic",
+  "Calculate the variance of Humidity9am. Constraints: use the sample variance (ddof=1). Format: "
+  "@var_humidity9am[value] where \"value\" is a number rounded to two decimal places.",
+  {"var_humidity9am": W["Humidity9am"].var()}, 2)
+r, p = st.pearsonr(W["Pressure9am"], W["MaxTemp"])
+q("t230", WT, "easy", "correlation",
+  "Does the morning pressure correlate with the maximum temperature? Constraints: compute the Pearson "
+  "correlation coefficient between Pressure9am and MaxTemp with scipy, and its two-sided p-value. Format: "
+  "@pearson_r[r] @p_value[p] where \"r\" is rounded to two decimals and \"p\" to four decimals.",
+  {"pearson_r": round(r, 2), "p_value": round(p, 4)})
+Q[-1]["tolerance"] = {"pearson_r": 0.01, "p_value": 0.0001}
 
 with open(os.path.join(HERE, "questions.jsonl"), "w") as f:
     for x in Q:

@@ -212,6 +212,62 @@ def crops():
                               "harvest_loss_pct"], rows)
 
 
+def houses():
+    g = random.Random(53)
+    hoods = ["Ballard", "Fremont", "Capitol Hill", "Queen Anne", "Rainier Valley", "West Seattle"]
+    zips = {"Ballard": 98107, "Fremont": 98103, "Capitol Hill": 98102, "Queen Anne": 98109,
+            "Rainier Valley": 98118, "West Seattle": 98116}
+    rows = []
+    for i in range(640):
+        hood = g.choice(hoods)
+        beds = g.choice([1, 2, 2, 3, 3, 3, 4, 4, 5, 6])
+        baths = round(max(1.0, beds * 0.6 + g.choice([-0.5, 0, 0.25, 0.5, 0.75])) * 4) / 4
+        sqft = int(max(420, g.gauss(650 + 420 * beds, 260)))
+        lot = int(max(900, g.lognormvariate(8.6, 0.45)))
+        floors = g.choice([1, 1, 1.5, 2, 2, 3])
+        water = int(g.random() < 0.06)
+        cond = g.choice([2, 3, 3, 3, 3, 4, 4, 5])
+        built = g.randint(1905, 2015)
+        month = g.randint(1, 12)
+        day = g.randint(1, 28)
+        year = 2014 if month >= 5 else 2015
+        price = (90000 + 310 * sqft + 45000 * water * 3 + 12000 * cond + 900 * (built - 1950)
+                 + 60000 * hoods.index(hood) % 150000 + g.gauss(0, 70000))
+        rows.append([f"H{7100 + i}", f"{year}-{month:02d}-{day:02d}", int(max(95000, price)), beds,
+                     baths, "" if i % 53 == 5 else sqft, lot, floors, water, cond, built,
+                     zips[hood], hood])
+    write("house_sales.csv", ["id", "date", "price", "bedrooms", "bathrooms", "sqft_living",
+                              "sqft_lot", "floors", "waterfront", "condition", "yr_built", "zipcode",
+                              "neighbourhood"], rows)
+
+
+def weather():
+    g = random.Random(61)
+    places = {"Sydney": 0.0, "Melbourne": -3.5, "Brisbane": 3.0}
+    dirs = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
+    rows = []
+    for place, shift in places.items():
+        for d in range(365):
+            days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            month, day = 1, d + 1
+            while day > days[month - 1]:
+                day -= days[month - 1]
+                month += 1
+            summer = math.cos((d - 15) / 365 * 2 * math.pi)
+            tmin = round(12 + shift + 6 * summer + g.gauss(0, 2.2), 1)
+            tmax = round(tmin + 8 + 2 * summer + g.gauss(0, 2.5), 1)
+            hum9 = int(min(100, max(15, g.gauss(68, 14))))
+            hum3 = int(min(100, max(8, hum9 - 15 + g.gauss(0, 12))))
+            rain = round(g.expovariate(0.25), 1) if g.random() < 0.12 + hum3 / 400 else 0.0
+            gust = "" if g.random() < 0.03 else int(max(9, g.gauss(40, 12)))
+            press = round(g.gauss(1017.5 - 3 * summer, 6), 1)
+            rows.append([f"2017-{month:02d}-{day:02d}", place, tmin, tmax, rain, g.choice(dirs), gust,
+                         hum9, hum3, press, "Yes" if rain >= 1 else "No"])
+    write("weather_aus.csv", ["Date", "Location", "MinTemp", "MaxTemp", "Rainfall", "WindGustDir",
+                              "WindGustSpeed", "Humidity9am", "Humidity3pm", "Pressure9am", "RainToday"],
+          rows)
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "tables"), exist_ok=True)
     flights()
@@ -222,3 +278,5 @@ if __name__ == "__main__":
     air()
     hotels()
     crops()
+    houses()
+    weather()
