@@ -122,8 +122,10 @@ pub(super) fn read(prompt: &str, columns: &[String]) -> Ticket {
     let mut column_named = false;
     let allowed: Vec<&String> = slots.iter().flat_map(|s| &s.allowed).collect();
     for (i, sentence) in sentences(body).into_iter().enumerate() {
-        if let Some(rule) = rule_of(sentence, &allowed).filter(|_| i > 0) {
-            method.rules.push(rule);
+        // A rule a clause ("linear if ...; nonlinear if ...; none otherwise").
+        if i > 0 && rule_of(sentence, &allowed).is_some() {
+            let rules = sentence.split(';').filter_map(|c| rule_of(c, &allowed));
+            method.rules.extend(rules);
             method.sentences.push(sentence.trim().to_string());
             continue;
         }
@@ -330,11 +332,24 @@ fn formula_apart(sentence: &str, columns: &[Vec<String>], method: &mut Method) -
         });
     // "(the kurtosis of a normal distribution is 0.0)": the excess kurtosis, scipy's
     // own (a 3 there is Pearson's, another statistic, and stays to be declined).
-    let fishers = LEXICON
-        .normal_reference
-        .iter()
-        .any(|p| !find(&w, p).is_empty())
-        && quantities(&w) == ["kurt"]
+    // ("Fisher's definition (normal = 0.0) of the kurt()": the reference and the
+    // statistic may be said around it.)
+    let outer = words_of(sentence);
+    let referred = |w: &[String]| {
+        LEXICON
+            .normal_reference
+            .iter()
+            .any(|p| !find(w, p).is_empty())
+    };
+    let normal = w.iter().any(|x| {
+        LEXICON
+            .normal_reference
+            .iter()
+            .any(|p| p.split(' ').next() == Some(x.as_str()))
+    });
+    let kurt = |w: &[String]| quantities(w).iter().all(|q| *q == "kurt");
+    let fishers = (referred(&w) && quantities(&w) == ["kurt"]
+        || normal && referred(&outer) && quantities(&w).is_empty() && kurt(&outer))
         && w.iter().filter_map(|x| num(x)).all(|n| n == 0.0)
         && w.iter().any(|x| num(x).is_some());
     if not_this_form || fishers {
@@ -652,9 +667,16 @@ fn slots(format: &str) -> Vec<Slot> {
                     .next()
                     .is_some_and(|last| LEXICON.slot_text.contains(&last))
             };
+            // "one of "linear", "nonlinear" or "none"": quoted words to choose from.
+            let padded = format!(" {part} ");
+            let choices = quoted
+                .iter()
+                .filter(|q| num(q).is_none() && padded.contains(&format!(" {q} ")))
+                .count();
             let kind = if LEXICON.slot_integer.iter().any(|p| !find(&w, p).is_empty()) {
                 SlotKind::Integer
-            } else if own(placeholder)
+            } else if choices >= 2
+                || own(placeholder)
                 || own(name)
                 || LEXICON.slot_text.iter().any(|p| !find(&w, p).is_empty())
                     && !LEXICON
@@ -668,10 +690,9 @@ fn slots(format: &str) -> Vec<Slot> {
             };
             let decimals = decimals_said(&w).or((kind == SlotKind::Integer).then_some(0));
             let allowed = if kind == SlotKind::Text {
-                let part = format!(" {part} ");
                 quoted
                     .iter()
-                    .filter(|q| part.contains(&format!(" {q} ")))
+                    .filter(|q| padded.contains(&format!(" {q} ")))
                     .cloned()
                     .collect()
             } else {

@@ -5,8 +5,8 @@
 use super::mentions::{camel_apart, Mention};
 use super::reader::Reader;
 use super::words::{find, has, has_any};
-use super::Stat;
 use super::StatName;
+use super::{Filter, Stat};
 use crate::analyst::lexicon::LEXICON;
 use crate::analyst::profile::Table;
 use crate::analyst::request::normalise;
@@ -62,7 +62,9 @@ impl Asked {
         let outliers =
             has_any(w, &LEXICON.outlier_words) || LEXICON.z_score.iter().any(|p| has(w, p));
         let normality = has_any(w, &LEXICON.normality_words);
-        let question = has_any(w, &LEXICON.question);
+        let question = has_any(w, &LEXICON.question)
+            || w.first()
+                .is_some_and(|x| LEXICON.asking_verbs.contains(&x.as_str()));
         let high0 = has_any(w, &LEXICON.high);
         let low0 = has_any(w, &LEXICON.low);
         let derived_words = has_any(w, &LEXICON.derived_words);
@@ -147,7 +149,9 @@ impl Asked {
 impl Reader<'_> {
     /// A share of rows where a yes/no column or a value holds; "what share of total
     /// revenue" is the aggregate skill's share of a total.
-    pub(super) fn asks_a_share(&self, stats: &[(usize, usize, Stat)]) -> bool {
+    /// ("What percentage of the houses are in condition 5?": a share of the rows a
+    /// condition keeps, when every column named is the condition's.)
+    pub(super) fn asks_a_share(&self, stats: &[(usize, usize, Stat)], filters: &[Filter]) -> bool {
         let said_value = self.w.iter().any(|x| {
             self.table.column_kinds.iter().any(|c| {
                 c.kind != "numeric" && c.values.iter().any(|v| normalise(v) == *x && x.len() >= 2)
@@ -159,8 +163,10 @@ impl Reader<'_> {
                 .iter()
                 .any(|c| c.name == m.column && c.distinct == 2)
         });
+        let only_conditions =
+            !filters.is_empty() && self.mentions.iter().all(|m| self.used[m.start]);
         stats.iter().any(|(_, _, s)| s.name == StatName::Share)
-            && (said_value || yes_no_named || self.missing_of().is_some())
+            && (said_value || yes_no_named || only_conditions || self.missing_of().is_some())
     }
 
     /// The other skills' questions stay theirs: periods, months, shares, changes,

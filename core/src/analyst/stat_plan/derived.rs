@@ -201,8 +201,39 @@ impl Reader<'_> {
     fn defined(&mut self, d: Derived, start: usize, end: usize) -> (Derived, Option<String>) {
         self.used[start..end].fill(true);
         let name = self.derived_name(start);
+        if name.is_some() {
+            self.statistic_named(start);
+        }
         self.creation(start);
         (d, name)
+    }
+
+    /// "where the range of a day is MaxTemp minus MinTemp": a statistic's word in the
+    /// name defined names the measure, there and wherever the request says it ("the
+    /// mean daily temperature range"); it is no statistic to compute.
+    fn statistic_named(&mut self, start: usize) {
+        // Within the sentence or clause of the definition.
+        let opens = self.sentence_starts.iter().chain(&self.clause_starts);
+        let from = opens
+            .filter(|&&k| k < start)
+            .max()
+            .map_or(0, |&k| k)
+            .max(start.saturating_sub(7));
+        let subject = (from..start.saturating_sub(1))
+            .rev()
+            .take_while(|&k| !LEXICON.condition.contains(&self.w[k].as_str()));
+        let named: Vec<String> = subject
+            .filter(|&k| {
+                let x = self.w[k].as_str();
+                LEXICON.statistics.iter().any(|(p, _)| *p == x)
+            })
+            .map(|k| self.w[k].clone())
+            .collect();
+        for k in 0..self.w.len() {
+            if named.contains(&self.w[k]) {
+                self.used[k] = true;
+            }
+        }
     }
 
     /// "Create a new column age = ...", "Add a column with the number of empty seats

@@ -78,6 +78,10 @@ impl Reader<'_> {
                 // The column: named just before ("price above 100", "price is above"),
                 // or the one the words imply (age for "older than").
                 let mut j = self.back_over(at, &LEXICON.condition_verbs);
+                // "the waterfront column equals 1": the column called what it is.
+                if j > 0 && LEXICON.column_words.contains(&self.w[j - 1].as_str()) {
+                    j -= 1;
+                }
                 // Or named after the number: "more than 3 bedrooms", "above 90 in
                 // math", "more than 10 mm of precipitation".
                 let after = self.mention_after_value(at + len + 1);

@@ -90,6 +90,18 @@ pub(in crate::analyst) fn mentions(w: &[String], table: &Table) -> Vec<Mention> 
                 }
             }
         }
+        // "afternoon humidity" for `Humidity3pm`: the name's word beside the half of
+        // the day its hour falls in.
+        if let Some((word, half)) = t.last().and_then(|x| half_day_of(x)) {
+            for i in 0..w.len().saturating_sub(1) {
+                let pair = [(&w[i], &w[i + 1]), (&w[i + 1], &w[i])];
+                if pair.iter().any(|(a, b)| {
+                    same(a, word) && LEXICON.half_day.iter().any(|(d, h)| d == b && *h == half)
+                }) {
+                    found.push((2, 2, i, ci));
+                }
+            }
+        }
         // "average daily rate" for `adr`, "body mass index" for `BMI`: a one-word name
         // that is the initials of as many words of three letters or more, in order.
         if t.len() == 1 && !is_id(ci) {
@@ -188,7 +200,12 @@ pub(in crate::analyst) fn mentions(w: &[String], table: &Table) -> Vec<Mention> 
             continue;
         };
         let whole = normalise(&m.column).replace(' ', "");
-        let opens = |x: &String| *x != whole && (same(x, first) || short_form(first, x));
+        // ("minus" never opens `MinTemp`: an operation's word is the operation's.)
+        let opens = |x: &String| {
+            *x != whole
+                && !LEXICON.arithmetic.iter().any(|(p, _)| p == x)
+                && (same(x, first) || short_form(first, x))
+        };
         let free = k == 0 || taken[k - 1].end < m.start;
         if m.start > 0 && free && opens(&w[m.start - 1]) && !w[m.start..m.end].iter().any(opens) {
             taken[k].start -= 1;
@@ -275,7 +292,13 @@ fn spelled_out(w: &[String], t: &[String], same: &dyn Fn(&str, &str) -> bool) ->
 fn abbreviates(short: &str, long: &str) -> bool {
     shortens(short, long)
         // "including" is no `inc` column: a word the analyst reads otherwise.
-        && ![&LEXICON.ticket_method, &LEXICON.triggers, &LEXICON.handling, &LEXICON.condition]
+        && ![
+            &LEXICON.ticket_method,
+            &LEXICON.triggers,
+            &LEXICON.handling,
+            &LEXICON.condition,
+            &LEXICON.place_verbs,
+        ]
             .iter()
             .any(|list| list.contains(&long))
 }
@@ -344,6 +367,15 @@ pub(in crate::analyst) fn camel_apart(name: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// "humidity3pm" as ("humidity", "pm"): a word, then an hour of the clock.
+fn half_day_of(token: &str) -> Option<(&str, &str)> {
+    let half = ["am", "pm"].into_iter().find(|h| token.ends_with(h))?;
+    let body = &token[..token.len() - 2];
+    let word = body.trim_end_matches(|c: char| c.is_ascii_digit());
+    let hour = body.len() - word.len();
+    ((1..=2).contains(&hour) && word.len() >= 3).then_some((word, half))
 }
 
 /// A word's stem for matching it with a column's word ("closing" and `Close`,

@@ -274,10 +274,12 @@ pub(super) fn understand(task: &str, table: &Table, lang: Lang) -> Understood {
     r.decline_either(&filters, &said);
     let extremes = Extremes::said(&r);
     let options = Options::read(&r.w, filled);
-    let share = r.asks_a_share(&said);
+    let share = r.asks_a_share(&said, &filters);
     if share {
         // "divide by the number of rows and multiply by 100": the share restated.
         r.read_phrases(&LEXICON.share_formula);
+        r.share_counts_restated();
+        said.retain(|(s, _, _)| !r.used[*s]);
     }
     if r.is_another_skills(&asked, share, derived.is_some()) {
         return Understood::NotMine;

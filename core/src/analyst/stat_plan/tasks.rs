@@ -8,7 +8,7 @@ use super::measures::Measures;
 use super::mentions::{is_code, is_numeric, is_yes_no};
 use super::options::{alpha, Options};
 use super::reader::Reader;
-use super::unread::{unknown_after_stat, unplanned_columns};
+use super::unread::{is_rows_word, unknown_after_stat, unplanned_columns};
 use super::words::{digits, find, has, has_any, num};
 use super::{Derived, Filter, MeasureSpec, Stat, StatPlan, Task, Theirs};
 use super::{DerivedOp, FilterOp, LabelOp, StatMethod, StatName};
@@ -401,6 +401,21 @@ impl Reader<'_> {
         self.percent_range();
     }
 
+    /// "divide the number of houses whose condition is 5 by the total number of
+    /// houses": a share restated as counts of the rows (the condition is read apart).
+    pub(super) fn share_counts_restated(&mut self) {
+        for i in 0..self.w.len().saturating_sub(2) {
+            let counted = LEXICON.share_count_nouns.contains(&self.w[i].as_str())
+                && LEXICON.of_words.contains(&self.w[i + 1].as_str())
+                && is_rows_word(self, &self.w[i + 2]);
+            if !counted {
+                continue;
+            }
+            let from = self.back_over(i, &LEXICON.share_count_words);
+            self.used[from..i + 3].fill(true);
+        }
+    }
+
     /// "Give a number between 0 and 100": a share's answer restated as a percentage,
     /// which it is (a range of 0 to 1 would ask for a fraction: left unread, declined).
     fn percent_range(&mut self) {
@@ -446,6 +461,13 @@ impl Reader<'_> {
             (Some(f), _, _) => Some(f),
             (None, Some(i), _) => Some(plan.filters.remove(i)),
             (None, None, [i]) => Some(plan.filters.remove(*i)),
+            // "in condition 5", said again as "whose condition is 5": one condition.
+            (None, None, [])
+                if !plan.filters.is_empty()
+                    && plan.filters.iter().all(|f| *f == plan.filters[0]) =>
+            {
+                Some(plan.filters.remove(0))
+            }
             // "What percentage of the readings have no PM2.5 value?"
             _ => {
                 let (column, start, end) = self.missing_of()?;

@@ -3,7 +3,7 @@
 //! words out, a statistic of a word that names no column.
 
 use super::asked::Asked;
-use super::mentions::{is_numeric, Mention};
+use super::mentions::{camel_apart, is_numeric, Mention};
 use super::reader::Reader;
 use super::statistics::rate_of_a_statistic;
 use super::words::{digits, find, has};
@@ -373,15 +373,20 @@ fn unread_in_a_row_count(r: &Reader, stats: &[(usize, usize)]) -> Option<String>
     (!left.is_empty()).then(|| left.join(" "))
 }
 
-/// Whether `word` names what a row is: "order" for `order_id`, "row", "record".
+/// Whether `word` names what a row is: "order" for `order_id`, "row", "record",
+/// "house" in `house_sales.csv`.
 pub(super) fn names_the_rows(r: &Reader, word: &str) -> bool {
     let stemmed = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
+    let file = r.table.path.rsplit('/').next().unwrap_or("");
+    let file = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let names = |name: &str| {
+        normalise(&camel_apart(name))
+            .split(' ')
+            .any(|t| t.len() >= 3 && t != "id" && stemmed(t) == stemmed(word))
+    };
     LEXICON.row_words.contains(&stemmed(word).as_str())
-        || r.table.column_kinds.iter().any(|c| {
-            c.id && normalise(&c.name)
-                .split(' ')
-                .any(|t| t.len() >= 3 && t != "id" && stemmed(t) == stemmed(word))
-        })
+        || names(file)
+        || r.table.column_kinds.iter().any(|c| c.id && names(&c.name))
 }
 
 /// Whether `word` is a plural for the rows themselves: an everyday one
