@@ -367,14 +367,21 @@ pub async fn install<R: Runtime>(
         .await
         .map_err(|e| download_error(&update, e))?;
     tracing::info!(version, bytes = bytes.len(), "update verified; installing");
-    update.install(&bytes).map_err(|e| {
-        UpdateError::new(
-            Code::UpdateInstall,
-            format!(
-                "Sandalyst {version} was downloaded and verified but could not be installed: {e}."
-            ),
-        )
-    })?;
+    // Off the async workers: writing the AppImage, or `pkexec dpkg -i`, which waits for
+    // the person's password.
+    let installing = update.clone();
+    tauri::async_runtime::spawn_blocking(move || installing.install(bytes))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+        .map_err(|e| {
+            UpdateError::new(
+                Code::UpdateInstall,
+                format!(
+                    "Sandalyst {version} was downloaded and verified but could not be installed: {e}."
+                ),
+            )
+        })?;
     *updates.pending.lock().unwrap() = None;
     tracing::info!(version, "update installed");
     Ok(())
