@@ -64,12 +64,15 @@ fn artifact(version: &str) -> Vec<u8> {
 }
 
 /// An HTTP server on 127.0.0.1 that serves fixed bodies by path and counts the
+/// What a feed serves: a body by path.
+type Routes = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// connections made to it and the paths asked for.
 struct Feed {
     url: String,
     connections: Arc<AtomicUsize>,
     asked: Arc<Mutex<Vec<String>>>,
-    routes: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    routes: Routes,
 }
 
 impl Feed {
@@ -78,7 +81,7 @@ impl Feed {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let connections = Arc::new(AtomicUsize::new(0));
         let asked = Arc::new(Mutex::new(Vec::new()));
-        let routes: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+        let routes: Routes = Arc::default();
         let (c, a, r) = (connections.clone(), asked.clone(), routes.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {

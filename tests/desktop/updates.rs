@@ -17,11 +17,14 @@ fn b64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
+/// What a feed serves: a body by path.
+type Routes = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// A feed on 127.0.0.1: fixed bodies by path, and the count of connections.
 struct Feed {
     url: String,
     connections: Arc<AtomicUsize>,
-    routes: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    routes: Routes,
 }
 
 impl Feed {
@@ -29,7 +32,7 @@ impl Feed {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", l.local_addr().unwrap());
         let connections = Arc::new(AtomicUsize::new(0));
-        let routes: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+        let routes: Routes = Arc::default();
         let (c, r) = (connections.clone(), routes.clone());
         std::thread::spawn(move || {
             for s in l.incoming() {
