@@ -83,6 +83,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         read_image,
         rerun_session,
         open_path,
+        check_for_updates,
+        install_update,
+        restart_app,
     ]
 }
 
@@ -607,4 +610,34 @@ fn absolute(paths: Vec<String>, why: &str) -> Result<Vec<PathBuf>> {
         return Err(Error::bad_input(why));
     }
     Ok(paths)
+}
+
+/// Help → Check for Updates…: what the configured feed offers (nothing is fetched when
+/// none is configured); a found update waits for [`install_update`].
+#[tauri::command]
+pub async fn check_for_updates<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+) -> std::result::Result<crate::updates::Checked, crate::updates::UpdateError> {
+    crate::updates::check(&app).await
+}
+
+/// The analyst agreed to install `version` (the one the check showed): download,
+/// verify its signature, install; progress on `on_progress`.
+#[tauri::command]
+pub async fn install_update<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    version: String,
+    on_progress: Channel<crate::updates::Progress>,
+) -> std::result::Result<(), crate::updates::UpdateError> {
+    crate::updates::install(&app, &version, |p| {
+        let _ = on_progress.send(p);
+    })
+    .await
+}
+
+/// Start the installed version: the page asks after an install, when the analyst says so.
+#[tauri::command]
+pub fn restart_app<R: tauri::Runtime>(app: tauri::AppHandle<R>) {
+    tracing::info!("restarting for the update");
+    app.request_restart();
 }

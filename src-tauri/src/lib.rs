@@ -10,7 +10,8 @@
 //!   launch (single instance), handed to the page;
 //! - [`menu`]: the native menu bar, whose items the page carries out as its buttons;
 //! - [`window_state`]: the window opens where and as big as it was left;
-//! - [`failure`]: start-up errors and panics shown in native dialogs, and logged.
+//! - [`failure`]: start-up errors and panics shown in native dialogs, and logged;
+//! - [`updates`]: Check for Updates against a signed feed, off unless configured.
 
 pub mod commands;
 pub mod failure;
@@ -25,6 +26,7 @@ pub fn since_start_ms() -> u128 {
         .as_millis()
 }
 pub mod scheme;
+pub mod updates;
 pub mod webview;
 pub mod window_state;
 
@@ -94,13 +96,15 @@ pub fn run() {
     let instance = launch::instance_name(&context.config().identifier, &root);
     // The single-instance plugin comes first: a second launch on the same data folder
     // hands its files to the running app and exits before anything else starts.
-    builder(tauri::Builder::default(), state)
-        .plugin(
-            tauri_plugin_single_instance::Builder::new()
-                .dbus_id(instance)
-                .callback(launch::second_launch)
-                .build(),
-        )
+    let base = builder(tauri::Builder::default(), state).plugin(
+        tauri_plugin_single_instance::Builder::new()
+            .dbus_id(instance)
+            .callback(launch::second_launch)
+            .build(),
+    );
+    // The config file as the command line finds it (SANDALYST_CONFIG or the user's).
+    let config_path = sandalyst::model::config::config_path(&|v: &str| std::env::var(v).ok());
+    updates::init(base, updates::Updates::new(config_path))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .menu(menu::build)

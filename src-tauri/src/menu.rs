@@ -99,6 +99,7 @@ pub const MENUS: &[(&str, &[Entry])] = &[
             item("shortcuts", "Keyboard shortcuts", "F1", Page),
             item("open-logs", "Open logs folder", "", Page),
             Entry::Separator,
+            item("check-updates", "Check for Updates…", "", Page),
             Entry::About,
         ],
     ),
@@ -106,7 +107,7 @@ pub const MENUS: &[(&str, &[Entry])] = &[
 
 /// Items that live in the application menu on macOS (its convention), not in File
 /// or Help; About goes there too.
-const APP_MENU_IDS: &[&str] = &["settings", "quit"];
+const APP_MENU_IDS: &[&str] = &["settings", "check-updates", "quit"];
 
 fn in_app_menu(e: &Entry) -> bool {
     matches!(e, Entry::About) || matches!(e, Entry::Item { id, .. } if APP_MENU_IDS.contains(id))
@@ -181,15 +182,16 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     {
         let items: Vec<Box<dyn IsMenuItem<R>>> = vec![
             Box::new(about(app)?),
+            native(app, find("check-updates").unwrap())?,
             Box::new(PredefinedMenuItem::separator(app)?),
-            Box::new(native(app, find("settings").unwrap())?),
+            native(app, find("settings").unwrap())?,
             Box::new(PredefinedMenuItem::separator(app)?),
             Box::new(PredefinedMenuItem::services(app, None)?),
             Box::new(PredefinedMenuItem::hide(app, None)?),
             Box::new(PredefinedMenuItem::hide_others(app, None)?),
             Box::new(PredefinedMenuItem::show_all(app, None)?),
             Box::new(PredefinedMenuItem::separator(app)?),
-            Box::new(native(app, find("quit").unwrap())?),
+            native(app, find("quit").unwrap())?,
         ];
         let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(|b| &**b).collect();
         submenus.push(Submenu::with_items(app, "Sandalyst", true, &refs)?);
@@ -375,6 +377,16 @@ mod tests {
             })
         ));
         assert!(MENUS[3].1.iter().any(|e| matches!(e, Entry::About)));
+        // Check for Updates… is the page's: it shows what the feed offers in the window.
+        assert!(matches!(
+            find("check-updates"),
+            Some(Entry::Item {
+                does: Does::Page,
+                keys: None,
+                label: "Check for Updates…",
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -437,7 +449,10 @@ mod tests {
                 "quit"
             ]
         );
-        assert_eq!(ids(3, false), ["shortcuts", "open-logs", "-", "about"]);
+        assert_eq!(
+            ids(3, false),
+            ["shortcuts", "open-logs", "-", "check-updates", "about"]
+        );
     }
 
     #[test]

@@ -31,6 +31,8 @@ mod charts;
 mod report;
 // The first cell after a drop in a warm kernel, and the time it shows.
 mod warm;
+// Help → Check for Updates… against a signed feed on 127.0.0.1.
+mod updates;
 use serde_json::{json, Value};
 
 const APP: &str = env!("CARGO_BIN_EXE_sandalyst-desktop");

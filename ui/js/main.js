@@ -9,6 +9,7 @@ import { renderFiles, showDropOverlay } from './workspace.js';
 import { renderHistory, confirmDialog } from './history.js';
 import { openSettings } from './settings.js';
 import { openHelp } from './help.js';
+import { checkForUpdates, wireUpdates } from './updates.js';
 import { actionFor } from './shortcuts.js';
 import { previewElement } from './artifacts.js';
 import { REFERENCE_PROMPT } from './examples.js';
@@ -541,6 +542,7 @@ const MENU = {
   'toggle-plots': () => togglePlots(),
   shortcuts: () => showHelp(),
   'open-logs': () => openLogs(),
+  'check-updates': () => checkForUpdates(invoke, channel),
 };
 
 function menuItem(id) {
@@ -579,6 +581,7 @@ async function main() {
   $('#open-help').addEventListener('click', showHelp);
   $('#help-close').addEventListener('click', () => $('#help').close());
   $('#open-logs').addEventListener('click', openLogs);
+  wireUpdates(invoke);
   $('#preview-close').addEventListener('click', closePreview);
   $('#preview-wide').addEventListener('click', () => {
     const wide = document.body.classList.toggle('wide-preview');

@@ -32,6 +32,11 @@
 //! apt = ["fonts-noto-cjk"]
 //! ca_file = "/usr/local/share/ca-certificates/company.crt"  # a TLS-intercepting proxy
 //! build_network = "host"            # the build's network mode (runs have none)
+//!
+//! [updates]                         # the desktop's Check for Updates (docs/PACKAGING.md)
+//! feed = "https://updates.example.org/sandalyst/latest.json"
+//! pubkey = "dW50cnVzdGVkIGNvbW1lbnQ6..."  # the minisign public key, base64 as Tauri writes it
+//! enabled = true                    # a development build checks only when this says so
 //! ```
 
 pub mod capabilities;
@@ -206,6 +211,22 @@ pub struct ConfigFile {
     /// only links to files in the folder) or `"outside"` (also links that leave it).
     #[serde(default)]
     pub follow_links: Option<crate::protocol::FollowLinks>,
+    /// Where the desktop app looks for updates and the key they must be signed with
+    /// (read by the desktop's `updates` module; the command line does not update).
+    #[serde(default)]
+    pub updates: UpdatesSection,
+}
+
+/// The `[updates]` section: the update feed (a Tauri updater manifest, `latest.json`),
+/// the minisign public key its releases are signed with, and whether to check at all.
+/// Each one given here wins over what the release was built with.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatesSection {
+    pub feed: Option<String>,
+    pub pubkey: Option<String>,
+    /// `false` turns checking off; `true` turns it on in a development build too.
+    pub enabled: Option<bool>,
 }
 
 /// A network mode in its text form (`allow:pypi.org`), checked when read.
@@ -784,6 +805,30 @@ fn system_store() -> keyring_core::Result<std::sync::Arc<keyring_core::Credentia
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_updates_section_is_read_and_a_misspelt_key_refused() {
+        let path = Path::new("config.toml");
+        let file = ConfigFile::parse(
+            "[updates]\nfeed = \"https://u.example/latest.json\"\npubkey = \"a2V5\"\nenabled = true\n",
+            path,
+        )
+        .unwrap();
+        assert_eq!(
+            file.updates,
+            UpdatesSection {
+                feed: Some("https://u.example/latest.json".into()),
+                pubkey: Some("a2V5".into()),
+                enabled: Some(true),
+            }
+        );
+        assert_eq!(
+            ConfigFile::parse("", path).unwrap().updates,
+            UpdatesSection::default()
+        );
+        let e = ConfigFile::parse("[updates]\nurl = \"https://u.example\"\n", path).unwrap_err();
+        assert!(format!("{e:#}").contains("url"), "{e:#}");
+    }
 
     #[test]
     fn specs_parse_with_helpful_errors() {
