@@ -302,6 +302,7 @@ pub(crate) struct Lexicon {
     pub group_askers: Words,
     pub group_joiners: Words,
     pub period_nouns: Words,
+    pub cast_words: Words,
     pub not_groups: Words,
     pub month_prepositions: Words,
     pub how_many: Words,

@@ -124,10 +124,18 @@ pub(super) fn read(task: &str, table: &Table) -> Reading {
         phrases,
         months: months(&w),
         years: w.iter().filter_map(|x| year_in(x)).collect(),
+        // Not a column's own name ("the Date column"), nor a type ("parse it as dates").
         period: LEXICON
             .skill_periods
             .iter()
-            .find(|p| p.words.iter().any(|x| said(x)))
+            .find(|p| {
+                p.words.iter().any(|x| {
+                    said_at(&w, x).is_some_and(|at| {
+                        let before = at.checked_sub(1).map_or("", |k| w[k].as_str());
+                        !inside(at) && !LEXICON.cast_words.contains(&before)
+                    })
+                })
+            })
             .map(|p| p.period.as_str()),
         adjective_period: LEXICON.adjective_periods.iter().any(|a| said(a)) && !per_period,
         per_noun: w.windows(2).find_map(|pair| {

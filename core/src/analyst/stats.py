@@ -423,6 +423,14 @@ def share_rows(d, target):
         if not shown:
             return None, None, None
         what = T["truth"] % (col, " / ".join(shown))
+    elif op in OPS:
+        # A numeric condition ("in condition 5", "a delay above 30").
+        v = numeric_of(col)
+        if v is None:
+            return None, None, None
+        v, x = v[d.index], float(target["value"])
+        hit = {"gt": v > x, "ge": v >= x, "lt": v < x, "le": v <= x, "eq": v == x}[op]
+        return hit, v.notna(), "`%s` %s %s" % (col, OPS[op], local_num("%g" % x))
     else:
         hit = d[col].astype(str).isin([str(v) for v in target.get("values", [])])
         what = "`%s` = %s" % (col, " / ".join(say(str(v), ASCII) for v in target.get("values", [])))

@@ -219,16 +219,20 @@ impl Reader<'_> {
             .max()
             .map_or(0, |&k| k)
             .max(start.saturating_sub(7));
-        let subject = (from..start.saturating_sub(1))
+        let opener = (from..start.saturating_sub(1))
             .rev()
-            .take_while(|&k| !LEXICON.condition.contains(&self.w[k].as_str()));
-        let named: Vec<String> = subject
+            .find(|&k| LEXICON.condition.contains(&self.w[k].as_str()));
+        let named: Vec<String> = (opener.map_or(from, |k| k + 1)..start.saturating_sub(1))
             .filter(|&k| {
                 let x = self.w[k].as_str();
                 LEXICON.statistics.iter().any(|(p, _)| *p == x)
             })
             .map(|k| self.w[k].clone())
             .collect();
+        // "where" opens the definition of the name here, not a condition.
+        if let Some(k) = opener.filter(|_| !named.is_empty()) {
+            self.used[k] = true;
+        }
         for k in 0..self.w.len() {
             if named.contains(&self.w[k]) {
                 self.used[k] = true;

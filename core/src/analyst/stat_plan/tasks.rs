@@ -362,7 +362,7 @@ impl Reader<'_> {
         if let Some(target) = &plan.share_of {
             let before = plan.filters.len();
             plan.filters.retain(|f| f.column != target.column);
-            self.share_restated = plan.filters.len() < before;
+            self.share_restated |= plan.filters.len() < before;
         }
         let compared = plan.filters.iter().any(|f| !f.op.on_values());
         if from_filters && compared {
@@ -463,9 +463,20 @@ impl Reader<'_> {
             (None, None, [i]) => Some(plan.filters.remove(*i)),
             // "in condition 5", said again as "whose condition is 5": one condition.
             (None, None, [])
-                if !plan.filters.is_empty()
-                    && plan.filters.iter().all(|f| *f == plan.filters[0]) =>
+                if plan.filters.first().is_some_and(|f| {
+                    f.stat.is_none()
+                        && matches!(
+                            f.op,
+                            FilterOp::Gt
+                                | FilterOp::Ge
+                                | FilterOp::Lt
+                                | FilterOp::Le
+                                | FilterOp::Eq
+                        )
+                }) && plan.filters.iter().all(|f| *f == plan.filters[0]) =>
             {
+                // The condition words said are the share's own.
+                self.share_restated = true;
                 Some(plan.filters.remove(0))
             }
             // "What percentage of the readings have no PM2.5 value?"
