@@ -103,7 +103,7 @@ pub fn run() {
             .build(),
     );
     // The config file as the command line finds it (SANDALYST_CONFIG or the user's).
-    let config_path = sandalyst::model::config::config_path(&|v: &str| std::env::var(v).ok());
+    let config_path = sandalyst::api::config_path(&|v: &str| std::env::var(v).ok());
     updates::init(base, updates::Updates::new(config_path))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())

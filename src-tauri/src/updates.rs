@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
-use sandalyst::model::config::{ConfigFile, UpdatesSection};
+use sandalyst::api::{ConfigFile, UpdatesSection};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, Url};
 use tauri_plugin_updater::{Update, UpdaterExt};

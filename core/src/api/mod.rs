@@ -67,7 +67,7 @@ pub use crate::approval::{Answer, ApprovalMode, Decision};
 pub use crate::artifacts::table::CsvPage;
 pub use crate::conversation::{CallForm, Usage};
 pub use crate::egress::{EgressEvent, EgressKind, NetworkMode, Pin};
-pub use crate::model::config::ConfigFile;
+pub use crate::model::config::{config_path, ConfigFile, UpdatesSection};
 pub use crate::model::listing::Listed;
 pub use crate::model::pricing::usage_line;
 pub use crate::model::Model;
